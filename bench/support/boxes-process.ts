@@ -1,0 +1,61 @@
+// Many simulated boxes (mqtt.js agents from @boxhub/agent) in one process, forked by a bench
+// with an IPC channel, so their memory and CPU are not counted as the server's.
+//
+// Protocol: sends { ready: true, url: '' } at start; then { id, op, ... } → { id, result | error }:
+//   connect { url, boxes: [{ uuid, secret }], keepaliveSec, concurrency, noDelay } → { connected, ms }
+//   played → total buzz patterns the boxes received
+//   close → stops every agent and exits
+import { createSimulatedBox, type SimulatedBox } from '@boxhub/agent';
+
+type Request = { id: number; op: string; [k: string]: unknown };
+if (!process.send) throw new Error('boxes-process.ts must be forked with an IPC channel');
+const send = (m: unknown) => process.send!(m);
+const boxes: SimulatedBox[] = [];
+
+/** Turns Nagle off on a box's TCP socket (mqtt.js opens it without noDelay). Diagnosis only. */
+function setNoDelay(box: SimulatedBox): void {
+  const link = box.agent.link as unknown as { client?: { stream?: { setNoDelay?: (on: boolean) => void } } };
+  link.client?.stream?.setNoDelay?.(true);
+}
+
+async function connect(url: string, list: { uuid: string; secret: string }[], keepaliveSec: number, concurrency: number, timeoutMs: number, noDelay: boolean) {
+  const t0 = Date.now();
+  const queue = [...list];
+  // A bounded number of connects in flight: a real fleet does not all dial in the same ms.
+  const one = (c: { uuid: string; secret: string }) => new Promise<void>((resolve, reject) => {
+    const box = createSimulatedBox({ url, uuid: c.uuid, secret: c.secret, keepaliveSec, backoff: { baseMs: 500, maxMs: 5000 } });
+    boxes.push(box);
+    const t = setTimeout(() => reject(new Error(`box ${c.uuid} did not connect within ${timeoutMs} ms`)), timeoutMs);
+    if (noDelay) box.agent.link.on('connected', () => setNoDelay(box));
+    box.agent.link.once('connected', () => { clearTimeout(t); resolve(); });
+    box.agent.start();
+  });
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    for (let c = queue.shift(); c; c = queue.shift()) await one(c);
+  }));
+  return { connected: boxes.filter((b) => b.agent.link.connected).length, ms: Date.now() - t0 }; // all boxes of this process
+}
+
+async function handle(req: Request): Promise<unknown> {
+  switch (req.op) {
+    case 'connect':
+      return connect(String(req.url), req.boxes as { uuid: string; secret: string }[], Number(req.keepaliveSec ?? 60), Number(req.concurrency ?? 50), Number(req.timeoutMs ?? 30_000), req.noDelay === true);
+    case 'cpu':
+      return process.cpuUsage();
+    case 'played':
+      return boxes.reduce((n, b) => n + b.buzzer.played.length, 0);
+    case 'close':
+      await Promise.all(boxes.map((b) => b.agent.stop().catch(() => undefined)));
+      setImmediate(() => process.exit(0));
+      return true;
+    default:
+      throw new Error(`unknown op '${req.op}'`);
+  }
+}
+
+process.on('message', (raw) => {
+  const req = raw as Request;
+  handle(req).then((result) => send({ id: req.id, result }), (e: unknown) => send({ id: req.id, error: (e as Error).stack ?? String(e) }));
+});
+process.on('disconnect', () => process.exit(0));
+send({ ready: true, url: '' });

@@ -1,0 +1,17 @@
+import type { Ack, Command } from '@boxhub/protocol';
+import type { Buzzer } from '../host/buzzer.ts';
+import type { PrinterDriver, ScannerDriver } from '../drivers/types.ts';
+
+/** What a command handler may use. */
+export interface CommandContext {
+  printer: PrinterDriver;
+  scanner: ScannerDriver;
+  buzzer: Buzzer;
+  /** Reboots the box after the ack has gone out. */
+  reboot(): Promise<void>;
+  /** Runs work after the ack was sent (long operations acknowledge on start). */
+  later(work: () => Promise<void>): void;
+}
+
+export type AckBody = Omit<Ack, 'v' | 'id'>;
+export type CommandHandler = (cmd: Command, ctx: CommandContext) => Promise<AckBody>;

@@ -1,0 +1,9 @@
+export { BoxAgent, type AgentOptions, type BoxIdentity } from './system.ts';
+export { BoxLink, type LinkOptions } from './link/connection.ts';
+export { Backoff } from './link/backoff.ts';
+export { createPrinterDriver, createScannerDriver } from './drivers/registry.ts';
+export { SimPrinter } from './drivers/sim/printer.ts';
+export { SimScanner } from './drivers/sim/scanner.ts';
+export { SimBuzzer, CommandBuzzer, type Buzzer } from './host/buzzer.ts';
+export { readNetworkInfo, type NetworkInfo } from './host/network.ts';
+export { createSimulatedBox, type SimulatedBox } from './simulator.ts';

@@ -1,0 +1,48 @@
+// A virtual box: an agent with a simulated printer, scanner and buzzer, reporting made-up but
+// stable network details. Used by `npm start`, the tests and the benchmarks.
+import { createHash } from 'node:crypto';
+import { SimPrinter } from './drivers/sim/printer.ts';
+import { SimScanner } from './drivers/sim/scanner.ts';
+import { SimBuzzer } from './host/buzzer.ts';
+import { BoxAgent } from './system.ts';
+
+export interface SimulatedBox { agent: BoxAgent; printer: SimPrinter; scanner: SimScanner; buzzer: SimBuzzer; reboots: number[] }
+
+export interface SimulatedBoxOptions {
+  url: string;
+  uuid: string;
+  secret: string;
+  printer?: string;
+  scanner?: string;
+  keepaliveSec?: number;
+  /** How long a simulated reboot keeps the box away, ms. */
+  rebootMs?: number;
+  statusIntervalMs?: number;
+  backoff?: { baseMs: number; maxMs: number };
+}
+
+function fakeMac(seed: string, prefix: string): string {
+  const h = createHash('sha256').update(seed).digest();
+  return [prefix, ...[...h.subarray(0, 5)].map((b) => b.toString(16).padStart(2, '0'))].join(':');
+}
+
+export function createSimulatedBox(o: SimulatedBoxOptions): SimulatedBox {
+  const printer = new SimPrinter(o.printer ?? 'sim:');
+  const scanner = new SimScanner(o.scanner ?? 'sim:');
+  const buzzer = new SimBuzzer();
+  const reboots: number[] = [];
+  const agent = new BoxAgent({
+    link: { url: o.url, uuid: o.uuid, secret: o.secret, keepaliveSec: o.keepaliveSec ?? 30, ...(o.backoff ? { backoff: o.backoff } : { backoff: { baseMs: 200, maxMs: 5000 } }) },
+    printer, scanner, buzzer,
+    identity: { model: 'BX-SIM', version: '1.0.0', firmware: 'sim-1' },
+    network: async () => ({ mac: fakeMac(o.uuid, '02'), wlan_mac: fakeMac(`${o.uuid}w`, '06'), network_type: 'ethernet', local_ip: '192.0.2.10', gateway_ip: '192.0.2.1' }),
+    reboot: async (a) => {
+      reboots.push(Date.now());
+      await a.link.stop();
+      await new Promise((r) => setTimeout(r, o.rebootMs ?? 500));
+      a.link.start();
+    },
+    ...(o.statusIntervalMs ? { statusIntervalMs: o.statusIntervalMs } : {}),
+  });
+  return { agent, printer, scanner, buzzer, reboots };
+}

@@ -1,0 +1,31 @@
+// EsclScannerDriver status against a small eSCL server on port 0.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { EsclScannerDriver } from '../src/drivers/escl/scanner-driver.ts';
+import { connectionTypeFor } from '../src/drivers/ipp/printer-status.ts';
+import { freePort } from './ippeveprinter.ts';
+import { startEsclServer } from './escl-server.ts';
+
+test('status() reads ScannerCapabilities and ScannerStatus', async () => {
+  const server = await startEsclServer();
+  const d = new EsclScannerDriver(server.uri);
+  try {
+    const port = new URL(server.uri.slice(5)).port;
+    assert.deepEqual(await d.status(), {
+      connected: true, supported: true, make: 'Boxhub', model: 'Mock Scanner 1',
+      connection_type: connectionTypeFor(`ipp://127.0.0.1:${port}/`),
+      duplex: true, resolutions: [150, 300, 600], state: 'idle', adf_loaded: true,
+    });
+    server.adfState = 'ScannerAdfEmpty';
+    assert.equal((await d.status()).adf_loaded, false);
+  } finally {
+    await d.close();
+    await server.close();
+  }
+});
+
+test('an absent eSCL scanner is connected:false', async () => {
+  const d = new EsclScannerDriver(`escl:http://127.0.0.1:${await freePort()}/eSCL`, { timeoutMs: 1000 });
+  assert.equal((await d.status()).connected, false);
+  assert.throws(() => new EsclScannerDriver('escl:ftp://x/eSCL'), TypeError);
+});

@@ -1,0 +1,72 @@
+// Device management endpoints (spec: "Device management", "Device (client)").
+import Type, { type Static } from 'typebox';
+import { ConnectionType, NetworkType } from '../constants.ts';
+import { Envelope, Id, NullEnvelope } from './envelope.ts';
+
+const Conn = Type.Enum(ConnectionType);
+
+export const ClientPrinter = Type.Object({
+  connected: Type.Optional(Type.Boolean()),
+  supported: Type.Optional(Type.Boolean({ description: 'whether the printer model is supported' })),
+  make: Type.Optional(Type.String()),
+  model: Type.Optional(Type.String()),
+  connection_type: Type.Optional(Conn),
+  error_code: Type.Optional(Type.Integer({ description: 'printer error code, docs/errors.md' })),
+});
+
+export const ClientScanner = Type.Object({
+  connected: Type.Optional(Type.Boolean()),
+  supported: Type.Optional(Type.Boolean()),
+  make: Type.Optional(Type.String()),
+  model: Type.Optional(Type.String()),
+  connection_type: Type.Optional(Conn),
+});
+
+/** The Device resource. All fields are optional in responses (spec). */
+export const Client = Type.Object({
+  uuid: Type.Optional(Type.String()),
+  code: Type.Optional(Type.String()),
+  name: Type.Optional(Type.String()),
+  remark: Type.Optional(Type.String()),
+  model: Type.Optional(Type.String()),
+  active_at: Type.Optional(Type.Integer({ description: 'bind time, Unix ms' })),
+  online: Type.Optional(Type.Boolean()),
+  last_connect_at: Type.Optional(Type.Integer({ description: 'Unix ms' })),
+  last_disconnect_at: Type.Optional(Type.Integer({ description: 'Unix ms' })),
+  version: Type.Optional(Type.String()),
+  firmware: Type.Optional(Type.String()),
+  mac: Type.Optional(Type.String()),
+  wlan_mac: Type.Optional(Type.String()),
+  network_type: Type.Optional(Type.Enum(NetworkType)),
+  local_ip: Type.Optional(Type.String()),
+  gateway_ip: Type.Optional(Type.String()),
+  printer: Type.Optional(ClientPrinter),
+  scanner: Type.Optional(ClientScanner),
+});
+export type Client = Static<typeof Client>;
+
+const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', description: 'custom device name, 1-100 characters' });
+const Remark = Type.String({ maxLength: 500, description: 'custom remark, at most 500 characters' });
+
+export const GetUuidQuery = Type.Object({ code: Type.String({ minLength: 1, maxLength: 64, description: 'device code from the label' }) }, { additionalProperties: false });
+export const GetUuidResponse = Envelope(Type.Object({ uuid: Type.Optional(Type.String()) }));
+
+export const BindBody = Type.Object({ uuid: Id('device UUID'), name: Name, remark: Type.Optional(Remark) }, { additionalProperties: false });
+export type BindBody = Static<typeof BindBody>;
+export const UnbindBody = Type.Object({ uuid: Id('device UUID') }, { additionalProperties: false });
+export const EditBody = Type.Object({ uuid: Id('device UUID'), name: Name, remark: Type.Optional(Remark) }, { additionalProperties: false });
+export type EditBody = Static<typeof EditBody>;
+
+export const InfoQuery = Type.Object({ uuid: Id('device UUID') }, { additionalProperties: false });
+export const InfoResponse = Envelope(Type.Object({ client: Type.Optional(Client) }));
+
+export const Page = Type.Integer({ minimum: 1, maximum: 1000, description: 'page number, 1-1000' });
+export const ListQuery = Type.Object({ page: Page }, { additionalProperties: false });
+export const ListResponse = Envelope(Type.Object({
+  page: Type.Integer(),
+  page_size: Type.Integer(),
+  total: Type.Integer(),
+  clients: Type.Array(Client),
+}));
+
+export { NullEnvelope };

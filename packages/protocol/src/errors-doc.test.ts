@@ -1,0 +1,41 @@
+// docs/errors.md and the catalogs must say the same thing (conventions: errors as data, one
+// catalog, checked against its documentation).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { errorCatalog } from './errors.ts';
+import { PRINTER_ERRORS } from './printer-errors.ts';
+
+const doc = readFileSync(new URL('../../../docs/errors.md', import.meta.url), 'utf8');
+const section = (title: string) => {
+  const start = doc.indexOf(`## ${title}`);
+  assert.ok(start >= 0, `docs/errors.md has a section "${title}"`);
+  const end = doc.indexOf('\n## ', start + 3);
+  return doc.slice(start, end < 0 ? undefined : end);
+};
+const rows = (text: string) => [...text.matchAll(/^\| (\d+) \| (\w+) \|/gm)].map((m) => [Number(m[1]), m[2]] as const);
+
+test('every API status code is documented, and nothing else', () => {
+  const documented = rows(section('API status codes')).map(([c, k]) => `${c} ${k}`).sort();
+  const catalog = Object.entries(errorCatalog).map(([k, v]) => `${v.code} ${k}`).sort();
+  assert.deepEqual(documented, catalog);
+});
+
+test('codes are unique', () => {
+  const codes = Object.values(errorCatalog).map((e) => e.code);
+  assert.equal(new Set(codes).size, codes.length);
+});
+
+test('the spec codes keep their meaning', () => {
+  assert.equal(errorCatalog.NO_CAPABILITY.code, 20005);
+  assert.equal(errorCatalog.DEVICE_NOT_FOUND.code, 30002);
+  assert.equal(errorCatalog.DEVICE_ALREADY_BOUND.code, 30003);
+  assert.equal(errorCatalog.SCAN_EXISTS.code, 30204);
+  assert.equal(errorCatalog.PRINTER_NOT_CONNECTED.code, 30301);
+  assert.equal(errorCatalog.PRINTER_UNSUPPORTED.code, 30302);
+});
+
+test('every printer error code is documented, and nothing else', () => {
+  const documented = rows(section('Printer error codes')).map(([c, n]) => `${c} ${n}`).sort();
+  assert.deepEqual(documented, PRINTER_ERRORS.map((e) => `${e.code} ${e.name}`).sort());
+});

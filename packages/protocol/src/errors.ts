@@ -1,0 +1,54 @@
+// The one error catalog of the API. Services throw `ApiError` with a key from here; a single
+// handler at the HTTP edge turns every failure into `{code, msg, data}` (spec: "Conventions").
+// docs/errors.md is checked against this table by a test, so add a row there too.
+//
+// Ranges: 0 success; 1xxxx request problems (boxhub's own); 2xxxx application and
+// permission (20005 is the spec's); 3xxxx device, scan (302xx) and print (303xx) — 30002,
+// 30003, 30204, 30301, 30302 are the spec's, the rest fill the gaps it leaves "not shown".
+export const errorCatalog = {
+  OK: { code: 0, msg: 'success' },
+  INVALID_PARAMETER: { code: 10001, msg: 'invalid parameter' },
+  MALFORMED_JSON: { code: 10002, msg: 'request body is not valid JSON' },
+  PAYLOAD_TOO_LARGE: { code: 10003, msg: 'request body is too large' },
+  UNSUPPORTED_MEDIA_TYPE: { code: 10004, msg: 'request body must be application/json' },
+  ROUTE_NOT_FOUND: { code: 10005, msg: 'no such endpoint' },
+  METHOD_NOT_ALLOWED: { code: 10006, msg: 'method not allowed for this endpoint' },
+  RATE_LIMITED: { code: 10007, msg: 'too many requests' },
+  URL_NOT_ALLOWED: { code: 10008, msg: 'URL points to an address the service may not call' },
+  INTERNAL_ERROR: { code: 10500, msg: 'internal error' },
+  SERVICE_UNAVAILABLE: { code: 10503, msg: 'service temporarily unavailable' },
+  UNAUTHENTICATED: { code: 20001, msg: 'missing or invalid API key' },
+  NO_CAPABILITY: { code: 20005, msg: 'application has no permission for this capability' },
+  NOT_FOUND: { code: 20404, msg: 'resource not found' },
+  CALLBACK_PENDING: { code: 20409, msg: 'callback is still being delivered' },
+  DEVICE_NOT_FOUND: { code: 30002, msg: 'device does not exist' },
+  DEVICE_ALREADY_BOUND: { code: 30003, msg: 'device is already bound' },
+  DEVICE_OFFLINE: { code: 30004, msg: 'device is offline' },
+  DEVICE_TIMEOUT: { code: 30005, msg: 'device did not acknowledge in time' },
+  DEVICE_NOT_SUPPORTED: { code: 30006, msg: 'operation not supported by this device' },
+  DEVICE_COOLDOWN: { code: 30007, msg: 'operation refused: too soon after the previous one' },
+  DEVICE_REJECTED: { code: 30008, msg: 'device rejected the command' },
+  DEVICE_BUSY: { code: 30009, msg: 'device is busy' },
+  SCAN_EXISTS: { code: 30204, msg: 'a scan action already exists on the device' },
+  PRINTER_NOT_CONNECTED: { code: 30301, msg: 'printer not connected' },
+  PRINTER_UNSUPPORTED: { code: 30302, msg: 'unsupported printer model' },
+} as const satisfies Record<string, { code: number; msg: string }>;
+
+export type ErrorKey = keyof typeof errorCatalog;
+
+export class ApiError extends Error {
+  readonly key: ErrorKey;
+  readonly code: number;
+  readonly data: Record<string, unknown> | null;
+  constructor(key: ErrorKey, message?: string, data: Record<string, unknown> | null = null) {
+    super(message ?? errorCatalog[key].msg);
+    this.name = 'ApiError';
+    this.key = key;
+    this.code = errorCatalog[key].code;
+    this.data = data;
+  }
+}
+
+export function isApiError(e: unknown): e is ApiError {
+  return e instanceof ApiError;
+}

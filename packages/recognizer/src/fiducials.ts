@@ -1,0 +1,140 @@
+// Finds the four corner fiducials: connected components on a ~50-dpi thumbnail inside each
+// corner window (nothing else is printed there, page-frame.ts), then a sub-pixel centroid on
+// the full image. The larger top-left square gives the orientation without any code.
+import type { GreyImage } from './grey-image.ts';
+import { CORNER_KEEP_OUT, FIDUCIAL_INSET, FIDUCIAL_LARGE, FIDUCIAL_SMALL, PAGE, type Corner } from './page-frame.ts';
+import type { Pt } from './homography.ts';
+
+export interface FoundFiducial { imageCorner: Corner; x: number; y: number; areaMm2: number; black: number }
+
+interface Blob { area: number; sx: number; sy: number; x0: number; y0: number; x1: number; y1: number; touchesEdge: boolean }
+
+/** Pixels per millimetre, assuming the scan covers the A4 page (true for flatbed and ADF). */
+export function estimateScale(img: GreyImage): number {
+  return Math.min(img.width / PAGE.width, img.height / PAGE.height);
+}
+
+function percentile(values: Uint8Array, lo: number, hi: number, step: number, q: number): number {
+  const hist = new Uint32Array(256);
+  let n = 0;
+  for (let i = lo; i < hi; i += step) { hist[values[i]!]!++; n++; }
+  let acc = 0;
+  const target = q * n;
+  for (let v = 0; v < 256; v++) { acc += hist[v]!; if (acc >= target) return v; }
+  return 255;
+}
+
+function blobsInWindow(t: GreyImage, wx0: number, wy0: number, wx1: number, wy1: number): Blob[] {
+  const w = wx1 - wx0, h = wy1 - wy0;
+  const win = new Uint8Array(w * h);
+  for (let y = 0; y < h; y++) win.set(t.data.subarray((wy0 + y) * t.width + wx0, (wy0 + y) * t.width + wx1), y * w);
+  const paper = percentile(win, 0, win.length, 1, 0.9);
+  const thr = paper * 0.5;
+  const seen = new Uint8Array(w * h);
+  const stack: number[] = [];
+  const blobs: Blob[] = [];
+  for (let i = 0; i < win.length; i++) {
+    if (seen[i] || win[i]! >= thr) continue;
+    const b: Blob = { area: 0, sx: 0, sy: 0, x0: w, y0: h, x1: 0, y1: 0, touchesEdge: false };
+    stack.push(i); seen[i] = 1;
+    while (stack.length) {
+      const j = stack.pop()!;
+      const x = j % w, y = (j - x) / w;
+      b.area++; b.sx += x; b.sy += y;
+      if (x < b.x0) b.x0 = x; if (x > b.x1) b.x1 = x; if (y < b.y0) b.y0 = y; if (y > b.y1) b.y1 = y;
+      if (x === 0 || y === 0 || x === w - 1 || y === h - 1) b.touchesEdge = true;
+      if (x > 0) { const k = j - 1; if (!seen[k] && win[k]! < thr) { seen[k] = 1; stack.push(k); } }
+      if (x < w - 1) { const k = j + 1; if (!seen[k] && win[k]! < thr) { seen[k] = 1; stack.push(k); } }
+      if (y > 0) { const k = j - w; if (!seen[k] && win[k]! < thr) { seen[k] = 1; stack.push(k); } }
+      if (y < h - 1) { const k = j + w; if (!seen[k] && win[k]! < thr) { seen[k] = 1; stack.push(k); } }
+    }
+    b.x0 += wx0; b.x1 += wx0; b.y0 += wy0; b.y1 += wy0; b.sx += b.area * wx0; b.sy += b.area * wy0;
+    blobs.push(b);
+  }
+  return blobs;
+}
+
+/** Centroid and black level on the full image around a thumbnail estimate. */
+function refine(img: GreyImage, cx: number, cy: number, halfPx: number): { x: number; y: number; areaPx: number; black: number } {
+  const x0 = Math.max(0, Math.floor(cx - halfPx)), x1 = Math.min(img.width, Math.ceil(cx + halfPx));
+  const y0 = Math.max(0, Math.floor(cy - halfPx)), y1 = Math.min(img.height, Math.ceil(cy + halfPx));
+  const hist = new Uint32Array(256);
+  let n = 0;
+  for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) { hist[img.data[y * img.width + x]!]!++; n++; }
+  const pct = (q: number) => { let acc = 0; for (let v = 0; v < 256; v++) { acc += hist[v]!; if (acc >= q * n) return v; } return 255; };
+  const black = pct(0.05), paper = pct(0.95);
+  const thr = (black + paper) / 2;
+  let sx = 0, sy = 0, c = 0;
+  for (let y = y0; y < y1; y++) {
+    const row = y * img.width;
+    for (let x = x0; x < x1; x++) if (img.data[row + x]! < thr) { sx += x; sy += y; c++; }
+  }
+  return c === 0 ? { x: cx, y: cy, areaPx: 0, black } : { x: sx / c + 0.5, y: sy / c + 0.5, areaPx: c, black };
+}
+
+/** The fiducial found in each image corner (absent where none qualifies). */
+export function findFiducials(img: GreyImage, thumb: GreyImage, factor: number): FoundFiducial[] {
+  const pxmm = estimateScale(img);
+  const tmm = pxmm / factor;
+  const win = Math.round(CORNER_KEEP_OUT * tmm);
+  const out: FoundFiducial[] = [];
+  for (const corner of ['tl', 'tr', 'bl', 'br'] as const) {
+    const right = corner === 'tr' || corner === 'br';
+    const bottom = corner === 'bl' || corner === 'br';
+    const wx0 = right ? thumb.width - win : 0, wy0 = bottom ? thumb.height - win : 0;
+    const blobs = blobsInWindow(thumb, wx0, wy0, wx0 + win, wy0 + win);
+    const ex = right ? thumb.width - FIDUCIAL_INSET * tmm : FIDUCIAL_INSET * tmm;
+    const ey = bottom ? thumb.height - FIDUCIAL_INSET * tmm : FIDUCIAL_INSET * tmm;
+    let best: Blob | undefined, bestD = Infinity;
+    for (const b of blobs) {
+      if (b.touchesEdge) continue;
+      const bw = (b.x1 - b.x0 + 1) / tmm, bh = (b.y1 - b.y0 + 1) / tmm;
+      if (bw < FIDUCIAL_SMALL * 0.6 || bh < FIDUCIAL_SMALL * 0.6 || bw > FIDUCIAL_LARGE * 1.45 || bh > FIDUCIAL_LARGE * 1.45) continue;
+      if (bw / bh > 1.4 || bh / bw > 1.4) continue;
+      if (b.area / ((b.x1 - b.x0 + 1) * (b.y1 - b.y0 + 1)) < 0.6) continue;
+      const d = Math.hypot(b.sx / b.area - ex, b.sy / b.area - ey);
+      if (d < bestD) { bestD = d; best = b; }
+    }
+    if (!best) continue;
+    const r = refine(img, (best.sx / best.area + 0.5) * factor, (best.sy / best.area + 0.5) * factor, FIDUCIAL_LARGE * 0.9 * pxmm);
+    out.push({ imageCorner: corner, x: r.x, y: r.y, areaMm2: r.areaPx / (pxmm * pxmm), black: r.black });
+  }
+  return out;
+}
+
+export interface PageFrame {
+  /** Image points of the layout's tl, tr, bl, br fiducials. */
+  points: [Pt, Pt, Pt, Pt];
+  upsideDown: boolean;
+  black: number;
+}
+
+const OPPOSITE: Record<Corner, Corner> = { tl: 'br', tr: 'bl', bl: 'tr', br: 'tl' };
+
+/**
+ * Candidate frames, most likely first. With four fiducials the large one decides; with three
+ * the fourth is completed as a parallelogram and, if the large one is the missing one, both
+ * orientations are offered (the identification strip's CRC then decides).
+ */
+export function candidateFrames(found: FoundFiducial[]): PageFrame[] {
+  if (found.length < 3) return [];
+  const by = new Map(found.map((f) => [f.imageCorner, f] as const));
+  const pts = new Map<Corner, Pt>(found.map((f) => [f.imageCorner, { x: f.x, y: f.y }] as const));
+  if (found.length === 3) {
+    const missing = (['tl', 'tr', 'bl', 'br'] as const).find((c) => !by.has(c))!;
+    const opp = pts.get(OPPOSITE[missing])!;
+    const others = (['tl', 'tr', 'bl', 'br'] as const).filter((c) => c !== missing && c !== OPPOSITE[missing]).map((c) => pts.get(c)!);
+    pts.set(missing, { x: others[0]!.x + others[1]!.x - opp.x, y: others[0]!.y + others[1]!.y - opp.y });
+  }
+  const black = found.map((f) => f.black).sort((a, b) => a - b)[Math.floor(found.length / 2)]!;
+  const upright: PageFrame = { points: [pts.get('tl')!, pts.get('tr')!, pts.get('bl')!, pts.get('br')!], upsideDown: false, black };
+  const flipped: PageFrame = { points: [pts.get('br')!, pts.get('bl')!, pts.get('tr')!, pts.get('tl')!], upsideDown: true, black };
+  const sorted = [...found].sort((a, b) => b.areaMm2 - a.areaMm2);
+  const big = sorted[0]!, next = sorted[1]!;
+  // Areas: large 81 mm², small 36 mm²; a clear ratio means the large one was seen.
+  if (big.areaMm2 > next.areaMm2 * 1.5) {
+    if (big.imageCorner === 'tl') return [upright, flipped];
+    if (big.imageCorner === 'br') return [flipped, upright];
+  }
+  return [upright, flipped];
+}

@@ -1,0 +1,20 @@
+// @boxhub/recognizer: feedback cards, from definition to printable template and from scanned
+// pages to per-student results. A pure library: no HTTP, no database (docs/cards.md).
+export { validateCardDefinition, parseCardDefinition, CardDefinitionError, LIMITS as CARD_LIMITS } from './card-definition.ts';
+export type { CardDefinition, ChapterSpec, StudentNumberSpec } from './card-definition.ts';
+export { generateTemplate, planTemplate } from './template-pdf.ts';
+export type { TemplateOptions, TemplateStudent, CardDrawing, SideDrawing } from './template-pdf.ts';
+export { computeLayout, layoutKey, LayoutError } from './layout.ts';
+export type { Layout, LayoutSide, LayoutArea, StudentCell, LayoutFiducial, Box } from './layout.ts';
+export { createLayoutSet, loadLayoutDirs, LayoutFormatError } from './layout-store.ts';
+export type { LayoutSet } from './layout-store.ts';
+export { recognizePage, recognizeGrey } from './page-recognizer.ts';
+export type { PageReading, AreaReading } from './page-recognizer.ts';
+export type { AreaState } from './mark-classifier.ts';
+export { StudentAssembler } from './student-assembler.ts';
+export type { PageSource, StudentResult, StudentFills } from './student-assembler.ts';
+export { RECOGNITION_ERRORS } from './error-codes.ts';
+export type { RecognitionErrorCode } from './error-codes.ts';
+export { PagePool } from './page-pool.ts';
+export type { PagePoolOptions } from './page-pool.ts';
+export type { DrawOp } from './page-drawing.ts';

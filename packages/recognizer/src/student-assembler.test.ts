@@ -1,0 +1,63 @@
+// Scan-order grouping with made-up page readings (no images): when a student is emitted and
+// which error code a broken stack gives.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { StudentAssembler } from './student-assembler.ts';
+import { createLayoutSet } from './layout-store.ts';
+import type { Layout } from './layout.ts';
+import type { PageReading } from './page-recognizer.ts';
+
+const side = (sheet: number, s: 'front' | 'back', extra: object) => ({ sheet, side: s, fiducials: [], id_code: { x: 0, y: 0, w: 0, h: 0, cols: 0, rows: 0, cell: 0, bits: [] }, areas: [], student_cells: [], ...extra });
+const layout = {
+  format: 'boxhub-card-layout', version: 1, layout_id: '0000abcd', card_id: 't', title: 't', page: { size: 'A4', width_mm: 210, height_mm: 297 },
+  duplex: true, sheets: 1, qrcode: 'q', student_number: { type: 'barcode' }, chapters: [{ chapter: 1, title: 'a', areas: 3 }, { chapter: 2, title: 'b', areas: 2 }],
+  sides: [side(1, 'front', { qrcode: { x: 0, y: 0, w: 1, h: 1, modules: 21, module: 1 }, barcode: { x: 0, y: 0, w: 1, h: 1 } }), side(1, 'back', {})],
+} as unknown as Layout;
+const layouts = createLayoutSet([layout]);
+
+let n = 0;
+const src = () => { n++; return { paper_number: Math.ceil(n / 2), page_number: n, front: n % 2 === 1, item_id: 1 }; };
+const front = (id: string | null, qr: string | null = 'q'): PageReading => ({ status: 'ok', layout_id: '0000abcd', sheet: 1, side: 'front', upside_down: false, qrcode: qr, student_id: id, areas: [{ chapter: 1, index: 2, state: 'filled', score: 1 }, { chapter: 1, index: 3, state: 'uncertain', score: 0.5 }], ms: 1 });
+const back: PageReading = { status: 'ok', layout_id: '0000abcd', sheet: 1, side: 'back', upside_down: true, areas: [{ chapter: 2, index: 1, state: 'empty', score: 0 }], ms: 1 };
+
+test('a student is emitted when the next one starts, and the last one at the end', () => {
+  n = 0;
+  const a = new StudentAssembler(layouts);
+  assert.deepEqual(a.push(src(), front('A')), []);
+  assert.deepEqual(a.push(src(), back), []);
+  const first = a.push(src(), front('B'));
+  assert.equal(first.length, 1);
+  assert.deepEqual(first[0], {
+    error_code: 0,
+    pages: [{ paper_number: 1, page_number: 1, front: true, item_id: 1 }, { paper_number: 1, page_number: 2, front: false, item_id: 1 }],
+    result: { student_id: 'A', qrcode: 'q', fills: [[2], []], uncertain: [[3], []] },
+  });
+  assert.deepEqual(a.push(src(), { status: 'blank', ms: 1 }), [], 'blank sides are skipped');
+  const last = a.end();
+  assert.equal(last.length, 1);
+  assert.equal(last[0]!.error_code, 1003, 'B has no back: chapters cannot be located');
+  assert.equal(last[0]!.pages.length, 1);
+});
+
+test('error codes: student number, QR, unreadable page, no page data', () => {
+  n = 0;
+  const a = new StudentAssembler(layouts);
+  const out = [
+    ...a.push(src(), front(null)), ...a.push(src(), back),
+    ...a.push(src(), front('C', null)), ...a.push(src(), back),
+    ...a.push(src(), front('D')), ...a.push(src(), { status: 'unreadable', error_code: 1004, detail: 'x', ms: 1 }),
+    ...a.push(src(), front('E')), ...a.push(src(), back),
+    ...a.end(),
+  ];
+  assert.deepEqual(out.map((r) => r.error_code), [1001, 1002, 1004, 0]);
+  assert.ok(out.slice(0, 3).every((r) => r.result === null && r.pages.length === 2));
+  const empty = new StudentAssembler(layouts).end();
+  assert.deepEqual(empty.map((r) => [r.error_code, r.result, r.pages]), [[50003, null, []]]);
+});
+
+test('an unreadable first side takes the sides that follow it', () => {
+  n = 0;
+  const a = new StudentAssembler(layouts);
+  const out = [...a.push(src(), { status: 'unreadable', error_code: 1004, detail: 'x', ms: 1 }), ...a.push(src(), back), ...a.push(src(), front('F')), ...a.push(src(), back), ...a.end()];
+  assert.deepEqual(out.map((r) => [r.error_code, r.pages.length]), [[1004, 2], [0, 2]]);
+});

@@ -1,0 +1,154 @@
+// Rebuilds the golden corpus: `npx tsx packages/recognizer/test/corpus/build-corpus.ts`.
+// Each case is a folder of scanned sides in scan order, the layout they were printed from and
+// the expected per-student results, which come from the ground truth of the synthetic marks,
+// never from the recognizer. Seeds are fixed, so a rebuild gives the same truth.
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { planTemplate, type CardDefinition, type Layout, type StudentResult, type PageSource } from '../../src/index.ts';
+import type { CardDrawing } from '../../src/template-pdf.ts';
+import { renderScan, type ScanEffects } from '../../src/synthetic/render-scan.ts';
+import { expectedFills, fillCard, type FilledCard, type MarkMix } from '../../src/synthetic/filled-card.ts';
+import { mulberry32 } from '../../src/synthetic/random.ts';
+
+const here = new URL('.', import.meta.url).pathname;
+const example = JSON.parse(readFileSync(new URL('../../../../docs/examples/card.json', import.meta.url), 'utf8')) as CardDefinition;
+
+const EASY: MarkMix = { fillRate: 0.3, filled: ['pen', 'pencil', 'tick', 'cross', 'partial'], emptyMarks: ['stray'], emptyMarkRate: 0.05, doubleDigitRate: 0, studentNumberKinds: ['pen', 'pencil'] };
+const HARD: MarkMix = { fillRate: 0.3, filled: ['pen', 'pencil', 'light-pencil', 'partial', 'tick', 'cross'], emptyMarks: ['erasure', 'stray'], emptyMarkRate: 0.15, doubleDigitRate: 0, studentNumberKinds: ['pen', 'pencil'] };
+
+interface Page { name: string; jpeg: Uint8Array; source: PageSource }
+interface Case { name: string; duplex: boolean; layout: Layout; pages: Page[]; expected: StudentResult[] }
+
+function ok(layout: Layout, card: FilledCard, pages: PageSource[]): StudentResult {
+  return { error_code: 0, pages, result: { student_id: card.studentId, qrcode: card.qrcode, fills: expectedFills(layout, card), uncertain: layout.chapters.map(() => []) } };
+}
+
+function src(n: number, duplex: boolean): PageSource {
+  return duplex ? { paper_number: Math.ceil(n / 2), page_number: n, front: n % 2 === 1, item_id: Math.ceil(n / 4) } : { paper_number: n, page_number: n, front: true, item_id: 1 };
+}
+
+class Builder {
+  pages: Page[] = [];
+  readonly duplex: boolean;
+  constructor(duplex: boolean) { this.duplex = duplex; }
+  async add(ops: Parameters<typeof renderScan>[0], marks: Parameters<typeof renderScan>[1], fx: ScanEffects): Promise<PageSource> {
+    const n = this.pages.length + 1;
+    const source = src(n, this.duplex);
+    this.pages.push({ name: `${String(n).padStart(2, '0')}.jpg`, jpeg: await renderScan(ops, marks, { jpegQuality: 75, seed: n, ...fx }), source });
+    return source;
+  }
+}
+
+async function cleanDuplex(): Promise<Case> {
+  const { layout, cards } = await planTemplate(example);
+  const r = mulberry32(101);
+  const b = new Builder(true);
+  const expected: StudentResult[] = [];
+  for (const dpi of [150, 300]) {
+    const card = fillCard(layout, cards[0]!, r, EASY);
+    const used: PageSource[] = [];
+    for (const s of card.sides) used.push(await b.add(s.ops, s.marks, { dpi, rotationDeg: 0.4, noise: 2 }));
+    expected.push(ok(layout, card, used));
+  }
+  return { name: 'clean-duplex-bubbles', duplex: true, layout, pages: b.pages, expected };
+}
+
+async function hardRotated(): Promise<Case> {
+  const { layout, cards } = await planTemplate(example);
+  const r = mulberry32(202);
+  const b = new Builder(true);
+  const expected: StudentResult[] = [];
+  const effects: ScanEffects[] = [
+    { dpi: 200, rotationDeg: 2.6, upsideDown: true, blurMm: 0.12, noise: 6, jpegQuality: 50, unevenLight: 0.25, skewDeg: 0.3, scale: 0.99 },
+    { dpi: 200, rotationDeg: -1.8, blurMm: 0.08, noise: 5, jpegQuality: 60, unevenLight: 0.15, streaks: 2, offsetMm: { x: 2, y: -2 } },
+    { dpi: 240, rotationDeg: -2.9, colour: true, noise: 4, jpegQuality: 45, scale: 1.01 },
+    { dpi: 240, rotationDeg: 1.2, upsideDown: true, blurMm: 0.1, noise: 7, jpegQuality: 55, unevenLight: 0.3 },
+  ];
+  let i = 0;
+  for (let st = 0; st < 2; st++) {
+    const card = fillCard(layout, cards[0]!, r, HARD);
+    const used: PageSource[] = [];
+    for (let k = 0; k < card.sides.length; k++) {
+      const s = card.sides[k]!, back = card.sides[1 - k]!;
+      used.push(await b.add(s.ops, s.marks, { ...effects[i++]!, showThrough: { ops: back.ops, marks: back.marks, strength: 0.12 } }));
+    }
+    expected.push(ok(layout, card, used));
+  }
+  return { name: 'hard-rotated-upside-down', duplex: true, layout, pages: b.pages, expected };
+}
+
+async function barcodeTwoSheets(): Promise<Case> {
+  const def: CardDefinition = {
+    id: 'physics-lab-4', title: 'Physics lab 4', qrcode: 'lab4:2024:9A', student_number: { type: 'barcode' },
+    chapters: [{ title: 'Setup', areas: 10 }, { title: 'Measurements', areas: 60 }, { title: 'Analysis', areas: 45 }, { title: 'Safety', areas: 6, new_side: true }],
+  };
+  const { layout, cards } = await planTemplate(def, { students: [{ student_id: 'S-2024-0931', name: 'Noor' }, { student_id: 'S-2024-1187', name: 'Jonas' }] });
+  const r = mulberry32(303);
+  // Simplex cards scanned duplex without blank-page skipping: every second side is blank.
+  const b = new Builder(true);
+  const expected: StudentResult[] = [];
+  for (const drawing of cards as CardDrawing[]) {
+    const card = fillCard(layout, drawing, r, EASY);
+    const used: PageSource[] = [];
+    for (const s of card.sides) {
+      used.push(await b.add(s.ops, s.marks, { dpi: 100, rotationDeg: -1, noise: 3, jpegQuality: 70 }));
+      await b.add([], [], { dpi: 100, noise: 3, jpegQuality: 70, streaks: 1 });
+    }
+    expected.push(ok(layout, card, used));
+  }
+  return { name: 'barcode-simplex-two-sheets', duplex: true, layout, pages: b.pages, expected };
+}
+
+async function failures(): Promise<Case> {
+  const { layout, cards } = await planTemplate(example);
+  const r = mulberry32(404);
+  const b = new Builder(true);
+  const fx: ScanEffects = { dpi: 150, rotationDeg: 0.8, noise: 3, jpegQuality: 70 };
+  const expected: StudentResult[] = [];
+  const fail = (code: number, pages: PageSource[]): StudentResult => ({ error_code: code, pages, result: null });
+  // 1: two marks in one student-number column -> 1001, never a guessed number.
+  {
+    const card = fillCard(layout, cards[0]!, r, { ...EASY, doubleDigitRate: 0.3 });
+    if (!card.studentNumberAmbiguous) throw new Error('seed gave no double mark');
+    const used = [await b.add(card.sides[0]!.ops, card.sides[0]!.marks, fx), await b.add(card.sides[1]!.ops, card.sides[1]!.marks, fx)];
+    expected.push(fail(1001, used));
+  }
+  // 2: an ink blot over the QR code -> 1002.
+  {
+    const card = fillCard(layout, cards[0]!, r, EASY);
+    const q = layout.sides[0]!.qrcode!;
+    const blot = { kind: 'blot' as const, x: q.x + q.w / 2, y: q.y + q.h / 2, w: q.w * 0.9, h: q.h * 0.7, seed: 1 };
+    const used = [await b.add(card.sides[0]!.ops, [...card.sides[0]!.marks, blot], fx), await b.add(card.sides[1]!.ops, card.sides[1]!.marks, fx)];
+    expected.push(fail(1002, used));
+  }
+  // 3: the back slid off the scanner's window (corner marks cut off) -> 1004 for this student only.
+  {
+    const card = fillCard(layout, cards[0]!, r, EASY);
+    const used = [await b.add(card.sides[0]!.ops, card.sides[0]!.marks, fx), await b.add(card.sides[1]!.ops, card.sides[1]!.marks, { ...fx, offsetMm: { x: 0, y: 40 } })];
+    expected.push(fail(1004, used));
+  }
+  // 4: the back is missing: the next student's front shows this one ended -> 1003.
+  {
+    const card = fillCard(layout, cards[0]!, r, EASY);
+    expected.push(fail(1003, [await b.add(card.sides[0]!.ops, card.sides[0]!.marks, fx)]));
+  }
+  // 5: a good card after all that.
+  {
+    const card = fillCard(layout, cards[0]!, r, EASY);
+    const used = [await b.add(card.sides[0]!.ops, card.sides[0]!.marks, fx), await b.add(card.sides[1]!.ops, card.sides[1]!.marks, fx)];
+    expected.push(ok(layout, card, used));
+  }
+  return { name: 'failures-and-recovery', duplex: false, layout, pages: b.pages, expected };
+}
+
+for (const c of await Promise.all([cleanDuplex(), hardRotated(), barcodeTwoSheets(), failures()])) {
+  const dir = join(here, c.name);
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(join(dir, 'layout'), { recursive: true });
+  await writeFile(join(dir, 'layout', 'layout.json'), `${JSON.stringify(c.layout, null, 1)}\n`);
+  for (const p of c.pages) await writeFile(join(dir, p.name), p.jpeg);
+  const pages = c.pages.map((p) => ({ file: p.name, ...p.source }));
+  await writeFile(join(dir, 'expected.json'), `${JSON.stringify({ pages, results: c.expected }, null, 1)}\n`);
+  console.log(`${c.name}: ${c.pages.length} pages, ${c.expected.length} students`);
+}

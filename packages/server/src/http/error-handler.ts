@@ -1,0 +1,54 @@
+// The one place where failures become the envelope (conventions: errors mapped once at the
+// edge). Every answer is HTTP 200 (spec: "Conventions"); the outcome is in `code`.
+import { ApiError, errorCatalog, type ErrorKey } from '@boxhub/protocol';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { describeValidation } from './validation.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest { envelopeCode: number }
+}
+
+function send(req: FastifyRequest, reply: FastifyReply, key: ErrorKey, msg?: string, data: Record<string, unknown> | null = null) {
+  const { code } = errorCatalog[key];
+  req.envelopeCode = code;
+  return reply.code(200).type('application/json; charset=utf-8').send({ code, msg: msg ?? errorCatalog[key].msg, data });
+}
+
+/** Maps Fastify's own error codes to the catalog. */
+const fastifyCodes: Record<string, ErrorKey> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: 'MALFORMED_JSON',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'MALFORMED_JSON',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'INVALID_PARAMETER',
+  FST_ERR_CTP_INVALID_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+};
+
+export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
+  app.decorateRequest('envelopeCode', 0);
+
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    if (err instanceof ApiError) return send(req, reply, err.key, err.message, err.data);
+    if (err.validation) {
+      return send(req, reply, 'INVALID_PARAMETER', describeValidation(err.validationContext ?? 'body', err.validation));
+    }
+    const key = err.code ? fastifyCodes[err.code] : undefined;
+    if (key === 'PAYLOAD_TOO_LARGE') return send(req, reply, key, `request body is larger than ${bodyLimit} bytes`);
+    if (key === 'MALFORMED_JSON') return send(req, reply, key, err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'request body is empty; send a JSON object' : `request body is not valid JSON: ${err.message}`);
+    if (key === 'UNSUPPORTED_MEDIA_TYPE') return send(req, reply, key, `unsupported Content-Type '${req.headers['content-type'] ?? ''}'; send application/json`);
+    if (key) return send(req, reply, key, err.message);
+    if (err.statusCode === 400) return send(req, reply, 'INVALID_PARAMETER', err.message);
+    if (err.statusCode === 413) return send(req, reply, 'PAYLOAD_TOO_LARGE');
+    if (err.statusCode === 415) return send(req, reply, 'UNSUPPORTED_MEDIA_TYPE');
+    // Anything else is our fault: log it with the request id, answer without internals.
+    req.log.error({ err }, 'unhandled error');
+    return send(req, reply, 'INTERNAL_ERROR', `internal error (request id ${req.id})`);
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0] ?? '';
+    const other = (['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const).filter((m) => m !== req.method && app.hasRoute({ url: path, method: m }));
+    if (other.length) return send(req, reply, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use ${other.join(' or ')}`);
+    return send(req, reply, 'ROUTE_NOT_FOUND', `no endpoint ${req.method} ${path}`);
+  });
+}

@@ -1,0 +1,25 @@
+// Our own JSON body parser, so each failure says what is wrong: Fastify's default folds a
+// syntax error, a duplicate-free parse failure and prototype poisoning into one message.
+// secure-json-parse is what Fastify itself uses; `__proto__` / `constructor.prototype` keys
+// are refused outright rather than silently stripped.
+import sjson from 'secure-json-parse';
+import { ApiError } from '@boxhub/protocol';
+import type { FastifyInstance } from 'fastify';
+
+export function installJsonParser(app: FastifyInstance): void {
+  app.removeContentTypeParser(['application/json']);
+  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json$/i, { parseAs: 'string' }, (_req, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') { done(new ApiError('MALFORMED_JSON', 'request body is empty; send a JSON object'), undefined); return; }
+    try {
+      done(null, sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+    } catch (e) {
+      const msg = (e as Error).message;
+      if (/forbidden (prototype|constructor) property/i.test(msg)) {
+        done(new ApiError('INVALID_PARAMETER', 'request body contains a forbidden property (__proto__ or constructor.prototype)'), undefined);
+      } else {
+        done(new ApiError('MALFORMED_JSON', `request body is not valid JSON: ${msg}`), undefined);
+      }
+    }
+  });
+}

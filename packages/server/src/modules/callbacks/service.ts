@@ -1,0 +1,141 @@
+// Callback rules (docs/callbacks.md). Features record a callback with `enqueue` inside the same
+// transaction as the state change that causes it, so both commit or neither does; the worker
+// (./worker.ts) delivers it. At-least-once: a receiver de-duplicates on X-SVC-Callback-ID.
+import { randomUUID } from 'node:crypto';
+import { ApiError, type api } from '@boxhub/protocol';
+import type { Clock } from '../../clock.ts';
+import { newCallbackSecret } from '../../secrets.ts';
+import { UrlGuard, urlSyntaxProblem } from '../../net/url-guard.ts';
+import type { AttemptRow, CallbackRepository, CallbackRow, Trx } from './repository.ts';
+
+export const CALLBACK_PAGE_SIZE = 20;
+export type CallbackStatus = 'pending' | 'delivered' | 'failed';
+export const CALLBACK_STATUSES: readonly CallbackStatus[] = ['pending', 'delivered', 'failed'];
+
+export interface EnqueueInput {
+  appId: string;
+  /** Checked for syntax here; for the network policy call `checkUrl` when the URL is accepted. */
+  url: string;
+  method: 'POST' | 'PUT';
+  /** Event name, e.g. 'recognition.result', 'scan.finish'; shown in the delivery log. */
+  event: string;
+  taskUuid?: string;
+  /** The JSON body, sent exactly as given (recognition callbacks' bodies are the spec's). */
+  body: unknown;
+  /** Callback id (X-SVC-Callback-ID); a new UUID by default. */
+  id?: string;
+  /** Group this callback belongs to, e.g. `recognition:<uuid>:results`. */
+  group?: string;
+  /** Send only after every callback of this group (same application) has completed
+   *  (delivered or finally failed), e.g. the recognition end callback. */
+  waitFor?: string;
+  /** First attempt not before this time (Unix ms); now by default. */
+  notBefore?: number;
+}
+
+export interface CallbackServiceSettings {
+  allowPrivateNetworks: boolean;
+  /** How long the previous secret keeps signing after a rotation. */
+  secretGraceMs: number;
+}
+
+export class CallbackService {
+  private readonly repo: CallbackRepository;
+  private readonly clock: Clock;
+  private readonly settings: CallbackServiceSettings;
+  readonly urlGuard: UrlGuard;
+  private waker: (() => void) | undefined;
+
+  constructor(repo: CallbackRepository, clock: Clock, settings: CallbackServiceSettings, urlGuard?: UrlGuard) {
+    this.repo = repo;
+    this.clock = clock;
+    this.settings = settings;
+    this.urlGuard = urlGuard ?? new UrlGuard({ allowPrivateNetworks: settings.allowPrivateNetworks });
+  }
+
+  /** The worker of this process registers here to be woken on enqueue. */
+  onEnqueue(wake: (() => void) | undefined): void { this.waker = wake; }
+
+  /**
+   * Records a callback in the caller's transaction and returns its id. The worker is woken
+   * right away and again shortly after, since the caller's transaction commits later; the
+   * poll covers anything slower.
+   */
+  async enqueue(trx: Trx, input: EnqueueInput): Promise<string> {
+    const problem = urlSyntaxProblem(input.url, Number.MAX_SAFE_INTEGER);
+    if (problem) throw new ApiError('INVALID_PARAMETER', `callback URL: ${problem}`);
+    if (input.method !== 'POST' && input.method !== 'PUT') throw new ApiError('INVALID_PARAMETER', 'callback method must be POST or PUT');
+    const id = input.id ?? randomUUID();
+    const now = this.clock.now();
+    await this.repo.insert(trx, {
+      id, app_id: input.appId, url: input.url, method: input.method, event: input.event,
+      task_uuid: input.taskUuid ?? null, body: JSON.stringify(input.body),
+      wait_group: input.group ?? null, wait_for: input.waitFor ?? null,
+      next_attempt_at: input.notBefore ?? now, created_at: now,
+    });
+    const wake = this.waker;
+    if (wake) { setImmediate(wake); setTimeout(wake, 25).unref(); }
+    return id;
+  }
+
+  /** Throws the API error for a URL the service may not call (syntax, length, network policy). */
+  async checkUrl(url: string, field = 'callback_url'): Promise<void> {
+    const p = await this.urlGuard.check(url);
+    if (!p) return;
+    if (p.kind === 'blocked') throw new ApiError('URL_NOT_ALLOWED', `${field}: ${p.reason}`);
+    throw new ApiError('INVALID_PARAMETER', `${field}: ${p.reason}`);
+  }
+
+  /** Sends a `callback.test` event to `url` through the normal outbox. */
+  async sendTest(appId: string, url: string): Promise<{ id: string }> {
+    await this.checkUrl(url);
+    const id = randomUUID();
+    await this.enqueue(this.repo.db, { appId, url, method: 'POST', event: 'callback.test', id, body: { event: 'callback.test', id, created_at: this.clock.now() } });
+    return { id };
+  }
+
+  async list(appId: string, q: api.CallbackListQuery): Promise<api.CallbackList> {
+    const { total, rows, attempts } = await this.repo.list(appId, { ...(q.status ? { status: q.status } : {}), ...(q.task_uuid ? { taskUuid: q.task_uuid } : {}) },
+      CALLBACK_PAGE_SIZE, (q.page - 1) * CALLBACK_PAGE_SIZE);
+    const byCallback = new Map<string, AttemptRow[]>();
+    for (const a of attempts) byCallback.set(a.callback_id, [...(byCallback.get(a.callback_id) ?? []), a]);
+    return { page: q.page, page_size: CALLBACK_PAGE_SIZE, total, callbacks: rows.map((r) => view(r, byCallback.get(r.id) ?? [])) };
+  }
+
+  /** Sends a completed callback again: a new round of attempts, same id and body. */
+  async replay(appId: string, id: string): Promise<void> {
+    if (await this.repo.restart(appId, id, this.clock.now())) { this.waker?.(); return; }
+    const row = await this.repo.findForApp(appId, id);
+    if (!row) throw new ApiError('NOT_FOUND', `no callback '${id}'`);
+    throw new ApiError('CALLBACK_PENDING', `callback '${id}' is still being delivered; replay it once it is delivered or failed`);
+  }
+
+  /** New signing secret, returned once; the old one signs too until the grace period ends. */
+  async rotateSecret(appId: string): Promise<api.RotateSecretResult> {
+    const secret = newCallbackSecret();
+    const until = this.clock.now() + this.settings.secretGraceMs;
+    if (!(await this.repo.rotateSecret(appId, secret, until))) throw new ApiError('NOT_FOUND', 'no such application');
+    return { callback_secret: secret, previous_secret_expires_at: until };
+  }
+}
+
+function view(r: CallbackRow, attempts: AttemptRow[]): api.CallbackView {
+  return {
+    id: r.id,
+    event: r.event,
+    url: r.url,
+    method: r.method === 'PUT' ? 'PUT' : 'POST',
+    ...(r.task_uuid ? { task_uuid: r.task_uuid } : {}),
+    status: r.status as CallbackStatus,
+    ...(r.wait_for && r.status === 'pending' ? { waiting_for: r.wait_for } : {}),
+    created_at: Number(r.created_at),
+    ...(r.status === 'pending' && !r.claim_token ? { next_attempt_at: Number(r.next_attempt_at) } : {}),
+    ...(r.completed_at !== null ? { completed_at: Number(r.completed_at) } : {}),
+    attempts: attempts.map((a) => ({
+      at: Number(a.started_at),
+      latency_ms: Number(a.duration_ms),
+      ...(a.status_code !== null ? { status_code: Number(a.status_code) } : {}),
+      ...(a.error ? { error: a.error } : {}),
+    })),
+  };
+}

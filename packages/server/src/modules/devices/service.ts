@@ -1,0 +1,91 @@
+// Device binding and management rules (spec: "Device binding", "Device management").
+// An application sees only devices bound to it: any other device answers 30002 exactly like
+// one that does not exist, except get_uuid and bind, where the spec says 30003.
+import { randomUUID } from 'node:crypto';
+import { ApiError, type api } from '@boxhub/protocol';
+import type { Clock } from '../../clock.ts';
+import type { DeviceRow } from '../../db/schema.ts';
+import { newDeviceSecret, sha256 } from '../../secrets.ts';
+import type { DeviceRepository } from './repository.ts';
+import { toClient } from './view.ts';
+
+export const DEVICE_PAGE_SIZE = 100;
+
+export interface RegisteredDevice { uuid: string; code: string; model: string; secret: string }
+
+/** Called after a device is provisioned (e.g. to create its broker credentials). */
+export type ProvisionHook = (device: { uuid: string; secret: string }) => Promise<void>;
+
+export class DeviceService {
+  private readonly repo: DeviceRepository;
+  private readonly clock: Clock;
+  constructor(repo: DeviceRepository, clock: Clock) { this.repo = repo; this.clock = clock; }
+
+  /** Provisions a box (operator action). The secret is returned once; only its hash is kept. */
+  async register(input: { code: string; model: string }, provision?: ProvisionHook): Promise<RegisteredDevice> {
+    const code = input.code.trim();
+    const model = input.model.trim();
+    if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(code)) throw new ApiError('INVALID_PARAMETER', 'device code must be 1-64 characters of A-Z a-z 0-9 _ . : -');
+    if (!model || model.length > 64) throw new ApiError('INVALID_PARAMETER', 'device model must be 1-64 characters');
+    if (await this.repo.findByCode(code)) throw new ApiError('INVALID_PARAMETER', `a device with code '${code}' is already registered`);
+    const uuid = randomUUID();
+    const secret = newDeviceSecret();
+    // Row first, broker login second: a failed login removes the row, so neither half is left
+    // behind (a login without a row would be a credential nobody can see or revoke).
+    await this.repo.insert({
+      uuid, code, model, secret_hash: sha256(secret), app_id: null, name: null, remark: null,
+      active_at: null, online: 0, session: null, ended_session: null, last_connect_at: null,
+      last_disconnect_at: null, state: null, state_at: null, last_power_ink_flush_at: null,
+      created_at: this.clock.now(),
+    });
+    if (provision) {
+      try {
+        await provision({ uuid, secret });
+      } catch (e) {
+        await this.repo.delete(uuid);
+        throw e;
+      }
+    }
+    return { uuid, code, model, secret };
+  }
+
+  async getUuid(appId: string, code: string): Promise<string> {
+    const d = await this.repo.findByCode(code);
+    if (!d) throw new ApiError('DEVICE_NOT_FOUND', `no device with code '${code}'`);
+    if (d.app_id !== null && d.app_id !== appId) throw new ApiError('DEVICE_ALREADY_BOUND', 'device is bound by another application');
+    return d.uuid;
+  }
+
+  async bind(appId: string, body: api.BindBody): Promise<void> {
+    if (await this.repo.bind(body.uuid, appId, body.name, body.remark ?? null, this.clock.now())) return;
+    const d = await this.repo.findByUuid(body.uuid);
+    if (!d) throw new ApiError('DEVICE_NOT_FOUND', `no device with uuid '${body.uuid}'`);
+    throw new ApiError('DEVICE_ALREADY_BOUND', d.app_id === appId ? 'device is already bound by this application' : 'device is bound by another application');
+  }
+
+  async unbind(appId: string, uuid: string): Promise<void> {
+    if (!(await this.repo.unbind(uuid, appId))) throw notFound(uuid);
+  }
+
+  async edit(appId: string, body: api.EditBody): Promise<void> {
+    if (!(await this.repo.edit(body.uuid, appId, body.name, body.remark))) throw notFound(body.uuid);
+  }
+
+  async info(appId: string, uuid: string): Promise<api.Client> {
+    return toClient(await this.bound(appId, uuid));
+  }
+
+  async list(appId: string, page: number) {
+    const { total, rows } = await this.repo.list(appId, DEVICE_PAGE_SIZE, (page - 1) * DEVICE_PAGE_SIZE);
+    return { page, page_size: DEVICE_PAGE_SIZE, total, clients: rows.map(toClient) };
+  }
+
+  /** The device if it is bound to this application; 30002 otherwise. */
+  async bound(appId: string, uuid: string): Promise<DeviceRow> {
+    const d = await this.repo.findBound(uuid, appId);
+    if (!d) throw notFound(uuid);
+    return d;
+  }
+}
+
+const notFound = (uuid: string) => new ApiError('DEVICE_NOT_FOUND', `no device with uuid '${uuid}'`);

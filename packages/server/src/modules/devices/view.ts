@@ -1,0 +1,68 @@
+// Turns a device row and the state its box last reported into the spec's Device shape.
+import type { api, BoxState } from '@boxhub/protocol';
+import type { DeviceRow } from '../../db/schema.ts';
+
+type Client = api.Client;
+
+/**
+ * The stored state is re-read on every `info` and `list`; parsing it was a tenth of a request's
+ * cost, so parsed states are kept by (uuid, time reported). A new report has a new time.
+ */
+const parsed = new Map<string, BoxState | undefined>();
+const PARSED_MAX = 5000;
+
+export function parseState(row: Pick<DeviceRow, 'uuid' | 'state' | 'state_at'>): BoxState | undefined {
+  if (!row.state) return undefined;
+  const key = `${row.uuid}\\0${row.state_at ?? ''}\\0${row.state.length}`;
+  if (parsed.has(key)) return parsed.get(key);
+  let s: BoxState | undefined;
+  try { s = JSON.parse(row.state) as BoxState; } catch { s = undefined; }
+  if (parsed.size >= PARSED_MAX) parsed.delete(parsed.keys().next().value as string);
+  parsed.set(key, s);
+  return s;
+}
+
+/** Sets `key` only when the value is present: absent fields are omitted ("all optional"). */
+function put<T extends object, K extends keyof T>(o: T, key: K, v: T[K] | null | undefined): void {
+  if (v !== null && v !== undefined) o[key] = v;
+}
+
+function printerView(p: BoxState['printer']): NonNullable<Client['printer']> {
+  const o: NonNullable<Client['printer']> = { connected: p.connected, supported: p.supported, error_code: p.error_code };
+  put(o, 'make', p.make);
+  put(o, 'model', p.model);
+  put(o, 'connection_type', p.connection_type);
+  return o;
+}
+
+function scannerView(s: BoxState['scanner']): NonNullable<Client['scanner']> {
+  const o: NonNullable<Client['scanner']> = { connected: s.connected, supported: s.supported };
+  put(o, 'make', s.make);
+  put(o, 'model', s.model);
+  put(o, 'connection_type', s.connection_type);
+  return o;
+}
+
+export function toClient(row: DeviceRow): Client {
+  const s = parseState(row);
+  const c: Client = { uuid: row.uuid, code: row.code };
+  put(c, 'name', row.name);
+  put(c, 'remark', row.remark);
+  c.model = s?.model ?? row.model;
+  put(c, 'active_at', row.active_at);
+  c.online = row.online === 1;
+  put(c, 'last_connect_at', row.last_connect_at);
+  put(c, 'last_disconnect_at', row.last_disconnect_at);
+  if (s) {
+    put(c, 'version', s.version);
+    put(c, 'firmware', s.firmware);
+    put(c, 'mac', s.mac);
+    put(c, 'wlan_mac', s.wlan_mac);
+    put(c, 'network_type', s.network_type);
+    put(c, 'local_ip', s.local_ip);
+    put(c, 'gateway_ip', s.gateway_ip);
+    c.printer = printerView(s.printer);
+    c.scanner = scannerView(s.scanner);
+  }
+  return c;
+}

@@ -1,0 +1,24 @@
+// A real server process for the crash test (callbacks-restart.test.ts): configuration from the
+// environment, a data dir that survives it. On first start it creates an application and
+// writes its credentials to BOXHUB_TEST_APP_FILE; then it prints one JSON line with its URL.
+// Run: node --import tsx packages/server/src/testing/callback-node.ts
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadConfig } from '../config.ts';
+import { startServer } from '../server.ts';
+
+// BOXHUB_TEST_PG_SCHEMA: the PostgreSQL schema to work in (the PostgreSQL test pass).
+const pgSchema = process.env.BOXHUB_TEST_PG_SCHEMA;
+const server = await startServer(loadConfig(process.env), pgSchema ? { pgSchema } : {});
+const file = process.env.BOXHUB_TEST_APP_FILE;
+let app: unknown;
+if (file) {
+  if (existsSync(file)) app = JSON.parse(readFileSync(file, 'utf8'));
+  else {
+    app = await server.services.applications.create({ name: 'crash-test' });
+    writeFileSync(file, JSON.stringify(app));
+  }
+}
+process.stdout.write(`${JSON.stringify({ ready: true, url: server.url, app })}\n`);
+const stop = () => { void server.close().then(() => process.exit(0)); };
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);

@@ -1,0 +1,117 @@
+// A real server for tests: HTTP on a free port, its own database and broker. On the embedded
+// engines (default) that is a temp SQLite file and aedes on a free port; with
+// BOXHUB_TEST_ENGINE=external it is a fresh PostgreSQL schema and the external broker
+// (scripts/test.mjs, .ci/run). Every fixture closes what it opened.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { pino } from 'pino';
+import { loadConfig } from '../config.ts';
+import { startServer, type RunningServer } from '../server.ts';
+import type { Clock } from '../clock.ts';
+
+export const engine = process.env.BOXHUB_TEST_ENGINE === 'external' ? 'external' : 'embedded';
+
+export interface Envelope<T = unknown> { code: number; msg: string; data: T }
+
+export class ApiClient {
+  readonly base: string;
+  readonly key: string | undefined;
+  constructor(base: string, key?: string) { this.base = base; this.key = key; }
+
+  async raw(method: string, path: string, init: { body?: string; headers?: Record<string, string> } = {}): Promise<{ status: number; text: string; json: () => Envelope }> {
+    const res = await fetch(this.base + path, {
+      method,
+      headers: { ...(this.key ? { authorization: `Bearer ${this.key}` } : {}), ...init.headers },
+      ...(init.body !== undefined ? { body: init.body } : {}),
+    });
+    const text = await res.text();
+    return { status: res.status, text, json: () => JSON.parse(text) as Envelope };
+  }
+
+  async get<T = unknown>(path: string, query: Record<string, string | number> = {}): Promise<Envelope<T>> {
+    const qs = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)])).toString();
+    const r = await this.raw('GET', qs ? `${path}?${qs}` : path);
+    if (r.status !== 200) throw new Error(`HTTP ${r.status} for GET ${path}: ${r.text}`);
+    return r.json() as Envelope<T>;
+  }
+
+  async post<T = unknown>(path: string, body: unknown): Promise<Envelope<T>> {
+    const r = await this.raw('POST', path, { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    if (r.status !== 200) throw new Error(`HTTP ${r.status} for POST ${path}: ${r.text}`);
+    return r.json() as Envelope<T>;
+  }
+}
+
+export interface TestServer {
+  server: RunningServer;
+  url: string;
+  mqttUrl: string;
+  /** Creates an application and returns its client and credentials. */
+  createApp(name?: string, opts?: { ess?: boolean }): Promise<{ id: string; api_key: string; callback_secret: string; api: ApiClient }>;
+  registerDevice(code?: string, model?: string): Promise<{ uuid: string; code: string; secret: string }>;
+  close(): Promise<void>;
+}
+
+export interface TestServerOptions { clock?: Clock; commandTimeoutMs?: number; env?: Record<string, string> }
+
+export async function startTestServer(o: TestServerOptions = {}): Promise<TestServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'boxhub-test-'));
+  const external = engine === 'external';
+  const env: Record<string, string> = {
+    PORT: '0', HOST: '127.0.0.1', BOXHUB_MQTT_PORT: '0', BOXHUB_DATA_DIR: dataDir, LOG_LEVEL: 'silent',
+    BOXHUB_COMMAND_TIMEOUT_MS: String(o.commandTimeoutMs ?? 3000),
+    // Test servers share one broker: each gets its own shared-subscription group, as two
+    // deployments on one broker would.
+    ...(external ? { DATABASE_URL: need('BOXHUB_TEST_DATABASE_URL'), MQTT_URL: need('BOXHUB_TEST_MQTT_URL'), BOXHUB_MQTT_SHARE_GROUP: `t${randomBytes(6).toString('hex')}` } : {}),
+    ...o.env,
+  };
+  const pgSchema = external ? `t_${randomBytes(6).toString('hex')}` : undefined;
+  const server = await startServer(loadConfig(env), {
+    logger: pino({ level: process.env.BOXHUB_TEST_LOG ?? 'silent' }),
+    ...(o.clock ? { clock: o.clock } : {}),
+    ...(pgSchema ? { pgSchema } : {}),
+  });
+  let n = 0;
+  return {
+    server,
+    url: server.url,
+    mqttUrl: server.mqttUrl,
+    async createApp(name = `app-${++n}`, opts = {}) {
+      const a = await server.services.applications.create({ name, ess: opts.ess ?? false });
+      return { id: a.id, api_key: a.api_key, callback_secret: a.callback_secret, api: new ApiClient(server.url, a.api_key) };
+    },
+    async registerDevice(code = `BX${randomBytes(5).toString('hex').toUpperCase()}`, model = 'BX-SIM') {
+      const d = await server.registerDevice({ code, model });
+      return { uuid: d.uuid, code: d.code, secret: d.secret };
+    },
+    async close() {
+      await server.close();
+      rmSync(dataDir, { recursive: true, force: true });
+      // The schema stays until the next run's start (scripts/test.mjs drops every t_* schema):
+      // dropping it here races other tests' catalog introspection (Kysely's migrator lists
+      // every schema's tables) and fails them with "schema … does not exist".
+    },
+  };
+}
+
+function need(name: string): string {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} must be set for BOXHUB_TEST_ENGINE=external`);
+  return v;
+}
+
+/** Polls `check` until it returns a value (not undefined/false) or the time runs out. */
+export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 15_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined && v !== false) return v;
+    } catch (e) { last = e; }
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
