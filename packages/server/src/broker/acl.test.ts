@@ -233,10 +233,12 @@ describe(`presence and the last will (${engine} broker)`, () => {
       proxy.partition(true);
       // [MQTT-3.1.2-24]: the broker gives up 1.5 x keepalive after the last packet it got. aedes
       // keeps a timer per client and meets that (+250 ms for the poll and the database).
-      // Mosquitto 2.0.11 does not: it compares whole-second clocks in its main loop and was
-      // measured at 1.9-4.7 s for keepalive 1 s (4-6 s for 2 s) here, so on it the bound is
-      // looser and the test shows only that the will, not a socket close, ends the session.
-      const limit = 1.5 * keepaliveSec * 1000 + (engine === 'external' ? 5000 : 250);
+      // Debian's Mosquitto 2.0.11 does not: it scans its clients only every 5 s and compares
+      // whole seconds (now_s - last_msg_in > 1 for keepalive 1), so its worst case is
+      // 2 s + 1 s of clock rounding + 5 s between scans = 8 s after the last packet, and
+      // 1.3-7.0 s was measured (docs/box-protocol-broker.md). On it the test shows that the
+      // will, not a socket close, ends the session, within that documented bound.
+      const limit = engine === 'external' ? 8000 + 250 : 1.5 * keepaliveSec * 1000 + 250;
       const r = await eventually(async () => { const x = await row(d.uuid); return x?.online === 0 ? x : undefined; }, 'offline after the partition', limit + 3000);
       const took = Date.now() - frozenAt;
       ctx.diagnostic(`offline ${took} ms after the partition (keepalive ${keepaliveSec} s)`);
