@@ -37,6 +37,8 @@ export interface Config {
   callbackSecretGraceMs: number;
   /** A claim lasts the timeout plus this; then a row claimed by a node that died is retried. */
   callbackClaimMarginMs: number;
+  /** Completed callbacks (and their attempts) are deleted this long after completion; 0 keeps them. */
+  callbackRetentionMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -103,5 +105,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     callbackConcurrency: int(env, 'BOXHUB_CALLBACK_CONCURRENCY', 256, 1, 10000),
     callbackSecretGraceMs: int(env, 'BOXHUB_CALLBACK_SECRET_GRACE_MS', 86400000, 0, 30 * 86400000),
     callbackClaimMarginMs: int(env, 'BOXHUB_CALLBACK_CLAIM_MARGIN_MS', 10000, 100, 600000),
+    callbackRetentionMs: int(env, 'BOXHUB_CALLBACK_RETENTION_DAYS', 30, 0, 3650) * 86400000,
   };
 }

@@ -13,6 +13,7 @@ import { openDb, type Db } from './db/connect.ts';
 import { migrate } from './db/migrate.ts';
 import { createMetrics } from './metrics/registry.ts';
 import { CallbackWorker } from './modules/callbacks/worker.ts';
+import { CallbackRetention } from './modules/callbacks/retention.ts';
 import { undiciTransport, type Transport } from './modules/callbacks/transport.ts';
 import { createGuardedAgent } from './net/guarded-agent.ts';
 import { sha256, sameHash } from './secrets.ts';
@@ -33,6 +34,8 @@ export interface RunningServer {
   services: Services;
   /** Delivers the callback outbox (modules/callbacks/worker.ts). */
   callbackWorker: CallbackWorker;
+  /** Deletes completed callbacks past retention (modules/callbacks/retention.ts). */
+  callbackRetention: CallbackRetention;
   log: Logger;
   /** Registers (provisions) a box: database row plus broker login. */
   registerDevice(input: { code: string; model: string }): Promise<RegisteredDevice>;
@@ -47,6 +50,9 @@ export interface StartOptions {
   /** Replaces the HTTP transport of callback delivery (tests). */
   callbackTransport?: Transport;
 }
+
+/** Completed callbacks are looked for hourly: retention is counted in days. */
+const RETENTION_SWEEP_MS = 3_600_000;
 
 export function openConfiguredDb(config: Config, pgSchema?: string): Promise<Db> {
   return openDb({ url: config.databaseUrl, sqlitePath: join(config.dataDir, 'boxhub.sqlite'), ...(pgSchema ? { pgSchema } : {}) });
@@ -105,6 +111,9 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     services.callbacks.onEnqueue(() => callbackWorker.wake());
     callbackWorker.start();
     cleanup.unshift(async () => { services.callbacks.onEnqueue(undefined); await callbackWorker.stop(); await callbackAgent.destroy(); });
+    const callbackRetention = new CallbackRetention({ repo: repos.callbacks, clock, log, retentionMs: config.callbackRetentionMs, intervalMs: RETENTION_SWEEP_MS });
+    callbackRetention.start();
+    cleanup.unshift(() => callbackRetention.stop());
     const app = await buildApp({
       db, services, metrics, logger: log, bodyLimit: config.bodyLimit,
       brokerClients: () => (broker instanceof EmbeddedBroker ? broker.connectedClients : undefined),
@@ -117,7 +126,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
 
     let closing: Promise<void> | undefined;
     return {
-      config, app, url, mqttUrl, db, broker, gateway, repos, services, callbackWorker, log,
+      config, app, url, mqttUrl, db, broker, gateway, repos, services, callbackWorker, callbackRetention, log,
       registerDevice: (input) => services.devices.register(input, broker.provisionDevice ? (d) => broker.provisionDevice!(d.uuid, d.secret) : undefined),
       close: () => (closing ??= (async () => { for (const c of cleanup) await c().catch(() => undefined); })()),
     };

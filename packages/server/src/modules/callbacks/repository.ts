@@ -2,7 +2,7 @@
 // (SELECT … FOR UPDATE SKIP LOCKED) RETURNING on PostgreSQL (architecture notes, "Persistence
 // and jobs": without SKIP LOCKED the workers deadlock); SQLite has one writer at a time, so the
 // same UPDATE without the locking clause is already exclusive.
-import type { ExpressionBuilder, Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import type { Dialect } from '../../db/connect.ts';
 import type { Database } from '../../db/schema.ts';
 
@@ -55,12 +55,15 @@ export class CallbackRepository {
   /**
    * Claims up to `limit` due, unblocked callbacks: their next_attempt_at becomes `leaseUntil`,
    * so a node that dies mid-attempt leaves them to be claimed again when the lease ends.
+   * `held`: rows this node is still working on (attempt in flight or outcome not yet written);
+   * their lease may have run out on a slow machine, but the node must not attempt them twice.
    */
-  async claim(now: number, leaseUntil: number, token: string, limit: number): Promise<CallbackRow[]> {
+  async claim(now: number, leaseUntil: number, token: string, limit: number, held: readonly string[] = []): Promise<CallbackRow[]> {
     let due = this.db.selectFrom('callbacks as c').select('c.id')
       .where('c.status', '=', 'pending').where('c.next_attempt_at', '<=', now)
       .where((eb) => unblocked(eb))
       .orderBy('c.next_attempt_at').limit(limit);
+    if (held.length > 0) due = due.where('c.id', 'not in', held);
     if (this.dialect === 'postgres') due = due.forUpdate().skipLocked();
     const rows = await this.db.updateTable('callbacks')
       .set({ next_attempt_at: leaseUntil, claim_token: token })
@@ -84,6 +87,20 @@ export class CallbackRepository {
     if (outcomes.length === 0) return;
     await this.db.transaction().execute(async (trx) => {
       await trx.insertInto('callback_attempts').values(outcomes.map((o) => o.attempt)).execute();
+      if (this.dialect === 'postgres') {
+        // One statement for the whole batch: each UPDATE is a network round trip on PostgreSQL
+        // (on SQLite a prepared statement in-process costs microseconds, so it keeps the loop).
+        // The casts type the VALUES columns, which PostgreSQL cannot infer from parameters.
+        const rows = sql.join(outcomes.map((o) => sql`(${o.id}::varchar, ${o.claimToken}::varchar, ${o.status}::varchar,
+          ${o.retryIndex}::integer, ${o.nextAttemptAt}::bigint, ${o.attempt.status_code}::integer,
+          ${o.attempt.error}::varchar, ${o.completedAt}::bigint)`));
+        await sql`UPDATE callbacks AS c SET status = v.status, attempts = c.attempts + 1,
+            retry_index = v.retry_index, next_attempt_at = v.next_attempt_at, claim_token = NULL,
+            last_status_code = v.status_code, last_error = v.error, completed_at = v.completed_at
+          FROM (VALUES ${rows}) AS v(id, claim_token, status, retry_index, next_attempt_at, status_code, error, completed_at)
+          WHERE c.id = v.id AND c.claim_token = v.claim_token`.execute(trx);
+        return;
+      }
       for (const o of outcomes) {
         await trx.updateTable('callbacks')
           .set((eb) => ({
@@ -108,6 +125,21 @@ export class CallbackRepository {
       await this.db.updateTable('callbacks').set({ next_attempt_at: dueAt, claim_token: null })
         .where('id', '=', i.id).where('claim_token', '=', i.claimToken).where('status', '=', 'pending').execute();
     }
+  }
+
+  /**
+   * Deletes up to `limit` callbacks completed before `before` (their attempts go with them by
+   * the foreign key's ON DELETE CASCADE); returns how many. Pending callbacks are never touched,
+   * so a replay racing the sweep keeps its row. On PostgreSQL rows another node is deleting or
+   * replaying are skipped, not waited for.
+   */
+  async purge(before: number, limit: number): Promise<number> {
+    let old = this.db.selectFrom('callbacks').select('id')
+      .where('completed_at', '<', before).where('status', '!=', 'pending').limit(limit);
+    if (this.dialect === 'postgres') old = old.forUpdate().skipLocked();
+    const r = await this.db.deleteFrom('callbacks').where('id', 'in', old)
+      .where('status', '!=', 'pending').executeTakeFirst();
+    return Number(r.numDeletedRows);
   }
 
   findForApp(appId: string, id: string): Promise<CallbackRow | undefined> {

@@ -138,7 +138,8 @@ export class CallbackWorker {
       const limit = Math.min(free, this.s.batchSize);
       const now = this.d.clock.now();
       const token = randomBytes(12).toString('hex');
-      const rows = await this.d.repo.claim(now, now + this.s.timeoutMs + this.s.leaseMarginMs, token, limit);
+      // inFlight holds a row until its outcome is written (attempt() awaits the flush).
+      const rows = await this.d.repo.claim(now, now + this.s.timeoutMs + this.s.leaseMarginMs, token, limit, [...this.inFlight.keys()]);
       if (this.stopped) { this.released.push(...rows.map((r) => ({ id: r.id, claimToken: token }))); return; }
       if (rows.length > 0) await this.launch(rows, token);
       if (rows.length < limit) break;
