@@ -18,3 +18,4 @@ export type { RecognitionErrorCode } from './error-codes.ts';
 export { PagePool } from './page-pool.ts';
 export type { PagePoolOptions } from './page-pool.ts';
 export type { DrawOp } from './page-drawing.ts';
+export { scanPages, SCAN_LIMITS, type ScanPage, type ScanPagesOptions, type PageVia } from './scan-pages.ts';

@@ -1,6 +1,6 @@
 // `boxhub card template|recognize`: the feedback-card engine from the command line
 // (docs/cards.md). Loads only @boxhub/recognizer.
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse, guard, UsageError } from '../args.ts';
 
@@ -8,13 +8,16 @@ export const summary = 'feedback cards: print a template, recognize scanned card
 
 const USAGE = `usage:
   boxhub card template --definition FILE --out DIR [--students FILE]
-  boxhub card recognize --layouts DIR [--layouts DIR ...] [--duplex] [--workers N] --json IMAGE...
+  boxhub card recognize --layouts DIR [--layouts DIR ...] [--duplex] [--workers N] --json FILE...
 
 template   writes DIR/card.pdf (A4, print at 100 %) and DIR/layout.json; with --students
            (JSON array of {"student_id", "name"?} or of strings) one card per student
 recognize  reads scanned sides in scan order and prints the per-student results as JSON
-           (the recognition callback body without uuid, finish and download URLs);
-           --duplex: the images alternate front and back of each sheet
+           (the recognition callback body without uuid, finish and download URLs).
+           Each FILE is one image (JPEG, PNG, WebP, TIFF), a multi-page TIFF or a PDF;
+           pages are taken in file order, then page order. PDF pages that are not a
+           single embedded JPEG are rasterised with pdftoppm (poppler-utils).
+           --duplex: the pages alternate front and back of each sheet
 `;
 
 async function readJson(path: string, what: string): Promise<unknown> {
@@ -49,43 +52,78 @@ async function template(argv: string[]): Promise<number> {
   return 0;
 }
 
+type Recognizer = typeof import('@boxhub/recognizer');
+type PageReading = import('@boxhub/recognizer').PageReading;
+type PageSource = import('@boxhub/recognizer').PageSource;
+
 async function recognize(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, {
     layouts: { type: 'string', multiple: true }, json: { type: 'boolean' }, duplex: { type: 'boolean' }, workers: { type: 'string' },
   }, true);
   if (!values.layouts?.length) throw new UsageError(`card recognize needs --layouts DIR\n${USAGE}`);
   if (!values.json) throw new UsageError('card recognize prints JSON only: pass --json');
-  if (positionals.length === 0) throw new UsageError('card recognize needs at least one IMAGE');
+  if (positionals.length === 0) throw new UsageError('card recognize needs at least one FILE');
   const workers = values.workers === undefined ? undefined : Number(values.workers);
   if (workers !== undefined && (!Number.isInteger(workers) || workers < 1 || workers > 64)) throw new UsageError('--workers: integer 1-64');
   const rec = await import('@boxhub/recognizer');
   let layouts;
   try { layouts = await rec.loadLayoutDirs(values.layouts); } catch (e) { throw new UsageError((e as Error).message); }
-  const pool = new rec.PagePool({ layouts: layouts.all(), workers: Math.min(workers ?? 2, positionals.length) });
+  // A PDF or TIFF may hold many pages, so the page count is not known here.
+  const pool = new rec.PagePool({ layouts: layouts.all(), workers: workers ?? 2 });
   try {
-    // All pages are recognised in parallel; the assembler still sees them in scan order.
-    const readings = positionals.map(async (path) => {
-      let bytes: Uint8Array;
-      try { bytes = await readFile(path); } catch (e) {
-        return { status: 'unreadable' as const, error_code: rec.RECOGNITION_ERRORS.imageAcquisition, detail: `cannot read ${path}: ${(e as Error).message}`, ms: 0 };
-      }
-      return pool.recognize(bytes);
-    });
     const assembler = new rec.StudentAssembler(layouts);
     const results = [];
-    for (let i = 0; i < readings.length; i++) {
-      const page = i + 1;
-      const source = values.duplex
-        ? { paper_number: Math.ceil(page / 2), page_number: page, front: page % 2 === 1, item_id: 1 }
-        : { paper_number: page, page_number: page, front: true, item_id: 1 };
-      results.push(...assembler.push(source, await readings[i]!));
+    // Pages are recognised in parallel, a bounded number ahead (each waiting page holds its
+    // image); the assembler still sees them in scan order: file order, then page order.
+    const ahead = pool.size * 2;
+    const pending: Array<{ source: PageSource; reading: Promise<PageReading> }> = [];
+    const settle = async (keep: number) => {
+      while (pending.length > keep) {
+        const p = pending.shift()!;
+        results.push(...assembler.push(p.source, await p.reading));
+      }
+    };
+    let n = 0;
+    for (const path of positionals) {
+      for await (const page of filePages(rec, path)) {
+        n++;
+        const source = values.duplex
+          ? { paper_number: Math.ceil(n / 2), page_number: n, front: n % 2 === 1, item_id: 1 }
+          : { paper_number: n, page_number: n, front: true, item_id: 1 };
+        const reading = 'image' in page ? pool.recognize(page.image) : Promise.resolve(unreadable(rec, page.error));
+        pending.push({ source, reading });
+        await settle(ahead);
+      }
     }
+    await settle(0);
     results.push(...assembler.end());
     process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
     return 0;
   } finally {
     await pool.close();
   }
+}
+
+/** The pages of one scanned file; a file that cannot be read is one page that fails. */
+async function* filePages(rec: Recognizer, path: string): AsyncGenerator<{ image: Uint8Array } | { error: string }> {
+  let bytes: Uint8Array;
+  try {
+    // Checked before reading, so a huge file is refused without being loaded.
+    const { size } = await stat(path);
+    if (size > rec.SCAN_LIMITS.maxBytes) { yield { error: `${path}: file too large (${size} bytes; at most ${rec.SCAN_LIMITS.maxBytes})` }; return; }
+    bytes = await readFile(path);
+  } catch (e) {
+    yield { error: `cannot read ${path}: ${(e as Error).message}` };
+    return;
+  }
+  for await (const page of rec.scanPages(bytes)) {
+    yield 'image' in page ? { image: page.image } : { error: `${path}#${page.page}: ${page.error}` };
+  }
+}
+
+/** Exactly what recognizePage says about an image it cannot decode (1004). */
+function unreadable(rec: Recognizer, detail: string): PageReading {
+  return { status: 'unreadable', error_code: rec.RECOGNITION_ERRORS.imageAcquisition, detail, ms: 0 };
 }
 
 export function run(argv: string[]): Promise<number> {
