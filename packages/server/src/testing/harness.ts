@@ -10,6 +10,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../config.ts';
 import { startServer, type RunningServer } from '../server.ts';
 import type { Clock } from '../clock.ts';
+import type { Transport } from '../modules/callbacks/transport.ts';
 
 export const engine = process.env.BOXHUB_TEST_ENGINE === 'external' ? 'external' : 'embedded';
 
@@ -54,7 +55,11 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export interface TestServerOptions { clock?: Clock; commandTimeoutMs?: number; env?: Record<string, string> }
+export interface TestServerOptions {
+  clock?: Clock; commandTimeoutMs?: number; env?: Record<string, string>;
+  /** Wraps callback delivery's HTTP transport (to cause a stall a test cannot cause for real). */
+  callbackTransport?: Transport;
+}
 
 export async function startTestServer(o: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'boxhub-test-'));
@@ -71,6 +76,7 @@ export async function startTestServer(o: TestServerOptions = {}): Promise<TestSe
   const server = await startServer(loadConfig(env), {
     logger: pino({ level: process.env.BOXHUB_TEST_LOG ?? 'silent' }),
     ...(o.clock ? { clock: o.clock } : {}),
+    ...(o.callbackTransport ? { callbackTransport: o.callbackTransport } : {}),
     ...(pgSchema ? { pgSchema } : {}),
   });
   let n = 0;

@@ -55,8 +55,7 @@ export class CallbackRepository {
   /**
    * Claims up to `limit` due, unblocked callbacks: their next_attempt_at becomes `leaseUntil`,
    * so a node that dies mid-attempt leaves them to be claimed again when the lease ends.
-   * `held`: rows this node is still working on (attempt in flight or outcome not yet written);
-   * their lease may have run out on a slow machine, but the node must not attempt them twice.
+   * `held`: rows this node is still working on although their lease ran out (worker.ts).
    */
   async claim(now: number, leaseUntil: number, token: string, limit: number, held: readonly string[] = []): Promise<CallbackRow[]> {
     let due = this.db.selectFrom('callbacks as c').select('c.id')

@@ -55,7 +55,7 @@ export function callbackHeaders(id: string, body: string, secrets: string[], tim
 export class CallbackWorker {
   private readonly d: CallbackWorkerDeps;
   private readonly s: Required<CallbackWorkerSettings>;
-  private readonly inFlight = new Map<string, { token: string; ac: AbortController; done: Promise<void> }>();
+  private readonly inFlight = new Map<string, { token: string; leaseUntil: number; ac: AbortController; done: Promise<void> }>();
   private results: AttemptOutcome[] = [];
   private timer: NodeJS.Timeout | undefined;
   private cycle: Promise<void> | undefined;
@@ -138,10 +138,10 @@ export class CallbackWorker {
       const limit = Math.min(free, this.s.batchSize);
       const now = this.d.clock.now();
       const token = randomBytes(12).toString('hex');
-      // inFlight holds a row until its outcome is written (attempt() awaits the flush).
-      const rows = await this.d.repo.claim(now, now + this.s.timeoutMs + this.s.leaseMarginMs, token, limit, [...this.inFlight.keys()]);
+      const leaseUntil = now + this.s.timeoutMs + this.s.leaseMarginMs;
+      const rows = await this.d.repo.claim(now, leaseUntil, token, limit, this.overdue(now));
       if (this.stopped) { this.released.push(...rows.map((r) => ({ id: r.id, claimToken: token }))); return; }
-      if (rows.length > 0) await this.launch(rows, token);
+      if (rows.length > 0) await this.launch(rows, token, leaseUntil);
       if (rows.length < limit) break;
     }
     const next = await this.d.repo.nextDue();
@@ -150,11 +150,23 @@ export class CallbackWorker {
     this.sleep(next === undefined ? this.s.pollMs : Math.min(this.s.pollMs, Math.max(next - now, next <= now ? 5 : 0)));
   }
 
-  private async launch(rows: CallbackRow[], token: string): Promise<void> {
+  /**
+   * Rows this node still works on although their lease is over (a slow machine: the attempt
+   * started late or its outcome is not written yet). They are kept out of this node's claims,
+   * or it would attempt them twice. Usually none, so the claim statement stays the cached one.
+   * inFlight holds a row until its outcome is written (attempt() awaits the flush).
+   */
+  private overdue(now: number): string[] {
+    const ids: string[] = [];
+    for (const [id, e] of this.inFlight) if (e.leaseUntil <= now) ids.push(id);
+    return ids;
+  }
+
+  private async launch(rows: CallbackRow[], token: string, leaseUntil: number): Promise<void> {
     const secrets = await this.d.repo.secrets([...new Set(rows.map((r) => r.app_id))]);
     for (const row of rows) {
       const ac = new AbortController();
-      const entry = { token, ac, done: Promise.resolve() };
+      const entry = { token, leaseUntil, ac, done: Promise.resolve() };
       this.inFlight.set(row.id, entry);
       entry.done = this.attempt(row, token, ac.signal, secrets.get(row.app_id))
         .catch((err: unknown) => this.d.log.error({ err, callback: row.id }, 'callback attempt crashed'))
