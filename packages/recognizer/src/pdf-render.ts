@@ -1,0 +1,73 @@
+// Rasterising PDF pages with pdftoppm (poppler-utils), for the pages that are not a single
+// embedded JPEG (docs/cards.md, "Scanned files"), and the messages its failures become.
+import { execFile, type ExecFileException } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ScanPagesOptions } from './scan-pages.ts';
+
+/** The scanPages options the renderer uses. */
+export type RenderLimits = Pick<Required<ScanPagesOptions>, 'maxRenderPx' | 'pdftoppm' | 'renderTimeoutMs'>;
+
+/** Renders pages of one PDF; the PDF is written to a private temporary file once, on first use. */
+export class PdfRenderer {
+  readonly #bytes: Uint8Array;
+  readonly #limits: RenderLimits;
+  #dir: Promise<string> | undefined;
+
+  constructor(bytes: Uint8Array, limits: RenderLimits) {
+    this.#bytes = bytes;
+    this.#limits = limits;
+  }
+
+  /** Pages are rendered one at a time (the generator awaits each), so one output name suffices. */
+  async render(page: number, dpi: number): Promise<Uint8Array> {
+    const dir = await (this.#dir ??= this.#writeFile());
+    const out = join(dir, 'page');
+    try {
+      await runPdftoppm(this.#limits, join(dir, 'scan.pdf'), page, dpi, out);
+      // renderDpi bounds the size from the MediaBox; a page scaled by /UserUnit could still be
+      // huge, so the file is checked before it is read (one byte per pixel, plus the header).
+      const { size } = await stat(`${out}.tif`);
+      const max = this.#limits.maxRenderPx ** 2 + (1 << 20);
+      if (size > max) throw new Error(`rasterised page too large (${size} bytes; at most ${max})`);
+      return await readFile(`${out}.tif`);
+    } finally {
+      await rm(`${out}.tif`, { force: true });
+    }
+  }
+
+  async close(): Promise<void> {
+    if (!this.#dir) return;
+    const dir = await this.#dir.catch(() => undefined);
+    if (dir) await rm(dir, { recursive: true, force: true });
+  }
+
+  // A file, not stdin: pdftoppm reads stdin whole for every call, once per page.
+  async #writeFile(): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), 'boxhub-scan-'));
+    await writeFile(join(dir, 'scan.pdf'), this.#bytes, { mode: 0o600 });
+    return dir;
+  }
+}
+
+/**
+ * One page as an uncompressed greyscale TIFF (OUT.tif): about ten times faster than pdftoppm's
+ * PNG at 200 dpi, and sharp reads it directly. To a file, because libtiff cannot write a pipe.
+ */
+function runPdftoppm(limits: RenderLimits, file: string, page: number, dpi: number, out: string): Promise<void> {
+  const args = ['-r', String(dpi), '-gray', '-tiff', '-tiffcompression', 'none', '-f', String(page), '-l', String(page), '-singlefile', file, out];
+  return new Promise((resolve, reject) => {
+    execFile(limits.pdftoppm, args, { encoding: 'buffer', maxBuffer: 1 << 20, timeout: limits.renderTimeoutMs }, (err, _stdout, stderr) => {
+      if (err) reject(new Error(pdftoppmError(err, stderr, limits)));
+      else resolve();
+    });
+  });
+}
+
+function pdftoppmError(err: ExecFileException, stderr: Buffer, limits: RenderLimits): string {
+  if (err.code === 'ENOENT') return `this PDF page is not a single JPEG and must be rasterised, but ${limits.pdftoppm} was not found: install poppler-utils`;
+  if (err.killed) return `pdftoppm took longer than ${limits.renderTimeoutMs} ms and was stopped`;
+  const line = stderr.toString('utf8').split('\n').find((l) => l.trim() !== '');
+  return `pdftoppm failed: ${line ?? err.message}`;
+}
