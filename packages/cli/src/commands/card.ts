@@ -90,7 +90,12 @@ async function recognize(argv: string[]): Promise<number> {
         const source = values.duplex
           ? { paper_number: Math.ceil(n / 2), page_number: n, front: n % 2 === 1, item_id: 1 }
           : { paper_number: n, page_number: n, front: true, item_id: 1 };
-        const reading = 'image' in page ? pool.recognize(page.image) : Promise.resolve(unreadable(rec, page.error));
+        // A page the pool fails on (its worker died, say) is unreadable like any other. The catch
+        // is attached at once: a later page failing while an earlier one is awaited would
+        // otherwise be an unhandled rejection that ends the process with a stack trace.
+        const reading = 'image' in page
+          ? pool.recognize(page.image).catch((e: Error) => unreadable(rec, `${page.name}: ${e.message}`))
+          : Promise.resolve(unreadable(rec, page.error));
         pending.push({ source, reading });
         await settle(ahead);
       }
@@ -105,7 +110,7 @@ async function recognize(argv: string[]): Promise<number> {
 }
 
 /** The pages of one scanned file; a file that cannot be read is one page that fails. */
-async function* filePages(rec: Recognizer, path: string): AsyncGenerator<{ image: Uint8Array } | { error: string }> {
+async function* filePages(rec: Recognizer, path: string): AsyncGenerator<{ image: Uint8Array; name: string } | { error: string }> {
   let bytes: Uint8Array;
   try {
     // Checked before reading, so a huge file is refused without being loaded.
@@ -117,7 +122,7 @@ async function* filePages(rec: Recognizer, path: string): AsyncGenerator<{ image
     return;
   }
   for await (const page of rec.scanPages(bytes)) {
-    yield 'image' in page ? { image: page.image } : { error: `${path}#${page.page}: ${page.error}` };
+    yield 'image' in page ? { image: page.image, name: `${path}#${page.page}` } : { error: `${path}#${page.page}: ${page.error}` };
   }
 }
 
