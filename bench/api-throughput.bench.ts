@@ -19,7 +19,7 @@ import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { createSimulatedBox } from '@boxhub/agent';
-import { forkChild, header, tempDir, median, percentile, pin, sleep, verdict, type Child } from './support/child.ts';
+import { forkChild, header, LIMITS_OUT_OF_REACH, tempDir, median, percentile, pin, sleep, verdict, type Child } from './support/child.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -73,7 +73,7 @@ async function main(): Promise<void> {
   watchdog.unref();
   try {
     const boxhub = await forkChild('server-process.ts', ['boxhub'], {
-      env: { PORT: '0', HOST: '127.0.0.1', BOXHUB_MQTT_PORT: '0', BOXHUB_MQTT_HOST: '127.0.0.1', BOXHUB_DATA_DIR: dataDir, LOG_LEVEL },
+      env: { PORT: '0', HOST: '127.0.0.1', BOXHUB_MQTT_PORT: '0', BOXHUB_MQTT_HOST: '127.0.0.1', BOXHUB_DATA_DIR: dataDir, LOG_LEVEL, ...LIMITS_OUT_OF_REACH },
       // BENCH_CPU_PROF=<dir>: write a V8 CPU profile of the boxhub server (open in Chrome DevTools).
       ...(process.env.BENCH_CPU_PROF ? { execArgv: ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] } : {}),
     });

@@ -18,7 +18,7 @@
 import { rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
-import { forkChild, header, tempDir, percentile, sleep, verdict, type Child } from './support/child.ts';
+import { forkChild, header, LIMITS_OUT_OF_REACH, tempDir, percentile, sleep, verdict, type Child } from './support/child.ts';
 
 const BOXES = Number(process.env.BENCH_BOXES ?? 1000);
 const WARM_BOXES = Math.min(10, BOXES - 1);
@@ -64,7 +64,7 @@ async function main(): Promise<void> {
   try {
     const server = await forkChild('server-process.ts', ['boxhub'], {
       execArgv: ['--expose-gc', ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])],
-      env: { PORT: '0', HOST: '127.0.0.1', BOXHUB_MQTT_PORT: '0', BOXHUB_MQTT_HOST: '127.0.0.1', BOXHUB_DATA_DIR: dataDir, LOG_LEVEL },
+      env: { PORT: '0', HOST: '127.0.0.1', BOXHUB_MQTT_PORT: '0', BOXHUB_MQTT_HOST: '127.0.0.1', BOXHUB_DATA_DIR: dataDir, LOG_LEVEL, ...LIMITS_OUT_OF_REACH },
     });
     children.push(server);
     const boxes = await forkChild('boxes-process.ts', []);

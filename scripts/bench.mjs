@@ -4,6 +4,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { sourceEnv } from './source-mode.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const filters = process.argv.slice(2);
@@ -19,7 +20,8 @@ const files = walk(join(root, 'bench'), []).sort().filter((f) => filters.length 
 let failed = 0;
 for (const f of files) {
   console.log(`\n=== ${f}`);
-  const r = spawnSync(process.execPath, ['--import', 'tsx', f], { stdio: 'inherit', cwd: root });
+  // On the sources (scripts/source-mode.mjs), like the tests: no build needed.
+  const r = spawnSync(process.execPath, [f], { stdio: 'inherit', cwd: root, env: sourceEnv() });
   if (r.status !== 0) { failed = 1; console.log(`!!! ${f} exited with ${r.status}`); }
 }
 process.exit(failed);

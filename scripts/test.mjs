@@ -1,16 +1,23 @@
 #!/usr/bin/env node
-// Runs the whole suite with Node's own test runner (TypeScript through tsx).
-// Node 20's --test takes no globs, so the files are collected here.
+// Runs the whole suite with Node's own test runner, on the TypeScript sources (source mode,
+// scripts/source-mode.mjs: no build needed). Node 20's --test takes no globs, so the files are
+// collected here.
 //
 // Pass 1: every test on the embedded defaults (SQLite, in-process aedes broker).
 // Pass 2: the tests that touch a database or a broker again on the "scale-out" engines:
 //         PostgreSQL (BOXHUB_TEST_DATABASE_URL) and Mosquitto (BOXHUB_TEST_MQTT_URL).
 //         They are set by .ci/run; a developer without them gets pass 1 only and a notice.
+// Pass 3: the install tests (*.install.test.ts): build, pack and install the packages in a
+//         fresh copy of the repository and run them with plain node. They run alone, after
+//         the others: they keep both cores busy for a minute or two.
 //
 // Usage: node scripts/test.mjs [path-fragment ...]   (only files whose path contains one)
+//        BOXHUB_TEST_PASSES=external,install node scripts/test.mjs   (only those passes)
+// Every selected pass runs even when one before it failed, so one run shows every failure.
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { sourceEnv } from './source-mode.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const filters = process.argv.slice(2);
@@ -25,45 +32,60 @@ function walk(dir, out) {
   return out;
 }
 
-const all = walk(join(root, 'packages'), []).sort()
+const selected = walk(join(root, 'packages'), []).sort()
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
+const isInstallTest = (f) => f.endsWith('.install.test.ts');
+const all = selected.filter((f) => !isInstallTest(f));
+const installTests = selected.filter(isInstallTest);
 // Tests whose behaviour depends on the database or broker engine opt in to pass 2 by living
 // in these packages; pure libraries (protocol, recognizer, agent drivers) run once.
 const engineBound = all.filter((f) => /^packages\/(server|e2e|cli)\//.test(f));
 
-function run(label, files, env) {
+function run(label, files, env, { concurrency = 3, timeoutMs = 120_000 } = {}) {
   if (files.length === 0) return 0;
   console.log(`\n# ${label}: ${files.length} file(s)`);
   const r = spawnSync(process.execPath, [
-    '--import', 'tsx', '--test', '--test-concurrency=3', '--test-timeout=120000', ...files,
-  ], { stdio: 'inherit', cwd: root, env: { ...process.env, ...env } });
+    '--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, ...files,
+  ], { stdio: 'inherit', cwd: root, env: sourceEnv({ ...process.env, ...env }) });
   return r.status ?? 1;
 }
 
-let failed = run('embedded engines (SQLite, in-process broker)', all, {
-  BOXHUB_TEST_ENGINE: 'embedded',
-});
+const passes = new Set((process.env.BOXHUB_TEST_PASSES ?? 'embedded,external,install').split(',').map((x) => x.trim()));
+let failed = 0;
+if (passes.has('embedded')) {
+  failed = run('embedded engines (SQLite, in-process broker)', all, { BOXHUB_TEST_ENGINE: 'embedded' }) || failed;
+}
 const pg = process.env.BOXHUB_TEST_DATABASE_URL;
 const mqttUrl = process.env.BOXHUB_TEST_MQTT_URL;
-if (pg && mqttUrl) {
+if (!passes.has('external')) {
+  // not asked for
+} else if (pg && mqttUrl) {
   await dropTestSchemas(pg);
-  failed ||= run('scale-out engines (PostgreSQL, Mosquitto)', engineBound, {
-    BOXHUB_TEST_ENGINE: 'external',
-  });
+  failed = run('scale-out engines (PostgreSQL, Mosquitto)', engineBound, { BOXHUB_TEST_ENGINE: 'external' }) || failed;
 } else {
   console.log('\n# scale-out pass skipped: set BOXHUB_TEST_DATABASE_URL and BOXHUB_TEST_MQTT_URL (see .ci/run)');
   if (process.env.CI) { console.log('# CI must run the scale-out pass'); failed = 1; }
 }
+if (passes.has('install')) {
+  failed = run('install (build, pack and install in a fresh copy; plain node)', installTests, {}, { concurrency: 1, timeoutMs: 30 * 60_000 }) || failed;
+}
 process.exit(failed);
 
-/** Test servers each work in a PostgreSQL schema named t_*; the previous run's are dropped here. */
+/** Test servers each work in a PostgreSQL schema t_<time base 36>_<random> (harness.ts
+ *  testSchemaName); those of earlier runs, older than three hours, are dropped here. Younger ones
+ *  may belong to a run going on beside this one (another checkout), and are left alone. */
 async function dropTestSchemas(url) {
   const { default: pgLib } = await import('pg');
   const c = new pgLib.Client({ connectionString: url });
   await c.connect();
   try {
     const { rows } = await c.query(String.raw`SELECT nspname FROM pg_namespace WHERE nspname LIKE 't\_%'`);
-    for (const r of rows) await c.query(`DROP SCHEMA IF EXISTS "${r.nspname}" CASCADE`);
+    const cutoff = Date.now() - 3 * 3600_000;
+    for (const r of rows) {
+      const made = /^t_([0-9a-z]+)_[0-9a-f]+$/.exec(r.nspname);
+      if (made && parseInt(made[1], 36) > cutoff) continue;
+      await c.query(`DROP SCHEMA IF EXISTS "${r.nspname}" CASCADE`);
+    }
   } finally {
     await c.end();
   }

@@ -66,12 +66,12 @@ async function throughput(label: string, n: number, pgSchema?: string): Promise<
   const { s, close } = await server(pgSchema ? { DATABASE_URL: pgUrl } : {}, pgSchema);
   try {
     const app = await s.services.applications.create({ name: 'bench' });
-    await s.callbackWorker.stop();
+    await s.jobRunner.stop();
     const t0 = performance.now();
     await enqueueMany(s, app.id, `${rx.origin}/ok`, n);
     const enqMs = performance.now() - t0;
     const t1 = performance.now();
-    s.callbackWorker.start();
+    s.jobRunner.start();
     while (await countStatus(s, 'delivered') < n) await new Promise((r) => setTimeout(r, 50));
     const ms = performance.now() - t1;
     const got = (await rx.dump()).length;

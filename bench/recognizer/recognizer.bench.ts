@@ -1,34 +1,67 @@
-// Feedback-card recognizer benchmark: synthetic filled cards rendered from the template with
-// ground truth per area and scan effects (bench-card.ts), read back through the worker pool.
-// Prints per-area accuracy, silent errors apart from uncertain areas, QR and student-number
-// read rates, upside-down detection and speed, against the targets of the issue.
-// BOXHUB_BENCH_TUNE=1 runs the tuning seeds instead of the evaluation seeds.
+// Feedback-card recognizer benchmark. Two generators of filled, scanned cards with ground truth
+// per area (README.md here):
+//   A: the template's drawing list drawn with canvas (bench-card.ts, render-worker.ts); tuning
+//      seeds (BOXHUB_BENCH_TUNE=1) and evaluation seeds (default);
+//   B: independent/: the template PDF rasterised by poppler, marks of other shapes drawn as SVG
+//      by librsvg, scan effects by sharp; evaluation only, never used to set a threshold.
+// Every figure of issue 12's table is reported per class on both generators, then speed.
 import { Worker } from 'node:worker_threads';
 import { spawnSync } from 'node:child_process';
-import { loadavg } from 'node:os';
+import { loadavg, cpus } from 'node:os';
 import sharp from 'sharp';
-import { createLayoutSet, planTemplate, PagePool, recognizePage, type PageReading } from '../../packages/recognizer/src/index.ts';
-import { BENCH_CARD, EVALUATION_SEED_BASE, TUNING_SEED_BASE, type SetName } from './bench-card.ts';
-import type { RenderedCard, RenderJob } from './render-worker.ts';
+import type { Layout, PageReading, PageSource, StudentResult } from '../../packages/recognizer/src/index.ts';
+import { BARCODE_CARD, BENCH_CARD, EVALUATION_SEED_BASE, TUNING_SEED_BASE } from './bench-card.ts';
+import { INDEPENDENT_CARDS, INDEPENDENT_SEED_BASE, independentCardFor } from './independent/cards.ts';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { loadRecognizer, recognizerEntry, type Recognizer } from './under-test.ts';
+import type { GeneratorName, RenderedCard, RenderJob, Scenario } from './rendered.ts';
+import { merge, newTally, pct, fmtKinds, report, scorePages, scoreStudents, scoreSwap, type Count, type Tally } from './score.ts';
 
 const tune = process.env.BOXHUB_BENCH_TUNE === '1';
-const seedBase = tune ? TUNING_SEED_BASE : EVALUATION_SEED_BASE;
 const quick = process.env.BOXHUB_BENCH_QUICK === '1';
+const scale = Number(process.env.BOXHUB_BENCH_SCALE ?? '1');
+const only = process.env.BOXHUB_BENCH_GENERATOR as GeneratorName | undefined;
+const rec = await loadRecognizer();
 
-interface SetSpec { label: string; set: SetName; dpi: number; cards: number }
-const SETS: SetSpec[] = ([
-  { label: 'clean 150 dpi', set: 'clean', dpi: 150, cards: 4 },
-  { label: 'clean 200 dpi', set: 'clean', dpi: 200, cards: 4 },
-  { label: 'clean 300 dpi', set: 'clean', dpi: 300, cards: 3 },
-  { label: 'clean 600 dpi', set: 'clean', dpi: 600, cards: 1 },
-  { label: 'hard 200 dpi', set: 'hard', dpi: 200, cards: 14 },
-  { label: 'hard 300 dpi', set: 'hard', dpi: 300, cards: 8 },
-  { label: 'hard 100 dpi', set: 'hard', dpi: 100, cards: 12 },
-] as SetSpec[]).map((s) => (quick ? { ...s, cards: Math.max(1, Math.ceil(s.cards / 4)) } : s));
+interface SetSpec { generator: GeneratorName; scenario: Scenario; dpi: number; cards: number }
+const label = (s: SetSpec) => `${s.generator} ${s.scenario} ${s.dpi} dpi`;
 
-function renderAll(spec: SetSpec, setIndex: number): Promise<RenderedCard[]> {
-  const workers = [0, 1].map(() => new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: { entry: new URL('./render-worker.ts', import.meta.url).href } }));
-  const jobs: RenderJob[] = Array.from({ length: spec.cards }, (_, i) => ({ id: i, set: spec.set, dpi: spec.dpi, seed: seedBase + setIndex * 1000 + i }));
+const A: SetSpec[] = [
+  { generator: 'A', scenario: 'clean', dpi: 300, cards: 2 },
+  { generator: 'A', scenario: 'clean', dpi: 600, cards: 1 },
+  { generator: 'A', scenario: 'mixed', dpi: 100, cards: 16 },
+  { generator: 'A', scenario: 'mixed', dpi: 150, cards: 12 },
+  { generator: 'A', scenario: 'mixed', dpi: 200, cards: 16 },
+  { generator: 'A', scenario: 'mixed', dpi: 300, cards: 8 },
+  { generator: 'A', scenario: 'barcode', dpi: 100, cards: 10 },
+  { generator: 'A', scenario: 'barcode', dpi: 150, cards: 6 },
+  { generator: 'A', scenario: 'barcode', dpi: 200, cards: 6 },
+];
+const B: SetSpec[] = [
+  { generator: 'B', scenario: 'mixed', dpi: 100, cards: 20 },
+  { generator: 'B', scenario: 'mixed', dpi: 150, cards: 16 },
+  { generator: 'B', scenario: 'mixed', dpi: 200, cards: 20 },
+  { generator: 'B', scenario: 'mixed', dpi: 300, cards: 10 },
+  { generator: 'B', scenario: 'barcode', dpi: 100, cards: 10 },
+  { generator: 'B', scenario: 'barcode', dpi: 150, cards: 6 },
+  { generator: 'B', scenario: 'barcode', dpi: 200, cards: 6 },
+];
+// Generator B is evaluation only: the tuning run renders A's tuning seeds and nothing else.
+const SETS = [...(only !== 'B' ? A : []), ...(only !== 'A' && !tune ? B : [])]
+  .map((s) => ({ ...s, cards: Math.max(1, Math.round((quick ? s.cards / 4 : s.cards) * scale)) }));
+
+function seedFor(s: SetSpec, i: number): number {
+  const setIndex = (s.generator === 'A' ? A : B).findIndex((x) => x.scenario === s.scenario && x.dpi === s.dpi);
+  const base = s.generator === 'B' ? INDEPENDENT_SEED_BASE : tune ? TUNING_SEED_BASE : EVALUATION_SEED_BASE;
+  return base + setIndex * 1000 + i;
+}
+
+const workerUrl = (g: GeneratorName) => new URL(g === 'A' ? './render-worker.ts' : './independent/render-worker.ts', import.meta.url).href;
+
+function renderAll(spec: SetSpec): Promise<RenderedCard[]> {
+  const workers = [0, 1].map(() => new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: { entry: workerUrl(spec.generator) } }));
+  const jobs: RenderJob[] = Array.from({ length: spec.cards }, (_, i) => ({ generator: spec.generator, scenario: spec.scenario, dpi: spec.dpi, seed: seedFor(spec, i), id: i, tuning: tune }));
   const done: RenderedCard[] = [];
   return new Promise((resolve, reject) => {
     const feed = (w: Worker) => { const j = jobs.shift(); if (j) w.postMessage(j); };
@@ -43,121 +76,143 @@ function renderAll(spec: SetSpec, setIndex: number): Promise<RenderedCard[]> {
   });
 }
 
-interface Tally {
-  pages: number; unreadable: number; areas: number; correct: number; uncertain: number; silent: number;
-  silentKinds: Map<string, number>; uncertainKinds: Map<string, number>;
-  qrPages: number; qrRead: number; qrWrong: number;
-  snCards: number; snRead: number; snError: number; snWrong: number; snAmbiguous: number; snAmbiguousFlagged: number;
-  upsideDownPages: number; upsideDownRight: number; orientationWrong: number; folded: number; foldedRead: number;
-  ms: number[];
+async function layoutsOf(g: GeneratorName): Promise<Layout[]> {
+  if (g === 'A') return [(await rec.planTemplate(BENCH_CARD)).layout, (await rec.planTemplate(BARCODE_CARD)).layout];
+  return Promise.all(INDEPENDENT_CARDS.map(async (d) => (await rec.planTemplate(d)).layout));
 }
 
-function newTally(): Tally {
-  return { pages: 0, unreadable: 0, areas: 0, correct: 0, uncertain: 0, silent: 0, silentKinds: new Map(), uncertainKinds: new Map(), qrPages: 0, qrRead: 0, qrWrong: 0, snCards: 0, snRead: 0, snError: 0, snWrong: 0, snAmbiguous: 0, snAmbiguousFlagged: 0, upsideDownPages: 0, upsideDownRight: 0, orientationWrong: 0, folded: 0, foldedRead: 0, ms: [] };
+/** Page numbering of a stack: duplex (sheet n's front is page 2n-1) or single-sided. */
+const source = (n: number, duplex: boolean): PageSource => (duplex ? { paper_number: Math.ceil(n / 2), page_number: n, front: n % 2 === 1, item_id: 1 } : { paper_number: n, page_number: n, front: true, item_id: 1 });
+
+function assemble(layouts: Layout[], pages: PageReading[], duplex = true): StudentResult[] {
+  const a = new rec.StudentAssembler(rec.createLayoutSet(layouts));
+  const out: StudentResult[] = [];
+  pages.forEach((r, i) => out.push(...a.push(source(i + 1, duplex), r)));
+  out.push(...a.end());
+  return out;
 }
 
-const bump = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1);
-
-function score(t: Tally, card: RenderedCard, readings: PageReading[]): void {
-  card.sides.forEach((side, k) => {
-    const r = readings[k]!;
-    t.pages++;
-    t.ms.push(r.ms);
-    if (side.upsideDown) t.upsideDownPages++;
-    if (side.folded) { t.folded++; if (r.status === 'ok') t.foldedRead++; }
-    if (r.status !== 'ok') { t.unreadable++; t.areas += side.truth.length; t.uncertain += side.truth.length; return; }
-    if (r.upside_down === side.upsideDown) { if (side.upsideDown) t.upsideDownRight++; } else t.orientationWrong++;
-    r.areas.forEach((a, i) => {
-      const truth = side.truth[i]!;
-      t.areas++;
-      if (a.state === 'uncertain') { t.uncertain++; bump(t.uncertainKinds, truth.kind); }
-      else if ((a.state === 'filled') === truth.filled) t.correct++;
-      else { t.silent++; bump(t.silentKinds, `${truth.kind}->${a.state}(score ${a.score})`); }
-    });
-    if (k === 0) {
-      t.qrPages++;
-      if (r.qrcode === card.qrcode) t.qrRead++; else if (r.qrcode) t.qrWrong++;
-      t.snCards++;
-      if (card.ambiguous) { t.snAmbiguous++; if (r.student_id === null) t.snAmbiguousFlagged++; else t.snWrong++; }
-      else if (r.student_id === card.studentId) t.snRead++;
-      else if (r.student_id === null) t.snError++;
-      else t.snWrong++;
-    }
-  });
-}
-
-const pct = (a: number, b: number) => (b === 0 ? '   n/a' : `${((100 * a) / b).toFixed(3)} %`);
-const fmtKinds = (m: Map<string, number>) => [...m.entries()].map(([k, v]) => `${k} ×${v}`).join(', ') || '-';
-
-function report(label: string, t: Tally): void {
-  const ms = t.ms.reduce((a, b) => a + b, 0) / Math.max(1, t.ms.length);
-  console.log(`\n## ${label}: ${t.pages} pages, ${t.areas} areas${t.unreadable ? `, ${t.unreadable} pages unreadable` : ''}`);
-  console.log(`  areas right         ${pct(t.correct, t.areas)}  (${t.correct}/${t.areas})`);
-  console.log(`  silent errors       ${t.silent}  ${t.silent ? fmtKinds(t.silentKinds) : ''}`);
-  console.log(`  uncertain           ${pct(t.uncertain, t.areas)}  (${t.uncertain})  ${fmtKinds(t.uncertainKinds)}`);
-  console.log(`  QR read             ${pct(t.qrRead, t.qrPages)}  (${t.qrRead}/${t.qrPages}, wrong ${t.qrWrong})`);
-  console.log(`  student number      read ${t.snRead}, reported error ${t.snError}, wrong ${t.snWrong}; double-marked ${t.snAmbiguous} of which flagged ${t.snAmbiguousFlagged}`);
-  console.log(`  upside-down pages   ${t.upsideDownRight}/${t.upsideDownPages} detected, orientation wrong on ${t.orientationWrong}`);
-  if (t.folded) console.log(`  folded corner       ${t.foldedRead}/${t.folded} pages read with three fiducials`);
-  console.log(`  ms per page         ${ms.toFixed(1)} (in a worker, decode included)`);
-}
-
-console.log(`# recognizer benchmark — ${tune ? 'TUNING seeds' : 'evaluation seeds'}${quick ? ' (quick)' : ''}; ${BENCH_CARD.chapters.reduce((a, c) => a + c.areas, 0)} areas per card`);
-const { layout } = await planTemplate(BENCH_CARD);
-const layouts = createLayoutSet([layout]);
-const pool = new PagePool({ layouts: [layout], workers: 2 });
+const cpu = cpus()[0]?.model ?? 'unknown CPU';
+console.log(`# recognizer benchmark — ${tune ? 'TUNING seeds (generator A only)' : 'evaluation seeds'}${quick ? ' (quick)' : ''}; recognizer ${recognizerEntry().replace(/^file:\/\//, '')}`);
+console.log(`# ${cpus().length} cores, ${cpu}, node ${process.version}, load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+const t0 = performance.now();
 const totals = new Map<string, Tally>();
 let speedPages: Uint8Array[] = [];
-const t0 = performance.now();
-const load0 = loadavg().map((x) => x.toFixed(1)).join(' ');
-for (const [i, spec] of SETS.entries()) {
-  const cards = await renderAll(spec, i);
+const allLayouts = new Map<GeneratorName, Layout[]>();
+for (const g of ['A', 'B'] as const) if (SETS.some((s) => s.generator === g)) allLayouts.set(g, await layoutsOf(g));
+const pool = new rec.PagePool({ layouts: [...allLayouts.values()].flat(), workers: 2 });
+
+for (const spec of SETS) {
+  const cards = await renderAll(spec);
   const tally = newTally();
   const readings = await Promise.all(cards.map((c) => Promise.all(c.sides.map((s) => pool.recognize(s.jpeg)))));
-  cards.forEach((c, k) => score(tally, c, readings[k]!));
-  report(spec.label, tally);
-  totals.set(spec.label, tally);
-  if (spec.set === 'hard' && spec.dpi === 200) speedPages = cards.flatMap((c) => c.sides.map((s) => s.jpeg));
+  const barcode = spec.scenario === 'barcode';
+  cards.forEach((c, k) => scorePages(tally, c, readings[k]!, barcode));
+  if (barcode) {
+    const layouts = allLayouts.get(spec.generator)!;
+    scoreStudents(tally, cards, assemble(layouts, readings.flat()));
+    // Second sheets of two students swapped: X1, Y2, Y1, X2, scanned single-sided (the fronts
+    // only, so that nothing but the swap can fail a student).
+    for (let i = 0; i + 1 < cards.length; i += 2) {
+      const x = readings[i]!, y = readings[i + 1]!;
+      const front = (r: PageReading[], sheet: 0 | 1) => r[sheet * 2]!;
+      scoreSwap(tally, assemble(layouts, [front(x, 0), front(y, 1), front(y, 0), front(x, 1)], false));
+    }
+  }
+  report(label(spec), tally);
+  totals.set(label(spec), tally);
+  if (spec.generator === 'A' && spec.scenario === 'mixed' && spec.dpi === 200) speedPages = cards.flatMap((c) => c.sides.map((s) => s.jpeg));
 }
 
-// Speed: one thread, then the two-worker pool, on the hard 200-dpi pages.
-sharp.concurrency(1);
-for (const p of speedPages.slice(0, 2)) await recognizePage(p, layouts);
-let t = performance.now();
-for (const p of speedPages) await recognizePage(p, layouts);
-const single = (performance.now() - t) / speedPages.length;
-const poolRate = async (pl: PagePool) => {
-  for (const p of speedPages.slice(0, 4)) await pl.recognize(p);
-  const t1 = performance.now();
-  await Promise.all([...speedPages, ...speedPages].map((p) => pl.recognize(p)));
-  return (2 * speedPages.length) / ((performance.now() - t1) / 1000);
+// Issue 12's table, per generator.
+const sel = (g: GeneratorName, f: (s: SetSpec) => boolean): Tally => {
+  const t = newTally();
+  for (const s of SETS) if (s.generator === g && f(s)) merge(t, totals.get(label(s))!);
+  return t;
 };
-const pool1 = new PagePool({ layouts: [layout], workers: 1 });
-const rate1 = await poolRate(pool1);
-await pool1.close();
-const rate2 = await poolRate(pool);
-await pool.close();
+const kindSum = (t: Tally, test: (k: string) => boolean): Count => {
+  const c: Count = { n: 0, right: 0, uncertain: 0, silent: 0 };
+  for (const [k, v] of t.kinds) if (test(k)) { c.n += v.n; c.right += v.right; c.uncertain += v.uncertain; c.silent += v.silent; }
+  return c;
+};
+const fmtCount = (c: Count) => `${pct(c.right, c.n, 2)} right (${c.right}/${c.n}), ${c.uncertain} uncertain, ${c.silent} silent`;
+const isTick = (k: string) => k === 'tick' || k === 'thin-tick';
+for (const g of ['A', 'B'] as const) {
+  if (!SETS.some((s) => s.generator === g)) continue;
+  const hi = sel(g, (s) => s.scenario !== 'clean' && s.dpi >= 150 && s.dpi <= 300);
+  const d200 = sel(g, (s) => s.scenario !== 'clean' && s.dpi === 200);
+  const d100 = sel(g, (s) => s.dpi === 100);
+  const bc100 = sel(g, (s) => s.scenario === 'barcode' && s.dpi === 100);
+  const bcAll = sel(g, (s) => s.scenario === 'barcode');
+  const all = sel(g, () => true);
+  const hiAll = sel(g, (s) => s.dpi >= 150);
+  console.log(`\n# issue 12 figures, generator ${g}${g === 'A' ? (tune ? ' (tuning seeds)' : ' (evaluation seeds)') : ' (independent, evaluation only)'}`);
+  console.log(`  areas right 150-300 dpi            ${pct(hi.areas.right, hi.areas.n)} (${hi.areas.right}/${hi.areas.n})   target ≥ 99.9 %`);
+  console.log(`  uncertain areas at 200 dpi         ${pct(d200.areas.uncertain, d200.areas.n)} (${d200.areas.uncertain}/${d200.areas.n})   target ≤ 0.3 %`);
+  console.log(`  uncertain 150-300 dpi, by hand     ${fmtKinds(hi.uncertainHands)}; by class ${fmtKinds(hi.uncertainKinds)}`);
+  console.log(`  light pencil 0.20-0.30, 150-300    ${fmtCount(kindSum(hi, (k) => k === 'light-pencil'))}   target ≥ 99 % right`);
+  console.log(`  light pencil 0.20-0.30, 100 dpi    ${fmtCount(kindSum(d100, (k) => k === 'light-pencil'))}`);
+  console.log(`  faint pencil 0.15-0.20, 150-300    ${fmtCount(kindSum(hi, (k) => k === 'faint-pencil'))}   (no target)`);
+  console.log(`  ticks, 150-300 dpi                 ${fmtCount(kindSum(hi, isTick))}   target ≥ 99.5 % right`);
+  console.log(`  ticks, 100 dpi                     ${fmtCount(kindSum(d100, isTick))}`);
+  console.log(`  silent errors at 100 dpi           ${d100.areas.silent} in ${d100.pages} pages ${d100.areas.silent ? `(${fmtKinds(d100.silentKinds)})` : ''}   target 0`);
+  console.log(`  silent errors 150-600 dpi          ${hiAll.areas.silent} in ${hiAll.pages} pages ${hiAll.areas.silent ? `(${fmtKinds(hiAll.silentKinds)})` : ''}   must stay 0`);
+  console.log(`  Code128 student number at 100 dpi  ${bc100.barcodeRead}/${bc100.barcodeCards} read, ${bc100.barcodeWrong} wrong   target all read`);
+  console.log(`  Code128 student number, all dpi    ${bcAll.barcodeRead}/${bcAll.barcodeCards} read, ${bcAll.barcodeWrong} wrong`);
+  console.log(`  blank backs (grey paper, backing)  ${bcAll.blankSkipped}/${bcAll.blankPages} skipped as blank; students ${bcAll.studentsOk}/${bcAll.students} right, ${bcAll.extraResults} extra results   target all skipped, 0 extra`);
+  console.log(`  swapped sheets, personalised card  ${bcAll.swapPairs - bcAll.swapMerged}/${bcAll.swapPairs} pairs detected   target all`);
+  console.log(`  student ids                        wrong ${all.snWrong + all.barcodeWrong + all.studentsWrong}, QR wrong ${all.qrWrong}   must stay 0`);
+  console.log(`  QR read                            ${pct(all.qrRead, all.qrPages, 1)} (${all.qrRead}/${all.qrPages})`);
+  console.log(`  upside-down detected               ${all.upsideDownRight}/${all.upsideDownPages}, orientation wrong ${all.orientationWrong}`);
+  const perKind = [...all.kinds.entries()].sort((a, b) => a[0].localeCompare(b[0]));
+  console.log(`  per mark class, 150-300 dpi / 100 dpi:`);
+  for (const [k] of perKind) {
+    const h = hi.kinds.get(k), l = d100.kinds.get(k);
+    console.log(`    ${k.padEnd(14)} ${h ? fmtCount(h) : '-'}  |  ${l ? fmtCount(l) : '-'}`);
+  }
+}
 
-const sum = (labels: string[], f: (t: Tally) => number) => labels.reduce((a, l) => a + f(totals.get(l)!), 0);
-const clean = ['clean 150 dpi', 'clean 200 dpi', 'clean 300 dpi', 'clean 600 dpi'];
-const hard = ['hard 200 dpi', 'hard 300 dpi'];
-const all = SETS.map((s) => s.label);
-console.log('\n# targets');
-console.log(`  clean ≥150 dpi areas right      ${pct(sum(clean, (x) => x.correct), sum(clean, (x) => x.areas))}   (target 100 %)`);
-console.log(`  hard 200-300 dpi areas right    ${pct(sum(hard, (x) => x.correct), sum(hard, (x) => x.areas))}   (target ≥ 99.95 %)`);
-console.log(`  hard 200-300 dpi silent errors  ${sum(hard, (x) => x.silent)}   (target 0)`);
-console.log(`  hard 200-300 dpi uncertain      ${pct(sum(hard, (x) => x.uncertain), sum(hard, (x) => x.areas))}   (target ≤ 0.5 %)`);
-console.log(`  hard 100 dpi areas right        ${pct(totals.get('hard 100 dpi')!.correct, totals.get('hard 100 dpi')!.areas)}   (target ≥ 99.5 %), silent ${totals.get('hard 100 dpi')!.silent}`);
-console.log(`  QR read, all sets               ${pct(sum(all, (x) => x.qrRead), sum(all, (x) => x.qrPages))}   (target 100 %), wrong ${sum(all, (x) => x.qrWrong)}`);
-console.log(`  upside-down detected            ${sum(all, (x) => x.upsideDownRight)}/${sum(all, (x) => x.upsideDownPages)}, orientation wrong ${sum(all, (x) => x.orientationWrong)}   (target 100 %)`);
-console.log(`  student numbers                 read ${sum(all, (x) => x.snRead)}, reported error ${sum(all, (x) => x.snError + x.snAmbiguousFlagged)}, wrong ${sum(all, (x) => x.snWrong)}   (target: never wrong)`);
-console.log(`  speed, one thread, 200 dpi      ${single.toFixed(1)} ms/page = ${(1000 / single).toFixed(1)} pages/s/core   (target ≥ 10)`);
-console.log(`  speed, pool of 1 / 2 workers    ${rate1.toFixed(1)} / ${rate2.toFixed(1)} pages/s = ${(rate2 / rate1).toFixed(2)}× with both cores`);
-console.log(`  load average (others' work)     ${loadavg().map((x) => x.toFixed(1)).join(' ')} at the end, ${load0} at the start; speed figures are only meaningful near 0`);
+// Speed: one thread, then the pool, on generator A's mixed 200-dpi pages. With
+// BOXHUB_BENCH_COMPARE=DIR (another copy of packages/recognizer/src), that recognizer reads the
+// same pages on the same thread, alternating page by page, for a ratio measured side by side.
+if (speedPages.length > 0) {
+  const layouts = rec.createLayoutSet(allLayouts.get('A')!);
+  sharp.concurrency(1);
+  for (const p of speedPages.slice(0, 2)) await rec.recognizePage(p, layouts);
+  const compareDir = process.env.BOXHUB_BENCH_COMPARE;
+  const other = compareDir ? (await import(pathToFileURL(resolve(compareDir, 'index.ts')).href)) as Recognizer : undefined;
+  const otherLayouts = other ? other.createLayoutSet([(await other.planTemplate(BENCH_CARD)).layout]) : undefined;
+  if (other && otherLayouts) for (const p of speedPages.slice(0, 2)) await other.recognizePage(p, otherLayouts);
+  let ours = 0, theirs = 0;
+  for (const p of speedPages) {
+    let t1 = performance.now();
+    await rec.recognizePage(p, layouts);
+    ours += performance.now() - t1;
+    if (other && otherLayouts) { t1 = performance.now(); await other.recognizePage(p, otherLayouts); theirs += performance.now() - t1; }
+  }
+  const single = ours / speedPages.length;
+  if (other) console.log(`\n# speed side by side: ${compareDir} ${(theirs / speedPages.length).toFixed(1)} ms/page, this recognizer ${single.toFixed(1)} ms/page (${(single / (theirs / speedPages.length)).toFixed(2)}× the time)`);
+  const poolRate = async (pl: InstanceType<typeof rec.PagePool>) => {
+    for (const p of speedPages.slice(0, 4)) await pl.recognize(p);
+    const t1 = performance.now();
+    await Promise.all([...speedPages, ...speedPages].map((p) => pl.recognize(p)));
+    return (2 * speedPages.length) / ((performance.now() - t1) / 1000);
+  };
+  const pool1 = new rec.PagePool({ layouts: allLayouts.get('A')!, workers: 1 });
+  const rate1 = await poolRate(pool1);
+  await pool1.close();
+  const rate2 = await poolRate(pool);
+  console.log('\n# speed (generator A, mixed 200 dpi pages)');
+  console.log(`  one thread                      ${single.toFixed(1)} ms/page = ${(1000 / single).toFixed(1)} pages/s/core   (target ≥ 10)`);
+  console.log(`  pool of 1 / 2 workers           ${rate1.toFixed(1)} / ${rate2.toFixed(1)} pages/s = ${(rate2 / rate1).toFixed(2)}× with both cores`);
+}
+await pool.close();
+console.log(`  load average (others' work)     ${loadavg().map((x) => x.toFixed(1)).join(' ')} at the end; speed figures are only meaningful near 0`);
 console.log(`  bench wall time                 ${((performance.now() - t0) / 1000).toFixed(0)} s`);
 
 const amc = spawnSync('sh', ['-c', 'command -v auto-multiple-choice'], { encoding: 'utf8' });
-if (amc.status === 0) {
+if (amc.status === 0 && !only) {
   const { AMC_SETS, runAmcComparison, printSideBySide } = await import('./amc/index.ts');
-  printSideBySide(totals, await runAmcComparison(AMC_SETS, { copies: quick ? 3 : 12 }));
+  const boxhub = new Map([...totals.entries()].map(([k, v]) => [k, { pages: v.pages, areas: v.areas.n, correct: v.areas.right, silent: v.areas.silent, uncertain: v.areas.uncertain, ms: v.ms }]));
+  printSideBySide(boxhub, await runAmcComparison(AMC_SETS, { copies: quick ? 3 : 12 }));
 } else console.log('\n# Auto Multiple Choice: not found (apt-get install auto-multiple-choice to compare); skipped');

@@ -2,9 +2,13 @@
 // with an IPC channel, so their memory and CPU are not counted as the server's.
 //
 // Protocol: sends { ready: true, url: '' } at start; then { id, op, ... } → { id, result | error }:
-//   connect { url, boxes: [{ uuid, secret }], keepaliveSec, concurrency, noDelay } → { connected, ms }
+//   connect { url, boxes: [{ uuid, secret }], keepaliveSec, concurrency, noDelay, scanner?, printer? } → { connected, ms }
+//   load { sheets, back } → puts `sheets` sheets in every box's feeder (sim scanner)
 //   played → total buzz patterns the boxes received
+//   cpu → process.cpuUsage(); cpuWithChildren → { ownMs, childrenMs } (children: tools it ran)
+//   e2eKey → the first box's public key (hex), once it has one
 //   close → stops every agent and exits
+import { readFileSync } from 'node:fs';
 import { createSimulatedBox, type SimulatedBox } from '@boxhub/agent';
 
 type Request = { id: number; op: string; [k: string]: unknown };
@@ -18,12 +22,15 @@ function setNoDelay(box: SimulatedBox): void {
   link.client?.stream?.setNoDelay?.(true);
 }
 
-async function connect(url: string, list: { uuid: string; secret: string }[], keepaliveSec: number, concurrency: number, timeoutMs: number, noDelay: boolean) {
+async function connect(url: string, list: { uuid: string; secret: string }[], keepaliveSec: number, concurrency: number, timeoutMs: number, noDelay: boolean, devices: { scanner?: string; printer?: string } = {}) {
   const t0 = Date.now();
   const queue = [...list];
   // A bounded number of connects in flight: a real fleet does not all dial in the same ms.
   const one = (c: { uuid: string; secret: string }) => new Promise<void>((resolve, reject) => {
-    const box = createSimulatedBox({ url, uuid: c.uuid, secret: c.secret, keepaliveSec, backoff: { baseMs: 500, maxMs: 5000 } });
+    const box = createSimulatedBox({
+      url, uuid: c.uuid, secret: c.secret, keepaliveSec, backoff: { baseMs: 500, maxMs: 5000 },
+      ...(devices.scanner ? { scanner: devices.scanner } : {}), ...(devices.printer ? { printer: devices.printer } : {}),
+    });
     boxes.push(box);
     const t = setTimeout(() => reject(new Error(`box ${c.uuid} did not connect within ${timeoutMs} ms`)), timeoutMs);
     if (noDelay) box.agent.link.on('connected', () => setNoDelay(box));
@@ -39,9 +46,33 @@ async function connect(url: string, list: { uuid: string; secret: string }[], ke
 async function handle(req: Request): Promise<unknown> {
   switch (req.op) {
     case 'connect':
-      return connect(String(req.url), req.boxes as { uuid: string; secret: string }[], Number(req.keepaliveSec ?? 60), Number(req.concurrency ?? 50), Number(req.timeoutMs ?? 30_000), req.noDelay === true);
+      return connect(String(req.url), req.boxes as { uuid: string; secret: string }[], Number(req.keepaliveSec ?? 60), Number(req.concurrency ?? 50), Number(req.timeoutMs ?? 30_000), req.noDelay === true,
+        { ...(req.scanner ? { scanner: String(req.scanner) } : {}), ...(req.printer ? { printer: String(req.printer) } : {}) });
+    case 'load': {
+      // Sides are generated pages, or given JPEG files the sim delivers byte for byte (a bench
+      // draws them once, so the boxes' CPU is not spent drawing).
+      const sheets = Number(req.sheets ?? 10);
+      const images = req.images as { front: string; back: string } | undefined;
+      const sheet = images
+        ? { front: { image: images.front }, back: { image: images.back } }
+        : { front: 'text' as const, back: req.back === 'blank' ? 'blank' as const : 'text' as const };
+      for (const b of boxes) b.scanner.load(Array.from({ length: sheets }, () => sheet));
+      return sheets * boxes.length;
+    }
     case 'cpu':
       return process.cpuUsage();
+    case 'cpuWithChildren': {
+      // This process's CPU plus that of the tools it ran and waited for (qpdf, pdftoppm):
+      // cutime and cstime of /proc/self/stat, in clock ticks (100 per second on Linux).
+      const stat = readFileSync('/proc/self/stat', 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const u = process.cpuUsage();
+      return { ownMs: (u.user + u.system) / 1000, childrenMs: (Number(f[13]) + Number(f[14])) * 10 };
+    }
+    case 'e2eKey': {
+      const k = JSON.parse(readFileSync(`${boxes[0]!.stateDir}/e2e-key.json`, 'utf8')) as { public_key: string };
+      return k.public_key;
+    }
     case 'played':
       return boxes.reduce((n, b) => n + b.buzzer.played.length, 0);
     case 'close':

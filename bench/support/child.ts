@@ -134,4 +134,15 @@ export function header(title: string, lines: string[]): void {
 
 export const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
 
+/**
+ * Server environment for benches that drive more load from one address and one application
+ * than the default limits allow: every limit stays on (its per-request cost is part of what is
+ * measured) but out of reach.
+ */
+export const LIMITS_OUT_OF_REACH: Record<string, string> = {
+  BOXHUB_RATE_LIMIT_ADDRESS: '999999999/1m',
+  BOXHUB_RATE_LIMIT_APP: '999999999/1m',
+  BOXHUB_MQTT_CONNECT_LIMIT: '999999999/10s',
+};
+
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

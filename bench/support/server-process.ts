@@ -55,9 +55,11 @@ async function main(): Promise<void> {
     switch (req.op) {
       case 'mem': return memory();
       case 'cpu': return process.cpuUsage();
+      // Resident memory now and its high-water mark since the process started (bytes).
+      case 'rss': return { rss: process.memoryUsage().rss, maxRss: process.resourceUsage().maxRSS * 1024 };
       case 'createApp': {
         if (!running) throw new Error('no boxhub server');
-        const a = await running.services.applications.create({ name: String(req.name ?? 'bench') });
+        const a = await running.services.applications.create({ name: String(req.name ?? 'bench'), ess: req.ess === true });
         return { id: a.id, api_key: a.api_key };
       }
       case 'register': {

@@ -11,14 +11,18 @@
 # `boxhub-server` (box/#, $share/+/box/# and the dynsec control topics).
 # `boxhub-admin` is the operator's login for mosquitto_ctrl.
 #
-# Idempotent: a broker of ours that is running and answers its admin login is reused. Anything
-# else on the port is an error, not something to kill. Messages go to stderr; stdout carries
-# only shell code, and on failure that code is `false`, so `eval` under `set -e` stops too.
+# Idempotent: a broker of ours that is running and answers its admin login is reused (on the
+# port it has). Otherwise the port is BOXHUB_MOSQUITTO_PORT when set, else one Mosquitto itself
+# manages to bind: random ports below Linux's ephemeral range are tried until one binds, so no
+# port is probed, released and bound again (another process could take it in between), and a
+# second copy of this script (another checkout, another CI job) gets a port of its own. The
+# port is printed (BOXHUB_MOSQUITTO_PORT, and in the URLs). Messages go to stderr; stdout
+# carries only shell code, and on failure that code is `false`, so `eval` under `set -e` stops.
 #
-# Environment: BOXHUB_MOSQUITTO_PORT (18833), BOXHUB_MOSQUITTO_DIR (/tmp/boxhub-mosquitto).
+# Environment: BOXHUB_MOSQUITTO_PORT (any free one), BOXHUB_MOSQUITTO_DIR (/tmp/boxhub-mosquitto).
 set -euo pipefail
 
-PORT="${BOXHUB_MOSQUITTO_PORT:-18833}"
+PORT="${BOXHUB_MOSQUITTO_PORT:-}"
 HOST=127.0.0.1
 DIR="${BOXHUB_MOSQUITTO_DIR:-/tmp/boxhub-mosquitto}"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -50,7 +54,8 @@ ctrl() { # mosquitto_ctrl as the operator. It exits 0 even when the broker answe
   # error (and warns about plain TCP on stderr), so the answer is checked here.
   local out
   out="$(timeout 10 mosquitto_ctrl -h "$HOST" -p "$PORT" -u "$ADMIN_USER" -P "$ADMIN_PASSWORD" dynsec "$@" 2>&1)" || return 1
-  if grep -q 'Error' <<<"$out"; then grep 'Error' <<<"$out" >&2; return 1; fi
+  # "Error: …" and "Connection error: Connection Refused: not authorised." both mean no.
+  if grep -qi 'error' <<<"$out"; then grep -i 'error' <<<"$out" >&2; return 1; fi
   printf '%s\n' "$out" | grep -v -e '^Warning: You are running mosquitto_ctrl without encryption' \
     -e '^This means all of the configuration changes' -e '^$' || true
 }
@@ -63,9 +68,17 @@ our_pid() { # pid of the broker this script started, if it still runs
 
 port_in_use() { (exec 3<>"/dev/tcp/$HOST/$PORT") 2>/dev/null; }
 
+# The port a running broker of ours listens on: recorded when it started (or, for one started
+# by an older copy of this script, its configuration's listener line).
+running_port() {
+  if [ -f "$DIR/port" ]; then cat "$DIR/port"; return; fi
+  awk '$1 == "listener" { print $2; exit }' "$CONF" 2>/dev/null
+}
+
 healthy() { ctrl getClient "$SERVER_USER" >/dev/null 2>&1; }
 
 print_env() {
+  echo "export BOXHUB_MOSQUITTO_PORT='$PORT'"
   echo "export BOXHUB_TEST_MQTT_URL='mqtt://$SERVER_USER:$SERVER_PASSWORD@$HOST:$PORT'"
   echo "export BOXHUB_MOSQUITTO_ADMIN_URL='mqtt://$ADMIN_USER:$ADMIN_PASSWORD@$HOST:$PORT'"
   echo "export BOXHUB_MOSQUITTO_DIR='$DIR'"
@@ -110,6 +123,7 @@ fi
 . "$CREDS"
 
 if pid="$(our_pid)"; then
+  PORT="$(running_port)"
   if healthy; then
     configured || setup_dynsec
     say "reusing Mosquitto (pid $pid) on $HOST:$PORT"
@@ -121,30 +135,50 @@ if pid="$(our_pid)"; then
   for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   kill -9 "$pid" 2>/dev/null || true
 fi
-port_in_use && fail "$HOST:$PORT is taken by a process this script did not start (set BOXHUB_MOSQUITTO_PORT)"
-
 # Fresh dynsec file with the operator's login; the roles are added through the running broker
 # below, with the same mosquitto_ctrl commands an operator uses (docs/box-protocol-broker.md).
 if [ ! -f "$DYNSEC" ]; then
   mosquitto_ctrl dynsec init "$DYNSEC" "$ADMIN_USER" "$ADMIN_PASSWORD" >/dev/null
   rm -f "$DIR/.configured"
 fi
-sed -e "s|@PORT@|$PORT|g" -e "s|@HOST@|$HOST|g" -e "s|@DIR@|$DIR|g" -e "s|@PLUGIN@|$PLUGIN|g" "$TEMPLATE" > "$CONF"
-rm -f "$PIDFILE"
-: > "$LOG"
-# Run as root, Mosquitto drops to the `mosquitto` user, which must be able to save the dynsec file.
-if [ "$(id -u)" = 0 ] && id mosquitto >/dev/null 2>&1; then
-  chown mosquitto: "$DIR" "$DYNSEC" "$LOG"
-fi
-chmod 600 "$DYNSEC"
 
-"$MOSQUITTO" -c "$CONF" -d
-healthy_login=0
-for _ in $(seq 100); do
-  if ctrl getDefaultACLAccess >/dev/null 2>&1; then healthy_login=1; break; fi
-  sleep 0.1
-done
-[ "$healthy_login" = 1 ] || fail "Mosquitto did not come up on $HOST:$PORT (log: $LOG)"
+# Starts Mosquitto on $PORT: 0 when it answers its admin login, 2 when the port was taken,
+# 1 on any other failure. With -d it forks before binding, so the log says which.
+start_on_port() {
+  sed -e "s|@PORT@|$PORT|g" -e "s|@HOST@|$HOST|g" -e "s|@DIR@|$DIR|g" -e "s|@PLUGIN@|$PLUGIN|g" "$TEMPLATE" > "$CONF"
+  rm -f "$PIDFILE"
+  : > "$LOG"
+  # Run as root, Mosquitto drops to the `mosquitto` user, which must be able to save the dynsec file.
+  if [ "$(id -u)" = 0 ] && id mosquitto >/dev/null 2>&1; then
+    chown mosquitto: "$DIR" "$DYNSEC" "$LOG"
+  fi
+  chmod 600 "$DYNSEC"
+  "$MOSQUITTO" -c "$CONF" -d || return 1
+  for _ in $(seq 100); do
+    # Ours must be the one answering: another broker may hold the port we could not bind.
+    if our_pid >/dev/null && ctrl getDefaultACLAccess >/dev/null 2>&1; then return 0; fi
+    if grep -q 'Address already in use' "$LOG" 2>/dev/null; then return 2; fi
+    sleep 0.1
+  done
+  return 1
+}
+
+if [ -n "$PORT" ]; then
+  port_in_use && fail "$HOST:$PORT (BOXHUB_MOSQUITTO_PORT) is taken by a process this script did not start"
+  start_on_port || fail "Mosquitto did not come up on $HOST:$PORT (log: $LOG)"
+else
+  started=0
+  for _ in $(seq 10); do
+    PORT=$((20000 + RANDOM % 12000))   # below the ephemeral range (32768-60999)
+    port_in_use && continue
+    rc=0; start_on_port || rc=$?
+    if [ "$rc" = 0 ]; then started=1; break; fi
+    [ "$rc" = 2 ] || fail "Mosquitto did not come up on $HOST:$PORT (log: $LOG)"
+    say "port $PORT was taken; trying another"
+  done
+  [ "$started" = 1 ] || fail "no free port found for Mosquitto after 10 tries"
+fi
+echo "$PORT" > "$DIR/port"
 
 configured || setup_dynsec
 healthy || fail "the server login $SERVER_USER is missing from $DYNSEC"

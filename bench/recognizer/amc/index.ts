@@ -17,10 +17,10 @@ export const AMC_SEED_BASE = 5_000_000;
 export interface AmcSetSpec { label: string; dpi: number; hard: boolean }
 /** The bench's sets AMC is run on (labels as in recognizer.bench.ts). */
 export const AMC_SETS: readonly AmcSetSpec[] = [
-  { label: 'clean 200 dpi', dpi: 200, hard: false },
-  { label: 'hard 100 dpi', dpi: 100, hard: true },
-  { label: 'hard 200 dpi', dpi: 200, hard: true },
-  { label: 'hard 300 dpi', dpi: 300, hard: true },
+  { label: 'A clean 300 dpi', dpi: 300, hard: false },
+  { label: 'A mixed 100 dpi', dpi: 100, hard: true },
+  { label: 'A mixed 200 dpi', dpi: 200, hard: true },
+  { label: 'A mixed 300 dpi', dpi: 300, hard: true },
 ];
 export interface AmcOptions { /** copies (two pages each) per set; default 12 = 24 pages */ copies?: number }
 

@@ -7,3 +7,4 @@ export { SimScanner } from './drivers/sim/scanner.ts';
 export { SimBuzzer, CommandBuzzer, type Buzzer } from './host/buzzer.ts';
 export { readNetworkInfo, type NetworkInfo } from './host/network.ts';
 export { createSimulatedBox, type SimulatedBox } from './simulator.ts';
+export { systemdSupervisor, type Supervisor } from './host/systemd.ts';

@@ -1,12 +1,15 @@
 // A virtual box: an agent with a simulated printer, scanner and buzzer, reporting made-up but
 // stable network details. Used by `npm start`, the tests and the benchmarks.
 import { createHash } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { SimPrinter } from './drivers/sim/printer.ts';
 import { SimScanner } from './drivers/sim/scanner.ts';
 import { SimBuzzer } from './host/buzzer.ts';
-import { BoxAgent } from './system.ts';
+import { BoxAgent, type AgentOptions } from './system.ts';
 
-export interface SimulatedBox { agent: BoxAgent; printer: SimPrinter; scanner: SimScanner; buzzer: SimBuzzer; reboots: number[] }
+export interface SimulatedBox { agent: BoxAgent; printer: SimPrinter; scanner: SimScanner; buzzer: SimBuzzer; reboots: number[]; stateDir: string }
 
 export interface SimulatedBoxOptions {
   url: string;
@@ -19,6 +22,15 @@ export interface SimulatedBoxOptions {
   rebootMs?: number;
   statusIntervalMs?: number;
   backoff?: { baseMs: number; maxMs: number };
+  /** The box's disk (journal, outbox, items); a new temporary directory by default. A box
+   *  started again on the same directory is the same box after a power cycle. */
+  stateDir?: string;
+  uploadBackoff?: { baseMs: number; maxMs: number };
+  /** Scan item caps (the box's ITEM_LIMITS by default): small ones make many items from little paper. */
+  itemLimits?: AgentOptions['itemLimits'];
+  outboxResendMs?: number;
+  /** Direct transfer's retry policy and extra trusted CAs. */
+  direct?: AgentOptions['direct'];
 }
 
 function fakeMac(seed: string, prefix: string): string {
@@ -35,6 +47,11 @@ export function createSimulatedBox(o: SimulatedBoxOptions): SimulatedBox {
     link: { url: o.url, uuid: o.uuid, secret: o.secret, keepaliveSec: o.keepaliveSec ?? 30, ...(o.backoff ? { backoff: o.backoff } : { backoff: { baseMs: 200, maxMs: 5000 } }) },
     printer, scanner, buzzer,
     identity: { model: 'BX-SIM', version: '1.0.0', firmware: 'sim-1' },
+    stateDir: o.stateDir ?? mkdtempSync(join(tmpdir(), 'boxhub-box-')),
+    ...(o.uploadBackoff ? { uploadBackoff: o.uploadBackoff } : {}),
+    ...(o.itemLimits ? { itemLimits: o.itemLimits } : {}),
+    ...(o.outboxResendMs ? { outboxResendMs: o.outboxResendMs } : {}),
+    ...(o.direct ? { direct: o.direct } : {}),
     network: async () => ({ mac: fakeMac(o.uuid, '02'), wlan_mac: fakeMac(`${o.uuid}w`, '06'), network_type: 'ethernet', local_ip: '192.0.2.10', gateway_ip: '192.0.2.1' }),
     reboot: async (a) => {
       reboots.push(Date.now());
@@ -44,5 +61,5 @@ export function createSimulatedBox(o: SimulatedBoxOptions): SimulatedBox {
     },
     ...(o.statusIntervalMs ? { statusIntervalMs: o.statusIntervalMs } : {}),
   });
-  return { agent, printer, scanner, buzzer, reboots };
+  return { agent, printer, scanner, buzzer, reboots, stateDir: agent.stateDir };
 }

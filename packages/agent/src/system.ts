@@ -1,12 +1,23 @@
 // The agent: owns the link, the printer and scanner drivers, the buzzer, and the command
 // dispatch. Reports its full state on connect and whenever it changes (drivers that can push
 // changes do; the others are polled).
-import { BOX_PROTOCOL_VERSION, Command, parseJson, topics, type Ack, type BoxState, type CommandType } from '@boxhub/protocol';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import {
+  BOX_PROTOCOL_VERSION, Command, EventsAckParams, parseJson, ReplyParams, topics,
+  type Ack, type BoxState, type ControlCommandType, type PrinterCapability, type PrinterStatus,
+} from '@boxhub/protocol';
 import { commandHandlers, type CommandContext } from './commands/index.ts';
 import type { PrinterDriver, ScannerDriver } from './drivers/types.ts';
 import type { Buzzer } from './host/buzzer.ts';
 import type { NetworkInfo } from './host/network.ts';
+import { BoxJobs, type BoxJobsDeps } from './jobs/box-jobs.ts';
 import { BoxLink, type LinkOptions } from './link/connection.ts';
+import { BoxRequests } from './link/requests.ts';
+import { Journal } from './store/journal.ts';
+import { Outbox } from './store/outbox.ts';
+import { loadBoxKey } from './store/box-key.ts';
+import type { E2eKeyPair } from '@boxhub/protocol/e2e.ts';
 
 export interface BoxIdentity { model: string; version: string; firmware: string }
 
@@ -21,6 +32,16 @@ export interface AgentOptions {
   reboot: (agent: BoxAgent) => Promise<void>;
   statusIntervalMs?: number;
   log?: (msg: string, extra?: Record<string, unknown>) => void;
+  /** Where the box keeps its job journal, its outbox of events and its scan items (owner-only). */
+  stateDir: string;
+  /** Retry delays of item uploads (tests shorten them). */
+  uploadBackoff?: { baseMs: number; maxMs: number };
+  /** Scan item caps (ITEM_LIMITS by default; tests make items small). */
+  itemLimits?: BoxJobsDeps['itemLimits'];
+  /** Direct transfer's retry policy (docs/direct-transfer.md) and extra trusted CAs (tests shorten and add them). */
+  direct?: BoxJobsDeps['direct'];
+  /** How long an unacknowledged event waits before it is sent again while connected (30 s). */
+  outboxResendMs?: number;
 }
 
 export class BoxAgent {
@@ -32,20 +53,54 @@ export class BoxAgent {
   private readonly seen: string[] = [];
   private readonly acks = new Map<string, Ack>();
   private publishing: Promise<void> = Promise.resolve();
+  /** Random per start: the server tells a task this box lost in a restart by it. */
+  readonly boot = randomUUID();
+  readonly journal: Journal;
+  readonly outbox: Outbox;
+  readonly requests: BoxRequests;
+  readonly jobs: BoxJobs;
+  /** The box's key pair for encrypted print files, loaded (or made) at start. */
+  private e2eKey: E2eKeyPair | undefined;
 
   constructor(o: AgentOptions) {
     this.o = o;
     this.link = new BoxLink(o.link);
-    this.link.on('connected', () => { this.lastState = ''; void this.reportState(); });
+    this.journal = new Journal(join(o.stateDir, 'jobs'));
+    this.outbox = new Outbox({
+      dir: join(o.stateDir, 'outbox'), publish: (e) => this.link.publish(topics.event(o.link.uuid), JSON.stringify(e), { qos: 1 }),
+      ...(o.outboxResendMs ? { resendMs: o.outboxResendMs } : {}),
+    });
+    this.requests = new BoxRequests(this.link, o.link.uuid);
+    const log = (msg: string, extra?: Record<string, unknown>) => this.log(msg, extra);
+    this.jobs = new BoxJobs({
+      boot: this.boot, stateDir: o.stateDir, journal: this.journal, outbox: this.outbox, requests: this.requests,
+      scanner: o.scanner, printer: o.printer, log, changed: () => void this.reportState(),
+      deviceUuid: o.link.uuid, boxKey: () => this.e2eKey,
+      ...(o.uploadBackoff ? { uploadBackoff: o.uploadBackoff } : {}),
+      ...(o.itemLimits ? { itemLimits: o.itemLimits } : {}),
+      boxUuid: o.link.uuid, userAgent: `boxhub-box/${o.identity.version}`, ...(o.direct ? { direct: o.direct } : {}),
+    });
+    this.link.on('connected', () => {
+      this.lastState = '';
+      // State first (it lists the jobs this box holds), then the events it still owes.
+      void this.reportState().then(() => this.outbox.setConnected(true));
+    });
+    this.link.on('disconnected', () => this.outbox.setConnected(false));
     this.link.on('message', (topic, payload) => { if (topic === topics.cmd(o.link.uuid)) void this.onCommand(payload); });
     this.link.on('error', (err) => this.log('link error', { error: err.message }));
   }
 
   get uuid(): string { return this.o.link.uuid; }
+  get stateDir(): string { return this.o.stateDir; }
   get printer(): PrinterDriver { return this.o.printer; }
   get scanner(): ScannerDriver { return this.o.scanner; }
 
-  start(): void {
+  /** Loads the journal and the outbox an earlier run left, resumes their jobs, then connects. */
+  async start(): Promise<void> {
+    this.e2eKey = await loadBoxKey(this.o.stateDir);
+    await this.journal.load();
+    await this.outbox.load();
+    await this.jobs.resume();
     this.link.start();
     for (const d of [this.o.printer, this.o.scanner]) {
       const off = d.watch?.(() => void this.reportState());
@@ -58,6 +113,9 @@ export class BoxAgent {
   async stop(): Promise<void> {
     if (this.poll) clearInterval(this.poll);
     for (const off of this.unwatch.splice(0)) off();
+    await this.jobs.close();
+    this.outbox.close();
+    this.requests.close();
     await this.link.stop();
   }
 
@@ -70,8 +128,10 @@ export class BoxAgent {
 
   private async doReport(): Promise<void> {
     if (!this.link.connected) return;
-    const [printer, scanner, net] = await Promise.all([this.o.printer.status(), this.o.scanner.status(), this.o.network()]);
-    const body = { ...net, model: this.o.identity.model, version: this.o.identity.version, firmware: this.o.identity.firmware, buzzer: true, printer, scanner };
+    const [status, scanner, net] = await Promise.all([this.o.printer.status(), this.o.scanner.status(), this.o.network()]);
+    const printer = { ...status, ...await this.capability(status) };
+    const body = { ...net, model: this.o.identity.model, version: this.o.identity.version, firmware: this.o.identity.firmware, buzzer: true, printer, scanner, boot: this.boot, jobs: this.jobs.states(),
+      ...(this.e2eKey ? { e2e_public_key: this.e2eKey.publicKey } : {}) };
     const key = JSON.stringify(body);
     if (key === this.lastState) return;
     const state: BoxState = { v: BOX_PROTOCOL_VERSION, at: Date.now(), ...body };
@@ -79,16 +139,47 @@ export class BoxAgent {
     this.lastState = key;
   }
 
+  private cap: { key: string; value: PrinterCapability | null } | undefined;
+
+  /**
+   * The printer's capability tree, read when the printer appears or changes (make, model) and
+   * kept otherwise: the full attribute set is large, the status poll is every few seconds.
+   */
+  private async capability(status: PrinterStatus): Promise<{ capability?: PrinterCapability | null }> {
+    if (!status.connected) { this.cap = undefined; return {}; }
+    const key = `${status.make ?? ''}\u0000${status.model ?? ''}\u0000${status.supported}`;
+    if (this.cap?.key !== key) {
+      try {
+        this.cap = { key, value: await this.o.printer.capability() };
+      } catch (e) {
+        this.log('printer capability not read', { error: (e as Error).message });
+        return {};
+      }
+    }
+    return { capability: this.cap.value };
+  }
+
   private async onCommand(payload: Buffer): Promise<void> {
     const m = parseJson(Command, payload);
     if (!m.ok) { this.log('bad command', { error: m.error }); return; }
     const cmd = m.value;
+    // One-way messages: nothing to acknowledge.
+    if (cmd.type === 'events.ack') {
+      const p = parseJson(EventsAckParams, JSON.stringify(cmd.params));
+      if (p.ok) await this.outbox.ack(p.value.ids);
+      return;
+    }
+    if (cmd.type === 'reply') {
+      const p = parseJson(ReplyParams, JSON.stringify(cmd.params));
+      if (p.ok) this.requests.resolve(p.value);
+      return;
+    }
     // QoS 1 may deliver a command twice: answer the repeat with the first answer, do nothing.
     const earlier = this.acks.get(cmd.id);
     if (earlier) { await this.sendAck(cmd, earlier); return; }
     if (this.seen.includes(cmd.id)) return;
     this.remember(cmd.id);
-    const handler = (commandHandlers as Record<string, (typeof commandHandlers)[CommandType]>)[cmd.type];
+    const handler = (commandHandlers as Record<string, (typeof commandHandlers)[ControlCommandType]>)[cmd.type];
     const afterAck: (() => Promise<void>)[] = [];
     const ctx: CommandContext = {
       printer: this.o.printer, scanner: this.o.scanner, buzzer: this.o.buzzer,
@@ -96,11 +187,18 @@ export class BoxAgent {
       later: (work) => { afterAck.push(work); },
     };
     let body: Omit<Ack, 'v' | 'id'>;
+    // A command delivered after its expiry (held in a broker queue or a stalled connection)
+    // is refused, not run late: the server has answered its caller with 30005 by then, and a
+    // reboot or a heavy ink flush nobody is waiting for must not happen. expires_at is the
+    // server's clock; boxes keep theirs with NTP (docs/box-protocol.md).
+    const lateMs = Date.now() - cmd.expires_at;
     try {
-      body = handler ? await handler(cmd, ctx) : { ok: false, reason: 'not_supported', message: `unknown command '${cmd.type}'` };
+      body = lateMs > 0 ? { ok: false, reason: 'expired', message: `command expired ${lateMs} ms before it could run (by the box's clock)` }
+        : (await this.jobs.command(cmd)) ?? (handler ? await handler(cmd, ctx) : { ok: false, reason: 'not_supported', message: `unknown command '${cmd.type}'` });
     } catch (e) {
       body = { ok: false, reason: 'failed', message: (e as Error).message };
     }
+    if (lateMs > 0) this.log('command expired', { id: cmd.id, type: cmd.type, late_ms: lateMs });
     const ack: Ack = { v: BOX_PROTOCOL_VERSION, id: cmd.id, ...body };
     this.acks.set(cmd.id, ack);
     await this.sendAck(cmd, ack);

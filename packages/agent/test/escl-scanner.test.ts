@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EsclScannerDriver } from '../src/drivers/escl/scanner-driver.ts';
 import { connectionTypeFor } from '../src/drivers/ipp/printer-status.ts';
-import { freePort } from './ippeveprinter.ts';
+import { CLOSED_PORT } from './timing.ts';
 import { startEsclServer } from './escl-server.ts';
 
 test('status() reads ScannerCapabilities and ScannerStatus', async () => {
@@ -25,7 +25,7 @@ test('status() reads ScannerCapabilities and ScannerStatus', async () => {
 });
 
 test('an absent eSCL scanner is connected:false', async () => {
-  const d = new EsclScannerDriver(`escl:http://127.0.0.1:${await freePort()}/eSCL`, { timeoutMs: 1000 });
+  const d = new EsclScannerDriver(`escl:http://127.0.0.1:${CLOSED_PORT}/eSCL`, { timeoutMs: 1000 });
   assert.equal((await d.status()).connected, false);
   assert.throws(() => new EsclScannerDriver('escl:ftp://x/eSCL'), TypeError);
 });

@@ -2,8 +2,7 @@
 // Every fixture stops what it started: close() kills the printer's whole process group (the
 // -c job scripts run as its children) and waits for it to exit.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IppClient } from '../src/drivers/ipp/client.ts';
@@ -17,7 +16,20 @@ export interface IppEvePrinter {
   readonly spoolDir: string;
   /** Output of ippeveprinter so far (for failure messages). */
   log(): string;
+  /** What the print command received, one entry per job it ran, oldest first. */
+  received(): ReceivedJob[];
   close(): Promise<void>;
+}
+
+/** One job as the -c print command saw it. */
+export interface ReceivedJob {
+  id: number;
+  /** CONTENT_TYPE and every IPP_* variable ippeveprinter set (job attributes, IPP_X_DEFAULT). */
+  env: Record<string, string>;
+  /** A copy of the document the printer got. */
+  document: string;
+  /** Sides the command counted (what it reports as job-impressions). */
+  sides: number;
 }
 
 export interface IppEvePrinterOptions {
@@ -27,6 +39,13 @@ export interface IppEvePrinterOptions {
   formats?: string[];
   /** Deterministic job progress (see jobScript); without it jobs take a random 5–15 s. */
   script?: JobScriptOptions;
+  /**
+   * An ippserver attributes file (`-a`, ipptool syntax: `ATTR keyword sides-supported one-sided`)
+   * instead of ippeveprinter's built-in printer: for printers that lack an attribute (no
+   * media-col-database, no page-ranges) or list one it does not (print-scaling, page-delivery).
+   * ippeveprinter refuses -a together with -2/-s, so `duplex` is ignored: say it in the file.
+   */
+  attributes?: string;
 }
 
 export interface JobScriptOptions {
@@ -34,53 +53,100 @@ export interface JobScriptOptions {
   secondsPerSide?: number;
   /** Fail with media-empty-error after this many sides (paper out). */
   paperOutAfter?: number;
+  /** Fail with media-jam-error after this many sides. */
+  jamAfter?: number;
+  /** Before each side, ask the printer (ipptool Get-Job-Attributes) whether the job is being
+   *  cancelled, and stop there like a printer finishing its sheet. ippeveprinter itself only
+   *  marks the job and waits for the command to end. */
+  cancellable?: boolean;
 }
 
 const root = new URL('../../../', import.meta.url).pathname;
 
-/** Free loopback port: bind port 0, read it, release it. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => (a && typeof a === 'object' ? resolve(a.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
 /**
  * ippeveprinter refuses to start without D-Bus and avahi ("Unable to initialize DNS-SD").
- * The script is idempotent; flock keeps parallel test files from starting two daemons.
+ * Nothing to do when both run. Otherwise the script is idempotent and flock keeps parallel
+ * test files from starting two daemons; `-o` closes the lock before the script runs, or the
+ * forked dbus-daemon inherits it and holds it for ever (every later flock then waits), and
+ * `-w` bounds the wait.
  */
 export function ensureDbusAvahi(): void {
-  const r = spawnSync('flock', ['/tmp/boxhub-dbus-avahi.lock', 'bash', join(root, 'scripts/ci/start-dbus-avahi.sh')], { encoding: 'utf8' });
+  if (spawnSync('pgrep', ['-x', 'dbus-daemon']).status === 0 && spawnSync('pgrep', ['-x', 'avahi-daemon']).status === 0) return;
+  const r = spawnSync('flock', ['-o', '-w', '30', '/tmp/boxhub-dbus-avahi.lock', 'bash', join(root, 'scripts/ci/start-dbus-avahi.sh')], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`start-dbus-avahi.sh failed: ${r.stderr || r.error?.message}`);
 }
 
 /**
- * The -c job script: reports job-impressions and each completed side on stderr the way
- * ippeveprinter reads it (`ATTR:`, `STATE:`, `ERROR:`), and can run out of paper.
- * Sides = pages (pdfinfo) × copies, rounded up to even for two-sided (a blank back counts).
+ * The -c print command. It records what arrived (the IPP_* environment and CONTENT_TYPE in
+ * job-N.env, the document as job-N.doc, both in $BOXHUB_RECORD_DIR), counts sides the way a
+ * printer does (pages by pdfinfo, 1 for a JPEG; IPP_PAGE_RANGES applied; a two-sided copy
+ * rounded up to even; × IPP_COPIES), reports `ATTR: job-impressions[-completed]=N` per side the
+ * way ippeveprinter reads it, and can run out of paper or jam after N sides (`STATE:`,
+ * `ERROR:`, exit 1 aborts the job).
  */
 export function jobScript(o: JobScriptOptions): string {
+  const fault = (after: number | undefined, reason: string, words: string) => after === undefined ? '' :
+    `  if [ $i -ge ${after} ]; then echo "STATE: +${reason}" >&2; echo "ERROR: ${words}" >&2; exit 1; fi\n`;
   return `#!/bin/sh
-pages=$(pdfinfo "$1" 2>/dev/null | awk '/^Pages:/{print $2}')
+rec="$BOXHUB_RECORD_DIR/job-$IPP_JOB_ID"
+{ echo "CONTENT_TYPE=$CONTENT_TYPE"; env | grep '^IPP_' | sort; } > "$rec.env"
+cp "$1" "$rec.doc"
+case "$CONTENT_TYPE" in
+  application/pdf) pages=$(pdfinfo "$1" 2>/dev/null | awk '/^Pages:/{print $2}') ;;
+  *) pages=1 ;;
+esac
 [ -n "$pages" ] || pages=1
-copies=\${IPP_COPIES:-1}
+if [ -n "$IPP_PAGE_RANGES" ]; then
+  n=0
+  for r in $(echo "$IPP_PAGE_RANGES" | tr ',' ' '); do
+    lo=\${r%-*}; hi=\${r#*-}
+    [ "$hi" -gt "$pages" ] && hi=$pages
+    [ "$hi" -ge "$lo" ] && n=$((n + hi - lo + 1))
+  done
+  pages=$n
+fi
 case "$IPP_SIDES" in two-sided*) pages=$(( (pages + 1) / 2 * 2 ));; esac
-total=$((pages * copies))
+total=$((pages * \${IPP_COPIES:-1}))
+echo $total > "$rec.sides"
 echo "ATTR: job-impressions=$total" >&2
 i=0
 while [ $i -lt $total ]; do
-  ${o.paperOutAfter !== undefined ? `if [ $i -ge ${o.paperOutAfter} ]; then echo "STATE: +media-empty-error" >&2; echo "ERROR: Out of paper" >&2; exit 1; fi` : ':'}
-  sleep ${o.secondsPerSide ?? 0.05}
+${fault(o.paperOutAfter, 'media-empty-error', 'Out of paper')}${fault(o.jamAfter, 'media-jam-error', 'Paper jam')}${o.cancellable ? '  if ipptool -q -d job_id=$IPP_JOB_ID "$(cat "$BOXHUB_PRINTER_URI_FILE")" "$BOXHUB_CANCEL_TEST"; then echo "INFO: cancelled after $i sides" >&2; exit 0; fi\n' : ''}  sleep ${o.secondsPerSide ?? 0.05}
   i=$((i + 1))
   echo "ATTR: job-impressions-completed=$i" >&2
 done
 exit 0
 `;
+}
+
+/** ipptool test: succeeds only while the job is being cancelled (RFC 8011 §5.3.8
+ *  processing-to-stop-point, which ippeveprinter sets on Cancel-Job of a processing job). */
+const CANCEL_TEST = `{
+  NAME "is the job being cancelled"
+  OPERATION Get-Job-Attributes
+  GROUP operation-attributes-tag
+  ATTR charset attributes-charset utf-8
+  ATTR naturalLanguage attributes-natural-language en
+  ATTR uri printer-uri $uri
+  ATTR integer job-id $job_id
+  ATTR name requesting-user-name boxhub
+  STATUS successful-ok
+  EXPECT job-state-reasons WITH-VALUE "processing-to-stop-point"
+}
+`;
+
+function readReceived(dir: string): ReceivedJob[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).filter((f) => /^job-\d+\.env$/.test(f)).map((f) => {
+    const id = Number(/\d+/.exec(f)![0]);
+    const env: Record<string, string> = {};
+    for (const line of readFileSync(join(dir, f), 'utf8').split('\n')) {
+      const i = line.indexOf('=');
+      if (i > 0) env[line.slice(0, i)] = line.slice(i + 1);
+    }
+    const sidesFile = join(dir, `job-${id}.sides`);
+    return { id, env, document: join(dir, `job-${id}.doc`), sides: existsSync(sidesFile) ? Number(readFileSync(sidesFile, 'utf8').trim()) : 0 };
+  }).sort((a, b) => a.id - b.id);
 }
 
 async function waitReady(uri: string, child: ChildProcess, log: () => string, deadlineMs: number): Promise<void> {
@@ -120,37 +186,65 @@ export async function startIppEvePrinter(o: IppEvePrinterOptions = {}): Promise<
   // -K: a writable key dir lets ippeveprinter create its self-signed certificate for ipps.
   const keyDir = join(dir, 'ssl');
   mkdirSync(keyDir);
-  let lastError: unknown;
-  // A freed port can be taken by someone else before ippeveprinter binds it: retry a few times.
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const port = await freePort();
-    const args = ['-r', 'off', '-n', 'localhost', '-p', String(port), '-s', '20,15', '-f', (o.formats ?? ['application/pdf', 'image/jpeg']).join(','), '-k', '-d', spoolDir, '-K', keyDir];
+  const recordDir = join(dir, 'received');
+  mkdirSync(recordDir);
+  const cancelTest = join(dir, 'cancel.test');
+  writeFileSync(cancelTest, CANCEL_TEST);
+  // The printer's URI is known once it listens; the print command reads it from this file.
+  const uriFile = join(dir, 'printer-uri');
+  // -p 0: ippeveprinter binds a free port itself and says which ("Listening on port N."), so
+  // no port is found, released and bound again (another process could take it in between).
+  const args = ['-r', 'off', '-n', 'localhost', '-p', '0', '-k', '-d', spoolDir, '-K', keyDir];
+  const formats = (o.formats ?? ['application/pdf', 'image/jpeg']).join(',');
+  if (o.attributes) {
+    // -a excludes -f (and -2, -s): the formats go in the file. ippeveprinter then adds its
+    // own document-format-supported after them; the first counts (CUPS ippFindAttribute).
+    const file = join(dir, 'printer.conf');
+    writeFileSync(file, `${o.attributes}\nATTR mimeMediaType document-format-supported ${formats}\n`);
+    args.push('-a', file);
+  } else {
+    args.push('-f', formats, '-s', '20,15');
     if (o.duplex ?? true) args.push('-2');
-    if (o.script) {
-      const script = join(dir, 'job.sh');
-      writeFileSync(script, jobScript(o.script));
-      chmodSync(script, 0o755);
-      args.push('-c', script);
-    }
-    args.push(o.name ?? 'Boxhub Test');
-    // detached: own process group, so close() also ends running job scripts.
-    const child = spawn('ippeveprinter', args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
-    child.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
-    const uri = `ipp://localhost:${port}/ipp/print`;
-    try {
-      await waitReady(uri, child, () => out, 10_000);
-      return {
-        uri, ippsUri: uri.replace(/^ipp:/, 'ipps:'), port, spoolDir,
-        log: () => out,
-        async close() { await stop(child); rmSync(dir, { recursive: true, force: true }); },
-      };
-    } catch (e) {
-      lastError = e;
-      await stop(child);
-    }
   }
-  rmSync(dir, { recursive: true, force: true });
-  throw lastError;
+  if (o.script) {
+    const script = join(dir, 'job.sh');
+    writeFileSync(script, jobScript(o.script));
+    chmodSync(script, 0o755);
+    args.push('-c', script);
+  }
+  args.push(o.name ?? 'Boxhub Test');
+  // The print command inherits this environment: where to record, whom to ask about cancels.
+  const env = { ...process.env, BOXHUB_RECORD_DIR: recordDir, BOXHUB_PRINTER_URI_FILE: uriFile, BOXHUB_CANCEL_TEST: cancelTest };
+  // detached: own process group, so close() also ends running job scripts.
+  // stdbuf -oL: ippeveprinter reports some events (Identify-Printer) with printf on stdout,
+  // which a pipe would hold in libc's buffer until it exits.
+  const child = spawn('stdbuf', ['-oL', 'ippeveprinter', ...args], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
+  let out = '';
+  const listening = new Promise<number>((resolve, reject) => {
+    const seen = (d: Buffer) => {
+      out += d.toString();
+      const m = /Listening on port (\d+)\./.exec(out);
+      if (m) resolve(Number(m[1]));
+    };
+    child.stdout!.on('data', seen);
+    child.stderr!.on('data', seen);
+    child.once('exit', (code, sig) => reject(new Error(`ippeveprinter exited (${code ?? sig}) before listening: ${out}`)));
+    setTimeout(() => reject(new Error(`ippeveprinter did not say which port it listens on within 10 s: ${out}`)), 10_000).unref();
+  });
+  try {
+    const port = await listening;
+    const uri = `ipp://localhost:${port}/ipp/print`;
+    writeFileSync(uriFile, uri);
+    await waitReady(uri, child, () => out, 10_000);
+    return {
+      uri, ippsUri: uri.replace(/^ipp:/, 'ipps:'), port, spoolDir,
+      log: () => out,
+      received: () => readReceived(recordDir),
+      async close() { await stop(child); rmSync(dir, { recursive: true, force: true }); },
+    };
+  } catch (e) {
+    await stop(child);
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
 }

@@ -3,10 +3,13 @@
 // since IPP has no head-cleaning operation (docs/printers-and-scanners.md).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { BoxAgent, SimBuzzer, SimScanner, createPrinterDriver } from '@boxhub/agent';
 import { eventually } from '@boxhub/server/testing/harness.ts';
 import { startIppEvePrinter, type IppEvePrinter } from '../../agent/test/ippeveprinter.ts';
-import { startRig, type Rig } from './fixtures.ts';
+import { refusal, startRig, type Rig } from './fixtures.ts';
 
 let rig: Rig;
 let printer: IppEvePrinter;
@@ -23,8 +26,9 @@ after(async () => {
 
 test('the Device resource carries the IPP printer status', async () => {
   const d = await rig.t.registerDevice();
-  assert.equal((await rig.api.post('/api/client/bind', { uuid: d.uuid, name: 'ipp box' })).code, 0);
+  await rig.sdk.devices.bind({ uuid: d.uuid, name: 'ipp box' });
   agent = new BoxAgent({
+    stateDir: mkdtempSync(join(tmpdir(), 'boxhub-box-')),
     link: { url: rig.t.mqttUrl, uuid: d.uuid, secret: d.secret, keepaliveSec: 30 },
     printer: await createPrinterDriver(printer.uri),
     scanner: new SimScanner('sim:'),
@@ -34,24 +38,24 @@ test('the Device resource carries the IPP printer status', async () => {
     reboot: async () => undefined,
     statusIntervalMs: 200,
   });
-  agent.start();
+  await agent.start();
   const p = await eventually(async () => {
-    const c = (await rig.api.get<{ client: { online: boolean; printer?: Record<string, unknown> } }>('/api/client/info', { uuid: d.uuid })).data.client;
+    const c = (await rig.sdk.devices.info({ uuid: d.uuid })).client!;
     return c.online && c.printer?.connected ? c.printer : undefined;
   }, 'IPP printer status on the server');
   assert.equal(p.supported, true);
   assert.equal(p.connection_type, 'network');
   assert.equal(p.error_code, 0);
   assert.equal(typeof p.make, 'string');
-  assert.ok((p.make as string).length > 0 && typeof p.model === 'string');
+  assert.ok(p.make!.length > 0 && typeof p.model === 'string');
 
-  const r = await rig.api.post('/api/control/head_clean', { client_uuid: d.uuid });
+  const r = await refusal(rig.sdk.control.headClean({ client_uuid: d.uuid }));
   assert.equal(r.code, 30006, r.msg);
 
   // The printer goes away: the box notices on its next poll and says so.
   await printer.close();
   await eventually(async () => {
-    const c = (await rig.api.get<{ client: { printer?: { connected: boolean } } }>('/api/client/info', { uuid: d.uuid })).data.client;
+    const c = (await rig.sdk.devices.info({ uuid: d.uuid })).client!;
     return c.printer?.connected === false;
   }, 'printer gone');
 });

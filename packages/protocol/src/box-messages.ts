@@ -7,10 +7,13 @@
 //   box/{uuid}/ack/{node}     box → server   Ack                QoS 1 (to the node that asked)
 //   box/{uuid}/state          box → server   BoxState           QoS 1, retained
 //   box/{uuid}/presence       box → server   Presence           QoS 1, retained; also the last will
-//   box/{uuid}/event          box → server   BoxEvent           QoS 1
+//   box/{uuid}/event          box → server   JobEvent           QoS 1 (durable on the box: box-jobs.ts)
+//   box/{uuid}/req            box → server   BoxRequest         QoS 1 (answered by a `reply` command)
 import Type, { type Static } from 'typebox';
 import { ConnectionType, NetworkType } from './constants.ts';
 import { BUZZ_LIMITS } from './api/control.ts';
+import { PrinterCapability } from './capability.ts';
+import { BoxJobState, type JobCommandType } from './box-jobs.ts';
 
 export const BOX_PROTOCOL_VERSION = 1;
 
@@ -20,6 +23,7 @@ export const topics = {
   state: (uuid: string) => `box/${uuid}/state`,
   presence: (uuid: string) => `box/${uuid}/presence`,
   event: (uuid: string) => `box/${uuid}/event`,
+  req: (uuid: string) => `box/${uuid}/req`,
 } as const;
 
 /** Splits `box/{uuid}/{kind}[/rest]`; null for anything else. */
@@ -50,6 +54,9 @@ export const PrinterStatus = Type.Object({
   maintenance: Type.Optional(Type.Array(Type.Union([
     Type.Literal('head_clean'), Type.Literal('power_ink_flush'), Type.Literal('nozzle_check'),
   ]), { maxItems: 3 })),
+  /** The spec's Printer capability, built on the box from the printer's IPP attributes; null
+   *  when the box cannot drive this printer (API 30302). Absent while unknown. */
+  capability: Type.Optional(Type.Union([PrinterCapability, Type.Null()])),
 });
 export type PrinterStatus = Static<typeof PrinterStatus>;
 
@@ -82,6 +89,13 @@ export const BoxState = Type.Object({
   buzzer: Type.Optional(Type.Boolean()),
   printer: PrinterStatus,
   scanner: ScannerStatus,
+  /** Random per start of the agent: a task the box took under another boot and no longer
+   *  lists in `jobs` was lost with that boot. */
+  boot: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  /** Every job the box holds now (scans and print tasks, queued or running). */
+  jobs: Type.Optional(Type.Array(BoxJobState, { maxItems: 10000 })),
+  /** The box's X25519 public key for end-to-end encrypted print files, hex (docs/encryption.md). */
+  e2e_public_key: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
 });
 export type BoxState = Static<typeof BoxState>;
 
@@ -93,8 +107,10 @@ export const Presence = Type.Object({
 });
 export type Presence = Static<typeof Presence>;
 
-export const CommandType = ['buzz', 'reboot', 'head_clean', 'power_ink_flush', 'nozzle_check'] as const;
-export type CommandType = (typeof CommandType)[number];
+/** Device control commands (spec "Device control"); job commands are in box-jobs.ts. */
+export const ControlCommandType = ['buzz', 'reboot', 'head_clean', 'power_ink_flush', 'nozzle_check'] as const;
+export type ControlCommandType = (typeof ControlCommandType)[number];
+export type CommandType = ControlCommandType | JobCommandType;
 
 export const BuzzParams = Type.Object({
   buzz: Type.Array(Type.Integer({ minimum: 1, maximum: BUZZ_LIMITS.maxBeepMs }), { minItems: 1, maxItems: BUZZ_LIMITS.maxBeeps }),

@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { errorCatalog } from './errors.ts';
 import { PRINTER_ERRORS } from './printer-errors.ts';
+import { SCAN_ERRORS } from './scan-errors.ts';
+import { PRINT_ERRORS } from './print-errors.ts';
 
 const doc = readFileSync(new URL('../../../docs/errors.md', import.meta.url), 'utf8');
 const section = (title: string) => {
@@ -38,4 +40,15 @@ test('the spec codes keep their meaning', () => {
 test('every printer error code is documented, and nothing else', () => {
   const documented = rows(section('Printer error codes')).map(([c, n]) => `${c} ${n}`).sort();
   assert.deepEqual(documented, PRINTER_ERRORS.map((e) => `${e.code} ${e.name}`).sort());
+});
+
+test('every scan error code is documented, and nothing else', () => {
+  const documented = rows(section('Scan error codes')).map(([c, n]) => `${c} ${n}`).sort();
+  assert.deepEqual(documented, SCAN_ERRORS.map((e) => `${e.code} ${e.name}`).sort());
+});
+
+test('every print error code is documented, and nothing else', () => {
+  const documented = rows(section('Print error codes')).map(([c, n]) => `${c} ${n}`).sort();
+  assert.deepEqual(documented, PRINT_ERRORS.map((e) => `${e.code} ${e.name}`).sort());
+  assert.equal(new Set(PRINT_ERRORS.map((e) => e.code)).size, PRINT_ERRORS.length);
 });

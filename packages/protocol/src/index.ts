@@ -1,5 +1,10 @@
 export * from './errors.ts';
 export * from './constants.ts';
 export * from './box-messages.ts';
+export * from './box-jobs.ts';
+export * from './capability.ts';
+export * from './tasks.ts';
+export * from './scan-errors.ts';
+export * from './print-errors.ts';
 export * from './json.ts';
 export * as api from './api/index.ts';

@@ -54,22 +54,50 @@ function blobsInWindow(t: GreyImage, wx0: number, wy0: number, wx1: number, wy1:
   return blobs;
 }
 
-/** Centroid and black level on the full image around a thumbnail estimate. */
+/**
+ * Centroid, area and black level on the full image around a thumbnail estimate: the dark pixels
+ * connected to the square itself, so that the scanner's dark backing or anything else dark in
+ * the window cannot pull the centre.
+ */
 function refine(img: GreyImage, cx: number, cy: number, halfPx: number): { x: number; y: number; areaPx: number; black: number } {
   const x0 = Math.max(0, Math.floor(cx - halfPx)), x1 = Math.min(img.width, Math.ceil(cx + halfPx));
   const y0 = Math.max(0, Math.floor(cy - halfPx)), y1 = Math.min(img.height, Math.ceil(cy + halfPx));
+  const w = x1 - x0, h = y1 - y0;
+  if (w <= 0 || h <= 0) return { x: cx, y: cy, areaPx: 0, black: 0 };
   const hist = new Uint32Array(256);
-  let n = 0;
-  for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) { hist[img.data[y * img.width + x]!]!++; n++; }
+  for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) hist[img.data[y * img.width + x]!]!++;
+  const n = w * h;
   const pct = (q: number) => { let acc = 0; for (let v = 0; v < 256; v++) { acc += hist[v]!; if (acc >= q * n) return v; } return 255; };
   const black = pct(0.05), paper = pct(0.95);
   const thr = (black + paper) / 2;
-  let sx = 0, sy = 0, c = 0;
-  for (let y = y0; y < y1; y++) {
-    const row = y * img.width;
-    for (let x = x0; x < x1; x++) if (img.data[row + x]! < thr) { sx += x; sy += y; c++; }
+  // Flood fill from the darkest pixel near the estimate.
+  let seed = -1, best = 256;
+  const r = Math.max(1, Math.round(halfPx / 4));
+  for (let y = Math.max(y0, Math.round(cy) - r); y < Math.min(y1, Math.round(cy) + r); y++) for (let x = Math.max(x0, Math.round(cx) - r); x < Math.min(x1, Math.round(cx) + r); x++) {
+    const v = img.data[y * img.width + x]!;
+    if (v < best) { best = v; seed = (y - y0) * w + (x - x0); }
   }
-  return c === 0 ? { x: cx, y: cy, areaPx: 0, black } : { x: sx / c + 0.5, y: sy / c + 0.5, areaPx: c, black };
+  if (seed < 0 || best >= thr) return { x: cx, y: cy, areaPx: 0, black };
+  const seen = new Uint8Array(w * h);
+  const stack = [seed];
+  seen[seed] = 1;
+  let sx = 0, sy = 0, c = 0;
+  while (stack.length) {
+    const k = stack.pop()!;
+    const x = k % w, y = (k - x) / w;
+    sx += x; sy += y; c++;
+    for (const kk of [x > 0 ? k - 1 : -1, x < w - 1 ? k + 1 : -1, y > 0 ? k - w : -1, y < h - 1 ? k + w : -1]) {
+      if (kk < 0 || seen[kk]) continue;
+      if (img.data[(y0 + Math.floor(kk / w)) * img.width + x0 + (kk % w)]! < thr) { seen[kk] = 1; stack.push(kk); }
+    }
+  }
+  return { x: x0 + sx / c + 0.5, y: y0 + sy / c + 0.5, areaPx: c, black };
+}
+
+/** Area of a whole small or large square (±2 % print and scan scale, edge blur): 36 or 81 mm². */
+function wholeSquare(areaMm2: number): boolean {
+  const small = FIDUCIAL_SMALL ** 2, large = FIDUCIAL_LARGE ** 2;
+  return (areaMm2 >= small * 0.86 && areaMm2 <= small * 1.16) || (areaMm2 >= large * 0.88 && areaMm2 <= large * 1.14);
 }
 
 /** The fiducial found in each image corner (absent where none qualifies). */
@@ -96,8 +124,15 @@ export function findFiducials(img: GreyImage, thumb: GreyImage, factor: number):
       if (d < bestD) { bestD = d; best = b; }
     }
     if (!best) continue;
-    const r = refine(img, (best.sx / best.area + 0.5) * factor, (best.sy / best.area + 0.5) * factor, FIDUCIAL_LARGE * 0.9 * pxmm);
-    out.push({ imageCorner: corner, x: r.x, y: r.y, areaMm2: r.areaPx / (pxmm * pxmm), black: r.black });
+    // The window: the square as the thumbnail saw it, plus 2 mm for the thumbnail's coarseness.
+    const sizeMm = Math.max(best.x1 - best.x0 + 1, best.y1 - best.y0 + 1) / tmm;
+    const r = refine(img, (best.sx / best.area + 0.5) * factor, (best.sy / best.area + 0.5) * factor, (sizeMm / 2 + 2) * pxmm);
+    const areaMm2 = r.areaPx / (pxmm * pxmm);
+    // A square partly hidden by a folded or torn corner passes the thumbnail's shape test but
+    // its centroid is off by up to a millimetre, which would shift every area near that corner:
+    // a fiducial is used only when its full-resolution area is that of a whole square.
+    if (!wholeSquare(areaMm2)) continue;
+    out.push({ imageCorner: corner, x: r.x, y: r.y, areaMm2, black: r.black });
   }
   return out;
 }

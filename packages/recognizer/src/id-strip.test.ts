@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeSideIdentity, encodeSideIdentity, ID_BITS } from './id-strip.ts';
+import { decodeSideIdentity, decodeStudentIdentity, encodeSideIdentity, encodeStudentIdentity, ID_BITS, STUDENT_BITS, studentKey } from './id-strip.ts';
 import { apply, solveHomography } from './homography.ts';
 
 test('side identity round-trips and any single flipped bit is rejected', () => {
@@ -34,4 +34,23 @@ test('homography maps the four points exactly and a rotation in between', () => 
   const h = solveHomography(src, src.map(rot))!;
   const q = apply(h, 100, 150), e = rot({ x: 100, y: 150 });
   assert.ok(Math.abs(q.x - e.x) < 1e-6 && Math.abs(q.y - e.y) < 1e-6);
+});
+
+test('student identity: round trip, blank strip, damaged strip, another card', () => {
+  const layoutKey = 0x6cfd6b16;
+  const key = studentKey('S-2024-0931');
+  assert.equal(key, studentKey('S-2024-0931'));
+  assert.notEqual(key, studentKey('S-2024-0932'));
+  const bits = encodeStudentIdentity(layoutKey, key);
+  assert.equal(bits.length, STUDENT_BITS);
+  assert.equal(decodeStudentIdentity(bits, layoutKey), key);
+  assert.equal(decodeStudentIdentity(new Array(STUDENT_BITS).fill(0), layoutKey), undefined, 'blank: not a personalised card');
+  assert.equal(decodeStudentIdentity(new Array(STUDENT_BITS).fill(1), layoutKey), null);
+  for (let i = 0; i < bits.length; i++) {
+    const b = [...bits];
+    b[i] = 1 - b[i]!;
+    assert.equal(decodeStudentIdentity(b, layoutKey), null, `bit ${i}`);
+  }
+  // The CRC covers the layout key: the strip of another card's layout does not check.
+  assert.equal(decodeStudentIdentity(bits, layoutKey ^ 1), null);
 });

@@ -9,13 +9,13 @@ export type { Layout, LayoutSide, LayoutArea, StudentCell, LayoutFiducial, Box }
 export { createLayoutSet, loadLayoutDirs, LayoutFormatError } from './layout-store.ts';
 export type { LayoutSet } from './layout-store.ts';
 export { recognizePage, recognizeGrey } from './page-recognizer.ts';
-export type { PageReading, AreaReading } from './page-recognizer.ts';
+export type { PageReading, AreaReading, PageDiagnostics } from './page-recognizer.ts';
 export type { AreaState } from './mark-classifier.ts';
 export { StudentAssembler } from './student-assembler.ts';
 export type { PageSource, StudentResult, StudentFills } from './student-assembler.ts';
 export { RECOGNITION_ERRORS } from './error-codes.ts';
 export type { RecognitionErrorCode } from './error-codes.ts';
 export { PagePool } from './page-pool.ts';
-export type { PagePoolOptions } from './page-pool.ts';
+export type { PagePoolOptions, PageLayouts } from './page-pool.ts';
 export type { DrawOp } from './page-drawing.ts';
 export { scanPages, SCAN_LIMITS, type ScanPage, type ScanPagesOptions, type PageVia } from './scan-pages.ts';

@@ -3,7 +3,7 @@
 // recognition needs besides the page image.
 import { createHash } from 'node:crypto';
 import type { CardDefinition, StudentNumberSpec } from './card-definition.ts';
-import { CONTENT, CORNERS, fiducialCentre, fiducialSize, ID_STRIP, PAGE, type Corner } from './page-frame.ts';
+import { CONTENT, CORNERS, fiducialCentre, fiducialSize, ID_STRIP, PAGE, STUDENT_STRIP, type Corner } from './page-frame.ts';
 import { encodeSideIdentity, layoutKeyHex, MAX_SHEETS, type Side } from './id-strip.ts';
 
 export type { Side };
@@ -24,6 +24,11 @@ export interface LayoutSide {
   qrcode?: Box & { modules: number; module: number };
   /** The region where the student-number barcode (Code128) is printed or stuck. */
   barcode?: Box;
+  /**
+   * Top-left corner of the student strip (page-frame.ts, STUDENT_STRIP): on personalised cards it
+   * carries the student's key on every side; blank otherwise. Absent in layouts made before it.
+   */
+  student_code?: Box & { cols: number; rows: number; cell: number };
   areas: LayoutArea[];
   student_cells: StudentCell[];
 }
@@ -59,14 +64,27 @@ export const CELL = { w: 5, h: 3.4, pitchX: 6.5, pitchY: 4.6 } as const;
 export function qrModuleSize(modules: number): number {
   return Math.round(Math.min(1.25, Math.max(0.9, 36 / modules)) * 20) / 20;
 }
-export const BARCODE = { module: 0.4, height: 11, w: 70, h: 18 } as const;
+/**
+ * Code128 student numbers: module widths tried widest first, so that the number reads at 100 dpi
+ * (a module of 0.4 mm is 1.6 pixels there and failed on most pages; the bench's barcode sets
+ * measure each width), a 10-module quiet zone on each side (ISO/IEC 15417), bars 11 mm high.
+ */
+export const BARCODE = { modules: [0.75, 0.66, 0.6, 0.5], quiet: 10, height: 11, h: 18 } as const;
+
+/** The widest module at which a symbol of `cols` modules, with its quiet zones, fits `width` mm; null if none does. */
+export function barcodeModule(cols: number, width: number): number | null {
+  for (const m of BARCODE.modules) if ((cols + 2 * BARCODE.quiet) * m <= width) return m;
+  return null;
+}
 
 export class LayoutError extends Error {}
 
 /** A stable 32-bit key of the definition; cards printed from equal definitions share it. */
 export function layoutKey(def: CardDefinition): number {
   const canonical = JSON.stringify({
-    v: 1, id: def.id, title: def.title ?? '', qrcode: def.qrcode, sn: def.student_number, duplex: def.duplex ?? false,
+    // Barcode cards got a wider barcode region (readable at 100 dpi): a new key, so that a new
+    // template never shares its id with a layout.json of the older geometry.
+    v: def.student_number.type === 'barcode' ? 2 : 1, id: def.id, title: def.title ?? '', qrcode: def.qrcode, sn: def.student_number, duplex: def.duplex ?? false,
     chapters: def.chapters.map((c) => [c.areas, c.columns ?? null, c.new_side ?? false, c.title ?? '']),
   });
   return createHash('sha256').update(canonical).digest().readUInt32BE(0);
@@ -96,6 +114,7 @@ export function computeLayout(def: CardDefinition, qrModules: number): ComputedL
       sheet, side,
       fiducials: CORNERS.map((c) => ({ corner: c, ...fiducialCentre(c), size: fiducialSize(c) })),
       id_code: { x: ID_STRIP.x, y: ID_STRIP.y, w: ID_STRIP.cols * ID_STRIP.cell, h: ID_STRIP.rows * ID_STRIP.cell, cols: ID_STRIP.cols, rows: ID_STRIP.rows, cell: ID_STRIP.cell, bits },
+      student_code: { x: STUDENT_STRIP.x, y: STUDENT_STRIP.y, w: STUDENT_STRIP.cols * STUDENT_STRIP.cell, h: STUDENT_STRIP.rows * STUDENT_STRIP.cell, cols: STUDENT_STRIP.cols, rows: STUDENT_STRIP.rows, cell: STUDENT_STRIP.cell },
       areas: [], student_cells: [],
     };
     const deco: Decoration[] = [
@@ -136,7 +155,8 @@ export function computeLayout(def: CardDefinition, qrModules: number): ComputedL
     headerBottom = Math.max(headerBottom, gridY + 9 * CELL.pitchY + CELL.h / 2 + 2);
     if (gridX + (digits - 1) * CELL.pitchX + CELL.w > first.qrcode.x - 4) throw new LayoutError('student number grid overlaps the QR code');
   } else {
-    first.barcode = { x: CONTENT.left, y: CONTENT.top + 6, w: BARCODE.w, h: BARCODE.h };
+    // As wide as the header allows: up to the QR code's quiet zone, less a 3 mm gap.
+    first.barcode = { x: CONTENT.left, y: CONTENT.top + 6, w: round(first.qrcode.x - 4 * qm - 3 - CONTENT.left), h: BARCODE.h };
     headerBottom = Math.max(headerBottom, first.barcode.y + BARCODE.h + 2);
   }
   y = headerBottom + 4;

@@ -1,36 +1,123 @@
-// Filled, empty or uncertain. Two kinds of evidence: how dark the area is on average (pen and
-// pencil fills) and how much of it is covered by real strokes (ticks, crosses); a smooth grey
-// erasure smudge has neither. Between "clearly empty" and "clearly filled" nothing is guessed.
-import type { AreaFeatures } from './area-sampler.ts';
+// Filled, empty or uncertain (design/recognition.md; issue 12), from an area's evidence
+// (mark-evidence.ts) measured against the page's own levels (page-levels.ts) and, between the
+// clear cases, against how this student fills: a person reads a faint grey as an erasure on a
+// page of dark, even fills and as a fill from a light hand. Nothing is guessed: what is left
+// between "clearly empty" and "clearly filled" is uncertain.
+import type { MarkEvidence } from './mark-evidence.ts';
+import { quantile, type PageLevels } from './page-levels.ts';
 
 export type AreaState = 'filled' | 'empty' | 'uncertain';
 
 export const THRESHOLDS = {
-  filledMean: 0.3,
-  filledInk: 0.12,
-  emptyMean: 0.16,
-  emptyInk: 0.04,
+  /** Mean darkness above baseline: clearly filled from, clearly empty below (at 150 dpi and more; below, `emptySolidLowRes`). */
+  filledSolid: 0.155,
+  emptySolid: 0.105,
+  emptySolidLowRes: 0.075,
+  /** Below this resolution (px/mm, 150 dpi) a faint fill can measure as low as half its darkness. */
+  lowResPxMm: 5.5,
+  /** Stroke length (mm): a stroke from, nothing below. */
+  filledStroke: 1.9,
+  emptyStroke: 0.9,
+  /** Inner area covered by stroke-dark samples: nothing below. */
+  emptyCover: 0.04,
+  /**
+   * A patch of at least `filledBlob` mm², `filledBlobContrast` darker than the area's paper, is a
+   * mark; a patch of `emptyBlob` mm² and `emptyBlobContrast` keeps an area from being empty, and
+   * so does a faint one over `wideBlob` mm² (a light half fill) except on a dark hand's page,
+   * where such a patch is the other side showing through.
+   */
+  filledBlob: 1.5,
+  filledBlobContrast: 0.17,
+  emptyBlob: 0.8,
+  emptyBlobContrast: 0.125,
+  wideBlob: 4,
+  wideBlobContrast: 0.1,
+  /** A light hand's patch counts from this contrast (show-through of the other side's print reaches about 0.12). */
+  lightBlobContrast: 0.14,
+  /**
+   * A light hand: the median of the page's uniform marks from `lightFloor` up is below
+   * `lightHand`; its uniform marks then count as fills from `lightFactor` of that median.
+   */
+  lightFloor: 0.11,
+  lightHand: 0.32,
+  lightFactor: 0.55,
+  /**
+   * A dark hand: the page's clear fills cluster at least `darkHand` dark and evenly (their first
+   * quartile at least `darkEven` of their third: one instrument, not pen here and pencil there),
+   * with hardly any uniform mark lighter than half their median (at most `darkOutliers` of them,
+   * or that share). Uniform grey on such a page is what an eraser leaves: empty below
+   * `residueFactor` of its lightest fill (at most `residueEmpty`; below 150 dpi, where a faint
+   * fill can measure lower, `residueEmptyLowRes`), and never "filled" below `residueMax`:
+   * uncertain instead.
+   */
+  darkHand: 0.3,
+  darkEven: 0.75,
+  darkOutliers: 2,
+  darkOutlierShare: 0.08,
+  residueFactor: 0.33,
+  residueEmpty: 0.14,
+  residueEmptyLowRes: 0.1,
+  residueMax: 0.2,
+  /** Uniform fills needed before a page's own fills are trusted. */
+  minFills: 6,
 } as const;
 
-/**
- * The page's empty-area level: printing and scanning leave every area slightly grey, and
- * that offset is the same across a page. Most areas of a page are empty; the cap keeps a
- * page full of marks from raising its own reference.
- */
-export function pageBaseline(features: readonly AreaFeatures[]): number {
-  if (features.length === 0) return 0;
-  const means = features.map((f) => f.mean).sort((a, b) => a - b);
-  return Math.min(means[Math.floor(means.length * 0.2)]!, 0.08);
+/** How this student fills, from the page's uniform marks (fills, not strokes). */
+export interface PageFills {
+  /** 'dark': one hand, dark and even; 'light': a light hand; 'mixed': neither; 'unknown': too few fills. */
+  hand: 'dark' | 'light' | 'mixed' | 'unknown';
+  /** Dark hand: its lightest clear fill. Light hand: the median of its uniform marks. */
+  level: number;
 }
 
-export function classify(f: AreaFeatures, baseline: number): { state: AreaState; score: number } {
-  const solid = f.mean - baseline;
-  // One number for reports: how far along from "clearly empty" (0) to "clearly filled" (1).
-  const score = Math.max(
-    Math.min(1, Math.max(0, (solid - THRESHOLDS.emptyMean) / (THRESHOLDS.filledMean - THRESHOLDS.emptyMean))),
-    Math.min(1, Math.max(0, (f.ink - THRESHOLDS.emptyInk) / (THRESHOLDS.filledInk - THRESHOLDS.emptyInk))),
-  );
-  if (solid >= THRESHOLDS.filledMean || f.ink >= THRESHOLDS.filledInk) return { state: 'filled', score: 1 };
-  if (solid < THRESHOLDS.emptyMean && f.ink < THRESHOLDS.emptyInk) return { state: 'empty', score: 0 };
-  return { state: 'uncertain', score: Math.round(score * 100) / 100 };
+export function pageFills(ev: readonly MarkEvidence[]): PageFills {
+  const T = THRESHOLDS;
+  const uniform = ev.filter((e) => e.solid >= 0.6 * e.peak && (e.stroke < T.emptyStroke || e.solid >= T.filledSolid));
+  const marks = uniform.map((e) => e.solid).filter((v) => v >= T.lightFloor).sort((a, b) => a - b);
+  if (marks.length < T.minFills) return { hand: 'unknown', level: 0 };
+  const median = quantile(marks, 0.5);
+  if (median < T.lightHand) return { hand: 'light', level: median };
+  const cluster = marks.filter((v) => v >= 0.5 * median);
+  const outliers = marks.length - cluster.length;
+  const even = quantile(cluster, 0.25) >= T.darkEven * quantile(cluster, 0.75);
+  if (cluster.length >= T.minFills && cluster[0]! >= T.darkHand && even && outliers <= Math.max(T.darkOutliers, T.darkOutlierShare * cluster.length)) {
+    return { hand: 'dark', level: cluster[0]! };
+  }
+  return { hand: 'mixed', level: median };
+}
+
+/**
+ * The decision. Strokes and dark patches are marks whatever the page. Uniform greyness is
+ * judged against absolute thresholds, and between them against this page's own fills, as a
+ * person would: on a page of dark, even fills a faint uniform grey is what an eraser leaves; for
+ * a light hand a faint fill is a fill. What is left is uncertain, never guessed.
+ */
+export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills): { state: AreaState; score: number } {
+  const T = THRESHOLDS;
+  const hand = fills?.hand ?? 'unknown';
+  const lowRes = lv.pxmm < T.lowResPxMm;
+  const filledSolid = Math.max(T.filledSolid, lv.baseline + 8 * lv.spread);
+  const emptySolid = Math.min(lowRes ? T.emptySolidLowRes : T.emptySolid, filledSolid - 0.03);
+  const score = Math.max(ramp(ev.solid, emptySolid, filledSolid), ramp(ev.stroke, T.emptyStroke, T.filledStroke));
+  const uncertain = { state: 'uncertain' as const, score: Math.round(score * 100) / 100 };
+  if (ev.stroke >= T.filledStroke || (ev.blob >= T.filledBlob && ev.blobContrast >= T.filledBlobContrast)) return { state: 'filled', score: 1 };
+  // Anything stroke-like or patchy keeps an area from being called empty.
+  const trace = ev.stroke >= T.emptyStroke || (ev.blob >= T.emptyBlob && ev.blobContrast >= T.emptyBlobContrast)
+    || (hand !== 'dark' && ev.blob >= T.wideBlob && ev.blobContrast >= T.wideBlobContrast);
+  if (hand === 'dark' && !trace) {
+    if (ev.solid < Math.min(lowRes ? T.residueEmptyLowRes : T.residueEmpty, T.residueFactor * fills!.level)) return { state: 'empty', score: 0 };
+    if (ev.solid < T.residueMax) return ev.solid < emptySolid ? { state: 'empty', score: 0 } : uncertain;
+  }
+  if (ev.solid >= filledSolid) return { state: 'filled', score: 1 };
+  if (hand === 'light') {
+    const from = T.lightFactor * fills!.level;
+    if (ev.solid >= Math.max(emptySolid + 0.01, from)) return { state: 'filled', score: 1 };
+    if (ev.blob >= T.filledBlob && ev.blobContrast >= Math.max(T.lightBlobContrast, from)) return { state: 'filled', score: 1 };
+  }
+  if (!trace && ev.cover < T.emptyCover && ev.solid < emptySolid) return { state: 'empty', score: 0 };
+  return uncertain;
+}
+
+function ramp(v: number, lo: number, hi: number): number {
+  return Math.min(1, Math.max(0, (v - lo) / (hi - lo)));
 }

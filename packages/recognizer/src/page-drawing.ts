@@ -2,7 +2,7 @@
 // scan renderer draw the same list, so the benchmark reads exactly what schools print.
 import type { Decoration, Layout, LayoutSide } from './layout.ts';
 import type { ModuleMatrix } from './codes.ts';
-import { BARCODE } from './layout.ts';
+import { BARCODE, barcodeModule, LayoutError } from './layout.ts';
 
 /** grey: 0 = black, 1 = white. */
 export type DrawOp =
@@ -17,6 +17,8 @@ export interface PersonalContent {
   barcode?: { matrix: ModuleMatrix; text: string };
   /** Printed on every side of a personalised card. */
   label?: string;
+  /** The student strip's cells (row-major, 1 = black) on every side of a personalised card. */
+  studentBits?: number[];
 }
 
 const OUTLINE_GREY = 0.25;
@@ -46,6 +48,13 @@ export function drawSide(layout: Layout, sideIndex: number, decorations: Decorat
   }
   // Thin brackets at the strip's ends so people see it is a code, not a printing fault.
   out.push({ op: 'outline', x: id.x - 1.5, y: id.y - 1, w: id.w + 3, h: id.h + 2, grey: 0.6, width: 0.2 });
+  const st = side.student_code;
+  if (st && personal.studentBits) {
+    personal.studentBits.forEach((b, i) => {
+      if (b === 1) out.push({ op: 'rect', x: st.x + (i % st.cols) * st.cell, y: st.y + Math.floor(i / st.cols) * st.cell, w: st.cell, h: st.cell, grey: 0 });
+    });
+    out.push({ op: 'outline', x: st.x - 1, y: st.y - 1, w: st.w + 2, h: st.h + 2, grey: 0.6, width: 0.2 });
+  }
   for (const d of decorations) {
     if (d.kind === 'text') out.push({ op: 'text', x: d.x, y: d.y, size: d.size, text: d.text, align: d.align ?? 'left', grey: d.grey ?? 0 });
     else out.push({ op: 'outline', x: d.x, y: d.y, w: d.w, h: d.h, grey: d.grey ?? 0.3, width: 0.25, dashed: d.dashed ?? false });
@@ -58,9 +67,12 @@ export function drawSide(layout: Layout, sideIndex: number, decorations: Decorat
     const b = side.barcode;
     if (personal.barcode) {
       const m = personal.barcode.matrix;
-      const w = m.cols * BARCODE.module;
+      const module = barcodeModule(m.cols, b.w);
+      if (module === null) throw new LayoutError(`student_id ${personal.barcode.text}: too long for a barcode that reads at 100 dpi`);
+      const w = m.cols * module;
+      // Centred: the quiet zones are the paper on both sides, inside the region.
       const x = b.x + (b.w - w) / 2;
-      modules(out, m, x, b.y + 1, BARCODE.module, BARCODE.height);
+      modules(out, m, x, b.y + 1, module, BARCODE.height);
       out.push({ op: 'text', x: b.x + b.w / 2, y: b.y + BARCODE.height + 4.5, size: 3, text: personal.barcode.text, align: 'center', grey: 0 });
     } else {
       out.push({ op: 'outline', x: b.x, y: b.y, w: b.w, h: b.h, grey: 0.5, width: 0.25, dashed: true });

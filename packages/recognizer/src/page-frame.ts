@@ -36,3 +36,11 @@ export function fiducialSize(c: Corner): number {
  * its 3 mm cells survive 100-dpi scans, blur and JPEG artefacts.
  */
 export const ID_STRIP = { cols: 24, rows: 2, cell: 3, x: (PAGE.width - 24 * 3) / 2, y: 275 } as const;
+
+/**
+ * The student strip, left of the identification strip: 2 rows x 12 cells of 2.5 mm, printed only
+ * on personalised cards (one card per student), on every side. It carries 16 bits of the
+ * student's number and a CRC over them and the layout key, so that a sheet of another student's
+ * card is told apart from the next sheet of this one (id-strip.ts). Blank on other cards.
+ */
+export const STUDENT_STRIP = { cols: 12, rows: 2, cell: 2.5, x: 35, y: 275.5 } as const;

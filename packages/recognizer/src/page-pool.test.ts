@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Worker } from 'node:worker_threads';
-import { PagePool } from './page-pool.ts';
+import { LAYOUT_SETS_PER_WORKER, PagePool } from './page-pool.ts';
 import { loadLayoutDirs } from './layout-store.ts';
 
 const dir = new URL('../test/corpus/clean-duplex-bubbles/', import.meta.url).pathname;
@@ -54,6 +54,45 @@ test('a worker that died while idle is not handed pages', async () => {
     worker.postMessage(null);
     await exited;
     assert.equal((await within(pool.recognize(readFileSync(`${dir}01.jpg`)), 30_000)).status, 'ok');
+  } finally {
+    await pool.close();
+  }
+});
+
+test('per-page layout sets go to a worker once: past its 16 held sets the oldest is sent again, and every page still reads', async () => {
+  const layouts = (await loadLayoutDirs([`${dir}layout`])).all();
+  const pages = (await import('node:fs')).readdirSync(`${dir}`).filter((f) => f.endsWith('.jpg')).sort();
+  const page = readFileSync(`${dir}${pages[0]}`);
+  // The pool's own layouts are none: a page reads only with the set it is given.
+  const pool = new PagePool({ layouts: [], workers: 1 });
+  try {
+    const keys = Array.from({ length: LAYOUT_SETS_PER_WORKER + 2 }, (_, i) => `set-${i}`);
+    // Every key once (the first two are evicted by the last two), then again in an order that
+    // mixes held sets (sent by key) and evicted ones (sent with their layouts).
+    for (const key of [...keys, 'set-0', `set-${LAYOUT_SETS_PER_WORKER + 1}`, 'set-1', 'set-5', 'set-0']) {
+      const r = await within(pool.recognize(page, { key, layouts }), 30_000);
+      assert.notEqual(r.status, 'unreadable', `${key}: ${r.status === 'unreadable' ? r.detail : ''}`);
+    }
+  } finally {
+    await pool.close();
+  }
+});
+
+test('transfer: a page whose memory is its own moves to the worker (the caller keeps an empty array); a slice of shared memory is copied', async () => {
+  const layouts = (await loadLayoutDirs([`${dir}layout`])).all();
+  const pool = new PagePool({ layouts, workers: 1 });
+  try {
+    const file = readFileSync(`${dir}01.jpg`);
+    const own = new Uint8Array(file.length);
+    own.set(file);
+    const moved = await within(pool.recognize(own, undefined, { transfer: true }), 30_000);
+    assert.equal(own.byteLength, 0, 'the array was transferred');
+    const shared = new Uint8Array(file.length + 8);
+    shared.set(file, 8);
+    const slice = shared.subarray(8);
+    const copied = await within(pool.recognize(slice, undefined, { transfer: true }), 30_000);
+    assert.equal(slice.byteLength, file.length, 'a slice is not transferred (it would empty the whole buffer)');
+    assert.deepEqual(moved, { ...copied, ms: moved.ms }, 'the same reading either way');
   } finally {
     await pool.close();
   }

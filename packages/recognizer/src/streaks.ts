@@ -1,10 +1,18 @@
 // Vertical streaks from dirt on an ADF's glass: a column of the image darker than its
 // neighbours over the whole page. Their pixels are left out of every area's measurement, or
-// a one-pixel line through a 100-dpi area would look like a pen stroke.
+// a one-pixel line through a 100-dpi area would look like a pen stroke; where a code is read,
+// the column is brightened back by its measured darkening instead (a streak through a barcode
+// reads as an extra bar).
 import type { GreyImage } from './grey-image.ts';
 
-/** 1 for columns that belong to a streak. */
-export function findStreakColumns(img: GreyImage): Uint8Array {
+export interface Streaks {
+  /** 1 for columns that belong to a streak. */
+  mask: Uint8Array;
+  /** How much darker a streak column is than the columns beside it (1 elsewhere). */
+  gain: Float32Array;
+}
+
+export function findStreaks(img: GreyImage): Streaks {
   const { width: W, height: H, data } = img;
   const sums = new Uint32Array(W);
   let rows = 0;
@@ -19,5 +27,19 @@ export function findStreakColumns(img: GreyImage): Uint8Array {
     const ref = Math.min(Math.max(sums[x - 3]!, sums[x - 4]!), Math.max(sums[x + 3]!, sums[x + 4]!));
     if (sums[x]! < ref * 0.9) mask[x] = 1;
   }
-  return rows > 0 ? mask : new Uint8Array(W);
+  const gain = new Float32Array(W).fill(1);
+  if (rows === 0) return { mask: new Uint8Array(W), gain };
+  // JPEG smears a one-pixel line into its neighbours, a little too faint to be found but dark
+  // enough to look like a thin stroke: their columns go too.
+  const wide = new Uint8Array(mask);
+  for (let x = 1; x < W - 1; x++) if (mask[x]) { wide[x - 1] = 1; wide[x + 1] = 1; }
+  for (let x = 0; x < W; x++) {
+    if (!wide[x]) continue;
+    let l = x - 1, r = x + 1;
+    while (l >= 0 && wide[l]) l--;
+    while (r < W && wide[r]) r++;
+    const ref = l >= 0 && r < W ? (sums[l]! + sums[r]!) / 2 : l >= 0 ? sums[l]! : r < W ? sums[r]! : sums[x]!;
+    gain[x] = ref > 0 ? Math.min(1, Math.max(0.2, sums[x]! / ref)) : 1;
+  }
+  return { mask: wide, gain };
 }

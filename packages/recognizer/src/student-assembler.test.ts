@@ -61,3 +61,49 @@ test('an unreadable first side takes the sides that follow it', () => {
   const out = [...a.push(src(), { status: 'unreadable', error_code: 1004, detail: 'x', ms: 1 }), ...a.push(src(), back), ...a.push(src(), front('F')), ...a.push(src(), back), ...a.end()];
   assert.deepEqual(out.map((r) => [r.error_code, r.pages.length]), [[1004, 2], [0, 2]]);
 });
+
+// A personalised two-sheet card (single-sided): every side carries the student's key.
+const twoSheets = {
+  ...layout, layout_id: '0000beef', duplex: false, sheets: 2,
+  sides: [side(1, 'front', { qrcode: { x: 0, y: 0, w: 1, h: 1, modules: 21, module: 1 }, barcode: { x: 0, y: 0, w: 1, h: 1 } }), side(2, 'front', {})],
+} as unknown as Layout;
+const personal = createLayoutSet([twoSheets]);
+const sheet = (n: 1 | 2, key: string | null | undefined, id = 'S1'): PageReading => ({
+  status: 'ok', layout_id: '0000beef', sheet: n, side: 'front', upside_down: false,
+  ...(n === 1 ? { qrcode: 'q', student_id: id } : {}), ...(key !== undefined ? { student_key: key } : {}),
+  areas: [{ chapter: n, index: 1, state: 'filled', score: 1 }], ms: 1,
+});
+
+test('sheets of two students swapped: each student fails, nothing is merged', () => {
+  n = 0;
+  const a = new StudentAssembler(personal);
+  // X's sheet 1, Y's sheet 2, Y's sheet 1, X's sheet 2.
+  const out = [...a.push(src(), sheet(1, 'aaaa', 'X')), ...a.push(src(), sheet(2, 'bbbb')), ...a.push(src(), sheet(1, 'bbbb', 'Y')), ...a.push(src(), sheet(2, 'aaaa')), ...a.end()];
+  assert.deepEqual(out.map((r) => [r.error_code, r.pages.map((p) => p.page_number)]), [[1003, [1]], [1001, [2]], [1003, [3]], [1001, [4]]]);
+  assert.ok(out.every((r) => r.result === null));
+});
+
+test('the same student key on both sheets is one student; a blank or unreadable strip is not', () => {
+  n = 0;
+  const a = new StudentAssembler(personal);
+  const ok = [...a.push(src(), sheet(1, 'aaaa', 'X')), ...a.push(src(), sheet(2, 'aaaa')), ...a.end()];
+  assert.deepEqual(ok.map((r) => [r.error_code, r.result?.student_id, r.pages.length]), [[0, 'X', 2]]);
+  n = 0;
+  const b = new StudentAssembler(personal);
+  // A sheet without a student strip (printed without a student list) after a personalised one.
+  const blank = [...b.push(src(), sheet(1, 'aaaa', 'X')), ...b.push(src(), sheet(2, undefined)), ...b.end()];
+  assert.deepEqual(blank.map((r) => r.error_code), [1003, 1001]);
+  n = 0;
+  const c = new StudentAssembler(personal);
+  const unreadable = [...c.push(src(), sheet(1, 'aaaa', 'X')), ...c.push(src(), sheet(2, null)), ...c.end()];
+  assert.equal(unreadable.length, 1);
+  assert.equal(unreadable[0]!.error_code, 1001);
+  assert.match(unreadable[0]!.detail ?? '', /sheet 2 front: the student strip is not readable/);
+});
+
+test('cards printed without a student list are grouped as before', () => {
+  n = 0;
+  const a = new StudentAssembler(personal);
+  const out = [...a.push(src(), sheet(1, undefined, 'X')), ...a.push(src(), sheet(2, undefined)), ...a.end()];
+  assert.deepEqual(out.map((r) => [r.error_code, r.pages.length]), [[0, 2]]);
+});

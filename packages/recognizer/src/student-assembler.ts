@@ -32,7 +32,20 @@ interface Group {
   layout: Layout | undefined;
   /** Index in layout.sides of the last side added. */
   last: number;
+  /** The student key printed on the group's sides (personalised cards); undefined for other cards. */
+  key: string | undefined;
   pages: Array<{ source: PageSource; reading: PageReading }>;
+}
+
+/**
+ * May a side with this strip reading belong to a group with that key? A personalised card
+ * prints the same key on every side; an unreadable strip (null) cannot say no, but fails the
+ * student when it is finished. A blank strip and a key never belong together.
+ */
+function sameStudent(group: Group, key: string | null | undefined): boolean {
+  if (key === null) return true;
+  const known = group.pages.some((p) => p.reading.status === 'ok' && p.reading.student_key !== null);
+  return !known || group.key === key;
 }
 
 function sideIndex(layout: Layout, r: Extract<PageReading, { status: 'ok' }>): number {
@@ -59,7 +72,7 @@ export class StudentAssembler {
       // It belongs to the student still waiting for sides; otherwise it opens a new student.
       if (cur && !this.#complete(cur)) { cur.pages.push({ source, reading }); return out; }
       if (cur) out.push(this.#finish(cur));
-      this.#current = { layout: undefined, last: -1, pages: [{ source, reading }] };
+      this.#current = { layout: undefined, last: -1, key: undefined, pages: [{ source, reading }] };
       return out;
     }
     const layout = this.#layouts.get(parseInt(reading.layout_id, 16));
@@ -67,20 +80,22 @@ export class StudentAssembler {
     if (!layout || idx < 0) {
       // recognizePage only says "ok" for a side of a loaded layout; keep the page anyway.
       if (cur) out.push(this.#finish(cur));
-      this.#current = { layout: undefined, last: -1, pages: [{ source, reading }] };
+      this.#current = { layout: undefined, last: -1, key: undefined, pages: [{ source, reading }] };
       return out;
     }
-    const continues = cur && idx > 0 && (
+    const key = reading.student_key;
+    const continues = cur && idx > 0 && sameStudent(cur, key) && (
       (cur.layout === layout && idx > cur.last) ||
       // A student whose first side was unreadable takes the sides that follow it.
       (cur.layout === undefined && cur.pages.every((p) => p.reading.status === 'unreadable'))
     );
     if (cur && continues) {
       cur.layout = layout; cur.last = idx; cur.pages.push({ source, reading });
+      if (typeof key === 'string') cur.key = key;
       return out;
     }
     if (cur) out.push(this.#finish(cur));
-    this.#current = { layout, last: idx, pages: [{ source, reading }] };
+    this.#current = { layout, last: idx, key: typeof key === 'string' ? key : undefined, pages: [{ source, reading }] };
     return out;
   }
 
@@ -125,6 +140,9 @@ export class StudentAssembler {
         if (r.qrcode) qrcode = r.qrcode;
         else problems.push([RECOGNITION_ERRORS.qrcode, 'QR code not recognized']);
       }
+    }
+    for (const [i, r] of bySide) {
+      if (r.student_key === null) problems.push([RECOGNITION_ERRORS.studentNumber, `sheet ${layout.sides[i]!.sheet} ${layout.sides[i]!.side}: the student strip is not readable, so the sheet cannot be confirmed as this student's`]);
     }
     if (missing.length > 0) problems.push([RECOGNITION_ERRORS.chapters, `missing ${describe(missing)}`]);
     // One error_code per student: the student number first (without it the result cannot be

@@ -6,6 +6,7 @@ import { computeLayout, LayoutError, type Layout } from './layout.ts';
 import { encodeCode128, encodeQr } from './codes.ts';
 import { drawSide, type DrawOp, type PersonalContent } from './page-drawing.ts';
 import { PAGE } from './page-frame.ts';
+import { encodeStudentIdentity, studentKey } from './id-strip.ts';
 
 export interface TemplateStudent { student_id: string; name?: string }
 export interface TemplateOptions { students?: TemplateStudent[] }
@@ -27,6 +28,7 @@ export async function planTemplate(input: CardDefinition | unknown, opts: Templa
     const personal: PersonalContent = { qr };
     if (student) {
       personal.label = `${student.name ? `${student.name}  ·  ` : ''}${student.student_id}`;
+      personal.studentBits = encodeStudentIdentity(parseInt(layout.layout_id, 16), studentKey(student.student_id));
       if (def.student_number.type === 'barcode') personal.barcode = { matrix: await encodeCode128(student.student_id), text: student.student_id };
     }
     return {

@@ -33,7 +33,7 @@ function recognize(workers: number) {
   const r = spawnSync(process.execPath, ['--import', crash, bin, 'card', 'recognize', '--layouts', join(dir, 'layout'), '--duplex', '--workers', String(workers), '--json', ...files], {
     cwd: root, encoding: 'utf8', timeout: 60_000,
   });
-  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.status, 1, `a student failed: exit 1\n${r.stderr}`);
   assert.equal(r.stderr, '');
   return JSON.parse(r.stdout) as StudentResult[];
 }

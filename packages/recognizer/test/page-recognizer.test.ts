@@ -35,3 +35,20 @@ test('blank sides are blank; garbage and non-cards are 1004', async () => {
   const t = await recognizePage(text, layouts);
   assert.ok(t.status === 'unreadable' && t.error_code === 1004, JSON.stringify(t));
 });
+
+test('a blank back on grey paper with the dark backing around it is blank; a page of backing only is not', async () => {
+  const layouts = createLayoutSet([]);
+  // 150 dpi: the sheet (grey 190) offset and slightly rotated on a dark backing (35), with a
+  // faint mirrored front showing through.
+  const W = 1276, H = 1786;
+  const sheet = await sharp({ create: { width: 1220, height: 1740, channels: 3, background: { r: 190, g: 190, b: 190 } } })
+    .composite([{ input: { create: { width: 300, height: 200, channels: 3, background: { r: 172, g: 172, b: 172 } } }, left: 700, top: 200 }])
+    .rotate(1.5, { background: { r: 35, g: 35, b: 35 } }).toColourspace('b-w').png().toBuffer();
+  const meta = await sharp(sheet).metadata();
+  const page = await sharp({ create: { width: W, height: H, channels: 3, background: { r: 35, g: 35, b: 35 } } })
+    .composite([{ input: sheet, left: Math.max(0, W - meta.width! - 20), top: 12 }]).toColourspace('b-w').jpeg({ quality: 60 }).toBuffer();
+  assert.equal((await recognizePage(page, layouts)).status, 'blank');
+  const dark = await sharp({ create: { width: W, height: H, channels: 3, background: { r: 30, g: 30, b: 30 } } }).jpeg().toBuffer();
+  const r = await recognizePage(dark, layouts);
+  assert.ok(r.status === 'unreadable' && r.error_code === 1004, JSON.stringify(r));
+});

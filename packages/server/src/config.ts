@@ -11,6 +11,8 @@ export interface Config {
   dataDir: string;
   /** postgres://… switches to PostgreSQL; otherwise SQLite at <dataDir>/boxhub.sqlite. */
   databaseUrl: string | undefined;
+  /** BOXHUB_DATABASE_SCHEMA: the PostgreSQL schema to work in (created if missing); default the user's search_path. */
+  databaseSchema: string | undefined;
   /** mqtt://user:pass@host:port of an external broker; unset = aedes in this process. */
   mqttUrl: string | undefined;
   /** Shared-subscription group of this deployment's nodes on an external broker. */
@@ -29,17 +31,88 @@ export interface Config {
   callbackTimeoutMs: number;
   /** Delay before each retry, counted from the previous failure; its length is the retry count. */
   callbackRetryDelaysMs: number[];
-  /** How often a node looks for due callbacks it was not woken for (other nodes, restarts). */
-  callbackPollMs: number;
+  /** How often a node looks for due jobs it was not woken for (other nodes, restarts). */
+  jobPollMs: number;
   /** Deliveries in flight at once per node. */
   callbackConcurrency: number;
+  /** Deliveries of one application in flight at once per node (fair delivery). */
+  callbackPerApplication: number;
   /** How long the previous callback secret keeps signing after a rotation. */
   callbackSecretGraceMs: number;
   /** A claim lasts the timeout plus this; then a row claimed by a node that died is retried. */
   callbackClaimMarginMs: number;
   /** Completed callbacks (and their attempts) are deleted this long after completion; 0 keeps them. */
   callbackRetentionMs: number;
+  /** Scan and print tasks are destroyed this long after creation (spec: "normally about 24 hours"). */
+  taskTtlMs: number;
+  /** How long a temp_download_url is valid (spec: "normally 1 hour"). */
+  downloadUrlTtlMs: number;
+  /** How long a box's upload URL (one scan item) is valid. */
+  uploadUrlTtlMs: number;
+  /** Largest object a box may upload (one scan item). */
+  blobMaxBytes: number;
+  /** HMAC key of the local store's signed URLs (BOXHUB_BLOB_SECRET); undefined = kept in the data dir. */
+  blobSecret: Buffer | undefined;
+  /** Largest body of POST /api/print/create (the file may come inline, in Base64). */
+  printBodyLimit: number;
+  /** Largest print file, bytes. */
+  printMaxFileBytes: number;
+  /** How long fetching a print file_url may take. */
+  printFetchTimeoutMs: number;
+  /** Largest page image a direct transfer may carry to a recognition address. */
+  directMaxPageBytes: number;
+  /** A scan that ended without scan.end at its recognition address: wait this long, then 1005. */
+  recognitionEndGraceMs: number;
+  /** Engine threads for recognition on this node (default: the cores). */
+  recognitionWorkers: number | undefined;
+  /** S3-compatible object storage for blobs (BOXHUB_S3_*); undefined = local files in the data dir. */
+  s3: S3Config | undefined;
+  /** Fastify trustProxy: which proxies' X-Forwarded-For to believe for the client address. */
+  trustProxy: boolean | string | number;
+  /** API rate limits (http/rate-limits.ts, docs/configuration.md); `max` 0 turns one off. */
+  rateLimits: RateLimits;
+  /** Largest MQTT packet the embedded broker reads; a larger one closes the connection. */
+  mqttMaxPacketBytes: number;
+  /** MQTT connection attempts per client address on the embedded broker. */
+  mqttConnectLimit: Limit;
+  /** BOXHUB_METRICS_TOKEN: /metrics then wants it as a bearer token. */
+  metricsToken: string | undefined;
+  /** BOXHUB_METRICS_PORT: /metrics on a listener of its own (and not on the API's). */
+  metricsPort: number | undefined;
+  metricsHost: string;
+  /** BOXHUB_OPERATOR_TOKEN: enables the operator API (/api/operator/…) with this bearer token. */
+  operatorToken: string | undefined;
+  /** Encrypts secrets the server must keep readable (callback signing secrets). */
+  secretKey: SecretKeySource;
 }
+
+export interface S3Config {
+  /** Origin of the S3 API (scheme, host, port). */
+  endpoint: string;
+  region: string;
+  bucket: string;
+  accessKeyId: string;
+  /** Not enumerable: JSON.stringify and util.inspect of the config leave it out. */
+  secretAccessKey: string;
+  pathStyle: boolean;
+}
+
+/** At most `max` events per `windowMs`; max 0 = no limit. */
+export interface Limit { max: number; windowMs: number }
+
+export interface RateLimits {
+  /** Every /api request, per client address, before authentication. */
+  address: Limit;
+  /** Every authenticated /api request, per application (per node). */
+  app: Limit;
+  /** Refused API keys per client address; beyond it every request from there waits (per node). */
+  authFailures: Limit;
+  /** get_uuid lookups that find no device of the caller, per application (all nodes: database). */
+  getUuidMisses: Limit;
+}
+
+/** BOXHUB_SECRET_KEY (base64 of 32 bytes) or a key file, made on first start when absent. */
+export type SecretKeySource = { kind: 'env'; key: Buffer } | { kind: 'file'; path: string; explicit: boolean };
 
 export class ConfigError extends Error {}
 
@@ -71,6 +144,53 @@ function intList(env: NodeJS.ProcessEnv, name: string, def: number[], min: numbe
   return parts.map(Number);
 }
 
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** `N` or `N/PERIOD` (PERIOD like 500ms, 10s, 1m, 1h): at most N per period; 0 switches it off. */
+export function limit(env: NodeJS.ProcessEnv, name: string, def: Limit): Limit {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return def;
+  const m = /^(\d{1,9})(?:\/(\d{1,7})(ms|s|m|h))?$/.exec(raw);
+  if (!m) throw new ConfigError(`${name} must be N or N/PERIOD (e.g. 600/1m, 20/10s; units ms, s, m, h; 0 turns it off), got '${raw}'`);
+  const windowMs = m[2] ? Number(m[2]) * UNITS[m[3]!]! : def.windowMs;
+  if (windowMs < 100 || windowMs > 86_400_000) throw new ConfigError(`${name}: the period must be between 100ms and 24h, got '${raw}'`);
+  return { max: Number(m[1]), windowMs };
+}
+
+function trustProxy(raw: string | undefined): boolean | string | number {
+  if (raw === undefined || raw === '' || raw === '0' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d{1,2}$/.test(raw)) return Number(raw); // hops
+  if (!/^[0-9A-Fa-f.:/, ]+$/.test(raw)) throw new ConfigError(`BOXHUB_TRUST_PROXY must be true, a number of hops, or comma-separated addresses/CIDRs, got '${raw}'`);
+  return raw;
+}
+
+function token(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (raw.length < 24 || /\s/.test(raw)) throw new ConfigError(`${name} must be at least 24 characters without spaces (e.g. openssl rand -base64 32)`);
+  return raw;
+}
+
+function secretKey(env: NodeJS.ProcessEnv, dataDir: string): SecretKeySource {
+  const raw = env.BOXHUB_SECRET_KEY;
+  if (raw) {
+    const key = Buffer.from(raw, 'base64');
+    if (key.length !== 32 || key.toString('base64').replace(/=+$/, '') !== raw.trim().replace(/=+$/, '')) {
+      throw new ConfigError('BOXHUB_SECRET_KEY must be 32 random bytes in base64 (openssl rand -base64 32)');
+    }
+    return { kind: 'env', key };
+  }
+  const file = env.BOXHUB_SECRET_KEY_FILE;
+  return file ? { kind: 'file', path: resolve(file), explicit: true } : { kind: 'file', path: resolve(dataDir, 'secret.key'), explicit: false };
+}
+
+function schemaName(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(raw)) throw new ConfigError(`BOXHUB_DATABASE_SCHEMA must be a lower-case SQL name (a-z, 0-9, _), got '${raw}'`);
+  return raw;
+}
+
 function shareGroup(raw: string | undefined): string {
   if (raw === undefined || raw === '') return 'boxhub';
   // [MQTT-4.8.2-2] a ShareName must not contain "/", "+" or "#".
@@ -78,17 +198,72 @@ function shareGroup(raw: string | undefined): string {
   return raw;
 }
 
+/** A key given as hex or base64 of at least 32 bytes. */
+function secretBytes(env: NodeJS.ProcessEnv, name: string): Buffer | undefined {
+  const raw = env[name];
+  if (!raw) return undefined;
+  const b = /^[0-9a-fA-F]+$/.test(raw) && raw.length % 2 === 0 ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (b.length < 32) throw new ConfigError(`${name} must be at least 32 bytes, as hex or base64`);
+  return b;
+}
+
+/** S3's largest single PUT: every blob is stored by one (presigned or server-side) PUT. */
+const S3_MAX_PUT_BYTES = 5 * 1024 ** 3;
+const S3_VARS = ['BOXHUB_S3_ENDPOINT', 'BOXHUB_S3_REGION', 'BOXHUB_S3_BUCKET', 'BOXHUB_S3_ACCESS_KEY', 'BOXHUB_S3_SECRET_KEY', 'BOXHUB_S3_PATH_STYLE'];
+
+/** The S3 blob store's settings: all of them once BOXHUB_S3_BUCKET is set, none otherwise. */
+function s3(env: NodeJS.ProcessEnv, blobMaxBytes: number): S3Config | undefined {
+  const bucket = env.BOXHUB_S3_BUCKET ?? '';
+  if (bucket === '') {
+    const stray = S3_VARS.find((v) => (env[v] ?? '') !== '');
+    if (stray) throw new ConfigError(`${stray} is set but BOXHUB_S3_BUCKET is not: set the bucket to store blobs in S3, or unset ${stray}`);
+    return undefined;
+  }
+  // AWS "Bucket naming rules" (general purpose buckets).
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket) || bucket.includes('..') || /^\d+\.\d+\.\d+\.\d+$/.test(bucket)) {
+    throw new ConfigError(`BOXHUB_S3_BUCKET must be a bucket name of 3-63 characters a-z 0-9 . - that starts and ends with a letter or digit, got '${bucket}'`);
+  }
+  const region = env.BOXHUB_S3_REGION || 'us-east-1';
+  if (!/^[a-z0-9-]{1,32}$/.test(region)) throw new ConfigError(`BOXHUB_S3_REGION must be a region name such as eu-west-1 (a-z 0-9 -), got '${region}'`);
+  let endpoint = `https://s3.${region}.amazonaws.com`;
+  if (env.BOXHUB_S3_ENDPOINT) {
+    const raw = url(env, 'BOXHUB_S3_ENDPOINT', ['http:', 'https:']) as string;
+    const u = new URL(raw);
+    if (u.username || u.password) throw new ConfigError('BOXHUB_S3_ENDPOINT must not carry credentials: give them as BOXHUB_S3_ACCESS_KEY and BOXHUB_S3_SECRET_KEY');
+    if ((u.pathname !== '/' && u.pathname !== '') || u.search || u.hash) {
+      throw new ConfigError(`BOXHUB_S3_ENDPOINT must be a scheme, host and port only (like https://s3.example.com:9000), got '${raw}'`);
+    }
+    endpoint = u.origin;
+  }
+  const accessKeyId = env.BOXHUB_S3_ACCESS_KEY ?? '';
+  const secretAccessKey = env.BOXHUB_S3_SECRET_KEY ?? '';
+  // Printable ASCII without spaces; the key id also names the credential scope, split at "/".
+  if (!/^[\x21-\x2e\x30-\x7e]{1,128}$/.test(accessKeyId)) throw new ConfigError('BOXHUB_S3_ACCESS_KEY must be set with BOXHUB_S3_BUCKET: 1-128 printable characters, no spaces or "/"');
+  if (!/^[\x21-\x7e]{1,256}$/.test(secretAccessKey)) throw new ConfigError('BOXHUB_S3_SECRET_KEY must be set with BOXHUB_S3_BUCKET: 1-256 printable characters, no spaces');
+  const ps = env.BOXHUB_S3_PATH_STYLE ?? '';
+  if (!['', '0', '1'].includes(ps)) throw new ConfigError(`BOXHUB_S3_PATH_STYLE must be 1 or 0, got '${ps}'`);
+  if (blobMaxBytes > S3_MAX_PUT_BYTES) {
+    throw new ConfigError(`BOXHUB_BLOB_MAX_BYTES can be at most ${S3_MAX_PUT_BYTES} (5 GiB, S3's largest single PUT) when blobs are in S3, got ${blobMaxBytes}`);
+  }
+  const cfg = { endpoint, region, bucket, accessKeyId, pathStyle: ps === '' ? env.BOXHUB_S3_ENDPOINT !== undefined && env.BOXHUB_S3_ENDPOINT !== '' : ps === '1' } as S3Config;
+  Object.defineProperty(cfg, 'secretAccessKey', { value: secretAccessKey, enumerable: false });
+  return cfg;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const logLevel = env.LOG_LEVEL ?? 'info';
+  const dataDir = resolve(env.BOXHUB_DATA_DIR ?? './data');
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);
   }
+  const blobMaxBytes = int(env, 'BOXHUB_BLOB_MAX_BYTES', 2 * 1024 ** 3, 1024, 64 * 1024 ** 3);
   return {
     host: env.HOST ?? '127.0.0.1',
     port: int(env, 'PORT', 8080, 0, 65535),
     publicUrl: url(env, 'BOXHUB_PUBLIC_URL', ['http:', 'https:']),
-    dataDir: resolve(env.BOXHUB_DATA_DIR ?? './data'),
+    dataDir,
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseSchema: schemaName(env.BOXHUB_DATABASE_SCHEMA),
     mqttUrl: url(env, 'MQTT_URL', ['mqtt:', 'mqtts:', 'tcp:', 'ws:', 'wss:']),
     mqttShareGroup: shareGroup(env.BOXHUB_MQTT_SHARE_GROUP),
     mqttHost: env.BOXHUB_MQTT_HOST ?? '127.0.0.1',
@@ -101,10 +276,37 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     callbackTimeoutMs: int(env, 'BOXHUB_CALLBACK_TIMEOUT_MS', 5000, 10, 120000),
     callbackRetryDelaysMs: intList(env, 'BOXHUB_CALLBACK_RETRY_DELAYS_MS', [8000, 13000, 21000], 0, 7 * 86400000),
-    callbackPollMs: int(env, 'BOXHUB_CALLBACK_POLL_MS', 1000, 10, 60000),
+    jobPollMs: int(env, 'BOXHUB_JOB_POLL_MS', 1000, 10, 60000),
     callbackConcurrency: int(env, 'BOXHUB_CALLBACK_CONCURRENCY', 256, 1, 10000),
+    callbackPerApplication: int(env, 'BOXHUB_CALLBACK_PER_APP_CONCURRENCY', 32, 1, 10000),
     callbackSecretGraceMs: int(env, 'BOXHUB_CALLBACK_SECRET_GRACE_MS', 86400000, 0, 30 * 86400000),
     callbackClaimMarginMs: int(env, 'BOXHUB_CALLBACK_CLAIM_MARGIN_MS', 10000, 100, 600000),
     callbackRetentionMs: int(env, 'BOXHUB_CALLBACK_RETENTION_DAYS', 30, 0, 3650) * 86400000,
+    taskTtlMs: int(env, 'BOXHUB_TASK_TTL_HOURS', 24, 1, 720) * 3_600_000,
+    downloadUrlTtlMs: int(env, 'BOXHUB_DOWNLOAD_URL_TTL_SEC', 3600, 60, 7 * 86400) * 1000,
+    uploadUrlTtlMs: int(env, 'BOXHUB_UPLOAD_URL_TTL_SEC', 900, 60, 86400) * 1000,
+    blobMaxBytes,
+    blobSecret: secretBytes(env, 'BOXHUB_BLOB_SECRET'),
+    printBodyLimit: int(env, 'BOXHUB_PRINT_BODY_LIMIT', 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    printMaxFileBytes: int(env, 'BOXHUB_PRINT_MAX_FILE_BYTES', 48 * 1024 * 1024, 1024, 768 * 1024 * 1024),
+    printFetchTimeoutMs: int(env, 'BOXHUB_PRINT_FETCH_TIMEOUT_MS', 30_000, 1000, 600_000),
+    directMaxPageBytes: int(env, 'BOXHUB_DIRECT_MAX_PAGE_BYTES', 16 * 1024 * 1024, 64 * 1024, 256 * 1024 * 1024),
+    recognitionEndGraceMs: int(env, 'BOXHUB_RECOGNITION_END_GRACE_MS', 60_000, 0, 3_600_000),
+    recognitionWorkers: env.BOXHUB_RECOGNITION_WORKERS ? int(env, 'BOXHUB_RECOGNITION_WORKERS', 1, 1, 64) : undefined,
+    s3: s3(env, blobMaxBytes),
+    trustProxy: trustProxy(env.BOXHUB_TRUST_PROXY),
+    rateLimits: {
+      address: limit(env, 'BOXHUB_RATE_LIMIT_ADDRESS', { max: 12_000, windowMs: 60_000 }),
+      app: limit(env, 'BOXHUB_RATE_LIMIT_APP', { max: 6_000, windowMs: 60_000 }),
+      authFailures: limit(env, 'BOXHUB_RATE_LIMIT_AUTH_FAILURES', { max: 30, windowMs: 300_000 }),
+      getUuidMisses: limit(env, 'BOXHUB_RATE_LIMIT_GET_UUID_MISSES', { max: 30, windowMs: 600_000 }),
+    },
+    mqttMaxPacketBytes: int(env, 'BOXHUB_MQTT_MAX_PACKET_BYTES', 270_000, 1024, 256 * 1024 * 1024),
+    mqttConnectLimit: limit(env, 'BOXHUB_MQTT_CONNECT_LIMIT', { max: 120, windowMs: 10_000 }),
+    metricsToken: token(env, 'BOXHUB_METRICS_TOKEN'),
+    metricsPort: env.BOXHUB_METRICS_PORT ? int(env, 'BOXHUB_METRICS_PORT', 0, 0, 65535) : undefined,
+    metricsHost: env.BOXHUB_METRICS_HOST ?? '127.0.0.1',
+    operatorToken: token(env, 'BOXHUB_OPERATOR_TOKEN'),
+    secretKey: secretKey(env, dataDir),
   };
 }

@@ -1,4 +1,4 @@
-export { startServer, openConfiguredDb, type RunningServer, type StartOptions } from './server.ts';
+export { startServer, openConfiguredDb, openSecretBox, checkSecretKey, type RunningServer, type StartOptions } from './server.ts';
 export { loadConfig, ConfigError, type Config } from './config.ts';
 export { buildApp } from './app.ts';
 export { migrate } from './db/migrate.ts';

@@ -1,6 +1,7 @@
 // The running service: database, box link, HTTP. main.ts and the tests both start it here.
 import type { FastifyInstance } from 'fastify';
 import { pino, type Logger } from 'pino';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildApp } from './app.ts';
 import { BoxGateway } from './box-link/gateway.ts';
@@ -9,16 +10,30 @@ import { ExternalBroker } from './broker/external-broker.ts';
 import type { Broker } from './broker/types.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
-import { openDb, type Db } from './db/connect.ts';
+import { ensureDataDir, openDb, type Db } from './db/connect.ts';
 import { migrate } from './db/migrate.ts';
+import { startMetricsListener } from './http/metrics-listener.ts';
+import { rateLimitSweep, scheduleRateLimitSweep } from './http/rate-limit-sweep.ts';
 import { createMetrics } from './metrics/registry.ts';
-import { CallbackWorker } from './modules/callbacks/worker.ts';
-import { CallbackRetention } from './modules/callbacks/retention.ts';
+import { callbackDelivery } from './modules/callbacks/delivery.ts';
+import { callbackRetention, scheduleRetention, sweepCallbacks } from './modules/callbacks/retention.ts';
 import { undiciTransport, type Transport } from './modules/callbacks/transport.ts';
+import { Jobs } from './jobs/jobs.ts';
+import { JobEventRouter } from './box-link/job-events.ts';
+import { BoxRequestRouter } from './box-link/requests.ts';
+import type { BlobStore } from './storage/blob-store.ts';
+import { LocalBlobStore } from './storage/local-store.ts';
+import { S3BlobStore } from './storage/s3-store.ts';
+import { blobSecret } from './storage/secret.ts';
+import { JobRepository } from './jobs/repository.ts';
+import { JobRunner } from './jobs/runner.ts';
 import { createGuardedAgent } from './net/guarded-agent.ts';
+import { loadSecretBox, SecretBox, SecretKeyError } from './secret-box.ts';
 import { sha256, sameHash } from './secrets.ts';
+import { RecognitionWorkers } from './modules/recognition/worker.ts';
 import { createRepositories, createServices, type Repositories, type Services } from './services.ts';
-import type { RegisteredDevice } from './modules/devices/service.ts';
+import type { CredentialHooks, RegisteredDevice } from './modules/devices/service.ts';
+import { SessionWatch } from './broker/session-watch.ts';
 
 export interface RunningServer {
   config: Config;
@@ -32,13 +47,20 @@ export interface RunningServer {
   gateway: BoxGateway;
   repos: Repositories;
   services: Services;
-  /** Delivers the callback outbox (modules/callbacks/worker.ts). */
-  callbackWorker: CallbackWorker;
-  /** Deletes completed callbacks past retention (modules/callbacks/retention.ts). */
-  callbackRetention: CallbackRetention;
+  /** Runs every kind of delayed work from the jobs table (jobs/runner.ts). */
+  jobRunner: JobRunner;
+  jobs: Jobs;
+  /** S3 when BOXHUB_S3_BUCKET is set, otherwise local files under the data dir (docs/storage.md). */
+  blobs: BlobStore;
+  /** Deletes completed callbacks past retention now (the hourly job does it too). */
+  sweepCallbacks(): Promise<number>;
   log: Logger;
+  /** http://host:port of the metrics listener, when BOXHUB_METRICS_PORT gives /metrics one of its own. */
+  metricsUrl: string | undefined;
   /** Registers (provisions) a box: database row plus broker login. */
   registerDevice(input: { code: string; model: string }): Promise<RegisteredDevice>;
+  /** What the broker does when a box's credentials change (DeviceService.rotateSecret / revokeSecret). */
+  credentialHooks: CredentialHooks;
   close(): Promise<void>;
 }
 
@@ -51,24 +73,68 @@ export interface StartOptions {
   callbackTransport?: Transport;
 }
 
+/** How often the embedded broker's open sessions are checked against changed credentials. */
+const SESSION_WATCH_MS = 1000;
+
 /** Completed callbacks are looked for hourly: retention is counted in days. */
 const RETENTION_SWEEP_MS = 3_600_000;
 
 export function openConfiguredDb(config: Config, pgSchema?: string): Promise<Db> {
-  return openDb({ url: config.databaseUrl, sqlitePath: join(config.dataDir, 'boxhub.sqlite'), ...(pgSchema ? { pgSchema } : {}) });
+  const schema = pgSchema ?? config.databaseSchema;
+  return openDb({ url: config.databaseUrl, sqlitePath: join(config.dataDir, 'boxhub.sqlite'), ...(schema ? { pgSchema: schema } : {}) });
+}
+
+/** The key that encrypts stored secrets; the default key file lives in the data directory. */
+export function openSecretBox(config: Config): SecretBox {
+  ensureDataDir(config.dataDir);
+  return loadSecretBox(config.secretKey);
+}
+
+/**
+ * Stored secrets must be readable with this process's key: a node (or a CLI) with another key
+ * would sign callbacks nobody can verify, or write secrets the others cannot read. Secrets
+ * written before encryption existed are sealed now.
+ */
+export async function checkSecretKey(repos: Repositories, box: SecretBox): Promise<number> {
+  // The first process on a database records its key's id; the others must hold the same key
+  // (checked before any secret exists, so two nodes that each made a key fail at once).
+  const recorded = await repos.applications.deploymentKeyId();
+  const other = recorded !== box.keyId ? recorded : await repos.applications.foreignKeyId();
+  if (other) {
+    throw new SecretKeyError(`this database's secrets are encrypted under another key (key id ${other}; this process has ${box.keyId}): give every node and the CLI the same BOXHUB_SECRET_KEY or BOXHUB_SECRET_KEY_FILE`);
+  }
+  return repos.applications.sealPlainSecrets();
 }
 
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
   const clock = opts.clock ?? systemClock;
   const log = opts.logger ?? pino({ level: config.logLevel });
+  // The data directory holds the SQLite database, the default key file and demo.json, whatever
+  // the database engine.
+  const box = openSecretBox(config);
+  if (config.databaseUrl && config.secretKey.kind === 'file' && !config.secretKey.explicit) {
+    log.warn({ keyFile: config.secretKey.path }, 'DATABASE_URL is set and the secret key is this node\'s own file: every node and the CLI need the same key (BOXHUB_SECRET_KEY or BOXHUB_SECRET_KEY_FILE)');
+  }
   const db = await openConfiguredDb(config, opts.pgSchema);
   const cleanup: (() => Promise<void>)[] = [() => db.close()];
   try {
     await migrate(db);
-    const repos = createRepositories(db);
+    const repos = createRepositories(db, box);
+    const sealed = await checkSecretKey(repos, box);
+    if (sealed > 0) log.info({ applications: sealed }, 'callback secrets stored in plain text were encrypted');
+    const metrics = createMetrics();
 
     let broker: Broker;
     let mqttUrl: string;
+    let sessions: () => string[] = () => [];
+    const sessionWatch = new SessionWatch({
+      sessions: () => sessions(),
+      disconnect: (uuid) => broker.disconnectDevice?.(uuid),
+      devices: repos.devices,
+      ...(db.dataVersion ? { dataVersion: db.dataVersion } : {}),
+      onDropped: (uuid) => log.info({ uuid }, 'box session dropped: its secret was rotated or revoked'),
+      onError: (err) => log.warn({ err }, 'checking box sessions against their credentials failed'),
+    });
     if (config.mqttUrl) {
       broker = await ExternalBroker.connect(config.mqttUrl, config.nodeId, { shareGroup: config.mqttShareGroup });
       const u = new URL(config.mqttUrl);
@@ -79,12 +145,27 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
         port: config.mqttPort,
         authenticate: async (uuid, secret) => {
           const d = await repos.devices.findByUuid(uuid);
-          return !!d && sameHash(d.secret_hash, sha256(secret));
+          const hash = sha256(secret);
+          if (!d || !sameHash(d.secret_hash, hash)) return false;
+          sessionWatch.loggedIn(uuid, hash);
+          return true;
         },
         onError: (err) => log.error({ err }, 'broker listener error'),
+        maxPacketBytes: config.mqttMaxPacketBytes,
+        connectLimit: config.mqttConnectLimit,
+        clock,
+        onRefused: (reason, d) => {
+          metrics.brokerRefused.inc({ reason });
+          // One line per address and window for a connection flood, one per oversized packet.
+          if (d.first) log.warn({ address: d.address, bytes: d.bytes }, reason === 'connect_rate' ? 'box link: too many connection attempts from this address; refusing them until the window ends' : 'box link: packet over BOXHUB_MQTT_MAX_PACKET_BYTES or malformed; connection closed');
+        },
       });
       broker = embedded;
       mqttUrl = embedded.listenUrl ?? '';
+      sessions = () => embedded.sessions();
+      const watch = setInterval(() => void sessionWatch.check(), SESSION_WATCH_MS);
+      watch.unref();
+      cleanup.unshift(async () => clearInterval(watch));
       // This process is the broker, so nobody is connected yet, whatever was recorded before.
       await repos.devices.markAllOffline(clock.now());
     }
@@ -93,41 +174,102 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     const gateway = new BoxGateway({ broker, devices: repos.devices, clock, nodeId: config.nodeId, log, commandTimeoutMs: config.commandTimeoutMs });
     await gateway.start();
     cleanup.unshift(async () => gateway.close());
-    const services = createServices(repos, gateway, clock, {
+    const jobRepo = new JobRepository(db.kysely, db.dialect);
+    const jobRunner = new JobRunner(jobRepo, clock, log, { pollMs: config.jobPollMs, stopWaitMs: config.callbackTimeoutMs });
+    const jobs = new Jobs(jobRepo, jobRunner, clock);
+    let baseUrl = config.publicUrl ?? '';
+    // Several server nodes need S3: a local store's files are on one node's disk only.
+    let blobs: BlobStore;
+    let localBlobs: LocalBlobStore | undefined;
+    if (config.s3) {
+      const s3 = config.s3;
+      const store = new S3BlobStore({
+        target: { endpoint: s3.endpoint, region: s3.region, bucket: s3.bucket, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, pathStyle: s3.pathStyle },
+        clock, spoolDir: join(config.dataDir, 'spool'),
+      });
+      cleanup.unshift(() => store.close());
+      blobs = store;
+      log.info({ endpoint: s3.endpoint, bucket: s3.bucket, region: s3.region, pathStyle: s3.pathStyle }, 'blobs are stored in S3');
+    } else {
+      // Made here, owner-only: the file server below wants its root to exist.
+      mkdirSync(join(config.dataDir, 'blobs'), { recursive: true, mode: 0o700 });
+      blobs = localBlobs = new LocalBlobStore({
+        root: join(config.dataDir, 'blobs'), secret: config.blobSecret ?? await blobSecret(config.dataDir), baseUrl: () => baseUrl, clock,
+      });
+    }
+    const events = new JobEventRouter({ db: db.kysely, tasks: repos.tasks, gateway, clock, log });
+    const requests = new BoxRequestRouter(gateway, log);
+    // User-supplied URLs the server fetches itself (print file_url) go through the URL guard.
+    const fetcher = createGuardedAgent({ allowPrivateNetworks: config.allowPrivateNetworks, connectTimeoutMs: 10_000, connections: 16 });
+    cleanup.unshift(() => fetcher.destroy());
+    const services = createServices(repos, { gateway, events, requests, jobs, blobs, clock, log, fetcher, secretBox: box, publicUrl: () => baseUrl }, {
       callbacks: { allowPrivateNetworks: config.allowPrivateNetworks, secretGraceMs: config.callbackSecretGraceMs },
+      scan: { taskTtlMs: config.taskTtlMs, downloadUrlTtlMs: config.downloadUrlTtlMs, uploadUrlTtlMs: config.uploadUrlTtlMs, blobMaxBytes: config.blobMaxBytes },
+      print: { taskTtlMs: config.taskTtlMs, downloadUrlTtlMs: config.downloadUrlTtlMs, maxFileBytes: config.printMaxFileBytes, fetchTimeoutMs: config.printFetchTimeoutMs },
+      recognition: { taskTtlMs: config.taskTtlMs, downloadUrlTtlMs: config.downloadUrlTtlMs, endGraceMs: config.recognitionEndGraceMs },
+      ...(db.dataVersion ? { dataVersion: db.dataVersion } : {}),
+      onError: (err, what) => log.warn({ err }, `${what} failed`),
     });
-    const metrics = createMetrics();
-    // Stopped after the HTTP app (no new enqueues) and before the database (it gives claims back).
+    jobRunner.register(services.lifecycle.expiryHandler());
+    const recognitionWorkers = new RecognitionWorkers(services.recognition, { ...(config.recognitionWorkers ? { workers: config.recognitionWorkers } : {}) });
+    jobRunner.register(recognitionWorkers.pageHandler());
+    jobRunner.register(recognitionWorkers.assembleHandler());
+    // Stopped after the HTTP app (no new work) and before the database (it gives claims back).
     const callbackAgent = createGuardedAgent({ allowPrivateNetworks: config.allowPrivateNetworks, connectTimeoutMs: config.callbackTimeoutMs });
-    const callbackWorker = new CallbackWorker({
-      repo: repos.callbacks, clock, log,
-      transport: opts.callbackTransport ?? undiciTransport(callbackAgent),
-      settings: { timeoutMs: config.callbackTimeoutMs, retryDelaysMs: config.callbackRetryDelaysMs, pollMs: config.callbackPollMs, concurrency: config.callbackConcurrency, nodeId: config.nodeId, leaseMarginMs: config.callbackClaimMarginMs },
+    cleanup.unshift(async () => { await jobRunner.stop(); await callbackAgent.destroy(); await recognitionWorkers.close(); });
+    jobRunner.register(callbackDelivery({
+      repo: repos.callbacks, jobs: jobRepo, clock, log,
+      transport: opts.callbackTransport ?? undiciTransport(callbackAgent, { clock }),
+      settings: {
+        timeoutMs: config.callbackTimeoutMs, retryDelaysMs: config.callbackRetryDelaysMs, concurrency: config.callbackConcurrency,
+        perApplication: config.callbackPerApplication, nodeId: config.nodeId, leaseMarginMs: config.callbackClaimMarginMs,
+      },
       metrics: {
         attempt: (result, seconds) => { metrics.callbackAttempts.inc({ result }); metrics.callbackAttemptDuration.observe(seconds); },
         final: (outcome) => metrics.callbackDeliveries.inc({ outcome }),
       },
-    });
-    services.callbacks.onEnqueue(() => callbackWorker.wake());
-    callbackWorker.start();
-    cleanup.unshift(async () => { services.callbacks.onEnqueue(undefined); await callbackWorker.stop(); await callbackAgent.destroy(); });
-    const callbackRetention = new CallbackRetention({ repo: repos.callbacks, clock, log, retentionMs: config.callbackRetentionMs, intervalMs: RETENTION_SWEEP_MS });
-    callbackRetention.start();
-    cleanup.unshift(() => callbackRetention.stop());
-    const app = await buildApp({
-      db, services, metrics, logger: log, bodyLimit: config.bodyLimit,
-      brokerClients: () => (broker instanceof EmbeddedBroker ? broker.connectedClients : undefined),
+    }));
+    const retention = { repo: repos.callbacks, clock, log, retentionMs: config.callbackRetentionMs, intervalMs: RETENTION_SWEEP_MS };
+    jobRunner.register(callbackRetention(retention));
+    await scheduleRetention(jobs, retention);
+    const brokerClients = () => (broker instanceof EmbeddedBroker ? broker.connectedClients : undefined);
+    let metricsUrl: string | undefined;
+    if (config.metricsPort !== undefined) {
+      const listener = await startMetricsListener({ host: config.metricsHost, port: config.metricsPort, token: config.metricsToken, metrics, brokerClients });
+      metricsUrl = listener.url;
+      cleanup.unshift(() => listener.close());
+    }
+    const credentialHooks: CredentialHooks = {
+      ...(broker.provisionDevice ? { provision: (d: { uuid: string; secret: string }) => broker.provisionDevice!(d.uuid, d.secret) } : {}),
+      ...(broker.deprovisionDevice ? { deprovision: (uuid: string) => broker.deprovisionDevice!(uuid) } : {}),
+      ...(broker.disconnectDevice ? { disconnect: (uuid: string) => broker.disconnectDevice!(uuid) } : {}),
+    };
+    const { app, limits } = await buildApp({
+      credentialHooks, secretBox: box,
+      db, services, metrics, logger: log, bodyLimit: config.bodyLimit, printBodyLimit: config.printBodyLimit, brokerClients, clock,
+      // The /blobs routes serve the local store only; with S3, URLs point at the bucket.
+      ...(localBlobs ? { blobs: { store: localBlobs, clock, maxBytes: config.blobMaxBytes } } : {}),
+      observability: { metricsOnMain: config.metricsPort === undefined, metricsToken: config.metricsToken },
+      rateLimits: config.rateLimits, trustProxy: config.trustProxy, operatorToken: config.operatorToken,
+      directMaxPageBytes: config.directMaxPageBytes,
     });
     cleanup.unshift(() => app.close());
+    const limitSweep = { shared: limits.shared, clock, log, intervalMs: RETENTION_SWEEP_MS };
+    jobRunner.register(rateLimitSweep(limitSweep));
+    await scheduleRateLimitSweep(jobs, limitSweep);
+    jobRunner.start();
     await app.listen({ port: config.port, host: config.host });
     const addr = app.server.address();
     const port = typeof addr === 'object' && addr ? addr.port : config.port;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+    if (!baseUrl) baseUrl = url;
 
     let closing: Promise<void> | undefined;
     return {
-      config, app, url, mqttUrl, db, broker, gateway, repos, services, callbackWorker, callbackRetention, log,
-      registerDevice: (input) => services.devices.register(input, broker.provisionDevice ? (d) => broker.provisionDevice!(d.uuid, d.secret) : undefined),
+      config, app, url, mqttUrl, db, broker, gateway, repos, services, jobRunner, jobs, blobs, log, metricsUrl,
+      sweepCallbacks: () => sweepCallbacks(retention),
+      registerDevice: (input) => services.devices.register(input, credentialHooks.provision),
+      credentialHooks,
       close: () => (closing ??= (async () => { for (const c of cleanup) await c().catch(() => undefined); })()),
     };
   } catch (e) {

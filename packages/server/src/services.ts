@@ -1,8 +1,12 @@
 // Wires repositories and services together: one object the HTTP routes, the box link, the
 // CLI and the tests all use, so the rules live in one place.
+import type { Logger } from 'pino';
 import type { BoxGateway } from './box-link/gateway.ts';
+import type { JobEventRouter } from './box-link/job-events.ts';
+import type { BoxRequestRouter } from './box-link/requests.ts';
 import type { Clock } from './clock.ts';
 import type { Db } from './db/connect.ts';
+import type { Jobs } from './jobs/jobs.ts';
 import { ApplicationRepository } from './modules/applications/repository.ts';
 import { ApplicationService } from './modules/applications/service.ts';
 import { CallbackRepository } from './modules/callbacks/repository.ts';
@@ -10,19 +14,83 @@ import { CallbackService, type CallbackServiceSettings } from './modules/callbac
 import { ControlService } from './modules/control/service.ts';
 import { DeviceRepository } from './modules/devices/repository.ts';
 import { DeviceService } from './modules/devices/service.ts';
+import { E2eKeyRepository } from './modules/e2e-keys/repository.ts';
+import { E2eKeyService } from './modules/e2e-keys/service.ts';
+import type { SecretBox } from './secret-box.ts';
+import { ScanItemRepository } from './modules/scan/repository.ts';
+import { ScanService, type ScanSettings } from './modules/scan/service.ts';
+import { PrintService, type PrintSettings } from './modules/print/service.ts';
+import type { Dispatcher } from 'undici';
+import type { BlobStore } from './storage/blob-store.ts';
+import { TaskLifecycle } from './tasks/lifecycle.ts';
+import { TaskRepository } from './tasks/repository.ts';
+import { RecognitionRepository } from './modules/recognition/repository.ts';
+import { RecognitionService, type RecognitionSettings } from './modules/recognition/service.ts';
+import { CardTemplateService } from './modules/recognition/templates.ts';
 
-export function createRepositories(db: Db) {
-  return { applications: new ApplicationRepository(db.kysely), devices: new DeviceRepository(db.kysely), callbacks: new CallbackRepository(db.kysely, db.dialect) };
+/** `box` encrypts what the server must read back (callback secrets); see secret-box.ts. */
+export function createRepositories(db: Db, box: SecretBox) {
+  const applications = new ApplicationRepository(db.kysely, box);
+  return {
+    applications, devices: new DeviceRepository(db.kysely, { dataVersion: db.dataVersion }), callbacks: new CallbackRepository(db.kysely, db.dialect, applications),
+    tasks: new TaskRepository(db.kysely), scanItems: new ScanItemRepository(db.kysely), e2eKeys: new E2eKeyRepository(db.kysely), recognition: new RecognitionRepository(db.kysely),
+  };
 }
 export type Repositories = ReturnType<typeof createRepositories>;
 
-export interface ServiceSettings { callbacks?: CallbackServiceSettings }
+export interface ServiceSettings {
+  callbacks: CallbackServiceSettings;
+  scan: ScanSettings;
+  print: PrintSettings;
+  recognition: RecognitionSettings;
+  /** SQLite's data_version: lets authentication remember keys exactly (ApplicationService). */
+  dataVersion?: () => number;
+  onError?: (err: unknown, what: string) => void;
+}
 
-export function createServices(repos: Repositories, gateway: BoxGateway, clock: Clock, settings: ServiceSettings = {}) {
-  const applications = new ApplicationService(repos.applications, clock);
+/** What the services need besides repositories: the box link, delayed work, files, time. */
+export interface ServiceDeps {
+  gateway: BoxGateway;
+  events: JobEventRouter;
+  requests: BoxRequestRouter;
+  jobs: Jobs;
+  blobs: BlobStore;
+  clock: Clock;
+  log: Logger;
+  /** HTTP client for user-supplied URLs (print file_url), through the URL guard. */
+  fetcher: Dispatcher;
+  /** This service's public base URL (recognition addresses). */
+  publicUrl: () => string;
+  /** Seals secrets the server reads back (direct-transfer secrets of scan tasks). */
+  secretBox: SecretBox;
+}
+
+export function createServices(repos: Repositories, deps: ServiceDeps, settings: ServiceSettings) {
+  const { gateway, jobs, clock } = deps;
+  const applications = new ApplicationService(repos.applications, clock, {
+    ...(settings.dataVersion ? { dataVersion: settings.dataVersion } : {}),
+    onTouchError: (err) => settings.onError?.(err, 'recording the last use of an API key'),
+  });
   const devices = new DeviceService(repos.devices, clock);
   const control = new ControlService(devices, repos.devices, gateway, clock);
-  const callbacks = new CallbackService(repos.callbacks, clock, settings.callbacks ?? { allowPrivateNetworks: false, secretGraceMs: 86_400_000 });
-  return { applications, devices, control, callbacks };
+  const callbacks = new CallbackService(repos.callbacks, jobs, clock, settings.callbacks);
+  const e2eKeys = new E2eKeyService(repos.e2eKeys, clock);
+  const lifecycle = new TaskLifecycle({ tasks: repos.tasks, jobs, blobs: deps.blobs, clock, log: deps.log });
+  gateway.onState((uuid, state) => lifecycle.reconcile(uuid, state));
+  deps.events.beforeFirst = (trx, task, now) => lifecycle.acknowledge(trx, task, now);
+  // The receiver reads a scan task's direct secret through the scan service (it is sealed).
+  let scan: ScanService | undefined;
+  const recognition = new RecognitionService({
+    tasks: repos.tasks, repo: repos.recognition, lifecycle, callbacks, jobs, blobs: deps.blobs, clock, log: deps.log, publicUrl: deps.publicUrl, settings: settings.recognition,
+    directSecret: (task) => scan?.directOf(task)?.secret,
+  });
+  const templates = new CardTemplateService(repos.recognition, deps.blobs, clock);
+  scan = new ScanService({
+    tasks: repos.tasks, items: repos.scanItems, lifecycle, devices, e2eKeys, gateway, callbacks, blobs: deps.blobs, secretBox: deps.secretBox, clock, log: deps.log, settings: settings.scan, directTargets: recognition,
+  }, deps.events, deps.requests);
+  const print = new PrintService({
+    tasks: repos.tasks, lifecycle, devices, gateway, callbacks, blobs: deps.blobs, fetcher: deps.fetcher, clock, log: deps.log, settings: settings.print,
+  }, deps.events, deps.requests);
+  return { applications, devices, control, callbacks, e2eKeys, lifecycle, scan, print, recognition, templates };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -1,11 +1,11 @@
 // The dispatch table: one entry per command type of docs/box-protocol.md.
-import type { CommandType } from '@boxhub/protocol';
+import type { ControlCommandType } from '@boxhub/protocol';
 import { buzz } from './buzz.ts';
 import { maintenance } from './maintenance.ts';
 import { reboot } from './reboot.ts';
 import type { CommandHandler } from './types.ts';
 
-export const commandHandlers: Record<CommandType, CommandHandler> = {
+export const commandHandlers: Record<ControlCommandType, CommandHandler> = {
   buzz,
   reboot,
   head_clean: maintenance('head_clean'),

@@ -26,7 +26,18 @@ export async function createScannerDriver(uri: string | undefined): Promise<Scan
 const noPrinter: PrinterDriver = {
   uri: 'none',
   status: async () => disconnectedPrinter,
+  capability: async () => null,
+  print: async () => { throw new Error('no printer configured'); },
+  follow: async () => undefined,
+  find: async () => undefined,
   maintenance: async () => { throw new Error('no printer configured'); },
   close: async () => undefined,
 };
-const noScanner: ScannerDriver = { uri: 'none', status: async () => disconnectedScanner, close: async () => undefined };
+const noScanner: ScannerDriver = {
+  uri: 'none',
+  status: async () => disconnectedScanner,
+  // eslint-disable-next-line require-yield
+  scan: async function* () { throw new Error('no scanner configured'); },
+  waitForPaper: async () => false,
+  close: async () => undefined,
+};

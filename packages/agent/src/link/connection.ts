@@ -2,6 +2,9 @@
 // its secret, announces itself on box/{uuid}/presence and leaves a last will there, so the
 // server learns of a box that vanished without a word within the keepalive window.
 // Reconnects itself with backoff and jitter; mqtt.js's fixed-period reconnect is turned off.
+// A started link is live work: its reconnect timer holds the process open (a box's agent must
+// outlive any outage), and only stop(), kill() or a definitive refusal of its credentials
+// (CONNACK 4 or 5, [MQTT-3.2.2-3]) end it.
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import mqtt, { type MqttClient } from 'mqtt';
@@ -21,6 +24,9 @@ export interface LinkOptions {
 export interface LinkEvents {
   connected: [];
   disconnected: [reason: string];
+  /** The broker refused the credentials (CONNACK 4 bad username or password, 5 not authorized):
+   *  retrying cannot help, so the link stops itself. */
+  refused: [reason: string];
   message: [topic: string, payload: Buffer];
   error: [err: Error];
 }
@@ -33,6 +39,8 @@ export class BoxLink extends EventEmitter<LinkEvents> {
   private stopped = false;
   private session = '';
   connected = false;
+  /** Set when the broker refused the credentials; the link then stays stopped. */
+  refusal: string | undefined;
 
   constructor(o: LinkOptions) {
     super();
@@ -78,7 +86,19 @@ export class BoxLink extends EventEmitter<LinkEvents> {
       this.emit('connected');
     });
     client.on('message', (topic, payload) => this.emit('message', topic, payload));
-    client.on('error', (err) => this.emit('error', err));
+    client.on('error', (err) => {
+      const code = (err as Error & { code?: unknown }).code;
+      // MQTT 3.1.1 CONNACK return codes 4 and 5 answer the credentials themselves; 1-3
+      // (protocol, identifier, server unavailable) and network errors are transient.
+      if (code === 4 || code === 5) {
+        if (this.client !== client) return;
+        this.refusal = code === 4 ? 'bad username or password (CONNACK 4)' : 'not authorized (CONNACK 5)';
+        this.stopped = true;
+        this.emit('refused', this.refusal);
+        return;
+      }
+      this.emit('error', err);
+    });
     client.on('close', () => {
       if (this.client !== client) return;
       const was = this.connected;
@@ -93,8 +113,9 @@ export class BoxLink extends EventEmitter<LinkEvents> {
   private scheduleReconnect(): void {
     if (this.stopped || this.timer) return;
     const delay = this.backoff.next();
+    // Not unref'd: while the box waits to reconnect nothing else may hold the event loop,
+    // and an unref'd timer let the agent process exit at the first outage.
     this.timer = setTimeout(() => { this.timer = undefined; if (!this.stopped) this.connect(); }, delay);
-    this.timer.unref?.();
   }
 
   async publish(topic: string, payload: string, opts: { qos?: 0 | 1; retain?: boolean } = {}): Promise<void> {

@@ -1,59 +1,80 @@
 // `boxhub agent`: the program on the box. Connects out to the server's broker and drives the
 // printer and scanner named by URI (sim:, ipp://, ipps://; sim:, sane:).
-import { readFileSync } from 'node:fs';
-import { BoxAgent, CommandBuzzer, SimBuzzer, createPrinterDriver, createScannerDriver, readNetworkInfo } from '@boxhub/agent';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { execFile } from 'node:child_process';
-import { guard, parse, UsageError } from '../args.ts';
+import { defineCommand, intFlag } from '../command.ts';
+import { secretFrom } from '../connection.ts';
+import { EXIT, UsageError } from '../exit.ts';
 
-export const summary = 'run the box agent: agent --server mqtt://HOST:PORT --uuid UUID [--secret-file F] [--printer URI] [--scanner URI]';
+/** Exit status when the broker definitively refuses the box's credentials (docs/box-agent.service):
+ *  the CLI's "credentials refused" (exit.ts). */
+export const EXIT_CREDENTIALS_REFUSED = EXIT.unreachable;
 
-const usage = `usage: boxhub agent --server mqtt://HOST:PORT --uuid UUID [options]
-  --secret-file FILE   file holding the device secret (or set BOXHUB_AGENT_SECRET)
-  --printer URI        sim:, ipp://host:631/ipp/print, ipps://…, none   (default none)
-  --scanner URI        sim:, sane:DEVICE, escl:http://host/eSCL, none  (default none)
-  --keepalive SEC      MQTT keepalive, 5-300 (default 30)
-  --buzzer-cmd CMD     command per beep, {ms} is replaced by the duration (default: simulated)
-  --reboot-cmd CMD     command that reboots the box (default: systemctl reboot)
-  --model NAME         box model reported to the server (default BX-1)`;
-
-export function run(argv: string[]): Promise<number> {
-  return guard(async () => {
-    const { values } = parse(argv, {
-      server: { type: 'string' }, uuid: { type: 'string' }, 'secret-file': { type: 'string' },
-      printer: { type: 'string' }, scanner: { type: 'string' }, keepalive: { type: 'string' },
-      'buzzer-cmd': { type: 'string' }, 'reboot-cmd': { type: 'string' }, model: { type: 'string' },
-      help: { type: 'boolean' },
-    });
-    if (values.help) { process.stdout.write(`${usage}\n`); return 0; }
-    if (!values.server || !values.uuid) throw new UsageError(usage);
-    const secret = values['secret-file'] ? readFileSync(values['secret-file'], 'utf8').trim() : process.env.BOXHUB_AGENT_SECRET;
-    if (!secret) throw new UsageError('the device secret is needed: --secret-file FILE or BOXHUB_AGENT_SECRET');
-    const keepalive = Number(values.keepalive ?? 30);
-    if (!Number.isInteger(keepalive) || keepalive < 5 || keepalive > 300) throw new UsageError('--keepalive must be 5-300 seconds');
+export const command = defineCommand({
+  summary: 'run the box agent: the program on the box',
+  usage: '--server mqtt://HOST:PORT --device UUID [options]',
+  description: 'Connects out to the service\'s box link and drives the printer and scanner named by URI. It\nkeeps running through any outage (server or broker restart, network cut, session taken over,\nnothing listening yet) and reconnects with backoff and jitter. It exits only on SIGINT/SIGTERM\n(exit 0) or when the broker refuses its credentials (exit 3). The secret comes from\n--secret-file or $BOXHUB_AGENT_SECRET (docs/box-protocol.md, docs/box-agent.service).',
+  flags: {
+    server: { type: 'string', arg: 'URL', required: true, help: 'the service\'s box link: mqtt://HOST:PORT or mqtts://HOST:PORT' },
+    device: { type: 'string', arg: 'UUID', required: true, help: 'this box\'s uuid (boxhub device register prints it)' },
+    'secret-file': { type: 'string', arg: 'FILE', help: 'file holding the box\'s secret (default $BOXHUB_AGENT_SECRET)' },
+    printer: { type: 'string', arg: 'URI', help: 'sim:, ipp://host:631/ipp/print, ipps://…, none (default none)' },
+    scanner: { type: 'string', arg: 'URI', help: 'sim:, sane:DEVICE, escl:http://host/eSCL, none (default none)' },
+    keepalive: { type: 'string', arg: 'SEC', help: 'MQTT keepalive, 5-300 (default 30)' },
+    'reconnect-max': { type: 'string', arg: 'SEC', help: 'longest wait between reconnection attempts, 1-600 (default 60)' },
+    'state-dir': { type: 'string', arg: 'DIR', help: 'the box\'s own disk: job journal, outbox of events, scan items\n(default $STATE_DIRECTORY under systemd, else ~/.boxhub-agent)' },
+    'buzzer-cmd': { type: 'string', arg: 'CMD', help: 'command per beep, {ms} is replaced by the duration (default: simulated)' },
+    'reboot-cmd': { type: 'string', arg: 'CMD', help: 'command that reboots the box (default: systemctl reboot)' },
+    model: { type: 'string', arg: 'NAME', help: 'box model reported to the server (default BX-1)' },
+    uuid: { type: 'string', arg: 'UUID', help: '', deprecatedFor: 'device' },
+  },
+  examples: [
+    'BOXHUB_AGENT_SECRET=… boxhub agent --server mqtts://boxhub.example.org:8883 --device $UUID --printer ipp://localhost:631/ipp/print --scanner sane:',
+    'boxhub agent --server mqtt://127.0.0.1:1883 --device $UUID --secret-file secret --printer sim: --scanner sim:',
+  ],
+  async run(ctx) {
+    const values = ctx.values;
+    const secret = secretFrom(values['secret-file'], '--secret-file', 'BOXHUB_AGENT_SECRET');
+    if (!secret) throw new UsageError('the box\'s secret is needed: --secret-file FILE or BOXHUB_AGENT_SECRET');
+    const keepalive = intFlag('keepalive', values.keepalive, 5, 300) ?? 30;
+    const reconnectMax = intFlag('reconnect-max', values['reconnect-max'], 1, 600) ?? 60;
     const rebootCmd = (values['reboot-cmd'] ?? 'systemctl reboot').split(/\s+/).filter(Boolean);
-
+    const server = values.server!;
+    const uuid = values.device!;
+    const { BoxAgent, CommandBuzzer, SimBuzzer, createPrinterDriver, createScannerDriver, readNetworkInfo, systemdSupervisor } = await import('@boxhub/agent');
+    const stateDir = values['state-dir'] ?? process.env.STATE_DIRECTORY?.split(':')[0] ?? join(homedir(), '.boxhub-agent');
     const log = (msg: string, extra?: Record<string, unknown>) => process.stderr.write(`${new Date().toISOString()} ${msg}${extra ? ` ${JSON.stringify(extra)}` : ''}\n`);
     const agent = new BoxAgent({
-      link: { url: values.server, uuid: values.uuid, secret, keepaliveSec: keepalive },
+      link: { url: server, uuid, secret, keepaliveSec: keepalive, backoff: { baseMs: Math.min(1000, reconnectMax * 1000), maxMs: reconnectMax * 1000 } },
       printer: await createPrinterDriver(values.printer),
       scanner: await createScannerDriver(values.scanner),
       buzzer: values['buzzer-cmd'] ? new CommandBuzzer(values['buzzer-cmd']) : new SimBuzzer(),
       identity: { model: values.model ?? 'BX-1', version: '0.1.0', firmware: process.env.BOXHUB_FIRMWARE ?? 'unknown' },
       network: readNetworkInfo,
+      stateDir,
       reboot: async () => {
         const [bin, ...args] = rebootCmd;
         if (bin) execFile(bin, args, (err) => { if (err) log('reboot failed', { error: err.message }); });
       },
       log,
     });
-    agent.link.on('connected', () => log('connected', { server: values.server }));
-    agent.link.on('disconnected', (reason) => log('disconnected', { reason }));
-    agent.start();
-    await new Promise<void>((resolve) => {
-      const stop = () => { void agent.stop().then(resolve); };
+    const supervisor = systemdSupervisor(process.env, log);
+    agent.link.on('connected', () => log('connected', { server }));
+    agent.link.on('disconnected', (reason) => log('disconnected', { reason, reconnecting: !agent.link.refusal }));
+    await agent.start();
+    supervisor.ready();
+    // The link's reconnect timer and socket keep the process alive; this only waits for the end.
+    const code = await new Promise<number>((resolve) => {
+      const stop = () => { supervisor.stopping(); void agent.stop().then(() => resolve(0)); };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
+      agent.link.once('refused', (reason) => {
+        log(`the server refused this box's credentials: ${reason}. Check --device and the secret (--secret-file or BOXHUB_AGENT_SECRET); the device may have been removed or its secret rotated.`);
+        supervisor.stopping();
+        void agent.stop().then(() => resolve(EXIT_CREDENTIALS_REFUSED));
+      });
     });
-    return 0;
-  });
-}
+    return code;
+  },
+});

@@ -1,34 +1,83 @@
-// `boxhub device register --code CODE --model MODEL [--json]`: provisions a box. Prints the
-// secret the agent logs in with; only its hash is stored. With MQTT_URL set, the box also gets
-// its login on the external broker.
-import { ApiError } from '@boxhub/protocol';
-import { loadConfig, DeviceService, createRepositories, migrate, openConfiguredDb, systemClock } from '@boxhub/server';
-import { guard, parse, UsageError } from '../args.ts';
+// `boxhub device …`: boxes and their secrets, on the database the server uses given the same
+// environment (admin-db.ts). Only a hash of a secret is stored; a new one is printed once. With
+// MQTT_URL set, the external broker's login is changed too (Mosquitto dynamic security); with
+// the embedded broker the running server drops a session whose secret changed within a second.
+// The operator API (/api/operator/device/…) does the same over HTTP.
+import { common, defineCommand, defineGroup, type Context, type Flags } from '../command.ts';
+import { withAdmin, type Admin } from '../admin-db.ts';
+import { EXIT } from '../exit.ts';
+import { emit, Progress } from '../progress.ts';
 
-export const summary = 'provision a box: device register --code CODE --model MODEL [--json]';
+const ENV = 'Works on the service\'s database given the same environment (DATABASE_URL, BOXHUB_DATA_DIR,\nBOXHUB_SECRET_KEY or BOXHUB_SECRET_KEY_FILE, MQTT_URL; docs/configuration.md).';
 
-export function run(argv: string[]): Promise<number> {
-  return guard(async () => {
-    const { values, positionals } = parse(argv, {
-      code: { type: 'string' }, model: { type: 'string' }, json: { type: 'boolean', default: false },
-    }, true);
-    if (positionals[0] !== 'register' || positionals.length !== 1) throw new UsageError(`usage: boxhub ${summary.split(': ')[1]}`);
-    if (!values.code || !values.model) throw new UsageError('--code and --model are required');
-    const config = loadConfig();
-    const db = await openConfiguredDb(config);
-    try {
-      await migrate(db);
-      const devices = new DeviceService(createRepositories(db).devices, systemClock);
-      const { provisionOnBroker } = await import('@boxhub/server/broker/provision.ts');
-      const d = await devices.register({ code: values.code, model: values.model }, (x) => provisionOnBroker(config, x.uuid, x.secret));
-      if (values.json) process.stdout.write(`${JSON.stringify({ uuid: d.uuid, code: d.code, secret: d.secret })}\n`);
-      else process.stdout.write(`device ${d.code} (${d.model})\nuuid:   ${d.uuid}\nsecret: ${d.secret}\nThe secret is shown only now; give it to the box's agent.\n`);
-      return 0;
-    } catch (e) {
-      if (e instanceof ApiError) throw new UsageError(e.message);
-      throw e;
-    } finally {
-      await db.close();
-    }
-  });
+async function admin(ctx: Context<Flags>, work: (a: Admin) => Promise<void>): Promise<number> {
+  await withAdmin(new Progress({ json: ctx.json }), work);
+  return EXIT.ok;
 }
+
+const provision = async (config: Admin['config'], uuid: string, secret: string) =>
+  (await import('@boxhub/server/broker/provision.ts')).provisionOnBroker(config, uuid, secret);
+
+/** --device is a uuid or a code; the old --uuid and --code spellings (docs before 0.1) still work. */
+const device = { ...common.device, help: 'the box: its uuid or the code on its label' };
+const old = {
+  uuid: { type: 'string', arg: 'UUID', help: '', deprecatedFor: 'device' },
+  code: { type: 'string', arg: 'CODE', help: '', deprecatedFor: 'device' },
+} as const satisfies Flags;
+
+async function uuidOf(devices: Admin['devices'], d: string): Promise<string> {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(d) ? d : devices.uuidOf(d);
+}
+
+const register = defineCommand({
+  summary: 'a new box; prints its uuid and secret (the secret only now)',
+  usage: '--code CODE --model MODEL [--json]',
+  description: `${ENV}\nGive the uuid and the secret to the box's agent (boxhub agent --device UUID --secret-file FILE).`,
+  flags: {
+    code: { type: 'string', arg: 'CODE', required: true, help: 'the code on the box\'s label (what applications bind it by)' },
+    model: { type: 'string', arg: 'MODEL', required: true, help: 'the box model, e.g. BX-1' },
+    json: common.json,
+  },
+  json: '{uuid, code, secret}',
+  examples: ['boxhub device register --code BX0042 --model BX-1', 'boxhub device register --code BX0042 --model BX-1 --json | jq -r .secret > secret'],
+  run: (ctx) => admin(ctx, async ({ config, devices }) => {
+    const d = await devices.register({ code: ctx.values.code!, model: ctx.values.model! }, (x) => provision(config, x.uuid, x.secret));
+    emit(ctx.json, { uuid: d.uuid, code: d.code, secret: d.secret }, `device ${d.code} (${d.model})\nuuid:   ${d.uuid}\nsecret: ${d.secret}\nThe secret is shown only now; give it to the box's agent.`);
+  }),
+});
+
+const rotateSecret = defineCommand({
+  summary: 'a new secret for a box (shown once); the old one stops working',
+  usage: '--device DEVICE [--json]',
+  description: ENV,
+  flags: { device, json: common.json, ...old },
+  json: '{uuid, code, secret}',
+  examples: ['boxhub device rotate-secret --device BX0042', 'boxhub device rotate-secret --device $UUID --json'],
+  run: (ctx) => admin(ctx, async ({ config, devices }) => {
+    const uuid = await uuidOf(devices, ctx.values.device!);
+    const d = await devices.rotateSecret(uuid, { provision: (x) => provision(config, x.uuid, x.secret) });
+    emit(ctx.json, { uuid: d.uuid, code: d.code, secret: d.secret }, `device ${d.code} (${d.uuid})\nnew secret: ${d.secret}\nThe old secret no longer works. Shown only now; give it to the box's agent.`);
+  }),
+});
+
+const revoke = defineCommand({
+  summary: 'no login of the box works until its secret is rotated',
+  usage: '--device DEVICE [--json]',
+  description: ENV,
+  flags: { device, json: common.json, ...old },
+  json: '{revoked: UUID}',
+  examples: ['boxhub device revoke --device BX0042'],
+  run: (ctx) => admin(ctx, async ({ config, devices }) => {
+    const uuid = await uuidOf(devices, ctx.values.device!);
+    const { deprovisionOnBroker } = await import('@boxhub/server/broker/provision.ts');
+    await devices.revokeSecret(uuid, { deprovision: (u) => deprovisionOnBroker(config, u) });
+    emit(ctx.json, { revoked: uuid }, `device ${uuid}: secret revoked; it cannot log in until its secret is rotated.`);
+  }),
+});
+
+export const command = defineGroup({
+  summary: 'boxes and their secrets (on the service\'s database)',
+  description: ENV,
+  examples: ['boxhub device register --code BX0042 --model BX-1', 'boxhub device rotate-secret --device BX0042'],
+  subcommands: { register, 'rotate-secret': rotateSecret, revoke },
+});

@@ -3,11 +3,10 @@
 // can be tried at once, and writes {base_url, api_key, device_code} to <data dir>/demo.json.
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createSimulatedBox, type SimulatedBox } from '@boxhub/agent';
-import { loadConfig, startServer, type RunningServer } from '@boxhub/server';
-import { guard, parse } from '../args.ts';
-
-export const summary = 'run the service: serve [--demo]';
+import type { SimulatedBox } from '@boxhub/agent';
+import type { RunningServer } from '@boxhub/server';
+import { common, defineCommand } from '../command.ts';
+import { EXIT, Failed, UsageError } from '../exit.ts';
 
 interface DemoFiles { demo: { base_url: string; api_key: string; device_code: string }; box: { uuid: string; secret: string } }
 
@@ -38,28 +37,71 @@ async function prepareDemo(server: RunningServer): Promise<DemoFiles> {
   return files;
 }
 
-export function run(argv: string[]): Promise<number> {
-  return guard(async () => {
-    const { values } = parse(argv, { demo: { type: 'boolean', default: false } });
-    const config = loadConfig();
-    const server = await startServer(config);
+export const command = defineCommand({
+  summary: 'run the service (--demo: with a demo application and a simulated box)',
+  usage: '[--demo] [--json]',
+  description: 'Runs the HTTP API, the web console and the box link (an embedded MQTT broker unless MQTT_URL\nis set) with the settings of the environment (docs/configuration.md). With --demo it also\nmakes a demo application and a simulated box and writes their address and key to\n<data dir>/demo.json, where the other commands find them. Stops on SIGINT/SIGTERM (exit 0).',
+  flags: {
+    demo: { type: 'boolean', help: 'a demo application and a simulated box (what `npm start` runs)' },
+    json: { ...common.json, help: 'print one JSON line on stdout once the service is ready, and the\nservice\'s logs on stderr' },
+  },
+  json: '{url, mqtt_url, demo: {base_url, api_key, device_code, demo_file, printed_dir} | null}',
+  examples: ['boxhub serve --demo', 'DATABASE_URL=postgres://… MQTT_URL=mqtt://… HOST=0.0.0.0 boxhub serve'],
+  async run(ctx) {
+    const { loadConfig, startServer, ConfigError } = await import('@boxhub/server');
+    let config;
+    try { config = loadConfig(); } catch (e) {
+      if (e instanceof ConfigError) throw new UsageError(e.message);
+      throw e;
+    }
+    // With --json stdout is for the one ready line; the logs (pino, JSON lines) go to stderr.
+    const { pino } = await import('pino');
+    const logger = ctx.json ? pino({ level: config.logLevel }, pino.destination(2)) : undefined;
+    let server: RunningServer;
+    try { server = await startServer(config, logger ? { logger } : {}); } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      if (err.code === 'EADDRINUSE' || err.code === 'EACCES') throw new Failed(`cannot listen on ${config.host}:${config.port}: ${err.code}`);
+      throw e;
+    }
     let box: SimulatedBox | undefined;
-    if (values.demo) {
+    let demo: { base_url: string; api_key: string; device_code: string; demo_file: string; printed_dir: string } | null = null;
+    if (ctx.values.demo) {
       const files = await prepareDemo(server);
-      box = createSimulatedBox({ url: server.mqttUrl, uuid: files.box.uuid, secret: files.box.secret });
-      box.agent.start();
-      const k = files.demo.api_key;
+      // The demo box has paper in its feeder (20 sheets, back again 30 s after it runs empty) and
+      // a printer that renders every job it prints into <data dir>/printed for a person to look at.
+      const printed = join(config.dataDir, 'printed');
+      const { createSimulatedBox } = await import('@boxhub/agent');
+      box = createSimulatedBox({
+        url: server.mqttUrl, uuid: files.box.uuid, secret: files.box.secret,
+        scanner: 'sim:?paper=20&refill=30&ppm=60&back=text',
+        printer: `sim:?side_ms=500&out=${encodeURIComponent(printed)}`,
+        stateDir: join(config.dataDir, 'demo-box'),
+      });
+      await box.agent.start();
+      demo = { ...files.demo, demo_file: join(config.dataDir, 'demo.json'), printed_dir: printed };
+    }
+    if (ctx.json) {
+      process.stdout.write(`${JSON.stringify({ url: server.url, mqtt_url: server.mqttUrl, demo })}\n`);
+    } else if (demo) {
+      const k = demo.api_key;
       process.stdout.write([
         '',
-        `boxhub is running at ${files.demo.base_url}`,
-        `  API docs:      ${files.demo.base_url}/docs`,
+        `boxhub is running at ${demo.base_url}`,
+        `  API docs:      ${demo.base_url}/docs`,
+        `  web console:   ${demo.base_url}/console (sign in with the demo API key)`,
+        config.operatorToken
+          ? `  operator:      ${demo.base_url}/console/operator (sign in with BOXHUB_OPERATOR_TOKEN)`
+          : '  operator:      set BOXHUB_OPERATOR_TOKEN to turn on the operator API and /console/operator',
         `  demo API key:  ${k}`,
-        `  demo box code: ${files.demo.device_code} (a simulated box with printer and scanner, connected)`,
+        `  demo box code: ${demo.device_code} (a simulated box: a scanner with 20 sheets in its feeder, a printer)`,
+        `  printed pages: ${demo.printed_dir} (PNG of every side the demo printer prints)`,
         `  box link:      ${server.mqttUrl}`,
-        `  written to:    ${join(config.dataDir, 'demo.json')}`,
+        `  written to:    ${demo.demo_file}`,
         '',
-        'Try it:',
-        `  curl -s -H 'Authorization: Bearer ${k}' '${files.demo.base_url}/api/client/get_uuid?code=${files.demo.device_code}'`,
+        'Try it (the README shows each call):',
+        `  curl -s -H 'Authorization: Bearer ${k}' '${demo.base_url}/api/client/get_uuid?code=${demo.device_code}'`,
+        `  npx boxhub scan --device ${demo.device_code}          # once the box is bound`,
+        `  npx boxhub print worksheet.pdf --device ${demo.device_code}`,
         '',
       ].join('\n'));
     } else {
@@ -76,6 +118,6 @@ export function run(argv: string[]): Promise<number> {
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
     });
-    return 0;
-  });
-}
+    return EXIT.ok;
+  },
+});

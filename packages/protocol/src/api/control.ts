@@ -2,7 +2,7 @@
 // shown"): at most 10 beeps of 1-5000 ms with a 0-5000 ms gap (default 200), documented in
 // docs/control.md.
 import Type, { type Static } from 'typebox';
-import { Id } from './envelope.ts';
+import { Envelope, Id } from './envelope.ts';
 
 export const BUZZ_LIMITS = { maxBeeps: 10, maxBeepMs: 5000, maxGapMs: 5000, defaultGapMs: 200 } as const;
 
@@ -17,3 +17,8 @@ export const BuzzBody = Type.Object({
   gap: Type.Optional(Type.Integer({ minimum: 0, maximum: BUZZ_LIMITS.maxGapMs, description: 'interval between beeps, ms (0-5000, default 200)' })),
 }, { additionalProperties: false });
 export type BuzzBody = Static<typeof BuzzBody>;
+
+/** power_ink_flush: `data` is null on success; with 30007 it says when the next flush is allowed. */
+export const InkFlushResponse = Envelope(Type.Object({
+  next_allowed_at: Type.Integer({ description: 'with code 30007: Unix ms from which the next power ink flush is allowed' }),
+}));

@@ -42,6 +42,8 @@ export const Client = Type.Object({
   gateway_ip: Type.Optional(Type.String()),
   printer: Type.Optional(ClientPrinter),
   scanner: Type.Optional(ClientScanner),
+  e2e_public_key: Type.Optional(Type.String({ description: 'boxhub extension: the box\'s X25519 public key (hex) for end-to-end encrypted print files (docs/encryption.md)' })),
+  e2e_kid: Type.Optional(Type.String({ description: 'boxhub extension: key id of e2e_public_key (first 8 bytes of its SHA-256, hex)' })),
 });
 export type Client = Static<typeof Client>;
 

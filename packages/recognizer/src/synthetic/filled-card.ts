@@ -3,8 +3,16 @@
 import type { Layout } from '../layout.ts';
 import type { CardDrawing } from '../template-pdf.ts';
 import type { DrawOp } from '../page-drawing.ts';
-import { isFilledKind, type Mark, type MarkKind } from './marks.ts';
-import { pick, type Random } from './random.ts';
+import { isFilledKind, pencilKind, type Mark, type MarkKind } from './marks.ts';
+import { between, pick, type Random } from './random.ts';
+
+/**
+ * A student's hand: one instrument for the whole card, as in a classroom. 'pen' never erases;
+ * 'pencil' fills at the student's own darkness (0.38-0.7) and erases down to a part of it;
+ * 'light' is a hard pencil or a light hand (fills 0.15-0.30 around the student's own 0.15-0.27, lines darker); 'mixed' takes any
+ * mark kind for any area (fills, light and faint pencil, erasures 0.04-0.12 mixed on one page).
+ */
+export type Hand = 'pen' | 'pencil' | 'light' | 'mixed';
 
 export interface MarkMix {
   /** Probability that an area is meant as filled. */
@@ -16,6 +24,45 @@ export interface MarkMix {
   /** Probability of a second mark in one student-number column (must give 1001). */
   doubleDigitRate: number;
   studentNumberKinds: readonly MarkKind[];
+  /** When set, each card gets one hand (weights) and its marks follow it; 'mixed' uses the lists above. */
+  hands?: ReadonlyArray<readonly [Hand, number]>;
+}
+
+/** The fill styles a hand uses (solid fills dominate), by repetition. */
+const STYLES: Record<Exclude<Hand, 'mixed'>, readonly MarkKind[]> = {
+  pen: ['pen', 'pen', 'pen', 'pen', 'pen', 'pen', 'pen', 'pen', 'pen', 'pen', 'partial', 'small', 'tick', 'tick', 'thin-tick', 'cross', 'thin-cross'],
+  pencil: ['pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'partial', 'small', 'tick', 'tick', 'thin-tick', 'cross', 'thin-cross'],
+  light: ['pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'small', 'tick', 'tick', 'thin-tick', 'cross'],
+};
+
+interface HandMarker { mark(r: Random, filled: boolean): { kind: MarkKind; level?: number } }
+
+function handMarker(hand: Hand, r: Random, mix: MarkMix): HandMarker {
+  if (hand === 'mixed') {
+    return { mark: (q, filled) => ({ kind: filled ? pick(q, mix.filled) : q() < mix.emptyMarkRate ? pick(q, mix.emptyMarks) : 'none' }) };
+  }
+  const fill = hand === 'pencil' ? between(r, 0.38, 0.7) : hand === 'light' ? between(r, 0.15, 0.27) : 1;
+  const line = hand === 'light' ? between(r, 0.4, 0.6) : hand === 'pencil' ? Math.min(0.75, fill + 0.1) : undefined;
+  const styles = STYLES[hand];
+  return {
+    mark(q, filled) {
+      if (!filled) {
+        if (q() >= mix.emptyMarkRate) return { kind: 'none' };
+        // Pen cannot be erased; pencil erasures leave 8-25 % of the student's darkness.
+        if (hand === 'pen' || q() < 0.5) return { kind: 'stray' };
+        return { kind: 'erasure', level: Math.min(0.14, fill * between(q, 0.08, 0.25)) };
+      }
+      const style = pick(q, styles);
+      if (hand === 'pen') return { kind: style };
+      if (style === 'pencil') {
+        const spread = hand === 'light' ? 0.04 : 0.06;
+        const d = Math.min(hand === 'light' ? 0.3 : 0.75, Math.max(0.15, fill + between(q, -spread, spread)));
+        return { kind: pencilKind(d), level: d };
+      }
+      // Shading (a half fill) has the fill's darkness; a dot or a line is pressed, darker.
+      return { kind: style, level: style === 'partial' ? fill : line };
+    },
+  };
 }
 
 export interface AreaTruth { chapter: number; index: number; filled: boolean; kind: MarkKind }
@@ -26,19 +73,21 @@ export interface FilledCard {
   /** True when the student number was marked ambiguously on purpose. */
   studentNumberAmbiguous: boolean;
   qrcode: string;
+  hand: Hand;
 }
 
 export function fillCard(layout: Layout, drawing: CardDrawing, r: Random, mix: MarkMix): FilledCard {
   let studentId = drawing.student?.student_id ?? '';
   let ambiguous = false;
+  const hand = mix.hands ? pickWeighted(r, mix.hands) : 'mixed';
+  const marker = handMarker(hand, r, mix);
   const sides: FilledSide[] = drawing.sides.map((d, i) => {
     const ls = layout.sides[i]!;
     const marks: Mark[] = [];
     const truth: AreaTruth[] = [];
     for (const a of ls.areas) {
-      const filled = r() < mix.fillRate;
-      const kind: MarkKind = filled ? pick(r, mix.filled) : r() < mix.emptyMarkRate ? pick(r, mix.emptyMarks) : 'none';
-      if (kind !== 'none') marks.push({ kind, x: a.x, y: a.y, w: a.w, h: a.h, seed: Math.floor(r() * 2 ** 31) });
+      const { kind, level } = marker.mark(r, r() < mix.fillRate);
+      if (kind !== 'none') marks.push({ kind, x: a.x, y: a.y, w: a.w, h: a.h, seed: Math.floor(r() * 2 ** 31), ...(level !== undefined ? { level } : {}) });
       truth.push({ chapter: a.chapter, index: a.index, filled: isFilledKind(kind), kind });
     }
     if (ls.student_cells.length > 0) {
@@ -60,7 +109,14 @@ export function fillCard(layout: Layout, drawing: CardDrawing, r: Random, mix: M
     }
     return { sheet: d.sheet, side: d.side, ops: d.ops, marks, truth };
   });
-  return { sides, studentId, studentNumberAmbiguous: ambiguous, qrcode: layout.qrcode };
+  return { sides, studentId, studentNumberAmbiguous: ambiguous, qrcode: layout.qrcode, hand };
+}
+
+function pickWeighted<T>(r: Random, items: ReadonlyArray<readonly [T, number]>): T {
+  const total = items.reduce((a, [, w]) => a + w, 0);
+  let x = r() * total;
+  for (const [v, w] of items) { x -= w; if (x < 0) return v; }
+  return items[items.length - 1]![0];
 }
 
 /** What the student assembler must report for this card when every page reads. */

@@ -32,6 +32,17 @@ export interface ScanEffects {
   foldedCorner?: 'tl' | 'tr' | 'bl' | 'br';
   /** Paper grey level (1 = white). */
   paper?: number;
+  /**
+   * Grey level (0 = black) of the scanner's backing, seen wherever the page does not cover the
+   * scan area: around a rotated or offset page, and all round when the scan area is larger.
+   */
+  backing?: number;
+  /** The scanned area in millimetres (default A4, the page's own size). */
+  scanAreaMm?: { w: number; h: number };
+  /** The scanner's tone curve: black and white points (grey levels) and a gamma on the way. */
+  tone?: { black: number; white: number; gamma: number };
+  /** Specks of dust on the glass (0.05-0.2 mm, dark). */
+  dust?: number;
   seed?: number;
 }
 
@@ -57,11 +68,14 @@ function drawMarks(ctx: SKRSContext2D, marks: readonly Mark[], colour: boolean):
 
 export async function renderScan(ops: readonly DrawOp[], marks: readonly Mark[], fx: ScanEffects): Promise<Uint8Array> {
   const pxmm = fx.dpi / 25.4;
-  const W = Math.round(PAGE.width * pxmm), H = Math.round(PAGE.height * pxmm);
+  const area = fx.scanAreaMm ?? { w: PAGE.width, h: PAGE.height };
+  const W = Math.round(area.w * pxmm), H = Math.round(area.h * pxmm);
   const canvas = createCanvas(W, H);
   const ctx = canvas.getContext('2d');
   const paper = Math.round((fx.paper ?? 1) * 255);
-  ctx.fillStyle = fx.colour ? `rgb(${paper},${paper - 3},${paper - 10})` : `rgb(${paper},${paper},${paper})`;
+  const paperColour = fx.colour ? `rgb(${paper},${paper - 3},${paper - 10})` : `rgb(${paper},${paper},${paper})`;
+  if (fx.backing === undefined) ctx.fillStyle = paperColour;
+  else { const g = Math.round(fx.backing * 255); ctx.fillStyle = `rgb(${g},${g},${g})`; }
   ctx.fillRect(0, 0, W, H);
   const s = pxmm * (fx.scale ?? 1);
   const rot = ((fx.rotationDeg ?? 0) + (fx.upsideDown ? 180 : 0)) * Math.PI / 180;
@@ -69,19 +83,33 @@ export async function renderScan(ops: readonly DrawOp[], marks: readonly Mark[],
   const cos = Math.cos(rot), sin = Math.sin(rot);
   const off = fx.offsetMm ?? { x: 0, y: 0 };
   // page mm -> pixels: centre, shear, rotate, scale, back to the image centre plus offset.
-  const place = (mirror: boolean) => {
+  const place = (mirror: boolean, c2d: SKRSContext2D = ctx) => {
     const mx = mirror ? -1 : 1;
     const a = s * cos * mx, b = s * sin * mx, c = s * (cos * skew - sin), d = s * (sin * skew + cos);
     const cx = PAGE.width / 2, cy = PAGE.height / 2;
-    ctx.setTransform(a, b, c, d, W / 2 + off.x * pxmm - (a * cx + c * cy), H / 2 + off.y * pxmm - (b * cx + d * cy));
+    c2d.setTransform(a, b, c, d, W / 2 + off.x * pxmm - (a * cx + c * cy), H / 2 + off.y * pxmm - (b * cx + d * cy));
   };
-  if (fx.showThrough && fx.showThrough.strength > 0) {
-    // Seen through the paper: mirrored, faint, soft.
-    place(true);
-    ctx.globalAlpha = fx.showThrough.strength;
-    drawOps(ctx, fx.showThrough.ops);
-    drawMarks(ctx, fx.showThrough.marks, false);
-    ctx.globalAlpha = 1;
+  if (fx.backing !== undefined) {
+    // The sheet itself, over the backing.
+    place(false);
+    ctx.fillStyle = paperColour;
+    ctx.fillRect(0, 0, PAGE.width, PAGE.height);
+  }
+  // Seen through the paper: the other side mirrored, diffused by the paper's fibres (blurred
+  // once, on its own layer), darkening this side by `strength` of its own darkness.
+  let through: Uint8Array | null = null;
+  const strength = fx.showThrough?.strength ?? 0;
+  if (fx.showThrough && strength > 0) {
+    const layer = createCanvas(W, H);
+    const lc = layer.getContext('2d');
+    lc.fillStyle = 'white';
+    lc.fillRect(0, 0, W, H);
+    place(true, lc);
+    drawOps(lc, fx.showThrough.ops);
+    drawMarks(lc, fx.showThrough.marks, false);
+    const grey = await sharp(Buffer.from(lc.getImageData(0, 0, W, H).data.buffer), { raw: { width: W, height: H, channels: 4 } })
+      .extractChannel(1).blur(Math.max(0.3, 0.3 * pxmm)).raw().toBuffer();
+    through = new Uint8Array(grey.buffer, grey.byteOffset, W * H);
   }
   place(false);
   drawOps(ctx, ops);
@@ -116,18 +144,28 @@ export async function renderScan(ops: readonly DrawOp[], marks: readonly Mark[],
   const table = new Float32Array(65536);
   for (let i = 0; i < table.length; i++) table[i] = gauss(r) * noise;
   let k = Math.floor(r() * 65536);
+  const tone = fx.tone;
+  const lut = new Float32Array(256);
+  for (let v = 0; v < 256; v++) lut[v] = tone ? tone.black + (tone.white - tone.black) * Math.pow(v / 255, tone.gamma) : v;
   for (let y = 0; y < H; y++) {
     for (let x = 0; x < W; x++) {
-      const f = light > 0 ? 1 - light * Math.min(1, Math.hypot(x / W - lx, y / H - ly) / 1.2) : 1;
+      let f = light > 0 ? 1 - light * Math.min(1, Math.hypot(x / W - lx, y / H - ly) / 1.2) : 1;
+      if (through) f *= 1 - strength * (1 - through[y * W + x]! / 255);
       for (let c = 0; c < channels; c++) {
         const i = (y * W + x) * channels + c;
-        let v = px[i]! * f;
+        let v = lut[px[i]!]! * f;
         if (noise > 0) { v += table[k]!; k = (k + 7919) & 65535; }
         px[i] = v < 0 ? 0 : v > 255 ? 255 : v;
       }
     }
   }
   for (const sx of streakX) for (let y = 0; y < H; y++) for (let c = 0; c < channels; c++) { const i = (y * W + sx) * channels + c; px[i] = Math.round(px[i]! * 0.55); }
+  for (let d = 0; d < (fx.dust ?? 0); d++) {
+    const cx = r() * W, cy = r() * H, rad = Math.max(0.6, (0.025 + 0.075 * r()) * pxmm);
+    for (let y = Math.max(0, Math.floor(cy - rad)); y <= Math.min(H - 1, cy + rad); y++) for (let x = Math.max(0, Math.floor(cx - rad)); x <= Math.min(W - 1, cx + rad); x++) {
+      if ((x - cx) ** 2 + (y - cy) ** 2 <= rad * rad) for (let c = 0; c < channels; c++) px[(y * W + x) * channels + c] = 40;
+    }
+  }
   const enc = sharp(px, { raw: { width: W, height: H, channels } });
   // A greyscale scan is a one-channel JPEG, as scanners write it.
   const out = await (channels === 1 ? enc.toColourspace('b-w') : enc).jpeg({ quality: fx.jpegQuality ?? 90 }).toBuffer();

@@ -2,6 +2,15 @@
 // Each case is a folder of scanned sides in scan order, the layout they were printed from and
 // the expected per-student results, which come from the ground truth of the synthetic marks,
 // never from the recognizer. Seeds are fixed, so a rebuild gives the same truth.
+//
+// Three cases are frozen: their scans and layouts were made before issue 12 (older drawing of
+// marks; barcode cards with 0.4 mm Code128 modules in a 70 mm region and no student strip) and
+// are kept as they are, to show that cards printed from those layouts still read. They are
+// rewritten only with `--all` (and then show today's template and drawing). The fourth older
+// case, hard-rotated-upside-down, is rebuilt: its old marks put erasure residue up to 0.16 of
+// black and sharp show-through on cards that also carried light pencil, which the recognizer
+// now reports as uncertain (a faint fill from 0.15 is never called empty); its students now
+// keep to one instrument each, as the bench's do.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,8 +23,13 @@ import { mulberry32 } from '../../src/synthetic/random.ts';
 const here = new URL('.', import.meta.url).pathname;
 const example = JSON.parse(readFileSync(new URL('../../../../docs/examples/card.json', import.meta.url), 'utf8')) as CardDefinition;
 
+/** Light pencil (0.20-0.30 of black) and other marks the recognizer must always read right. */
+const LIGHT_HAND: MarkMix = { fillRate: 0.3, filled: [], emptyMarks: [], emptyMarkRate: 0.05, doubleDigitRate: 0, studentNumberKinds: ['pencil'], hands: [['light', 1]] };
+const THIN: MarkMix = { fillRate: 0.35, filled: ['thin-tick', 'thin-cross', 'tick', 'small', 'light-pencil'], emptyMarks: ['stray'], emptyMarkRate: 0.1, doubleDigitRate: 0, studentNumberKinds: ['pen'] };
 const EASY: MarkMix = { fillRate: 0.3, filled: ['pen', 'pencil', 'tick', 'cross', 'partial'], emptyMarks: ['stray'], emptyMarkRate: 0.05, doubleDigitRate: 0, studentNumberKinds: ['pen', 'pencil'] };
-const HARD: MarkMix = { fillRate: 0.3, filled: ['pen', 'pencil', 'light-pencil', 'partial', 'tick', 'cross'], emptyMarks: ['erasure', 'stray'], emptyMarkRate: 0.15, doubleDigitRate: 0, studentNumberKinds: ['pen', 'pencil'] };
+/** Pencil students with erasures, and pen students: the hard case's marks (filled-card.ts, Hand). */
+const HARD_PENCIL: MarkMix = { fillRate: 0.3, filled: [], emptyMarks: [], emptyMarkRate: 0.15, doubleDigitRate: 0, studentNumberKinds: ['pen', 'pencil'], hands: [['pencil', 1]] };
+const HARD_PEN: MarkMix = { ...HARD_PENCIL, hands: [['pen', 1]] };
 
 interface Page { name: string; jpeg: Uint8Array; source: PageSource }
 interface Case { name: string; duplex: boolean; layout: Layout; pages: Page[]; expected: StudentResult[] }
@@ -67,7 +81,7 @@ async function hardRotated(): Promise<Case> {
   ];
   let i = 0;
   for (let st = 0; st < 2; st++) {
-    const card = fillCard(layout, cards[0]!, r, HARD);
+    const card = fillCard(layout, cards[0]!, r, st === 0 ? HARD_PENCIL : HARD_PEN);
     const used: PageSource[] = [];
     for (let k = 0; k < card.sides.length; k++) {
       const s = card.sides[k]!, back = card.sides[1 - k]!;
@@ -142,7 +156,81 @@ async function failures(): Promise<Case> {
   return { name: 'failures-and-recovery', duplex: false, layout, pages: b.pages, expected };
 }
 
-for (const c of await Promise.all([cleanDuplex(), hardRotated(), barcodeTwoSheets(), failures()])) {
+
+/** A light hand on grey paper with the scanner's dark backing, 150 dpi, one side upside down. */
+async function lightHand(): Promise<Case> {
+  const { layout, cards } = await planTemplate(example);
+  const b = new Builder(true);
+  const card = fillCard(layout, cards[0]!, mulberry32(505), LIGHT_HAND);
+  const fx: ScanEffects[] = [
+    { dpi: 150, rotationDeg: 1.4, noise: 4, jpegQuality: 65, paper: 0.82, backing: 0.15, scanAreaMm: { w: 214, h: 301 }, offsetMm: { x: 1.5, y: -1 } },
+    { dpi: 150, rotationDeg: -2.2, upsideDown: true, noise: 5, jpegQuality: 60, paper: 0.82, backing: 0.2, scanAreaMm: { w: 212, h: 300 }, unevenLight: 0.2 },
+  ];
+  const used: PageSource[] = [];
+  for (let k = 0; k < card.sides.length; k++) used.push(await b.add(card.sides[k]!.ops, card.sides[k]!.marks, fx[k]!));
+  return { name: 'light-pencil-hand', duplex: true, layout, pages: b.pages, expected: [ok(layout, card, used)] };
+}
+
+/** Thin (0.3-0.4 mm) ticks and crosses, small marks off-centre, light pencil: 100 dpi, blur, JPEG 50. */
+async function thinStrokes100(): Promise<Case> {
+  const { layout, cards } = await planTemplate(example);
+  const b = new Builder(true);
+  const card = fillCard(layout, cards[0]!, mulberry32(606), THIN);
+  const used: PageSource[] = [];
+  for (const s of card.sides) used.push(await b.add(s.ops, s.marks, { dpi: 100, rotationDeg: -1.2, blurMm: 0.1, noise: 5, jpegQuality: 50, tone: { black: 30, white: 235, gamma: 1.1 }, streaks: 1 }));
+  return { name: 'thin-strokes-100dpi', duplex: true, layout, pages: b.pages, expected: [ok(layout, card, used)] };
+}
+
+const LAB: CardDefinition = {
+  id: 'chem-lab-7', title: 'Chemistry lab 7', qrcode: 'lab7:2025:10B', student_number: { type: 'barcode' },
+  chapters: [{ title: 'Safety', areas: 12 }, { title: 'Method', areas: 45, columns: 9 }, { title: 'Results', areas: 30, new_side: true }],
+};
+
+/**
+ * Personalised barcode cards (today's template: wide Code128 modules, student strip) on two
+ * single-sided sheets, scanned duplex at 100 dpi: every back is blank, on grey paper with the
+ * dark backing around it and the front showing through.
+ */
+async function barcode100BlankBacks(): Promise<Case> {
+  const students = [{ student_id: 'S-2025-0417', name: 'Ada' }, { student_id: '20250988', name: 'Bram' }];
+  const { layout, cards } = await planTemplate(LAB, { students });
+  const r = mulberry32(707);
+  const b = new Builder(true);
+  const expected: StudentResult[] = [];
+  for (const drawing of cards) {
+    const card = fillCard(layout, drawing, r, EASY);
+    const used: PageSource[] = [];
+    for (const s of card.sides) {
+      used.push(await b.add(s.ops, s.marks, { dpi: 100, rotationDeg: 1.8, noise: 4, jpegQuality: 60, blurMm: 0.08, paper: 0.85 }));
+      await b.add([], [], { dpi: 100, rotationDeg: -2.5, noise: 4, jpegQuality: 60, paper: 0.8, backing: 0.12, scanAreaMm: { w: 216, h: 303 }, offsetMm: { x: 2, y: 1.5 }, streaks: 1, showThrough: { ops: s.ops, marks: s.marks, strength: 0.1 } });
+    }
+    expected.push(ok(layout, card, used));
+  }
+  return { name: 'barcode-100dpi-blank-backs', duplex: true, layout, pages: b.pages, expected };
+}
+
+/**
+ * Two students' personalised cards with their second sheets swapped (X1, Y2, Y1, X2): every
+ * sheet says whose it is, so nothing is merged; each part fails on its own (1003 for a student
+ * without its second sheet, 1001 for a second sheet without its first).
+ */
+async function swappedSheets(): Promise<Case> {
+  const { layout, cards } = await planTemplate(LAB, { students: [{ student_id: 'S-2025-1001' }, { student_id: 'S-2025-1002' }] });
+  const r = mulberry32(808);
+  const b = new Builder(false);
+  const [x, y] = cards.map((d) => fillCard(layout, d, r, EASY));
+  const fx: ScanEffects = { dpi: 150, rotationDeg: 0.6, noise: 3, jpegQuality: 70 };
+  const fail = (code: number, pages: PageSource[]): StudentResult => ({ error_code: code, pages, result: null });
+  const x1 = await b.add(x!.sides[0]!.ops, x!.sides[0]!.marks, fx);
+  const y2 = await b.add(y!.sides[1]!.ops, y!.sides[1]!.marks, fx);
+  const y1 = await b.add(y!.sides[0]!.ops, y!.sides[0]!.marks, fx);
+  const x2 = await b.add(x!.sides[1]!.ops, x!.sides[1]!.marks, fx);
+  return { name: 'swapped-sheets-personalised', duplex: false, layout, pages: b.pages, expected: [fail(1003, [x1]), fail(1001, [y2]), fail(1003, [y1]), fail(1001, [x2])] };
+}
+
+const all = process.argv.includes('--all');
+const frozen = all ? [cleanDuplex(), barcodeTwoSheets(), failures()] : [];
+for (const c of await Promise.all([...frozen, hardRotated(), lightHand(), thinStrokes100(), barcode100BlankBacks(), swappedSheets()])) {
   const dir = join(here, c.name);
   await rm(dir, { recursive: true, force: true });
   await mkdir(join(dir, 'layout'), { recursive: true });

@@ -1,11 +1,12 @@
 // The server's side of the box link (docs/box-protocol.md): applies presence and state the
 // boxes report, sends commands and waits for their acknowledgement, and hands box events to
-// whoever registered for them. The database holds the truth; the broker only signals, and
-// every message is applied idempotently (QoS 1 is at-least-once).
+// whoever registered for them. The database holds the truth; the broker only signals. Presence
+// and state are idempotent; events are not de-duplicated here (QoS 1 is at-least-once), so an
+// event handler applies each event once by its id.
 import { randomUUID } from 'node:crypto';
 import {
-  Ack, ApiError, BOX_PROTOCOL_VERSION, BoxEvent, BoxState, parseBoxTopic, parseJson, Presence, topics,
-  type Command,
+  Ack, ApiError, BOX_PROTOCOL_VERSION, BoxRequest, BoxState, JobEvent, parseBoxTopic, parseJson, Presence, topics,
+  type Command, type CommandType, type JobCommandType,
 } from '@boxhub/protocol';
 import type { Logger } from 'pino';
 import type { Broker } from '../broker/types.ts';
@@ -13,7 +14,13 @@ import type { Clock } from '../clock.ts';
 import type { DeviceRepository } from '../modules/devices/repository.ts';
 import { KeyedQueue } from './keyed-queue.ts';
 
-export type EventHandler = (uuid: string, event: BoxEvent) => Promise<void>;
+/** Applies a box's job event; resolves once it is applied (or known to be a duplicate). */
+export type JobEventHandler = (uuid: string, event: JobEvent) => Promise<void>;
+export type RequestHandler = (uuid: string, request: BoxRequest) => Promise<void>;
+export type StateListener = (uuid: string, state: BoxState, at: number) => Promise<void>;
+
+const KNOWN_DEVICE_TTL_MS = 60_000;
+const KNOWN_DEVICE_CACHE_MAX = 100_000;
 
 interface Pending { uuid: string; resolve: (a: Ack) => void; timer: NodeJS.Timeout }
 
@@ -30,7 +37,11 @@ export class BoxGateway {
   private readonly o: GatewayOptions;
   private readonly pending = new Map<string, Pending>();
   private readonly queue = new KeyedQueue();
-  private readonly eventHandlers = new Map<string, EventHandler>();
+  private jobEvents: JobEventHandler | undefined;
+  private requests: RequestHandler | undefined;
+  private readonly stateListeners: StateListener[] = [];
+  /** Devices of this deployment seen lately (uuid → when looked up), see isOurs(). */
+  private readonly known = new Map<string, number>();
 
   constructor(o: GatewayOptions) { this.o = o; }
 
@@ -39,17 +50,31 @@ export class BoxGateway {
     await broker.subscribe('box/+/presence', (t, p) => this.onMessage(t, p), { shared: true });
     await broker.subscribe('box/+/state', (t, p) => this.onMessage(t, p), { shared: true });
     await broker.subscribe('box/+/event', (t, p) => this.onMessage(t, p), { shared: true });
+    await broker.subscribe('box/+/req', (t, p) => this.onMessage(t, p), { shared: true });
     await broker.subscribe(`box/+/ack/${nodeId}`, (t, p) => this.onMessage(t, p));
   }
 
-  /** Registers the handler for one box event type (scan.*, print.*). */
-  onEvent(type: string, handler: EventHandler): void { this.eventHandlers.set(type, handler); }
+  /** The handler of job events (box-link/job-events.ts). */
+  onJobEvent(handler: JobEventHandler): void { this.jobEvents = handler; }
+  /** The handler of box requests (box-link/requests.ts). */
+  onRequest(handler: RequestHandler): void { this.requests = handler; }
+  /** Called after each state a box reports has been stored (task reconciliation). */
+  onState(listener: StateListener): void { this.stateListeners.push(listener); }
+
+  /** Sends a one-way message (events.ack, reply): nothing waits for an answer. */
+  async send(uuid: string, type: JobCommandType, params: Record<string, unknown>): Promise<void> {
+    const cmd: Command = {
+      v: BOX_PROTOCOL_VERSION, id: randomUUID(), type, reply_to: this.o.nodeId,
+      expires_at: this.o.clock.now() + this.o.commandTimeoutMs, params,
+    };
+    await this.o.broker.publish(topics.cmd(uuid), JSON.stringify(cmd), { qos: 1 });
+  }
 
   /**
    * Sends a command and resolves with the box's acknowledgement. Rejects with 30005 when
    * none arrives within the timeout. Callers check that the box is online first.
    */
-  async command(uuid: string, type: string, params: Record<string, unknown> = {}, timeoutMs = this.o.commandTimeoutMs): Promise<Ack> {
+  async command(uuid: string, type: CommandType, params: Record<string, unknown> = {}, timeoutMs = this.o.commandTimeoutMs): Promise<Ack> {
     const id = randomUUID();
     const cmd: Command = {
       v: BOX_PROTOCOL_VERSION, id, type, reply_to: this.o.nodeId,
@@ -94,6 +119,10 @@ export class BoxGateway {
 
   private async apply(uuid: string, kind: string, payload: Buffer): Promise<void> {
     const now = this.o.clock.now();
+    // A broker may serve several deployments (docs/box-protocol-broker.md): a box this one never
+    // registered is another's, and acting on its state, events or requests (cancelling jobs it
+    // does not know, acknowledging events, answering requests) would break that deployment.
+    if (!(await this.isOurs(uuid, now))) return;
     if (kind === 'presence') {
       const m = parseJson(Presence, payload);
       if (!m.ok) return this.reject(uuid, kind, m.error);
@@ -103,13 +132,30 @@ export class BoxGateway {
       const m = parseJson(BoxState, payload);
       if (!m.ok) return this.reject(uuid, kind, m.error);
       await this.o.devices.saveState(uuid, JSON.stringify(m.value), now);
+      for (const l of this.stateListeners) await l(uuid, m.value, now);
     } else if (kind === 'event') {
-      const m = parseJson(BoxEvent, payload);
+      const m = parseJson(JobEvent, payload);
       if (!m.ok) return this.reject(uuid, kind, m.error);
-      const h = this.eventHandlers.get(m.value.type);
-      if (!h) return this.reject(uuid, kind, `no handler for event type ${m.value.type}`);
-      await h(uuid, m.value);
+      if (!this.jobEvents) return this.reject(uuid, kind, 'no job event handler');
+      await this.jobEvents(uuid, m.value);
+    } else if (kind === 'req') {
+      const m = parseJson(BoxRequest, payload);
+      if (!m.ok) return this.reject(uuid, kind, m.error);
+      if (!this.requests) return this.reject(uuid, kind, 'no request handler');
+      await this.requests(uuid, m.value);
     }
+  }
+
+  /** Whether the device is registered here; a positive answer is kept a minute (a deleted
+   *  device's late messages then change no row: every write is keyed by its uuid). */
+  private async isOurs(uuid: string, now: number): Promise<boolean> {
+    const seen = this.known.get(uuid);
+    if (seen !== undefined && now - seen < KNOWN_DEVICE_TTL_MS && now >= seen) return true;
+    const row = await this.o.devices.findByUuid(uuid);
+    if (!row) { this.known.delete(uuid); return false; }
+    if (this.known.size >= KNOWN_DEVICE_CACHE_MAX) this.known.clear();
+    this.known.set(uuid, now);
+    return true;
   }
 
   private onAck(uuid: string, payload: Buffer): void {

@@ -1,17 +1,32 @@
 // aedes in this process: the default, single-node box link. Boxes authenticate with their
 // uuid and secret and reach only their own topics (device-acl.ts).
-import { createServer, type Server } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { Aedes } from 'aedes';
+import { systemClock, type Clock } from '../clock.ts';
+import type { Limit } from '../config.ts';
+import { addressKey } from '../http/rate-limits.ts';
+import { MemoryWindows } from '../http/rate-limit-stores.ts';
 import type { Broker, DeviceAuthenticator, MessageHandler } from './types.ts';
 import { MAX_BOX_MESSAGE_BYTES } from './types.ts';
 import { mayPublish, maySubscribe } from './device-acl.ts';
+import { FrameGuard, type FrameProblem } from './frame-guard.ts';
 
 export interface EmbeddedBrokerOptions {
   host: string;
   port: number;
   authenticate: DeviceAuthenticator;
   onError?: (err: Error) => void;
+  /** Largest packet read (BOXHUB_MQTT_MAX_PACKET_BYTES); a larger one closes the connection. */
+  maxPacketBytes?: number;
+  /** Connection attempts per client address (BOXHUB_MQTT_CONNECT_LIMIT); max 0: no limit. */
+  connectLimit?: Limit;
+  clock?: Clock;
+  /** A connection closed by a limit: 'connect_rate' or 'packet_size' (logs and metrics). */
+  onRefused?: (reason: 'connect_rate' | 'packet_size', detail: { address: string; bytes?: number; first: boolean }) => void;
 }
+
+/** Box messages are at most 256 KiB; the rest is room for the topic and properties. */
+export const DEFAULT_MAX_PACKET_BYTES = 270_000;
 
 type AuthError = Error & { returnCode: number };
 const authError = (code: number, msg: string): AuthError => Object.assign(new Error(msg), { returnCode: code });
@@ -46,8 +61,29 @@ export class EmbeddedBroker implements Broker {
         done(null, maySubscribe(client.id, sub.topic) ? sub : null);
       },
     });
+    const maxPacket = opts.maxPacketBytes ?? DEFAULT_MAX_PACKET_BYTES;
+    const limit = opts.connectLimit ?? { max: 0, windowMs: 10_000 };
+    const attempts = new MemoryWindows(opts.clock ?? systemClock);
+    const handle = aedes.handle as (s: import('node:stream').Duplex) => void;
     // noDelay: without it Nagle adds tens of ms to every command round trip (measured).
-    const server = createServer({ noDelay: true }, aedes.handle as (s: import('node:net').Socket) => void);
+    const server = createServer({ noDelay: true }, (socket: Socket) => {
+      const address = addressKey(socket.remoteAddress ?? '');
+      if (limit.max > 0) {
+        let current = 0;
+        attempts.incr(address, (_e, r) => { current = r.current; }, limit.windowMs);
+        if (current > limit.max) {
+          // Refused before a byte is read: a flood of connections costs a socket each, no more.
+          opts.onRefused?.('connect_rate', { address, first: current === limit.max + 1 });
+          socket.on('error', () => undefined);
+          socket.destroy();
+          return;
+        }
+      }
+      socket.on('error', () => undefined);
+      handle(new FrameGuard(socket, maxPacket, (p: FrameProblem) => {
+        opts.onRefused?.('packet_size', { address, first: true, ...(p.kind === 'too_large' ? { bytes: p.bytes } : {}) });
+      }));
+    });
     server.on('error', (e) => opts.onError?.(e));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -61,6 +97,19 @@ export class EmbeddedBroker implements Broker {
   }
 
   get connectedClients(): number { return this.aedes.connectedClients; }
+
+  /** aedes keeps its clients by id (aedes.js `this.clients`), which its typings leave out. */
+  private get clients(): Record<string, { close(): void }> {
+    return (this.aedes as unknown as { clients: Record<string, { close(): void }> }).clients;
+  }
+
+  /** Client ids (box uuids) with a session on this broker. */
+  sessions(): string[] { return Object.keys(this.clients); }
+
+  /** Ends a box's session (its last will is published, as for any lost connection). */
+  disconnectDevice(uuid: string): void {
+    this.clients[uuid]?.close();
+  }
 
   publish(topic: string, payload: string | Buffer, opts: { qos?: 0 | 1; retain?: boolean } = {}): Promise<void> {
     return new Promise((resolve, reject) => {

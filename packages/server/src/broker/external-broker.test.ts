@@ -13,6 +13,7 @@ import { engine, eventually, startTestServer, type TestServer } from '../testing
 import { mayPublish, maySubscribe } from './device-acl.ts';
 import { deviceAcls, ExternalBroker, parseMqttUrl } from './external-broker.ts';
 import { provisionOnBroker } from './provision.ts';
+import { startTcpProxy } from '../testing/tcp-proxy.ts';
 
 describe('external broker adapter (any engine)', () => {
   test('dynsec ACLs of a box say what device-acl.ts says for the embedded broker', () => {
@@ -23,7 +24,7 @@ describe('external broker adapter (any engine)', () => {
     for (const t of pub) assert.ok(mayPublish(uuid, t.replace('+', 'node1')), t);
     for (const t of sub) assert.ok(maySubscribe(uuid, t), t);
     assert.deepEqual(sub, [topics.cmd(uuid)]);
-    assert.deepEqual(pub.sort(), ['box/b0x-1/ack/+', 'box/b0x-1/event', 'box/b0x-1/presence', 'box/b0x-1/state']);
+    assert.deepEqual(pub.sort(), ['box/b0x-1/ack/+', 'box/b0x-1/event', 'box/b0x-1/presence', 'box/b0x-1/req', 'box/b0x-1/state']);
     assert.ok(acls.every((a) => a.allow));
   });
 
@@ -33,18 +34,44 @@ describe('external broker adapter (any engine)', () => {
     assert.throws(() => parseMqttUrl('mqtt://h?provision=emqx'), /provision must be dynsec or none/);
   });
 
-  test('provisionOnBroker does nothing for the embedded broker', async () => {
-    await provisionOnBroker(loadConfig({}), 'any', 'secret');
+  test('without MQTT_URL the CLI path provisions nothing on a broker: the embedded broker reads the database', async () => {
+    const t = await startTestServer({ env: { MQTT_URL: '' } }); // the embedded broker, whatever the engine
+    try {
+      let provisioned = 0;
+      const d = await t.server.services.devices.register({ code: `CLI${randomBytes(4).toString('hex')}`, model: 'BX-1' }, async (x) => {
+        await provisionOnBroker(loadConfig({ BOXHUB_DATA_DIR: t.dataDir }), x.uuid, x.secret);
+        provisioned++;
+      });
+      assert.equal(provisioned, 1);
+      const c = await mqtt.connectAsync(t.mqttUrl, { clientId: d.uuid, username: d.uuid, password: d.secret, protocolVersion: 4, reconnectPeriod: 0 });
+      assert.equal(c.connected, true, 'the box logs in with the secret from the database row alone');
+      await c.endAsync();
+    } finally {
+      await t.close();
+    }
   });
 
-  test('an unreachable broker fails the connect instead of hanging', async () => {
-    const s = createServer();
-    await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-    const port = (s.address() as { port: number }).port;
-    await new Promise<void>((r) => s.close(() => r()));
-    const t0 = Date.now();
-    await assert.rejects(ExternalBroker.connect(`mqtt://127.0.0.1:${port}`, 'n', { connectTimeoutMs: 800 }), /could not reach the MQTT broker at mqtt:\/\/127\.0\.0\.1:\d+/);
-    assert.ok(Date.now() - t0 < 3000);
+  test('a refusing or silent broker fails the connect instead of hanging', async () => {
+    // Refusing: a host whose broker is gone answers every connection with a reset. The proxy
+    // keeps its port, so no other process can be listening there by chance.
+    const gone = await startTcpProxy('127.0.0.1', 9);
+    gone.down(true);
+    try {
+      await assert.rejects(ExternalBroker.connect(gone.url, 'n', { connectTimeoutMs: 60_000 }), /could not reach the MQTT broker at mqtt:\/\/127\.0\.0\.1:\d+: .*ECONNRESET/);
+    } finally {
+      await gone.close();
+    }
+    // Silent: accepts TCP and never answers the CONNECT; the connect timeout ends the wait.
+    const held: Socket[] = [];
+    const silent = createServer((c) => { held.push(c); });
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+    try {
+      const port = (silent.address() as { port: number }).port;
+      await assert.rejects(ExternalBroker.connect(`mqtt://127.0.0.1:${port}`, 'n', { connectTimeoutMs: 800 }), /could not reach the MQTT broker at mqtt:\/\/127\.0\.0\.1:\d+ within 800 ms/);
+    } finally {
+      for (const c of held) c.destroy();
+      await new Promise<void>((r) => silent.close(() => r()));
+    }
   });
 });
 

@@ -38,7 +38,7 @@ export const deviceRole = (uuid: string): string => `boxhub-box-${uuid}`;
 /** What a box may do, as dynsec ACLs: the same rules as device-acl.ts (embedded broker). */
 export function deviceAcls(uuid: string): { acltype: string; topic: string; allow: boolean }[] {
   return [
-    ...['state', 'presence', 'event', 'ack/+'].map((t) => ({ acltype: 'publishClientSend', topic: `box/${uuid}/${t}`, allow: true })),
+    ...['state', 'presence', 'event', 'req', 'ack/+'].map((t) => ({ acltype: 'publishClientSend', topic: `box/${uuid}/${t}`, allow: true })),
     { acltype: 'subscribeLiteral', topic: `box/${uuid}/cmd`, allow: true },
   ];
 }

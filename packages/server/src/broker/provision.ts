@@ -6,6 +6,15 @@ import type { Config } from '../config.ts';
 import { ExternalBroker } from './external-broker.ts';
 
 export async function provisionOnBroker(config: Config, uuid: string, secret: string): Promise<void> {
+  await withBroker(config, (b) => b.provisionDevice(uuid, secret));
+}
+
+/** Removes a box's login (a revoked secret) outside a running server. */
+export async function deprovisionOnBroker(config: Config, uuid: string): Promise<void> {
+  await withBroker(config, (b) => b.deprovisionDevice(uuid));
+}
+
+async function withBroker(config: Config, work: (b: ExternalBroker) => Promise<void>): Promise<void> {
   if (!config.mqttUrl) return;
   // A client id of its own: reusing the server's (boxhub-server-{nodeId}) would log it out.
   const broker = await ExternalBroker.connect(config.mqttUrl, config.nodeId, {
@@ -13,7 +22,7 @@ export async function provisionOnBroker(config: Config, uuid: string, secret: st
     connectTimeoutMs: 10_000,
   });
   try {
-    await broker.provisionDevice(uuid, secret);
+    await work(broker);
   } finally {
     await broker.close();
   }

@@ -21,6 +21,10 @@ export interface Broker {
    * security plugin).
    */
   provisionDevice?(uuid: string, secret: string): Promise<void>;
+  /** Removes a box's login (a revoked secret); external brokers only. */
+  deprovisionDevice?(uuid: string): Promise<void>;
+  /** Drops the box's current session, if this broker holds it (embedded broker). */
+  disconnectDevice?(uuid: string): void;
   /** The URL boxes connect to, when this process runs the broker itself. */
   readonly listenUrl: string | undefined;
 }

@@ -1,5 +1,5 @@
 // Opens the database named by the configuration: SQLite (embedded default) or PostgreSQL.
-import { mkdirSync } from 'node:fs';
+import { closeSync, constants, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import SQLite from 'better-sqlite3';
@@ -13,7 +13,21 @@ export interface Db {
   dialect: Dialect;
   /** PostgreSQL schema in use, when not the default. */
   schema?: string;
+  /**
+   * SQLite only: PRAGMA data_version, which changes when another connection (another process:
+   * the CLI, a second server on the same file) committed since the last call. Caches of data
+   * other processes may change are checked against it.
+   */
+  dataVersion?: () => number;
   close(): Promise<void>;
+}
+
+/**
+ * Creates the data directory owner-only (0700) if it does not exist; umask can only take bits
+ * away, so the mode holds whatever it is. An existing directory is left as the operator made it.
+ */
+export function ensureDataDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
 }
 
 export interface DbOptions {
@@ -45,7 +59,14 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     return { kysely, dialect: 'postgres', ...(schema ? { schema } : {}), close: once(() => kysely.destroy()) };
   }
   const path = opts.sqlitePath ?? ':memory:';
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') {
+    ensureDataDir(dirname(path));
+    // Created here owner-only (0600) before SQLite opens it: SQLite would create it 0644 less
+    // the umask, and its -wal and -shm files take the database file's mode.
+    try { closeSync(openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600)); } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+  }
   const sqlite = new SQLite(path);
   // WAL lets readers (the CLI, a second process) work while the server writes.
   sqlite.pragma('journal_mode = WAL');
@@ -53,11 +74,29 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { kysely, dialect: 'sqlite', close: once(() => kysely.destroy()) };
+  const version = sqlite.prepare('PRAGMA data_version').pluck();
+  return { kysely, dialect: 'sqlite', dataVersion: perTurn(() => version.get() as number), close: once(() => kysely.destroy()) };
 }
 
 /** close() may be called by several owners; pg's pool.end() never settles when called twice. */
 function once(fn: () => Promise<void>): () => Promise<void> {
   let p: Promise<void> | undefined;
   return () => (p ??= fn());
+}
+
+/**
+ * data_version read once per turn of the event loop: every check in one turn (an API request
+ * checks it for its key and for its device) shares the first reading. Each pragma is a read
+ * transaction (WAL shared-memory locks), and the second reading was as costly as the device
+ * lookup it guards. Sound because what runs in one turn was already received when the turn
+ * began: a commit by another process that lands during the turn is concurrent with it, and
+ * the next turn sees it.
+ */
+function perTurn(read: () => number): () => number {
+  let memo: number | undefined;
+  const reset = () => { memo = undefined; };
+  return () => {
+    if (memo === undefined) { memo = read(); setImmediate(reset); }
+    return memo;
+  };
 }

@@ -5,12 +5,13 @@ import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
 export interface ApplicationsTable {
   id: string;
   name: string;
-  /** sha256 of the API key: keys are 256-bit random, so a fast hash is enough (as GitHub does). */
+  /** No longer used: API keys live in api_keys (migration 0004); holds `moved:<id>`. */
   api_key_hash: string;
-  /** First characters of the key, shown to operators to tell keys apart. */
+  /** No longer used (see api_key_hash). */
   api_key_prefix: string;
+  /** Signing secret, encrypted (secret-box.ts): `enc:v1:…`; plain only in rows not yet converted. */
   callback_secret: string;
-  /** Previous secret, still honoured by receivers until previous_secret_expires_at. */
+  /** Previous secret (encrypted likewise), still honoured by receivers until previous_secret_expires_at. */
   previous_callback_secret: string | null;
   previous_secret_expires_at: number | null;
   /** Capability flag: feedback-card recognition (spec 20005). */
@@ -60,9 +61,8 @@ export interface CallbacksTable {
   attempts: Generated<number>;
   /** Failed attempts in the current round (a replay starts a new round). */
   retry_index: Generated<number>;
-  /** Due time while pending; while claimed, the claim's expiry. */
+  /** While pending: when the next attempt is due (informative: the delivery job holds the schedule). */
   next_attempt_at: number;
-  claim_token: string | null;
   last_status_code: number | null;
   last_error: string | null;
   created_at: number;
@@ -83,15 +83,187 @@ export interface CallbackAttemptsTable {
   node_id: string;
 }
 
+/** Delayed work (jobs/): one row per next thing to do about a record. */
+export interface JobsTable {
+  id: string;
+  kind: string;
+  ref: string;
+  /** Claims share capacity fairly between keys (the application a callback belongs to). */
+  fair_key: string | null;
+  payload: string | null;
+  /** Due time; while claimed, the claim's expiry. */
+  run_at: number;
+  claim_token: string | null;
+  attempts: Generated<number>;
+  created_at: number;
+}
+
+/** Scan and print tasks (tasks/, docs/tasks.md). */
+export interface TasksTable {
+  uuid: string;
+  kind: string;
+  app_id: string;
+  device_uuid: string;
+  state: string;
+  callback_url: string | null;
+  options: string;
+  error_code: Generated<number>;
+  error_message: string | null;
+  box_boot: string | null;
+  last_seq: Generated<number>;
+  created_at: number;
+  acked_at: number | null;
+  started_at: number | null;
+  finished_at: number | null;
+  expires_at: number;
+  item_count: Generated<number>;
+  page_count: Generated<number>;
+  file_bytes: Generated<number>;
+  /** Print: estimated sides, once printing has started. */
+  pages: number | null;
+  /** Print, strict mode: sides the printer reports printed. */
+  printed_pages: number | null;
+  download_spent_ms: number | null;
+}
+
+export interface ScanItemsTable {
+  task_uuid: string;
+  item_id: number;
+  pages: number;
+  page_list: string;
+  blob_key: string | null;
+  file_bytes: number | null;
+  md5: string | null;
+  cipher: string | null;
+  upload_spent_ms: number | null;
+  scanned_at: number;
+  recorded_at: number;
+}
+
+/** Box events applied (box-link/events.ts): the id of each, so a duplicate changes nothing. */
+export interface BoxEventsTable {
+  id: string;
+  task_uuid: string;
+  seq: number;
+  type: string;
+  received_at: number;
+}
+
+/** An application's API keys (docs/configuration.md "Credentials"). */
+export interface ApiKeysTable {
+  id: string;
+  app_id: string;
+  /** The operator's name for it ("default" for the first). */
+  name: string;
+  /** sha256 of the key: keys are 256-bit random, so a fast hash is enough (as GitHub does). */
+  key_hash: string;
+  /** First characters of the key, shown to operators to tell keys apart. */
+  key_prefix: string;
+  created_at: number;
+  /** Last authenticated request with it, written at most once a minute per node. */
+  last_used_at: number | null;
+  /** Set once revoked; a revoked key never authenticates again. */
+  revoked_at: number | null;
+}
+
+/** An application's public key for end-to-end encrypted scans (docs/encryption.md). */
+export interface E2eKeysTable {
+  app_id: string;
+  /** First 8 bytes of SHA-256 of the raw key, hex. */
+  kid: string;
+  /** Raw X25519 public key, hex. */
+  public_key: string;
+  created_at: number;
+  /** Set when a newer key replaced it; null for the current key. */
+  retired_at: number | null;
+}
+
+/** Deployment-wide facts (e.g. `secret_key_id`: the id of the key every node must hold). */
+export interface MetaTable {
+  key: string;
+  value: string;
+}
+
+/** A fixed rate-limit window several nodes share (http/rate-limit-stores.ts). */
+export interface RateLimitsTable {
+  key: string;
+  hits: number;
+  window_start: number;
+}
+
+/** Recognition tasks' own state (modules/recognition, docs/cards.md). */
+export interface RecognitionsTable {
+  task_uuid: string;
+  token: string;
+  scan_uuid: string | null;
+  next_batch: Generated<number>;
+  pages_received: Generated<number>;
+  end_error: number | null;
+  scan_ended_at: number | null;
+  students_sent: Generated<number>;
+  progress: Generated<number>;
+}
+
+export interface RecognitionBatchesTable {
+  task_uuid: string;
+  batch: number;
+  webhook_id: string;
+  pages: number;
+  received_at: number;
+}
+
+export interface RecognitionPagesTable {
+  task_uuid: string;
+  seq: number;
+  batch: number;
+  item_id: number;
+  paper_number: number;
+  page_number: number;
+  front: number;
+  blob_key: string;
+  received_at: number;
+  reading: string | null;
+  recognized_at: number | null;
+}
+
+export interface CardTemplatesTable {
+  app_id: string;
+  template_id: string;
+  card_id: string;
+  layout: string;
+  pdf_key: string;
+  created_at: number;
+}
+
 export interface Database {
   applications: ApplicationsTable;
   devices: DevicesTable;
   callbacks: CallbacksTable;
   callback_attempts: CallbackAttemptsTable;
+  jobs: JobsTable;
+  tasks: TasksTable;
+  scan_items: ScanItemsTable;
+  box_events: BoxEventsTable;
+  rate_limits: RateLimitsTable;
+  api_keys: ApiKeysTable;
+  e2e_keys: E2eKeysTable;
+  meta: MetaTable;
+  recognitions: RecognitionsTable;
+  recognition_batches: RecognitionBatchesTable;
+  recognition_pages: RecognitionPagesTable;
+  card_templates: CardTemplatesTable;
 }
+
+export type TaskRow = Selectable<TasksTable>;
+export type ScanItemRow = Selectable<ScanItemsTable>;
+export type RecognitionRow = Selectable<RecognitionsTable>;
+export type RecognitionPageRow = Selectable<RecognitionPagesTable>;
+export type CardTemplateRow = Selectable<CardTemplatesTable>;
 
 export type Application = Selectable<ApplicationsTable>;
 export type NewApplication = Insertable<ApplicationsTable>;
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type E2eKeyRow = Selectable<E2eKeysTable>;
 export type DeviceRow = Selectable<DevicesTable>;
 export type NewDevice = Insertable<DevicesTable>;
 export type DeviceUpdate = Updateable<DevicesTable>;

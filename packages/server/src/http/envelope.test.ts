@@ -41,10 +41,11 @@ describe('request problems', () => {
   });
   test('wrong content type', async () => {
     await expectError(await api.raw('POST', '/api/client/bind', { body: 'uuid=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 10004, /application\/json/);
+    await expectError(await api.raw('POST', '/api/client/bind', { body: `{"uuid":"${uuid}","name":"a"}`, headers: { 'content-type': 'text/plain' } }), 10004, /unsupported Content-Type 'text\/plain'; send application\/json/);
   });
   test('oversized body', async () => {
     const big = JSON.stringify({ uuid, name: 'x'.repeat(10_000) });
-    await expectError(await api.raw('POST', '/api/client/bind', { body: big, headers: json }), 10003, /larger than 4096 bytes/);
+    await expectError(await api.raw('POST', '/api/client/bind', { body: big, headers: json }), 10003, /larger than the 4096 bytes/);
   });
   test('unknown path and wrong method', async () => {
     await expectError(await api.raw('GET', '/api/client/nope'), 10005, /no endpoint GET \/api\/client\/nope/);
@@ -74,7 +75,7 @@ describe('strict validation', () => {
     assert.match(r.msg, /missing required field 'uuid'/);
   });
   test('query strings: exact integers only, in range', async () => {
-    for (const page of ['0', '1001', '1.5', 'abc', '2abc', '']) {
+    for (const page of ['0', '1001', '1.5', 'abc', '2abc', '', '0x1', '1e0', '+1', '01', ' 1', '1 ', '1.0', 'Infinity']) {
       const r = await api.get('/api/client/list', { page });
       assert.equal(r.code, 10001, `page=${page}: ${r.msg}`);
     }

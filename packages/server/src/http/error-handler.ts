@@ -8,10 +8,14 @@ declare module 'fastify' {
   interface FastifyRequest { envelopeCode: number }
 }
 
-function send(req: FastifyRequest, reply: FastifyReply, key: ErrorKey, msg?: string, data: Record<string, unknown> | null = null) {
+export function send(req: FastifyRequest, reply: FastifyReply, key: ErrorKey, msg?: string, data: Record<string, unknown> | null = null) {
   const { code } = errorCatalog[key];
   req.envelopeCode = code;
-  return reply.code(200).type('application/json; charset=utf-8').send({ code, msg: msg ?? errorCatalog[key].msg, data });
+  // Serialised as it is, not through the route's response schema: that schema describes the
+  // success answer, and would turn an error's data (30007 next_allowed_at, 30204 exist_uuid)
+  // into null.
+  return reply.code(200).type('application/json; charset=utf-8').serializer(JSON.stringify)
+    .send({ code, msg: msg ?? errorCatalog[key].msg, data });
 }
 
 /** Maps Fastify's own error codes to the catalog. */
@@ -33,7 +37,11 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
       return send(req, reply, 'INVALID_PARAMETER', describeValidation(err.validationContext ?? 'body', err.validation));
     }
     const key = err.code ? fastifyCodes[err.code] : undefined;
-    if (key === 'PAYLOAD_TOO_LARGE') return send(req, reply, key, `request body is larger than ${bodyLimit} bytes`);
+    if (key === 'PAYLOAD_TOO_LARGE') {
+      // Routes may take more than the default (print create takes files inline).
+      const limit = req.routeOptions?.bodyLimit ?? bodyLimit;
+      return send(req, reply, key, `request body is larger than the ${limit} bytes ${req.routeOptions?.url ?? 'this endpoint'} accepts`);
+    }
     if (key === 'MALFORMED_JSON') return send(req, reply, key, err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'request body is empty; send a JSON object' : `request body is not valid JSON: ${err.message}`);
     if (key === 'UNSUPPORTED_MEDIA_TYPE') return send(req, reply, key, `unsupported Content-Type '${req.headers['content-type'] ?? ''}'; send application/json`);
     if (key) return send(req, reply, key, err.message);
@@ -45,6 +53,8 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
     return send(req, reply, 'INTERNAL_ERROR', `internal error (request id ${req.id})`);
   });
 
+  // Reached only with a valid credential for /api paths (auth.ts runs first): a caller without
+  // one never learns which paths exist.
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0] ?? '';
     const other = (['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const).filter((m) => m !== req.method && app.hasRoute({ url: path, method: m }));

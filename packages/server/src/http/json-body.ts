@@ -7,7 +7,9 @@ import { ApiError } from '@boxhub/protocol';
 import type { FastifyInstance } from 'fastify';
 
 export function installJsonParser(app: FastifyInstance): void {
-  app.removeContentTypeParser(['application/json']);
+  // Fastify parses text/plain by default; the API takes JSON only (docs/errors.md 10004), and
+  // a text body would otherwise reach validation and answer "body must be object".
+  app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser(/^application\/([\w.+-]+\+)?json$/i, { parseAs: 'string' }, (_req, body, done) => {
     const text = body as string;
     if (text.trim() === '') { done(new ApiError('MALFORMED_JSON', 'request body is empty; send a JSON object'), undefined); return; }

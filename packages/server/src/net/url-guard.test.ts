@@ -25,6 +25,30 @@ test('private networks can be allowed, cloud metadata never', () => {
   assert.match(addressProblem('::ffff:169.254.169.254', true) ?? '', /metadata/);
 });
 
+test('IPv4-compatible IPv6 (::a.b.c.d) is judged by the IPv4 it carries', () => {
+  const host = new URL('http://[::127.0.0.1]/').hostname; // WHATWG URL writes it as [::7f00:1]
+  assert.match(addressProblem(host, false) ?? '', /embeds 127\.0\.0\.1/);
+  assert.match(addressProblem('::10.0.0.1', false) ?? '', /embeds 10\.0\.0\.1/);
+  assert.match(addressProblem('::169.254.169.254', true) ?? '', /metadata/);
+});
+
+test('metadata endpoints are refused with private networks allowed, in every IPv6 spelling', () => {
+  for (const ip of [
+    '169.254.170.2', '169.254.170.23', '100.100.100.200', '168.63.129.16', 'fd00:ec2::23',
+    '64:ff9b::169.254.169.254', '64:ff9b::a9fe:a9fe', // NAT64, well-known prefix
+    '64:ff9b:1::a9fe:a9fe', '64:ff9b:1:a9fe:a9:fe00::', // NAT64 local-use prefix, /96 and /48 positions
+    '2002:a9fe:a9fe::1', // 6to4
+    '::ffff:0:169.254.169.254', '::ffff:0:a9fe:a9fe', // RFC 6145 translated
+    '::ffff:169.254.170.2', '::169.254.169.254',
+    '2001:0:a9fe:a9fe::1', '2001:0:4136:e378:8000:63bf:5601:5601', // Teredo: server 169.254.169.254; client ~0x5601_5601
+  ]) {
+    assert.match(addressProblem(ip, true) ?? '', /metadata/, `${ip} with private networks allowed`);
+    assert.ok(addressProblem(ip, false), `${ip} with private networks off`);
+  }
+  // Public addresses in the same forms still pass.
+  for (const ip of ['64:ff9b::8.8.8.8', '2002:0808:0808::1', '::ffff:0:8.8.8.8']) assert.equal(addressProblem(ip, false), undefined, ip);
+});
+
 test('URL syntax: http(s) only, at most 200 characters, no credentials', () => {
   assert.equal(urlSyntaxProblem('https://example.com/hook'), undefined);
   assert.match(urlSyntaxProblem('ftp://example.com/x') ?? '', /scheme/);

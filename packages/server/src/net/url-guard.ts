@@ -12,8 +12,14 @@ import ipaddr from 'ipaddr.js';
 
 export const MAX_URL_LENGTH = 200;
 
-/** Cloud metadata endpoints: refused even when private networks are allowed. */
-const METADATA = new Set(['169.254.169.254', 'fd00:ec2::254', '100.100.100.200', 'fd00:ec2:0:0:0:0:0:254']);
+/**
+ * Cloud metadata and credential endpoints: refused even when private networks are allowed,
+ * in any spelling (an IPv6 form that embeds one of the IPv4s included).
+ * 169.254.169.254: AWS, GCP, Azure, OCI, OpenStack instance metadata; 169.254.170.2: AWS ECS
+ * task credentials; 169.254.170.23 / fd00:ec2::23: EKS pod identity; fd00:ec2::254: AWS IPv6
+ * metadata; 100.100.100.200: Alibaba Cloud; 168.63.129.16: Azure WireServer.
+ */
+const METADATA = new Set(['169.254.169.254', '169.254.170.2', '169.254.170.23', '100.100.100.200', '168.63.129.16', 'fd00:ec2::254', 'fd00:ec2::23']);
 
 export interface UrlGuardOptions {
   /** BOXHUB_ALLOW_PRIVATE_NETWORKS=1: private, loopback and link-local targets are allowed. */
@@ -35,38 +41,71 @@ function stripBrackets(host: string): string {
   return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
 }
 
-function embeddedV4(addr: ipaddr.IPv6): ipaddr.IPv4 | undefined {
-  const range = addr.range();
+const v4 = (hi: number, lo: number): ipaddr.IPv4 => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
+
+/** IPv6 ranges that stand for an IPv4 address: judged by that address when private networks are off. */
+const TRANSLATED = new Set(['ipv4Mapped', 'rfc6145', 'ipv4Compatible', 'nat64', '6to4']);
+
+/**
+ * The range of an IPv6 address, refining ipaddr.js: the deprecated IPv4-compatible ::/96
+ * (RFC 4291 2.5.5.1; `::7f00:1` is 127.0.0.1 to a stack that still routes it) is not unicast,
+ * and NAT64's well-known prefix (RFC 6052, /96) is told apart from the local-use one (RFC 8215).
+ */
+function v6Range(addr: ipaddr.IPv6): string {
   const p = addr.parts;
-  // ::ffff:a.b.c.d, ::ffff:0:a.b.c.d, 64:ff9b::a.b.c.d (NAT64) carry the IPv4 in the last 32 bits.
-  if (range === 'ipv4Mapped' || range === 'rfc6145' || range === 'rfc6052') {
-    return new ipaddr.IPv4([p[6]! >> 8, p[6]! & 0xff, p[7]! >> 8, p[7]! & 0xff]);
-  }
-  // 2002:AABB:CCDD::/48 (6to4) carries it in bits 16-47.
-  if (range === '6to4') return new ipaddr.IPv4([p[1]! >> 8, p[1]! & 0xff, p[2]! >> 8, p[2]! & 0xff]);
-  return undefined;
+  const range = addr.range();
+  if (range === 'unicast' && p.slice(0, 6).every((x) => x === 0)) return 'ipv4Compatible';
+  if (range === 'rfc6052') return p[2] === 0 ? 'nat64' : 'nat64LocalUse';
+  return range;
 }
+
+/**
+ * Every IPv4 address an IPv6 address may stand for: the last 32 bits of the mapped,
+ * translated (RFC 6145), IPv4-compatible and NAT64 forms, for a local-use NAT64 prefix every
+ * position RFC 6052 2.2 allows for prefixes of /48 and longer, bits 16-47 of 6to4, and both
+ * addresses a Teredo address carries (server: bits 32-63; client: the last 32 bits inverted).
+ */
+function embeddedV4s(addr: ipaddr.IPv6, range: string): ipaddr.IPv4[] {
+  const p = addr.parts as number[];
+  const b = (i: number): number => (p[i >> 1]! >> (i % 2 === 0 ? 8 : 0)) & 0xff; // byte i of 16
+  const bytes = (...idx: number[]): ipaddr.IPv4 => new ipaddr.IPv4(idx.map(b));
+  switch (range) {
+    case 'ipv4Mapped': case 'rfc6145': case 'ipv4Compatible': case 'nat64': return [v4(p[6]!, p[7]!)];
+    // Byte 8 (bits 64-71) is always zero in RFC 6052 forms, so it is skipped.
+    case 'nat64LocalUse': return [bytes(6, 7, 9, 10), bytes(7, 9, 10, 11), bytes(9, 10, 11, 12), v4(p[6]!, p[7]!)];
+    case '6to4': return [v4(p[1]!, p[2]!)];
+    case 'teredo': return [v4(p[2]!, p[3]!), v4(p[6]! ^ 0xffff, p[7]! ^ 0xffff)];
+    default: return [];
+  }
+}
+
+const isMetadata = (a: ipaddr.IPv4 | ipaddr.IPv6): boolean => METADATA.has(a.toString()) || METADATA.has(a.toNormalizedString());
 
 /**
  * Why an address may not be contacted, or undefined when it may. Only 'unicast' (public)
  * ranges pass by default: private, loopback, link-local, CGNAT, unique-local, multicast,
- * unspecified, reserved, documentation, and IPv6 forms embedding any of those IPv4s.
+ * unspecified, reserved, documentation, and IPv6 forms standing for any of those IPv4s.
+ * Metadata endpoints are refused always, in every spelling.
  */
 export function addressProblem(ip: string, allowPrivateNetworks: boolean): string | undefined {
   let addr: ipaddr.IPv4 | ipaddr.IPv6;
   try { addr = ipaddr.parse(stripBrackets(ip).split('%')[0]!); } catch { return `'${ip}' is not an IP address`; }
-  const normal = addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()
-    ? (addr as ipaddr.IPv6).toIPv4Address() : addr;
-  if (METADATA.has(normal.toNormalizedString()) || METADATA.has(normal.toString())) return `${ip} is a cloud metadata address`;
-  if (allowPrivateNetworks) return undefined;
-  if (normal.kind() === 'ipv6') {
-    const v4 = embeddedV4(normal as ipaddr.IPv6);
-    if (v4) {
-      const inner = addressProblem(v4.toString(), false);
-      return inner ? `${ip} embeds ${v4.toString()}: ${inner}` : undefined;
-    }
+  if (addr.kind() === 'ipv4') {
+    if (isMetadata(addr)) return `${ip} is a cloud metadata address`;
+    if (allowPrivateNetworks) return undefined;
+    const range = addr.range();
+    return range === 'unicast' ? undefined : `${ip} is in a non-public range (${range})`;
   }
-  const range = normal.range();
+  const v6 = addr as ipaddr.IPv6;
+  const range = v6Range(v6);
+  const inner = embeddedV4s(v6, range);
+  if (isMetadata(v6) || inner.some(isMetadata)) return `${ip} is a cloud metadata address`;
+  if (allowPrivateNetworks) return undefined;
+  if (TRANSLATED.has(range)) {
+    const v = inner[0]!;
+    const p = addressProblem(v.toString(), false);
+    return p ? `${ip} embeds ${v.toString()}: ${p}` : undefined;
+  }
   return range === 'unicast' ? undefined : `${ip} is in a non-public range (${range})`;
 }
 

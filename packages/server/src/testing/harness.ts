@@ -6,7 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { pino } from 'pino';
+import { request as httpRequest } from 'node:http';
+import { pino, type Logger } from 'pino';
 import { loadConfig } from '../config.ts';
 import { startServer, type RunningServer } from '../server.ts';
 import type { Clock } from '../clock.ts';
@@ -21,14 +22,31 @@ export class ApiClient {
   readonly key: string | undefined;
   constructor(base: string, key?: string) { this.base = base; this.key = key; }
 
-  async raw(method: string, path: string, init: { body?: string; headers?: Record<string, string> } = {}): Promise<{ status: number; text: string; json: () => Envelope }> {
-    const res = await fetch(this.base + path, {
-      method,
-      headers: { ...(this.key ? { authorization: `Bearer ${this.key}` } : {}), ...init.headers },
-      ...(init.body !== undefined ? { body: init.body } : {}),
+  /**
+   * One request with node:http. A server may answer a body over its limit before it has read it
+   * all and close the connection; the client's write then fails after the answer arrived, which
+   * is no failure of the request (fetch would throw it later as an uncaught error).
+   */
+  raw(method: string, path: string, init: { body?: string | Buffer; headers?: Record<string, string> } = {}): Promise<{ status: number; text: string; json: () => Envelope }> {
+    return new Promise((resolve, reject) => {
+      const body = init.body === undefined ? undefined : Buffer.isBuffer(init.body) ? init.body : Buffer.from(init.body);
+      let answered = false;
+      const req = httpRequest(this.base + path, {
+        method,
+        headers: { ...(this.key ? { authorization: `Bearer ${this.key}` } : {}), ...(body ? { 'content-length': String(body.length) } : {}), ...init.headers },
+      }, (res) => {
+        answered = true;
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, text, json: () => JSON.parse(text) as Envelope });
+        });
+      });
+      req.on('error', (e) => { if (!answered) reject(e); });
+      req.end(body);
     });
-    const text = await res.text();
-    return { status: res.status, text, json: () => JSON.parse(text) as Envelope };
   }
 
   async get<T = unknown>(path: string, query: Record<string, string | number> = {}): Promise<Envelope<T>> {
@@ -49,20 +67,29 @@ export interface TestServer {
   server: RunningServer;
   url: string;
   mqttUrl: string;
+  /** Where this server keeps its data; pass it (and pgSchema) to start the same server again. */
+  dataDir: string;
+  pgSchema: string | undefined;
   /** Creates an application and returns its client and credentials. */
   createApp(name?: string, opts?: { ess?: boolean }): Promise<{ id: string; api_key: string; callback_secret: string; api: ApiClient }>;
   registerDevice(code?: string, model?: string): Promise<{ uuid: string; code: string; secret: string }>;
-  close(): Promise<void>;
+  /** Stops the server; `keepData` leaves its data for a restart (`reuse`), which then owns it. */
+  close(opts?: { keepData?: boolean }): Promise<void>;
 }
 
 export interface TestServerOptions {
   clock?: Clock; commandTimeoutMs?: number; env?: Record<string, string>;
+  /** Where the server logs (default: silent, or BOXHUB_TEST_LOG's level on stdout). */
+  logger?: Logger;
   /** Wraps callback delivery's HTTP transport (to cause a stall a test cannot cause for real). */
   callbackTransport?: Transport;
+  /** Start on an earlier server's data (a restart, after `close({ keepData: true })`): its data
+   *  dir and PostgreSQL schema, which this server leaves in place when it closes. */
+  reuse?: { dataDir: string; pgSchema: string | undefined };
 }
 
 export async function startTestServer(o: TestServerOptions = {}): Promise<TestServer> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'boxhub-test-'));
+  const dataDir = o.reuse?.dataDir ?? mkdtempSync(join(tmpdir(), 'boxhub-test-'));
   const external = engine === 'external';
   const env: Record<string, string> = {
     PORT: '0', HOST: '127.0.0.1', BOXHUB_MQTT_PORT: '0', BOXHUB_DATA_DIR: dataDir, LOG_LEVEL: 'silent',
@@ -72,9 +99,9 @@ export async function startTestServer(o: TestServerOptions = {}): Promise<TestSe
     ...(external ? { DATABASE_URL: need('BOXHUB_TEST_DATABASE_URL'), MQTT_URL: need('BOXHUB_TEST_MQTT_URL'), BOXHUB_MQTT_SHARE_GROUP: `t${randomBytes(6).toString('hex')}` } : {}),
     ...o.env,
   };
-  const pgSchema = external ? `t_${randomBytes(6).toString('hex')}` : undefined;
+  const pgSchema = o.reuse ? o.reuse.pgSchema : external ? testSchemaName() : undefined;
   const server = await startServer(loadConfig(env), {
-    logger: pino({ level: process.env.BOXHUB_TEST_LOG ?? 'silent' }),
+    logger: o.logger ?? pino({ level: process.env.BOXHUB_TEST_LOG ?? 'silent' }),
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.callbackTransport ? { callbackTransport: o.callbackTransport } : {}),
     ...(pgSchema ? { pgSchema } : {}),
@@ -84,6 +111,8 @@ export async function startTestServer(o: TestServerOptions = {}): Promise<TestSe
     server,
     url: server.url,
     mqttUrl: server.mqttUrl,
+    dataDir,
+    pgSchema,
     async createApp(name = `app-${++n}`, opts = {}) {
       const a = await server.services.applications.create({ name, ess: opts.ess ?? false });
       return { id: a.id, api_key: a.api_key, callback_secret: a.callback_secret, api: new ApiClient(server.url, a.api_key) };
@@ -92,14 +121,20 @@ export async function startTestServer(o: TestServerOptions = {}): Promise<TestSe
       const d = await server.registerDevice({ code, model });
       return { uuid: d.uuid, code: d.code, secret: d.secret };
     },
-    async close() {
+    async close(c = {}) {
       await server.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!o.reuse && !c.keepData) rmSync(dataDir, { recursive: true, force: true });
       // The schema stays until the next run's start (scripts/test.mjs drops every t_* schema):
       // dropping it here races other tests' catalog introspection (Kysely's migrator lists
       // every schema's tables) and fails them with "schema … does not exist".
     },
   };
+}
+
+/** A test's PostgreSQL schema: t_<creation time, base 36>_<random>. scripts/test.mjs drops the
+ *  ones older than a few hours at its start, so two runs at once do not drop each other's. */
+export function testSchemaName(): string {
+  return `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
 }
 
 function need(name: string): string {
@@ -112,12 +147,16 @@ function need(name: string): string {
 export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 15_000): Promise<T> {
   const until = Date.now() + timeoutMs;
   let last: unknown;
+  // 20 ms at first, then slower up to 100 ms: a check that polls the API for a minute stays
+  // well under the default per-application rate limit (6,000 a minute) and off a busy CPU.
+  let pause = 20;
   for (;;) {
     try {
       const v = await check();
       if (v !== undefined && v !== false) return v;
     } catch (e) { last = e; }
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, pause));
+    pause = Math.min(100, Math.round(pause * 1.25));
   }
 }

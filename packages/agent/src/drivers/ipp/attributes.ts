@@ -9,7 +9,10 @@ export class IppAttributes {
   private readonly byName: Map<string, IppAttribute>;
   constructor(list: readonly IppAttribute[]) {
     this.list = list;
-    this.byName = new Map(list.map((a) => [a.name, a]));
+    // A name repeated in a group (RFC 8011 §4.1.3 forbids it; ippeveprinter -a does it for
+    // document-format-supported): the first counts, as in CUPS' ippFindAttribute.
+    this.byName = new Map();
+    for (const a of list) if (!this.byName.has(a.name)) this.byName.set(a.name, a);
   }
   static of(msg: IppMessage, group: GroupName): IppAttributes {
     return new IppAttributes(msg.groups.filter((g) => g.tag === group).flatMap((g) => g.attributes));

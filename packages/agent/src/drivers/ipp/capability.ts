@@ -1,96 +1,68 @@
-// Maps Get-Printer-Attributes to the spec's "Printer capability" shape, following the table in
-// design/device-notes.md ("Capability mapping"). Pure: attributes in, capability out.
-// IPP sources: media-col-database (PWG 5100.7 §6.6), media-col members (PWG 5100.7 §6.3),
-// sides-supported (RFC 8011 §5.2.8), print-color-mode-supported / print-quality-supported
-// (PWG 5100.13 §6.2.3, §5.6.19), media-source-supported / media-type-supported (PWG 5100.7).
-import type { ColorMode, Duplex, InputSlot, MediaSize, MediaType, Quality } from '@boxhub/protocol';
+// Maps Get-Printer-Attributes to the spec's "Printer capability" shape through the one SVC ↔ IPP
+// table (protocol print-mapping.ts, docs/printing.md "Mapping"). Pure: attributes in, tree out.
+// The same MediaCatalog resolves a task's media options back to IPP (job-plan.ts), so the box
+// never offers a combination it would print differently.
+//
+// IPP sources: media-col-database (PWG 5100.7 §6.6) or, without it, media-size-supported /
+// media-supported (RFC 8011 §5.2.11) and the media-*-margin-supported lists (PWG 5100.13
+// §6.2.4); media-type-supported / media-source-supported (PWG 5100.7); sides-supported
+// (RFC 8011 §5.2.8); print-color-mode-supported (PWG 5100.13 §6.2.3); print-quality-supported
+// (RFC 8011 §5.2.13).
+import type { ColorMode, Duplex, InputSlot, MediaSize, MediaType, PrinterCapability, Quality } from '@boxhub/protocol';
+import type { MediaTypeCapability } from '@boxhub/protocol';
+import {
+  COLOR_MODE_MAP, DUPLEX_MAP, INPUT_SLOT_MAP, MEDIA_SIZE_MAP, MEDIA_TYPE_MAP, QUALITY_MAP, keywordForSvc, mediaSizeFor,
+  type MediaSizeMapping,
+} from '@boxhub/protocol/print-mapping.ts';
 import type { IppAttributes } from './attributes.ts';
 
-export interface MediaTypeCapability {
-  media_type: MediaType;
-  duplex: Duplex[];
+export type { PrinterCapability, MediaTypeCapability };
+
+/** One media the printer can print on: a media-col-database entry (or one made from the
+ *  attributes of a printer without the database). Dimensions are the printer's own numbers. */
+export interface MediaEntry {
+  size: MediaSizeMapping;
+  x: number;
+  y: number;
+  /** undefined: the entry holds for every media-type-supported (PWG 5100.7 §6.6). */
+  type?: string;
+  /** undefined: the entry holds for every media-source-supported. */
+  source?: string;
   borderless: boolean;
-  quality: Quality[];
-  input_slot?: InputSlot[];
-}
-export interface PrinterCapability {
-  make: string;
-  model: string;
-  support_strict: boolean;
-  color_mode: ColorMode[];
-  media_sizes: Array<{ media_size: MediaSize; media_types: MediaTypeCapability[] }>;
+  /** Hundredths of a millimetre; the printer's unprintable edge on this media. */
+  margins: { top: number; bottom: number; left: number; right: number };
+  /** The printer's media-supported name, when the entry came from one. */
+  name?: string;
 }
 
-/** Media sizes by PWG 5101.1 self-describing name; dimensions in hundredths of a millimetre. */
-export const MEDIA_SIZES: ReadonlyArray<{ svc: MediaSize; pwg: string; x: number; y: number }> = [
-  { svc: 'SVC_MS_A4', pwg: 'iso_a4_210x297mm', x: 21000, y: 29700 },
-  { svc: 'SVC_MS_A5', pwg: 'iso_a5_148x210mm', x: 14800, y: 21000 },
-  { svc: 'SVC_MS_A3', pwg: 'iso_a3_297x420mm', x: 29700, y: 42000 },
-  { svc: 'SVC_MS_B5', pwg: 'iso_b5_176x250mm', x: 17600, y: 25000 },
-  { svc: 'SVC_MS_LETTER', pwg: 'na_letter_8.5x11in', x: 21590, y: 27940 },
-  { svc: 'SVC_MS_LEGAL', pwg: 'na_legal_8.5x14in', x: 21590, y: 35560 },
-  { svc: 'SVC_MS_4X6', pwg: 'na_index-4x6_4x6in', x: 10160, y: 15240 },
-];
-/** Tolerance when matching dimensions: printers round inch sizes differently (±0.5 mm). */
-const SIZE_TOLERANCE = 50;
+/** Margins of a printer that says nothing about them: 5 mm (IPP Everywhere printers must print
+ *  within 6.35 mm of each edge, PWG 5100.14 §5.6). */
+const UNKNOWN_MARGIN = 500;
 
-export const SIDES: ReadonlyArray<{ svc: Duplex; ipp: string }> = [
-  { svc: 'SVC_DP_NONE', ipp: 'one-sided' },
-  { svc: 'SVC_DP_NOTUMBLE', ipp: 'two-sided-long-edge' },
-  { svc: 'SVC_DP_TUMBLE', ipp: 'two-sided-short-edge' },
-];
-/** print-quality enum values (PWG 5100.13 §5.6.19: 3 draft, 4 normal, 5 high). */
-export const QUALITIES: ReadonlyArray<{ svc: Quality; ipp: number }> = [
-  { svc: 'SVC_QU_DRAFT', ipp: 3 }, { svc: 'SVC_QU_NORMAL', ipp: 4 }, { svc: 'SVC_QU_HIGH', ipp: 5 },
-];
-export const COLOR_MODES: ReadonlyArray<{ svc: ColorMode; ipp: string }> = [
-  { svc: 'SVC_CM_MONO', ipp: 'monochrome' }, { svc: 'SVC_CM_COLOR', ipp: 'color' },
-];
-/** PWG 5100.7 photo media types, best first: SVC_MT_PHOTO uses the first the printer has. */
-export const PHOTO_TYPES = ['photographic-glossy', 'photographic-high-gloss', 'photographic-semi-gloss', 'photographic-satin', 'photographic-matte', 'photographic'] as const;
-
-export function mediaSizeFor(x: number, y: number): MediaSize | undefined {
-  return MEDIA_SIZES.find((m) => Math.abs(m.x - x) <= SIZE_TOLERANCE && Math.abs(m.y - y) <= SIZE_TOLERANCE)?.svc;
+/** A size of a PWG 5101.1 self-describing media name (`iso_a4_210x297mm`, `na_letter_8.5x11in`).
+ *  custom_min_… / custom_max_… are the bounds of custom sizes, not sizes. */
+export function pwgNameSize(name: string): { x: number; y: number } | undefined {
+  if (/^custom_(min|max)_/.test(name)) return undefined;
+  const m = /_(\d+(?:\.\d+)?)x(\d+(?:\.\d+)?)(mm|in)$/.exec(name);
+  if (!m) return undefined;
+  const k = m[3] === 'mm' ? 100 : 2540;
+  return { x: Math.round(Number(m[1]) * k), y: Math.round(Number(m[2]) * k) };
 }
 
-/** The IPP media-type keyword for a cloud media type on this printer, or undefined if it has none. */
-export function ippMediaType(svc: MediaType, supported: readonly string[]): string | undefined {
-  if (svc === 'SVC_MT_PLAIN') return supported.includes('stationery') ? 'stationery' : undefined;
-  return PHOTO_TYPES.find((t) => supported.includes(t));
-}
+const MARGINS = ['media-top-margin', 'media-bottom-margin', 'media-left-margin', 'media-right-margin'] as const;
 
-/** The IPP media-source for a cloud input slot: CASS1 is `main`, else `tray-1`. */
-export function ippMediaSource(svc: InputSlot, supported: readonly string[]): string | undefined {
-  const want = svc === 'SVC_IS_AUTO' ? ['auto'] : svc === 'SVC_IS_REAR' ? ['rear'] : ['main', 'tray-1'];
-  return want.find((s) => supported.includes(s));
-}
-
-function slotFor(source: string): InputSlot | undefined {
-  if (source === 'auto') return 'SVC_IS_AUTO';
-  if (source === 'main' || source === 'tray-1') return 'SVC_IS_CASS1';
-  if (source === 'rear') return 'SVC_IS_REAR';
-  return undefined;
-}
-
-function typeFor(ippType: string): MediaType | undefined {
-  if (ippType === 'stationery') return 'SVC_MT_PLAIN';
-  if ((PHOTO_TYPES as readonly string[]).includes(ippType)) return 'SVC_MT_PHOTO';
-  return undefined;
-}
-
-interface DbEntry { size: MediaSize; type?: string; source?: string; borderless: boolean }
-
-/** media-col-database entries with a fixed size we name (custom-size ranges are skipped). */
-function databaseEntries(a: IppAttributes): DbEntry[] {
-  const out: DbEntry[] = [];
+function databaseEntries(a: IppAttributes): MediaEntry[] {
+  const out: MediaEntry[] = [];
   for (const col of a.collections('media-col-database')) {
-    const size = col.collection('media-size');
-    const x = size?.integer('x-dimension');
-    const y = size?.integer('y-dimension');
-    const svc = x !== undefined && y !== undefined ? mediaSizeFor(x, y) : undefined;
-    if (!svc) continue;
-    const margins = ['media-top-margin', 'media-bottom-margin', 'media-left-margin', 'media-right-margin'].map((m) => col.integer(m));
-    const e: DbEntry = { size: svc, borderless: margins.every((m) => m === 0) };
+    const ms = col.collection('media-size');
+    const x = ms?.integer('x-dimension');
+    const y = ms?.integer('y-dimension');
+    // Custom-size ranges (x-dimension as rangeOfInteger) have no constant: left out.
+    if (x === undefined || y === undefined) continue;
+    const size = mediaSizeFor(x, y);
+    if (!size) continue;
+    const [top, bottom, left, right] = MARGINS.map((m) => col.integer(m) ?? UNKNOWN_MARGIN) as [number, number, number, number];
+    const e: MediaEntry = { size, x, y, borderless: top === 0 && bottom === 0 && left === 0 && right === 0, margins: { top, bottom, left, right } };
     const type = col.string('media-type'); if (type !== undefined) e.type = type;
     const source = col.string('media-source'); if (source !== undefined) e.source = source;
     out.push(e);
@@ -98,52 +70,148 @@ function databaseEntries(a: IppAttributes): DbEntry[] {
   return out;
 }
 
-function ordered<T extends string>(all: readonly T[], have: Set<T>): T[] {
-  return all.filter((v) => have.has(v));
+/**
+ * A printer without media-col-database (IPP/1.1 printers, many older lasers): sizes from
+ * media-size-supported, else from the names in media-supported; every type and source holds
+ * for every size; borderless when all four media-*-margin-supported lists hold 0 (the printer
+ * then says nothing per size, so it counts for every size).
+ */
+function fallbackEntries(a: IppAttributes, mediaCol: boolean): MediaEntry[] {
+  // Margins are media-col members: a printer without media-col cannot be asked for 0.
+  const borderless = mediaCol && MARGINS.every((m) => a.integers(`${m}-supported`).includes(0));
+  // The smallest margin other than 0 each side: what it prints with when not borderless.
+  const smallest = (m: string) => {
+    const v = a.integers(`${m}-supported`).filter((x) => x > 0);
+    return v.length ? Math.min(...v) : UNKNOWN_MARGIN;
+  };
+  const margins = { top: smallest('media-top-margin'), bottom: smallest('media-bottom-margin'), left: smallest('media-left-margin'), right: smallest('media-right-margin') };
+  const dims: Array<{ x: number; y: number; name?: string }> = [];
+  for (const col of a.collections('media-size-supported')) {
+    const x = col.integer('x-dimension');
+    const y = col.integer('y-dimension');
+    if (x !== undefined && y !== undefined) dims.push({ x, y });
+  }
+  if (dims.length === 0) {
+    for (const name of a.strings('media-supported')) {
+      const d = pwgNameSize(name);
+      if (d) dims.push({ ...d, name });
+    }
+  }
+  const out: MediaEntry[] = [];
+  for (const d of dims) {
+    const size = mediaSizeFor(d.x, d.y);
+    if (size && !out.some((e) => e.size.svc === size.svc)) out.push({ size, x: d.x, y: d.y, borderless, margins, ...(d.name ? { name: d.name } : {}) });
+  }
+  return out;
 }
 
-/**
- * Builds the capability. An entry of media-col-database without media-type (or media-source)
- * holds for every value of media-type-supported (media-source-supported), as PWG 5100.7 §6.6
- * lets a printer omit members that do not restrict the combination. Borderless is true only
- * where the database lists that size (and type) with all four margins 0.
- */
-export function capabilityFrom(a: IppAttributes, makeModel: { make: string; model: string }, supportStrict: boolean): PrinterCapability {
-  const types = a.strings('media-type-supported');
-  const sources = a.strings('media-source-supported');
-  const duplex = SIDES.filter((s) => a.strings('sides-supported').includes(s.ipp)).map((s) => s.svc);
-  const quality = QUALITIES.filter((q) => a.integers('print-quality-supported').includes(q.ipp)).map((q) => q.svc);
+export interface TypeChoice { svc: MediaType; /** undefined: the printer takes no media-type; send none. */ keyword?: string }
+export interface SlotChoice { svc: InputSlot; keyword: string }
 
-  const colorModes = a.strings('print-color-mode-supported');
-  let color_mode = COLOR_MODES.filter((c) => colorModes.includes(c.ipp)).map((c) => c.svc);
-  if (colorModes.length === 0) color_mode = a.boolean('color-supported') ? ['SVC_CM_MONO', 'SVC_CM_COLOR'] : ['SVC_CM_MONO'];
+/** The printer's media, asked the questions both the capability and printing need. */
+export class MediaCatalog {
+  readonly entries: readonly MediaEntry[];
+  readonly fromDatabase: boolean;
+  /** The printer takes media-col (PWG 5100.7); without it, only `media` by name: no type, no
+   *  source, no margins can be asked for. */
+  readonly mediaCol: boolean;
+  private readonly types: string[];
+  private readonly sources: string[];
 
-  const entries = databaseEntries(a);
+  constructor(a: IppAttributes) {
+    const db = databaseEntries(a);
+    this.fromDatabase = a.has('media-col-database');
+    this.mediaCol = this.fromDatabase || a.has('media-col-supported');
+    this.entries = this.fromDatabase ? db : fallbackEntries(a, this.mediaCol);
+    this.types = this.mediaCol ? a.strings('media-type-supported') : [];
+    this.sources = this.mediaCol ? a.strings('media-source-supported') : [];
+  }
+
+  /** The `media` keyword for a size on a printer without media-col: its own name for it. */
+  mediaName(size: MediaSize): string {
+    const entry = this.entriesFor(size)[0];
+    return entry?.name ?? MEDIA_SIZE_MAP.find((m) => m.svc === size)!.pwg;
+  }
+
+  sizes(): MediaSize[] {
+    return MEDIA_SIZE_MAP.map((m) => m.svc).filter((s) => this.entries.some((e) => e.size.svc === s));
+  }
+
+  entriesFor(size: MediaSize): MediaEntry[] { return this.entries.filter((e) => e.size.svc === size); }
+
+  /** Media types this size can be printed on, each with the one IPP keyword it prints with:
+   *  the first of its constant's list the printer has for this size. A printer that lists no
+   *  media-type at all prints on what is loaded: SVC_MT_PLAIN, sent without media-type. */
+  typesFor(size: MediaSize): TypeChoice[] {
+    const entries = this.entriesFor(size);
+    if (entries.length === 0) return [];
+    const available = new Set(entries.flatMap((e) => (e.type === undefined ? this.types : [e.type])));
+    if (available.size === 0) return [{ svc: 'SVC_MT_PLAIN' }];
+    return MEDIA_TYPE_MAP.flatMap((row) => {
+      const keyword = keywordForSvc(MEDIA_TYPE_MAP, row.svc, [...available]);
+      return keyword ? [{ svc: row.svc, keyword }] : [];
+    });
+  }
+
+  /** Entries of a size usable with a media-type keyword (undefined: the printer has no types). */
+  matching(size: MediaSize, typeKeyword: string | undefined): MediaEntry[] {
+    return this.entriesFor(size).filter((e) => typeKeyword === undefined || e.type === undefined || e.type === typeKeyword);
+  }
+
+  /** Input slots for a size and type, each with the source keyword it prints with. */
+  slotsFor(size: MediaSize, typeKeyword: string | undefined): SlotChoice[] {
+    const available = [...new Set(this.matching(size, typeKeyword).flatMap((e) => (e.source === undefined ? this.sources : [e.source])))];
+    return INPUT_SLOT_MAP.flatMap((row) => {
+      const keyword = keywordForSvc(INPUT_SLOT_MAP, row.svc, available);
+      return keyword ? [{ svc: row.svc, keyword }] : [];
+    });
+  }
+
+  borderless(size: MediaSize, typeKeyword: string | undefined): boolean {
+    return this.matching(size, typeKeyword).some((e) => e.borderless);
+  }
+}
+
+export function duplexModes(a: IppAttributes): Duplex[] {
+  const sides = a.strings('sides-supported');
+  const d = DUPLEX_MAP.filter((r) => r.ipp.some((k) => sides.includes(k))).map((r) => r.svc);
+  // A printer that lists no sides prints one-sided (RFC 8011 §5.2.8: sides is optional).
+  return d.length ? d : ['SVC_DP_NONE'];
+}
+
+export function qualities(a: IppAttributes): Quality[] {
+  const q = a.integers('print-quality-supported');
+  return QUALITY_MAP.filter((r) => q.includes(r.ipp)).map((r) => r.svc);
+}
+
+/** print-color-mode-supported; a printer without it: colour when color-supported is true. */
+export function colorModes(a: IppAttributes): ColorMode[] {
+  const modes = a.strings('print-color-mode-supported');
+  if (modes.length === 0) return a.boolean('color-supported') ? ['SVC_CM_MONO', 'SVC_CM_COLOR'] : ['SVC_CM_MONO'];
+  return COLOR_MODE_MAP.filter((r) => r.ipp.some((k) => modes.includes(k))).map((r) => r.svc);
+}
+
+/** The box sends PDF (JPG tasks as JPEG or wrapped in a PDF): it drives a printer that takes PDF. */
+export function canDrive(a: IppAttributes): boolean {
+  return a.strings('document-format-supported').includes('application/pdf');
+}
+
+/** Builds the capability tree; null when the box cannot drive the printer (API 30302). */
+export function capabilityFrom(a: IppAttributes, makeModel: { make: string; model: string }, supportStrict: boolean): PrinterCapability | null {
+  if (!canDrive(a)) return null;
+  const media = new MediaCatalog(a);
+  const duplex = duplexModes(a);
+  const quality = qualities(a);
   const media_sizes: PrinterCapability['media_sizes'] = [];
-  for (const size of MEDIA_SIZES.map((m) => m.svc)) {
-    const forSize = entries.filter((e) => e.size === size);
-    if (forSize.length === 0) continue;
-    const media_types: MediaTypeCapability[] = [];
-    for (const mt of ['SVC_MT_PLAIN', 'SVC_MT_PHOTO'] as const) {
-      const matching = forSize.filter((e) => (e.type === undefined ? types.some((t) => typeFor(t) === mt) : typeFor(e.type) === mt));
-      if (matching.length === 0) continue;
-      const slots = new Set<InputSlot>();
-      for (const e of matching) {
-        for (const s of e.source === undefined ? sources : [e.source]) {
-          const slot = slotFor(s);
-          if (slot) slots.add(slot);
-        }
-      }
-      const cap: MediaTypeCapability = {
-        media_type: mt,
-        duplex: duplex.length ? duplex : ['SVC_DP_NONE'],
-        borderless: matching.some((e) => e.borderless),
-        quality,
-      };
-      if (slots.size) cap.input_slot = ordered(['SVC_IS_AUTO', 'SVC_IS_CASS1', 'SVC_IS_REAR'] as const, slots);
-      media_types.push(cap);
-    }
+  for (const size of media.sizes()) {
+    const media_types: MediaTypeCapability[] = media.typesFor(size).map((t) => {
+      const cap: MediaTypeCapability = { media_type: t.svc, duplex, borderless: media.borderless(size, t.keyword), quality };
+      const slots = media.slotsFor(size, t.keyword);
+      if (slots.length) cap.input_slot = slots.map((s) => s.svc);
+      return cap;
+    });
     if (media_types.length) media_sizes.push({ media_size: size, media_types });
   }
-  return { make: makeModel.make, model: makeModel.model, support_strict: supportStrict, color_mode, media_sizes };
+  if (media_sizes.length === 0) return null;
+  return { make: makeModel.make, model: makeModel.model, support_strict: supportStrict, color_mode: colorModes(a), media_sizes };
 }

@@ -29,11 +29,14 @@ export interface JobTemplate {
   pageRanges?: Array<{ lower: number; upper: number }>;
   multipleDocumentHandling?: 'separate-documents-collated-copies' | 'separate-documents-uncollated-copies';
   pageDelivery?: string;
+  /** PWG 5100.13 §6.2.8: how an image is scaled onto the media (fit, fill, ...). */
+  printScaling?: string;
 }
 
 export interface JobInfo {
   id: number;
   uri?: string;
+  name?: string;
   state: JobStateName | 'unknown';
   stateReasons: string[];
   stateMessage?: string;
@@ -43,7 +46,7 @@ export interface JobInfo {
 }
 
 export const JOB_ATTRIBUTES = [
-  'job-id', 'job-uri', 'job-state', 'job-state-reasons', 'job-state-message', 'job-impressions',
+  'job-id', 'job-uri', 'job-name', 'job-state', 'job-state-reasons', 'job-state-message', 'job-impressions',
   'job-impressions-completed', 'job-media-sheets-completed',
 ] as const;
 
@@ -76,6 +79,7 @@ export function jobTemplateAttributes(t: JobTemplate): IppAttribute[] {
   if (t.pageRanges?.length) out.push(rangeOfInteger('page-ranges', ...t.pageRanges));
   if (t.multipleDocumentHandling) out.push(keyword('multiple-document-handling', t.multipleDocumentHandling));
   if (t.pageDelivery) out.push(keyword('page-delivery', t.pageDelivery));
+  if (t.printScaling) out.push(keyword('print-scaling', t.printScaling));
   return out;
 }
 
@@ -87,6 +91,7 @@ export function jobInfo(a: IppAttributes): JobInfo {
     stateReasons: a.strings('job-state-reasons'),
   };
   const uri = a.string('job-uri'); if (uri !== undefined) info.uri = uri;
+  const name = a.string('job-name'); if (name !== undefined) info.name = name;
   const msg = a.string('job-state-message'); if (msg !== undefined) info.stateMessage = msg;
   const imp = a.integer('job-impressions'); if (imp !== undefined) info.impressions = imp;
   const done = a.integer('job-impressions-completed'); if (done !== undefined) info.impressionsCompleted = done;

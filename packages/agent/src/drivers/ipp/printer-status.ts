@@ -4,6 +4,7 @@ import type { PrinterStatus } from '@boxhub/protocol';
 import { printerErrorCode } from '@boxhub/protocol/printer-errors.ts';
 import type { IppAttributes } from './attributes.ts';
 import { PrinterState } from './tags.ts';
+import { canDrive } from './capability.ts';
 
 /** Attributes status() asks for: small answer, fast poll. */
 export const STATUS_ATTRIBUTES = [
@@ -12,8 +13,6 @@ export const STATUS_ATTRIBUTES = [
   'printer-supply', 'printer-is-accepting-jobs',
 ];
 
-/** Formats the box can send without a driver: PDF/JPEG as is, PWG raster after rasterising. */
-export const PRINTABLE_FORMATS = ['application/pdf', 'image/jpeg', 'image/pwg-raster'];
 
 const clip = (s: string, n = 128) => (s.length > n ? s.slice(0, n) : s);
 
@@ -70,16 +69,15 @@ export function kindOf(a: IppAttributes): 'inkjet' | 'laser' | 'other' {
 }
 
 /**
- * Supported = an IPP Everywhere printer (ipp-features-supported `ipp-everywhere`, or PWG raster,
- * which IPP Everywhere requires) that takes at least one of PRINTABLE_FORMATS.
+ * Supported = the box can print on it: it takes application/pdf (the box sends PDF, and JPG
+ * tasks as JPEG or as a PDF page). The same rule makes capability() null (API 30302), so the
+ * Device resource and the capability endpoint never disagree. PWG-raster-only printers (no
+ * PDF) are not driven: the box does not rasterise.
  */
 export function isSupported(a: IppAttributes): boolean {
-  const formats = a.strings('document-format-supported');
-  const everywhere = a.strings('ipp-features-supported').includes('ipp-everywhere') || formats.includes('image/pwg-raster');
-  return everywhere && formats.some((f) => PRINTABLE_FORMATS.includes(f));
+  return canDrive(a);
 }
 
-/** Claims conformance to IPP Everywhere or IPP/2.x, whose printers report job counters. */
 export function claimsJobCounters(a: IppAttributes): boolean {
   return a.strings('ipp-features-supported').includes('ipp-everywhere') || a.strings('ipp-versions-supported').some((v) => /^2\./.test(v));
 }

@@ -18,6 +18,8 @@ export function parseOptions(text: string): Map<string, SaneOption> {
     const head = /^--?([\w-]+)(?:\[=\(?([^)\]]*)\)?\])?/.exec(rest);
     if (!head) continue;
     rest = rest.slice(head[0].length).trim();
+    // Flags scanimage prints after the value (frontend/scanimage.c print_option).
+    rest = rest.replace(/(\s*\[(?:read-only|hardware|advanced|emulated|automatic)\])+$/, '');
     let value: string | undefined;
     const tail = /\s*\[([^\]]*)\]$/.exec(rest);
     if (tail) { value = tail[1]; rest = rest.slice(0, tail.index).trim(); }

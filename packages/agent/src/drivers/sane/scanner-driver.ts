@@ -1,8 +1,17 @@
 // ScannerDriver for SANE devices through scanimage: URI `sane:<device-name>`, e.g. `sane:test`,
-// `sane:epson2:libusb:001:004`, `sane:airscan:e0:Kyocera`. Status only; scanning is elsewhere.
+// `sane:epson2:libusb:001:004`, `sane:airscan:e0:Kyocera`.
+//
+// Scanning runs one `scanimage --batch` per scan() call and streams its pages as they are
+// written (batch.ts); options come from the device's own option list (plan.ts). Pages are
+// encoded to JPEG here, at the task's quality, straight from scanimage's TIFF file by libvips:
+// the raw page never enters the JavaScript heap, and the pipeline passes the JPEG through.
 import type { ScannerStatus } from '@boxhub/protocol';
-import { disconnectedScanner, type ScannerDriver } from '../types.ts';
-import { listValues, parseOptions, resolutionsOf } from './options.ts';
+import sharp from 'sharp';
+import { disconnectedScanner, ScanFault, type ScannedPage, type ScannerDriver, type ScanRequest } from '../types.ts';
+import { jpegOptions } from '../../scan/page-image.ts';
+import { scanimageBatch } from './batch.ts';
+import { listValues, parseOptions, resolutionsOf, type SaneOption } from './options.ts';
+import { paperSensor, planScan } from './plan.ts';
 import { runScanimage, type RunOptions } from './run-scanimage.ts';
 
 export interface SaneScannerDriverOptions {
@@ -11,6 +20,13 @@ export interface SaneScannerDriverOptions {
   /** Per-command timeout; `scanimage -L` probes every backend, seconds on a real box. */
   timeoutMs?: number;
   bin?: string;
+  /** Parent directory of each scan's temp directory (page files); default the OS temp dir. */
+  tmpDir?: string;
+  /** scanimage options added to every scan, after the driver's own (e.g. `--page-height 297`). */
+  extraArgs?: string[];
+  /** Continuous mode: how often waitForPaper looks (reads the paper sensor, or, without one,
+   *  lets the job try a scan), ms. Default 2000. */
+  paperPollMs?: number;
 }
 
 export interface SaneDevice { name: string; vendor: string; model: string; type: string }
@@ -42,18 +58,59 @@ export class SaneScannerDriver implements ScannerDriver {
   readonly device: string;
   private readonly run: RunOptions;
   private identity: SaneDevice | undefined;
+  private readonly o: SaneScannerDriverOptions;
+  /** The last status read while idle: reported (as processing) while a scan holds the device. */
+  private last: ScannerStatus | undefined;
+  private scanning = false;
 
   constructor(uri: string, options: SaneScannerDriverOptions = {}) {
     if (!uri.startsWith('sane:') || uri.length <= 5) throw new TypeError(`not a sane:<device> URI: ${uri}`);
     this.uri = uri;
     this.device = uri.slice('sane:'.length);
+    this.o = options;
     this.run = { timeoutMs: options.timeoutMs ?? 20_000 };
     if (options.env) this.run.env = options.env;
     if (options.bin) this.run.bin = options.bin;
   }
 
-  /** -L for make/model (cached once found), -A to prove the device opens and read its options. */
+  private statusFrom(opts: Map<string, SaneOption>): ScannerStatus {
+    const sources = listValues(opts.get('source'));
+    const resolutions = resolutionsOf(opts.get('resolution'));
+    const s: ScannerStatus = {
+      connected: true,
+      // Driveable = scanimage can set a resolution and a colour mode on it.
+      supported: resolutions.length > 0 && opts.has('mode'),
+      connection_type: saneConnectionType(this.device),
+      state: 'idle',
+      error_code: 0,
+      // Duplex shows as a source ("ADF Duplex") or an option (--duplex, --adf-mode Duplex).
+      duplex: sources.some((v) => /duplex/i.test(v)) || opts.has('duplex') || listValues(opts.get('adf-mode')).some((v) => /duplex/i.test(v)),
+      resolutions,
+    };
+    // adf_loaded only from a paper sensor: most SANE backends cannot tell (plan.ts).
+    const sensor = paperSensor(opts);
+    if (sensor) s.adf_loaded = sensor.loaded;
+    if (this.identity) {
+      s.make = this.identity.vendor.slice(0, 128);
+      s.model = this.identity.model.slice(0, 128);
+    }
+    this.last = s;
+    return s;
+  }
+
+  /** The device's options (`scanimage -d DEV -A`); undefined when it cannot be opened. */
+  private async options(signal?: AbortSignal): Promise<Map<string, SaneOption> | undefined> {
+    const r = await runScanimage(['-d', this.device, '-A'], signal ? { ...this.run, signal } : this.run);
+    return r.code === 0 ? parseOptions(r.stdout) : undefined;
+  }
+
+  /**
+   * -L for make/model (cached once found), -A to prove the device opens and read its options.
+   * While a scan runs the device is held by its scanimage (a USB scanner cannot be opened
+   * twice): the last status is reported with state processing instead.
+   */
   async status(signal?: AbortSignal): Promise<ScannerStatus> {
+    if (this.scanning && this.last) return { ...this.last, state: 'processing' };
     const ro: RunOptions = signal ? { ...this.run, signal } : this.run;
     try {
       if (!this.identity) {
@@ -63,25 +120,7 @@ export class SaneScannerDriver implements ScannerDriver {
       }
       const r = await runScanimage(['-d', this.device, '-A'], ro);
       if (r.code !== 0) return { ...disconnectedScanner, connection_type: saneConnectionType(this.device) };
-      const opts = parseOptions(r.stdout);
-      const sources = listValues(opts.get('source'));
-      const resolutions = resolutionsOf(opts.get('resolution'));
-      const s: ScannerStatus = {
-        connected: true,
-        // Driveable = scanimage can set a resolution and a colour mode on it.
-        supported: resolutions.length > 0 && opts.has('mode'),
-        connection_type: saneConnectionType(this.device),
-        state: 'idle',
-        error_code: 0,
-        // Duplex shows as a source ("ADF Duplex") or an option (--duplex, --adf-mode Duplex).
-        duplex: sources.some((v) => /duplex/i.test(v)) || opts.has('duplex') || listValues(opts.get('adf-mode')).some((v) => /duplex/i.test(v)),
-        resolutions,
-      };
-      if (this.identity) {
-        s.make = this.identity.vendor.slice(0, 128);
-        s.model = this.identity.model.slice(0, 128);
-      }
-      return s;
+      return this.statusFrom(parseOptions(r.stdout));
     } catch (e) {
       if (signal?.aborted) throw e;
       return { ...disconnectedScanner, connection_type: saneConnectionType(this.device) };
@@ -91,4 +130,84 @@ export class SaneScannerDriver implements ScannerDriver {
   async close(): Promise<void> {
     // Nothing held between calls: each status() runs its own short-lived scanimage.
   }
+
+  /**
+   * One scanimage batch: the feeder until it is empty (NO_DOCS ends it, no fault), or one
+   * flatbed page. JAMMED and COVER_OPEN end it with a ScanFault after the pages before them.
+   * Duplex devices deliver front, back, front, back…; a duplex request on a simplex device
+   * scans the fronts.
+   */
+  async *scan(req: ScanRequest, signal: AbortSignal): AsyncIterable<ScannedPage> {
+    signal.throwIfAborted();
+    if (this.scanning) throw new ScanFault('io', `${this.device} is busy with another scan`);
+    this.scanning = true;
+    try {
+      let opts: Map<string, SaneOption> | undefined;
+      try {
+        opts = await this.options(signal);
+      } catch (e) {
+        if (signal.aborted) throw e;
+        throw new ScanFault('unavailable', `cannot reach ${this.device}: ${(e as Error).message}`);
+      }
+      if (!opts) throw new ScanFault('unavailable', `cannot open ${this.device}`);
+      this.statusFrom(opts);
+      const plan = planScan(opts, req, this.device);
+      const batch = scanimageBatch({
+        device: this.device, plan, signal,
+        ...(this.run.env ? { env: this.run.env } : {}), ...(this.run.bin ? { bin: this.run.bin } : {}),
+        ...(this.o.tmpDir ? { tmpDir: this.o.tmpDir } : {}), ...(this.o.extraArgs ? { extraArgs: this.o.extraArgs } : {}),
+      });
+      for await (const p of batch) {
+        const front = !plan.duplex || p.n % 2 === 1;
+        if (!front && !req.duplex) continue;
+        const sheet = plan.duplex ? Math.ceil(p.n / 2) : p.n;
+        let page: ScannedPage;
+        try {
+          const s = sharp(p.file, { sequentialRead: true }).toColourspace(req.color === 'grayscale' ? 'b-w' : 'srgb');
+          const { data, info } = await s.jpeg(jpegOptions(req.jpegQuality)).toBuffer({ resolveWithObject: true });
+          page = { sheet, front, dpi: req.resolution, width: info.width, height: info.height, image: { format: 'jpeg', data, quality: req.jpegQuality } };
+        } catch (e) {
+          throw new ScanFault('io', `page ${p.n} from scanimage is unreadable: ${(e as Error).message}`);
+        }
+        signal.throwIfAborted();
+        yield page;
+      }
+    } finally {
+      this.scanning = false;
+    }
+  }
+
+  /**
+   * Continuous mode. A device with a paper sensor (plan.ts PAPER_SENSORS) is read every
+   * paperPollMs until it reports paper. Without one (most backends, and the test backend) the
+   * driver cannot tell: it resolves true every paperPollMs so the job tries a scan, which
+   * delivers no page while the feeder is empty (scanimage ends the batch with NO_DOCS); the
+   * job keeps its own continuous_wait deadline across these tries. Resolves false at
+   * `timeoutMs` (0: none) or when the signal aborts.
+   */
+  async waitForPaper(signal: AbortSignal, timeoutMs: number): Promise<boolean> {
+    const poll = this.o.paperPollMs ?? 2000;
+    const deadline = timeoutMs > 0 ? Date.now() + timeoutMs : Infinity;
+    for (;;) {
+      if (signal.aborted) return false;
+      let opts: Map<string, SaneOption> | undefined;
+      try { opts = await this.options(signal); } catch { if (signal.aborted) return false; }
+      const sensor = opts ? paperSensor(opts) : undefined;
+      if (sensor?.loaded) return true;
+      const wait = Math.min(poll, deadline - Date.now());
+      if (wait <= 0) return false;
+      if (!(await pause(wait, signal))) return false;
+      if (opts && !sensor) return Date.now() < deadline;
+    }
+  }
+}
+
+/** Waits `ms`; false when the signal aborted first. */
+function pause(ms: number, signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal.aborted) { resolve(false); return; }
+    const t = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(true); }, ms);
+    const onAbort = () => { clearTimeout(t); resolve(false); };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }

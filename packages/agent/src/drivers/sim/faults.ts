@@ -10,5 +10,11 @@ export function printerErrorFor(f: SimPrinterFault): number {
   return printerErrorCode('stopped', [`${f}-error`]);
 }
 
-export const simScannerFaults = ['jammed', 'cover-open', 'no-docs'] as const;
+/** Scanner faults the simulator can be switched into; an empty feeder is no fault but the
+ *  absence of paper (`adf_loaded: false`). */
+export const simScannerFaults = ['jammed', 'cover-open'] as const;
 export type SimScannerFault = (typeof simScannerFaults)[number];
+
+/** The scanner status error_code of a fault, as the box reports it in its state
+ *  (ScannerStatus.error_code, internal to the box protocol: the spec's scanner object has none). */
+export const SCANNER_STATUS_ERRORS: Readonly<Record<SimScannerFault, number>> = Object.freeze({ jammed: 2001, 'cover-open': 2002 });

@@ -14,7 +14,10 @@ import { loadConfig } from '../../config.ts';
 import { startServer, type RunningServer } from '../../server.ts';
 import { engine, eventually, startTestServer } from '../../testing/harness.ts';
 import { startReceiver, type Receiver } from '../../testing/receiver.ts';
-import { CallbackWorker } from './worker.ts';
+import { systemClock } from '../../clock.ts';
+import { JobRepository } from '../../jobs/repository.ts';
+import { JobRunner } from '../../jobs/runner.ts';
+import { callbackDelivery } from './delivery.ts';
 import { undiciTransport } from './transport.ts';
 import { createGuardedAgent } from '../../net/guarded-agent.ts';
 
@@ -66,7 +69,7 @@ if (engine === 'external') {
         nodes.push(await startServer(loadConfig({
           PORT: '0', HOST: '127.0.0.1', BOXHUB_MQTT_PORT: '0', BOXHUB_DATA_DIR: dataDir, LOG_LEVEL: 'silent',
           DATABASE_URL: pgUrl, BOXHUB_NODE_ID: id, BOXHUB_ALLOW_PRIVATE_NETWORKS: '1',
-          BOXHUB_CALLBACK_RETRY_DELAYS_MS: '50,50,50', BOXHUB_CALLBACK_TIMEOUT_MS: '5000', BOXHUB_CALLBACK_POLL_MS: '50',
+          BOXHUB_CALLBACK_RETRY_DELAYS_MS: '50,50,50', BOXHUB_CALLBACK_TIMEOUT_MS: '5000', BOXHUB_JOB_POLL_MS: '50',
           BOXHUB_CALLBACK_CONCURRENCY: '32',
         }), { pgSchema: schema, logger: pino({ level: 'silent' }) }));
       }
@@ -96,16 +99,19 @@ if (engine === 'external') {
     }
   });
 } else {
-  test('two workers over one SQLite database: each attempt exactly once', async () => {
-    const t = await startTestServer({ env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1', BOXHUB_CALLBACK_RETRY_DELAYS_MS: '50,50,50', BOXHUB_CALLBACK_POLL_MS: '50', BOXHUB_CALLBACK_CONCURRENCY: '32', BOXHUB_CALLBACK_TIMEOUT_MS: '5000' } });
+  test('two job runners over one SQLite database: each attempt exactly once', async () => {
+    const t = await startTestServer({ env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1', BOXHUB_CALLBACK_RETRY_DELAYS_MS: '50,50,50', BOXHUB_JOB_POLL_MS: '50', BOXHUB_CALLBACK_CONCURRENCY: '32', BOXHUB_CALLBACK_TIMEOUT_MS: '5000' } });
     const rx = await startReceiver();
     failFirstAttempt(rx);
     const agent = createGuardedAgent({ allowPrivateNetworks: true, connectTimeoutMs: 2000 });
-    const second = new CallbackWorker({
-      repo: t.server.repos.callbacks, clock: { now: () => Date.now() }, log: t.server.log,
+    // A second runner with its own claims over the same database, as a second node would have.
+    const jobs = new JobRepository(t.server.db.kysely, t.server.db.dialect);
+    const second = new JobRunner(jobs, systemClock, t.server.log, { pollMs: 50 });
+    second.register(callbackDelivery({
+      repo: t.server.repos.callbacks, jobs, clock: systemClock, log: t.server.log,
       transport: undiciTransport(agent),
-      settings: { timeoutMs: 5000, retryDelaysMs: [50, 50, 50], pollMs: 50, concurrency: 32, nodeId: 'second' },
-    });
+      settings: { timeoutMs: 5000, retryDelaysMs: [50, 50, 50], concurrency: 32, perApplication: 32, nodeId: 'second', leaseMarginMs: 10_000 },
+    }));
     second.start();
     try {
       const app = await t.createApp();
@@ -123,7 +129,7 @@ if (engine === 'external') {
       }, 'all delivered', 30_000);
       const attempts = await t.server.db.kysely.selectFrom('callback_attempts').select(['callback_id', 'node_id', 'attempt', 'status_code']).execute();
       const used = checkEachAttemptOnce(rx, ids, attempts);
-      assert.equal(used.size, 2, 'both workers delivered');
+      assert.equal(used.size, 2, 'both runners delivered');
     } finally {
       await second.stop(); await agent.destroy(); await t.close(); await rx.close();
     }

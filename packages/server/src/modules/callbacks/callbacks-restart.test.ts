@@ -1,6 +1,8 @@
 // Durability (issue: "a server killed with SIGKILL at any point resumes every pending delivery
 // on restart at its due time"): a real server process on a fixed data dir is killed between
 // two attempts of one callback and in the middle of an attempt of another, then started again.
+// The process runs on a ManualClock moved over stdin (testing/callback-node.ts), and the new
+// process starts where the test says time has got to, so every time below is exact.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -8,28 +10,29 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { createInterface } from 'node:readline';
+import { createInterface, type Interface } from 'node:readline';
 import { ApiClient, engine, eventually } from '../../testing/harness.ts';
 import { startReceiver } from '../../testing/receiver.ts';
 
-const TIMEOUT = 800;
-// Retry 2 is due long enough after the kill for a restart on a busy machine (tsx start ~5 s).
-const DELAYS = [1000, 8000, 2000];
-const SLACK = 600;
+const TIMEOUT = 5000;
+const MARGIN = 10_000;
+const DELAYS = [8000, 13000, 21000];
+const START = Date.UTC(2026, 10, 22, 12, 0, 0);
 const root = new URL('../../../../../', import.meta.url).pathname;
 
-interface Node { child: ChildProcess; url: string; app: { id: string; api_key: string } }
+interface Node { child: ChildProcess; url: string; app: { id: string; api_key: string }; lines: Interface; advance(ms: number): Promise<number> }
 
-function startNode(env: Record<string, string>): Promise<Node> {
+function startNode(env: Record<string, string>, clockAt: number): Promise<Node> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'packages/server/src/testing/callback-node.ts'], {
-    cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'],
+    cwd: root, env: { ...process.env, ...env, BOXHUB_TEST_CLOCK: String(clockAt) }, stdio: ['pipe', 'pipe', 'inherit'],
   });
+  const lines = createInterface({ input: child.stdout! });
+  const next = () => new Promise<Record<string, unknown>>((resolve) => lines.once('line', (l) => resolve(JSON.parse(l) as Record<string, unknown>)));
   return new Promise((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout! });
-    lines.once('line', (l) => {
-      const m = JSON.parse(l) as { url: string; app: { id: string; api_key: string } };
-      resolve({ child, url: m.url, app: m.app });
-    });
+    void next().then((m) => resolve({
+      child, lines, url: m.url as string, app: m.app as Node['app'],
+      async advance(ms) { const answer = next(); child.stdin!.write(`advance ${ms}\n`); return (await answer).now as number; },
+    }));
     child.once('exit', (code) => reject(new Error(`server process exited with ${code} before it was ready`)));
   });
 }
@@ -38,7 +41,9 @@ function kill9(n: Node): Promise<void> {
   return new Promise((resolve) => { n.child.once('exit', () => resolve()); n.child.kill('SIGKILL'); });
 }
 
-test('SIGKILL between and during attempts: every remaining attempt arrives at its due time after restart', async () => {
+type Cb = { id: string; status: string; attempts: { at: number; status_code?: number; error?: string }[] };
+
+test('SIGKILL between and during attempts: every remaining attempt is made at its due time after restart, once', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'boxhub-crash-'));
   const pgSchema = engine === 'external' ? `t_crash_${randomBytes(5).toString('hex')}` : undefined;
   const failing = await startReceiver();
@@ -49,52 +54,46 @@ test('SIGKILL between and during attempts: every remaining attempt arrives at it
     PORT: '0', HOST: '127.0.0.1', BOXHUB_MQTT_PORT: '0', BOXHUB_DATA_DIR: dataDir, LOG_LEVEL: 'silent',
     BOXHUB_ALLOW_PRIVATE_NETWORKS: '1', BOXHUB_TEST_APP_FILE: join(dataDir, 'app.json'),
     BOXHUB_CALLBACK_TIMEOUT_MS: String(TIMEOUT), BOXHUB_CALLBACK_RETRY_DELAYS_MS: DELAYS.join(','),
-    BOXHUB_CALLBACK_CLAIM_MARGIN_MS: '500', BOXHUB_CALLBACK_POLL_MS: '1000',
+    BOXHUB_CALLBACK_CLAIM_MARGIN_MS: String(MARGIN),
     ...(pgSchema ? { DATABASE_URL: process.env.BOXHUB_TEST_DATABASE_URL!, BOXHUB_TEST_PG_SCHEMA: pgSchema } : {}),
   };
   let node: Node | undefined;
   try {
-    node = await startNode(env);
+    node = await startNode(env, START);
     const api = () => new ApiClient(node!.url, node!.app.api_key);
-    const attemptsOf = async (id: string) => {
-      const r = await api().get<{ callbacks: { id: string; status: string; attempts: unknown[] }[] }>('/api/application/callback/list', { page: 1 });
-      return r.data.callbacks.find((c) => c.id === id);
-    };
+    const get = async (id: string) => (await api().get<{ callbacks: Cb[] }>('/api/application/callback/list', { page: 1 })).data.callbacks.find((c) => c.id === id);
+    const recorded = (id: string, n: number) => eventually(async () => { const c = await get(id); return c && c.attempts.length >= n ? c : undefined; }, `${n} attempts of ${id}`);
+
     const a = (await api().post<{ id: string }>('/api/application/callback/test', { callback_url: failing.url })).data.id;
-    // Attempt 2 failed and is recorded: the row now waits for its retry in the database.
-    await eventually(async () => (await attemptsOf(a))?.attempts.length === 2, 'two recorded attempts', 10_000);
+    await recorded(a, 1);
+    assert.equal(await node.advance(DELAYS[0]!), START + DELAYS[0]!);
+    await recorded(a, 2);
+    // Attempt 2 failed and is recorded: a waits for its retry at START + 8 s + 13 s in the database.
     const b = (await api().post<{ id: string }>('/api/application/callback/test', { callback_url: hanging.url })).data.id;
     await eventually(() => hanging.byId(b).length === 1, 'attempt of b in flight');
-    const killedAt = Date.now();
+    // b's claim lasts until START + 8 s + timeout + margin.
     await kill9(node);
     node = undefined;
 
-    node = await startNode(env);
-    const restartedAt = Date.now();
-
-    await eventually(() => failing.byId(a).length === 4, 'attempts 3 and 4 of a', 15_000);
-    const rs = failing.byId(a);
-    // Due at failure + delay; when the restart itself ended later than that (a slow start on a
-    // loaded machine), the overdue attempt must come as soon as the server is up.
-    for (let i = 1; i < 4; i++) {
-      const due = rs[i - 1]!.answeredAt! + DELAYS[i - 1]!;
-      const expected = i === 2 ? Math.max(due, restartedAt) : due;
-      assert.ok(rs[i]!.at >= due - 5, `retry ${i} not early: ${rs[i]!.at - due} ms`);
-      assert.ok(rs[i]!.at <= expected + SLACK, `retry ${i} came ${rs[i]!.at - expected} ms late (restart took ${restartedAt - killedAt} ms)`);
-    }
-    const cbA = await eventually(async () => { const c = await attemptsOf(a); return c?.status === 'failed' ? c : undefined; }, 'a failed');
-    assert.equal(cbA.attempts.length, 4, 'nothing lost, nothing repeated');
-    assert.equal(failing.received.length, 4);
-
-    // b was in flight when the process died: its claim lapses (timeout + margin) and it is sent again.
-    await eventually(() => hanging.byId(b).length === 2, 'b resent after its claim lapsed', 10_000);
-    const [first, second] = hanging.byId(b);
-    const lapse = first!.at + TIMEOUT + 500;
-    assert.ok(second!.at >= lapse - 5, 'not before the claim lapsed');
-    assert.ok(second!.at <= Math.max(lapse, restartedAt) + 1000, `b resent ${second!.at - Math.max(lapse, restartedAt)} ms after it became due again`);
-    const cbB = await eventually(async () => { const c = await attemptsOf(b); return c?.status === 'delivered' ? c : undefined; }, 'b delivered');
-    assert.equal(hanging.byId(b)[1]!.headers['x-svc-callback-id'], b, 'same id, so the receiver can de-duplicate');
+    // Down for 14 s: a's retry (due at START + 21 s) is overdue when the server comes back.
+    const back = START + DELAYS[0]! + 14_000;
+    node = await startNode(env, back);
+    const cbA3 = await recorded(a, 3);
+    assert.equal(cbA3.attempts[2]!.at, back, 'the overdue retry is made as soon as the server is up');
+    const bLapse = START + DELAYS[0]! + TIMEOUT + MARGIN;
+    await node.advance(bLapse - 1 - back);
+    assert.equal(hanging.byId(b).length, 1, 'b is not resent while its claim lasts');
+    await node.advance(1);
+    const cbB = await eventually(async () => { const c = await get(b); return c?.status === 'delivered' ? c : undefined; }, 'b delivered');
     assert.equal(cbB.attempts.length, 1, 'the attempt cut by the crash left no record; the resend did');
+    assert.equal(cbB.attempts[0]!.at, bLapse, 'b is resent the moment its claim lapses');
+    assert.equal(hanging.byId(b).length, 2);
+    assert.equal(hanging.byId(b)[1]!.headers['x-svc-callback-id'], b, 'same id, so the receiver can de-duplicate');
+
+    await node.advance(back + DELAYS[2]! - bLapse);
+    const cbA = await eventually(async () => { const c = await get(a); return c?.status === 'failed' ? c : undefined; }, 'a failed');
+    assert.deepEqual(cbA.attempts.map((x) => x.at), [START, START + DELAYS[0]!, back, back + DELAYS[2]!], 'every attempt at its due time');
+    assert.equal(failing.received.length, 4, 'nothing lost, nothing repeated');
   } finally {
     const child = node?.child;
     if (child && child.exitCode === null) await new Promise<void>((resolve) => { child.once('exit', () => resolve()); child.kill('SIGTERM'); });

@@ -1,11 +1,15 @@
 // Keeps the callback outbox from growing forever: completed callbacks (delivered or finally
 // failed) and their attempts are deleted once they are older than the retention period
-// (BOXHUB_CALLBACK_RETENTION_DAYS, default 30; 0 keeps everything). Every node sweeps; the
-// deletes are idempotent and skip rows another node holds, so no leader is needed.
-// Small batches keep each transaction short: the worker's claims are never blocked for long.
+// (BOXHUB_CALLBACK_RETENTION_DAYS, default 30; 0 keeps everything). The sweep is a periodic
+// job (`callbacks.retention`) on the jobs table, so one node at a time runs it, hourly; the
+// deletes are idempotent and small batches keep each transaction short.
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
+import type { Jobs } from '../../jobs/jobs.ts';
+import type { JobHandler } from '../../jobs/runner.ts';
 import type { CallbackRepository } from './repository.ts';
+
+export const RETENTION_JOB = 'callbacks.retention';
 
 export interface CallbackRetentionDeps {
   repo: CallbackRepository;
@@ -19,54 +23,35 @@ export interface CallbackRetentionDeps {
   batchSize?: number;
 }
 
-export class CallbackRetention {
-  private readonly d: Required<CallbackRetentionDeps>;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<number> | undefined;
-  /** Set by stop(): no more sweeps, and a running one ends after its current batch. */
-  private stopped = false;
-
-  constructor(deps: CallbackRetentionDeps) {
-    this.d = { batchSize: 1000, ...deps };
+/** Deletes everything past retention now; returns how many callbacks went. */
+export async function sweepCallbacks(d: CallbackRetentionDeps): Promise<number> {
+  if (d.retentionMs <= 0) return 0;
+  const batch = d.batchSize ?? 1000;
+  const before = d.clock.now() - d.retentionMs;
+  let total = 0;
+  for (;;) {
+    const n = await d.repo.purge(before, batch);
+    total += n;
+    if (n < batch) break;
   }
+  if (total > 0) d.log.info({ deleted: total, before }, 'callback retention: deleted completed callbacks');
+  return total;
+}
 
-  start(): void {
-    if (this.d.retentionMs <= 0) return;
-    this.schedule();
-  }
+export function callbackRetention(d: CallbackRetentionDeps): JobHandler {
+  return {
+    kind: RETENTION_JOB,
+    concurrency: 1,
+    leaseMs: 10 * 60_000,
+    async run() {
+      await sweepCallbacks(d).catch((err: unknown) => d.log.warn({ err }, 'callback retention sweep failed; trying again next interval'));
+      return { next: 'again', at: d.clock.now() + d.intervalMs };
+    },
+  };
+}
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running?.catch(() => undefined);
-  }
-
-  /** Deletes everything past retention now; returns how many callbacks went. */
-  sweep(): Promise<number> {
-    if (this.d.retentionMs <= 0) return Promise.resolve(0);
-    this.running ??= this.deleteAll().finally(() => { this.running = undefined; });
-    return this.running;
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.sweep()
-        .catch((err: unknown) => this.d.log.warn({ err }, 'callback retention sweep failed; trying again next interval'))
-        .finally(() => this.schedule());
-    }, this.d.intervalMs);
-    this.timer.unref();
-  }
-
-  private async deleteAll(): Promise<number> {
-    const before = this.d.clock.now() - this.d.retentionMs;
-    let total = 0;
-    for (;;) {
-      const n = await this.d.repo.purge(before, this.d.batchSize);
-      total += n;
-      if (n < this.d.batchSize || this.stopped) break;
-    }
-    if (total > 0) this.d.log.info({ deleted: total, before }, 'callback retention: deleted completed callbacks');
-    return total;
-  }
+/** Makes sure the periodic sweep exists (every node calls it; the first one's schedule stands). */
+export async function scheduleRetention(jobs: Jobs, d: Pick<CallbackRetentionDeps, 'clock' | 'retentionMs' | 'intervalMs'>): Promise<void> {
+  if (d.retentionMs <= 0) return;
+  await jobs.schedule(jobs.db, { kind: RETENTION_JOB, ref: 'sweep', runAt: d.clock.now() + d.intervalMs });
 }

@@ -4,9 +4,12 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, type api } from '@boxhub/protocol';
 import type { Clock } from '../../clock.ts';
+import type { Jobs } from '../../jobs/jobs.ts';
+import { DELIVER_JOB } from './delivery.ts';
 import { newCallbackSecret } from '../../secrets.ts';
 import { UrlGuard, urlSyntaxProblem } from '../../net/url-guard.ts';
 import type { AttemptRow, CallbackRepository, CallbackRow, Trx } from './repository.ts';
+import { transact } from '../../db/transaction.ts';
 
 export const CALLBACK_PAGE_SIZE = 20;
 export type CallbackStatus = 'pending' | 'delivered' | 'failed';
@@ -43,23 +46,20 @@ export class CallbackService {
   private readonly repo: CallbackRepository;
   private readonly clock: Clock;
   private readonly settings: CallbackServiceSettings;
+  private readonly jobs: Jobs;
   readonly urlGuard: UrlGuard;
-  private waker: (() => void) | undefined;
 
-  constructor(repo: CallbackRepository, clock: Clock, settings: CallbackServiceSettings, urlGuard?: UrlGuard) {
+  constructor(repo: CallbackRepository, jobs: Jobs, clock: Clock, settings: CallbackServiceSettings, urlGuard?: UrlGuard) {
     this.repo = repo;
+    this.jobs = jobs;
     this.clock = clock;
     this.settings = settings;
     this.urlGuard = urlGuard ?? new UrlGuard({ allowPrivateNetworks: settings.allowPrivateNetworks });
   }
 
-  /** The worker of this process registers here to be woken on enqueue. */
-  onEnqueue(wake: (() => void) | undefined): void { this.waker = wake; }
-
   /**
-   * Records a callback in the caller's transaction and returns its id. The worker is woken
-   * right away and again shortly after, since the caller's transaction commits later; the
-   * poll covers anything slower.
+   * Records a callback and its delivery job in the caller's transaction and returns its id.
+   * The callback is sent once the transaction commits (never before, never without it).
    */
   async enqueue(trx: Trx, input: EnqueueInput): Promise<string> {
     const problem = urlSyntaxProblem(input.url, Number.MAX_SAFE_INTEGER);
@@ -73,8 +73,7 @@ export class CallbackService {
       wait_group: input.group ?? null, wait_for: input.waitFor ?? null,
       next_attempt_at: input.notBefore ?? now, created_at: now,
     });
-    const wake = this.waker;
-    if (wake) { setImmediate(wake); setTimeout(wake, 25).unref(); }
+    await this.jobs.schedule(trx, { kind: DELIVER_JOB, ref: id, runAt: input.notBefore ?? now, fairKey: input.appId });
     return id;
   }
 
@@ -102,9 +101,21 @@ export class CallbackService {
     return { page: q.page, page_size: CALLBACK_PAGE_SIZE, total, callbacks: rows.map((r) => view(r, byCallback.get(r.id) ?? [])) };
   }
 
+  /** A task's callbacks of one event with their bodies, oldest first (the console's recognition run). */
+  async ofTask(appId: string, taskUuid: string, event: string, page: number, pageSize: number): Promise<{ total: number; callbacks: Array<{ id: string; status: CallbackStatus; body: unknown }> }> {
+    const { total, rows } = await this.repo.ofTask(appId, taskUuid, event, pageSize, (page - 1) * pageSize);
+    return { total, callbacks: rows.map((r) => ({ id: r.id, status: r.status as CallbackStatus, body: JSON.parse(r.body) as unknown })) };
+  }
+
   /** Sends a completed callback again: a new round of attempts, same id and body. */
   async replay(appId: string, id: string): Promise<void> {
-    if (await this.repo.restart(appId, id, this.clock.now())) { this.waker?.(); return; }
+    const now = this.clock.now();
+    const restarted = await transact(this.repo.db, async (trx) => {
+      if (!(await this.repo.restart(trx, appId, id, now))) return false;
+      await this.jobs.schedule(trx, { kind: DELIVER_JOB, ref: id, runAt: now, fairKey: appId });
+      return true;
+    });
+    if (restarted) return;
     const row = await this.repo.findForApp(appId, id);
     if (!row) throw new ApiError('NOT_FOUND', `no callback '${id}'`);
     throw new ApiError('CALLBACK_PENDING', `callback '${id}' is still being delivered; replay it once it is delivered or failed`);
@@ -129,7 +140,7 @@ function view(r: CallbackRow, attempts: AttemptRow[]): api.CallbackView {
     status: r.status as CallbackStatus,
     ...(r.wait_for && r.status === 'pending' ? { waiting_for: r.wait_for } : {}),
     created_at: Number(r.created_at),
-    ...(r.status === 'pending' && !r.claim_token ? { next_attempt_at: Number(r.next_attempt_at) } : {}),
+    ...(r.status === 'pending' ? { next_attempt_at: Number(r.next_attempt_at) } : {}),
     ...(r.completed_at !== null ? { completed_at: Number(r.completed_at) } : {}),
     attempts: attempts.map((a) => ({
       at: Number(a.started_at),

@@ -5,6 +5,7 @@
 // hold a worker slot.
 import type { Dispatcher } from 'undici';
 import { request } from 'undici';
+import { systemClock, type Clock } from '../../clock.ts';
 
 export interface AttemptRequest {
   url: string;
@@ -39,10 +40,13 @@ function describe(e: unknown): { kind: AttemptResult['kind']; error: string } {
   return { kind: 'network', error: `${x.code ? `${x.code}: ` : ''}${x.message}`.slice(0, 500) };
 }
 
-export function undiciTransport(dispatcher: Dispatcher, maxResponseBytes = 1024): Transport {
+/** `clock` times the deadline: the service's own time, so a test's ManualClock can run it out. */
+export function undiciTransport(dispatcher: Dispatcher, o: { clock?: Clock; maxResponseBytes?: number } = {}): Transport {
+  const clock = o.clock ?? systemClock;
+  const maxResponseBytes = o.maxResponseBytes ?? 1024;
   return async (r, outer) => {
     const ac = new AbortController();
-    const timer = setTimeout(() => ac.abort(new AttemptTimeout(`no answer within ${r.timeoutMs} ms`)), r.timeoutMs);
+    const timer = clock.setTimer(() => ac.abort(new AttemptTimeout(`no answer within ${r.timeoutMs} ms`)), r.timeoutMs);
     const onOuter = () => ac.abort(outer.reason);
     outer.addEventListener('abort', onOuter, { once: true });
     let statusCode: number | null = null;
@@ -60,14 +64,17 @@ export function undiciTransport(dispatcher: Dispatcher, maxResponseBytes = 1024)
           if (size >= maxResponseBytes) break;
         }
       } catch { /* the status arrived in time; a body cut short by the deadline changes nothing */ }
-      if (size >= maxResponseBytes || ac.signal.aborted) res.body.destroy();
+      if (size >= maxResponseBytes || ac.signal.aborted) res.body.on('error', ignore).destroy();
       return { statusCode, error: null, kind: 'answered', response: Buffer.concat(chunks).toString('utf8') };
     } catch (e) {
       if (outer.aborted) return { statusCode: null, error: 'aborted: server stopping', kind: 'aborted', response: null };
       return { statusCode: null, response: null, ...describe(ac.signal.aborted ? ac.signal.reason : e) };
     } finally {
-      clearTimeout(timer);
+      timer.cancel();
       outer.removeEventListener('abort', onOuter);
     }
   };
 }
+
+/** An answer body dropped unread: its "aborted" error must not become an uncaught exception. */
+const ignore = (): void => undefined;

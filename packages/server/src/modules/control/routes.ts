@@ -18,7 +18,7 @@ export const controlRoutes: FastifyPluginAsyncTypebox<{ control: ControlService 
   for (const op of ['head_clean', 'power_ink_flush', 'nozzle_check'] as const) {
     app.post(`/api/control/${op}`, {
       schema: {
-        tags, body: api.ControlBody, response,
+        tags, body: api.ControlBody, response: op === 'power_ink_flush' ? { 200: api.InkFlushResponse } : response,
         summary: { head_clean: 'Clean the inkjet print head', power_ink_flush: 'Heavy ink flush (at most once per 24 h)', nozzle_check: 'Print a nozzle check page' }[op],
         description: 'Only for inkjet printers that support strict mode.',
       },

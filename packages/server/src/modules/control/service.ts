@@ -1,7 +1,7 @@
 // Remote device control (spec: "Device control"). Each operation needs a bound, online box;
 // the three inkjet operations also need an inkjet printer that supports strict mode, and the
 // heavy ink flush is refused within 24 hours of the previous one (spec: "Limits").
-import { ApiError, api, type Ack, type CommandType } from '@boxhub/protocol';
+import { ApiError, api, type Ack, type ControlCommandType } from '@boxhub/protocol';
 import type { Clock } from '../../clock.ts';
 import type { BoxGateway } from '../../box-link/gateway.ts';
 import type { DeviceRow } from '../../db/schema.ts';
@@ -10,7 +10,17 @@ import type { DeviceService } from '../devices/service.ts';
 import { parseState } from '../devices/view.ts';
 
 export const INK_FLUSH_WINDOW_MS = 24 * 60 * 60 * 1000;
-type InkjetOp = 'head_clean' | 'power_ink_flush' | 'nozzle_check';
+export type InkjetOp = 'head_clean' | 'power_ink_flush' | 'nozzle_check';
+export const INKJET_OPS: readonly InkjetOp[] = ['head_clean', 'power_ink_flush', 'nozzle_check'];
+
+/** Which inkjet operations the box's printer takes now (the checks inkjet() makes first). */
+export interface InkjetAvailability {
+  ops: InkjetOp[];
+  /** Why there are none, when there are none. */
+  why?: string;
+  /** While the heavy ink flush's 24-hour window is still running: when the next is allowed (Unix ms). */
+  flushNextAt?: number;
+}
 
 export class ControlService {
   private readonly devices: DeviceService;
@@ -33,14 +43,8 @@ export class ControlService {
 
   async inkjet(appId: string, uuid: string, op: InkjetOp): Promise<void> {
     const d = await this.online(appId, uuid);
-    const printer = parseState(d)?.printer;
-    if (!printer?.connected) throw new ApiError('PRINTER_NOT_CONNECTED', `${op} needs a connected printer`);
-    if (printer.kind !== 'inkjet' || !printer.strict) {
-      throw new ApiError('DEVICE_NOT_SUPPORTED', `${op} is only for inkjet printers that support strict mode; this printer is ${printer.kind ?? 'of unknown kind'}${printer.strict ? '' : ' without strict mode'}`);
-    }
-    if (!printer.maintenance?.includes(op)) {
-      throw new ApiError('DEVICE_NOT_SUPPORTED', `this printer (${[printer.make, printer.model].filter(Boolean).join(' ') || 'unknown model'}) does not support ${op}`);
-    }
+    const refused = inkjetRefusal(d, op);
+    if (refused) throw refused;
     if (op !== 'power_ink_flush') { await this.send(d, op, {}); return; }
 
     const now = this.clock.now();
@@ -52,10 +56,28 @@ export class ControlService {
     try {
       await this.send(d, op, {});
     } catch (e) {
-      // The box never flushed: the window stays open for a retry.
-      await this.repo.releaseInkFlush(d.uuid, now, claim.previous);
+      // Given back only when the box certainly did not flush: it refused (its ack says why) or
+      // the command never left this server. Without an acknowledgement (30005) the box may have
+      // flushed and lost only its answer, so the window is kept: a second heavy flush within
+      // 24 hours is what the limit is there to prevent.
+      if (!(e instanceof ApiError && e.key === 'DEVICE_TIMEOUT')) await this.repo.releaseInkFlush(d.uuid, now, claim.previous);
       throw e;
     }
+  }
+
+  /** What the web console offers: the operations inkjet() would not refuse for the printer the
+   *  box last reported (online or not: an offline box is refused when asked). */
+  async inkjetAvailability(appId: string, uuid: string): Promise<InkjetAvailability> {
+    const d = await this.devices.bound(appId, uuid);
+    const ops = INKJET_OPS.filter((op) => !inkjetRefusal(d, op));
+    const last = d.last_power_ink_flush_at === null ? null : Number(d.last_power_ink_flush_at);
+    const flush = last !== null && last + INK_FLUSH_WINDOW_MS > this.clock.now() ? { flushNextAt: last + INK_FLUSH_WINDOW_MS } : {};
+    if (ops.length) return { ops, ...flush };
+    const printer = parseState(d)?.printer;
+    const why = !printer?.connected ? 'no printer is connected'
+      : printer.kind !== 'inkjet' || !printer.strict ? (inkjetRefusal(d, 'head_clean')?.message.replace(/^head_clean is /, '') ?? '')
+      : `this printer (${modelOf(printer)}) offers none`;
+    return { ops, why };
   }
 
   private async online(appId: string, uuid: string): Promise<DeviceRow> {
@@ -64,10 +86,23 @@ export class ControlService {
     return d;
   }
 
-  private async send(d: DeviceRow, type: CommandType, params: Record<string, unknown>): Promise<void> {
+  private async send(d: DeviceRow, type: ControlCommandType, params: Record<string, unknown>): Promise<void> {
     const ack = await this.gateway.command(d.uuid, type, params);
     if (!ack.ok) throw ackError(type, ack);
   }
+}
+
+const modelOf = (p: { make?: string | undefined; model?: string | undefined }) => [p.make, p.model].filter(Boolean).join(' ') || 'unknown model';
+
+/** Why inkjet() refuses `op` for this box's printer (spec: only inkjet printers that support strict mode). */
+function inkjetRefusal(d: DeviceRow, op: InkjetOp): ApiError | undefined {
+  const printer = parseState(d)?.printer;
+  if (!printer?.connected) return new ApiError('PRINTER_NOT_CONNECTED', `${op} needs a connected printer`);
+  if (printer.kind !== 'inkjet' || !printer.strict) {
+    return new ApiError('DEVICE_NOT_SUPPORTED', `${op} is only for inkjet printers that support strict mode; this printer is ${printer.kind ?? 'of unknown kind'}${printer.strict ? '' : ' without strict mode'}`);
+  }
+  if (!printer.maintenance?.includes(op)) return new ApiError('DEVICE_NOT_SUPPORTED', `this printer (${modelOf(printer)}) does not support ${op}`);
+  return undefined;
 }
 
 function ackError(type: string, ack: Ack): ApiError {

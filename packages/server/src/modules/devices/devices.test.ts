@@ -2,6 +2,7 @@
 // an application never sees another's devices.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { startTestServer, type ApiClient, type TestServer } from '../../testing/harness.ts';
 
 let t: TestServer;
@@ -125,6 +126,20 @@ describe('list', () => {
 });
 
 describe('registration', () => {
+  test('registering one code concurrently: one wins, the others are told the code is taken', async () => {
+    const code = `RACE${Date.now()}`;
+    const results = await Promise.allSettled(Array.from({ length: 5 }, () => t.server.registerDevice({ code, model: 'BX-1' })));
+    const won = results.filter((r) => r.status === 'fulfilled');
+    assert.equal(won.length, 1);
+    for (const r of results) {
+      if (r.status === 'fulfilled') continue;
+      const e = r.reason as { code?: number; message?: string };
+      assert.equal(e.code, 10001, String(e.message));
+      assert.match(String(e.message), new RegExp(`a device with code '${code}' is already registered`));
+    }
+    assert.equal((await t.server.repos.devices.findByCode(code))?.uuid, (won[0] as PromiseFulfilledResult<{ uuid: string }>).value.uuid);
+  });
+
   test('a box whose broker login cannot be made is not registered at all', async () => {
     const code = `FAIL${Date.now()}`;
     await assert.rejects(t.server.services.devices.register({ code, model: 'BX-1' }, async () => { throw new Error('broker said no'); }), /broker said no/);
@@ -132,5 +147,34 @@ describe('registration', () => {
     // The code is free again for a retry.
     const again = await t.server.services.devices.register({ code, model: 'BX-1' });
     assert.equal(again.code, code);
+  });
+});
+
+describe('the device lookup cache (SQLite)', () => {
+  // findBound keeps rows on SQLite (modules/devices/repository.ts): what another process writes
+  // to the same database file must show at once, as must this server's own writes.
+  test('a change another connection commits to the file shows in the next info; so does a state report', async () => {
+    if (t.server.db.dialect !== 'sqlite') {
+      // PostgreSQL: no cache; other nodes' writes show because every lookup reads the table.
+      assert.equal(t.server.db.dataVersion, undefined);
+      return;
+    }
+    const d = await t.registerDevice();
+    assert.equal((await a.post('/api/client/bind', { uuid: d.uuid, name: 'Room 7' })).code, 0);
+    const name = async () => (await a.get<{ client: { name?: string; online: boolean } }>('/api/client/info', { uuid: d.uuid })).data.client;
+    assert.equal((await name()).name, 'Room 7');
+    assert.equal((await name()).name, 'Room 7', 'a second lookup (served from the cache)');
+    const { default: SQLite } = await import('better-sqlite3');
+    const other = new SQLite(join(t.dataDir, 'boxhub.sqlite'));
+    try {
+      other.prepare('UPDATE devices SET name = ?, online = 1 WHERE uuid = ?').run('Room 8', d.uuid);
+    } finally { other.close(); }
+    const seen = await name();
+    assert.equal(seen.name, 'Room 8');
+    assert.equal(seen.online, true);
+    // Another application still cannot see it, cached or not.
+    assert.equal((await b.get('/api/client/info', { uuid: d.uuid })).code, 30002);
+    assert.equal((await a.post('/api/client/unbind', { uuid: d.uuid })).code, 0);
+    assert.equal((await a.get('/api/client/info', { uuid: d.uuid })).code, 30002, 'an unbind shows at once');
   });
 });

@@ -3,26 +3,60 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { Database, DeviceRow, NewDevice } from '../../db/schema.ts';
 
+/** Rows kept by the lookup cache at most (a full cache is emptied and refills). */
+const CACHE_MAX = 10_000;
+
 export class DeviceRepository {
   private readonly db: Kysely<Database>;
+  /**
+   * SQLite only: bound-device rows by uuid, for `findBound` (behind every device call: the
+   * lookup was the largest cost of `GET /api/client/info` left, bench/api-throughput). Sound
+   * because every write to `devices` in this process goes through `changed()` below, which
+   * drops the row it touched, and writes by other processes on the same file (the CLI) change
+   * SQLite's data_version, which empties the cache. With PostgreSQL, other nodes write too and
+   * nothing tells this one, so there is no cache.
+   */
+  private readonly cache: Map<string, DeviceRow> | undefined;
+  private readonly dataVersion: (() => number) | undefined;
+  private seenVersion = -1;
+  /** Writes made by this process so far: a lookup that overlapped one does not fill the cache. */
+  private writes = 0;
   /**
    * The lookup behind every device call (info, control, …), built once by Kysely for this
    * dialect and then run with fresh parameters: building and compiling the query each time
    * was a tenth of an `info` request (bench/api-throughput profile).
    */
   private readonly boundSql: string;
-  constructor(db: Kysely<Database>) {
+  constructor(db: Kysely<Database>, o: { dataVersion?: (() => number) | undefined } = {}) {
     this.db = db;
+    this.dataVersion = o.dataVersion;
+    this.cache = o.dataVersion ? new Map() : undefined;
     this.boundSql = db.selectFrom('devices').selectAll().where('uuid', '=', '').where('app_id', '=', '').compile().sql;
   }
 
   async insert(device: NewDevice): Promise<void> {
-    await this.db.insertInto('devices').values(device).execute();
+    await this.changed(device.uuid, () => this.db.insertInto('devices').values(device).execute());
+  }
+
+  /** Replaces the stored secret hash (rotation, or REVOKED_SECRET); false when there is no such device. */
+  async setSecretHash(uuid: string, hash: string): Promise<boolean> {
+    const r = await this.changed(uuid, () => this.db.updateTable('devices').set({ secret_hash: hash }).where('uuid', '=', uuid).executeTakeFirst());
+    return r.numUpdatedRows === 1n;
+  }
+
+  /** Current secret hashes of these devices (checked against the ones their sessions logged in with). */
+  async secretHashes(uuids: string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    for (let i = 0; i < uuids.length; i += 500) {
+      const rows = await this.db.selectFrom('devices').select(['uuid', 'secret_hash']).where('uuid', 'in', uuids.slice(i, i + 500)).execute();
+      for (const r of rows) out.set(r.uuid, r.secret_hash);
+    }
+    return out;
   }
 
   /** Removes a device that was never handed out (its provisioning failed). */
   async delete(uuid: string): Promise<void> {
-    await this.db.deleteFrom('devices').where('uuid', '=', uuid).execute();
+    await this.changed(uuid, () => this.db.deleteFrom('devices').where('uuid', '=', uuid).execute());
   }
 
   findByCode(code: string): Promise<DeviceRow | undefined> {
@@ -34,33 +68,60 @@ export class DeviceRepository {
   }
 
   async findBound(uuid: string, appId: string): Promise<DeviceRow | undefined> {
+    const { cache } = this;
+    if (cache) {
+      const v = this.dataVersion!();
+      if (v !== this.seenVersion) { cache.clear(); this.seenVersion = v; }
+      const hit = cache.get(uuid);
+      if (hit) return hit.app_id === appId ? hit : undefined;
+    }
+    const before = this.writes;
     const r = await this.db.executeQuery<DeviceRow>(CompiledQuery.raw(this.boundSql, [uuid, appId]));
-    return r.rows[0];
+    const row = r.rows[0];
+    // Kept only when no write of this process overlapped the lookup (it may have read the row
+    // before that write; the write's invalidation may already have run).
+    if (cache && row && before === this.writes) {
+      if (cache.size >= CACHE_MAX) cache.clear();
+      // Frozen: a cached row is shared by every request that reads it.
+      cache.set(uuid, Object.freeze(row));
+    }
+    return row;
+  }
+
+  /** Every write to `devices` goes through here: it drops the cached row of the device it
+   *  touched (all rows when `uuid` is undefined) once the write is done. */
+  private async changed<T>(uuid: string | undefined, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } finally {
+      this.writes++;
+      if (uuid === undefined) this.cache?.clear(); else this.cache?.delete(uuid);
+    }
   }
 
   /** Binds an unbound device; false when it is bound already or does not exist. */
   async bind(uuid: string, appId: string, name: string, remark: string | null, at: number): Promise<boolean> {
-    const r = await this.db.updateTable('devices')
+    const r = await this.changed(uuid, () => this.db.updateTable('devices')
       .set({ app_id: appId, name, remark, active_at: at })
       .where('uuid', '=', uuid).where('app_id', 'is', null)
-      .executeTakeFirst();
+      .executeTakeFirst());
     return r.numUpdatedRows === 1n;
   }
 
   /** Unbinds a device of this application, dropping its name and settings. */
   async unbind(uuid: string, appId: string): Promise<boolean> {
-    const r = await this.db.updateTable('devices')
+    const r = await this.changed(uuid, () => this.db.updateTable('devices')
       .set({ app_id: null, name: null, remark: null, active_at: null })
       .where('uuid', '=', uuid).where('app_id', '=', appId)
-      .executeTakeFirst();
+      .executeTakeFirst());
     return r.numUpdatedRows === 1n;
   }
 
   async edit(uuid: string, appId: string, name: string, remark: string | undefined): Promise<boolean> {
-    const r = await this.db.updateTable('devices')
+    const r = await this.changed(uuid, () => this.db.updateTable('devices')
       .set(remark === undefined ? { name } : { name, remark })
       .where('uuid', '=', uuid).where('app_id', '=', appId)
-      .executeTakeFirst();
+      .executeTakeFirst());
     return r.numUpdatedRows === 1n;
   }
 
@@ -74,39 +135,49 @@ export class DeviceRepository {
     return { total: Number(count.n), rows };
   }
 
+  /** Every registered device, newest first, with the name of the application it is bound to (operator). */
+  async listAll(limit: number, offset: number): Promise<{ total: number; rows: Array<DeviceRow & { app_name: string | null }> }> {
+    const [count, rows] = await Promise.all([
+      this.db.selectFrom('devices').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+      this.db.selectFrom('devices as d').leftJoin('applications as a', 'a.id', 'd.app_id').selectAll('d').select('a.name as app_name')
+        .orderBy('d.created_at', 'desc').orderBy('d.uuid').limit(limit).offset(offset).execute(),
+    ]);
+    return { total: Number(count.n), rows };
+  }
+
   /**
    * A box connected with `session`. Ignored when that session's end was already seen
    * (messages of different nodes can arrive out of order behind shared subscriptions).
    */
   async markOnline(uuid: string, session: string, at: number): Promise<boolean> {
-    const r = await this.db.updateTable('devices')
+    const r = await this.changed(uuid, () => this.db.updateTable('devices')
       .set({ online: 1, session, last_connect_at: at })
       .where('uuid', '=', uuid)
       .where((eb) => eb.or([eb('ended_session', 'is', null), eb('ended_session', '!=', session)]))
-      .executeTakeFirst();
+      .executeTakeFirst());
     return r.numUpdatedRows === 1n;
   }
 
   /** A box's `session` ended (clean goodbye or last will). A stale end changes nothing else. */
   async markOffline(uuid: string, session: string, at: number): Promise<boolean> {
-    const r = await this.db.updateTable('devices')
+    const r = await this.changed(uuid, () => this.db.updateTable('devices')
       .set({ online: 0, last_disconnect_at: at, ended_session: session })
       .where('uuid', '=', uuid).where('session', '=', session)
-      .executeTakeFirst();
+      .executeTakeFirst());
     if (r.numUpdatedRows === 1n) return true;
-    await this.db.updateTable('devices').set({ ended_session: session })
+    await this.changed(uuid, () => this.db.updateTable('devices').set({ ended_session: session })
       .where('uuid', '=', uuid).where((eb) => eb.or([eb('session', 'is', null), eb('session', '!=', session)]))
-      .execute();
+      .execute());
     return false;
   }
 
   /** The embedded broker starts empty: nobody is connected, whatever the table says. */
   async markAllOffline(at: number): Promise<void> {
-    await this.db.updateTable('devices').set({ online: 0, last_disconnect_at: at }).where('online', '=', 1).execute();
+    await this.changed(undefined, () => this.db.updateTable('devices').set({ online: 0, last_disconnect_at: at }).where('online', '=', 1).execute());
   }
 
   async saveState(uuid: string, state: string, at: number): Promise<void> {
-    await this.db.updateTable('devices').set({ state, state_at: at }).where('uuid', '=', uuid).execute();
+    await this.changed(uuid, () => this.db.updateTable('devices').set({ state, state_at: at }).where('uuid', '=', uuid).execute());
   }
 
   /**
@@ -118,7 +189,7 @@ export class DeviceRepository {
     const previous = row?.last_power_ink_flush_at ?? null;
     if (previous !== null && previous > notBefore) return { ok: false, last: previous };
     const q = this.db.updateTable('devices').set({ last_power_ink_flush_at: at }).where('uuid', '=', uuid);
-    const r = await (previous === null ? q.where('last_power_ink_flush_at', 'is', null) : q.where('last_power_ink_flush_at', '=', previous)).executeTakeFirst();
+    const r = await this.changed(uuid, () => (previous === null ? q.where('last_power_ink_flush_at', 'is', null) : q.where('last_power_ink_flush_at', '=', previous)).executeTakeFirst());
     if (r.numUpdatedRows !== 1n) {
       const again = await this.findByUuid(uuid);
       return { ok: false, last: again?.last_power_ink_flush_at ?? at };
@@ -128,7 +199,7 @@ export class DeviceRepository {
 
   /** Gives back a claimed flush the box never performed. */
   async releaseInkFlush(uuid: string, claimedAt: number, previous: number | null): Promise<void> {
-    await this.db.updateTable('devices').set({ last_power_ink_flush_at: previous })
-      .where('uuid', '=', uuid).where('last_power_ink_flush_at', '=', claimedAt).execute();
+    await this.changed(uuid, () => this.db.updateTable('devices').set({ last_power_ink_flush_at: previous })
+      .where('uuid', '=', uuid).where('last_power_ink_flush_at', '=', claimedAt).execute());
   }
 }

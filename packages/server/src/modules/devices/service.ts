@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, type api } from '@boxhub/protocol';
 import type { Clock } from '../../clock.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
 import type { DeviceRow } from '../../db/schema.ts';
 import { newDeviceSecret, sha256 } from '../../secrets.ts';
 import type { DeviceRepository } from './repository.ts';
@@ -11,10 +12,36 @@ import { toClient } from './view.ts';
 
 export const DEVICE_PAGE_SIZE = 100;
 
+/** A device of the deployment as an operator sees it: the spec's Device plus registration facts. */
+export interface OperatorDevice {
+  client: api.Client;
+  model: string;
+  app_id: string | null;
+  app_name: string | null;
+  registered_at: number;
+  /** The box's secret was revoked: it cannot log in until the secret is rotated. */
+  secret_revoked: boolean;
+}
+
 export interface RegisteredDevice { uuid: string; code: string; model: string; secret: string }
 
 /** Called after a device is provisioned (e.g. to create its broker credentials). */
 export type ProvisionHook = (device: { uuid: string; secret: string }) => Promise<void>;
+
+/**
+ * What the broker must do when a box's credentials change. An external broker keeps its own
+ * logins (Mosquitto dynsec: `provision` replaces one and drops its session, `deprovision`
+ * removes it); the embedded broker checks the database at each login and only needs the
+ * current session dropped (`disconnect`).
+ */
+export interface CredentialHooks {
+  provision?: ProvisionHook;
+  deprovision?: (uuid: string) => Promise<void>;
+  disconnect?: (uuid: string) => void;
+}
+
+/** Stored instead of a hash when a box's secret is revoked: no secret hashes to it. */
+export const REVOKED_SECRET = 'revoked';
 
 export class DeviceService {
   private readonly repo: DeviceRepository;
@@ -27,17 +54,25 @@ export class DeviceService {
     const model = input.model.trim();
     if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(code)) throw new ApiError('INVALID_PARAMETER', 'device code must be 1-64 characters of A-Z a-z 0-9 _ . : -');
     if (!model || model.length > 64) throw new ApiError('INVALID_PARAMETER', 'device model must be 1-64 characters');
-    if (await this.repo.findByCode(code)) throw new ApiError('INVALID_PARAMETER', `a device with code '${code}' is already registered`);
+    const taken = () => new ApiError('INVALID_PARAMETER', `a device with code '${code}' is already registered`);
+    if (await this.repo.findByCode(code)) throw taken();
     const uuid = randomUUID();
     const secret = newDeviceSecret();
     // Row first, broker login second: a failed login removes the row, so neither half is left
     // behind (a login without a row would be a credential nobody can see or revoke).
-    await this.repo.insert({
-      uuid, code, model, secret_hash: sha256(secret), app_id: null, name: null, remark: null,
-      active_at: null, online: 0, session: null, ended_session: null, last_connect_at: null,
-      last_disconnect_at: null, state: null, state_at: null, last_power_ink_flush_at: null,
-      created_at: this.clock.now(),
-    });
+    try {
+      await this.repo.insert({
+        uuid, code, model, secret_hash: sha256(secret), app_id: null, name: null, remark: null,
+        active_at: null, online: 0, session: null, ended_session: null, last_connect_at: null,
+        last_disconnect_at: null, state: null, state_at: null, last_power_ink_flush_at: null,
+        created_at: this.clock.now(),
+      });
+    } catch (e) {
+      // The check above and this insert race with another registration of the same code; the
+      // unique index on devices.code decides, and the loser gets the same answer as the check.
+      if (isUniqueViolation(e)) throw taken();
+      throw e;
+    }
     if (provision) {
       try {
         await provision({ uuid, secret });
@@ -47,6 +82,42 @@ export class DeviceService {
       }
     }
     return { uuid, code, model, secret };
+  }
+
+  /**
+   * A new secret for a box (operator), returned once; the old one stops working at once: the
+   * broker's login is replaced first (fail closed: if that fails nothing changed), then the
+   * database, then the open session is dropped.
+   */
+  async rotateSecret(uuid: string, hooks: CredentialHooks = {}): Promise<RegisteredDevice> {
+    const d = await this.repo.findByUuid(uuid);
+    if (!d) throw new ApiError('DEVICE_NOT_FOUND', `no device with uuid '${uuid}'`);
+    const secret = newDeviceSecret();
+    await hooks.provision?.({ uuid, secret });
+    if (!(await this.repo.setSecretHash(uuid, sha256(secret)))) throw new ApiError('DEVICE_NOT_FOUND', `no device with uuid '${uuid}'`);
+    hooks.disconnect?.(uuid);
+    return { uuid, code: d.code, model: d.model, secret };
+  }
+
+  /**
+   * Revokes a box's secret (operator): no login works until the secret is rotated; the open
+   * session is dropped. Revoking twice is not an error (a retry after a broker failure).
+   */
+  async revokeSecret(uuid: string, hooks: CredentialHooks = {}): Promise<void> {
+    if (!(await this.repo.setSecretHash(uuid, REVOKED_SECRET))) throw new ApiError('DEVICE_NOT_FOUND', `no device with uuid '${uuid}'`);
+    try {
+      await hooks.deprovision?.(uuid);
+    } catch (e) {
+      throw new ApiError('SERVICE_UNAVAILABLE', `the secret is revoked in the database, but the broker could not remove the login (${(e as Error).message}); revoke again`);
+    }
+    hooks.disconnect?.(uuid);
+  }
+
+  /** The uuid of a registered box (operator lookup: no application involved). */
+  async uuidOf(code: string): Promise<string> {
+    const d = await this.repo.findByCode(code);
+    if (!d) throw new ApiError('DEVICE_NOT_FOUND', `no device with code '${code}'`);
+    return d.uuid;
   }
 
   async getUuid(appId: string, code: string): Promise<string> {
@@ -78,6 +149,17 @@ export class DeviceService {
   async list(appId: string, page: number) {
     const { total, rows } = await this.repo.list(appId, DEVICE_PAGE_SIZE, (page - 1) * DEVICE_PAGE_SIZE);
     return { page, page_size: DEVICE_PAGE_SIZE, total, clients: rows.map(toClient) };
+  }
+
+  /** Every device of the deployment, bound or not, newest first (operator). */
+  async listAll(page: number): Promise<{ page: number; page_size: number; total: number; devices: OperatorDevice[] }> {
+    const { total, rows } = await this.repo.listAll(DEVICE_PAGE_SIZE, (page - 1) * DEVICE_PAGE_SIZE);
+    return {
+      page, page_size: DEVICE_PAGE_SIZE, total,
+      devices: rows.map((r) => ({
+        client: toClient(r), model: r.model, app_id: r.app_id, app_name: r.app_name, registered_at: Number(r.created_at), secret_revoked: r.secret_hash === REVOKED_SECRET,
+      })),
+    };
   }
 
   /** The device if it is bound to this application; 30002 otherwise. */

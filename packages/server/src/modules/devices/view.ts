@@ -1,5 +1,6 @@
 // Turns a device row and the state its box last reported into the spec's Device shape.
 import type { api, BoxState } from '@boxhub/protocol';
+import { keyId } from '@boxhub/protocol/e2e.ts';
 import type { DeviceRow } from '../../db/schema.ts';
 
 type Client = api.Client;
@@ -43,7 +44,30 @@ function scannerView(s: BoxState['scanner']): NonNullable<Client['scanner']> {
   return o;
 }
 
+/**
+ * Views of the rows the repository's lookup cache shares (frozen rows, see
+ * DeviceRepository.findBound): built once per row object, as the key id's SHA-256 alone was a
+ * twentieth of an `info` request. Rows read fresh are not frozen and not kept.
+ */
+const views = new WeakMap<DeviceRow, Client>();
+
 export function toClient(row: DeviceRow): Client {
+  const frozen = Object.isFrozen(row);
+  if (frozen) {
+    const v = views.get(row);
+    if (v) return v;
+  }
+  const c = buildClient(row);
+  if (frozen) views.set(row, deepFreeze(c));
+  return c;
+}
+
+function deepFreeze<T extends object>(o: T): T {
+  for (const v of Object.values(o)) if (v && typeof v === 'object' && !Object.isFrozen(v)) deepFreeze(v as object);
+  return Object.freeze(o);
+}
+
+function buildClient(row: DeviceRow): Client {
   const s = parseState(row);
   const c: Client = { uuid: row.uuid, code: row.code };
   put(c, 'name', row.name);
@@ -63,6 +87,8 @@ export function toClient(row: DeviceRow): Client {
     put(c, 'gateway_ip', s.gateway_ip);
     c.printer = printerView(s.printer);
     c.scanner = scannerView(s.scanner);
+    // Extension (docs/encryption.md): the key print files are encrypted to.
+    if (s.e2e_public_key) { c.e2e_public_key = s.e2e_public_key; c.e2e_kid = keyId(s.e2e_public_key); }
   }
   return c;
 }

@@ -1,0 +1,88 @@
+// Runs one scanimage batch and hands over each page file as soon as scanimage has written it
+// (`--batch-print` names a page on stdout once it is complete; a page that failed is never
+// named and scanimage removes it). Pages are uncompressed TIFF: raw samples, no JPEG at
+// scanimage's fixed quality 75, and libvips reads TIFF strips from the file as it encodes,
+// so a page (104 MB at 600 dpi colour) never has to be in memory.
+//
+// The page files live in a private temp directory that is removed when the batch ends, however
+// it ends (done, fault, abort, or the consumer stopping early). An abort or early stop ends
+// scanimage with SIGTERM (it cancels the scan with sane_cancel, which lets a real device eject
+// the sheet) and SIGKILL after a grace period.
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { faultOfExit, type SanePlan } from './plan.ts';
+
+export interface BatchOptions {
+  device: string;
+  plan: SanePlan;
+  signal: AbortSignal;
+  env?: NodeJS.ProcessEnv;
+  bin?: string;
+  /** Parent of the batch's temp directory (default the OS temp dir). */
+  tmpDir?: string;
+  /** Extra scanimage options appended after the plan's (device-specific tuning). */
+  extraArgs?: string[];
+  /** From SIGTERM to SIGKILL, ms. */
+  killGraceMs?: number;
+}
+
+export interface BatchPage {
+  /** 1-based number of the page in the batch. */
+  n: number;
+  /** The page file; removed after the consumer's next step. */
+  file: string;
+}
+
+const MAX_STDERR = 64 * 1024;
+
+export async function* scanimageBatch(o: BatchOptions): AsyncGenerator<BatchPage> {
+  o.signal.throwIfAborted();
+  const dir = await mkdtemp(join(o.tmpDir ?? tmpdir(), 'boxhub-scan-'));
+  const args = [
+    '-d', o.device, ...o.plan.args, ...(o.extraArgs ?? []),
+    '--format=tiff', `--batch=${join(dir, 'p%05d.tif')}`, '--batch-print',
+    ...(o.plan.batchCount ? [`--batch-count=${o.plan.batchCount}`] : []),
+  ];
+  const child = spawn(o.bin ?? 'scanimage', args, { env: o.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (d: string) => { if (stderr.length < MAX_STDERR) stderr += d; });
+  const exited = new Promise<{ code: number | null; error?: Error }>((resolve) => {
+    child.once('error', (error) => resolve({ code: null, error }));
+    child.once('close', (code) => resolve({ code }));
+  });
+  let running = true;
+  void exited.then(() => { running = false; });
+  const stop = () => {
+    if (!running) return;
+    child.kill('SIGTERM');
+    const t = setTimeout(() => { if (running) child.kill('SIGKILL'); }, o.killGraceMs ?? 2000);
+    void exited.then(() => clearTimeout(t));
+  };
+  o.signal.addEventListener('abort', stop, { once: true });
+  const lines = createInterface({ input: child.stdout, crlfDelay: Infinity });
+  try {
+    let n = 0;
+    for await (const line of lines) {
+      o.signal.throwIfAborted();
+      const file = line.trim();
+      if (!file) continue;
+      yield { n: ++n, file };
+      await rm(file, { force: true });
+    }
+    const end = await exited;
+    o.signal.throwIfAborted();
+    if (end.error) throw Object.assign(faultOfExit(1, `open of device failed: ${end.error.message}`, o.device)!, { cause: end.error });
+    const fault = faultOfExit(end.code, stderr, o.device);
+    if (fault) throw fault;
+  } finally {
+    o.signal.removeEventListener('abort', stop);
+    lines.close();
+    stop();
+    await exited;
+    await rm(dir, { recursive: true, force: true });
+  }
+}

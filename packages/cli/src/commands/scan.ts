@@ -1,0 +1,141 @@
+// `boxhub scan --device DEVICE [options]`: scans on a box, shows the pages and items as they
+// come, downloads each item's PDF and checks its MD5.
+import { mkdir, readFile, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { Boxhub, ScanInfo, ScanItem } from '@boxhub/sdk';
+import { common, defineCommand, intFlag } from '../command.ts';
+import { connect, connectionFlags, deviceUuid } from '../connection.ts';
+import { EXIT, UsageError } from '../exit.ts';
+import { emit, Interrupt, Progress } from '../progress.ts';
+
+export const command = defineCommand({
+  summary: 'scan on a box and download the PDFs',
+  usage: '--device DEVICE [options]',
+  description: 'Starts a scan on the box, shows the pages and items as they come, downloads each item\'s PDF\nand checks its MD5. Ctrl-C stops the scan on the box and still downloads what was scanned\n(exit 130); a second Ctrl-C exits at once.',
+  flags: {
+    device: common.device,
+    duplex: { type: 'boolean', help: 'both sides (the default when the scanner has a duplex feeder)' },
+    simplex: { type: 'boolean', help: 'one side' },
+    resolution: { type: 'string', arg: 'N', help: 'dpi: 100, 150, 200 (default), 240, 300, 400, 600, 1200' },
+    color: { type: 'boolean', help: 'colour (the default)' },
+    gray: { type: 'boolean', help: 'black and white' },
+    quality: { type: 'string', arg: 'N', help: 'JPEG quality 1-100 (default 90)' },
+    'keep-blank': { type: 'boolean', help: 'keep blank pages (they are skipped by default)' },
+    continuous: { type: 'string', arg: 'SEC', help: 'continuous mode: wait SEC seconds for more paper (0: until Ctrl-C)' },
+    out: { type: 'string', arg: 'DIR', help: 'where the PDFs go (default ./scans/<scan uuid>)' },
+    encrypt: { type: 'boolean', help: 'end-to-end encryption: the box encrypts each item to the application\'s\nregistered key; the encrypted files are saved as item-N.pdf.enc' },
+    'decrypt-key': { type: 'string', arg: 'FILE', help: 'with --encrypt: the application\'s private key (64 hex digits, or JSON\nwith private_key) to decrypt each item to item-N.pdf (docs/encryption.md)' },
+    timeout: { ...common.timeout, help: 'give up after SEC seconds: the scan is stopped, what was scanned is\nsaved, exit 1 (default: wait for the end)' },
+    ...connectionFlags,
+    json: common.json,
+  },
+  json: '{scan_uuid, client_uuid, error_code, total_pages, out, items: [{item_id, pages, path, bytes, md5}], interrupted, timed_out}',
+  examples: [
+    'boxhub scan --device BX0042',
+    'boxhub scan --device BX0042 --simplex --resolution 300 --gray --out scans/',
+    'boxhub scan --device BX0042 --continuous 0          # until Ctrl-C',
+    'boxhub scan --device BX0042 --json | jq -r \'.items[].path\'',
+  ],
+  async run(ctx) {
+    const values = ctx.values;
+    if (values.duplex && values.simplex) throw new UsageError('--duplex and --simplex are exclusive');
+    if (values.color && values.gray) throw new UsageError('--color and --gray are exclusive');
+    const resolution = intFlag('resolution', values.resolution, 100, 1200);
+    const quality = intFlag('quality', values.quality, 1, 100);
+    const wait = intFlag('continuous', values.continuous, 0, 86400);
+    const timeout = intFlag('timeout', values.timeout, 1, 7 * 86400);
+    if (values['decrypt-key'] && !values.encrypt) throw new UsageError('--decrypt-key goes with --encrypt');
+    const privateKey = values['decrypt-key'] ? await readKey(values['decrypt-key']) : undefined;
+    const boxhub = await connect(ctx);
+    const progress = new Progress({ json: ctx.json });
+    let interrupt: Interrupt | undefined;
+    try {
+      const client_uuid = await deviceUuid(boxhub, values.device!);
+      const options = {
+        ...(values.duplex ? { duplex: true } : values.simplex ? { duplex: false } : {}),
+        ...(resolution !== undefined ? { resolution: resolution as 200 } : {}),
+        ...(values.gray ? { color_type: 1 as const } : {}),
+        ...(quality !== undefined ? { quality } : {}),
+        ...(values['keep-blank'] ? { blank_page_skip: false } : {}),
+        ...(wait !== undefined ? { continuous: true, continuous_wait: wait } : {}),
+        ...(values.encrypt ? { encrypt: true } : {}),
+      };
+      progress.status('starting the scan…');
+      const created = await boxhub.scan.create({ client_uuid, options });
+      const scan_uuid = created.uuid!;
+      const out = resolve(values.out ?? join('scans', scan_uuid));
+      await mkdir(out, { recursive: true });
+      progress.line(`scan ${scan_uuid} started on ${client_uuid}; PDFs go to ${out}`);
+      const stopScan = () => boxhub.scan.stop({ client_uuid }).catch(() => undefined);
+      interrupt = new Interrupt(() => { progress.line('stopping the scan… (Ctrl-C again exits at once)'); void stopScan(); });
+      const files: Array<{ item_id: number; pages: number; path: string; bytes: number; md5: string }> = [];
+      const fetched = new Set<number>();
+      // Downloads run one after another, in item order, while the scan goes on.
+      let downloads: Promise<void> = Promise.resolve();
+      const fetchNew = () => {
+        downloads = downloads.then(async () => {
+          for await (const item of boxhub.scan.items({ client_uuid, scan_uuid })) {
+            if (fetched.has(item.item_id)) continue;
+            fetched.add(item.item_id);
+            files.push(await save(boxhub, item, out, scan_uuid, privateKey));
+            progress.line(`item ${item.item_id}: ${item.pages} page${item.pages === 1 ? '' : 's'}, ${item.file_size ?? 0} KB, MD5 checked${item.cipher ? (privateKey ? ', decrypted' : ', encrypted') : ''} → ${files.at(-1)!.path}`);
+          }
+        });
+        return downloads;
+      };
+      let timedOut = false;
+      let info: ScanInfo | undefined;
+      try {
+        info = await boxhub.scan.waitForFinish({ client_uuid, scan_uuid }, {
+          intervalMs: 500,
+          ...(timeout !== undefined ? { timeoutMs: timeout * 1000 } : {}),
+          onProgress: (i) => {
+            info = i;
+            progress.update(`scanning: ${i.total_pages} page${i.total_pages === 1 ? '' : 's'} in ${i.item_size} item${i.item_size === 1 ? '' : 's'}${i.finished ? ', done' : ''}`);
+            if (i.item_size > fetched.size) fetchNew().catch(() => undefined);
+          },
+        });
+      } catch (e) {
+        if ((e as Error).name !== 'WaitTimeoutError') throw e;
+        timedOut = true;
+        progress.line(`no end after ${timeout} s: stopping the scan`);
+        await stopScan();
+      }
+      interrupt.dispose();
+      await fetchNew();
+      progress.done();
+      const error_code = info?.error_code ?? 0;
+      const total_pages = info?.total_pages ?? 0;
+      const result = { scan_uuid, client_uuid, error_code, total_pages, out, items: files, interrupted: interrupt.interrupted, timed_out: timedOut };
+      const saved = `${total_pages} page${total_pages === 1 ? '' : 's'} in ${files.length} PDF${files.length === 1 ? '' : 's'} in ${out}`;
+      emit(ctx.json, result, timedOut ? `timed out after ${timeout} s, scan stopped: ${saved}`
+        : error_code !== 0 ? `ended with scan error ${error_code} (docs/errors.md): ${saved}`
+          : interrupt.interrupted ? `stopped: ${saved}` : `done: ${saved}`);
+      if (interrupt.interrupted) return EXIT.interrupted;
+      return error_code === 0 && !timedOut ? EXIT.ok : EXIT.failed;
+    } finally {
+      interrupt?.dispose();
+      progress.done();
+    }
+  },
+});
+
+async function save(boxhub: Boxhub, item: ScanItem, dir: string, scanUuid: string, privateKey: string | undefined) {
+  const pdf = join(dir, `item-${item.item_id}.pdf`);
+  if (!item.cipher) return { item_id: item.item_id, pages: item.pages, ...await boxhub.scan.download(item, pdf) };
+  // Encrypted (docs/encryption.md): the download is checked against its MD5, then decrypted.
+  const r = await boxhub.scan.download(item, `${pdf}.enc`);
+  if (!privateKey) return { item_id: item.item_id, pages: item.pages, ...r };
+  const { decryptScanItemFile } = await import('@boxhub/sdk');
+  await decryptScanItemFile({ privateKey, scanUuid, item, path: r.path, out: pdf });
+  await rm(r.path, { force: true });
+  return { item_id: item.item_id, pages: item.pages, ...r, path: pdf };
+}
+
+/** The application's private key from a file: 64 hex digits, or JSON with `private_key`. */
+async function readKey(path: string): Promise<string> {
+  const text = (await readFile(path, 'utf8').catch(() => { throw new UsageError(`cannot read --decrypt-key ${path}`); })).trim();
+  const key = text.startsWith('{') ? String((JSON.parse(text) as { private_key?: unknown }).private_key ?? '') : text;
+  if (!/^[0-9a-fA-F]{64}$/.test(key)) throw new UsageError(`--decrypt-key ${path} holds no private key (64 hex digits, or JSON with private_key)`);
+  return key.toLowerCase();
+}

@@ -1,0 +1,46 @@
+// The operator API (boxhub's own; the spec has none): what `boxhub app` and `boxhub device` do,
+// over HTTP, for operators who run the service remotely. Authenticated with
+// `Authorization: Bearer <BOXHUB_OPERATOR_TOKEN>` (docs/configuration.md "Credentials").
+import Type, { type Static } from 'typebox';
+import { Envelope, Id } from './envelope.ts';
+
+const KeyName = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', description: 'operator\'s name for the key, e.g. "production" or "ci"' });
+
+export const OperatorAppCreateBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }),
+  ess: Type.Optional(Type.Boolean({ description: 'allow feedback-card recognition (20005 otherwise)' })),
+}, { additionalProperties: false });
+export const OperatorAppCreated = Type.Object({
+  id: Type.String(), name: Type.String(),
+  api_key: Type.String({ description: 'shown once' }), key_id: Type.String(),
+  callback_secret: Type.String({ description: 'shown once' }), ess: Type.Boolean(),
+}, { additionalProperties: false });
+export const OperatorAppCreateResponse = Envelope(OperatorAppCreated);
+
+export const ApiKeyView = Type.Object({
+  id: Type.String(), app_id: Type.String(), name: Type.String(),
+  prefix: Type.String({ description: 'first characters of the key, to tell keys apart' }),
+  created_at: Type.Integer({ description: 'Unix ms' }),
+  last_used_at: Type.Optional(Type.Integer({ description: 'Unix ms of the last authenticated request, to the minute' })),
+  revoked_at: Type.Optional(Type.Integer({ description: 'Unix ms; a revoked key never works again' })),
+}, { additionalProperties: false });
+export const KeyListQuery = Type.Object({ app_id: Id('application id') }, { additionalProperties: false });
+export const KeyListResponse = Envelope(Type.Object({ keys: Type.Array(ApiKeyView) }, { additionalProperties: false }));
+
+export const KeyCreateBody = Type.Object({ app_id: Id('application id'), name: KeyName }, { additionalProperties: false });
+export const KeyIdBody = Type.Object({ key_id: Id('API key id (from key/list)') }, { additionalProperties: false });
+export type KeyIdBody = Static<typeof KeyIdBody>;
+export const CreatedApiKey = Type.Object({
+  id: Type.String(), app_id: Type.String(), name: Type.String(), api_key: Type.String({ description: 'shown once' }),
+}, { additionalProperties: false });
+export const CreatedApiKeyResponse = Envelope(CreatedApiKey);
+
+export const DeviceRegisterBody = Type.Object({
+  code: Type.String({ minLength: 1, maxLength: 64, description: 'the code on the box label' }),
+  model: Type.String({ minLength: 1, maxLength: 64 }),
+}, { additionalProperties: false });
+export const DeviceUuidBody = Type.Object({ uuid: Id('device UUID') }, { additionalProperties: false });
+export const DeviceCredentials = Type.Object({
+  uuid: Type.String(), code: Type.String(), secret: Type.String({ description: 'shown once; the box agent logs in with it' }),
+}, { additionalProperties: false });
+export const DeviceCredentialsResponse = Envelope(DeviceCredentials);

@@ -1,0 +1,95 @@
+// The decision on made-up darkness grids (no images): what each kind of evidence decides, and
+// how a page's own fills move the line between faint fills and erasures.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { INNER, strokeRadius, type AreaSample } from './area-sampler.ts';
+import { classify, pageFills, type PageFills } from './mark-classifier.ts';
+import { evidence, type MarkEvidence } from './mark-evidence.ts';
+import type { PageLevels } from './page-levels.ts';
+
+const W = 7, H = 4.4;
+
+/** A 7 × 4.4 mm area sampled every `step` mm: darkness from `paint(u, v)` (mm from the centre) plus noise. */
+function area(paint: (u: number, v: number) => number, opts: { pxmm?: number; noise?: number; seed?: number } = {}): AreaSample {
+  const pxmm = opts.pxmm ?? 7.87;
+  const step = Math.max(1 / pxmm, 0.15);
+  const rx = strokeRadius(W / 2, pxmm), ry = strokeRadius(H / 2, pxmm);
+  const cols = Math.round((2 * rx) / step), rows = Math.round((2 * ry) / step);
+  const grid = new Float32Array(cols * rows).fill(NaN), inner = new Uint8Array(cols * rows);
+  let seed = opts.seed ?? 7, n = 0, sum = 0, sum2 = 0;
+  const rnd = () => { seed = (seed * 1103515245 + 12345) >>> 0; return seed / 2 ** 32; };
+  for (let j = 0; j < rows; j++) for (let i = 0; i < cols; i++) {
+    const u = -rx + (i + 0.5) * ((2 * rx) / cols), v = -ry + (j + 0.5) * ((2 * ry) / rows);
+    if ((u * u) / (rx * rx) + (v * v) / (ry * ry) > 1) continue;
+    const noise = (opts.noise ?? 0.02) * (rnd() + rnd() + rnd() + rnd() - 2) * Math.sqrt(3);
+    const k = paint(u, v) + noise;
+    grid[j * cols + i] = k;
+    if ((u * u) / ((W / 2) * INNER) ** 2 + (v * v) / ((H / 2) * INNER) ** 2 <= 1) { inner[j * cols + i] = 1; n++; sum += k; sum2 += k * k; }
+  }
+  const mean = sum / n;
+  return { grid, cols, rows, step: (2 * rx) / cols, inner, mean, sd: Math.sqrt(sum2 / n - mean * mean), outline: 0.6 };
+}
+
+/** Darkness of a line of width `w` from (x0, y0) to (x1, y1). */
+function line(x0: number, y0: number, x1: number, y1: number, w: number, dark: number) {
+  return (u: number, v: number) => {
+    const dx = x1 - x0, dy = y1 - y0, t = Math.max(0, Math.min(1, ((u - x0) * dx + (v - y0) * dy) / (dx * dx + dy * dy)));
+    return Math.hypot(u - x0 - t * dx, v - y0 - t * dy) <= w / 2 ? dark : 0;
+  };
+}
+
+const page200: PageLevels = { baseline: 0, noise: 0.02, spread: 0.004, line: 0.65, pxmm: 7.87 };
+const page100: PageLevels = { baseline: 0, noise: 0.035, spread: 0.005, line: 0.42, pxmm: 3.94 };
+const state = (s: AreaSample, lv: PageLevels, fills?: PageFills) => classify(evidence(s, lv), lv, fills).state;
+
+test('pen and pencil fills, light pencil from 0.20 and strokes are filled; empty paper is empty', () => {
+  assert.equal(state(area(() => 0.85), page200), 'filled');
+  assert.equal(state(area(() => 0.2), page200), 'filled', 'light pencil, 0.20 of black');
+  assert.equal(state(area(() => 0), page200), 'empty');
+  // A check mark of 0.3 mm pen strokes, off-centre.
+  const tick = (u: number, v: number) => Math.max(line(-1.8, 0, -0.6, 1, 0.3, 0.8)(u, v), line(-0.6, 1, 2.2, -1.4, 0.3, 0.8)(u, v));
+  assert.equal(state(area(tick), page200), 'filled');
+  // A small dot off-centre (1 mm radius).
+  assert.equal(state(area((u, v) => (Math.hypot(u - 1.5, v + 0.4) <= 1 ? 0.7 : 0)), page200), 'filled');
+});
+
+test('at 100 dpi a thin faint tick is read, never called empty', () => {
+  // A 0.35 mm pencil tick blurred to a third of black by the scan.
+  const tick = (u: number, v: number) => Math.max(line(-1.6, 0.2, -0.5, 1.1, 0.5, 0.33)(u, v), line(-0.5, 1.1, 2.0, -1.2, 0.5, 0.33)(u, v));
+  const s = state(area(tick, { pxmm: 3.94, noise: 0.035 }), page100);
+  assert.equal(s, 'filled');
+});
+
+test('smooth faint greyness: residue and show-through are empty, the band between is uncertain', () => {
+  assert.equal(state(area(() => 0.06), page200), 'empty', 'erasure residue');
+  assert.equal(state(area((u) => (u > 0.5 ? 0.08 : 0)), page200), 'empty', 'show-through of the other side, soft and faint');
+  assert.notEqual(state(area((u) => (u < 0.3 ? 0.15 : 0)), page200), 'empty', 'a light half fill might be a mark');
+  assert.equal(state(area(() => 0.13), page200), 'uncertain', 'a person would hesitate too');
+});
+
+test("the student's own fills decide the band: a light hand's faint fill is a fill, a dark hand's is an erasure", () => {
+  const fillsOf = (d: number): PageFills => pageFills(Array.from({ length: 20 }, (_, i) => evidence(area(() => d + (i % 5) * 0.01, { seed: i }), page200)));
+  const light = fillsOf(0.2), dark = fillsOf(0.5);
+  assert.ok(light.hand === 'light' && dark.hand === 'dark' && dark.level > 0.45, JSON.stringify({ light, dark }));
+  const faint = area(() => 0.13);
+  assert.equal(state(faint, page200, light), 'filled');
+  assert.equal(state(area(() => 0.1), page200, dark), 'empty');
+  // A heavy residue on a dark page is never called filled (uncertain), even above 0.155.
+  assert.equal(state(area(() => 0.16), page200, dark), 'uncertain');
+  assert.equal(state(area(() => 0.16), page200), 'filled');
+  // At 100 dpi a faint fill can measure as low as 0.1: without a dark, even hand it is never called empty.
+  assert.equal(state(area(() => 0.1, { pxmm: 3.94, noise: 0.035 }), page100), 'uncertain');
+  // A stroke stays a mark whatever the hand.
+  const slash = area(line(-2, 1, 2, -1, 0.35, 0.7));
+  assert.equal(state(slash, page200, dark), 'filled');
+});
+
+test('evidence: strokes are long, residue has none, a patch is measured against the area itself', () => {
+  const ev: MarkEvidence = evidence(area(line(-2.4, 0, 2.4, 0, 0.35, 0.7)), page200);
+  assert.ok(ev.stroke > 4 && ev.cover < 0.2, JSON.stringify(ev));
+  const residue = evidence(area(() => 0.1), page200);
+  assert.equal(residue.stroke, 0);
+  assert.ok(residue.blob < 0.8, JSON.stringify(residue));
+  const dot = evidence(area((u, v) => (Math.hypot(u + 1.2, v) <= 0.8 ? 0.25 : 0)), page200);
+  assert.ok(dot.blob > 1.5 && dot.blobContrast > 0.17, JSON.stringify(dot));
+});

@@ -1,0 +1,47 @@
+// Every operation of the API and the SDK method that calls it. `satisfies` makes this table
+// complete: after `npm run sdk:generate` brings a new endpoint, the SDK stops compiling until
+// the endpoint has a method here (and in its resource); test/operations.test.ts checks that
+// each named method exists.
+import type { OperationKey } from './api-types.ts';
+
+export const operations = {
+  'GET /api/client/get_uuid': 'devices.getUuid',
+  'POST /api/client/bind': 'devices.bind',
+  'POST /api/client/unbind': 'devices.unbind',
+  'POST /api/client/edit': 'devices.edit',
+  'GET /api/client/info': 'devices.info',
+  'GET /api/client/list': 'devices.list',
+  'POST /api/control/buzz': 'control.buzz',
+  'POST /api/control/reboot': 'control.reboot',
+  'POST /api/control/head_clean': 'control.headClean',
+  'POST /api/control/power_ink_flush': 'control.powerInkFlush',
+  'POST /api/control/nozzle_check': 'control.nozzleCheck',
+  'POST /api/application/callback/test': 'callbacks.test',
+  'GET /api/application/callback/list': 'callbacks.list',
+  'POST /api/application/callback/replay': 'callbacks.replay',
+  'POST /api/application/callback/rotate_secret': 'callbacks.rotateSecret',
+  'POST /api/application/e2e_key/register': 'encryption.registerKey',
+  'GET /api/application/e2e_key/list': 'encryption.listKeys',
+  'POST /api/scan/create': 'scan.create',
+  'POST /api/scan/stop': 'scan.stop',
+  'POST /api/scan/current': 'scan.current',
+  'POST /api/scan/info': 'scan.info',
+  'POST /api/scan/item_data': 'scan.itemData',
+  'GET /api/print/capability': 'print.capability',
+  'POST /api/print/create': 'print.create',
+  'POST /api/print/cancel': 'print.cancel',
+  'POST /api/print/info': 'print.info',
+  'POST /api/application/ess/create': 'recognition.create',
+  'POST /api/application/card/template/create': 'recognition.createTemplate',
+  'POST /api/application/card/template/list': 'recognition.listTemplates',
+  'POST /api/application/card/template/info': 'recognition.templateInfo',
+  'POST /api/application/card/template/delete': 'recognition.deleteTemplate',
+  'POST /api/operator/app/create': 'operator.createApp',
+  'GET /api/operator/app/key/list': 'operator.listKeys',
+  'POST /api/operator/app/key/create': 'operator.createKey',
+  'POST /api/operator/app/key/rotate': 'operator.rotateKey',
+  'POST /api/operator/app/key/revoke': 'operator.revokeKey',
+  'POST /api/operator/device/register': 'operator.registerDevice',
+  'POST /api/operator/device/rotate_secret': 'operator.rotateDeviceSecret',
+  'POST /api/operator/device/revoke': 'operator.revokeDevice',
+} as const satisfies Record<OperationKey, `${'devices' | 'control' | 'callbacks' | 'encryption' | 'scan' | 'print' | 'recognition' | 'operator'}.${string}`>;

@@ -1,0 +1,49 @@
+// The operator API (docs/configuration.md "Credentials"; tag `operator` in /openapi.json):
+// applications, their API keys and box credentials. It answers only to the deployment's
+// BOXHUB_OPERATOR_TOKEN, given as the client's `apiKey` (20003 otherwise). New keys and box
+// secrets are in the answer once and never again.
+import type { Body, Query } from '../api-types.ts';
+import type { CallOptions, Transport } from '../transport.ts';
+
+export class Operator {
+  readonly #t: Transport;
+  constructor(t: Transport) { this.#t = t; }
+
+  /** A new application with its first API key ("default"). */
+  createApp(body: Body<'/api/operator/app/create'>, o?: CallOptions) {
+    return this.#t.post('/api/operator/app/create', body, o);
+  }
+
+  /** An application's keys: name, prefix, created, last used, revoked (never the key). */
+  listKeys(query: Query<'/api/operator/app/key/list'>, o?: CallOptions) {
+    return this.#t.get('/api/operator/app/key/list', query, o);
+  }
+
+  createKey(body: Body<'/api/operator/app/key/create'>, o?: CallOptions) {
+    return this.#t.post('/api/operator/app/key/create', body, o);
+  }
+
+  /** A new key with the same name; the old one stops working at once. */
+  rotateKey(body: Body<'/api/operator/app/key/rotate'>, o?: CallOptions) {
+    return this.#t.post('/api/operator/app/key/rotate', body, o);
+  }
+
+  revokeKey(body: Body<'/api/operator/app/key/revoke'>, o?: CallOptions) {
+    return this.#t.post('/api/operator/app/key/revoke', body, o);
+  }
+
+  /** Provisions a box: its uuid and MQTT secret, for the box's configuration. */
+  registerDevice(body: Body<'/api/operator/device/register'>, o?: CallOptions) {
+    return this.#t.post('/api/operator/device/register', body, o);
+  }
+
+  /** A new box secret; the box's open session is dropped and the old secret refused. */
+  rotateDeviceSecret(body: Body<'/api/operator/device/rotate_secret'>, o?: CallOptions) {
+    return this.#t.post('/api/operator/device/rotate_secret', body, o);
+  }
+
+  /** No login works for the box until its secret is rotated again. */
+  revokeDevice(body: Body<'/api/operator/device/revoke'>, o?: CallOptions) {
+    return this.#t.post('/api/operator/device/revoke', body, o);
+  }
+}

@@ -1,0 +1,31 @@
+// Feedback-card recognition (spec "Feedback-card recognition endpoint"; tag `recognition` in
+// /openapi.json; docs/cards.md, section 10): recognition tasks and the application's card
+// templates, with a helper that starts a scan whose pages are recognized.
+import type { Body, PostResult } from '../api-types.ts';
+import type { CallOptions, Transport } from '../transport.ts';
+
+export type RecognitionTask = PostResult<'/api/application/ess/create'>;
+export type CardTemplate = PostResult<'/api/application/card/template/create'>;
+
+export class Recognition {
+  readonly #t: Transport;
+  constructor(t: Transport) { this.#t = t; }
+
+  /** A recognition task: give its direct_addr to one scan create (20005 without the capability). */
+  create(body: Body<'/api/application/ess/create'>, o?: CallOptions) { return this.#t.post('/api/application/ess/create', body, o); }
+  /** A card template from a card definition: its id, a 1-hour PDF link, the layout. */
+  createTemplate(body: Body<'/api/application/card/template/create'>, o?: CallOptions) { return this.#t.post('/api/application/card/template/create', body, o); }
+  listTemplates(o?: CallOptions) { return this.#t.post('/api/application/card/template/list', {}, o); }
+  templateInfo(body: Body<'/api/application/card/template/info'>, o?: CallOptions) { return this.#t.post('/api/application/card/template/info', body, o); }
+  deleteTemplate(body: Body<'/api/application/card/template/delete'>, o?: CallOptions) { return this.#t.post('/api/application/card/template/delete', body, o); }
+
+  /**
+   * Creates a recognition task and starts a scan on the device whose pages go to it (direct
+   * transfer, pages only). Results reach `callbackUrl`, one POST per student, then the PUT end.
+   */
+  async scanAndRecognize(clientUuid: string, callbackUrl: string, options: Omit<NonNullable<Body<'/api/scan/create'>['options']>, 'direct_mode' | 'direct_addr'> = {}, o?: CallOptions): Promise<{ task: RecognitionTask; scan: PostResult<'/api/scan/create'> }> {
+    const task = await this.create({ callback_url: callbackUrl }, o);
+    const scan = await this.#t.post('/api/scan/create', { client_uuid: clientUuid, options: { ...options, direct_mode: 1, direct_addr: task.direct_addr } }, o);
+    return { task, scan };
+  }
+}

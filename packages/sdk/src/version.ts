@@ -1,0 +1,2 @@
+/** This SDK's version, sent in its User-Agent (a test keeps it equal to package.json's). */
+export const SDK_VERSION = '0.1.0';

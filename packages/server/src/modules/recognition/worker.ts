@@ -1,0 +1,209 @@
+// Recognition off the request path, on the shared jobs table (docs/jobs.md), so every server
+// node takes part and a page is read once:
+//   recognition.page      (ref task:seq)  one page through the engine (worker threads), the
+//                                         reading stored once; then the task's assembler is due.
+//   recognition.assemble  (ref task)      replays the task's readings in scan order through the
+//                                         engine's StudentAssembler and queues the callback of
+//                                         each student not sent yet; at the end, the PUT end
+//                                         callback after every result callback has completed.
+// The assembler is stateless (it replays pure data, no images), so any node may run it and a
+// crash loses nothing: `students_sent` moves only in the transaction that queues the callbacks.
+import { availableParallelism } from 'node:os';
+import { RECOGNITION_ERRORS, PagePool, StudentAssembler, createLayoutSet, type Layout, type LayoutSet, type PageReading, type PageSource, type StudentResult } from '@boxhub/recognizer';
+import { ScanError } from '@boxhub/protocol';
+import type { JobHandler } from '../../jobs/runner.ts';
+import type { Trx } from '../../jobs/repository.ts';
+import { ASSEMBLE_JOB, PAGE_JOB, type RecognitionService } from './service.ts';
+
+/**
+ * A page read makes the task's assembly due this much later, not at once: the pages the engine
+ * threads finish meanwhile (one every ~20 ms each at full speed) join that one run, which
+ * re-reads the task's page list and replays its readings (two transactions and a scan of the
+ * page list per run: bench/recognition). A student's callback waits at most this much longer;
+ * the end of the scan still makes it due at once.
+ */
+export const ASSEMBLE_COALESCE_MS = 25;
+
+export interface RecognitionWorkerSettings {
+  /** Worker threads of the engine on this node (BOXHUB_RECOGNITION_WORKERS; default: cores). */
+  workers?: number;
+}
+
+export class RecognitionWorkers {
+  private readonly svc: RecognitionService;
+  private readonly size: number;
+  private pool: PagePool | undefined;
+  /** Per application: its templates' layouts, keyed by the ids they were loaded for. */
+  private readonly layouts = new Map<string, { key: string; layouts: Layout[]; set: LayoutSet }>();
+  /** Per task: the readings this node has parsed (assembleHandler); the oldest tasks go first. */
+  private readonly readings = new Map<string, Map<number, PageReading>>();
+
+  constructor(svc: RecognitionService, s: RecognitionWorkerSettings = {}) {
+    this.svc = svc;
+    this.size = Math.max(1, s.workers ?? availableParallelism());
+  }
+
+  /** The engine's threads start with the first page, not with the server. */
+  private engine(): PagePool {
+    this.pool ??= new PagePool({ layouts: [], workers: this.size });
+    return this.pool;
+  }
+
+  async close(): Promise<void> { await this.pool?.close(); this.pool = undefined; }
+
+  /** The application's layouts (only its own templates are ever matched). */
+  private async layoutsOf(appId: string): Promise<{ key: string; layouts: Layout[]; set: LayoutSet }> {
+    const { repo } = this.svc.d;
+    const ids = await repo.templateIds(repo.db, appId);
+    const key = `${appId}:${ids.join(',')}`;
+    const cached = this.layouts.get(appId);
+    if (cached && cached.key === key) return cached;
+    const rows = await repo.templates(repo.db, appId);
+    const layouts = rows.map((r) => JSON.parse(r.layout) as Layout);
+    const entry = { key: `${appId}:${rows.map((r) => r.template_id).sort().join(',')}`, layouts, set: createLayoutSet(layouts) };
+    this.layouts.set(appId, entry);
+    return entry;
+  }
+
+  pageHandler(): JobHandler {
+    const { repo, tasks, blobs, jobs, clock } = this.svc.d;
+    return {
+      kind: PAGE_JOB,
+      // Two per engine thread: one being read from the store while the other is recognized.
+      concurrency: this.size * 2,
+      leaseMs: 2 * 60_000,
+      run: async (job) => {
+        const cut = job.ref.lastIndexOf(':');
+        const taskUuid = job.ref.slice(0, cut);
+        const seq = Number(job.ref.slice(cut + 1));
+        const page = await repo.page(repo.db, taskUuid, seq);
+        const task = page ? await tasks.find(tasks.db, taskUuid) : undefined;
+        if (!page || !task || page.reading !== null) return { next: 'done' };
+        const { key, layouts } = await this.layoutsOf(task.app_id);
+        let reading: PageReading;
+        try {
+          const bytes = await blobs.getBytes(page.blob_key);
+          // The bytes are this job's alone: moved to the engine's thread, not copied.
+          reading = await this.engine().recognize(bytes, { key, layouts }, { transfer: true });
+        } catch (e) {
+          // An image the engine cannot read fails this page (and so its student), not the task.
+          reading = { status: 'unreadable', error_code: RECOGNITION_ERRORS.imageAcquisition, detail: `page image could not be read: ${(e as Error).message}`, ms: 0 };
+        }
+        // The engine knows only this application's layouts: say so in the application's terms.
+        if (reading.status === 'unreadable') {
+          const m = /layout ([0-9a-f]{8}) is not loaded/.exec(reading.detail);
+          if (m) reading = { ...reading, detail: `the card's layout ${m[1]} is not one of this application's card templates` };
+        }
+        const text = JSON.stringify(reading);
+        return {
+          next: 'done',
+          effect: async (trx: Trx) => {
+            if (await repo.recognized(trx, taskUuid, seq, text, clock.now())) {
+              await jobs.schedule(trx, { kind: ASSEMBLE_JOB, ref: taskUuid, runAt: clock.now() + ASSEMBLE_COALESCE_MS }, 'earliest');
+            }
+          },
+        };
+      },
+    };
+  }
+
+  assembleHandler(): JobHandler {
+    const { repo, tasks, blobs, jobs, clock, callbacks, settings } = this.svc.d;
+    return {
+      kind: ASSEMBLE_JOB,
+      concurrency: 4,
+      leaseMs: 60_000,
+      run: async (job) => {
+        const uuid = job.ref;
+        const task = await tasks.find(tasks.db, uuid);
+        const r = await repo.find(repo.db, uuid);
+        if (!task || !r || task.state === 'ended' || !task.callback_url) { this.readings.delete(uuid); return { next: 'done' }; }
+        if (!this.readings.has(uuid) && this.readings.size >= 64) this.readings.delete(this.readings.keys().next().value!);
+        const now = clock.now();
+        const pages = await repo.pageHeads(repo.db, uuid);
+        // Readings never change once stored: each node keeps those it has parsed, per task, so a
+        // run reads and parses only the pages read since its last run.
+        const known = this.readings.get(uuid) ?? new Map<number, PageReading>();
+        this.readings.set(uuid, known);
+        const missing = pages.filter((p) => p.read && !known.has(Number(p.seq))).map((p) => Number(p.seq));
+        if (missing.length > 0) for (const [seq, text] of await repo.readings(repo.db, uuid, missing)) known.set(seq, JSON.parse(text) as PageReading);
+        const { set } = await this.layoutsOf(task.app_id);
+        const asm = new StudentAssembler(set);
+        const rowOf = new Map<PageSource, { blob_key: string }>();
+        const results: StudentResult[] = [];
+        let read = 0;
+        for (const p of pages) {
+          const reading = known.get(Number(p.seq));
+          if (!reading) break;
+          const source: PageSource = { paper_number: Number(p.paper_number), page_number: Number(p.page_number), front: Number(p.front) === 1, item_id: Number(p.item_id) };
+          rowOf.set(source, p);
+          results.push(...asm.push(source, reading));
+          read++;
+        }
+        const allRead = read === pages.length;
+        const ended = r.end_error !== null;
+        const scanEndedAt = r.scan_ended_at === null ? null : Number(r.scan_ended_at);
+        const graceUntil = scanEndedAt === null ? null : scanEndedAt + settings.endGraceMs;
+        // The scan task ended but its scan.end never came: the transfer broke off (1005).
+        // So did one whose box gave up on a batch (scan.end with 2102, direct_transfer_failed).
+        const broken = (!ended && graceUntil !== null && now >= graceUntil) || Number(r.end_error) === ScanError.direct_transfer_failed;
+        const final = allRead && (ended || broken);
+        if (final) {
+          const tail = asm.end();
+          if (broken) {
+            const detail = 'the direct transfer broke off before the end of the scan: this student\'s pages may be incomplete';
+            for (const t of tail) results.push({ error_code: RECOGNITION_ERRORS.communication, pages: t.pages, result: null, detail });
+          } else {
+            results.push(...tail);
+          }
+        }
+        const sentBefore = Number(r.students_sent);
+        const fresh = results.slice(sentBefore);
+        const bodies = await Promise.all(fresh.map(async (s, k) => ({
+          uuid, finish: final && sentBefore + k === results.length - 1, error_code: s.error_code,
+          pages: await Promise.all(s.pages.map(async (src) => {
+            const row = rowOf.get(src);
+            return {
+              ...src,
+              temp_download_url: row ? await blobs.downloadUrl(row.blob_key, { fileName: `page-${src.page_number}.jpg`, contentType: 'image/jpeg', expiresInMs: settings.downloadUrlTtlMs }) : '',
+            };
+          })),
+          result: s.result,
+          ...(s.detail ? { detail: s.detail } : {}),
+        })));
+        // Each student's callback waits for the one before it (callbacks module, waitFor), so the
+        // application gets them in scan order even when several are due at once; the end waits
+        // for the last.
+        const group = (k: number) => `recognition:${uuid}:${k}`;
+        const waiting = !final && !ended && graceUntil !== null;
+        return {
+          ...(waiting ? { next: 'again' as const, at: graceUntil } : { next: 'done' as const }),
+          effect: async (trx: Trx) => {
+            if (bodies.length > 0 || final) {
+              if (!(await repo.sent(trx, uuid, sentBefore, results.length))) return;
+            }
+            for (const [i, body] of bodies.entries()) {
+              const k = sentBefore + i;
+              await callbacks.enqueue(trx, {
+                appId: task.app_id, url: task.callback_url!, method: 'POST', event: 'recognition.result', taskUuid: uuid, body, group: group(k),
+                ...(k > 0 ? { waitFor: group(k - 1) } : {}),
+              });
+            }
+            if (final) {
+              await callbacks.enqueue(trx, {
+                appId: task.app_id, url: task.callback_url!, method: 'PUT', event: 'recognition.end', taskUuid: uuid, body: { uuid, finish: true },
+                ...(results.length > 0 ? { waitFor: group(results.length - 1) } : {}),
+              });
+              await tasks.transition(trx, task, 'recognition.finished', 'ended', { finished_at: clock.now() });
+              this.readings.delete(uuid);
+              return;
+            }
+            // A page read (or the end) while this run worked: run again.
+            const after = await repo.find(trx, uuid);
+            if (after && Number(after.progress) !== Number(r.progress)) await jobs.schedule(trx, { kind: ASSEMBLE_JOB, ref: uuid, runAt: clock.now() + ASSEMBLE_COALESCE_MS }, 'earliest');
+          },
+        };
+      },
+    };
+  }
+}

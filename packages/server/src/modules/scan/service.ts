@@ -1,0 +1,300 @@
+// Remote scanning (spec "Scanning", "Scan task", "Scan item", docs/scanning.md). The rules:
+// one scan per device at a time (a partial unique index: the insert is the lock); the box
+// acknowledges the task at once and then reports items and the end as durable events; stop
+// ends the task at once whatever the box does; the task and its files are destroyed at
+// expires_at. Every change and the callback it causes commit in one transaction.
+import { randomUUID } from 'node:crypto';
+import { ApiError, api, ScanError, type DirectTransfer, type ScanJobOptions, type ScanStartParams } from '@boxhub/protocol';
+import type { Logger } from 'pino';
+import type { BoxGateway } from '../../box-link/gateway.ts';
+import type { JobEventRouter } from '../../box-link/job-events.ts';
+import { RequestRefused, type BoxRequestRouter } from '../../box-link/requests.ts';
+import type { Clock } from '../../clock.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
+import type { TaskRow } from '../../db/schema.ts';
+import type { Trx } from '../../jobs/repository.ts';
+import type { SecretBox } from '../../secret-box.ts';
+import type { BlobStore } from '../../storage/blob-store.ts';
+import { TaskLifecycle } from '../../tasks/lifecycle.ts';
+import type { TaskRepository } from '../../tasks/repository.ts';
+import type { CallbackService } from '../callbacks/service.ts';
+import type { DeviceService } from '../devices/service.ts';
+import type { E2eKeyService } from '../e2e-keys/service.ts';
+import { parseState } from '../devices/view.ts';
+import { checkScanner, newDirectSecret, resolveScanOptions } from './options.ts';
+import type { ScanItemRepository } from './repository.ts';
+import { finishEvent, itemDataEvent, scanInfo, scanItem } from './views.ts';
+import { transact } from '../../db/transaction.ts';
+
+export const ITEMS_PAGE_SIZE = 20;
+
+export interface ScanSettings {
+  taskTtlMs: number;
+  downloadUrlTtlMs: number;
+  uploadUrlTtlMs: number;
+  blobMaxBytes: number;
+}
+
+export interface ScanServiceDeps {
+  tasks: TaskRepository;
+  items: ScanItemRepository;
+  lifecycle: TaskLifecycle;
+  devices: DeviceService;
+  e2eKeys: E2eKeyService;
+  gateway: BoxGateway;
+  callbacks: CallbackService;
+  blobs: BlobStore;
+  /** Seals the direct-transfer secrets stored with the tasks. */
+  secretBox: SecretBox;
+  clock: Clock;
+  log: Logger;
+  settings: ScanSettings;
+  /** This service's own direct-transfer addresses (recognition tasks): binds a scan to one. */
+  directTargets?: DirectTargets;
+}
+
+/** A receiver of direct transfers on this service (modules/recognition). */
+export interface DirectTargets {
+  /** Whether `addr` is one of this service's addresses (always allowed by the URL guard). */
+  tokenOf(addr: string): string | undefined;
+  /** In scan create's transaction: binds the scan to the address's task, or throws why not. */
+  bindScan(trx: Trx, appId: string, addr: string, scanUuid: string): Promise<boolean>;
+  /** In the transaction that ends a scan task. */
+  scanEnded(trx: Trx, scan: TaskRow, now: number): Promise<void>;
+}
+
+const itemKey = (task: string, itemId: number) => `scan/${task}/${itemId}.pdf`;
+/** The application key an encrypted scan's items are encrypted to (docs/encryption.md). */
+const encryptedTo = (task: Pick<TaskRow, 'options'>): string | undefined => (JSON.parse(task.options) as ScanJobOptions).encrypt?.kid;
+/** What an item's file is: a PDF, or its encryption (opaque bytes to everyone but the application). */
+const itemType = (task: Pick<TaskRow, 'options'>) => (encryptedTo(task) ? { ext: 'pdf.enc', contentType: 'application/octet-stream' } : { ext: 'pdf', contentType: 'application/pdf' });
+
+export class ScanService {
+  private readonly d: ScanServiceDeps;
+
+  constructor(d: ScanServiceDeps, events: JobEventRouter, requests: BoxRequestRouter) {
+    this.d = d;
+    events.on('scan.item', (trx, c) => this.onItem(trx, c.task, c.event.data, c.now));
+    events.on('scan.finished', (trx, c) => this.onFinished(trx, c.task, c.event.data.error_code, c.now));
+    requests.on('upload.url', (device, p) => this.uploadUrl(device, p.task, p.item_id, p.size, p.md5));
+    d.lifecycle.registerKind('scan', {
+      end: (trx, task, why, now) => this.finish(trx, task, why, why === 'expire' ? ScanError.expired : ScanError.box_lost, now),
+      dropOnBox: (device, tasks) => this.stopOnBox(device, tasks),
+    });
+  }
+
+  async create(appId: string, body: api.ScanCreateBody): Promise<api.ScanCreateResult> {
+    const { job: wanted, callbackUrl, directMode, directAddr } = resolveScanOptions(body.options);
+    if (callbackUrl) await this.d.callbacks.checkUrl(callbackUrl, 'options.callback_url');
+    // An address of this service's own recognition tasks is always allowed (and bound to this
+    // scan in the creating transaction); any other goes through the URL guard.
+    const ours = directMode > 0 && this.d.directTargets?.tokenOf(directAddr!) !== undefined;
+    if (directMode > 0 && !ours) await this.d.callbacks.checkUrl(directAddr!, 'options.direct_addr');
+    // Recognition must read the pages; an encrypted scan's pages (direct transfer included,
+    // docs/encryption.md) are for the application alone.
+    if (ours && body.options?.encrypt) throw new ApiError('SCAN_ENCRYPTED', 'options.encrypt: a recognition task must read the pages, so it cannot take an encrypted scan; scan to it without encrypt');
+    const device = await this.d.devices.bound(appId, body.client_uuid);
+    // Spec: a create while a task is active answers 30204 with its uuid, whatever else holds
+    // (the scanner of an active scan is busy, and that is not the answer the spec gives).
+    const active = await this.d.tasks.activeScan(this.d.tasks.db, device.uuid);
+    if (active) throw new ApiError('SCAN_EXISTS', `a scan task is already active on this device: ${active.uuid}`, { exist_uuid: active.uuid });
+    // The task keeps the key it was created with: a rotation later does not change its items.
+    const encrypt = body.options?.encrypt ? await this.d.e2eKeys.forScan(appId) : undefined;
+    if (device.online !== 1) throw new ApiError('DEVICE_OFFLINE', 'device is offline');
+    // A box that reports no key of its own runs an agent without encryption: it would upload
+    // the pages as they are, so it is not asked to.
+    if (encrypt && !parseState(device)?.e2e_public_key) throw new ApiError('E2E_BOX_KEY_MISSING', 'options.encrypt: this box runs an agent without end-to-end encryption (it reports no key); nothing was scanned');
+    const checked = checkScanner(parseState(device)?.scanner, wanted, body.options);
+    const job = encrypt ? { ...checked, encrypt } : checked;
+    // One secret per task (docs/direct-transfer.md, "Signing"): returned once, given to the box,
+    // and stored sealed with the secret box (the recognition receiver reads it back).
+    const directSecret = job.direct ? newDirectSecret() : undefined;
+    if (job.direct) job.direct.secret = directSecret!;
+
+    const now = this.d.clock.now();
+    const uuid = randomUUID();
+    const expiresAt = now + this.d.settings.taskTtlMs;
+    const stored: ScanJobOptions = job.direct ? { ...job, direct: { ...job.direct, secret: this.d.secretBox.seal(job.direct.secret) } } : job;
+    await this.lock(appId, device.uuid, { uuid, callbackUrl, job: stored, now, expiresAt });
+
+    // The box answers at once: it has taken the task (its journal is on its disk) or says why not.
+    const params: ScanStartParams = { task: uuid, options: job };
+    let ack;
+    try {
+      ack = await this.d.gateway.command(device.uuid, 'scan.start', params);
+    } catch (e) {
+      // No answer in time: the box may or may not have it. The task ends here (its lock is
+      // released); a box that did start is told to stop when it next reports its jobs.
+      await transact(this.d.tasks.db, async (trx) => {
+        const t = await this.d.tasks.find(trx, uuid);
+        if (t) await this.finish(trx, t, 'box.refused', ScanError.not_acknowledged, this.d.clock.now());
+      });
+      if (e instanceof ApiError && e.key === 'DEVICE_TIMEOUT') throw new ApiError('DEVICE_TIMEOUT', `${e.message}; the scan task ${uuid} was ended`, { uuid });
+      throw e;
+    }
+    if (!ack.ok) {
+      // Refused before anything happened: the task is forgotten, as if never created.
+      await transact(this.d.tasks.db, (trx) => this.d.lifecycle.discard(trx, uuid));
+      const why = ack.message ? `: ${ack.message}` : '';
+      if (ack.reason === 'busy') throw new ApiError('SCANNER_BUSY', `the box refused the scan${why}`);
+      if (ack.reason === 'not_supported') throw new ApiError('SCAN_OPTION_UNSUPPORTED', `the box refused the scan${why}`);
+      throw new ApiError('DEVICE_REJECTED', `the box refused the scan${why}`);
+    }
+    const boot = typeof ack.data?.boot === 'string' ? ack.data.boot.slice(0, 64) : null;
+    await transact(this.d.tasks.db, async (trx) => {
+      const t = await this.d.tasks.find(trx, uuid);
+      if (t) await this.d.lifecycle.acknowledge(trx, t, this.d.clock.now(), boot);
+    });
+    return { uuid, expires_at: Math.floor(expiresAt / 1000), ...(directSecret ? { direct_secret: directSecret } : {}) };
+  }
+
+  /** The direct-transfer options of a scan task, its secret opened (for a receiver of this
+   *  service, e.g. the recognition module); undefined when the task has no direct transfer. */
+  directOf(task: Pick<TaskRow, 'options'>): DirectTransfer | undefined {
+    const d = (JSON.parse(task.options) as ScanJobOptions).direct;
+    return d ? { ...d, secret: this.d.secretBox.open(d.secret) } : undefined;
+  }
+
+  /** Inserts the task: the partial unique index refuses a second active scan (30204). */
+  private async lock(appId: string, device: string, t: { uuid: string; callbackUrl: string | undefined; job: ScanJobOptions; now: number; expiresAt: number }): Promise<void> {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        await transact(this.d.tasks.db, async (trx) => {
+          await this.d.lifecycle.create(trx, {
+            uuid: t.uuid, kind: 'scan', app_id: appId, device_uuid: device, callback_url: t.callbackUrl ?? null,
+            options: JSON.stringify(t.job), created_at: t.now, expires_at: t.expiresAt,
+          });
+          if (t.job.direct) await this.d.directTargets?.bindScan(trx, appId, t.job.direct.addr, t.uuid);
+        });
+        return;
+      } catch (e) {
+        if (!isUniqueViolation(e)) throw e;
+        const existing = await this.d.tasks.activeScan(this.d.tasks.db, device);
+        // The other task ended between the insert and this read: try once more.
+        if (existing) throw new ApiError('SCAN_EXISTS', `a scan task is already active on this device: ${existing.uuid}`, { exist_uuid: existing.uuid });
+      }
+    }
+    throw new ApiError('SERVICE_UNAVAILABLE', 'the device is busy starting and ending scans; try again');
+  }
+
+  /** Stop (spec: "Stops immediately"): the task ends now; with the box answering, error code 0. */
+  async stop(appId: string, deviceUuid: string): Promise<void> {
+    const device = await this.d.devices.bound(appId, deviceUuid);
+    const task = await this.d.tasks.activeScan(this.d.tasks.db, device.uuid);
+    if (!task) return;
+    let answered = false;
+    if (device.online === 1) {
+      try {
+        answered = (await this.d.gateway.command(device.uuid, 'scan.stop', { task: task.uuid })).ok;
+      } catch { /* offline or silent: the task ends on the server alone */ }
+    }
+    await transact(this.d.tasks.db, async (trx) => {
+      const t = await this.d.tasks.find(trx, task.uuid);
+      if (t) await this.finish(trx, t, 'scan.stop', answered ? ScanError.none : ScanError.stopped_unreachable, this.d.clock.now());
+    });
+  }
+
+  async current(appId: string, deviceUuid: string): Promise<api.ScanCurrent> {
+    const device = await this.d.devices.bound(appId, deviceUuid);
+    const task = await this.d.tasks.activeScan(this.d.tasks.db, device.uuid);
+    return task ? { exist: true, scan_uuid: task.uuid } : { exist: false };
+  }
+
+  async info(appId: string, deviceUuid: string, scanUuid: string): Promise<api.ScanInfo> {
+    return scanInfo(await this.task(appId, deviceUuid, scanUuid));
+  }
+
+  async itemData(appId: string, body: api.ItemDataBody): Promise<api.ItemData> {
+    const task = await this.task(appId, body.client_uuid, body.scan_uuid);
+    const page = body.page ?? 1;
+    const { total, rows } = await this.d.items.page(task.uuid, ITEMS_PAGE_SIZE, (page - 1) * ITEMS_PAGE_SIZE);
+    const items = await Promise.all(rows.map(async (r) => scanItem(r, r.blob_key ? await this.downloadUrl(task, r.item_id) : undefined, encryptedTo(task))));
+    return { scan_uuid: task.uuid, total, page_size: ITEMS_PAGE_SIZE, page, items };
+  }
+
+  private async task(appId: string, deviceUuid: string, scanUuid: string): Promise<TaskRow> {
+    const device = await this.d.devices.bound(appId, deviceUuid);
+    const task = await this.d.tasks.findFor(appId, device.uuid, scanUuid, 'scan');
+    // Destroyed at expiry, never created, or another device's: the same answer.
+    if (!task) throw new ApiError('NOT_FOUND', `no scan task '${scanUuid}' on this device (tasks are destroyed at expires_at)`);
+    return task;
+  }
+
+  private downloadUrl(task: TaskRow, itemId: number): Promise<string> {
+    return this.d.blobs.downloadUrl(itemKey(task.uuid, itemId), {
+      fileName: `scan-${task.uuid.slice(0, 8)}-${itemId}.${itemType(task).ext}`, contentType: itemType(task).contentType, expiresInMs: this.d.settings.downloadUrlTtlMs,
+    });
+  }
+
+  /** Ends a task (any trigger), records why, sends scan.finish. No-op when it ended already. */
+  private async finish(trx: Trx, task: TaskRow, trigger: 'scan.finished' | 'scan.stop' | 'box.lost' | 'box.refused' | 'expire', errorCode: number, now: number): Promise<void> {
+    const ended = await this.d.tasks.transition(trx, task, trigger, 'ended', { error_code: errorCode, finished_at: now });
+    if (!ended) return;
+    await this.d.directTargets?.scanEnded(trx, ended, now);
+    if (ended.callback_url) {
+      await this.d.callbacks.enqueue(trx, {
+        appId: ended.app_id, url: ended.callback_url, method: 'POST', event: 'scan.finish', taskUuid: ended.uuid, body: finishEvent(ended, now),
+      });
+    }
+  }
+
+  // ---- the box's side ---------------------------------------------------------------------
+
+  private async uploadUrl(device: string, taskUuid: string, itemId: number, size: number, md5: string): Promise<Record<string, unknown>> {
+    const task = await this.d.tasks.find(this.d.tasks.db, taskUuid);
+    if (!task || task.device_uuid !== device || task.kind !== 'scan') throw new RequestRefused(`no scan task ${taskUuid} for this box`);
+    if (task.state === 'ended') throw new RequestRefused(`scan task ${taskUuid} has ended`);
+    if (size > this.d.settings.blobMaxBytes) throw new RequestRefused(`item of ${size} bytes is larger than the ${this.d.settings.blobMaxBytes} bytes allowed`);
+    // Never past the task's expiry: a file uploaded after task.expire deleted the task's files
+    // would belong to nothing and never be deleted.
+    const ttl = Math.min(this.d.settings.uploadUrlTtlMs, Number(task.expires_at) - this.d.clock.now());
+    if (ttl <= 0) throw new RequestRefused(`scan task ${taskUuid} has expired`);
+    const g = await this.d.blobs.uploadUrl(itemKey(taskUuid, itemId), { size, md5, contentType: itemType(task).contentType, expiresInMs: ttl });
+    return { url: g.url, method: g.method, headers: g.headers, expires_at: g.expiresAt };
+  }
+
+  private async onItem(trx: Trx, task: TaskRow, data: import('@boxhub/protocol').ScanItemData, now: number): Promise<void> {
+    // A stopped (or expired) task takes no more items: what the box sends late is dropped.
+    if (task.state === 'ended') return;
+    let key: string | null = null;
+    // An encrypted task's item without a cipher would be a file nobody can open (and the other
+    // way round, a cipher nobody asked for): refused like a checksum that does not match.
+    if (data.upload && !!encryptedTo(task) !== !!data.upload.cipher) {
+      throw new Error(`scan item ${task.uuid}/${data.item_id}: the task is ${encryptedTo(task) ? '' : 'not '}encrypted but the item ${data.upload.cipher ? 'has' : 'has no'} cipher`);
+    }
+    if (data.upload) {
+      key = itemKey(task.uuid, data.item_id);
+      const stored = await this.d.blobs.stat(key);
+      // The box reports an item only after its upload succeeded; the server records it only
+      // when the bytes stored are the ones the box describes.
+      if (!stored || stored.size !== data.upload.size || stored.md5 !== data.upload.md5) {
+        throw new Error(`scan item ${task.uuid}/${data.item_id}: stored ${stored ? `${stored.size} bytes, MD5 ${stored.md5}` : 'nothing'}, the box reports ${data.upload.size} bytes, MD5 ${data.upload.md5}`);
+      }
+    }
+    const row = {
+      task_uuid: task.uuid, item_id: data.item_id, pages: data.pages.length, page_list: JSON.stringify(data.pages),
+      blob_key: key, file_bytes: data.upload?.size ?? null, md5: data.upload?.md5 ?? null, cipher: data.upload?.cipher ?? null,
+      upload_spent_ms: data.upload?.upload_spent_ms ?? null, scanned_at: data.scanned_at, recorded_at: now,
+    };
+    await this.d.items.insert(trx, row);
+    await this.d.tasks.update(trx, task.uuid, {
+      item_count: Number(task.item_count) + 1,
+      page_count: Number(task.page_count) + data.pages.length,
+      file_bytes: Number(task.file_bytes) + (data.upload?.size ?? 0),
+    });
+    if (task.callback_url) {
+      const item = scanItem(row, key ? await this.downloadUrl(task, data.item_id) : undefined, encryptedTo(task));
+      await this.d.callbacks.enqueue(trx, {
+        appId: task.app_id, url: task.callback_url, method: 'POST', event: 'scan.item_data', taskUuid: task.uuid, body: itemDataEvent(task, item, now),
+      });
+    }
+  }
+
+  private async onFinished(trx: Trx, task: TaskRow, errorCode: number, now: number): Promise<void> {
+    await this.finish(trx, task, 'scan.finished', errorCode, now);
+  }
+
+  private async stopOnBox(device: string, tasks: string[]): Promise<void> {
+    for (const task of tasks) await this.d.gateway.command(device, 'scan.stop', { task }).catch(() => undefined);
+  }
+}

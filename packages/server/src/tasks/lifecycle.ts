@@ -1,0 +1,157 @@
+// What every task shares, whatever its kind (docs/tasks.md): it is created with its expiry job
+// in one transaction; at expires_at it is destroyed with its files (spec: "destroyed
+// automatically at its expiry time … After destruction its information cannot be queried");
+// and the server keeps its view of a box's tasks in step with what the box reports it holds
+// (spec "Scan task": stop "also refreshes the scan state after abnormal events such as power
+// loss"). The kind's own rules (which callback, which error code) come from its hooks.
+import type { BoxState, TaskKind } from '@boxhub/protocol';
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.ts';
+import type { TaskRow } from '../db/schema.ts';
+import type { Jobs } from '../jobs/jobs.ts';
+import type { Trx } from '../jobs/repository.ts';
+import type { JobHandler } from '../jobs/runner.ts';
+import type { BlobStore } from '../storage/blob-store.ts';
+import type { NewTask, TaskRepository } from './repository.ts';
+import { transact } from '../db/transaction.ts';
+
+export const EXPIRE_JOB = 'task.expire';
+export const TASK_PAGE_SIZE = 20;
+
+export interface TaskKindHooks {
+  /** The box has taken the task (its ack, or its first event, whichever the server sees first):
+   *  the kind's callback for that, in the caller's transaction. */
+  acked?(trx: Trx, task: TaskRow, now: number): Promise<void>;
+  /** Ends an active task without its box (the box lost it, or it expired): state, error code
+   *  and callbacks, in the caller's transaction. */
+  end(trx: Trx, task: TaskRow, why: 'box.lost' | 'expire', now: number): Promise<void>;
+  /** Tells a box to drop tasks it still holds although the server has ended them. */
+  dropOnBox(device: string, tasks: string[]): Promise<void>;
+}
+
+export interface TaskLifecycleDeps {
+  tasks: TaskRepository;
+  jobs: Jobs;
+  blobs: BlobStore;
+  clock: Clock;
+  log: Logger;
+}
+
+export class TaskLifecycle {
+  private readonly d: TaskLifecycleDeps;
+  private readonly hooks = new Map<TaskKind, TaskKindHooks>();
+
+  constructor(d: TaskLifecycleDeps) { this.d = d; }
+
+  registerKind(kind: TaskKind, hooks: TaskKindHooks): void { this.hooks.set(kind, hooks); }
+
+  /** The application's newest scan and print tasks on a device, newest first (until they expire). */
+  recent(appId: string, deviceUuid: string, limit = 10) { return this.d.tasks.recent(appId, deviceUuid, limit); }
+
+  /** The application's tasks of these kinds on every device, newest first, TASK_PAGE_SIZE a page. */
+  async list(appId: string, kinds: readonly TaskKind[], page: number) {
+    const { total, rows } = await this.d.tasks.listForApp(appId, kinds, TASK_PAGE_SIZE, (page - 1) * TASK_PAGE_SIZE);
+    return { page, page_size: TASK_PAGE_SIZE, total, tasks: rows };
+  }
+
+  /** Records a task and its expiry in the caller's transaction. */
+  async create(trx: Trx, t: NewTask): Promise<void> {
+    await this.d.tasks.insert(trx, t);
+    await this.d.jobs.schedule(trx, { kind: EXPIRE_JOB, ref: t.uuid, runAt: t.expires_at });
+  }
+
+  /**
+   * Records that the box holds the task (spec action_ack, action_ack_at), once: from the box's
+   * acknowledgement of the start command, or from any event of the task if that is seen first
+   * (the box may report progress before the command's answer is handled). Returns the task as
+   * it is after.
+   */
+  async acknowledge(trx: Trx, task: TaskRow, now: number, boot?: string | null): Promise<TaskRow> {
+    if (task.acked_at !== null) {
+      if (boot && !task.box_boot) await this.d.tasks.update(trx, task.uuid, { box_boot: boot });
+      return (await this.d.tasks.find(trx, task.uuid)) ?? task;
+    }
+    const set = { acked_at: now, ...(boot ? { box_boot: boot } : {}) };
+    const moved = await this.d.tasks.transition(trx, task, 'box.ack', 'received', set);
+    if (!moved) await this.d.tasks.update(trx, task.uuid, set);
+    const after = (await this.d.tasks.find(trx, task.uuid)) ?? task;
+    await this.hooks.get(task.kind as TaskKind)?.acked?.(trx, after, now);
+    return after;
+  }
+
+  /** Forgets a task that never went anywhere (the box refused it), with its expiry. */
+  async discard(trx: Trx, uuid: string): Promise<void> {
+    await this.d.jobs.cancel(trx, EXPIRE_JOB, uuid);
+    await this.d.tasks.delete(trx, uuid);
+  }
+
+  /** Where a task's files live in the blob store. */
+  static prefix(task: Pick<TaskRow, 'kind' | 'uuid'>): string { return `${task.kind}/${task.uuid}`; }
+
+  /** The `task.expire` job: ends the task if it is still active, deletes its files, then its rows. */
+  expiryHandler(): JobHandler {
+    return {
+      kind: EXPIRE_JOB,
+      concurrency: 8,
+      leaseMs: 5 * 60_000,
+      run: async (job) => {
+        const { tasks, clock } = this.d;
+        const task = await tasks.find(tasks.db, job.ref);
+        if (!task) return { next: 'done' };
+        const hooks = this.hooks.get(task.kind as TaskKind);
+        if (task.state !== 'ended') {
+          // The end is recorded before the box hears of it, so its own report of the end (a
+          // stopped scan) cannot come first and take the expiry's error code.
+          await transact(tasks.db, async (trx) => {
+            const current = await tasks.find(trx, task.uuid);
+            if (current && current.state !== 'ended') await hooks?.end(trx, current, 'expire', clock.now());
+          });
+          await hooks?.dropOnBox(task.device_uuid, [task.uuid]).catch(() => undefined);
+        }
+        // Files next: a node that dies after this runs the job again and finds nothing left to
+        // delete; the rows go in the settling transaction, only while this claim holds.
+        await this.d.blobs.deletePrefix(TaskLifecycle.prefix(task));
+        return {
+          next: 'done',
+          effect: async (trx) => {
+            if (await tasks.delete(trx, task.uuid)) this.d.log.info({ task: task.uuid, kind: task.kind }, 'task expired and destroyed');
+          },
+        };
+      },
+    };
+  }
+
+  /**
+   * Brings the server's view of a box's tasks in line with what the box says it holds. A task
+   * the box took under an earlier boot and no longer lists was lost with that boot (power cut,
+   * wiped disk): it ends with the kind's error. A task the box holds that the server has ended
+   * (stopped or cancelled while the box was away) is dropped on the box. A box lists a task
+   * until the server has acknowledged its final event (state `ending`), so a task that finished
+   * while the box was cut off is not mistaken for a lost one.
+   */
+  async reconcile(device: string, state: BoxState): Promise<void> {
+    if (!state.boot || !state.jobs) return;
+    const listed = new Map(state.jobs.map((j) => [j.task, j]));
+    const { tasks, clock } = this.d;
+    const active = await tasks.active(tasks.db, device);
+    for (const t of active) {
+      if (listed.has(t.uuid) || !t.box_boot || t.box_boot === state.boot) continue;
+      const hooks = this.hooks.get(t.kind as TaskKind);
+      if (!hooks) continue;
+      await transact(tasks.db, async (trx) => {
+        const current = await tasks.find(trx, t.uuid);
+        if (current && current.state !== 'ended') await hooks.end(trx, current, 'box.lost', clock.now());
+      });
+      this.d.log.warn({ device, task: t.uuid, kind: t.kind }, 'the box restarted and no longer holds this task: ended');
+    }
+    const activeIds = new Set(active.map((t) => t.uuid));
+    const stale = new Map<TaskKind, string[]>();
+    for (const j of state.jobs) {
+      if (j.state === 'ending' || activeIds.has(j.task)) continue;
+      stale.set(j.kind, [...(stale.get(j.kind) ?? []), j.task]);
+    }
+    for (const [kind, ids] of stale) {
+      await this.hooks.get(kind)?.dropOnBox(device, ids).catch((err: unknown) => this.d.log.warn({ err, device }, 'could not tell the box to drop ended tasks'));
+    }
+  }
+}

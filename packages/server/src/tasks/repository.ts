@@ -1,0 +1,92 @@
+// The only SQL for tasks (docs/tasks.md). Every state change is one conditional UPDATE that
+// names the states it may leave (protocol/tasks.ts), so a race loses cleanly. Every method
+// takes the caller's transaction: a task's change, its box event and its callback commit
+// together.
+import { sourcesOf, type TaskKind, type TaskState, type TaskTrigger } from '@boxhub/protocol';
+import type { Kysely, Updateable } from 'kysely';
+import type { Database, TaskRow, TasksTable } from '../db/schema.ts';
+import type { Trx } from '../jobs/repository.ts';
+
+export type NewTask = Pick<TaskRow, 'uuid' | 'kind' | 'app_id' | 'device_uuid' | 'callback_url' | 'options' | 'created_at' | 'expires_at'> & { file_bytes?: number };
+
+export class TaskRepository {
+  readonly db: Kysely<Database>;
+  constructor(db: Kysely<Database>) { this.db = db; }
+
+  /** Inserts a task in state `created`. A second active scan on a device violates the partial
+   *  unique index (isUniqueViolation): the caller answers 30204. */
+  async insert(trx: Trx, t: NewTask): Promise<void> {
+    await trx.insertInto('tasks').values({
+      ...t, state: 'created', error_message: null, box_boot: null, acked_at: null, started_at: null, finished_at: null,
+      pages: null, printed_pages: null, download_spent_ms: null,
+    }).execute();
+  }
+
+  find(trx: Trx, uuid: string): Promise<TaskRow | undefined> {
+    return trx.selectFrom('tasks').selectAll().where('uuid', '=', uuid).executeTakeFirst();
+  }
+
+  /** The task if it belongs to this application and device. */
+  findFor(appId: string, deviceUuid: string, uuid: string, kind: TaskKind): Promise<TaskRow | undefined> {
+    return this.db.selectFrom('tasks').selectAll().where('uuid', '=', uuid).where('app_id', '=', appId)
+      .where('device_uuid', '=', deviceUuid).where('kind', '=', kind).executeTakeFirst();
+  }
+
+  /** The application's newest tasks on a device (the console's device page). */
+  recent(appId: string, deviceUuid: string, limit: number): Promise<Pick<TaskRow, 'uuid' | 'kind' | 'state' | 'created_at' | 'finished_at' | 'error_code'>[]> {
+    return this.db.selectFrom('tasks').select(['uuid', 'kind', 'state', 'created_at', 'finished_at', 'error_code'])
+      .where('device_uuid', '=', deviceUuid).where('app_id', '=', appId)
+      .orderBy('created_at', 'desc').orderBy('uuid').limit(limit).execute();
+  }
+
+  /**
+   * The application's tasks of some kinds, newest first, a page at a time (the console's task
+   * list; tasks_app_idx covers it).
+   */
+  async listForApp(appId: string, kinds: readonly TaskKind[], limit: number, offset: number): Promise<{ total: number; rows: Pick<TaskRow, 'uuid' | 'kind' | 'device_uuid' | 'state' | 'created_at' | 'finished_at' | 'error_code' | 'item_count' | 'page_count' | 'expires_at'>[] }> {
+    const q = this.db.selectFrom('tasks').where('app_id', '=', appId).where('kind', 'in', kinds);
+    const [count, rows] = await Promise.all([
+      q.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+      q.select(['uuid', 'kind', 'device_uuid', 'state', 'created_at', 'finished_at', 'error_code', 'item_count', 'page_count', 'expires_at'])
+        .orderBy('created_at', 'desc').orderBy('uuid').limit(limit).offset(offset).execute(),
+    ]);
+    return { total: Number(count.n), rows };
+  }
+
+  /** The device's scan that still holds its lock, if any. */
+  activeScan(trx: Trx, deviceUuid: string): Promise<TaskRow | undefined> {
+    return trx.selectFrom('tasks').selectAll().where('device_uuid', '=', deviceUuid).where('kind', '=', 'scan')
+      .where('state', '!=', 'ended').executeTakeFirst();
+  }
+
+  /** Every task of the device not ended yet, oldest first. */
+  active(trx: Trx, deviceUuid: string, kind?: TaskKind): Promise<TaskRow[]> {
+    let q = trx.selectFrom('tasks').selectAll().where('device_uuid', '=', deviceUuid).where('state', '!=', 'ended');
+    if (kind) q = q.where('kind', '=', kind);
+    return q.orderBy('created_at').orderBy('uuid').execute();
+  }
+
+  /**
+   * Applies a trigger of the transition table to a task: the update happens only while the task
+   * is in one of the trigger's source states. Returns the task as it is after, or undefined
+   * when the transition did not apply (another change came first).
+   */
+  async transition(trx: Trx, task: Pick<TaskRow, 'uuid' | 'kind'>, trigger: TaskTrigger, to: TaskState, set: Updateable<TasksTable> = {}): Promise<TaskRow | undefined> {
+    const from = sourcesOf(task.kind as TaskKind, trigger);
+    if (from.length === 0) return undefined;
+    const r = await trx.updateTable('tasks').set({ ...set, state: to }).where('uuid', '=', task.uuid).where('state', 'in', from).executeTakeFirst();
+    if (r.numUpdatedRows !== 1n) return undefined;
+    return this.find(trx, task.uuid);
+  }
+
+  /** Updates fields that are not part of the state (counters, seq). */
+  async update(trx: Trx, uuid: string, set: Updateable<TasksTable>): Promise<void> {
+    await trx.updateTable('tasks').set(set).where('uuid', '=', uuid).execute();
+  }
+
+  /** Destroys a task with its items and applied events (ON DELETE CASCADE). */
+  async delete(trx: Trx, uuid: string): Promise<boolean> {
+    const r = await trx.deleteFrom('tasks').where('uuid', '=', uuid).executeTakeFirst();
+    return r.numDeletedRows > 0n;
+  }
+}
