@@ -72,19 +72,26 @@ test('a server restart: the agent process keeps running, reconnects, and takes c
   const agent = startAgent(s.proxy.url, s.uuid, s.secret);
   try {
     await online(s.api, s.uuid);
-    // The server stops (with it the embedded broker; on the external engines the broker's
-    // connections are reset the same way through the proxy).
-    s.proxy.down(true);
+    const before = (await s.api.devices.info({ uuid: s.uuid })).client!.last_connect_at!;
+    // The server stops (with it the embedded broker), and only then does the box lose the
+    // broker: on the external engines its last will then reaches no server node at all.
     const { dataDir, pgSchema } = s.t;
     await s.t.close({ keepData: true });
+    s.proxy.down(true);
     await retries(s, agent, 3);
     const t2 = await startTestServer({ reuse: { dataDir, pgSchema } });
+    const api = rigSdk(t2.url, s.apiKey);
+    s = { ...s, t: t2, api };
+    // The restarted server knows the box is gone (embedded: its broker starts empty; external:
+    // the will the broker retained) before the box is back, not only after.
+    assert.equal((await api.devices.info({ uuid: s.uuid })).client!.online, false, 'a box cut off during the restart is offline');
     const broker = new URL(t2.mqttUrl);
     s.proxy.retarget(broker.hostname, Number(broker.port));
     s.proxy.down(false);
-    const api = rigSdk(t2.url, s.apiKey);
-    s = { ...s, t: t2, api };
-    await online(api, s.uuid);
+    await eventually(async () => {
+      const c = (await api.devices.info({ uuid: s.uuid })).client!;
+      return c.online && c.last_connect_at! > before;
+    }, 'the box back online on a new connection', 30_000);
     await api.control.buzz({ client_uuid: s.uuid, buzz: [10] }); // throws unless the box answered (code 0)
     assert.ok(agent.lines.some((l) => l.includes('disconnected')), 'the outage was logged');
   } finally {

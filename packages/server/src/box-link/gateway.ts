@@ -52,6 +52,23 @@ export class BoxGateway {
     await broker.subscribe('box/+/event', (t, p) => this.onMessage(t, p), { shared: true });
     await broker.subscribe('box/+/req', (t, p) => this.onMessage(t, p), { shared: true });
     await broker.subscribe(`box/+/ack/${nodeId}`, (t, p) => this.onMessage(t, p));
+    await this.readPresence();
+    broker.onReconnect?.(() => {
+      this.readPresence().catch((err: unknown) => this.o.log.warn({ err }, 'retained presence not read after reconnecting to the broker'));
+    });
+  }
+
+  /**
+   * A box that left while no node was listening (every node down or cut off from an external
+   * broker) left its last will on a shared subscription with no member, where it is lost; the
+   * table would call it online for good. The broker retains each box's latest presence, so a
+   * node reads them all when it (re)connects and applies them like live ones (session guards
+   * make a stale one harmless), and serves only once they are applied (docs/box-protocol.md).
+   */
+  private async readPresence(): Promise<void> {
+    if (!this.o.broker.readRetained) return;
+    await this.o.broker.readRetained('box/+/presence', (t, p) => this.onMessage(t, p));
+    await this.queue.drain();
   }
 
   /** The handler of job events (box-link/job-events.ts). */

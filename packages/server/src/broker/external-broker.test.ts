@@ -4,7 +4,7 @@
 // both passes.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import mqtt from 'mqtt';
 import { topics } from '@boxhub/protocol';
@@ -13,7 +13,7 @@ import { engine, eventually, startTestServer, type TestServer } from '../testing
 import { mayPublish, maySubscribe } from './device-acl.ts';
 import { deviceAcls, ExternalBroker, parseMqttUrl } from './external-broker.ts';
 import { provisionOnBroker } from './provision.ts';
-import { startTcpProxy } from '../testing/tcp-proxy.ts';
+import { startTcpProxy, type TcpProxy } from '../testing/tcp-proxy.ts';
 
 describe('external broker adapter (any engine)', () => {
   test('dynsec ACLs of a box say what device-acl.ts says for the embedded broker', () => {
@@ -75,25 +75,13 @@ describe('external broker adapter (any engine)', () => {
   });
 });
 
-/** Forwards TCP to the broker; cut() drops every connection as a network failure would. */
-async function proxy(target: URL): Promise<{ url: string; cut: () => void; close: () => Promise<void> }> {
-  const socks: Socket[] = [];
-  const server: Server = createServer({ noDelay: true }, (c) => {
-    const u = tcpConnect({ host: target.hostname, port: Number(target.port || 1883), noDelay: true });
-    socks.push(c, u);
-    c.pipe(u); u.pipe(c);
-    const drop = (): void => { c.destroy(); u.destroy(); };
-    c.on('error', drop); u.on('error', drop); c.on('close', drop); u.on('close', drop);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+/** A TCP proxy between the server and the broker (testing/tcp-proxy.ts); `url` carries the server's login. */
+async function proxy(target: URL): Promise<TcpProxy & { url: string }> {
+  const p = await startTcpProxy(target.hostname, Number(target.port || 1883));
   const via = new URL(target.toString());
   via.hostname = '127.0.0.1';
-  via.port = String((server.address() as { port: number }).port);
-  return {
-    url: via.toString(),
-    cut: () => { for (const s of socks.splice(0)) s.destroy(); },
-    close: async () => { for (const s of socks.splice(0)) s.destroy(); await new Promise<void>((r) => server.close(() => r())); },
-  };
+  via.port = String(p.port);
+  return Object.assign(p, { url: via.toString() });
 }
 
 if (engine === 'external') {
@@ -156,6 +144,67 @@ if (engine === 'external') {
         }, 'presence after the reconnect (shared subscription renewed)', 10_000);
         assert.equal((await s.server.gateway.command(d.uuid, 'buzz', { buzz: [10], gap: 0 })).ok, true, 'ack subscription renewed');
         await box.endAsync();
+      } finally {
+        await s.close();
+        await p.close();
+      }
+    });
+
+    test('readRetained hands over every retained message on its filter before it resolves, and only those', async () => {
+      const ext = t.server.broker as ExternalBroker;
+      const prefix = `box/rt-${randomBytes(4).toString('hex')}`;
+      const pub = await mqtt.connectAsync(process.env.BOXHUB_TEST_MQTT_URL!, { protocolVersion: 5, reconnectPeriod: 0 });
+      try {
+        const n = 300;
+        for (let i = 0; i < n; i++) await pub.publishAsync(`${prefix}/${i}/presence`, `m${i}`, { qos: 1, retain: true });
+        await pub.publishAsync(`${prefix}/x/other`, 'not on the filter', { qos: 1, retain: true });
+        const got: string[] = [];
+        await ext.readRetained(`${prefix}/+/presence`, (_t, p) => got.push(p.toString()));
+        assert.equal(got.length, n);
+        assert.deepEqual(new Set(got), new Set(Array.from({ length: n }, (_, i) => `m${i}`)));
+        // The read's subscription is gone: a live message on the filter reaches no one.
+        const later: string[] = [];
+        await ext.readRetained(`${prefix}/none/presence`, (_t, p) => later.push(p.toString()));
+        assert.deepEqual(later, []);
+      } finally {
+        for (let i = 0; i < 300; i++) await pub.publishAsync(`${prefix}/${i}/presence`, '', { qos: 1, retain: true });
+        await pub.publishAsync(`${prefix}/x/other`, '', { qos: 1, retain: true });
+        await pub.endAsync();
+      }
+    });
+
+    test('a box that leaves while the server is cut off from the broker is offline once the server is back (retained presence)', async () => {
+      const p = await proxy(new URL(process.env.BOXHUB_TEST_MQTT_URL!));
+      const s = await startTestServer({ env: { MQTT_URL: p.url } });
+      try {
+        const d = await s.registerDevice();
+        const direct = new URL(process.env.BOXHUB_TEST_MQTT_URL!);
+        const will = { topic: topics.presence(d.uuid), payload: Buffer.from(JSON.stringify({ v: 1, online: false, session: 'w1' })), qos: 1 as const, retain: true };
+        const box = await mqtt.connectAsync(`${direct.protocol}//${direct.host}`, { clientId: d.uuid, username: d.uuid, password: d.secret, protocolVersion: 4, reconnectPeriod: 0, will });
+        await box.publishAsync(topics.presence(d.uuid), JSON.stringify({ v: 1, online: true, session: 'w1' }), { qos: 1, retain: true });
+        await eventually(async () => (await s.server.repos.devices.findByUuid(d.uuid))?.online === 1, 'online before the cut');
+        const ext = s.server.broker as ExternalBroker;
+        p.down(true);
+        await eventually(() => !ext.connected, 'the server lost the broker', 10_000);
+        // The box vanishes (its socket closes: the broker publishes and retains its will) while
+        // no node of this deployment listens: the will reaches nobody live.
+        (box.stream as Socket).destroy();
+        await eventually(async () => {
+          const spy = await mqtt.connectAsync(process.env.BOXHUB_TEST_MQTT_URL!, { protocolVersion: 5, reconnectPeriod: 0 });
+          try {
+            const got: string[] = [];
+            spy.on('message', (_t, m) => got.push(m.toString()));
+            // The retained message comes right after the SUBACK, so before the UNSUBACK.
+            await spy.subscribeAsync(topics.presence(d.uuid), { qos: 0 });
+            await spy.unsubscribeAsync(topics.presence(d.uuid));
+            return got.length === 1 && (JSON.parse(got[0]!) as { online: boolean }).online === false;
+          } finally { await spy.endAsync(); }
+        }, 'the broker retains the will', 10_000);
+        assert.equal((await s.server.repos.devices.findByUuid(d.uuid))?.online, 1, 'the server has not heard of it yet');
+        p.down(false);
+        await eventually(async () => (await s.server.repos.devices.findByUuid(d.uuid))?.online === 0, 'offline after the reconnect', 10_000);
+        assert.ok(ext.reconnects >= 1);
+        box.end(true);
       } finally {
         await s.close();
         await p.close();

@@ -62,6 +62,9 @@ interface PendingControl { resolve: (r: DynsecResponse) => void; reject: (e: Err
 export class ExternalBroker implements Broker {
   private readonly client: MqttClient;
   private readonly handlers: { filter: string; handler: MessageHandler }[] = [];
+  /** Retained reads under way (readRetained()): retained messages on their filters go to them. */
+  private readonly retainedReads = new Set<{ filter: string; handler: MessageHandler }>();
+  private readonly reconnectListeners: (() => void)[] = [];
   private readonly provision: ProvisionMode;
   private readonly shareGroup: string;
   private readonly provisionTimeoutMs: number;
@@ -76,8 +79,11 @@ export class ExternalBroker implements Broker {
     this.provision = provision;
     this.shareGroup = shareGroup;
     this.provisionTimeoutMs = provisionTimeoutMs;
-    client.on('message', (topic, payload) => {
+    client.on('message', (topic, payload, packet) => {
       if (topic === DYNSEC_RESPONSE_TOPIC) { this.onControlResponse(payload); return; }
+      // The retain flag is set only on messages a subscription receives because the broker
+      // retains them ([MQTT-3.3.1-8]); live ones arrive with it clear (Retain As Published off).
+      if (packet.retain && this.deliverRetained(topic, payload)) return;
       for (const h of this.handlers) {
         if (!matches(h.filter, topic)) continue;
         // One handler's failure must neither starve the others nor reach mqtt.js's stream.
@@ -85,7 +91,10 @@ export class ExternalBroker implements Broker {
       }
     });
     // Constructed after the first CONNACK, so every later one is a reconnect.
-    client.on('connect', () => { this.reconnects++; });
+    client.on('connect', () => {
+      this.reconnects++;
+      for (const l of this.reconnectListeners) l();
+    });
   }
 
   static async connect(url: string, nodeId: string, opts: ExternalBrokerOptions = {}): Promise<ExternalBroker> {
@@ -135,6 +144,38 @@ export class ExternalBroker implements Broker {
     // v5 failure reason codes are >= 0x80 (0x87 not authorized); 3.1.1 has 0x80 only.
     if (granted.some((g) => g.qos > 2)) throw new Error(`broker refused subscription to ${actual} (reason ${granted.map((g) => g.qos).join(',')})`);
     this.handlers.push({ filter, handler });
+  }
+
+  /**
+   * Reads the retained messages on `filter` with a plain QoS 0 subscription that is dropped as
+   * soon as the broker has answered it. The broker queues a subscription's retained messages
+   * right after its SUBACK ([MQTT-3.3.1-6]) and answers packets of one connection in order, so
+   * once the UNSUBACK is in every retained message is too. While the read is under way a live
+   * message on `filter` may reach the normal handlers twice (once per subscription); the
+   * handlers this is for (presence) apply a message idempotently.
+   */
+  async readRetained(filter: string, handler: MessageHandler): Promise<void> {
+    const read = { filter, handler };
+    this.retainedReads.add(read);
+    try {
+      const granted = await this.client.subscribeAsync(filter, { qos: 0, rh: 0 });
+      if (granted.some((g) => g.qos > 2)) throw new Error(`broker refused subscription to ${filter} (reason ${granted.map((g) => g.qos).join(',')})`);
+      await this.client.unsubscribeAsync(filter);
+    } finally {
+      this.retainedReads.delete(read);
+    }
+  }
+
+  onReconnect(listener: () => void): void { this.reconnectListeners.push(listener); }
+
+  private deliverRetained(topic: string, payload: Buffer): boolean {
+    let delivered = false;
+    for (const r of this.retainedReads) {
+      if (!matches(r.filter, topic)) continue;
+      delivered = true;
+      try { r.handler(topic, payload); } catch { /* the handler logs its own errors */ }
+    }
+    return delivered;
   }
 
   /**

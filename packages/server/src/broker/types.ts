@@ -14,6 +14,15 @@ export interface SubscribeOptions {
 export interface Broker {
   publish(topic: string, payload: string | Buffer, opts?: { qos?: 0 | 1; retain?: boolean }): Promise<void>;
   subscribe(filter: string, handler: MessageHandler, opts?: SubscribeOptions): Promise<void>;
+  /**
+   * Hands `handler` the messages the broker retains on `filter`, once, and resolves when all
+   * have arrived. External brokers only: retained messages never reach shared subscriptions
+   * (MQTT 5, 4.8.2), so a node reads them itself to learn what it missed while no node was
+   * listening (box presence, docs/box-protocol.md). The embedded broker starts empty.
+   */
+  readRetained?(filter: string, handler: MessageHandler): Promise<void>;
+  /** Calls `listener` each time the connection to the broker comes back after a loss. */
+  onReconnect?(listener: () => void): void;
   close(): Promise<void>;
   /**
    * Gives a newly registered box its broker login. The embedded broker checks the database
