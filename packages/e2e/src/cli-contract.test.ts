@@ -5,14 +5,13 @@
 // progress redrawn on a terminal but plain lines when piped.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PDFDocument } from 'pdf-lib';
-import { assertPlain, BOXHUB_BIN, boxhubOnTerminal } from '@boxhub/cli/testing/boxhub.ts';
+import { assertPlain, boxhubOnTerminal } from '@boxhub/cli/testing/boxhub.ts';
 import { cardStack, exampleCard } from './card-stack.ts';
-import { runBoxhub, startRig, type Rig } from './fixtures.ts';
+import { runBoxhub, startBoxhub, startRig, type Rig } from './fixtures.ts';
 
 let rig: Rig;
 let pdf = '';
@@ -33,22 +32,7 @@ const boxhub = async (args: string[], extra: Record<string, string> = {}) => {
   return r;
 };
 
-/** The command started in the background, to interrupt it once `ready` shows on stderr. */
-function started(args: string[], ready: RegExp) {
-  const child = spawn(process.execPath, [BOXHUB_BIN, ...args], { env: { ...process.env, ...env() }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-  let seen: () => void = () => undefined;
-  const isReady = new Promise<void>((r) => { seen = r; });
-  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); if (ready.test(stderr)) seen(); });
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  return {
-    child, exited,
-    ready: () => Promise.race([isReady, exited.then(() => assert.fail(`exited before ${ready}: ${stderr}`))]),
-    output: () => ({ stdout, stderr }),
-  };
-}
+const started = (args: string[], ready: RegExp) => startBoxhub(rig, args, ready);
 
 test('an API error: exit 1, the envelope\'s code and msg on stderr, and with --json an {"error"} document on stdout', async () => {
   const box = await rig.box({ printer: 'sim:?side_ms=1' });

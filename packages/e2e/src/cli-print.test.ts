@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { PDFDocument } from 'pdf-lib';
 import { generateKeyPair } from '@boxhub/protocol/e2e.ts';
 import { eventually } from '@boxhub/server/testing/harness.ts';
-import { runBoxhub, startRig, type Rig } from './fixtures.ts';
+import { runBoxhub, startBoxhub, startRig, type Rig } from './fixtures.ts';
 
 let rig: Rig;
 let file = '';
@@ -24,9 +24,15 @@ after(() => rig.close());
 const boxhub = (args: string[], env: Record<string, string> = {}) => runBoxhub(rig, args, env);
 
 test('prints a file, shows its progress as plain lines when piped, and the printed page count', async () => {
-  // 400 ms a side: printing lasts longer than the command's 500 ms look at the task.
-  const box = await rig.box({ printer: 'sim:?side_ms=400' });
-  const r = await boxhub(['print', file, '--device', box.code, '--duplex', '--strict']);
+  // The job holds after its first side until the command has shown it printing (it looks at
+  // the task every 500 ms), however slow the machine.
+  const box = await rig.box({ printer: 'sim:?side_ms=1' });
+  box.printer.pauseAfter(1);
+  const run = startBoxhub(rig, ['print', file, '--device', box.code, '--duplex', '--strict'], /printing 3 sides/);
+  await run.ready();
+  box.printer.resume();
+  const code = await run.exited;
+  const r = { code, ...run.output() };
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /print [0-9a-f-]{36} sent to/);
   assert.match(r.stderr, /printing 3 sides/);

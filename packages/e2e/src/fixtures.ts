@@ -1,5 +1,5 @@
 // End-to-end fixtures: a real server plus real simulated boxes on loopback.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createSimulatedBox, type SimulatedBox } from '@boxhub/agent';
 import { Boxhub, BoxhubError } from '@boxhub/sdk';
@@ -119,6 +119,24 @@ export async function runBoxhub(rig: Rig, args: string[], env: Record<string, st
     const x = e as { code: number; stdout: string; stderr: string };
     return { code: x.code, stdout: x.stdout, stderr: x.stderr };
   }
+}
+
+/** The real `boxhub` command started in the background, to act on it (interrupt it, release
+ *  the printer) once `ready` shows on its stderr. */
+export function startBoxhub(rig: Rig, args: string[], ready: RegExp) {
+  const child = spawn(process.execPath, [BOXHUB_BIN, ...args], { env: { ...process.env, BOXHUB_URL: rig.t.url, BOXHUB_API_KEY: rig.app.api_key }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
+  let seen: () => void = () => undefined;
+  const isReady = new Promise<void>((r) => { seen = r; });
+  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); if (ready.test(stderr)) seen(); });
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  return {
+    child, exited,
+    ready: () => Promise.race([isReady, exited.then(() => { throw new Error(`exited before ${ready}: ${stderr}`); })]),
+    output: () => ({ stdout, stderr }),
+  };
 }
 
 /** Moves the rig's ManualClock and waits until every job that fell due has been done (the
