@@ -52,22 +52,26 @@ export class BoxGateway {
     await broker.subscribe('box/+/event', (t, p) => this.onMessage(t, p), { shared: true });
     await broker.subscribe('box/+/req', (t, p) => this.onMessage(t, p), { shared: true });
     await broker.subscribe(`box/+/ack/${nodeId}`, (t, p) => this.onMessage(t, p));
-    await this.readPresence();
+    await this.catchUp();
     broker.onReconnect?.(() => {
-      this.readPresence().catch((err: unknown) => this.o.log.warn({ err }, 'retained presence not read after reconnecting to the broker'));
+      this.catchUp().catch((err: unknown) => this.o.log.warn({ err }, 'retained presence and state not read after reconnecting to the broker'));
     });
   }
 
   /**
    * A box that left while no node was listening (every node down or cut off from an external
    * broker) left its last will on a shared subscription with no member, where it is lost; the
-   * table would call it online for good. The broker retains each box's latest presence, so a
-   * node reads them all when it (re)connects and applies them like live ones (session guards
-   * make a stale one harmless), and serves only once they are applied (docs/box-protocol.md).
+   * table would call it online for good. So is a state it reported meanwhile (paper out). The
+   * broker retains each box's latest presence and state, so a node reads them all when it
+   * (re)connects and applies them like live ones (session guards make a stale presence
+   * harmless; a state the table already holds is skipped), and serves only once they are
+   * applied (docs/box-protocol.md).
    */
-  private async readPresence(): Promise<void> {
-    if (!this.o.broker.readRetained) return;
-    await this.o.broker.readRetained('box/+/presence', (t, p) => this.onMessage(t, p));
+  private async catchUp(): Promise<void> {
+    const { broker } = this.o;
+    if (!broker.readRetained) return;
+    await broker.readRetained('box/+/presence', (t, p) => this.onMessage(t, p, true));
+    await broker.readRetained('box/+/state', (t, p) => this.onMessage(t, p, true));
     await this.queue.drain();
   }
 
@@ -121,11 +125,12 @@ export class BoxGateway {
     for (const [id, p] of this.pending) { clearTimeout(p.timer); this.pending.delete(id); }
   }
 
-  private onMessage(topic: string, payload: Buffer): void {
+  /** `retained`: from a node's catch-up read (catchUp()), not news from the box. */
+  private onMessage(topic: string, payload: Buffer, retained = false): void {
     const t = parseBoxTopic(topic);
     if (!t) return;
     if (t.kind === 'ack') { this.onAck(t.uuid, payload); return; }
-    void this.queue.run(t.uuid, () => this.apply(t.uuid, t.kind, payload)).catch((err: unknown) => {
+    void this.queue.run(t.uuid, () => this.apply(t.uuid, t.kind, payload, retained)).catch((err: unknown) => {
       this.o.log.error({ err, uuid: t.uuid, kind: t.kind }, 'box message not applied');
     });
   }
@@ -134,7 +139,7 @@ export class BoxGateway {
     this.o.log.warn({ uuid, kind, error }, 'box message rejected');
   }
 
-  private async apply(uuid: string, kind: string, payload: Buffer): Promise<void> {
+  private async apply(uuid: string, kind: string, payload: Buffer, retained: boolean): Promise<void> {
     const now = this.o.clock.now();
     // A broker may serve several deployments (docs/box-protocol-broker.md): a box this one never
     // registered is another's, and acting on its state, events or requests (cancelling jobs it
@@ -148,7 +153,11 @@ export class BoxGateway {
     } else if (kind === 'state') {
       const m = parseJson(BoxState, payload);
       if (!m.ok) return this.reject(uuid, kind, m.error);
-      await this.o.devices.saveState(uuid, JSON.stringify(m.value), now);
+      const text = JSON.stringify(m.value);
+      // A live state always goes to the listeners (task reconciliation may act on the same
+      // state again); a retained one the table already holds is no news.
+      if (retained && (await this.o.devices.findByUuid(uuid))?.state === text) return;
+      await this.o.devices.saveState(uuid, text, now);
       for (const l of this.stateListeners) await l(uuid, m.value, now);
     } else if (kind === 'event') {
       const m = parseJson(JobEvent, payload);

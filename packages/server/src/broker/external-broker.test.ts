@@ -173,7 +173,7 @@ if (engine === 'external') {
       }
     });
 
-    test('a box that leaves while the server is cut off from the broker is offline once the server is back (retained presence)', async () => {
+    test('a box that reports a state and leaves while the server is cut off from the broker: once the server is back it is offline with that state (retained messages)', async () => {
       const p = await proxy(new URL(process.env.BOXHUB_TEST_MQTT_URL!));
       const s = await startTestServer({ env: { MQTT_URL: p.url } });
       try {
@@ -186,8 +186,11 @@ if (engine === 'external') {
         const ext = s.server.broker as ExternalBroker;
         p.down(true);
         await eventually(() => !ext.connected, 'the server lost the broker', 10_000);
-        // The box vanishes (its socket closes: the broker publishes and retains its will) while
-        // no node of this deployment listens: the will reaches nobody live.
+        // While no node of this deployment listens, the printer runs out of paper (a retained
+        // state) and then the box vanishes (its socket closes: the broker publishes and retains
+        // its will): both reach nobody live.
+        const paperOut = { v: 1, at: Date.now(), model: 'PAPER-OUT', printer: { connected: true, supported: true, error_code: 5 }, scanner: { connected: false, supported: false } };
+        await box.publishAsync(topics.state(d.uuid), JSON.stringify(paperOut), { qos: 1, retain: true });
         (box.stream as Socket).destroy();
         await eventually(async () => {
           const spy = await mqtt.connectAsync(process.env.BOXHUB_TEST_MQTT_URL!, { protocolVersion: 5, reconnectPeriod: 0 });
@@ -202,7 +205,11 @@ if (engine === 'external') {
         }, 'the broker retains the will', 10_000);
         assert.equal((await s.server.repos.devices.findByUuid(d.uuid))?.online, 1, 'the server has not heard of it yet');
         p.down(false);
-        await eventually(async () => (await s.server.repos.devices.findByUuid(d.uuid))?.online === 0, 'offline after the reconnect', 10_000);
+        const row = await eventually(async () => {
+          const r = await s.server.repos.devices.findByUuid(d.uuid);
+          return r?.online === 0 && r.state?.includes('PAPER-OUT') ? r : undefined;
+        }, 'offline with the state reported meanwhile, after the reconnect', 10_000);
+        assert.deepEqual(JSON.parse(row.state!), paperOut);
         assert.ok(ext.reconnects >= 1);
         box.end(true);
       } finally {
