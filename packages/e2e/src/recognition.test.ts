@@ -9,7 +9,7 @@ import { eventually } from '@boxhub/server/testing/harness.ts';
 import { startReceiver, type Receiver } from '@boxhub/server/testing/receiver.ts';
 import { cardStack, exampleCard, type CardStack } from './card-stack.ts';
 import { endManifest, pagesManifest, sendDirect, type DirectPage } from './direct-sender.ts';
-import { CallbackReceiver, type Boxhub, type RecognitionTask } from '@boxhub/sdk';
+import { CallbackReceiver, type Boxhub, type CardDefinition, type RecognitionTask } from '@boxhub/sdk';
 import { refusal, rigSdk, startRig, type Rig, type RigBox } from './fixtures.ts';
 
 let rig: Rig;
@@ -60,7 +60,8 @@ describe('recognition tasks', () => {
   });
 
   test('card templates: create (id, PDF link, layout), list, info, delete; a bad definition lists every problem', async () => {
-    const bad = await refusal(rig.sdk.recognition.createTemplate({ definition: { id: 'x y', chapters: [] } }));
+    // Raw: a definition the SDK's types refuse, as a hand-written JSON file might be.
+    const bad = await refusal(rig.sdk.recognition.createTemplate({ definition: { id: 'x y', chapters: [] } as unknown as CardDefinition }));
     assert.equal(bad.code, 30410);
     assert.match(bad.msg, /id/);
     assert.match(bad.msg, /chapters/);

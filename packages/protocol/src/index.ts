@@ -8,3 +8,4 @@ export * from './scan-errors.ts';
 export * from './print-errors.ts';
 export * from './json.ts';
 export * as api from './api/index.ts';
+export type * from './card-definition.ts';

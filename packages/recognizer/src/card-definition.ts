@@ -1,31 +1,10 @@
 // The JSON card definition an application writes (docs/cards.md). Validation collects every
 // problem at once so a school's IT person can fix a definition in one round.
 
-export type StudentNumberSpec =
-  | { type: 'bubbles'; digits: number }
-  | { type: 'barcode' };
+import type { CardDefinition } from '@boxhub/protocol/card-definition.ts';
 
-export interface ChapterSpec {
-  title?: string;
-  /** Number of fillable areas, numbered from 1 left to right then top to bottom. */
-  areas: number;
-  /** Areas per row; default and maximum 15. */
-  columns?: number;
-  /** Start this chapter on a new printed side. */
-  new_side?: boolean;
-}
-
-export interface CardDefinition {
-  /** The application's name for the card; printed in the footer. */
-  id: string;
-  title?: string;
-  /** Content of the QR code, returned as result.qrcode. */
-  qrcode: string;
-  student_number: StudentNumberSpec;
-  /** Print on both sides of each sheet. Default false. */
-  duplex?: boolean;
-  chapters: ChapterSpec[];
-}
+// The type lives with the API's shapes (the SDK types template creation with it).
+export type { CardDefinition, ChapterSpec, StudentNumberSpec } from '@boxhub/protocol/card-definition.ts';
 
 export const LIMITS = {
   idPattern: /^[A-Za-z0-9._-]{1,64}$/,

@@ -1,11 +1,16 @@
 // Feedback-card recognition (spec "Feedback-card recognition endpoint"; tag `recognition` in
 // /openapi.json; docs/cards.md, section 10): recognition tasks and the application's card
 // templates, with a helper that starts a scan whose pages are recognized.
+import type { CardDefinition } from '@boxhub/protocol/card-definition.ts';
 import type { Body, PostResult } from '../api-types.ts';
 import type { CallOptions, Transport } from '../transport.ts';
 
 export type RecognitionTask = PostResult<'/api/application/ess/create'>;
 export type CardTemplate = PostResult<'/api/application/card/template/create'>;
+export type { CardDefinition };
+/** Template creation's body with the definition typed (the API declares it an open object so
+ *  that a bad one is answered with every problem at once, 30410). */
+export type CardTemplateCreate = Omit<Body<'/api/application/card/template/create'>, 'definition'> & { definition: CardDefinition };
 
 export class Recognition {
   readonly #t: Transport;
@@ -14,7 +19,7 @@ export class Recognition {
   /** A recognition task: give its direct_addr to one scan create (20005 without the capability). */
   create(body: Body<'/api/application/ess/create'>, o?: CallOptions) { return this.#t.post('/api/application/ess/create', body, o); }
   /** A card template from a card definition: its id, a 1-hour PDF link, the layout. */
-  createTemplate(body: Body<'/api/application/card/template/create'>, o?: CallOptions) { return this.#t.post('/api/application/card/template/create', body, o); }
+  createTemplate(body: CardTemplateCreate, o?: CallOptions) { return this.#t.post('/api/application/card/template/create', body, o); }
   listTemplates(o?: CallOptions) { return this.#t.post('/api/application/card/template/list', {}, o); }
   templateInfo(body: Body<'/api/application/card/template/info'>, o?: CallOptions) { return this.#t.post('/api/application/card/template/info', body, o); }
   deleteTemplate(body: Body<'/api/application/card/template/delete'>, o?: CallOptions) { return this.#t.post('/api/application/card/template/delete', body, o); }
