@@ -85,11 +85,12 @@ export class RecognitionRepository {
     return trx.selectFrom('recognition_pages').selectAll().where('task_uuid', '=', taskUuid).where('seq', '=', seq).executeTakeFirst();
   }
 
-  /** The task's pages in scan order without their readings (read: whether one is stored). */
-  async pageHeads(trx: Trx, taskUuid: string): Promise<Array<Omit<RecognitionPageRow, 'reading'> & { read: boolean }>> {
+  /** The task's pages in scan order (after `afterSeq`, when given) without their readings
+   *  (read: whether one is stored). */
+  async pageHeads(trx: Trx, taskUuid: string, afterSeq = -1): Promise<Array<Omit<RecognitionPageRow, 'reading'> & { read: boolean }>> {
     const rows = await trx.selectFrom('recognition_pages')
       .select(['task_uuid', 'seq', 'batch', 'item_id', 'paper_number', 'page_number', 'front', 'blob_key', 'received_at', 'recognized_at'])
-      .where('task_uuid', '=', taskUuid).orderBy('seq').execute();
+      .where('task_uuid', '=', taskUuid).where('seq', '>', afterSeq).orderBy('seq').execute();
     return rows.map((r) => ({ ...r, read: r.recognized_at !== null }));
   }
 

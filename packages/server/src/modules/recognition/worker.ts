@@ -2,18 +2,20 @@
 // node takes part and a page is read once:
 //   recognition.page      (ref task:seq)  one page through the engine (worker threads), the
 //                                         reading stored once; then the task's assembler is due.
-//   recognition.assemble  (ref task)      replays the task's readings in scan order through the
+//   recognition.assemble  (ref task)      feeds the task's readings in scan order to the
 //                                         engine's StudentAssembler and queues the callback of
 //                                         each student not sent yet; at the end, the PUT end
 //                                         callback after every result callback has completed.
-// The assembler is stateless (it replays pure data, no images), so any node may run it and a
-// crash loses nothing: `students_sent` moves only in the transaction that queues the callbacks.
+// The assembly is a function of stored rows (pure data, no images), so any node may run it and
+// a crash loses nothing: `students_sent` moves only in the transaction that queues the
+// callbacks. A node keeps each task's assembler between runs (TaskAssembly) only as a cache.
 import { availableParallelism } from 'node:os';
 import { RECOGNITION_ERRORS, PagePool, StudentAssembler, createLayoutSet, type Layout, type LayoutSet, type PageReading, type PageSource, type StudentResult } from '@boxhub/recognizer';
 import { ScanError } from '@boxhub/protocol';
 import type { JobHandler } from '../../jobs/runner.ts';
 import type { Trx } from '../../jobs/repository.ts';
 import { ASSEMBLE_JOB, PAGE_JOB, type RecognitionService } from './service.ts';
+import type { RecognitionRepository } from './repository.ts';
 
 /**
  * A page read makes the task's assembly due this much later, not at once: the pages the engine
@@ -35,8 +37,8 @@ export class RecognitionWorkers {
   private pool: PagePool | undefined;
   /** Per application: its templates' layouts, keyed by the ids they were loaded for. */
   private readonly layouts = new Map<string, { key: string; layouts: Layout[]; set: LayoutSet }>();
-  /** Per task: the readings this node has parsed (assembleHandler); the oldest tasks go first. */
-  private readonly readings = new Map<string, Map<number, PageReading>>();
+  /** Per task: its assembly so far on this node (assembleHandler); the oldest tasks go first. */
+  private readonly assemblies = new Map<string, TaskAssembly>();
 
   constructor(svc: RecognitionService, s: RecognitionWorkerSettings = {}) {
     this.svc = svc;
@@ -107,6 +109,19 @@ export class RecognitionWorkers {
     };
   }
 
+  /** The task's assembly kept on this node, or a fresh one (first run here, other templates,
+   *  or, should two runs of one task ever overlap, one of them). */
+  private assemblyOf(uuid: string, key: string, set: LayoutSet): TaskAssembly {
+    const kept = this.assemblies.get(uuid);
+    if (kept && kept.setKey === key && !kept.busy) return kept;
+    const fresh = new TaskAssembly(key, set);
+    if (kept?.busy) return fresh;
+    this.assemblies.delete(uuid);
+    if (this.assemblies.size >= 64) this.assemblies.delete(this.assemblies.keys().next().value!);
+    this.assemblies.set(uuid, fresh);
+    return fresh;
+  }
+
   assembleHandler(): JobHandler {
     const { repo, tasks, blobs, jobs, clock, callbacks, settings } = this.svc.d;
     return {
@@ -117,30 +132,18 @@ export class RecognitionWorkers {
         const uuid = job.ref;
         const task = await tasks.find(tasks.db, uuid);
         const r = await repo.find(repo.db, uuid);
-        if (!task || !r || task.state === 'ended' || !task.callback_url) { this.readings.delete(uuid); return { next: 'done' }; }
-        if (!this.readings.has(uuid) && this.readings.size >= 64) this.readings.delete(this.readings.keys().next().value!);
+        if (!task || !r || task.state === 'ended' || !task.callback_url) { this.assemblies.delete(uuid); return { next: 'done' }; }
         const now = clock.now();
-        const pages = await repo.pageHeads(repo.db, uuid);
-        // Readings never change once stored: each node keeps those it has parsed, per task, so a
-        // run reads and parses only the pages read since its last run.
-        const known = this.readings.get(uuid) ?? new Map<number, PageReading>();
-        this.readings.set(uuid, known);
-        const missing = pages.filter((p) => p.read && !known.has(Number(p.seq))).map((p) => Number(p.seq));
-        if (missing.length > 0) for (const [seq, text] of await repo.readings(repo.db, uuid, missing)) known.set(seq, JSON.parse(text) as PageReading);
-        const { set } = await this.layoutsOf(task.app_id);
-        const asm = new StudentAssembler(set);
-        const rowOf = new Map<PageSource, { blob_key: string }>();
-        const results: StudentResult[] = [];
-        let read = 0;
-        for (const p of pages) {
-          const reading = known.get(Number(p.seq));
-          if (!reading) break;
-          const source: PageSource = { paper_number: Number(p.paper_number), page_number: Number(p.page_number), front: Number(p.front) === 1, item_id: Number(p.item_id) };
-          rowOf.set(source, p);
-          results.push(...asm.push(source, reading));
-          read++;
+        const { key, set } = await this.layoutsOf(task.app_id);
+        const a = this.assemblyOf(uuid, key, set);
+        a.busy = true;
+        let allRead: boolean;
+        try {
+          allRead = await a.feed(repo, uuid);
+        } finally {
+          a.busy = false;
         }
-        const allRead = read === pages.length;
+        const { results, rowOf } = a;
         const ended = r.end_error !== null;
         const scanEndedAt = r.scan_ended_at === null ? null : Number(r.scan_ended_at);
         const graceUntil = scanEndedAt === null ? null : scanEndedAt + settings.endGraceMs;
@@ -149,7 +152,9 @@ export class RecognitionWorkers {
         const broken = (!ended && graceUntil !== null && now >= graceUntil) || Number(r.end_error) === ScanError.direct_transfer_failed;
         const final = allRead && (ended || broken);
         if (final) {
-          const tail = asm.end();
+          // The assembler ends here: whatever becomes of this run, the next one starts afresh.
+          if (this.assemblies.get(uuid) === a) this.assemblies.delete(uuid);
+          const tail = a.asm.end();
           if (broken) {
             const detail = 'the direct transfer broke off before the end of the scan: this student\'s pages may be incomplete';
             for (const t of tail) results.push({ error_code: RECOGNITION_ERRORS.communication, pages: t.pages, result: null, detail });
@@ -195,7 +200,6 @@ export class RecognitionWorkers {
                 ...(results.length > 0 ? { waitFor: group(results.length - 1) } : {}),
               });
               await tasks.transition(trx, task, 'recognition.finished', 'ended', { finished_at: clock.now() });
-              this.readings.delete(uuid);
               return;
             }
             // A page read (or the end) while this run worked: run again.
@@ -205,5 +209,44 @@ export class RecognitionWorkers {
         };
       },
     };
+  }
+}
+
+/**
+ * One task's assembly so far: the StudentAssembler fed with the task's read pages in scan order
+ * up to the first page not read yet, and every result it has given. Pages are only appended
+ * (`seq`) and a stored reading never changes, so a run feeds only the pages read since the last
+ * run; replaying the whole stack every run made an N-page stack cost O(N²) reads and pushes.
+ */
+export class TaskAssembly {
+  readonly setKey: string;
+  readonly asm: StudentAssembler;
+  readonly results: StudentResult[] = [];
+  /** The page row of each source fed (the callbacks' page download links). */
+  readonly rowOf = new Map<PageSource, { blob_key: string }>();
+  busy = false;
+  /** `seq` of the last page fed; -1 before the first. */
+  private lastSeq = -1;
+
+  constructor(setKey: string, set: LayoutSet) {
+    this.setKey = setKey;
+    this.asm = new StudentAssembler(set);
+  }
+
+  /** Feeds the pages read since the last call; true when every page received so far is read. */
+  async feed(repo: RecognitionRepository, uuid: string): Promise<boolean> {
+    const heads = await repo.pageHeads(repo.db, uuid, this.lastSeq);
+    const ready: typeof heads = [];
+    for (const p of heads) { if (!p.read) break; ready.push(p); }
+    const texts = ready.length > 0 ? await repo.readings(repo.db, uuid, ready.map((p) => Number(p.seq))) : new Map<number, string>();
+    for (const p of ready) {
+      const text = texts.get(Number(p.seq));
+      if (text === undefined) return false;
+      const source: PageSource = { paper_number: Number(p.paper_number), page_number: Number(p.page_number), front: Number(p.front) === 1, item_id: Number(p.item_id) };
+      this.rowOf.set(source, p);
+      this.results.push(...this.asm.push(source, JSON.parse(text) as PageReading));
+      this.lastSeq = Number(p.seq);
+    }
+    return ready.length === heads.length;
   }
 }
