@@ -4,8 +4,12 @@
 // another records a page's reading, locking the task, then wakes the assemble job's row):
 //   the settle deletes the job row (held) and then updates a second row R;
 //   another transaction holds R and then schedules the same job (kind, ref), waiting on its row.
-// PostgreSQL aborts the waiter whose deadlock_timeout runs out first: the settle, which waited
-// first. Before the fix the outcome was lost until the job's lease ran out (here 10 minutes).
+// PostgreSQL looks for a deadlock once per wait, when the waiter's deadlock_timeout runs out,
+// and aborts the waiter that finds it. The settle waits 5 s before looking, the other side 60 s:
+// the settle is the one aborted, however long the loaded machine takes to close the cycle (with
+// both at the default 1 s, a settle that looked before the cycle closed never looked again, and
+// the other side was aborted instead). Before the fix the outcome was lost until the job's lease
+// ran out (here 10 minutes).
 // SQLite has one writer at a time (no deadlock to cause), so this runs in the scale-out pass.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -39,12 +43,14 @@ if (engine === 'external') {
           effect: async (trx: Trx) => {
             effects++;
             effectStarted();
+            await sql`SET LOCAL deadlock_timeout = '5s'`.execute(trx);
             // The marker in the statement's text lets the other side see this one wait.
             await sql`UPDATE jobs SET payload = 'effect' WHERE id = ${r.id} /* ${sql.raw(marker)} */`.execute(trx);
           },
         }),
       });
       const other = db.transaction().execute(async (trx) => {
+        await sql`SET LOCAL deadlock_timeout = '60s'`.execute(trx);
         await trx.updateTable('jobs').set({ payload: 'other' }).where('id', '=', r.id).execute();
         await jobs.schedule(db, { kind, ref: 'j', runAt: Date.now() }, Date.now());
         runner.start();
