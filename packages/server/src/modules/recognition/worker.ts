@@ -19,9 +19,9 @@ import type { RecognitionRepository } from './repository.ts';
 
 /**
  * A page read makes the task's assembly due this much later, not at once: the pages the engine
- * threads finish meanwhile (one every ~20 ms each at full speed) join that one run, which
- * re-reads the task's page list and replays its readings (two transactions and a scan of the
- * page list per run: bench/recognition). A student's callback waits at most this much longer;
+ * threads finish meanwhile (one every ~20 ms each at full speed) join that one run (two
+ * transactions and the new pages' rows per run: bench/recognition). A student's callback waits
+ * at most this much longer;
  * the end of the scan still makes it due at once.
  */
 export const ASSEMBLE_COALESCE_MS = 25;
