@@ -1,33 +1,11 @@
-// Runs a document tool (qpdf, pdftoppm) as a child process under memory and time limits, so a
-// hostile file costs at most the limits: `prlimit --as --cpu` caps its address space and CPU
-// time (util-linux; the kernel kills it past them), a wall-clock timer kills it with SIGKILL,
-// and its output is capped. design/wave2.md §5.3: `qpdf --check` on a 1 MB flate bomb took
-// 10.9 s and 3.1 GB unbounded.
-import { spawn } from 'node:child_process';
+// The box's document tools (qpdf, pdftoppm) run under memory and time limits through the
+// runner the server uses too (@boxhub/protocol limited-tool.ts); here, the box's default limits
+// and the words for a failed run in a task's message.
+import { runLimited as run, type ToolLimits, type ToolResult } from '@boxhub/protocol/limited-tool.ts';
 
-export interface ToolLimits {
-  /** Address space, bytes (prlimit --as). */
-  memoryBytes: number;
-  /** CPU seconds (prlimit --cpu). */
-  cpuSeconds: number;
-  /** Wall clock, ms: killed past it. */
-  timeoutMs: number;
-  /** stdout kept, bytes: killed past it. */
-  maxOutputBytes: number;
-}
+export type { ToolLimits, ToolResult };
 
 export const DEFAULT_TOOL_LIMITS: ToolLimits = { memoryBytes: 512 << 20, cpuSeconds: 60, timeoutMs: 120_000, maxOutputBytes: 64 << 20 };
-
-export interface ToolResult {
-  /** Exit code; null when killed by a signal. */
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: Buffer;
-  stderr: string;
-  /** Why the box killed it, when it did. */
-  killed?: 'timeout' | 'output' | 'aborted';
-  ms: number;
-}
 
 /** Why a run failed, in words for a task's message. */
 export function describeFailure(tool: string, r: ToolResult, limits: ToolLimits): string {
@@ -43,33 +21,7 @@ export function describeFailure(tool: string, r: ToolResult, limits: ToolLimits)
   return `${tool} failed (exit ${r.code}): ${first.slice(0, 300)}`;
 }
 
+/** The shared runner with the box's default limits. */
 export function runLimited(cmd: string, args: readonly string[], limits: ToolLimits = DEFAULT_TOOL_LIMITS, signal?: AbortSignal): Promise<ToolResult> {
-  const t0 = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn('prlimit', [`--as=${limits.memoryBytes}`, `--cpu=${limits.cpuSeconds}`, '--', cmd, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    let outBytes = 0;
-    let err = '';
-    let killed: ToolResult['killed'];
-    const kill = (why: NonNullable<ToolResult['killed']>) => { if (!killed) { killed = why; child.kill('SIGKILL'); } };
-    const timer = setTimeout(() => kill('timeout'), limits.timeoutMs);
-    const onAbort = () => kill('aborted');
-    signal?.addEventListener('abort', onAbort, { once: true });
-    if (signal?.aborted) onAbort();
-    child.stdout.on('data', (d: Buffer) => {
-      outBytes += d.length;
-      if (outBytes > limits.maxOutputBytes) kill('output');
-      else out.push(d);
-    });
-    // stderr is for messages: keep the first 64 KiB.
-    child.stderr.on('data', (d: Buffer) => { if (err.length < 65536) err += d.toString('utf8'); });
-    child.on('error', (e) => { clearTimeout(timer); signal?.removeEventListener('abort', onAbort); reject(e); });
-    child.on('close', (code, sig) => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      const r: ToolResult = { code, signal: sig, stdout: Buffer.concat(out), stderr: err, ms: performance.now() - t0 };
-      if (killed) r.killed = killed;
-      resolve(r);
-    });
-  });
+  return run(cmd, args, limits, signal);
 }

@@ -3,7 +3,7 @@
 // size, that it opens, is not encrypted, has pages within the limit, every page of the size of
 // media_size, page_ranges within it; and counts `pages` = selected pages × copies.
 //
-// PDFs are read by qpdf in child processes under prlimit (run-tool.ts), never in this process:
+// PDFs are read by qpdf in child processes under prlimit (@boxhub/protocol limited-tool.ts), never in this process:
 // pdf-lib in-process inflates object streams without a memory bound and overflows the stack on
 // a cyclic page tree (design/wave2.md §5.3). Two runs, side by side: `qpdf --json` (page list,
 // encryption, the objects' dictionaries without stream data) and `qpdf --check` (decodes every
@@ -16,7 +16,8 @@ import { join } from 'node:path';
 import { ApiError, type MediaSize, type PageRange } from '@boxhub/protocol';
 import { hmmToPoints, mediaSizeFor, mediaSizeOf } from '@boxhub/protocol/print-mapping.ts';
 import { isJpeg, JpegError, readJpegHeader } from '@boxhub/protocol/jpeg-header.ts';
-import { limitHit, runTool, type ToolLimits } from './run-tool.ts';
+import { runLimited, type ToolLimits } from '@boxhub/protocol/limited-tool.ts';
+import { limitHit } from './limit-hit.ts';
 
 export interface DocumentCheckLimits {
   /** Largest file, bytes. */
@@ -169,8 +170,8 @@ async function checkPdf(i: DocumentCheckInput, limits: DocumentCheckLimits, byte
   }
   try {
     const [json, check] = await Promise.all([
-      runTool('qpdf', ['--json=2', '--json-key=pages', '--json-key=encrypt', '--json-key=qpdf', '--json-stream-data=none', '--', path], limits.tool, i.signal),
-      runTool('qpdf', ['--check', '--', path], limits.tool, i.signal),
+      runLimited('qpdf', ['--json=2', '--json-key=pages', '--json-key=encrypt', '--json-key=qpdf', '--json-stream-data=none', '--', path], limits.tool, i.signal),
+      runLimited('qpdf', ['--check', '--', path], limits.tool, i.signal),
     ]);
     for (const r of [json, check]) {
       const hit = limitHit(r, limits.tool);

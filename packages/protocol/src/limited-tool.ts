@@ -1,8 +1,10 @@
-// Runs qpdf as a child process under memory and time limits: `prlimit --as --cpu` (util-linux;
-// the kernel stops it past them), a wall-clock SIGKILL, an output cap. A hostile file then
-// costs at most the limits: design/wave2.md §5.3 measured `qpdf --check` at 10.9 s and 3.1 GB
-// on a 1 MB flate bomb without them. (The box has the same runner, agent print/document-tools.ts;
-// the server does not depend on the agent package.)
+// Runs a document tool (qpdf, pdftoppm) as a child process under memory and time limits, so a
+// hostile file costs at most the limits: `prlimit --as --cpu` caps its address space and CPU
+// time (util-linux; the kernel kills it past them), a wall-clock timer kills it with SIGKILL,
+// and its output is capped. design/wave2.md §5.3: `qpdf --check` on a 1 MB flate bomb took
+// 10.9 s and 3.1 GB unbounded. The server's print check (modules/print/document-check.ts) and the
+// box's page work (agent print/document-tools.ts) both run their tools through this one runner;
+// each words a stopped run for its own audience.
 import { spawn } from 'node:child_process';
 
 export interface ToolLimits {
@@ -10,34 +12,24 @@ export interface ToolLimits {
   memoryBytes: number;
   /** CPU seconds (prlimit --cpu). */
   cpuSeconds: number;
-  /** Wall clock, ms. */
+  /** Wall clock, ms: killed past it. */
   timeoutMs: number;
-  /** stdout kept, bytes. */
+  /** stdout kept, bytes: killed past it. */
   maxOutputBytes: number;
 }
 
 export interface ToolResult {
+  /** Exit code; null when killed by a signal. */
   code: number | null;
   signal: NodeJS.Signals | null;
   stdout: Buffer;
   stderr: string;
+  /** Why the runner killed it, when it did. */
   killed?: 'timeout' | 'output' | 'aborted';
   ms: number;
 }
 
-/** Why a run was stopped by a limit, or undefined when it ended on its own. */
-export function limitHit(r: ToolResult, l: ToolLimits): string | undefined {
-  if (r.killed === 'timeout') return `reading it took longer than ${l.timeoutMs / 1000} s`;
-  if (r.killed === 'output') return `its structure is larger than ${l.maxOutputBytes >> 20} MiB`;
-  if (r.killed === 'aborted') return 'the check was stopped';
-  if (r.signal === 'SIGXCPU') return `reading it took more than ${l.cpuSeconds} s of CPU`;
-  // Under --as a failed allocation ends in std::bad_alloc: reported as a warning when qpdf
-  // survives it (one stream skipped), or it dies of a signal.
-  if (r.signal || /std::bad_alloc/.test(r.stderr)) return `it needs more than ${l.memoryBytes >> 20} MiB of memory to read (a compression bomb?)`;
-  return undefined;
-}
-
-export function runTool(cmd: string, args: readonly string[], limits: ToolLimits, signal?: AbortSignal): Promise<ToolResult> {
+export function runLimited(cmd: string, args: readonly string[], limits: ToolLimits, signal?: AbortSignal): Promise<ToolResult> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn('prlimit', [`--as=${limits.memoryBytes}`, `--cpu=${limits.cpuSeconds}`, '--', cmd, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -55,6 +47,7 @@ export function runTool(cmd: string, args: readonly string[], limits: ToolLimits
       if (outBytes > limits.maxOutputBytes) kill('output');
       else out.push(d);
     });
+    // stderr is for messages: keep the first 64 KiB.
     child.stderr.on('data', (d: Buffer) => { if (err.length < 65536) err += d.toString('utf8'); });
     child.on('error', (e) => { clearTimeout(timer); signal?.removeEventListener('abort', onAbort); reject(e); });
     child.on('close', (code, sig) => {
