@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { loadConfig } from '@boxhub/server';
 import { startServer } from '@boxhub/server/server.ts';
-import { BoxhubError, type Body } from '@boxhub/sdk';
+import { BoxhubError, ErrorCode, type Body } from '@boxhub/sdk';
 import { engine, eventually } from '@boxhub/server/testing/harness.ts';
 import { refusal, rigSdk, startRig, type Rig } from './fixtures.ts';
 
@@ -136,7 +136,7 @@ describe('one scan per box', () => {
     for (const e of lost) {
       assert.ok(e instanceof BoxhubError, String(e));
       assert.equal(e.code, 30204);
-      assert.equal((e.data as { exist_uuid?: string } | null)?.exist_uuid, winner);
+      assert.equal(e.dataOf(ErrorCode.SCAN_EXISTS)?.exist_uuid, winner);
     }
     await rig.sdk.scan.stop({ client_uuid: box.uuid });
   });
@@ -155,7 +155,7 @@ describe('one scan per box', () => {
         const won = rs.filter((r) => r.status === 'fulfilled');
         assert.equal(won.length, 1);
         assert.ok(rs.flatMap((r) => r.status === 'rejected' ? [r.reason as unknown] : [])
-          .every((e) => e instanceof BoxhubError && e.code === 30204 && (e.data as { exist_uuid?: string } | null)?.exist_uuid === won[0]!.value.uuid));
+          .every((e) => e instanceof BoxhubError && e.dataOf(ErrorCode.SCAN_EXISTS)?.exist_uuid === won[0]!.value.uuid));
         await rig.sdk.scan.stop({ client_uuid: box.uuid });
       } finally {
         await second.close();

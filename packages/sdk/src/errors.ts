@@ -3,6 +3,23 @@
 // carrying that code, msg and data. A call that got no envelope at all (no connection, a
 // proxy's error page) is a BoxhubError too, with `code` null and `kind` saying why.
 
+import { ErrorCode } from './generated/error-codes.ts';
+
+/**
+ * The envelope `data` the service sends with these codes (docs/errors.md); every other code
+ * sends `null`. Read it typed with `error.dataOf(code)`.
+ */
+export interface ErrorData {
+  [ErrorCode.RATE_LIMITED]: { retry_after: number };
+  /** Only when scan or print create timed out; the task was ended. */
+  [ErrorCode.DEVICE_TIMEOUT]: { uuid: string } | null;
+  [ErrorCode.DEVICE_COOLDOWN]: { next_allowed_at: number };
+  [ErrorCode.SCAN_EXISTS]: { exist_uuid: string };
+  [ErrorCode.PRINTER_ERROR]: { printer_error_code: number };
+  [ErrorCode.RECOGNITION_TASK_TAKEN]: { scan_uuid: string | null };
+  [ErrorCode.CARD_DEFINITION_INVALID]: { problems: string[] };
+}
+
 export type BoxhubErrorKind =
   /** The service answered with a non-zero envelope code (docs/errors.md). */
   | 'api'
@@ -35,6 +52,11 @@ export class BoxhubError extends Error {
   readonly status: number | undefined;
   readonly method: string;
   readonly path: string;
+
+  /** The envelope's data, typed, when this error has `code` (ErrorData); else undefined. */
+  dataOf<C extends keyof ErrorData>(code: C): ErrorData[C] | undefined {
+    return this.code === code ? (this.data as ErrorData[C]) : undefined;
+  }
 
   constructor(init: BoxhubErrorInit) {
     super(`${init.method} ${init.path}: ${init.code !== null ? `${init.code} ` : ''}${init.msg}`, init.cause !== undefined ? { cause: init.cause } : undefined);

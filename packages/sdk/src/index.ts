@@ -1,6 +1,6 @@
 // @boxhub/sdk: the typed client of the boxhub API (docs/sdk.md).
 export { Boxhub, type BoxhubOptions } from './client.ts';
-export { BoxhubError, type BoxhubErrorKind } from './errors.ts';
+export { BoxhubError, type BoxhubErrorKind, type ErrorData } from './errors.ts';
 export { ErrorCode, RecognitionErrorCode, type ErrorCodeName } from './generated/error-codes.ts';
 export type { CallOptions, RetryEvent, TransportOptions } from './transport.ts';
 export type { RetryOptions } from './retry.ts';

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { startTestServer } from '@boxhub/server/testing/harness.ts';
-import { Boxhub, BoxhubError, type CardDefinition } from '@boxhub/sdk';
+import { Boxhub, BoxhubError, ErrorCode, type CardDefinition } from '@boxhub/sdk';
 
 const card = JSON.parse(readFileSync(new URL('../../../docs/examples/card.json', import.meta.url), 'utf8')) as CardDefinition;
 
@@ -19,7 +19,11 @@ test('recognition: templates (create, list, info, delete) and recognition tasks'
     assert.deepEqual((await boxhub.recognition.listTemplates()).templates.map((x) => x.template_id), [t.template_id]);
     assert.equal((await boxhub.recognition.templateInfo({ template_id: t.template_id })).card_id, 'math-g7-unit3');
     // A definition the types refuse (cast), as a hand-written JSON file might be: 30410.
-    await assert.rejects(boxhub.recognition.createTemplate({ definition: { id: 'bad' } as unknown as CardDefinition }), (e: unknown) => e instanceof BoxhubError && e.code === 30410);
+    const bad = await boxhub.recognition.createTemplate({ definition: { id: 'bad' } as unknown as CardDefinition }).then(() => assert.fail('accepted'), (e: unknown) => e as BoxhubError);
+    assert.ok(bad instanceof BoxhubError && bad.code === 30410);
+    // dataOf: the data typed for its code, nothing for another.
+    assert.ok((bad.dataOf(ErrorCode.CARD_DEFINITION_INVALID)?.problems ?? []).some((p) => /qrcode/.test(p)), JSON.stringify(bad.data));
+    assert.equal(bad.dataOf(ErrorCode.SCAN_EXISTS), undefined);
 
     const task = await boxhub.recognition.create({ callback_url: 'http://127.0.0.1:9/results' });
     assert.match(task.direct_addr, /\/direct\/[A-Za-z0-9_-]{43}$/);
