@@ -2,6 +2,7 @@
 // over HTTP, for operators who run the service remotely. Authenticated with
 // `Authorization: Bearer <BOXHUB_OPERATOR_TOKEN>` (docs/configuration.md "Credentials").
 import Type, { type Static } from 'typebox';
+import { Client } from './devices.ts';
 import { Envelope, Id } from './envelope.ts';
 
 const KeyName = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', description: 'operator\'s name for the key, e.g. "production" or "ci"' });
@@ -44,3 +45,31 @@ export const DeviceCredentials = Type.Object({
   uuid: Type.String(), code: Type.String(), secret: Type.String({ description: 'shown once; the box agent logs in with it' }),
 }, { additionalProperties: false });
 export const DeviceCredentialsResponse = Envelope(DeviceCredentials);
+
+const OperatorPage = Type.Integer({ minimum: 1, maximum: 100_000, description: 'page number from 1' });
+export const OperatorListQuery = Type.Object({ page: OperatorPage }, { additionalProperties: false });
+
+export const OperatorAppSummary = Type.Object({
+  id: Type.String(), name: Type.String(),
+  ess: Type.Boolean({ description: 'may use feedback-card recognition' }),
+  created_at: Type.Integer({ description: 'Unix ms' }),
+  active_keys: Type.Integer({ description: 'API keys not revoked' }),
+  devices: Type.Integer({ description: 'boxes bound to it' }),
+}, { additionalProperties: false });
+export const OperatorAppListResponse = Envelope(Type.Object({
+  page: Type.Integer(), page_size: Type.Integer(), total: Type.Integer(),
+  applications: Type.Array(OperatorAppSummary),
+}, { additionalProperties: false }));
+
+export const OperatorDeviceView = Type.Object({
+  client: Client,
+  model: Type.String({ description: 'the model it was registered with' }),
+  app_id: Type.Union([Type.String(), Type.Null()], { description: 'the application it is bound to, or null' }),
+  app_name: Type.Union([Type.String(), Type.Null()]),
+  registered_at: Type.Integer({ description: 'Unix ms' }),
+  secret_revoked: Type.Boolean({ description: 'its secret was revoked: it cannot log in until the secret is rotated' }),
+}, { additionalProperties: false });
+export const OperatorDeviceListResponse = Envelope(Type.Object({
+  page: Type.Integer(), page_size: Type.Integer(), total: Type.Integer(),
+  devices: Type.Array(OperatorDeviceView),
+}, { additionalProperties: false }));

@@ -1932,6 +1932,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/operator/app/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every application of the deployment, newest first, 50 per page: keys in use and boxes bound */
+        get: {
+            parameters: {
+                query: {
+                    /** @description page number from 1 */
+                    page: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description 0 on success; see docs/errors.md */
+                            code: number;
+                            msg: string;
+                            data: {
+                                page: number;
+                                page_size: number;
+                                total: number;
+                                applications: {
+                                    id: string;
+                                    name: string;
+                                    /** @description may use feedback-card recognition */
+                                    ess: boolean;
+                                    /** @description Unix ms */
+                                    created_at: number;
+                                    /** @description API keys not revoked */
+                                    active_keys: number;
+                                    /** @description boxes bound to it */
+                                    devices: number;
+                                }[];
+                            } | null;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/operator/app/key/list": {
         parameters: {
             query?: never;
@@ -2142,6 +2202,110 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/operator/device/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every box of the deployment, 100 per page: state, the application it is bound to, whether its secret is revoked */
+        get: {
+            parameters: {
+                query: {
+                    /** @description page number from 1 */
+                    page: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description 0 on success; see docs/errors.md */
+                            code: number;
+                            msg: string;
+                            data: {
+                                page: number;
+                                page_size: number;
+                                total: number;
+                                devices: {
+                                    client: {
+                                        uuid?: string;
+                                        code?: string;
+                                        name?: string;
+                                        remark?: string;
+                                        model?: string;
+                                        /** @description bind time, Unix ms */
+                                        active_at?: number;
+                                        online?: boolean;
+                                        /** @description Unix ms */
+                                        last_connect_at?: number;
+                                        /** @description Unix ms */
+                                        last_disconnect_at?: number;
+                                        version?: string;
+                                        firmware?: string;
+                                        mac?: string;
+                                        wlan_mac?: string;
+                                        /** @enum {unknown} */
+                                        network_type?: "ethernet" | "wifi" | "cellular";
+                                        local_ip?: string;
+                                        gateway_ip?: string;
+                                        printer?: {
+                                            connected?: boolean;
+                                            /** @description whether the printer model is supported */
+                                            supported?: boolean;
+                                            make?: string;
+                                            model?: string;
+                                            /** @enum {unknown} */
+                                            connection_type?: "usb" | "network" | "virtual";
+                                            /** @description printer error code, docs/errors.md */
+                                            error_code?: number;
+                                        };
+                                        scanner?: {
+                                            connected?: boolean;
+                                            supported?: boolean;
+                                            make?: string;
+                                            model?: string;
+                                            /** @enum {unknown} */
+                                            connection_type?: "usb" | "network" | "virtual";
+                                        };
+                                        /** @description boxhub extension: the box's X25519 public key (hex) for end-to-end encrypted print files (docs/encryption.md) */
+                                        e2e_public_key?: string;
+                                        /** @description boxhub extension: key id of e2e_public_key (first 8 bytes of its SHA-256, hex) */
+                                        e2e_kid?: string;
+                                    };
+                                    /** @description the model it was registered with */
+                                    model: string;
+                                    /** @description the application it is bound to, or null */
+                                    app_id: string | null;
+                                    app_name: string | null;
+                                    /** @description Unix ms */
+                                    registered_at: number;
+                                    /** @description its secret was revoked: it cannot log in until the secret is rotated */
+                                    secret_revoked: boolean;
+                                }[];
+                            } | null;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;

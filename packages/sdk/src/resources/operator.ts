@@ -14,6 +14,16 @@ export class Operator {
     return this.#t.post('/api/operator/app/create', body, o);
   }
 
+  /** Every application, newest first, 50 per page: keys in use and boxes bound. */
+  listApps(query: Query<'/api/operator/app/list'>, o?: CallOptions) {
+    return this.#t.get('/api/operator/app/list', query, o);
+  }
+
+  /** Every box, 100 per page: its state, the application it is bound to, a revoked secret. */
+  listDevices(query: Query<'/api/operator/device/list'>, o?: CallOptions) {
+    return this.#t.get('/api/operator/device/list', query, o);
+  }
+
   /** An application's keys: name, prefix, created, last used, revoked (never the key). */
   listKeys(query: Query<'/api/operator/app/key/list'>, o?: CallOptions) {
     return this.#t.get('/api/operator/app/key/list', query, o);

@@ -15,6 +15,10 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ applications: Applicati
     schema: { tags, security, summary: 'Create an application with one API key named "default"', body: api.OperatorAppCreateBody, response: { 200: api.OperatorAppCreateResponse } },
   }, async (req) => ok(await applications.create({ name: req.body.name, ess: req.body.ess ?? false })));
 
+  app.get('/api/operator/app/list', {
+    schema: { tags, security, summary: 'Every application of the deployment, newest first, 50 per page: keys in use and boxes bound', querystring: api.OperatorListQuery, response: { 200: api.OperatorAppListResponse } },
+  }, async (req) => ok(await applications.list(req.query.page)));
+
   app.get('/api/operator/app/key/list', {
     schema: { tags, security, summary: 'API keys of an application, with their last use', querystring: api.KeyListQuery, response: { 200: api.KeyListResponse } },
   }, async (req) => ok({ keys: await applications.listKeys(req.query.app_id) }));
@@ -30,6 +34,10 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ applications: Applicati
   app.post('/api/operator/app/key/revoke', {
     schema: { tags, security, summary: 'Revoke an API key; it stops working at once on every node', body: api.KeyIdBody, response: { 200: api.NullEnvelope } },
   }, async (req) => { await applications.revokeKey(req.body.key_id); return okNull; });
+
+  app.get('/api/operator/device/list', {
+    schema: { tags, security, summary: 'Every box of the deployment, 100 per page: state, the application it is bound to, whether its secret is revoked', querystring: api.OperatorListQuery, response: { 200: api.OperatorDeviceListResponse } },
+  }, async (req) => ok(await devices.listAll(req.query.page)));
 
   app.post('/api/operator/device/register', {
     schema: { tags, security, summary: 'Register a box (its secret is shown once)', body: api.DeviceRegisterBody, response: { 200: api.DeviceCredentialsResponse } },
