@@ -6,8 +6,8 @@ import { candidateFrames, estimateScale, findFiducials, type PageFrame } from '.
 import { solveHomography, type Homography } from './homography.ts';
 import { buildPaperMap } from './paper-map.ts';
 import { findStreaks } from './streaks.ts';
-import { sampleArea, sampleSquare } from './area-sampler.ts';
-import { classify, pageFills, THRESHOLDS, type AreaState, type PageFills } from './mark-classifier.ts';
+import { sampleArea, sampleSquare, type AreaSample } from './area-sampler.ts';
+import { classify, pageFills, residueSplit, THRESHOLDS, type AreaState, type PageFills } from './mark-classifier.ts';
 import { evidence, type MarkEvidence } from './mark-evidence.ts';
 import { pageLevels, type PageLevels } from './page-levels.ts';
 import { decodeSideIdentity, decodeStudentIdentity, layoutKeyHex, studentKey, studentKeyHex, type Side } from './id-strip.ts';
@@ -48,7 +48,7 @@ export type PageReading =
 const THUMB_PX_PER_MM = 2;
 
 /** What recognizeGrey measured, for the benchmark's tuning tool (filled in when passed). */
-export interface PageDiagnostics { levels?: PageLevels; cellLevels?: PageLevels; fills?: PageFills; areas?: MarkEvidence[]; cells?: MarkEvidence[]; pxmm?: number }
+export interface PageDiagnostics { levels?: PageLevels; cellLevels?: PageLevels; fills?: PageFills; areas?: MarkEvidence[]; cells?: MarkEvidence[]; samples?: AreaSample[]; pxmm?: number }
 
 export async function recognizePage(input: Uint8Array, layouts: LayoutSet): Promise<PageReading> {
   const t0 = performance.now();
@@ -103,8 +103,11 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
   const cellEvidence = cellSamples.map((s) => evidence(s, cellLevels, THRESHOLDS.filledStroke));
   // How this student fills, from the page's clearly filled areas (the cells are too few).
   const fills = pageFills(areaEvidence);
-  if (diagnostics) Object.assign(diagnostics, { levels, cellLevels, fills, areas: areaEvidence, cells: cellEvidence, pxmm });
-  const areas: AreaReading[] = side.areas.map((a, i) => ({ chapter: a.chapter, index: a.index, ...classify(areaEvidence[i]!, levels, fills) }));
+  if (diagnostics) Object.assign(diagnostics, { levels, cellLevels, fills, areas: areaEvidence, cells: cellEvidence, samples: areaSamples, pxmm });
+  // On a page of mixed instruments, where its erasures end and its faint fills begin (areas only:
+  // the student-number cells are measured against other levels).
+  const split = residueSplit(areaEvidence, fills);
+  const areas: AreaReading[] = side.areas.map((a, i) => ({ chapter: a.chapter, index: a.index, ...classify(areaEvidence[i]!, levels, fills, split) }));
 
   const out: Extract<PageReading, { status: 'ok' }> = {
     status: 'ok', layout_id: layout.layout_id, sheet: side.sheet, side: side.side, upside_down: frame.upsideDown, areas, ms: 0,
