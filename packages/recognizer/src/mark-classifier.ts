@@ -74,7 +74,7 @@ export const THRESHOLDS = {
   splitLow: 0.11,
   splitHigh: 0.145,
   splitGap: 0.015,
-  splitEmptyMax: 0.125,
+  splitEmptyMax: 0.11,
   splitFilledMin: 0.135,
 } as const;
 
@@ -108,7 +108,7 @@ export function pageFills(ev: readonly MarkEvidence[]): PageFills {
  * person would: on a page of dark, even fills a faint uniform grey is what an eraser leaves; for
  * a light hand a faint fill is a fill. What is left is uncertain, never guessed.
  */
-export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills, split?: ResidueSplit | null): { state: AreaState; score: number } {
+export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills, split?: ResidueSplit | null, behindPrint = false): { state: AreaState; score: number } {
   const T = THRESHOLDS;
   const hand = fills?.hand ?? 'unknown';
   const lowRes = lv.pxmm < T.lowResPxMm;
@@ -123,6 +123,10 @@ export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills, sp
     if (ev.solid < Math.min(lowRes ? T.residueEmptyLowRes : T.residueEmpty, T.residueFactor * fills!.level)) return { state: 'empty', score: 0 };
     if (ev.solid < T.residueMax) return ev.solid < emptySolid ? { state: 'empty', score: 0 } : uncertain;
   }
+  // Behind the other side's QR code or barcode the paper lets through up to about 0.12 of
+  // blotchy grey: residue plus that print reads as dark as a faint fill, so a grey there that
+  // is neither a stroke nor a clear patch is not called filled below `residueMax`.
+  if (behindPrint && ev.solid < T.residueMax) return !trace && ev.cover < T.emptyCover && ev.solid < emptySolid ? { state: 'empty', score: 0 } : uncertain;
   if (ev.solid >= filledSolid) return { state: 'filled', score: 1 };
   if (hand === 'light') {
     const from = T.lightFactor * fills!.level;
