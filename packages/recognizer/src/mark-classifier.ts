@@ -44,9 +44,9 @@ export const THRESHOLDS = {
   /**
    * A dark hand: the page's clear fills cluster at least `darkHand` dark and evenly (their first
    * quartile at least `darkEven` of their third: one instrument, not pen here and pencil there),
-   * with hardly any uniform mark between `residueMax` and half their median (at most
-   * `darkOutliers` of them, or that share: a light fill; the student's own erasures, lighter, do
-   * not count against the hand). Uniform grey on such a page is what an eraser leaves: empty
+   * with hardly any uniform mark lighter than half their median yet darker than an eraser leaves
+   * of the lightest fill (`residueFactor` of it): at most `darkOutliers` of them, or that share.
+   * The student's own erasures do not count against the hand; a faint or light fill does. Uniform grey on such a page is what an eraser leaves: empty
    * below `residueFactor` of its lightest fill (at most `residueEmpty`; below 150 dpi, where a
    * faint fill can measure lower, `residueEmptyLowRes`), and never "filled" below `residueMax`:
    * uncertain instead.
@@ -94,7 +94,7 @@ export function pageFills(ev: readonly MarkEvidence[]): PageFills {
   const median = quantile(marks, 0.5);
   if (median < T.lightHand) return { hand: 'light', level: median };
   const cluster = marks.filter((v) => v >= 0.5 * median);
-  const outliers = marks.filter((v) => v < 0.5 * median && v >= T.residueMax).length;
+  const outliers = cluster.length === 0 ? marks.length : marks.filter((v) => v < 0.5 * median && v >= T.residueFactor * cluster[0]!).length;
   const even = quantile(cluster, 0.25) >= T.darkEven * quantile(cluster, 0.75);
   if (cluster.length >= T.minFills && cluster[0]! >= T.darkHand && even && outliers <= Math.max(T.darkOutliers, T.darkOutlierShare * cluster.length)) {
     return { hand: 'dark', level: cluster[0]! };
