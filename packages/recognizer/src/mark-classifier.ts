@@ -32,8 +32,13 @@ export const THRESHOLDS = {
   emptyBlobContrast: 0.125,
   wideBlob: 4,
   wideBlobContrast: 0.1,
-  /** A light hand's patch counts from this contrast (show-through of the other side's print reaches about 0.12). */
+  /**
+   * A light hand's patch counts from this contrast (show-through of the other side's print
+   * reaches about 0.12), and so does a wide patch behind the other side's QR code or barcode.
+   */
   lightBlobContrast: 0.14,
+  /** Behind the other side's QR code or barcode a light hand's uniform grey is a fill from this much above its usual threshold (the print's show-through). */
+  behindPrintAllowance: 0.07,
   /**
    * A light hand: the median of the page's uniform marks from `lightFloor` up is below
    * `lightHand`; its uniform marks then count as fills from `lightFactor` of that median.
@@ -118,14 +123,17 @@ export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills, sp
   const uncertain = { state: 'uncertain' as const, score: Math.round(score * 100) / 100 };
   if (ev.stroke >= T.filledStroke || (ev.blob >= T.filledBlob && ev.blobContrast >= T.filledBlobContrast)) return { state: 'filled', score: 1 };
   // Anything stroke-like or patchy keeps an area from being called empty.
-  const trace = isTrace(ev, hand);
+  const trace = isTrace(ev, hand, behindPrint);
   if (hand === 'dark' && !trace) {
     if (ev.solid < Math.min(lowRes ? T.residueEmptyLowRes : T.residueEmpty, T.residueFactor * fills!.level)) return { state: 'empty', score: 0 };
     if (ev.solid < T.residueMax) return ev.solid < emptySolid ? { state: 'empty', score: 0 } : uncertain;
   }
   // Behind the other side's QR code or barcode the paper lets through up to about 0.12 of
   // blotchy grey: residue plus that print reads as dark as a faint fill, so a grey there that
-  // is neither a stroke nor a clear patch is not called filled below `residueMax`.
+  // is neither a stroke nor a clear patch is not called filled below `residueMax`, except by a
+  // light hand well above its own fills' threshold. Its wide patches are the print's too: they
+  // count as a trace only from `lightBlobContrast`.
+  if (behindPrint && hand === 'light' && !trace && ev.solid >= Math.max(emptySolid + 0.01, T.lightFactor * fills!.level) + T.behindPrintAllowance) return { state: 'filled', score: 1 };
   if (behindPrint && ev.solid < T.residueMax) return !trace && ev.cover < T.emptyCover && ev.solid < emptySolid ? { state: 'empty', score: 0 } : uncertain;
   if (ev.solid >= filledSolid) return { state: 'filled', score: 1 };
   if (hand === 'light') {
@@ -142,10 +150,10 @@ export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills, sp
 }
 
 /** Anything stroke-like or patchy: never called empty, and not part of a page's uniform greys. */
-function isTrace(ev: MarkEvidence, hand: PageFills['hand']): boolean {
+function isTrace(ev: MarkEvidence, hand: PageFills['hand'], behindPrint = false): boolean {
   const T = THRESHOLDS;
   return ev.stroke >= T.emptyStroke || (ev.blob >= T.emptyBlob && ev.blobContrast >= T.emptyBlobContrast)
-    || (hand !== 'dark' && ev.blob >= T.wideBlob && ev.blobContrast >= T.wideBlobContrast);
+    || (hand !== 'dark' && ev.blob >= T.wideBlob && ev.blobContrast >= (behindPrint ? T.lightBlobContrast : T.wideBlobContrast));
 }
 
 /** The gap between a mixed page's erasures (at most `below` dark) and its faint fills (at least `above`). */
