@@ -41,11 +41,17 @@ export const THRESHOLDS = {
   behindPrintAllowance: 0.07,
   /**
    * A light hand: the median of the page's uniform marks from `lightFloor` up is below
-   * `lightHand`; its uniform marks then count as fills from `lightFactor` of that median.
+   * `lightHand`; its uniform marks then count as fills from `lightFactor` of that median (and
+   * from `lightMin`, below the usual empty threshold: the lightest hands fill at 0.09–0.11), and
+   * as empty only below `lightEmpty` of it. On A's tuning pages its fills measure at least 0.72
+   * of that median, its erasures and show-through at most 0.52 (0.58 behind the other side's
+   * print, where `behindPrintAllowance` applies).
    */
   lightFloor: 0.11,
   lightHand: 0.32,
   lightFactor: 0.55,
+  lightMin: 0.09,
+  lightEmpty: 0.6,
   /**
    * A dark hand: the page's clear fills cluster at least `darkHand` dark and evenly (their first
    * quartile at least `darkEven` of their third: one instrument, not pen here and pencil there),
@@ -133,15 +139,17 @@ export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills, sp
   // is neither a stroke nor a clear patch is not called filled below `residueMax`, except by a
   // light hand well above its own fills' threshold. Its wide patches are the print's too: they
   // count as a trace only from `lightBlobContrast`.
-  if (behindPrint && hand === 'light' && !trace && ev.solid >= Math.max(emptySolid + 0.01, T.lightFactor * fills!.level) + T.behindPrintAllowance) return { state: 'filled', score: 1 };
-  if (behindPrint && ev.solid < T.residueMax) return !trace && ev.cover < T.emptyCover && ev.solid < emptySolid ? { state: 'empty', score: 0 } : uncertain;
+  const lightFrom = hand === 'light' ? Math.max(Math.min(emptySolid + 0.01, T.lightMin), T.lightFactor * fills!.level) : Infinity;
+  const emptyBelow = hand === 'light' ? Math.min(emptySolid, T.lightEmpty * fills!.level) : emptySolid;
+  if (behindPrint && !trace && ev.solid >= lightFrom + T.behindPrintAllowance) return { state: 'filled', score: 1 };
+  if (behindPrint && ev.solid < T.residueMax) return !trace && ev.cover < T.emptyCover && ev.solid < emptyBelow ? { state: 'empty', score: 0 } : uncertain;
   if (ev.solid >= filledSolid) return { state: 'filled', score: 1 };
   if (hand === 'light') {
     const from = T.lightFactor * fills!.level;
-    if (ev.solid >= Math.max(emptySolid + 0.01, from)) return { state: 'filled', score: 1 };
+    if (ev.solid >= lightFrom) return { state: 'filled', score: 1 };
     if (ev.blob >= T.filledBlob && ev.blobContrast >= Math.max(T.lightBlobContrast, from)) return { state: 'filled', score: 1 };
   }
-  if (!trace && ev.cover < T.emptyCover && ev.solid < emptySolid) return { state: 'empty', score: 0 };
+  if (!trace && ev.cover < T.emptyCover && ev.solid < emptyBelow) return { state: 'empty', score: 0 };
   if (split && hand === 'mixed' && !lowRes && !trace) {
     if (ev.solid <= split.below && ev.solid <= T.splitEmptyMax) return { state: 'empty', score: 0 };
     if (ev.solid >= split.above && ev.solid >= T.splitFilledMin) return { state: 'filled', score: 1 };
