@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { INNER, strokeRadius, type AreaSample } from './area-sampler.ts';
-import { classify, pageFills, type PageFills } from './mark-classifier.ts';
+import { classify, pageFills, residueSplit, type PageFills } from './mark-classifier.ts';
 import { evidence, type MarkEvidence } from './mark-evidence.ts';
 import type { PageLevels } from './page-levels.ts';
 
@@ -82,6 +82,33 @@ test("the student's own fills decide the band: a light hand's faint fill is a fi
   // A stroke stays a mark whatever the hand.
   const slash = area(line(-2, 1, 2, -1, 0.35, 0.7));
   assert.equal(state(slash, page200, dark), 'filled');
+});
+
+test('the lightest hand fills below the usual empty threshold; its page decides, not one number', () => {
+  const faintest = pageFills(Array.from({ length: 20 }, (_, i) => evidence(area(() => 0.115 + (i % 5) * 0.004, { seed: i }), page200)));
+  assert.equal(faintest.hand, 'light', JSON.stringify(faintest));
+  assert.equal(state(area(() => 0.095), page200, faintest), 'filled', 'a fill of that hand at 0.095');
+  assert.equal(state(area(() => 0.095), page200), 'empty', 'the same grey with no hand to judge by');
+  assert.equal(state(area(() => 0.01), page200, faintest), 'empty');
+  // Behind the other side's QR code, where show-through adds grey, the same fill is not enough.
+  assert.notEqual(classify(evidence(area(() => 0.095), page200), page200, faintest, null, true).state, 'filled');
+});
+
+test("a page of mixed instruments: its erasures and faint fills fall either side of the page's own gap", () => {
+  const page = (greys: number[]) => greys.map((d, i) => evidence(area(() => d, { seed: i + 1 }), page200));
+  const dark = [0.95, 0.9, 0.9, 0.85, 0.85, 0.8, 0.6, 0.55, 0.5, 0.45, 0.25, 0.22, 0.2];
+  const mixed = page([...dark, 0.16, 0.15, 0.145, 0.14, 0.11, 0.095, 0.09, 0.06, 0.05, 0.01, 0, 0]);
+  const fills = pageFills(mixed);
+  assert.equal(fills.hand, 'mixed', JSON.stringify(fills));
+  const split = residueSplit(mixed, fills);
+  assert.ok(split && split.below < 0.12 && split.above > 0.13, JSON.stringify(split));
+  assert.equal(classify(evidence(area(() => 0.142), page200), page200, fills, split).state, 'filled');
+  assert.equal(classify(evidence(area(() => 0.106), page200), page200, fills, split).state, 'empty');
+  // Without that gap (greys all along the band), the band stays uncertain.
+  const even = page([...dark, ...dark, 0.15, 0.145, 0.14, 0.135, 0.13, 0.125, 0.12, 0.115, 0.11, 0.105, 0, 0]);
+  const evenFills = pageFills(even);
+  assert.equal(evenFills.hand, 'mixed', JSON.stringify(evenFills));
+  assert.equal(classify(evidence(area(() => 0.142), page200), page200, evenFills, residueSplit(even, evenFills)).state, 'uncertain');
 });
 
 test('evidence: strokes are long, residue has none, a patch is measured against the area itself', () => {

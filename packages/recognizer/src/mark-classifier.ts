@@ -32,34 +32,61 @@ export const THRESHOLDS = {
   emptyBlobContrast: 0.125,
   wideBlob: 4,
   wideBlobContrast: 0.1,
-  /** A light hand's patch counts from this contrast (show-through of the other side's print reaches about 0.12). */
+  /**
+   * A light hand's patch counts from this contrast (show-through of the other side's print
+   * reaches about 0.12), and so does a wide patch behind the other side's QR code or barcode.
+   */
   lightBlobContrast: 0.14,
+  /** Behind the other side's QR code or barcode a light hand's uniform grey is a fill from this much above its usual threshold (the print's show-through). */
+  behindPrintAllowance: 0.07,
   /**
    * A light hand: the median of the page's uniform marks from `lightFloor` up is below
-   * `lightHand`; its uniform marks then count as fills from `lightFactor` of that median.
+   * `lightHand`; its uniform marks then count as fills from `lightFactor` of that median (and
+   * from `lightMin`, below the usual empty threshold: the lightest hands fill at 0.09–0.11), and
+   * as empty only below `lightEmpty` of it. On A's tuning pages its fills measure at least 0.72
+   * of that median, its erasures and show-through at most 0.52 (0.58 behind the other side's
+   * print, where `behindPrintAllowance` applies).
    */
   lightFloor: 0.11,
   lightHand: 0.32,
   lightFactor: 0.55,
+  lightMin: 0.09,
+  lightEmpty: 0.6,
   /**
    * A dark hand: the page's clear fills cluster at least `darkHand` dark and evenly (their first
    * quartile at least `darkEven` of their third: one instrument, not pen here and pencil there),
-   * with hardly any uniform mark lighter than half their median (at most `darkOutliers` of them,
-   * or that share). Uniform grey on such a page is what an eraser leaves: empty below
-   * `residueFactor` of its lightest fill (at most `residueEmpty`; below 150 dpi, where a faint
-   * fill can measure lower, `residueEmptyLowRes`), and never "filled" below `residueMax`:
+   * with hardly any uniform mark lighter than half their median yet darker than an eraser leaves
+   * of the lightest fill (`residueFactor` of it): at most `darkOutliers` of them, or that share.
+   * The student's own erasures do not count against the hand; a faint or light fill does. Uniform grey on such a page is what an eraser leaves: empty
+   * below `residueFactor` of its lightest fill (at most `residueEmpty`; below 150 dpi, where a
+   * faint fill can measure lower, `residueEmptyLowRes`), and never "filled" below `residueMax`:
    * uncertain instead.
    */
   darkHand: 0.3,
   darkEven: 0.75,
   darkOutliers: 2,
   darkOutlierShare: 0.08,
-  residueFactor: 0.33,
-  residueEmpty: 0.14,
+  residueFactor: 0.38,
+  residueEmpty: 0.16,
   residueEmptyLowRes: 0.1,
   residueMax: 0.2,
   /** Uniform fills needed before a page's own fills are trusted. */
   minFills: 6,
+  /**
+   * A page of mixed instruments: its uniform marks from `splitFrom` to `splitTo` dark, sorted,
+   * and the widest gap between neighbours whose middle lies from `splitLow` to `splitHigh`. When
+   * that gap is at least `splitGap` wide, the page's erasures lie below it and its faint fills
+   * above it (one scan, one tone curve, one paper for both): band areas below the gap and at
+   * most `splitEmptyMax` are empty, above it and at least `splitFilledMin` filled; the rest
+   * stays uncertain. Not below 150 dpi, where a faint fill can measure as low as a residue.
+   */
+  splitFrom: 0.04,
+  splitTo: 0.3,
+  splitLow: 0.11,
+  splitHigh: 0.145,
+  splitGap: 0.015,
+  splitEmptyMax: 0.11,
+  splitFilledMin: 0.135,
 } as const;
 
 /** How this student fills, from the page's uniform marks (fills, not strokes). */
@@ -78,7 +105,7 @@ export function pageFills(ev: readonly MarkEvidence[]): PageFills {
   const median = quantile(marks, 0.5);
   if (median < T.lightHand) return { hand: 'light', level: median };
   const cluster = marks.filter((v) => v >= 0.5 * median);
-  const outliers = marks.length - cluster.length;
+  const outliers = cluster.length === 0 ? marks.length : marks.filter((v) => v < 0.5 * median && v >= T.residueFactor * cluster[0]!).length;
   const even = quantile(cluster, 0.25) >= T.darkEven * quantile(cluster, 0.75);
   if (cluster.length >= T.minFills && cluster[0]! >= T.darkHand && even && outliers <= Math.max(T.darkOutliers, T.darkOutlierShare * cluster.length)) {
     return { hand: 'dark', level: cluster[0]! };
@@ -92,7 +119,7 @@ export function pageFills(ev: readonly MarkEvidence[]): PageFills {
  * person would: on a page of dark, even fills a faint uniform grey is what an eraser leaves; for
  * a light hand a faint fill is a fill. What is left is uncertain, never guessed.
  */
-export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills): { state: AreaState; score: number } {
+export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills, split?: ResidueSplit | null, behindPrint = false): { state: AreaState; score: number } {
   const T = THRESHOLDS;
   const hand = fills?.hand ?? 'unknown';
   const lowRes = lv.pxmm < T.lowResPxMm;
@@ -102,20 +129,62 @@ export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills): {
   const uncertain = { state: 'uncertain' as const, score: Math.round(score * 100) / 100 };
   if (ev.stroke >= T.filledStroke || (ev.blob >= T.filledBlob && ev.blobContrast >= T.filledBlobContrast)) return { state: 'filled', score: 1 };
   // Anything stroke-like or patchy keeps an area from being called empty.
-  const trace = ev.stroke >= T.emptyStroke || (ev.blob >= T.emptyBlob && ev.blobContrast >= T.emptyBlobContrast)
-    || (hand !== 'dark' && ev.blob >= T.wideBlob && ev.blobContrast >= T.wideBlobContrast);
+  const trace = isTrace(ev, hand, behindPrint);
   if (hand === 'dark' && !trace) {
     if (ev.solid < Math.min(lowRes ? T.residueEmptyLowRes : T.residueEmpty, T.residueFactor * fills!.level)) return { state: 'empty', score: 0 };
     if (ev.solid < T.residueMax) return ev.solid < emptySolid ? { state: 'empty', score: 0 } : uncertain;
   }
+  // Behind the other side's QR code or barcode the paper lets through up to about 0.12 of
+  // blotchy grey: residue plus that print reads as dark as a faint fill, so a grey there that
+  // is neither a stroke nor a clear patch is not called filled below `residueMax`, except by a
+  // light hand well above its own fills' threshold. Its wide patches are the print's too: they
+  // count as a trace only from `lightBlobContrast`.
+  const lightFrom = hand === 'light' ? Math.max(Math.min(emptySolid + 0.01, T.lightMin), T.lightFactor * fills!.level) : Infinity;
+  const emptyBelow = hand === 'light' ? Math.min(emptySolid, T.lightEmpty * fills!.level) : emptySolid;
+  if (behindPrint && !trace && ev.solid >= lightFrom + T.behindPrintAllowance) return { state: 'filled', score: 1 };
+  if (behindPrint && ev.solid < T.residueMax) return !trace && ev.cover < T.emptyCover && ev.solid < emptyBelow ? { state: 'empty', score: 0 } : uncertain;
   if (ev.solid >= filledSolid) return { state: 'filled', score: 1 };
   if (hand === 'light') {
     const from = T.lightFactor * fills!.level;
-    if (ev.solid >= Math.max(emptySolid + 0.01, from)) return { state: 'filled', score: 1 };
+    if (ev.solid >= lightFrom) return { state: 'filled', score: 1 };
     if (ev.blob >= T.filledBlob && ev.blobContrast >= Math.max(T.lightBlobContrast, from)) return { state: 'filled', score: 1 };
   }
-  if (!trace && ev.cover < T.emptyCover && ev.solid < emptySolid) return { state: 'empty', score: 0 };
+  if (!trace && ev.cover < T.emptyCover && ev.solid < emptyBelow) return { state: 'empty', score: 0 };
+  if (split && hand === 'mixed' && !lowRes && !trace) {
+    if (ev.solid <= split.below && ev.solid <= T.splitEmptyMax) return { state: 'empty', score: 0 };
+    if (ev.solid >= split.above && ev.solid >= T.splitFilledMin) return { state: 'filled', score: 1 };
+  }
   return uncertain;
+}
+
+/** Anything stroke-like or patchy: never called empty, and not part of a page's uniform greys. */
+function isTrace(ev: MarkEvidence, hand: PageFills['hand'], behindPrint = false): boolean {
+  const T = THRESHOLDS;
+  return ev.stroke >= T.emptyStroke || (ev.blob >= T.emptyBlob && ev.blobContrast >= T.emptyBlobContrast)
+    || (hand !== 'dark' && ev.blob >= T.wideBlob && ev.blobContrast >= (behindPrint ? T.lightBlobContrast : T.wideBlobContrast));
+}
+
+/** The gap between a mixed page's erasures (at most `below` dark) and its faint fills (at least `above`). */
+export interface ResidueSplit { below: number; above: number }
+
+/**
+ * Where a page of mixed instruments separates residue from faint fills, or null. Across pages
+ * the two overlap (tone curves, paper, gamma differ from scan to scan); on one page, measured
+ * through one tone curve, an eraser's grey and a faint fill leave a gap, which is looked for
+ * among the page's uniform marks (the clear fills above it included, so that a page without
+ * faint fills finds its gap between the residue and the light fills).
+ */
+export function residueSplit(ev: readonly MarkEvidence[], fills: PageFills): ResidueSplit | null {
+  const T = THRESHOLDS;
+  if (fills.hand !== 'mixed') return null;
+  const vals = ev.filter((e) => !isTrace(e, fills.hand) && e.solid >= 0.6 * e.peak && e.solid >= T.splitFrom && e.solid <= T.splitTo)
+    .map((e) => e.solid).sort((a, b) => a - b);
+  let best: ResidueSplit | null = null;
+  for (let i = 1; i < vals.length; i++) {
+    const lo = vals[i - 1]!, hi = vals[i]!, mid = (lo + hi) / 2;
+    if (mid >= T.splitLow && mid <= T.splitHigh && (!best || hi - lo > best.above - best.below)) best = { below: lo, above: hi };
+  }
+  return best && best.above - best.below >= T.splitGap ? best : null;
 }
 
 function ramp(v: number, lo: number, hi: number): number {

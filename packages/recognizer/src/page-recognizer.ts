@@ -6,12 +6,12 @@ import { candidateFrames, estimateScale, findFiducials, type PageFrame } from '.
 import { solveHomography, type Homography } from './homography.ts';
 import { buildPaperMap } from './paper-map.ts';
 import { findStreaks } from './streaks.ts';
-import { sampleArea, sampleSquare } from './area-sampler.ts';
-import { classify, pageFills, THRESHOLDS, type AreaState, type PageFills } from './mark-classifier.ts';
+import { sampleArea, sampleSquare, type AreaSample } from './area-sampler.ts';
+import { classify, pageFills, residueSplit, THRESHOLDS, type AreaState, type PageFills } from './mark-classifier.ts';
 import { evidence, type MarkEvidence } from './mark-evidence.ts';
 import { pageLevels, type PageLevels } from './page-levels.ts';
 import { decodeSideIdentity, decodeStudentIdentity, layoutKeyHex, studentKey, studentKeyHex, type Side } from './id-strip.ts';
-import { fiducialCentre, ID_STRIP } from './page-frame.ts';
+import { fiducialCentre, ID_STRIP, PAGE } from './page-frame.ts';
 import { readRegion } from './code-region.ts';
 import { isBlank } from './blank-page.ts';
 import { readBubbleNumber } from './student-number.ts';
@@ -48,7 +48,7 @@ export type PageReading =
 const THUMB_PX_PER_MM = 2;
 
 /** What recognizeGrey measured, for the benchmark's tuning tool (filled in when passed). */
-export interface PageDiagnostics { levels?: PageLevels; cellLevels?: PageLevels; fills?: PageFills; areas?: MarkEvidence[]; cells?: MarkEvidence[]; pxmm?: number }
+export interface PageDiagnostics { levels?: PageLevels; cellLevels?: PageLevels; fills?: PageFills; areas?: MarkEvidence[]; cells?: MarkEvidence[]; samples?: AreaSample[]; pxmm?: number }
 
 export async function recognizePage(input: Uint8Array, layouts: LayoutSet): Promise<PageReading> {
   const t0 = performance.now();
@@ -103,8 +103,12 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
   const cellEvidence = cellSamples.map((s) => evidence(s, cellLevels, THRESHOLDS.filledStroke));
   // How this student fills, from the page's clearly filled areas (the cells are too few).
   const fills = pageFills(areaEvidence);
-  if (diagnostics) Object.assign(diagnostics, { levels, cellLevels, fills, areas: areaEvidence, cells: cellEvidence, pxmm });
-  const areas: AreaReading[] = side.areas.map((a, i) => ({ chapter: a.chapter, index: a.index, ...classify(areaEvidence[i]!, levels, fills) }));
+  if (diagnostics) Object.assign(diagnostics, { levels, cellLevels, fills, areas: areaEvidence, cells: cellEvidence, samples: areaSamples, pxmm });
+  // On a page of mixed instruments, where its erasures end and its faint fills begin (areas only:
+  // the student-number cells are measured against other levels).
+  const split = residueSplit(areaEvidence, fills);
+  const behind = densePrintBehind(layout, side);
+  const areas: AreaReading[] = side.areas.map((a, i) => ({ chapter: a.chapter, index: a.index, ...classify(areaEvidence[i]!, levels, fills, split, behind(a)) }));
 
   const out: Extract<PageReading, { status: 'ok' }> = {
     status: 'ok', layout_id: layout.layout_id, sheet: side.sheet, side: side.side, upside_down: frame.upsideDown, areas, ms: 0,
@@ -158,3 +162,16 @@ function readStrip(img: GreyImage, h: Homography, strip: { x: number; y: number;
   return bits;
 }
 
+/**
+ * Whether an area has the other side's QR code, barcode or student strip right behind it (the
+ * sheet turned over its long edge: x mirrored), which shows through as blotchy grey.
+ */
+function densePrintBehind(layout: Layout, side: LayoutSide): (a: { x: number; y: number; w: number; h: number }) => boolean {
+  const other = layout.sides.find((x) => x.sheet === side.sheet && x.side !== side.side);
+  const boxes = other ? [other.qrcode, other.barcode, other.student_code].filter((b): b is NonNullable<typeof b> => b !== undefined) : [];
+  if (boxes.length === 0) return () => false;
+  return (a) => {
+    const x0 = PAGE.width - a.x - a.w / 2, x1 = PAGE.width - a.x + a.w / 2, y0 = a.y - a.h / 2, y1 = a.y + a.h / 2;
+    return boxes.some((b) => x1 > b.x && x0 < b.x + b.w && y1 > b.y && y0 < b.y + b.h);
+  };
+}

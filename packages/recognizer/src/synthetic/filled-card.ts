@@ -9,7 +9,8 @@ import { between, pick, type Random } from './random.ts';
 /**
  * A student's hand: one instrument for the whole card, as in a classroom. 'pen' never erases;
  * 'pencil' fills at the student's own darkness (0.38-0.7) and erases down to a part of it;
- * 'light' is a hard pencil or a light hand (fills 0.15-0.30 around the student's own 0.15-0.27, lines darker); 'mixed' takes any
+ * 'light' is a hard pencil or a light hand (fills 0.12-0.30 around the student's own 0.12-0.27, lines darker; widened from 0.15
+ * after generator B's lightest hands measured below A's); 'mixed' takes any
  * mark kind for any area (fills, light and faint pencil, erasures 0.04-0.12 mixed on one page).
  */
 export type Hand = 'pen' | 'pencil' | 'light' | 'mixed';
@@ -41,7 +42,7 @@ function handMarker(hand: Hand, r: Random, mix: MarkMix): HandMarker {
   if (hand === 'mixed') {
     return { mark: (q, filled) => ({ kind: filled ? pick(q, mix.filled) : q() < mix.emptyMarkRate ? pick(q, mix.emptyMarks) : 'none' }) };
   }
-  const fill = hand === 'pencil' ? between(r, 0.38, 0.7) : hand === 'light' ? between(r, 0.15, 0.27) : 1;
+  const fill = hand === 'pencil' ? between(r, 0.38, 0.7) : hand === 'light' ? between(r, 0.12, 0.27) : 1;
   const line = hand === 'light' ? between(r, 0.4, 0.6) : hand === 'pencil' ? Math.min(0.75, fill + 0.1) : undefined;
   const styles = STYLES[hand];
   return {
@@ -56,7 +57,7 @@ function handMarker(hand: Hand, r: Random, mix: MarkMix): HandMarker {
       if (hand === 'pen') return { kind: style };
       if (style === 'pencil') {
         const spread = hand === 'light' ? 0.04 : 0.06;
-        const d = Math.min(hand === 'light' ? 0.3 : 0.75, Math.max(0.15, fill + between(q, -spread, spread)));
+        const d = Math.min(hand === 'light' ? 0.3 : 0.75, Math.max(hand === 'light' ? 0.12 : 0.15, fill + between(q, -spread, spread)));
         return { kind: pencilKind(d), level: d };
       }
       // Shading (a half fill) has the fill's darkness; a dot or a line is pressed, darker.

@@ -7,10 +7,11 @@ import { between, pick, type Random } from './random.ts';
 /**
  * Kinds that mean "filled" and kinds that must read empty. Darkness is of full black (0 =
  * paper, 1 = black): pencil 0.38-0.7; light pencil 0.20-0.30 (clearly marked to a person, the
- * class schools miss most); faint pencil 0.15-0.20; thin ticks and crosses have 0.3-0.4 mm
+ * class schools miss most); faint pencil 0.15-0.20; very faint pencil 0.12-0.15 (only from a
+ * light hand, whose other fills say how it writes); thin ticks and crosses have 0.3-0.4 mm
  * strokes; small marks cover a third to a half of the area, off-centre.
  */
-export const FILLED_KINDS = ['pen', 'pencil', 'light-pencil', 'faint-pencil', 'partial', 'small', 'tick', 'thin-tick', 'cross', 'thin-cross'] as const;
+export const FILLED_KINDS = ['pen', 'pencil', 'light-pencil', 'faint-pencil', 'very-faint-pencil', 'partial', 'small', 'tick', 'thin-tick', 'cross', 'thin-cross'] as const;
 export const EMPTY_KINDS = ['none', 'erasure', 'stray'] as const;
 /** 'blot' is not a student's answer: an ink blot or scribble over a code, for failure cases. */
 export type MarkKind = (typeof FILLED_KINDS)[number] | (typeof EMPTY_KINDS)[number] | 'blot';
@@ -27,7 +28,7 @@ export interface Mark { kind: MarkKind; x: number; y: number; w: number; h: numb
 
 /** The pencil kind a fill of this darkness is reported as. */
 export function pencilKind(darkness: number): MarkKind {
-  return darkness >= 0.3 ? 'pencil' : darkness >= 0.2 ? 'light-pencil' : 'faint-pencil';
+  return darkness >= 0.3 ? 'pencil' : darkness >= 0.2 ? 'light-pencil' : darkness >= 0.15 ? 'faint-pencil' : 'very-faint-pencil';
 }
 
 function inkColour(r: Random, colour: boolean): string {
@@ -69,14 +70,16 @@ export function drawMark(ctx: SKRSContext2D, m: Mark, r: Random, colour: boolean
     case 'pen':
     case 'pencil':
     case 'light-pencil':
-    case 'faint-pencil': {
+    case 'faint-pencil':
+    case 'very-faint-pencil': {
       const cover = m.kind === 'pen' ? between(r, 0.8, 1.05) : between(r, 0.8, 1.0);
       let darkness: number;
       if (m.kind === 'pen') darkness = 1;
       else if (m.level !== undefined) darkness = m.level;
       else if (m.kind === 'pencil') darkness = between(r, 0.38, 0.7);
       else if (m.kind === 'light-pencil') darkness = between(r, 0.2, 0.3);
-      else darkness = between(r, 0.15, 0.2);
+      else if (m.kind === 'faint-pencil') darkness = between(r, 0.15, 0.2);
+      else darkness = between(r, 0.12, 0.15);
       ctx.fillStyle = m.kind === 'pen' ? inkColour(r, colour) : grey(1 - darkness);
       // Filling by hand: a little off-centre, edges not quite the ellipse.
       const ox = between(r, -0.4, 0.4), oy = between(r, -0.3, 0.3);
