@@ -177,7 +177,15 @@ export class JobRunner {
   private sleep(ms: number): void {
     if (this.stopped) return;
     this.timer?.cancel();
-    this.timer = this.clock.setTimer(() => { this.timer = undefined; this.wake(); }, ms);
+    // When the next job falls due is a matter of the service's clock; work that another node
+    // schedules, or a transaction that commits after scheduled()'s second wake, is found by the
+    // poll, which is a matter of real time. (On an injected clock that nobody moves, a poll on
+    // that clock never came, and a late commit waited for the next move.)
+    const wake = () => { this.timer = undefined; this.wake(); };
+    const due = this.clock.setTimer(wake, ms);
+    const poll = setTimeout(wake, this.s.pollMs);
+    poll.unref();
+    this.timer = { cancel: () => { due.cancel(); clearTimeout(poll); } };
   }
 
   private async runCycle(): Promise<void> {
