@@ -77,6 +77,13 @@ test('every app and device command: --json parses, piped output is plain, failur
     assert.deepEqual(await json(env, ['app', 'key', 'revoke', '--key', rotated.id]), { revoked: rotated.id });
     const listed = await json<{ keys: Array<{ id: string; name: string; revoked_at?: number }> }>(env, ['app', 'key', 'list', '--app', app.id]);
     assert.deepEqual(listed.keys.map((k) => [k.name, k.revoked_at !== undefined]).sort(), [['default', false], ['grading', true], ['grading', true]]);
+    const all = await json<{ total: number; applications: Array<{ id: string; name: string; active_keys: number; devices: number }> }>(env, ['app', 'list']);
+    assert.deepEqual(all.applications.map((a) => [a.id, a.name, a.active_keys, a.devices]), [[app.id, 'Shelbyville', 1, 0]]);
+    assert.equal(all.total, 1);
+    const plain = await boxhub(['app', 'list'], env);
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.match(plain.stdout, new RegExp(`^${app.id}  Shelbyville  created \\S+  1 key\\(s\\)  0 box\\(es\\)\\npage 1 of 1, 1 application\\(s\\)\\n$`));
+    assert.equal((await boxhub(['app', 'list', '--page', '0'], env)).code, 2, '--page 0 is a usage error');
   };
   const devices = async () => {
     const env = envIn('devices');
@@ -92,6 +99,11 @@ test('every app and device command: --json parses, piped output is plain, failur
     const both = await boxhub(['device', 'revoke', '--uuid', dev.uuid, '--device', 'BX0077'], env);
     assert.equal(both.code, 2);
     assert.deepEqual(await json(env, ['device', 'revoke', '--device', dev.uuid]), { revoked: dev.uuid });
+    const all = await json<{ total: number; devices: Array<{ client: { uuid: string; code: string; online: boolean }; model: string; app_id: string | null; secret_revoked: boolean }> }>(env, ['device', 'list']);
+    assert.deepEqual(all.devices.map((d) => [d.client.uuid, d.client.code, d.client.online, d.model, d.app_id, d.secret_revoked]), [[dev.uuid, 'BX0077', false, 'BX-1', null, true]]);
+    const plain = await boxhub(['device', 'list'], env);
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.equal(plain.stdout, `BX0077  ${dev.uuid}  BX-1  offline  not bound  SECRET REVOKED\npage 1 of 1, 1 box(es)\n`);
   };
   const failures = async () => {
     const env = envIn('failures');

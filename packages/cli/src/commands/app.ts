@@ -3,6 +3,7 @@
 import { common, defineCommand, defineGroup, type Context, type Flags } from '../command.ts';
 import { withAdmin, type Admin } from '../admin-db.ts';
 import { EXIT } from '../exit.ts';
+import { pageFlag, pageOf } from '../page-flag.ts';
 import { emit, Progress } from '../progress.ts';
 
 const when = (ms: number | undefined) => (ms === undefined ? '-' : new Date(ms).toISOString());
@@ -31,6 +32,23 @@ const create = defineCommand({
     const a = await applications.create({ name: ctx.values.name!, ess: ctx.values.ess === true });
     emit(ctx.json, { id: a.id, api_key: a.api_key, key_id: a.key_id, callback_secret: a.callback_secret },
       `application ${a.name} (${a.id})\napi key:         ${a.api_key}  (key id ${a.key_id}, "default")\ncallback secret: ${a.callback_secret}\nfeedback cards:  ${a.ess ? 'allowed' : 'not allowed'}\nThe API key and the secret are shown only now; store them.`);
+  }),
+});
+
+const list = defineCommand({
+  summary: 'every application, newest first, 50 a page: keys in use, boxes bound',
+  usage: '[--page N] [--json]',
+  description: ENV,
+  flags: { page: pageFlag, json: common.json },
+  json: '{page, page_size, total, applications: [{id, name, ess, created_at, active_keys, devices}]} (as GET /api/operator/app/list)',
+  examples: ['boxhub app list', 'boxhub app list --json | jq -r \'.applications[] | .id + " " + .name\''],
+  run: (ctx) => admin(ctx, async ({ applications }) => {
+    const l = await applications.list(pageOf(ctx.values.page));
+    const last = Math.max(1, Math.ceil(l.total / l.page_size));
+    emit(ctx.json, l, [
+      ...l.applications.map((a) => `${a.id}  ${a.name}  created ${when(a.created_at)}  ${a.active_keys} key(s)  ${a.devices} box(es)${a.ess ? '  feedback cards' : ''}`),
+      `page ${l.page} of ${last}, ${l.total} application(s)`,
+    ].join('\n'));
   }),
 });
 
@@ -95,6 +113,7 @@ export const command = defineGroup({
   examples: ['boxhub app create --name "Springfield School" --ess', 'boxhub app key list --app $APP_ID'],
   subcommands: {
     create,
+    list,
     key: defineGroup({
       summary: 'an application\'s API keys: list, create, rotate, revoke',
       description: ENV,

@@ -7,6 +7,7 @@ import { common, defineCommand, defineGroup, type Context, type Flags } from '..
 import { withAdmin, type Admin } from '../admin-db.ts';
 import { EXIT } from '../exit.ts';
 import { emit, Progress } from '../progress.ts';
+import { pageFlag, pageOf } from '../page-flag.ts';
 
 const ENV = 'Works on the service\'s database given the same environment (DATABASE_URL, BOXHUB_DATA_DIR,\nBOXHUB_SECRET_KEY or BOXHUB_SECRET_KEY_FILE, MQTT_URL; docs/configuration.md).';
 
@@ -75,9 +76,26 @@ const revoke = defineCommand({
   }),
 });
 
+const list = defineCommand({
+  summary: 'every box, 100 a page: online or not, the application it is bound to, a revoked secret',
+  usage: '[--page N] [--json]',
+  description: ENV,
+  flags: { page: pageFlag, json: common.json },
+  json: '{page, page_size, total, devices: [{client, model, app_id, app_name, registered_at, secret_revoked}]} (as GET /api/operator/device/list; client as GET /api/client/info)',
+  examples: ['boxhub device list', 'boxhub device list --json | jq -r \'.devices[] | select(.client.online) | .client.code\''],
+  run: (ctx) => admin(ctx, async ({ devices }) => {
+    const l = await devices.listAll(pageOf(ctx.values.page));
+    const last = Math.max(1, Math.ceil(l.total / l.page_size));
+    emit(ctx.json, l, [
+      ...l.devices.map((d) => `${d.client.code}  ${d.client.uuid}  ${d.model}  ${d.client.online ? 'online ' : 'offline'}  ${d.app_id ? `bound to ${d.app_name ?? d.app_id}` : 'not bound'}${d.secret_revoked ? '  SECRET REVOKED' : ''}`),
+      `page ${l.page} of ${last}, ${l.total} box(es)`,
+    ].join('\n'));
+  }),
+});
+
 export const command = defineGroup({
   summary: 'boxes and their secrets (on the service\'s database)',
   description: ENV,
   examples: ['boxhub device register --code BX0042 --model BX-1', 'boxhub device rotate-secret --device BX0042'],
-  subcommands: { register, 'rotate-secret': rotateSecret, revoke },
+  subcommands: { register, list, 'rotate-secret': rotateSecret, revoke },
 });
