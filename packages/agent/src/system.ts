@@ -86,7 +86,12 @@ export class BoxAgent {
       void this.reportState().then(() => this.outbox.setConnected(true));
     });
     this.link.on('disconnected', () => this.outbox.setConnected(false));
-    this.link.on('message', (topic, payload) => { if (topic === topics.cmd(o.link.uuid)) void this.onCommand(payload); });
+    this.link.on('message', (topic, payload) => {
+      if (topic !== topics.cmd(o.link.uuid)) return;
+      // A command's failure is answered in its ack; what fails around it (an acknowledgement's
+      // files, the disk) is logged, never left to end the process.
+      this.onCommand(payload).catch((e: unknown) => this.log('command not handled', { error: (e as Error).message }));
+    });
     this.link.on('error', (err) => this.log('link error', { error: err.message }));
   }
 

@@ -45,6 +45,8 @@ export interface BoxJobsDeps {
 export class BoxJobs {
   private readonly d: BoxJobsDeps & { now: () => number };
   private readonly scans = new Map<string, ScanJob>();
+  /** Clean-ups of finished scans under way (close() waits for them). */
+  private readonly cleanups = new Set<Promise<void>>();
   readonly prints: PrintQueue;
 
   constructor(d: BoxJobsDeps) {
@@ -55,7 +57,11 @@ export class BoxJobs {
       ...(d.uploadBackoff ? { backoff: d.uploadBackoff } : {}),
       ...(d.deviceUuid ? { deviceUuid: d.deviceUuid } : {}), ...(d.boxKey ? { boxKey: d.boxKey } : {}),
     });
-    d.outbox.onAcked((ids) => { this.onAcked(ids).catch((e: unknown) => d.log('acknowledged events not cleaned up', { error: (e as Error).message })); });
+    d.outbox.onAcked((ids) => {
+      const cleanup = this.onAcked(ids).catch((e: unknown) => d.log('acknowledged events not cleaned up', { error: (e as Error).message }))
+        .finally(() => this.cleanups.delete(cleanup));
+      this.cleanups.add(cleanup);
+    });
   }
 
   /** Resumes every job the journal holds (after a restart). */
@@ -125,7 +131,12 @@ export class BoxJobs {
       boxUuid: this.d.boxUuid, userAgent: this.d.userAgent, ...(this.d.direct ? { direct: this.d.direct } : {}),
     }, entry, resume);
     this.scans.set(entry.task, job);
-    void job.done.then(() => { this.d.changed(); return this.maybeDone(entry.task); });
+    // Cleaning up is best effort (a disk error must not take the agent down); what stays is
+    // taken up at the next acknowledgement or start.
+    const cleanup = job.done.then(() => { this.d.changed(); return this.maybeDone(entry.task); })
+      .catch((e: unknown) => this.d.log('finished scan not cleaned up', { task: entry.task, error: (e as Error).message }))
+      .finally(() => this.cleanups.delete(cleanup));
+    this.cleanups.add(cleanup);
   }
 
   private async onAcked(ids: string[]): Promise<void> {
@@ -150,6 +161,8 @@ export class BoxJobs {
     for (const j of this.scans.values()) j.halt();
     await Promise.all([...this.scans.values()].map((j) => j.done));
     await this.prints.stop();
+    // A stopped agent touches its disk no more (the files may go next, as in a test's teardown).
+    await Promise.all([...this.cleanups]);
   }
 }
 
