@@ -203,16 +203,18 @@ describe('the console in chromium', () => {
     await page.goto(url(`/console/devices/${box.uuid}`));
     await page.waitForSelector('#print-media-size');
     const typesShown = () => page.$$eval('#print-media-type option', (o) => o.map((x) => x.getAttribute('value')));
-    /** Picks a media size; htmx replaces the options that depend on it (no reload). */
-    const pickSize = async (size: string) => {
+    /** Picks a media size or type; htmx replaces the options that depend on it (no reload),
+     *  and the next choice is made in the new options, not in the ones being replaced. */
+    const pick = async (select: string, value: string) => {
       await page.$eval('#print-options', (e) => e.setAttribute('data-old', '1'));
-      await page.select('#print-media-size', size);
+      await page.select(select, value);
       await page.waitForSelector('#print-options:not([data-old])');
     };
+    const pickSize = (size: string) => pick('#print-media-size', size);
     await pickSize(other.media_size);
     assert.deepEqual(await typesShown(), other.media_types.map((t) => t.media_type), 'the types of that size');
     await pickSize('SVC_MS_A4');
-    await page.select('#print-media-type', 'SVC_MT_PLAIN');
+    await pick('#print-media-type', 'SVC_MT_PLAIN');
     await page.waitForSelector('#print-duplex option[value="SVC_DP_NOTUMBLE"]');
     await page.select('#print-duplex', 'SVC_DP_NOTUMBLE');
     await fill('#print-copies', '2');
