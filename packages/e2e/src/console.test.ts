@@ -20,6 +20,9 @@ import type { PrinterCapability } from '@boxhub/protocol';
 import { cardStack, exampleCard } from './card-stack.ts';
 import { startRig, type Rig, type RigBox } from './fixtures.ts';
 
+/** The page's globals a test touches (the e2e package has no DOM types). */
+interface InPage { settled: Promise<void>; document: { addEventListener(type: string, f: () => void, o: { once: boolean }): void } }
+
 const CHROMIUM = process.env.BOXHUB_CHROMIUM ?? '/usr/bin/chromium';
 const shots = process.env.BOXHUB_CONSOLE_SCREENSHOTS;
 const OPERATOR_TOKEN = `op-${randomBytes(16).toString('hex')}`;
@@ -206,9 +209,16 @@ describe('the console in chromium', () => {
     /** Picks a media size or type; htmx replaces the options that depend on it (no reload),
      *  and the next choice is made in the new options, not in the ones being replaced. */
     const pick = async (select: string, value: string) => {
+      // htmx makes swapped-in elements live only when it settles them: the next choice waits
+      // for that (a change on an element not yet settled sends nothing).
+      await page.evaluate(() => {
+        const w = globalThis as unknown as InPage;
+        w.settled = new Promise((r) => w.document.addEventListener('htmx:afterSettle', () => r(), { once: true }));
+      });
       await page.$eval('#print-options', (e) => e.setAttribute('data-old', '1'));
       await page.select(select, value);
       await page.waitForSelector('#print-options:not([data-old])');
+      await page.evaluate(() => (globalThis as unknown as InPage).settled);
     };
     const pickSize = (size: string) => pick('#print-media-size', size);
     await pickSize(other.media_size);
