@@ -18,6 +18,9 @@ export const THRESHOLDS = {
   /** Stroke length (mm): a stroke from, nothing below. */
   filledStroke: 1.9,
   emptyStroke: 0.9,
+  /** Below 150 dpi on a dark hand's page, a stroke shorter than this whose area peaks under `faintPeak` does not decide by itself. */
+  shortStroke: 2.6,
+  faintPeak: 0.25,
   /** Inner area covered by stroke-dark samples: nothing below. */
   emptyCover: 0.04,
   /**
@@ -52,6 +55,15 @@ export const THRESHOLDS = {
   lightFactor: 0.55,
   lightMin: 0.09,
   lightEmpty: 0.6,
+  /**
+   * A light hand's faint dot or half fill can measure as little as an empty area's mean, but
+   * the darkest tenth of it stays near the hand's own darkness: from `lightTrace` of the hand's
+   * median it is not called empty (on A's tuning pages such marks peak from 0.83 of it, empty
+   * areas and residue mostly under 0.75).
+   */
+  lightTrace: 0.75,
+  /** On a page of mixed instruments (150 dpi and more) a wide patch this much darker than the area's paper is a light half fill or dot. */
+  mixedBlobContrast: 0.13,
   /**
    * A dark hand: the page's clear fills cluster at least `darkHand` dark and evenly (their first
    * quartile at least `darkEven` of their third: one instrument, not pen here and pencil there),
@@ -127,9 +139,14 @@ export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills, sp
   const emptySolid = Math.min(lowRes ? T.emptySolidLowRes : T.emptySolid, filledSolid - 0.03);
   const score = Math.max(ramp(ev.solid, emptySolid, filledSolid), ramp(ev.stroke, T.emptyStroke, T.filledStroke));
   const uncertain = { state: 'uncertain' as const, score: Math.round(score * 100) / 100 };
-  if (ev.stroke >= T.filledStroke || (ev.blob >= T.filledBlob && ev.blobContrast >= T.filledBlobContrast)) return { state: 'filled', score: 1 };
+  // Below 150 dpi, on a dark hand's page, a short faint "stroke" can be noise grown through an
+  // erasure's residue and its specks: not a stroke that decides by itself.
+  const faintShort = lowRes && hand === 'dark' && ev.stroke < T.shortStroke && ev.peak < T.faintPeak;
+  if ((ev.stroke >= T.filledStroke && !faintShort) || (ev.blob >= T.filledBlob && ev.blobContrast >= T.filledBlobContrast)) return { state: 'filled', score: 1 };
   // Anything stroke-like or patchy keeps an area from being called empty.
   const trace = isTrace(ev, hand, behindPrint);
+  // A light hand's faint dot or half fill: not a trace that keeps it from being a fill, but never empty.
+  const keep = trace || (hand === 'light' && ev.peak >= T.lightTrace * fills!.level);
   if (hand === 'dark' && !trace) {
     if (ev.solid < Math.min(lowRes ? T.residueEmptyLowRes : T.residueEmpty, T.residueFactor * fills!.level)) return { state: 'empty', score: 0 };
     if (ev.solid < T.residueMax) return ev.solid < emptySolid ? { state: 'empty', score: 0 } : uncertain;
@@ -142,14 +159,15 @@ export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills, sp
   const lightFrom = hand === 'light' ? Math.max(Math.min(emptySolid + 0.01, T.lightMin), T.lightFactor * fills!.level) : Infinity;
   const emptyBelow = hand === 'light' ? Math.min(emptySolid, T.lightEmpty * fills!.level) : emptySolid;
   if (behindPrint && !trace && ev.solid >= lightFrom + T.behindPrintAllowance) return { state: 'filled', score: 1 };
-  if (behindPrint && ev.solid < T.residueMax) return !trace && ev.cover < T.emptyCover && ev.solid < emptyBelow ? { state: 'empty', score: 0 } : uncertain;
+  if (behindPrint && ev.solid < T.residueMax) return !keep && ev.cover < T.emptyCover && ev.solid < emptyBelow ? { state: 'empty', score: 0 } : uncertain;
   if (ev.solid >= filledSolid) return { state: 'filled', score: 1 };
   if (hand === 'light') {
     const from = T.lightFactor * fills!.level;
     if (ev.solid >= lightFrom) return { state: 'filled', score: 1 };
     if (ev.blob >= T.filledBlob && ev.blobContrast >= Math.max(T.lightBlobContrast, from)) return { state: 'filled', score: 1 };
   }
-  if (!trace && ev.cover < T.emptyCover && ev.solid < emptyBelow) return { state: 'empty', score: 0 };
+  if ((hand === 'mixed' || hand === 'light') && !lowRes && ev.blob >= T.wideBlob && ev.blobContrast >= T.mixedBlobContrast) return { state: 'filled', score: 1 };
+  if (!keep && ev.cover < T.emptyCover && ev.solid < emptyBelow) return { state: 'empty', score: 0 };
   if (split && hand === 'mixed' && !lowRes && !trace) {
     if (ev.solid <= split.below && ev.solid <= T.splitEmptyMax) return { state: 'empty', score: 0 };
     if (ev.solid >= split.above && ev.solid >= T.splitFilledMin) return { state: 'filled', score: 1 };
