@@ -62,6 +62,14 @@ export const THRESHOLDS = {
    * areas and residue mostly under 0.75).
    */
   lightTrace: 0.75,
+  /**
+   * Not on a dark hand's page, a patch of `faintBlob` mm² at least `wideBlobContrast` darker
+   * than its paper is never empty (a light dot measures 0.10-0.11 there, as the other side's
+   * show-through does); behind the other side's QR code or barcode only a wide one over an area
+   * whose mean is at least `faintBlobSolidBehind` (the print's show-through stays under 0.065).
+   */
+  faintBlob: 2.5,
+  faintBlobSolidBehind: 0.075,
   /** On a page of mixed instruments (150 dpi and more) a wide patch this much darker than the area's paper is a light half fill or dot. */
   mixedBlobContrast: 0.13,
   /**
@@ -139,14 +147,18 @@ export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills, sp
   const emptySolid = Math.min(lowRes ? T.emptySolidLowRes : T.emptySolid, filledSolid - 0.03);
   const score = Math.max(ramp(ev.solid, emptySolid, filledSolid), ramp(ev.stroke, T.emptyStroke, T.filledStroke));
   const uncertain = { state: 'uncertain' as const, score: Math.round(score * 100) / 100 };
-  // Below 150 dpi, on a dark hand's page, a short faint "stroke" can be noise grown through an
-  // erasure's residue and its specks: not a stroke that decides by itself.
-  const faintShort = lowRes && hand === 'dark' && ev.stroke < T.shortStroke && ev.peak < T.faintPeak;
+  // Below 150 dpi, or behind the other side's QR code or barcode, on a dark hand's page a short
+  // faint "stroke" can be noise or show-through grown through an erasure's residue and its
+  // specks: not a stroke that decides by itself.
+  const faintShort = (lowRes || behindPrint) && hand === 'dark' && ev.stroke < T.shortStroke && ev.peak < T.faintPeak;
   if ((ev.stroke >= T.filledStroke && !faintShort) || (ev.blob >= T.filledBlob && ev.blobContrast >= T.filledBlobContrast)) return { state: 'filled', score: 1 };
   // Anything stroke-like or patchy keeps an area from being called empty.
   const trace = isTrace(ev, hand, behindPrint);
-  // A light hand's faint dot or half fill: not a trace that keeps it from being a fill, but never empty.
-  const keep = trace || (hand === 'light' && ev.peak >= T.lightTrace * fills!.level);
+  // A faint dot or half fill (a light hand's, or a light mark on a page of mixed instruments)
+  // can be as faint as the other side showing through: not a trace that keeps it from being a
+  // fill, but never empty.
+  const keep = trace || (hand === 'light' && ev.peak >= T.lightTrace * fills!.level)
+    || (hand !== 'dark' && ev.blob >= T.faintBlob && ev.blobContrast >= T.wideBlobContrast && (!behindPrint || (ev.blob >= T.wideBlob && ev.solid >= T.faintBlobSolidBehind)));
   if (hand === 'dark' && !trace) {
     if (ev.solid < Math.min(lowRes ? T.residueEmptyLowRes : T.residueEmpty, T.residueFactor * fills!.level)) return { state: 'empty', score: 0 };
     if (ev.solid < T.residueMax) return ev.solid < emptySolid ? { state: 'empty', score: 0 } : uncertain;
@@ -169,7 +181,7 @@ export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills, sp
   if ((hand === 'mixed' || hand === 'light') && !lowRes && ev.blob >= T.wideBlob && ev.blobContrast >= T.mixedBlobContrast) return { state: 'filled', score: 1 };
   if (!keep && ev.cover < T.emptyCover && ev.solid < emptyBelow) return { state: 'empty', score: 0 };
   if (split && hand === 'mixed' && !lowRes && !trace) {
-    if (ev.solid <= split.below && ev.solid <= T.splitEmptyMax) return { state: 'empty', score: 0 };
+    if (!keep && ev.solid <= split.below && ev.solid <= T.splitEmptyMax) return { state: 'empty', score: 0 };
     if (ev.solid >= split.above && ev.solid >= T.splitFilledMin) return { state: 'filled', score: 1 };
   }
   return uncertain;
