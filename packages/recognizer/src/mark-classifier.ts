@@ -67,11 +67,29 @@ export const THRESHOLDS = {
    * than its paper is never empty (a light dot measures 0.10-0.11 there, as the other side's
    * show-through does); behind the other side's QR code or barcode only a wide one over an area
    * whose mean is at least `faintBlobSolidBehind` (the print's show-through stays under 0.065).
+   * Elsewhere a patch only `faintPatchContrast` darker keeps an area from being empty when the
+   * area's mean is at least `faintPatchSolid` (a 0.15 half fill: 0.10 and 0.09; on A's tuning
+   * pages empty areas with such patches measure at most 0.053).
    */
   faintBlob: 2.5,
   faintBlobSolidBehind: 0.075,
-  /** On a page of mixed instruments (150 dpi and more) a wide patch this much darker than the area's paper is a light half fill or dot. */
-  mixedBlobContrast: 0.13,
+  faintPatchContrast: 0.08,
+  faintPatchSolid: 0.07,
+  /**
+   * A light hand's patch of `faintBlob` mm² (150 dpi and more, not behind the other side's
+   * print) is a fill when its contrast is at least `lightPatchFactor` of the hand's median (and
+   * `lightPatchMin`) and the area's darkest tenth at least `lightPatchPeak` of it. On A's tuning
+   * pages empty areas of light hands reach 0.66 and 0.84 of it, never both.
+   */
+  lightPatchMin: 0.11,
+  lightPatchFactor: 0.8,
+  lightPatchPeak: 0.9,
+  /**
+   * On a page of mixed instruments or a light hand's (150 dpi and more, not behind the other
+   * side's print), a patch of `faintBlob` mm² this much darker than the area's paper is a light
+   * half fill or dot: on A's tuning pages empty areas' patches of that size reach 0.113 there.
+   */
+  mixedBlobContrast: 0.125,
   /**
    * A dark hand: the page's clear fills cluster at least `darkHand` dark and evenly (their first
    * quartile at least `darkEven` of their third: one instrument, not pen here and pencil there),
@@ -158,7 +176,9 @@ export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills, sp
   // can be as faint as the other side showing through: not a trace that keeps it from being a
   // fill, but never empty.
   const keep = trace || (hand === 'light' && ev.peak >= T.lightTrace * fills!.level)
-    || (hand !== 'dark' && ev.blob >= T.faintBlob && ev.blobContrast >= T.wideBlobContrast && (!behindPrint || (ev.blob >= T.wideBlob && ev.solid >= T.faintBlobSolidBehind)));
+    || (hand !== 'dark' && ev.blob >= T.faintBlob && (behindPrint
+      ? ev.blob >= T.wideBlob && ev.blobContrast >= T.wideBlobContrast && ev.solid >= T.faintBlobSolidBehind
+      : ev.blobContrast >= T.wideBlobContrast || (ev.blobContrast >= T.faintPatchContrast && ev.solid >= T.faintPatchSolid)));
   if (hand === 'dark' && !trace) {
     if (ev.solid < Math.min(lowRes ? T.residueEmptyLowRes : T.residueEmpty, T.residueFactor * fills!.level)) return { state: 'empty', score: 0 };
     if (ev.solid < T.residueMax) return ev.solid < emptySolid ? { state: 'empty', score: 0 } : uncertain;
@@ -177,8 +197,11 @@ export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills, sp
     const from = T.lightFactor * fills!.level;
     if (ev.solid >= lightFrom) return { state: 'filled', score: 1 };
     if (ev.blob >= T.filledBlob && ev.blobContrast >= Math.max(T.lightBlobContrast, from)) return { state: 'filled', score: 1 };
+    // A half fill or dot at the hand's own darkness: both its patch and its darkest tenth near it.
+    const lv = fills!.level;
+    if (!lowRes && !behindPrint && ev.blob >= T.faintBlob && ev.blobContrast >= Math.max(T.lightPatchMin, T.lightPatchFactor * lv) && ev.peak >= T.lightPatchPeak * lv) return { state: 'filled', score: 1 };
   }
-  if ((hand === 'mixed' || hand === 'light') && !lowRes && ev.blob >= T.wideBlob && ev.blobContrast >= T.mixedBlobContrast) return { state: 'filled', score: 1 };
+  if ((hand === 'mixed' || hand === 'light') && !lowRes && ev.blob >= T.faintBlob && ev.blobContrast >= T.mixedBlobContrast) return { state: 'filled', score: 1 };
   if (!keep && ev.cover < T.emptyCover && ev.solid < emptyBelow) return { state: 'empty', score: 0 };
   if (split && hand === 'mixed' && !lowRes && !trace) {
     if (!keep && ev.solid <= split.below && ev.solid <= T.splitEmptyMax) return { state: 'empty', score: 0 };
