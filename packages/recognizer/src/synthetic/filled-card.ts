@@ -22,6 +22,8 @@ export interface MarkMix {
   /** Marks on areas meant as empty (besides nothing at all) and how often. */
   emptyMarks: readonly MarkKind[];
   emptyMarkRate: number;
+  /** Probability that an otherwise untouched empty area of a pencil (or mixed) hand is smudged. */
+  smudgeRate?: number;
   /** Probability of a second mark in one student-number column (must give 1001). */
   doubleDigitRate: number;
   studentNumberKinds: readonly MarkKind[];
@@ -33,14 +35,14 @@ export interface MarkMix {
 const STYLES: Record<Exclude<Hand, 'mixed'>, readonly MarkKind[]> = {
   pen: ['pen', 'pen', 'pen', 'pen', 'pen', 'pen', 'pen', 'pen', 'pen', 'pen', 'partial', 'small', 'tick', 'tick', 'thin-tick', 'cross', 'thin-cross'],
   pencil: ['pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'partial', 'small', 'tick', 'tick', 'thin-tick', 'cross', 'thin-cross'],
-  light: ['pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'small', 'tick', 'tick', 'thin-tick', 'cross'],
+  light: ['pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'small', 'light-small', 'light-partial', 'tick', 'tick', 'thin-tick', 'cross'],
 };
 
 interface HandMarker { mark(r: Random, filled: boolean): { kind: MarkKind; level?: number } }
 
 function handMarker(hand: Hand, r: Random, mix: MarkMix): HandMarker {
   if (hand === 'mixed') {
-    return { mark: (q, filled) => ({ kind: filled ? pick(q, mix.filled) : q() < mix.emptyMarkRate ? pick(q, mix.emptyMarks) : 'none' }) };
+    return { mark: (q, filled) => ({ kind: filled ? pick(q, mix.filled) : q() < mix.emptyMarkRate ? pick(q, mix.emptyMarks) : smudged(q, mix) ? 'smudge' : 'none' }) };
   }
   const fill = hand === 'pencil' ? between(r, 0.38, 0.7) : hand === 'light' ? between(r, 0.12, 0.27) : 1;
   const line = hand === 'light' ? between(r, 0.4, 0.6) : hand === 'pencil' ? Math.min(0.75, fill + 0.1) : undefined;
@@ -48,7 +50,12 @@ function handMarker(hand: Hand, r: Random, mix: MarkMix): HandMarker {
   return {
     mark(q, filled) {
       if (!filled) {
-        if (q() >= mix.emptyMarkRate) return { kind: 'none' };
+        if (q() >= mix.emptyMarkRate) {
+          // A finger smudges graphite at 15-45 % of a light hand's darkness (a dark pencil's at
+          // most 0.1); on top of the marks below, which keep their rates.
+          if (hand !== 'pen' && smudged(q, mix)) return { kind: 'smudge', level: Math.min(0.1, fill * (hand === 'light' ? between(q, 0.15, 0.45) : between(q, 0.1, 0.2))) };
+          return { kind: 'none' };
+        }
         // Pen cannot be erased; pencil erasures leave 8-25 % of the student's darkness.
         if (hand === 'pen' || q() < 0.5) return { kind: 'stray' };
         return { kind: 'erasure', level: Math.min(0.14, fill * between(q, 0.08, 0.25)) };
@@ -60,7 +67,10 @@ function handMarker(hand: Hand, r: Random, mix: MarkMix): HandMarker {
         const d = Math.min(hand === 'light' ? 0.3 : 0.75, Math.max(hand === 'light' ? 0.12 : 0.15, fill + between(q, -spread, spread)));
         return { kind: pencilKind(d), level: d };
       }
-      // Shading (a half fill) has the fill's darkness; a dot or a line is pressed, darker.
+      // Shading (a half fill) has the fill's darkness; a dot or a line is pressed, darker; a
+      // light dot is the fill's darkness or a little more.
+      if (style === 'light-partial') return { kind: style, level: Math.max(0.12, fill + between(q, -0.03, 0.03)) };
+      if (style === 'light-small') return { kind: style, level: Math.min(0.3, Math.max(0.12, fill + between(q, -0.02, 0.06))) };
       return { kind: style, level: style === 'partial' ? fill : line };
     },
   };
@@ -111,6 +121,10 @@ export function fillCard(layout: Layout, drawing: CardDrawing, r: Random, mix: M
     return { sheet: d.sheet, side: d.side, ops: d.ops, marks, truth };
   });
   return { sides, studentId, studentNumberAmbiguous: ambiguous, qrcode: layout.qrcode, hand };
+}
+
+function smudged(r: Random, mix: MarkMix): boolean {
+  return mix.smudgeRate !== undefined && r() < mix.smudgeRate;
 }
 
 function pickWeighted<T>(r: Random, items: ReadonlyArray<readonly [T, number]>): T {

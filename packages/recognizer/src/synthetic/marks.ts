@@ -9,10 +9,14 @@ import { between, pick, type Random } from './random.ts';
  * paper, 1 = black): pencil 0.38-0.7; light pencil 0.20-0.30 (clearly marked to a person, the
  * class schools miss most); faint pencil 0.15-0.20; very faint pencil 0.12-0.15 (only from a
  * light hand, whose other fills say how it writes); thin ticks and crosses have 0.3-0.4 mm
- * strokes; small marks cover a third to a half of the area, off-centre.
+ * strokes; small marks cover a third to a half of the area, off-centre. A light hand also
+ * shades half an area ('light-partial') or leaves a small dot ('light-small') at its own faint
+ * darkness (0.12-0.30), and a finger drags graphite across an area ('smudge': soft-edged, light,
+ * off-centre, often larger than the area; empty). These three were added after generator B
+ * showed them and A had no example to set a rule on; they are drawn here independently of B.
  */
-export const FILLED_KINDS = ['pen', 'pencil', 'light-pencil', 'faint-pencil', 'very-faint-pencil', 'partial', 'small', 'tick', 'thin-tick', 'cross', 'thin-cross'] as const;
-export const EMPTY_KINDS = ['none', 'erasure', 'stray'] as const;
+export const FILLED_KINDS = ['pen', 'pencil', 'light-pencil', 'faint-pencil', 'very-faint-pencil', 'partial', 'light-partial', 'small', 'light-small', 'tick', 'thin-tick', 'cross', 'thin-cross'] as const;
+export const EMPTY_KINDS = ['none', 'erasure', 'smudge', 'stray'] as const;
 /** 'blot' is not a student's answer: an ink blot or scribble over a code, for failure cases. */
 export type MarkKind = (typeof FILLED_KINDS)[number] | (typeof EMPTY_KINDS)[number] | 'blot';
 
@@ -42,6 +46,15 @@ function strokeColour(r: Random, colour: boolean, level?: number): string {
   if (r() < 0.7) return inkColour(r, colour);
   const g = Math.round(between(r, 0.25, 0.45) * 255);
   return `rgb(${g},${g},${g + 4})`;
+}
+
+/** Pencil grain: lighter specks where the graphite skipped the paper's valleys. */
+function grain(ctx: SKRSContext2D, r: Random, cx: number, cy: number, sx: number, sy: number, n: number): void {
+  ctx.save();
+  ctx.globalCompositeOperation = 'screen';
+  ctx.fillStyle = 'rgba(255,255,255,0.35)';
+  for (let i = 0; i < n; i++) ctx.fillRect(cx + between(r, -sx, sx), cy + between(r, -sy, sy), between(r, 0.1, 0.35), between(r, 0.05, 0.2));
+  ctx.restore();
 }
 
 function grey(level: number): string {
@@ -100,6 +113,48 @@ export function drawMark(ctx: SKRSContext2D, m: Mark, r: Random, colour: boolean
       ctx.beginPath();
       ctx.ellipse(m.x + between(r, -0.6, 0.6), m.y, rx * between(r, 0.6, 0.75), ry * between(r, 0.65, 0.8), 0, 0, Math.PI * 2);
       ctx.fill();
+      break;
+    }
+    case 'light-partial': {
+      // Light shading over part of the area (a hurried fill by a light hand): one side of it,
+      // with pencil grain.
+      const d = m.level ?? between(r, 0.15, 0.3);
+      ctx.fillStyle = grey(1 - d);
+      const side = r() < 0.5 ? -1 : 1, fx = between(r, 0.5, 0.72), fy = between(r, 0.6, 0.85);
+      const cx = m.x + side * rx * (1 - fx) * between(r, 0.6, 1), cy = m.y + between(r, -0.25, 0.25);
+      ctx.beginPath();
+      ctx.ellipse(cx, cy, rx * fx, ry * fy, between(r, -0.2, 0.2), 0, Math.PI * 2);
+      ctx.fill();
+      grain(ctx, r, cx, cy, rx * fx, ry * fy, 20);
+      break;
+    }
+    case 'light-small': {
+      // A small light dot off-centre: a light hand touching the area rather than filling it.
+      const d = m.level ?? between(r, 0.15, 0.3);
+      ctx.fillStyle = grey(1 - d);
+      const f = between(r, 0.4, 0.6), sx = rx * f, sy = ry * f;
+      const cx = m.x + between(r, -1, 1) * (rx - sx) * 0.9, cy = m.y + between(r, -1, 1) * (ry - sy) * 0.9;
+      ctx.beginPath();
+      ctx.ellipse(cx, cy, sx, sy, between(r, -0.3, 0.3), 0, Math.PI * 2);
+      ctx.fill();
+      grain(ctx, r, cx, cy, sx, sy, 10);
+      break;
+    }
+    case 'smudge': {
+      // A finger's graphite smear: darkest where the finger pressed, fading to nothing, stretched
+      // along the drag, off-centre and often wider than the area.
+      const d = m.level ?? between(r, 0.04, 0.1);
+      const sx = rx * between(r, 0.8, 1.5), sy = ry * between(r, 0.5, 1.0);
+      const cx = m.x + between(r, -0.5, 0.5) * rx, cy = m.y + between(r, -0.5, 0.5) * ry;
+      ctx.translate(cx, cy);
+      ctx.rotate(between(r, -0.6, 0.6));
+      ctx.scale(1, sy / sx);
+      const g = ctx.createRadialGradient(between(r, -0.3, 0.3) * sx, 0, 0, 0, 0, sx);
+      g.addColorStop(0, grey(1 - d));
+      g.addColorStop(between(r, 0.3, 0.6), grey(1 - d * 0.8));
+      g.addColorStop(1, 'rgb(255,255,255)');
+      ctx.fillStyle = g;
+      ctx.beginPath(); ctx.arc(0, 0, sx, 0, Math.PI * 2); ctx.fill();
       break;
     }
     case 'small': {
