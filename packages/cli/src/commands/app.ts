@@ -3,7 +3,7 @@
 import { common, defineCommand, defineGroup, type Context, type Flags } from '../command.ts';
 import { withAdmin, type Admin } from '../admin-db.ts';
 import { EXIT } from '../exit.ts';
-import { pageFlag, pageOf } from '../page-flag.ts';
+import { listText, pageFlag, pageOf } from '../page-flag.ts';
 import { emit, Progress } from '../progress.ts';
 
 const when = (ms: number | undefined) => (ms === undefined ? '-' : new Date(ms).toISOString());
@@ -44,11 +44,7 @@ const list = defineCommand({
   examples: ['boxhub app list', 'boxhub app list --json | jq -r \'.applications[] | .id + " " + .name\''],
   run: (ctx) => admin(ctx, async ({ applications }) => {
     const l = await applications.list(pageOf(ctx.values.page));
-    const last = Math.max(1, Math.ceil(l.total / l.page_size));
-    emit(ctx.json, l, [
-      ...l.applications.map((a) => `${a.id}  ${a.name}  created ${when(a.created_at)}  ${a.active_keys} key(s)  ${a.devices} box(es)${a.ess ? '  feedback cards' : ''}`),
-      `page ${l.page} of ${last}, ${l.total} application(s)`,
-    ].join('\n'));
+    emit(ctx.json, l, listText(l, l.applications.map((a) => `${a.id}  ${a.name}  created ${when(a.created_at)}  ${a.active_keys} key(s)  ${a.devices} box(es)${a.ess ? '  feedback cards' : ''}`), 'application(s)'));
   }),
 });
 

@@ -7,7 +7,7 @@ import { common, defineCommand, defineGroup, type Context, type Flags } from '..
 import { withAdmin, type Admin } from '../admin-db.ts';
 import { EXIT } from '../exit.ts';
 import { emit, Progress } from '../progress.ts';
-import { pageFlag, pageOf } from '../page-flag.ts';
+import { listText, pageFlag, pageOf } from '../page-flag.ts';
 
 const ENV = 'Works on the service\'s database given the same environment (DATABASE_URL, BOXHUB_DATA_DIR,\nBOXHUB_SECRET_KEY or BOXHUB_SECRET_KEY_FILE, MQTT_URL; docs/configuration.md).';
 
@@ -85,11 +85,7 @@ const list = defineCommand({
   examples: ['boxhub device list', 'boxhub device list --json | jq -r \'.devices[] | select(.client.online) | .client.code\''],
   run: (ctx) => admin(ctx, async ({ devices }) => {
     const l = await devices.listAll(pageOf(ctx.values.page));
-    const last = Math.max(1, Math.ceil(l.total / l.page_size));
-    emit(ctx.json, l, [
-      ...l.devices.map((d) => `${d.client.code}  ${d.client.uuid}  ${d.model}  ${d.client.online ? 'online ' : 'offline'}  ${d.app_id ? `bound to ${d.app_name ?? d.app_id}` : 'not bound'}${d.secret_revoked ? '  SECRET REVOKED' : ''}`),
-      `page ${l.page} of ${last}, ${l.total} box(es)`,
-    ].join('\n'));
+    emit(ctx.json, l, listText(l, l.devices.map((d) => `${d.client.code}  ${d.client.uuid}  ${d.model}  ${d.client.online ? 'online ' : 'offline'}  ${d.app_id ? `bound to ${d.app_name ?? d.app_id}` : 'not bound'}${d.secret_revoked ? '  SECRET REVOKED' : ''}`), 'box(es)'));
   }),
 });
 
