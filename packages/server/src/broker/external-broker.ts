@@ -152,7 +152,7 @@ export class ExternalBroker implements Broker {
    * right after its SUBACK ([MQTT-3.3.1-6]) and answers packets of one connection in order, so
    * once the UNSUBACK is in every retained message is too. While the read is under way a live
    * message on `filter` may reach the normal handlers twice (once per subscription); the
-   * handlers this is for (presence) apply a message idempotently.
+   * handlers this is for (presence, state) apply a message idempotently.
    */
   async readRetained(filter: string, handler: MessageHandler): Promise<void> {
     const read = { filter, handler };

@@ -10,12 +10,12 @@
 // a crash loses nothing: `students_sent` moves only in the transaction that queues the
 // callbacks. A node keeps each task's assembler between runs (TaskAssembly) only as a cache.
 import { availableParallelism } from 'node:os';
-import { RECOGNITION_ERRORS, PagePool, StudentAssembler, createLayoutSet, type Layout, type LayoutSet, type PageReading, type PageSource, type StudentResult } from '@boxhub/recognizer';
+import { RECOGNITION_ERRORS, PagePool, createLayoutSet, type Layout, type LayoutSet, type PageReading } from '@boxhub/recognizer';
 import { ScanError } from '@boxhub/protocol';
 import type { JobHandler } from '../../jobs/runner.ts';
 import type { Trx } from '../../jobs/repository.ts';
 import { ASSEMBLE_JOB, PAGE_JOB, type RecognitionService } from './service.ts';
-import type { RecognitionRepository } from './repository.ts';
+import { TaskAssembly } from './task-assembly.ts';
 
 /**
  * A page read makes the task's assembly due this much later, not at once: the pages the engine
@@ -212,41 +212,3 @@ export class RecognitionWorkers {
   }
 }
 
-/**
- * One task's assembly so far: the StudentAssembler fed with the task's read pages in scan order
- * up to the first page not read yet, and every result it has given. Pages are only appended
- * (`seq`) and a stored reading never changes, so a run feeds only the pages read since the last
- * run; replaying the whole stack every run made an N-page stack cost O(N²) reads and pushes.
- */
-export class TaskAssembly {
-  readonly setKey: string;
-  readonly asm: StudentAssembler;
-  readonly results: StudentResult[] = [];
-  /** The page row of each source fed (the callbacks' page download links). */
-  readonly rowOf = new Map<PageSource, { blob_key: string }>();
-  busy = false;
-  /** `seq` of the last page fed; -1 before the first. */
-  private lastSeq = -1;
-
-  constructor(setKey: string, set: LayoutSet) {
-    this.setKey = setKey;
-    this.asm = new StudentAssembler(set);
-  }
-
-  /** Feeds the pages read since the last call; true when every page received so far is read. */
-  async feed(repo: RecognitionRepository, uuid: string): Promise<boolean> {
-    const heads = await repo.pageHeads(repo.db, uuid, this.lastSeq);
-    const ready: typeof heads = [];
-    for (const p of heads) { if (!p.read) break; ready.push(p); }
-    const texts = ready.length > 0 ? await repo.readings(repo.db, uuid, ready.map((p) => Number(p.seq))) : new Map<number, string>();
-    for (const p of ready) {
-      const text = texts.get(Number(p.seq));
-      if (text === undefined) return false;
-      const source: PageSource = { paper_number: Number(p.paper_number), page_number: Number(p.page_number), front: Number(p.front) === 1, item_id: Number(p.item_id) };
-      this.rowOf.set(source, p);
-      this.results.push(...this.asm.push(source, JSON.parse(text) as PageReading));
-      this.lastSeq = Number(p.seq);
-    }
-    return ready.length === heads.length;
-  }
-}
