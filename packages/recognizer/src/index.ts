@@ -2,7 +2,7 @@
 // pages to per-student results. A pure library: no HTTP, no database (docs/cards.md).
 export { validateCardDefinition, parseCardDefinition, CardDefinitionError, LIMITS as CARD_LIMITS } from './card-definition.ts';
 export type { CardDefinition, ChapterSpec, StudentNumberSpec } from './card-definition.ts';
-export { generateTemplate, planTemplate } from './template-pdf.ts';
+export { generateTemplate, planTemplate, printedSides } from './template-pdf.ts';
 export type { TemplateOptions, TemplateStudent, CardDrawing, SideDrawing } from './template-pdf.ts';
 export { computeLayout, layoutKey, LayoutError } from './layout.ts';
 export type { Layout, LayoutSide, LayoutArea, StudentCell, LayoutFiducial, Box } from './layout.ts';

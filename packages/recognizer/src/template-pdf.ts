@@ -55,16 +55,29 @@ export async function generateTemplate(input: CardDefinition | unknown, opts: Te
   doc.setTitle(`${layout.title} (layout ${layout.layout_id})`);
   doc.setCreator('boxhub card template');
   const font = await doc.embedFont(StandardFonts.Helvetica);
+  const order = printedSides(layout);
   for (const card of cards) {
-    for (let i = 0; i < card.sides.length; i++) {
-      const s = card.sides[i]!;
-      renderPdfPage(doc.addPage([PAGE.width * PT, PAGE.height * PT]), font, s.ops);
-      // Duplex cards keep each card on its own sheets: a card ending on a front gets a blank back.
-      const next = card.sides[i + 1];
-      if (layout.duplex && s.side === 'front' && (!next || next.sheet !== s.sheet)) doc.addPage([PAGE.width * PT, PAGE.height * PT]);
+    for (const i of order) {
+      const page = doc.addPage([PAGE.width * PT, PAGE.height * PT]);
+      if (i !== null) renderPdfPage(page, font, card.sides[i]!.ops);
     }
   }
   return { pdf: await doc.save(), layout };
+}
+
+/**
+ * The pages of one card in the template's PDF: the index in `layout.sides` each page prints,
+ * or null for a blank back. Duplex cards keep each card on its own sheets, so a card ending on a
+ * front gets a blank back (the simulated class of the demo reads a printed PDF with this).
+ */
+export function printedSides(layout: Pick<Layout, 'duplex' | 'sides'>): Array<number | null> {
+  const order: Array<number | null> = [];
+  layout.sides.forEach((s, i) => {
+    order.push(i);
+    const next = layout.sides[i + 1];
+    if (layout.duplex && s.side === 'front' && (!next || next.sheet !== s.sheet)) order.push(null);
+  });
+  return order;
 }
 
 /** Helvetica (WinAnsi) cannot show every script; unknown characters print as '?'. */

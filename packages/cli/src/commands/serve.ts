@@ -1,14 +1,17 @@
 // `boxhub serve [--demo]`: runs the service. With --demo (what `npm start` does) it also makes
 // a demo application and a simulated box connected to the embedded broker, so the whole flow
 // can be tried at once, and writes {base_url, api_key, device_code} to <data dir>/demo.json.
+// The demo's class (demo-classroom.ts) fills in the card templates its printer prints.
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SimulatedBox } from '@boxhub/agent';
 import type { RunningServer } from '@boxhub/server';
+import type { Layout } from '@boxhub/recognizer';
 import { common, defineCommand } from '../command.ts';
 import { EXIT, Failed, UsageError } from '../exit.ts';
+import { startClassroom } from '../demo-classroom.ts';
 
-interface DemoFiles { demo: { base_url: string; api_key: string; device_code: string }; box: { uuid: string; secret: string } }
+interface DemoFiles { demo: { base_url: string; api_key: string; device_code: string }; box: { uuid: string; secret: string }; appId: string }
 
 async function prepareDemo(server: RunningServer): Promise<DemoFiles> {
   const demoPath = join(server.config.dataDir, 'demo.json');
@@ -22,7 +25,7 @@ async function prepareDemo(server: RunningServer): Promise<DemoFiles> {
       const app = await server.services.applications.authenticate(demo.api_key);
       const device = await server.repos.devices.findByUuid(box.uuid);
       if (app && device) {
-        const files = { demo: { ...demo, base_url }, box };
+        const files = { demo: { ...demo, base_url }, box, appId: app.id };
         writeFileSync(demoPath, `${JSON.stringify(files.demo, null, 2)}\n`);
         return files;
       }
@@ -30,7 +33,7 @@ async function prepareDemo(server: RunningServer): Promise<DemoFiles> {
   }
   const app = await server.services.applications.create({ name: `demo-${Date.now()}`, ess: true });
   const device = await server.registerDevice({ code: `DEMO${Math.floor(Math.random() * 1e6).toString().padStart(6, '0')}`, model: 'BX-SIM' });
-  const files = { demo: { base_url, api_key: app.api_key, device_code: device.code }, box: { uuid: device.uuid, secret: device.secret } };
+  const files = { demo: { base_url, api_key: app.api_key, device_code: device.code }, box: { uuid: device.uuid, secret: device.secret }, appId: app.id };
   writeFileSync(demoPath, `${JSON.stringify(files.demo, null, 2)}\n`, { mode: 0o600 });
   writeFileSync(boxPath, `${JSON.stringify(files.box, null, 2)}\n`, { mode: 0o600 });
   chmodSync(demoPath, 0o600);
@@ -40,7 +43,7 @@ async function prepareDemo(server: RunningServer): Promise<DemoFiles> {
 export const command = defineCommand({
   summary: 'run the service (--demo: with a demo application and a simulated box)',
   usage: '[--demo] [--json]',
-  description: 'Runs the HTTP API, the web console and the box link (an embedded MQTT broker unless MQTT_URL\nis set) with the settings of the environment (docs/configuration.md). With --demo it also\nmakes a demo application and a simulated box and writes their address and key to\n<data dir>/demo.json, where the other commands find them. Stops on SIGINT/SIGTERM (exit 0).',
+  description: 'Runs the HTTP API, the web console and the box link (an embedded MQTT broker unless MQTT_URL\nis set) with the settings of the environment (docs/configuration.md). With --demo it also\nmakes a demo application and a simulated box and writes their address and key to\n<data dir>/demo.json, where the other commands find them; a card template printed on the\ndemo box is filled in by a simulated class and put in its feeder (README, "Feedback cards").\nStops on SIGINT/SIGTERM (exit 0).',
   flags: {
     demo: { type: 'boolean', help: 'a demo application and a simulated box (what `npm start` runs)' },
     json: { ...common.json, help: 'print one JSON line on stdout once the service is ready, and the\nservice\'s logs on stderr' },
@@ -54,6 +57,10 @@ export const command = defineCommand({
       if (e instanceof ConfigError) throw new UsageError(e.message);
       throw e;
     }
+    // The demo runs on one machine: its callbacks and direct transfers go to receivers on this
+    // machine (`boxhub card run` listens on 127.0.0.1), which a deployment refuses by default.
+    // BOXHUB_ALLOW_PRIVATE_NETWORKS=0 keeps them refused here too (docs/configuration.md).
+    if (ctx.values.demo && process.env.BOXHUB_ALLOW_PRIVATE_NETWORKS === undefined) config = { ...config, allowPrivateNetworks: true };
     // With --json stdout is for the one ready line; the logs (pino, JSON lines) go to stderr.
     const { pino } = await import('pino');
     const logger = ctx.json ? pino({ level: config.logLevel }, pino.destination(2)) : undefined;
@@ -64,6 +71,7 @@ export const command = defineCommand({
       throw e;
     }
     let box: SimulatedBox | undefined;
+    let stopClassroom: (() => void) | undefined;
     let demo: { base_url: string; api_key: string; device_code: string; demo_file: string; printed_dir: string } | null = null;
     if (ctx.values.demo) {
       const files = await prepareDemo(server);
@@ -78,6 +86,16 @@ export const command = defineCommand({
         stateDir: join(config.dataDir, 'demo-box'),
       });
       await box.agent.start();
+      const appId = files.appId;
+      const templates = server.services.templates;
+      stopClassroom = startClassroom({
+        printer: box.printer, scanner: box.scanner, dir: printed,
+        layouts: async () => {
+          const { templates: list } = await templates.list(appId);
+          return Promise.all(list.map(async (t) => (await templates.get(appId, t.template_id)).layout as Layout));
+        },
+        log: (line) => process.stderr.write(`${line}\n`),
+      });
       demo = { ...files.demo, demo_file: join(config.dataDir, 'demo.json'), printed_dir: printed };
     }
     if (ctx.json) {
@@ -94,7 +112,8 @@ export const command = defineCommand({
           : '  operator:      set BOXHUB_OPERATOR_TOKEN to turn on the operator API and /console/operator',
         `  demo API key:  ${k}`,
         `  demo box code: ${demo.device_code} (a simulated box: a scanner with 20 sheets in its feeder, a printer)`,
-        `  printed pages: ${demo.printed_dir} (PNG of every side the demo printer prints)`,
+        `  printed pages: ${demo.printed_dir} (PNG of every side the demo printer prints; a printed card`,
+        '                 template is filled in by a simulated class and put in the feeder)',
         `  box link:      ${server.mqttUrl}`,
         `  written to:    ${demo.demo_file}`,
         '',
@@ -110,6 +129,7 @@ export const command = defineCommand({
     await new Promise<void>((resolve) => {
       const stop = () => {
         void (async () => {
+          stopClassroom?.();
           await box?.agent.stop();
           await server.close();
           resolve();

@@ -87,7 +87,9 @@ export interface FilledCard {
   hand: Hand;
 }
 
-export function fillCard(layout: Layout, drawing: CardDrawing, r: Random, mix: MarkMix): FilledCard {
+/** `studentId`: the number a student marks in the student-number bubbles (their own, printed on
+ *  a personalised card); a random one otherwise. */
+export function fillCard(layout: Layout, drawing: CardDrawing, r: Random, mix: MarkMix, o: { studentId?: string } = {}): FilledCard {
   let studentId = drawing.student?.student_id ?? '';
   let ambiguous = false;
   const hand = mix.hands ? pickWeighted(r, mix.hands) : 'mixed';
@@ -105,7 +107,9 @@ export function fillCard(layout: Layout, drawing: CardDrawing, r: Random, mix: M
       const digits = Math.max(...ls.student_cells.map((c) => c.position));
       let id = '';
       for (let p = 1; p <= digits; p++) {
-        const v = Math.floor(r() * 10);
+        // Drawn either way, so a given number leaves the rest of the card's marks as they were.
+        const drawn = Math.floor(r() * 10);
+        const v = o.studentId !== undefined ? Number(o.studentId[p - 1]) : drawn;
         id += String(v);
         const cell = ls.student_cells.find((c) => c.position === p && c.value === v)!;
         marks.push({ kind: pick(r, mix.studentNumberKinds), x: cell.x, y: cell.y, w: cell.w, h: cell.h, seed: Math.floor(r() * 2 ** 31) });

@@ -1,7 +1,7 @@
 // Renders a printed side with students' marks as a scanner would deliver it: drawn straight
 // at the scan resolution through the placement transform (rotation, skew, scale, offset,
 // upside down), then blur, uneven light, show-through, streaks, noise and JPEG.
-import { createCanvas, type SKRSContext2D } from '@napi-rs/canvas';
+import { createCanvas, loadImage, type SKRSContext2D } from '@napi-rs/canvas';
 import sharp from 'sharp';
 import type { DrawOp } from '../page-drawing.ts';
 import { PAGE } from '../page-frame.ts';
@@ -30,6 +30,10 @@ export interface ScanEffects {
   colour?: boolean;
   /** A corner of the scan folded over or torn off: a 35 mm triangle shows no print. */
   foldedCorner?: 'tl' | 'tr' | 'bl' | 'br';
+  /** The printed side as an image of the whole page (any format sharp reads, e.g. a printer's
+   *  own rendering of what it printed), drawn under `ops` and the marks: the demo's simulated class
+   *  fills in the cards the simulated printer printed. */
+  printed?: Uint8Array;
   /** Paper grey level (1 = white). */
   paper?: number;
   /**
@@ -112,6 +116,8 @@ export async function renderScan(ops: readonly DrawOp[], marks: readonly Mark[],
     through = new Uint8Array(grey.buffer, grey.byteOffset, W * H);
   }
   place(false);
+  // Through sharp: the canvas decodes PNG and JPEG only, pdftoppm's pages are TIFF.
+  if (fx.printed) ctx.drawImage(await loadImage(await sharp(fx.printed).png({ compressionLevel: 0 }).toBuffer()), 0, 0, PAGE.width, PAGE.height);
   drawOps(ctx, ops);
   drawMarks(ctx, marks, fx.colour ?? false);
   ctx.setTransform(1, 0, 0, 1, 0, 0);

@@ -152,6 +152,12 @@ export class SimPrinter implements PrinterDriver {
     return () => this.events.off('change', listener);
   }
 
+  /** Called once a job has ended (completed, cancelled or aborted), with its final state. */
+  onJobEnd(listener: (job: SimPrintJob) => void): () => void {
+    this.events.on('end', listener);
+    return () => this.events.off('end', listener);
+  }
+
   /** Called after every side printed (tests wait on it instead of sleeping). */
   onSide(listener: (job: SimPrintJob) => void): () => void {
     this.events.on('side', listener);
@@ -279,6 +285,7 @@ export class SimPrinter implements PrinterDriver {
       this.running = null;
       this.byId.set(job.id, job);
       this.events.emit('change');
+      this.events.emit('end', job);
       return this.outcome(job);
     })();
     const r: Running = { job, done, cancel, listeners };
