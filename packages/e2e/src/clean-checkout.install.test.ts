@@ -160,7 +160,7 @@ test('npm ci --omit=dev && npx boxhub serve --demo: the service and a separate a
     const login = await ui.get('/console/login');
     assert.equal(login.status, 200);
     assert.ok(fieldOf(login.body, '_csrf'), 'the sign-in form carries its token');
-    for (const asset of ['/console/assets/htmx.min.js', '/console/assets/console.css']) assert.equal((await ui.get(asset)).status, 200, asset);
+    for (const asset of ['/console/assets/htmx.min.js', '/console/assets/console.js', '/console/assets/console.css']) assert.equal((await ui.get(asset)).status, 200, asset);
     await ui.signIn(demo.api_key); // asserts the redirect to /console/devices and the session
     const devicesPage = (await ui.get('/console/devices')).body;
     assert.match(devicesPage, /demo box/);

@@ -104,6 +104,19 @@ const go = async (selector: string) => { await Promise.all([page.waitForNavigati
 /** Sets a field's value at once (typing a long definition key by key is slow). */
 const fill = (selector: string, value: string) => page.$eval(selector, (e, v) => { (e as unknown as { value: string }).value = v; }, value);
 const pwned = () => page.evaluate(() => (globalThis as unknown as Win).__pwned);
+/**
+ * Presses a destructive button and answers the console's dialog: yes confirms and waits for the
+ * page it leads to; no cancels (the dialog closes, nothing is sent). Returns the question asked.
+ */
+async function answer(selector: string, yes: boolean): Promise<string> {
+  await page.click(selector);
+  await page.waitForSelector('#confirm-dialog[open]');
+  const ask = await text('#confirm-dialog-ask');
+  if (yes) await Promise.all([page.waitForNavigation(), page.click('#confirm-dialog-yes')]);
+  else { await page.click('#confirm-dialog-no'); await page.waitForSelector('#confirm-dialog:not([open])'); }
+  return ask;
+}
+const confirmed = (selector: string) => answer(selector, true);
 
 describe('the console in chromium', () => {
   test('sign in with the API key, see the box online and no other application\'s box', async () => {
@@ -151,7 +164,7 @@ describe('the console in chromium', () => {
     await rig.load(box, [{ front: 'text', back: 'blank' }, { front: 'text', back: 'text' }]);
     await page.waitForSelector('.scan-item a.download');
     assert.equal(await page.evaluate(() => (globalThis as unknown as { __same?: boolean }).__same), true, 'the item came in without a page load (htmx polling)');
-    await Promise.all([page.waitForNavigation(), page.click('#stop-scan')]);
+    await confirmed('#stop-scan');
     await waitText('#scan-status', /^finished$/);
     await page.waitForSelector('.scan-item a.download');
     const href = await page.$eval('.scan-item a.download', (a) => (a as unknown as { href: string }).href);
@@ -183,15 +196,15 @@ describe('the console in chromium', () => {
   test('inkjet controls: clean the head, print a nozzle check, a power ink flush once per 24 hours', async () => {
     await page.goto(url(`/console/devices/${box.uuid}`));
     await page.waitForSelector('#head-clean');
-    await Promise.all([page.waitForNavigation(), page.click('#head-clean')]);
+    await confirmed('#head-clean');
     await waitText('.flash', /cleaned its print head/);
     await Promise.all([page.waitForNavigation(), page.click('#nozzle-check')]);
     await waitText('.flash', /nozzle check page/);
-    await Promise.all([page.waitForNavigation(), page.click('#power-ink-flush')]);
+    await confirmed('#power-ink-flush');
     await waitText('.flash', /power ink flush/);
     assert.match(await text('#flush-next'), /next power ink flush is allowed after/);
     // A second flush within the window: the service's refusal, on the page.
-    await Promise.all([page.waitForNavigation(), page.click('#power-ink-flush')]);
+    await confirmed('#power-ink-flush');
     await waitText('#refused', /once per 24 hours; the next is allowed after .*\(code \d+\)/);
     assert.deepEqual(box.printer.history, ['head_clean', 'nozzle_check', 'power_ink_flush']);
   });
@@ -316,7 +329,7 @@ describe('the console in chromium', () => {
   test('reboot from the device page', async () => {
     await page.goto(url(`/console/devices/${box.uuid}`));
     await page.waitForSelector('#reboot');
-    await Promise.all([page.waitForNavigation(), page.click('#reboot')]);
+    await confirmed('#reboot');
     await waitText('.flash', /rebooting/);
     await eventually(() => box.reboots.length === 1, 'the box rebooted');
   });
@@ -405,14 +418,14 @@ describe('the console in chromium', () => {
     await page.goto(url('/console/keys'));
     await page.waitForSelector(`tr.api-key[data-id="${spare.id}"]`);
     assert.match(await text(`tr.api-key[data-id="${spare.id}"]`), new RegExp(`${spare.api_key.slice(0, 10)}…`));
-    await go(`tr.api-key[data-id="${spare.id}"] button.rotate-key`);
+    await confirmed(`tr.api-key[data-id="${spare.id}"] button.rotate-key`);
     const fresh = await text('#new-api-key');
     assert.ok(fresh.startsWith('bhk_') || fresh.length > 20, fresh);
     const { ApiClient } = await import('@boxhub/server/testing/harness.ts');
     assert.equal((await new ApiClient(rig.t.url, spare.api_key).get('/api/client/list', { page: 1 })).code, 20001, 'the old key stopped working');
     assert.equal((await new ApiClient(rig.t.url, fresh).get('/api/client/list', { page: 1 })).code, 0, 'the new one works');
     const freshId = (await rig.t.server.services.applications.listKeys(rig.app.id)).find((k) => k.name === 'ci' && !k.revoked_at)!.id;
-    await go(`tr.api-key[data-id="${freshId}"] button.revoke-key`);
+    await confirmed(`tr.api-key[data-id="${freshId}"] button.revoke-key`);
     await waitText('.flash', /revoked/);
     assert.equal((await new ApiClient(rig.t.url, fresh).get('/api/client/list', { page: 1 })).code, 20001);
     // End-to-end encryption: register a public key, then another (the first is retired).
@@ -426,7 +439,7 @@ describe('the console in chromium', () => {
     assert.match(await text(`tr.e2e-key[data-kid="${keyId(k2)}"]`), /current/);
     assert.match(await text(`tr.e2e-key[data-kid="${keyId(k1)}"]`), /retired/);
     await shot('keys');
-    await go('#rotate-callback-secret');
+    await confirmed('#rotate-callback-secret');
     assert.match(await text('#callback-secret'), /^whsec_/);
   });
 
@@ -514,5 +527,104 @@ describe('the console in chromium', () => {
     }
     assert.equal((await page.goto(url(`/console/templates/${theirs.data.template_id}`)))!.status(), 404);
     assert.equal((await page.goto(url(`/console/recognition/${run.data.uuid}`)))!.status(), 404);
+  });
+
+  test('destructive buttons ask first: Cancel (or Escape) leaves things as they are, the confirming button does it', async () => {
+    const { ApiClient } = await import('@boxhub/server/testing/harness.ts');
+    // Revoke an API key.
+    const spare = await rig.t.server.services.applications.createKey(rig.app.id, 'ask-me');
+    const works = async () => (await new ApiClient(rig.t.url, spare.api_key).get('/api/client/list', { page: 1 })).code;
+    await page.goto(url('/console/keys'));
+    const revoke = `tr.api-key[data-id="${spare.id}"] button.revoke-key`;
+    await page.waitForSelector(revoke);
+    assert.equal(await answer(revoke, false), `Revoke the API key "ask-me" (${spare.api_key.slice(0, 10)}…)? Applications using it are refused at once, on every node, and console sessions signed in with it end. This cannot be undone.`);
+    assert.equal(await text('#confirm-dialog-yes'), 'Revoke the key');
+    await page.click(revoke);
+    await page.waitForSelector('#confirm-dialog[open]');
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('#confirm-dialog:not([open])');
+    assert.match(page.url(), /\/console\/keys$/, 'no page was loaded');
+    assert.equal(await works(), 0, 'the key still works');
+    await confirmed(revoke);
+    await waitText('.flash', /revoked/);
+    assert.equal(await works(), 20001, 'the key is revoked');
+
+    // Cancel every print: a print held half-way stays until the cancel is confirmed.
+    const held = await rig.box({ printer: 'sim:?side_ms=5' });
+    assert.equal((await rig.api.post('/api/client/edit', { uuid: held.uuid, name: 'Held box' })).code, 0);
+    held.printer.pauseAfter(1);
+    const d = await PDFDocument.create();
+    for (let i = 0; i < 3; i++) d.addPage([595.28, 841.89]);
+    const made = await rig.api.post<{ uuid: string }>('/api/print/create', { client_uuid: held.uuid, file_type: 'pdf', file_content: Buffer.from(await d.save()).toString('base64') });
+    assert.equal(made.code, 0, made.msg);
+    const finished = async () => (await rig.api.post<{ finished: boolean }>('/api/print/info', { client_uuid: held.uuid, print_uuid: made.data.uuid })).data.finished;
+    await eventually(() => (held.printer.jobs[0]?.impressions ?? 0) >= 1, 'the print is under way');
+    await page.goto(url(`/console/devices/${held.uuid}`));
+    await page.waitForSelector('#cancel-prints');
+    assert.match(await answer('#cancel-prints', false), /^Cancel every print of the box "Held box" \(code [^)]+\)\? Every print task of the box ends/);
+    assert.equal(await finished(), false, 'the print goes on');
+    await confirmed('#cancel-prints');
+    await waitText('.flash', /Every print task of the box is cancelled/);
+    assert.equal(await finished(), true, 'the print is cancelled');
+
+    // Unbind the box.
+    const bound = async () => (await rig.api.get('/api/client/info', { uuid: held.uuid })).code;
+    assert.match(await answer('#unbind', false), /^Unbind the box "Held box"/);
+    assert.equal(await bound(), 0, 'still bound');
+    await confirmed('#unbind');
+    await waitText('.flash', /unbound/);
+    assert.notEqual(await bound(), 0, 'unbound');
+
+    // Delete a card template.
+    const tpl = await rig.api.post<{ template_id: string }>('/api/application/card/template/create', { definition: { ...exampleCard, id: 'to-delete' } });
+    assert.equal(tpl.code, 0);
+    const exists = async () => (await rig.api.post('/api/application/card/template/info', { template_id: tpl.data.template_id })).code;
+    await page.goto(url(`/console/templates/${tpl.data.template_id}`));
+    await page.waitForSelector('#delete-template');
+    assert.match(await answer('#delete-template', false), new RegExp(`^Delete the card template ${tpl.data.template_id} \\(card "to-delete"\\)\\?`));
+    assert.equal(await exists(), 0, 'the template is there');
+    await confirmed('#delete-template');
+    await waitText('.flash', /Card template deleted/);
+    assert.notEqual(await exists(), 0, 'the template is deleted');
+
+    // The operator revokes a box's secret (signed in as the operator by the test above).
+    const dev = await rig.t.registerDevice();
+    const secret = async () => (await rig.t.server.repos.devices.findByUuid(dev.uuid))!.secret_hash;
+    const before = await secret();
+    await page.goto(url('/console/operator/devices'));
+    const revokeBox = `tr.device[data-uuid="${dev.uuid}"] button.revoke-device`;
+    await page.waitForSelector(revokeBox);
+    assert.match(await answer(revokeBox, false), new RegExp(`^Revoke the secret of the box ${dev.code}\\?`));
+    assert.equal(await secret(), before, 'the secret is the same');
+    await confirmed(revokeBox);
+    await waitText('.flash', /secret is revoked/);
+    assert.equal(await secret(), 'revoked');
+  });
+
+  test('without script a destructive button leads to a confirmation page: Cancel there leaves things as they are', async () => {
+    const { ApiClient } = await import('@boxhub/server/testing/harness.ts');
+    const spare = await rig.t.server.services.applications.createKey(rig.app.id, 'no-script');
+    const works = async () => (await new ApiClient(rig.t.url, spare.api_key).get('/api/client/list', { page: 1 })).code;
+    const plain = await browser.newPage();
+    try {
+      await plain.setJavaScriptEnabled(false);
+      plain.setDefaultTimeout(20_000);
+      await plain.goto(url('/console/keys'));
+      const revoke = `tr.api-key[data-id="${spare.id}"] button.revoke-key`;
+      await plain.waitForSelector(revoke);
+      await Promise.all([plain.waitForNavigation(), plain.click(revoke)]);
+      assert.match(plain.url(), new RegExp(`/console/keys/${spare.id}/revoke$`));
+      assert.match(await plain.$eval('#confirm-ask', (e) => e.textContent ?? ''), /^Revoke the API key "no-script"/);
+      assert.equal(await works(), 0, 'the POST without confirmation changed nothing');
+      await Promise.all([plain.waitForNavigation(), plain.click('#confirm-no')]);
+      assert.match(plain.url(), /\/console\/keys$/);
+      assert.equal(await works(), 0, 'Cancel changed nothing');
+      await Promise.all([plain.waitForNavigation(), plain.click(revoke)]);
+      await Promise.all([plain.waitForNavigation(), plain.click('#confirm-yes')]);
+      assert.match(await plain.$eval('.flash', (e) => e.textContent ?? ''), /revoked/);
+      assert.equal(await works(), 20001, 'confirmed on the page, the key is revoked');
+    } finally {
+      await plain.close();
+    }
   });
 });

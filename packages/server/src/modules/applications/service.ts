@@ -183,6 +183,13 @@ export class ApplicationService {
     return k.app_id;
   }
 
+  /** One key as the lists show it; 404 when there is none or, given an application, when it is another's. */
+  async key(keyId: string, appId?: string): Promise<KeyView> {
+    const k = await this.repo.findKey(keyId);
+    if (!k || (appId !== undefined && k.app_id !== appId)) throw new ApiError('NOT_FOUND', `no API key '${keyId}'`);
+    return keyView(k);
+  }
+
   private async ownKey(appId: string, keyId: string): Promise<void> {
     const k = await this.repo.findKey(keyId);
     if (!k || k.app_id !== appId) throw new ApiError('NOT_FOUND', `no API key '${keyId}'`);

@@ -1,7 +1,8 @@
 // The callback log, replay, a test callback and the signing secret's rotation (docs/console.md).
 import { ApiError } from '@boxhub/protocol';
 import type { FastifyInstance } from 'fastify';
-import { formOf, idParam, pageNumber, sess, show, type ConsoleOptions } from './kit.ts';
+import { dangers } from './dangers.ts';
+import { askFirst, confirmed, formOf, idParam, pageNumber, sess, show, type ConsoleOptions } from './kit.ts';
 import { callbackSettingsView, callbacksView } from './views.ts';
 
 export function callbackPages(app: FastifyInstance, o: ConsoleOptions): void {
@@ -19,8 +20,10 @@ export function callbackPages(app: FastifyInstance, o: ConsoleOptions): void {
     return reply.redirect('/console/callbacks?msg=tested', 303);
   });
   // The new secret is shown in this answer only (never in a URL; pages are not cached).
-  app.post('/console/callbacks/rotate_secret', async (req, reply) =>
-    show(reply, req, 'Callback settings', callbackSettingsView(sess(req).csrf, await s.callbacks.rotateSecret(sess(req).appId))));
+  app.post('/console/callbacks/rotate_secret', async (req, reply) => {
+    if (!confirmed(req)) return askFirst(reply, req, dangers.rotateCallbackSecret('rotate-secret', '/console/callbacks/settings'));
+    return show(reply, req, 'Callback settings', callbackSettingsView(sess(req).csrf, await s.callbacks.rotateSecret(sess(req).appId)));
+  });
   app.post<{ Params: { id: string } }>('/console/callbacks/:id/replay', async (req, reply) => {
     await s.callbacks.replay(sess(req).appId, idParam(req.params.id));
     return reply.redirect('/console/callbacks?msg=replayed', 303);

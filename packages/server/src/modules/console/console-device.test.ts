@@ -82,22 +82,25 @@ describe('inkjet controls', () => {
     for (const [box, op] of [[inkjet, 'head_clean'], [laser, 'nozzle_check'], [inkjet, 'power_ink_flush']] as const) {
       const api = await a.api.post(`/api/control/${op}`, { client_uuid: box.uuid });
       assert.notEqual(api.code, 0);
-      const r = await c.post(`/console/devices/${box.uuid}/inkjet/${op}`);
+      const r = await c.post(`/console/devices/${box.uuid}/inkjet/${op}`, { _confirmed: '1' });
       assert.equal(r.status, 400, op);
       assert.ok(r.body.includes(`id="refused">${escapeHtml(`${api.msg} (code ${api.code})`)}</div>`), `${op}: ${api.msg}`);
     }
-    assert.equal((await c.post(`/console/devices/${inkjet.uuid}/inkjet/format_disk`)).status, 404);
-    assert.equal((await c.post(`/console/devices/${others.uuid}/inkjet/head_clean`)).status, 404);
-    assert.equal((await c.post(`/console/devices/${others.uuid}/print/cancel`)).status, 404);
+    assert.equal((await c.post(`/console/devices/${inkjet.uuid}/inkjet/format_disk`, { _confirmed: '1' })).status, 404);
+    // Another application's box: not found, confirmed or not (the question names nothing of it).
+    for (const fields of [{}, { _confirmed: '1' }] as Array<Record<string, string>>) {
+      assert.equal((await c.post(`/console/devices/${others.uuid}/inkjet/head_clean`, fields)).status, 404);
+      assert.equal((await c.post(`/console/devices/${others.uuid}/print/cancel`, fields)).status, 404);
+    }
   });
 
   test('CSRF: the inkjet and cancel forms without the session\'s token are refused', async () => {
     const c = await new ConsoleClient(t.url).signIn(a.api_key);
     const other = await new ConsoleClient(t.url).signIn(a.api_key);
     for (const path of [`/console/devices/${inkjet.uuid}/inkjet/head_clean`, `/console/devices/${inkjet.uuid}/inkjet/power_ink_flush`, `/console/devices/${inkjet.uuid}/print/cancel`]) {
-      assert.equal((await c.post(path, {}, { csrf: null })).status, 403, path);
-      assert.equal((await c.post(path, {}, { csrf: other.csrf })).status, 403, path);
-      assert.equal((await c.post(path, {}, { headers: { origin: 'http://evil.example' } })).status, 403, path);
+      assert.equal((await c.post(path, { _confirmed: '1' }, { csrf: null })).status, 403, path);
+      assert.equal((await c.post(path, { _confirmed: '1' }, { csrf: other.csrf })).status, 403, path);
+      assert.equal((await c.post(path, { _confirmed: '1' }, { headers: { origin: 'http://evil.example' } })).status, 403, path);
     }
     assert.equal((await t.server.repos.devices.findByUuid(inkjet.uuid))!.last_power_ink_flush_at, null, 'nothing was claimed');
   });

@@ -156,14 +156,14 @@ describe('applications', () => {
     const ci = /id="new-api-key">([^<]+)</.exec(created.body)?.[1]!;
     assert.equal((await new ApiClient(t.url, ci).get('/api/client/list', { page: 1 })).code, 0);
     const ciId = (await t.server.services.applications.listKeys(made.id)).find((k) => k.name === 'ci')!.id;
-    const rotated = await c.post(`/console/operator/keys/${ciId}/rotate`);
+    const rotated = await c.post(`/console/operator/keys/${ciId}/rotate`, { _confirmed: '1' });
     assert.equal(rotated.status, 200);
     const ci2 = /id="new-api-key">([^<]+)</.exec(rotated.body)?.[1]!;
     assert.notEqual(ci2, ci);
     assert.equal((await new ApiClient(t.url, ci).get('/api/client/list', { page: 1 })).code, 20001);
     assert.equal((await new ApiClient(t.url, ci2).get('/api/client/list', { page: 1 })).code, 0);
     const defaultKey = (await t.server.services.applications.listKeys(made.id)).find((k) => k.name === 'default')!;
-    const revoked = await c.post(`/console/operator/keys/${defaultKey.id}/revoke`);
+    const revoked = await c.post(`/console/operator/keys/${defaultKey.id}/revoke`, { _confirmed: '1' });
     assert.equal(revoked.status, 303);
     assert.equal(revoked.res.headers.get('location'), `/console/operator/applications/${made.id}?msg=key_revoked`);
     assert.equal((await made.api.get('/api/client/list', { page: 1 })).code, 20001);
@@ -197,11 +197,11 @@ describe('devices of the deployment', () => {
     assert.equal((await app.api.post('/api/client/bind', { uuid, name: 'Front desk' })).code, 0);
     const list = await c.get('/console/operator/devices');
     assert.match(list.body, new RegExp(`data-uuid="${uuid}"[\\s\\S]*?>school</a> <span class="muted">as</span> Front desk`));
-    const rotated = await c.post(`/console/operator/devices/${uuid}/rotate_secret`);
+    const rotated = await c.post(`/console/operator/devices/${uuid}/rotate_secret`, { _confirmed: '1' });
     const secret2 = /id="new-device-secret">([^<]+)</.exec(rotated.body)?.[1]!;
     assert.ok(secret2 && secret2 !== secret);
     assert.equal((await t.server.repos.devices.findByUuid(uuid))?.secret_hash, createHash('sha256').update(secret2).digest('hex'));
-    const revoked = await c.post(`/console/operator/devices/${uuid}/revoke`);
+    const revoked = await c.post(`/console/operator/devices/${uuid}/revoke`, { _confirmed: '1' });
     assert.equal(revoked.status, 303);
     assert.equal((await t.server.repos.devices.findByUuid(uuid))?.secret_hash, 'revoked');
     assert.match((await c.get('/console/operator/devices')).body, new RegExp(`data-uuid="${uuid}"[\\s\\S]*?secret revoked`));
@@ -218,11 +218,11 @@ describe('operator CSRF', () => {
     const forms: Array<[string, Record<string, string>]> = [
       ['/console/operator/applications/create', { name: 'csrf-app' }],
       [`/console/operator/applications/${app.id}/keys/create`, { name: 'csrf-key' }],
-      [`/console/operator/keys/${key!.id}/rotate`, {}],
-      [`/console/operator/keys/${key!.id}/revoke`, {}],
+      [`/console/operator/keys/${key!.id}/rotate`, { _confirmed: '1' }],
+      [`/console/operator/keys/${key!.id}/revoke`, { _confirmed: '1' }],
       ['/console/operator/devices/register', { code: 'CSRF1', model: 'm' }],
-      [`/console/operator/devices/${device.uuid}/rotate_secret`, {}],
-      [`/console/operator/devices/${device.uuid}/revoke`, {}],
+      [`/console/operator/devices/${device.uuid}/rotate_secret`, { _confirmed: '1' }],
+      [`/console/operator/devices/${device.uuid}/revoke`, { _confirmed: '1' }],
       ['/console/operator/logout', {}],
     ];
     for (const [path, fields] of forms) {

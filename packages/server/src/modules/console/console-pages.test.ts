@@ -56,7 +56,7 @@ describe('card templates', () => {
     const info = await a.api.post<{ card_id: string }>('/api/application/card/template/info', { template_id: id });
     assert.equal(info.data.card_id, 'unit-1');
     assert.match((await c.get('/console/templates')).body, new RegExp(`data-id="${id}"`));
-    const gone = await c.post(`/console/templates/${id}/delete`);
+    const gone = await c.post(`/console/templates/${id}/delete`, { _confirmed: '1' });
     assert.equal(gone.status, 303);
     assert.equal(gone.res.headers.get('location'), '/console/templates?msg=template_deleted');
     assert.equal((await a.api.post('/api/application/card/template/info', { template_id: id })).code, 20404);
@@ -102,6 +102,7 @@ describe('card templates', () => {
     assert.ok(!(await c.get('/console/templates')).body.includes(theirs.data.template_id));
     assert.equal((await c.get(`/console/templates/${theirs.data.template_id}`)).status, 404);
     assert.equal((await c.post(`/console/templates/${theirs.data.template_id}/delete`)).status, 404);
+    assert.equal((await c.post(`/console/templates/${theirs.data.template_id}/delete`, { _confirmed: '1' })).status, 404);
     assert.equal((await b.api.post('/api/application/card/template/info', { template_id: theirs.data.template_id })).code, 0, 'theirs is still there');
   });
 });
@@ -204,7 +205,7 @@ describe('keys', () => {
     assert.match(page.body, /this session/);
     assert.ok(page.body.includes(`${app.api_key.slice(0, 10)}…`), 'the key\'s prefix is shown');
     assert.ok(!page.body.includes(app.api_key), 'the key itself is not');
-    const r = await c.post(`/console/keys/${keyIdOf}/rotate`);
+    const r = await c.post(`/console/keys/${keyIdOf}/rotate`, { _confirmed: '1' });
     assert.equal(r.status, 200);
     const fresh = /id="new-api-key">([^<]+)</.exec(r.body)?.[1];
     assert.ok(fresh && fresh !== app.api_key);
@@ -218,7 +219,7 @@ describe('keys', () => {
     // The session's own key cannot be revoked here.
     const newId = /class="api-key" data-id="([^"]+)"><td>default <span class="pill wait">this session/.exec(after.body)?.[1];
     assert.ok(newId);
-    const self = await c.post(`/console/keys/${newId}/revoke`);
+    const self = await c.post(`/console/keys/${newId}/revoke`, { _confirmed: '1' });
     assert.equal(self.status, 400);
     assert.match(self.body, /this session signed in with that key/);
   });
@@ -229,15 +230,17 @@ describe('keys', () => {
     const c = await new ConsoleClient(t.url).signIn(app.api_key);
     const { ApiClient } = await import('../../testing/harness.ts');
     assert.equal((await new ApiClient(t.url, spare.api_key).get('/api/client/list', { page: 1 })).code, 0);
-    const r = await c.post(`/console/keys/${spare.id}/revoke`);
+    const r = await c.post(`/console/keys/${spare.id}/revoke`, { _confirmed: '1' });
     assert.equal(r.status, 303);
     assert.equal(r.res.headers.get('location'), '/console/keys?msg=key_revoked');
     assert.equal((await new ApiClient(t.url, spare.api_key).get('/api/client/list', { page: 1 })).code, 20001);
     const bKeys = await t.server.services.applications.listKeys(b.id);
     for (const action of ['rotate', 'revoke']) {
-      const foreign = await c.post(`/console/keys/${bKeys[0]!.id}/${action}`);
-      assert.equal(foreign.status, 404, action);
-      assert.ok(!foreign.body.includes('new-api-key'));
+      for (const fields of [{}, { _confirmed: '1' }] as Array<Record<string, string>>) {
+        const foreign = await c.post(`/console/keys/${bKeys[0]!.id}/${action}`, fields);
+        assert.equal(foreign.status, 404, action);
+        assert.ok(!foreign.body.includes('new-api-key') && !foreign.body.includes('confirm-ask'));
+      }
     }
     assert.equal((await b.api.get('/api/client/list', { page: 1 })).code, 0, 'their key still works');
     assert.ok(!(await c.get('/console/keys')).body.includes(bKeys[0]!.id));
@@ -277,10 +280,10 @@ describe('CSRF on the new forms', () => {
     const [key] = await t.server.services.applications.listKeys(app.id);
     const forms: Array<[string, Record<string, string>]> = [
       ['/console/templates/create', { definition: JSON.stringify(definition({ id: 'csrf-new' })) }],
-      [`/console/templates/${made.data.template_id}/delete`, {}],
+      [`/console/templates/${made.data.template_id}/delete`, { _confirmed: '1' }],
       ['/console/recognition/start', { device: 'x', callback_url: `${rx.url}/x` }],
-      [`/console/keys/${key!.id}/rotate`, {}],
-      [`/console/keys/${key!.id}/revoke`, {}],
+      [`/console/keys/${key!.id}/rotate`, { _confirmed: '1' }],
+      [`/console/keys/${key!.id}/revoke`, { _confirmed: '1' }],
       ['/console/keys/e2e', { public_key: randomBytes(32).toString('hex') }],
     ];
     for (const [path, fields] of forms) {

@@ -161,7 +161,7 @@ describe('binding', () => {
     assert.match(await taken.text(), /bound by another application \(code 30003\)/);
     const missing = await post('/console/devices/bind', { code: 'NOPE-NOPE', name: 'x' });
     assert.equal(missing.status, 404);
-    const unbound = await post(`/console/devices/${fresh.uuid}/unbind`, {});
+    const unbound = await post(`/console/devices/${fresh.uuid}/unbind`, { _confirmed: '1' });
     assert.equal(unbound.status, 303);
     assert.equal((await a.api.get('/api/client/info', { uuid: fresh.uuid })).code, 30002);
     const list = await (await req('/console/devices?msg=unbound', { headers: { cookie: s.cookie } })).text();
@@ -174,7 +174,7 @@ describe('callback settings', () => {
   test('rotate the callback secret (shown once, signing with it at once); a test callback to a private address is refused with the guard\'s reason', async () => {
     const c = await t.createApp('school-e');
     const s = await signIn(c.api_key);
-    const { body, ...h } = form({ _csrf: s.csrf });
+    const { body, ...h } = form({ _csrf: s.csrf, _confirmed: '1' });
     const r = await req('/console/callbacks/rotate_secret', { method: 'POST', headers: { ...h, cookie: s.cookie }, body });
     assert.equal(r.status, 200);
     const secret = /id="callback-secret">(whsec_[^<]+)</.exec(await r.text())?.[1];

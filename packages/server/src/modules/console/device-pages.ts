@@ -4,7 +4,8 @@ import { ApiError, api, isApiError, type PrinterCapability } from '@boxhub/proto
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkBody } from '../../http/validation.ts';
 import { INKJET_OPS, type InkjetOp } from '../control/service.ts';
-import { CSRF_REFUSED, enc, formOf, fragment, idParam, pageNumber, Refused, sess, show, type ConsoleOptions } from './kit.ts';
+import { dangers } from './dangers.ts';
+import { askFirst, confirmed, CSRF_REFUSED, enc, formOf, fragment, idParam, pageNumber, Refused, sess, show, type ConsoleOptions } from './kit.ts';
 import { printJobView, printOptionsPart, type PrintChoice } from './print-views.ts';
 import { sameToken } from './session.ts';
 import { deviceView, devicesView, printLive, printTaskView, scanLive, scanTaskView } from './views.ts';
@@ -64,11 +65,14 @@ export function devicePages(app: FastifyInstance, o: ConsoleOptions): void {
 
   app.post<{ Params: { uuid: string } }>('/console/devices/:uuid/reboot', async (req, reply) => {
     const uuid = idParam(req.params.uuid);
+    if (!confirmed(req)) return askFirst(reply, req, dangers.reboot(await s.devices.info(sess(req).appId, uuid)));
     return control(req, reply, uuid, () => s.control.reboot(sess(req).appId, uuid), 'rebooting');
   });
 
   app.post<{ Params: { uuid: string } }>('/console/devices/:uuid/unbind', async (req, reply) => {
-    await s.devices.unbind(sess(req).appId, idParam(req.params.uuid));
+    const uuid = idParam(req.params.uuid);
+    if (!confirmed(req)) return askFirst(reply, req, dangers.unbind(await s.devices.info(sess(req).appId, uuid)));
+    await s.devices.unbind(sess(req).appId, uuid);
     return reply.redirect('/console/devices?msg=unbound', 303);
   });
 
@@ -105,12 +109,17 @@ export function devicePages(app: FastifyInstance, o: ConsoleOptions): void {
     const uuid = idParam(req.params.uuid);
     const op = req.params.op as InkjetOp;
     if (!INKJET_OPS.includes(op)) throw new Refused(404, 'no such page');
+    if (!confirmed(req)) {
+      const danger = dangers.inkjet(await s.devices.info(sess(req).appId, uuid), op);
+      if (danger) return askFirst(reply, req, danger);
+    }
     return control(req, reply, uuid, () => s.control.inkjet(sess(req).appId, uuid, op), op);
   });
 
   // As POST /api/print/cancel: every print task of the box ends, its queue is emptied.
   app.post<{ Params: { uuid: string } }>('/console/devices/:uuid/print/cancel', async (req, reply) => {
     const uuid = idParam(req.params.uuid);
+    if (!confirmed(req)) return askFirst(reply, req, dangers.cancelPrints(await s.devices.info(sess(req).appId, uuid)));
     return control(req, reply, uuid, () => s.print.cancel(sess(req).appId, uuid), 'prints_cancelled');
   });
 
@@ -170,6 +179,7 @@ export function devicePages(app: FastifyInstance, o: ConsoleOptions): void {
   app.post<{ Params: { uuid: string; scan: string } }>('/console/devices/:uuid/scans/:scan/stop', async (req, reply) => {
     const uuid = idParam(req.params.uuid);
     const scanUuid = idParam(req.params.scan);
+    if (!confirmed(req)) return askFirst(reply, req, dangers.stopScan(await s.devices.info(sess(req).appId, uuid), scanUuid));
     await s.scan.stop(sess(req).appId, uuid);
     return reply.redirect(`${devUrl(uuid)}/scans/${enc(scanUuid)}`, 303);
   });

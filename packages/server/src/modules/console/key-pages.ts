@@ -4,7 +4,8 @@ import { api, ApiError } from '@boxhub/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkBody } from '../../http/validation.ts';
 import type { CreatedKey } from '../applications/service.ts';
-import { formOf, idParam, sess, show, type ConsoleOptions } from './kit.ts';
+import { dangers } from './dangers.ts';
+import { askFirst, confirmed, formOf, idParam, sess, show, type ConsoleOptions } from './kit.ts';
 import { keysView } from './key-views.ts';
 import { newCsrf, sealSession, SESSION_COOKIE, SESSION_TTL_MS, setCookie } from './session.ts';
 
@@ -22,6 +23,7 @@ export function keyPages(app: FastifyInstance, o: ConsoleOptions): void {
   app.post<{ Params: { id: string } }>('/console/keys/:id/rotate', async (req, reply) => {
     const session = sess(req);
     const id = idParam(req.params.id);
+    if (!confirmed(req)) return askFirst(reply, req, dangers.rotateKey(await s.applications.key(id, session.appId), false));
     const created = await s.applications.rotateOwnKey(session.appId, id);
     if (id === session.keyId) {
       const csrf = newCsrf();
@@ -36,6 +38,7 @@ export function keyPages(app: FastifyInstance, o: ConsoleOptions): void {
     const id = idParam(req.params.id);
     // Revoking it would sign this session out, and could leave the application with no key.
     if (id === keyId) throw new ApiError('INVALID_PARAMETER', 'this session signed in with that key: rotate it, or sign in with another key to revoke it');
+    if (!confirmed(req)) return askFirst(reply, req, dangers.revokeKey(await s.applications.key(id, appId), false));
     await s.applications.revokeOwnKey(appId, id);
     return reply.redirect('/console/keys?msg=key_revoked', 303);
   });

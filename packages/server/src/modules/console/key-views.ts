@@ -3,9 +3,9 @@
 import type { api } from '@boxhub/protocol';
 import type { CreatedKey, KeyView } from '../applications/service.ts';
 import { html, when, type Html } from './html.ts';
-import { csrfField, notice } from './widgets.ts';
+import { dangers } from './dangers.ts';
+import { csrfField, dangerForm, notice } from './widgets.ts';
 
-const enc = encodeURIComponent;
 
 /** A new API key, shown in the answer that made it and never again. */
 export function newKeyCard(k: CreatedKey, note: string): Html {
@@ -14,13 +14,13 @@ export function newKeyCard(k: CreatedKey, note: string): Html {
 <p><code id="new-api-key">${k.api_key}</code> <span class="muted">(key id <code>${k.id}</code>)</span></p></div>`;
 }
 
-/** Keys of an application with their prefixes and last use; `action` is where rotate and revoke post. */
-export function apiKeysTable(keys: KeyView[], csrf: string, action: (id: string) => string, sessionKey?: string): Html {
+/** Keys of an application with their prefixes and last use; rotate and revoke post to the operator's pages or the application's. */
+export function apiKeysTable(keys: KeyView[], csrf: string, operator: boolean, sessionKey?: string): Html {
   return html`<table id="api-keys"><thead><tr><th>Name</th><th>Key id</th><th>Prefix</th><th>Created</th><th>Last used</th><th>State</th><th></th></tr></thead><tbody>
 ${keys.map((k) => html`<tr class="api-key" data-id="${k.id}"><td>${k.name}${k.id === sessionKey ? html` <span class="pill wait">this session</span>` : ''}</td><td><code>${k.id}</code></td><td><code>${k.prefix}…</code></td>
 <td>${when(k.created_at)}</td><td>${when(k.last_used_at)}</td><td>${k.revoked_at ? html`<span class="pill off">revoked ${when(k.revoked_at)}</span>` : html`<span class="pill on">active</span>`}</td>
-<td>${k.revoked_at ? '' : html`<form method="post" action="${action(k.id)}/rotate" class="inline">${csrfField(csrf)}<button class="rotate-key" type="submit">Rotate</button></form>
-${k.id === sessionKey ? '' : html`<form method="post" action="${action(k.id)}/revoke" class="inline">${csrfField(csrf)}<button class="revoke-key secondary" type="submit">Revoke</button></form>`}`}</td></tr>`)}
+<td>${k.revoked_at ? '' : html`${dangerForm(dangers.rotateKey(k, operator), csrf)}
+${k.id === sessionKey ? '' : dangerForm(dangers.revokeKey(k, operator), csrf)}`}</td></tr>`)}
 </tbody></table>`;
 }
 
@@ -37,10 +37,10 @@ export function keysView(d: KeysViewData): Html {
   return html`${notice(d.msg)}<h1>Keys</h1>
 ${d.created ? newKeyCard(d.created, 'The key it replaces stopped working at once, on every node.') : ''}
 <div class="card"><h2>API keys</h2>
-${apiKeysTable(d.keys, d.csrf, (id) => `/console/keys/${enc(id)}`, d.sessionKey)}
+${apiKeysTable(d.keys, d.csrf, false, d.sessionKey)}
 <p class="muted">Rotate: a new key with the same name, shown once; the old one stops working at once (rotating the key this session signed in with keeps you signed in, with the new key). Revoke: the key stops working at once. The key this session signed in with cannot be revoked here (rotate it, or sign in with another key). New keys: the operator creates them.</p></div>
 <div class="card"><h2>Callback secret</h2>
-<form method="post" action="/console/callbacks/rotate_secret" class="inline">${csrfField(d.csrf)}<button id="rotate-callback-secret" class="secondary" type="submit">Rotate the callback secret</button></form>
+${dangerForm(dangers.rotateCallbackSecret('rotate-callback-secret', '/console/keys'), d.csrf)}
 <p class="muted">The new <code>whsec_</code> secret is shown once; the previous one keeps signing during its grace period.</p></div>
 <div class="card"><h2>End-to-end encryption keys</h2>
 <table id="e2e-keys"><thead><tr><th>Key id (fingerprint)</th><th>Public key (X25519)</th><th>Registered</th><th>State</th></tr></thead><tbody>

@@ -7,8 +7,10 @@ import type { ApiLimits } from '../../http/rate-limits.ts';
 import type { SecretBox } from '../../secret-box.ts';
 import type { Services } from '../../services.ts';
 import type { CredentialHooks } from '../devices/service.ts';
+import type { Danger } from './dangers.ts';
 import type { Html } from './html.ts';
 import { page, type PageContext } from './layout.ts';
+import { CONFIRMED_FIELD, confirmView } from './widgets.ts';
 
 export interface ConsoleOptions {
   services: Services;
@@ -69,3 +71,15 @@ export function ctx(req: FastifyRequest): PageContext {
 export const show = (reply: FastifyReply, req: FastifyRequest, title: string, body: Html) => reply.type('text/html; charset=utf-8').send(page(title, ctx(req), body));
 export const fragment = (reply: FastifyReply, body: Html) => reply.type('text/html; charset=utf-8').send(body.text);
 export const enc = encodeURIComponent;
+
+/** Whether a destructive form was confirmed (docs/console.md "Confirmation"). */
+export const confirmed = (req: FastifyRequest): boolean => formOf(req)[CONFIRMED_FIELD] === '1';
+/**
+ * The answer to a destructive form that was not confirmed: the confirmation page, nothing done.
+ * Every destructive route calls it first: `if (!confirmed(req)) return askFirst(...)`.
+ */
+export const askFirst = (reply: FastifyReply, req: FastifyRequest, d: Danger) => {
+  const session = req.operatorSession ?? req.consoleSession;
+  if (!session) throw new Refused(403, 'sign in first');
+  return show(reply, req, 'Are you sure?', confirmView(d, session.csrf));
+};

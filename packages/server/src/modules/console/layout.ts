@@ -23,6 +23,7 @@ export function page(title: string, ctx: PageContext, body: Html): string {
 <title>${title} · boxhub console</title>
 <link rel="stylesheet" href="/console/assets/console.css">
 <script src="/console/assets/htmx.min.js" defer></script>
+<script src="/console/assets/console.js" defer></script>
 </head><body>
 <header><a class="brand" href="${ctx.operator ? '/console/operator' : '/console'}">boxhub console</a>
 ${nav(ctx)}

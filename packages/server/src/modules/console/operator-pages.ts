@@ -6,7 +6,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkBody } from '../../http/validation.ts';
 import type { CreatedApplication, CreatedKey } from '../applications/service.ts';
 import type { RegisteredDevice } from '../devices/service.ts';
-import { enc, formOf, idParam, operatorOf, pageNumber, Refused, show, type ConsoleOptions } from './kit.ts';
+import { dangers } from './dangers.ts';
+import { askFirst, confirmed, enc, formOf, idParam, operatorOf, pageNumber, Refused, show, type ConsoleOptions } from './kit.ts';
 import { page } from './layout.ts';
 import { applicationsView, applicationView, operatorDevicesView, operatorLoginView } from './operator-views.ts';
 import {
@@ -76,11 +77,14 @@ export function operatorPages(app: FastifyInstance, o: ConsoleOptions): void {
     return appPage(req, reply, appId, { ...(await applications.createKey(body.app_id, body.name)), rotated: false });
   });
   app.post<{ Params: { key: string } }>(`${OPERATOR_PATH}/keys/:key/rotate`, async (req, reply) => {
-    const created = await applications.rotateKey(idParam(req.params.key));
+    const keyId = idParam(req.params.key);
+    if (!confirmed(req)) return askFirst(reply, req, dangers.rotateKey(await applications.key(keyId), true));
+    const created = await applications.rotateKey(keyId);
     return appPage(req, reply, created.app_id, { ...created, rotated: true });
   });
   app.post<{ Params: { key: string } }>(`${OPERATOR_PATH}/keys/:key/revoke`, async (req, reply) => {
     const keyId = idParam(req.params.key);
+    if (!confirmed(req)) return askFirst(reply, req, dangers.revokeKey(await applications.key(keyId), true));
     const appId = await applications.keyOwner(keyId);
     await applications.revokeKey(keyId);
     return reply.redirect(`${OPERATOR_PATH}/applications/${enc(appId)}?msg=key_revoked`, 303);
@@ -97,10 +101,15 @@ export function operatorPages(app: FastifyInstance, o: ConsoleOptions): void {
     const body = checkBody<{ code: string; model: string }>(api.DeviceRegisterBody, { code: form.code ?? '', model: form.model ?? '' });
     return devicesPage(req, reply, 1, await devices.register(body, hooks.provision));
   });
-  app.post<{ Params: { uuid: string } }>(`${OPERATOR_PATH}/devices/:uuid/rotate_secret`, async (req, reply) =>
-    devicesPage(req, reply, 1, { ...(await devices.rotateSecret(idParam(req.params.uuid), hooks)), rotated: true }));
+  app.post<{ Params: { uuid: string } }>(`${OPERATOR_PATH}/devices/:uuid/rotate_secret`, async (req, reply) => {
+    const uuid = idParam(req.params.uuid);
+    if (!confirmed(req)) return askFirst(reply, req, dangers.newDeviceSecret(await devices.registered(uuid)));
+    return devicesPage(req, reply, 1, { ...(await devices.rotateSecret(uuid, hooks)), rotated: true });
+  });
   app.post<{ Params: { uuid: string } }>(`${OPERATOR_PATH}/devices/:uuid/revoke`, async (req, reply) => {
-    await devices.revokeSecret(idParam(req.params.uuid), hooks);
+    const uuid = idParam(req.params.uuid);
+    if (!confirmed(req)) return askFirst(reply, req, dangers.revokeDevice(await devices.registered(uuid)));
+    await devices.revokeSecret(uuid, hooks);
     return reply.redirect(`${OPERATOR_PATH}/devices?msg=device_revoked`, 303);
   });
 }

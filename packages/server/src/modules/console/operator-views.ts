@@ -5,7 +5,10 @@ import type { ApplicationSummary, CreatedApplication, CreatedKey, KeyView } from
 import type { OperatorDevice, RegisteredDevice } from '../devices/service.ts';
 import { html, when, type Html } from './html.ts';
 import { apiKeysTable, newKeyCard } from './key-views.ts';
-import { csrfField, notice, pager } from './widgets.ts';
+import { dangers } from './dangers.ts';
+import { csrfField, dangerForm, notice, pager } from './widgets.ts';
+
+const registeredBox = (d: OperatorDevice) => ({ uuid: d.client.uuid ?? '', code: d.client.code ?? '' });
 
 const enc = encodeURIComponent;
 const appUrl = (id: string) => `/console/operator/applications/${enc(id)}`;
@@ -47,7 +50,7 @@ export function applicationView(a: { id: string; name: string; ess: boolean; cre
 ${created ? newKeyCard(created, created.rotated ? 'The key it replaces stopped working at once, on every node.' : 'The application\'s other keys keep working.') : ''}
 <div class="card"><dl><dt>Id</dt><dd><code>${a.id}</code></dd><dt>Created</dt><dd>${when(a.created_at)}</dd><dt>Feedback cards</dt><dd>${a.ess ? 'allowed' : 'not allowed'}</dd></dl></div>
 <div class="card"><h2>API keys</h2>
-${apiKeysTable(keys, csrf, (id) => `/console/operator/keys/${enc(id)}`)}
+${apiKeysTable(keys, csrf, true)}
 <form method="post" action="${appUrl(a.id)}/keys/create" class="mt">${csrfField(csrf)}
 <input id="key-name" type="text" name="name" placeholder="key name" maxlength="100" required aria-label="key name">
 <button id="create-key" type="submit">Create a key</button></form></div>`;
@@ -63,8 +66,8 @@ ${list.devices.map((d) => html`<tr class="device" data-uuid="${d.client.uuid}"><
 <td>${d.app_id ? html`<a href="${appUrl(d.app_id)}">${d.app_name ?? d.app_id}</a>${d.client.name ? html` <span class="muted">as</span> ${d.client.name}` : ''}` : html`<span class="muted">not bound</span>`}</td>
 <td>${d.client.online ? html`<span class="pill on">online</span>` : html`<span class="pill off">offline</span>`}${d.secret_revoked ? html` <span class="pill off">secret revoked</span>` : ''}</td>
 <td>${when(d.client.online ? d.client.last_connect_at : d.client.last_disconnect_at ?? d.client.last_connect_at)}</td><td>${when(d.registered_at)}</td>
-<td><form method="post" action="/console/operator/devices/${enc(d.client.uuid ?? '')}/rotate_secret" class="inline">${csrfField(csrf)}<button class="rotate-secret secondary" type="submit">New secret</button></form>
-${d.secret_revoked ? '' : html`<form method="post" action="/console/operator/devices/${enc(d.client.uuid ?? '')}/revoke" class="inline">${csrfField(csrf)}<button class="revoke-device secondary" type="submit">Revoke</button></form>`}</td></tr>`)}
+<td>${dangerForm(dangers.newDeviceSecret(registeredBox(d)), csrf)}
+${d.secret_revoked ? '' : dangerForm(dangers.revokeDevice(registeredBox(d)), csrf)}</td></tr>`)}
 </tbody></table>
 ${pager('/console/operator/devices', list)}
 <div class="card mt"><h2>Register a box</h2>

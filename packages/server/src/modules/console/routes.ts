@@ -17,6 +17,7 @@ import { recognitionPages } from './recognition-pages.ts';
 import {
   LOGIN_COOKIE, newCsrf, OPERATOR_COOKIE, OPERATOR_PATH, openOperatorSession, openSession, readCookie, sameToken, sealSession, SESSION_COOKIE, SESSION_TTL_MS, setCookie,
 } from './session.ts';
+import { CONSOLE_JS } from './script.ts';
 import { CONSOLE_CSS } from './style.ts';
 import { taskPages } from './task-pages.ts';
 import { templatePages } from './template-pages.ts';
@@ -26,7 +27,7 @@ export type { ConsoleOptions } from './kit.ts';
 
 const HTMX = readFileSync(createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js'));
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
-const PUBLIC = new Set(['/console/login', '/console/assets/console.css', '/console/assets/htmx.min.js', `${OPERATOR_PATH}/login`]);
+const PUBLIC = new Set(['/console/login', '/console/assets/console.css', '/console/assets/console.js', '/console/assets/htmx.min.js', `${OPERATOR_PATH}/login`]);
 const isOperatorPath = (path: string) => path === OPERATOR_PATH || path.startsWith(`${OPERATOR_PATH}/`);
 
 export async function consoleRoutes(app: FastifyInstance, o: ConsoleOptions): Promise<void> {
@@ -103,6 +104,7 @@ export async function consoleRoutes(app: FastifyInstance, o: ConsoleOptions): Pr
   });
 
   app.get('/console/assets/console.css', async (_req, reply) => reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(CONSOLE_CSS));
+  app.get('/console/assets/console.js', async (_req, reply) => reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(CONSOLE_JS));
   app.get('/console/assets/htmx.min.js', async (_req, reply) => reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(HTMX));
 
   // Sign in: the login form is protected by a double-submit token (a cookie and a field).

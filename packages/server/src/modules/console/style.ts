@@ -25,7 +25,11 @@ ul.controls { list-style:none; margin:0; padding:0; } ul.controls li { margin:.3
 .options { display:flex; flex-wrap:wrap; gap:.3rem 1rem; margin:.5rem 0; } input[type=number] { width:5rem; padding:.4rem .5rem; border:1px solid var(--line); border-radius:4px; font:inherit; }
 input[type=text],input[type=password],input[type=file] { padding:.4rem .5rem; border:1px solid var(--line); border-radius:4px; font:inherit; max-width:100%; }
 button { padding:.4rem .9rem; border:0; border-radius:4px; background:var(--accent); color:#fff; font:inherit; cursor:pointer; }
-button.secondary { background:#475467; } button:hover { filter:brightness(1.1); }
+button.secondary { background:#475467; } button.danger { background:var(--bad); } button:hover { filter:brightness(1.1); }
+dialog.confirm { max-width:480px; border:1px solid var(--line); border-radius:6px; padding:1.2rem 1.4rem; color:var(--fg); }
+dialog.confirm::backdrop { background:rgba(17,24,39,.45); } dialog.confirm p { margin:0 0 1rem; }
+dialog.confirm .buttons { display:flex; justify-content:flex-end; gap:.6rem; }
+.card.confirm { max-width:560px; margin:3rem auto; } .card.confirm a.cancel { margin-left:.8rem; }
 .flash { padding:.6rem .9rem; border-radius:4px; margin-bottom:1rem; background:#dcfae6; color:var(--ok); }
 .flash.bad { background:#fee4e2; color:var(--bad); }
 .login { max-width:420px; margin:4rem auto; } .login input { width:100%; margin:.4rem 0 .8rem; }

@@ -3,7 +3,8 @@
 import { api, ApiError, isApiError } from '@boxhub/protocol';
 import type { FastifyInstance } from 'fastify';
 import { checkBody } from '../../http/validation.ts';
-import { enc, formOf, idParam, sess, show, type ConsoleOptions } from './kit.ts';
+import { dangers } from './dangers.ts';
+import { askFirst, confirmed, enc, formOf, idParam, sess, show, type ConsoleOptions } from './kit.ts';
 import { EXAMPLE_DEFINITION, templatesView, templateView } from './template-views.ts';
 
 /** Answers that are about what was typed: the form comes back with them. */
@@ -59,7 +60,10 @@ export function templatePages(app: FastifyInstance, o: ConsoleOptions): void {
   });
 
   app.post<{ Params: { id: string } }>('/console/templates/:id/delete', async (req, reply) => {
-    await s.templates.delete(sess(req).appId, idParam(req.params.id));
+    const { appId } = sess(req);
+    const id = idParam(req.params.id);
+    if (!confirmed(req)) return askFirst(reply, req, dangers.deleteTemplate(await s.templates.get(appId, id)));
+    await s.templates.delete(appId, id);
     return reply.redirect('/console/templates?msg=template_deleted', 303);
   });
 }

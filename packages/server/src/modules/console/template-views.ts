@@ -3,7 +3,8 @@
 import type { api } from '@boxhub/protocol';
 import { html, when, type Html } from './html.ts';
 import { layoutPreview, type PreviewLayout } from './layout-preview.ts';
-import { csrfField, notice } from './widgets.ts';
+import { dangers } from './dangers.ts';
+import { csrfField, dangerForm, notice } from './widgets.ts';
 
 const enc = encodeURIComponent;
 
@@ -48,7 +49,7 @@ export function templateView(t: api.CardTemplateView, csrf: string, msg?: string
 <dt>Student number</dt><dd>${layout.student_number ? `${layout.student_number.type ?? ''}, ${layout.student_number.digits ?? '?'} digits` : '—'}</dd>
 </dl>
 <p><a id="download-pdf" class="download" href="${t.pdf_url}">Download the PDF</a> <span class="muted">(A4, print at 100 %; the link works for an hour)</span></p>
-<form method="post" action="/console/templates/${enc(t.template_id)}/delete">${csrfField(csrf)}<button id="delete-template" class="secondary" type="submit">Delete</button></form>
+<p>${dangerForm(dangers.deleteTemplate(t), csrf)}</p>
 <p class="muted">Pages already read keep their results; cards of a deleted template are no longer recognized.</p></div>
 <div class="card"><h2>Chapters</h2><table id="chapters"><thead><tr><th>#</th><th>Title</th><th>Areas</th></tr></thead><tbody>
 ${(layout.chapters ?? []).map((c) => html`<tr><td>${c.chapter}</td><td>${c.title}</td><td>${c.areas}</td></tr>`)}

@@ -3,7 +3,8 @@ import type { api, PrinterCapability } from '@boxhub/protocol';
 import type { InkjetAvailability, InkjetOp } from '../control/service.ts';
 import { html, when, type Html } from './html.ts';
 import { printForm, type PrintChoice } from './print-views.ts';
-import { csrfField, notice, pager } from './widgets.ts';
+import { dangers } from './dangers.ts';
+import { csrfField, dangerForm, notice, pager } from './widgets.ts';
 
 const online = (c: api.Client) => (c.online ? html`<span class="pill on">online</span>` : html`<span class="pill off">offline</span>`);
 const devUrl = (uuid: string) => `/console/devices/${encodeURIComponent(uuid)}`;
@@ -83,9 +84,13 @@ const INKJET: Record<InkjetOp, { id: string; label: string; note: string }> = {
   power_ink_flush: { id: 'power-ink-flush', label: 'Power ink flush', note: 'for severe clogging that cleaning did not clear; uses a lot of ink; once per 24 hours' },
 };
 
-function inkjetControls(u: string, csrf: string, a: InkjetAvailability): Html {
+function inkjetControls(c: api.Client, csrf: string, a: InkjetAvailability): Html {
   if (!a.ops.length) return html`<p class="muted" id="inkjet-unavailable">Not available: ${a.why ?? ''}.</p>`;
-  return html`<ul class="controls" id="inkjet">${a.ops.map((op) => html`<li><form method="post" action="${u}/inkjet/${op}" class="inline">${csrfField(csrf)}<button id="${INKJET[op].id}" class="secondary" type="submit">${INKJET[op].label}</button></form> <span class="muted">${INKJET[op].note}</span></li>`)}</ul>
+  const button = (op: InkjetOp) => {
+    const danger = dangers.inkjet(c, op);
+    return danger ? dangerForm(danger, csrf) : html`<form method="post" action="${devUrl(c.uuid ?? '')}/inkjet/${op}" class="inline">${csrfField(csrf)}<button id="${INKJET[op].id}" class="secondary" type="submit">${INKJET[op].label}</button></form>`;
+  };
+  return html`<ul class="controls" id="inkjet">${a.ops.map((op) => html`<li>${button(op)} <span class="muted">${INKJET[op].note}</span></li>`)}</ul>
 ${a.flushNextAt ? html`<p class="muted" id="flush-next">The next power ink flush is allowed after ${when(a.flushNextAt)}.</p>` : ''}`;
 }
 
@@ -105,10 +110,10 @@ export function deviceView(d: DeviceViewData): Html {
 </dl></div>
 <div class="card"><h2>Control</h2>
 <form method="post" action="${u}/buzz" class="inline">${csrfField(d.csrf)}<button id="buzz" type="submit">Buzz</button></form>
-<form method="post" action="${u}/reboot" class="inline">${csrfField(d.csrf)}<button id="reboot" class="secondary" type="submit">Reboot</button></form>
-<form method="post" action="${u}/unbind" class="inline">${csrfField(d.csrf)}<button id="unbind" class="secondary" type="submit">Unbind</button></form>
+${dangerForm(dangers.reboot(c), d.csrf)}
+${dangerForm(dangers.unbind(c), d.csrf)}
 <h2>Inkjet maintenance</h2>
-${inkjetControls(u, d.csrf, d.inkjet)}
+${inkjetControls(c, d.csrf, d.inkjet)}
 <h2>Rename</h2>
 <form method="post" action="${u}/rename">${csrfField(d.csrf)}
 <input type="text" name="name" value="${c.name ?? ''}" maxlength="100" required aria-label="name">
@@ -123,7 +128,7 @@ ${d.current ? html`<p>A scan is in progress: <a href="${u}/scans/${d.current}">o
 <div class="card"><h2>Print</h2>
 ${printForm({ url: u, csrf: d.csrf, ...(d.capability ? { capability: d.capability } : {}), ...(d.chosen ? { chosen: d.chosen } : {}) })}
 <p class="muted">A PDF or a JPG; the options offered are the printer's, for the chosen media size and type.</p>
-<form method="post" action="${u}/print/cancel" class="inline">${csrfField(d.csrf)}<button id="cancel-prints" class="secondary" type="submit">Cancel every print</button></form></div>
+${dangerForm(dangers.cancelPrints(c), d.csrf)}</div>
 </div>
 <div class="card"><h2>Recent tasks</h2>${d.tasks.length === 0 ? html`<p class="muted">No scan or print task yet (tasks are kept until they expire).</p>` : html`
 <table id="tasks"><thead><tr><th>Task</th><th>Kind</th><th>State</th><th>Created</th><th>Finished</th><th>Error</th></tr></thead><tbody>
@@ -138,7 +143,7 @@ export function scanTaskView(device: api.Client, scanUuid: string, live: Html, c
   const u = devUrl(device.uuid ?? '');
   return html`<p><a href="${u}">← ${device.name ?? device.uuid}</a></p>
 <h1>Scan task <code>${scanUuid}</code></h1>
-<form method="post" action="${u}/scans/${scanUuid}/stop">${csrfField(csrf)}<button id="stop-scan" class="secondary" type="submit">Stop the scan</button></form>
+<p>${dangerForm(dangers.stopScan(device, scanUuid), csrf)}</p>
 ${live}`;
 }
 
@@ -204,7 +209,7 @@ ${rotated ? html`<div class="card" id="new-secret"><h2>New callback secret</h2>
 <button id="send-test" type="submit">Send</button></form>
 <p class="muted">A <code>callback.test</code> event, signed and retried like any other; it appears in the callback log.</p></div>
 <div class="card"><h2>Rotate the callback secret</h2>
-<form method="post" action="/console/callbacks/rotate_secret">${csrfField(csrf)}<button id="rotate-secret" class="secondary" type="submit">Rotate</button></form>
+<p>${dangerForm(dangers.rotateCallbackSecret('rotate-secret', '/console/callbacks/settings'), csrf)}</p>
 <p class="muted">The new <code>whsec_</code> secret is shown once, on the next page.</p></div>
 </div>`;
 }

@@ -113,6 +113,13 @@ export class DeviceService {
     hooks.disconnect?.(uuid);
   }
 
+  /** A registered box's code and model (operator lookup: no application involved). */
+  async registered(uuid: string): Promise<{ uuid: string; code: string; model: string }> {
+    const d = await this.repo.findByUuid(uuid);
+    if (!d) throw new ApiError('DEVICE_NOT_FOUND', `no device with uuid '${uuid}'`);
+    return { uuid: d.uuid, code: d.code, model: d.model };
+  }
+
   /** The uuid of a registered box (operator lookup: no application involved). */
   async uuidOf(code: string): Promise<string> {
     const d = await this.repo.findByCode(code);
