@@ -10,24 +10,13 @@ import { createHash } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
 import { PDFDocument, PDFName, drawObject, popGraphicsState, pushGraphicsState, concatTransformationMatrix } from 'pdf-lib';
 import { checkPrintDocument } from '../packages/server/src/modules/print/document-check.ts';
-import * as corpus from '../packages/server/src/modules/print/hostile-corpus.ts';
+import * as corpus from '../packages/protocol/src/testing/hostile-pdf.ts';
 import { header, median, percentile } from './support/child.ts';
+import { scannedPdf } from './print/pdf.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
 const PAGES = 20;
 const A4: [number, number] = [595.28, 841.89];
-
-async function scannedPdf(bytesPerPage: number): Promise<Uint8Array> {
-  const doc = await PDFDocument.create();
-  for (let i = 0; i < PAGES; i++) {
-    // A JPEG header of an A4 scan at 300 dpi and opaque entropy-coded bytes (no FF) after it.
-    const body = randomBytes(bytesPerPage).map((b) => (b === 0xff ? 0xfe : b));
-    const jpg = Buffer.concat([corpus.jpegOf(2480, 3508, { eoi: false }), body, Buffer.from([0xff, 0xd9])]);
-    const img = await doc.embedJpg(jpg);
-    doc.addPage(A4).drawImage(img, { x: 0, y: 0, width: A4[0], height: A4[1] });
-  }
-  return doc.save();
-}
 
 async function flatePdf(bytesPerPage: number): Promise<Uint8Array> {
   const doc = await PDFDocument.create();
@@ -50,7 +39,7 @@ async function time<T>(f: () => Promise<T> | T): Promise<number> {
 }
 
 header('print document check: 20-page 10 MB PDF vs MD5 of the same bytes', [`${ROUNDS} rounds each after 3 warm-up runs; qpdf ${'--json'} and ${'--check'} run side by side under prlimit`]);
-for (const [kind, pdf] of [['scanned (JPEG pages)', await scannedPdf(500_000)], ['flate (compressed image pages)', await flatePdf(500_000)]] as const) {
+for (const [kind, pdf] of [['scanned (JPEG pages)', await scannedPdf(PAGES, PAGES * 500_000)], ['flate (compressed image pages)', await flatePdf(500_000)]] as const) {
   const mb = pdf.length / 2 ** 20;
   for (let i = 0; i < 3; i++) await checkPrintDocument({ file: pdf, fileType: 'pdf', mediaSize: 'SVC_MS_A4', copies: 1 });
   const check: number[] = [];

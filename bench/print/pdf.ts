@@ -3,7 +3,7 @@
 // asked), as a scanned worksheet is.
 import { randomBytes } from 'node:crypto';
 import { PDFDocument } from 'pdf-lib';
-import { jpegOf } from '../../packages/server/src/modules/print/hostile-corpus.ts';
+import { jpegOf } from '../../packages/protocol/src/testing/hostile-pdf.ts';
 
 const A4: [number, number] = [595.28, 841.89];
 

@@ -1,16 +1,17 @@
 // The box's document work: JPEG headers, the JPEG page placement, and prepareDocument with the
-// real qpdf under prlimit (documents built, limits enforced, hostile input refused).
+// real qpdf under prlimit (documents built, limits enforced, hostile input refused; hostile files
+// from the corpus the server's document check is tested on, @boxhub/protocol/testing/hostile-pdf.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { deflateSync } from 'node:zlib';
 import type { PrintJobOptions } from '@boxhub/protocol';
 import { displayedSize, JpegError, readJpegHeader } from '@boxhub/protocol/jpeg-header.ts';
 import { placement } from '../src/print/document-jpeg.ts';
 import { prepareDocument, PrintDocumentError, DEFAULT_DOCUMENT_LIMITS, type PrinterDocumentFeatures } from '../src/print/document.ts';
 import { describeFailure, runLimited } from '../src/print/document-tools.ts';
+import { jpegOf, objectStreamBomb } from '@boxhub/protocol/testing/hostile-pdf.ts';
 import { jpeg, numberedPdf, pageSizes, pageTexts, withExifOrientation } from './print-fixtures.ts';
 
 const page = { width: 595.28, height: 841.89, margins: { top: 10, bottom: 10, left: 10, right: 10 } };
@@ -92,7 +93,7 @@ test('hostile or broken documents are refused with a reason, within the limits',
   const good = Buffer.from(await numberedPdf(2));
   const cases: Array<[string, Uint8Array, RegExp]> = [
     ['truncated', good.subarray(0, Math.floor(good.length * 0.6)), /the PDF cannot be read/],
-    ['a JPEG named .pdf', await jpeg(20, 20), /the PDF cannot be read/],
+    ['a JPEG named .pdf', jpegOf(20, 20), /the PDF cannot be read/],
     ['empty', Buffer.alloc(0), /the PDF cannot be read/],
   ];
   for (const [name, bytes, re] of cases) {
@@ -107,7 +108,7 @@ test('hostile or broken documents are refused with a reason, within the limits',
 test('runLimited: a tool over its memory or time limit is stopped and said so', async () => {
   // An object stream that inflates to 128 MiB: qpdf must decode it to read the page in it.
   const lim = { memoryBytes: 64 << 20, cpuSeconds: 20, timeoutMs: 20_000, maxOutputBytes: 1 << 20 };
-  const { file: f } = file(objStmBomb(128 << 20));
+  const { file: f } = file(objectStreamBomb(128 << 20));
   const r = await runLimited('qpdf', ['--json=2', '--json-key=pages', f], lim);
   assert.notEqual(r.code, 0);
   assert.match(describeFailure('qpdf', r, lim), /needed more than 64 MiB of memory/);
@@ -120,27 +121,3 @@ test('runLimited: a tool over its memory or time limit is stopped and said so', 
   assert.ok(slow.ms < 2000, `${slow.ms} ms`);
   assert.match(describeFailure('sleep', slow, { ...lim, timeoutMs: 1000 }), /took longer than 1 s/);
 });
-
-/** A one-page PDF whose page object lives in a compressed object stream that inflates to
- *  `inflated` bytes (a compression bomb), found through a cross-reference stream. */
-function objStmBomb(inflated: number): Buffer {
-  const page = '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] >>';
-  const body = Buffer.alloc(inflated, 0x20);
-  body.write(`3 0 ${page}`, 'latin1');
-  const deflated = deflateSync(body, { level: 6 });
-  const parts: Buffer[] = [];
-  const at: number[] = [];
-  let len = 0;
-  const push = (b: Buffer | string) => { const x = typeof b === 'string' ? Buffer.from(b, 'latin1') : b; parts.push(x); len += x.length; };
-  push('%PDF-1.7\n');
-  at[1] = len; push('1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n');
-  at[2] = len; push('2 0 obj\n<< /Type /Pages /Kids [3 0 R] /Count 1 >>\nendobj\n');
-  at[4] = len; push(`4 0 obj\n<< /Type /ObjStm /N 1 /First 4 /Filter /FlateDecode /Length ${deflated.length} >>\nstream\n`); push(deflated); push('\nendstream\nendobj\n');
-  at[5] = len;
-  // Cross-reference stream rows (W [1 4 2]): type, offset or object stream number, index.
-  const row = (t: number, a: number, b: number) => Buffer.from([t, (a >>> 24) & 255, (a >>> 16) & 255, (a >>> 8) & 255, a & 255, (b >>> 8) & 255, b & 255]);
-  const rows = Buffer.concat([row(0, 0, 65535), row(1, at[1]!, 0), row(1, at[2]!, 0), row(2, 4, 0), row(1, at[4]!, 0), row(1, at[5]!, 0)]);
-  push(`5 0 obj\n<< /Type /XRef /Size 6 /W [1 4 2] /Root 1 0 R /Length ${rows.length} >>\nstream\n`); push(rows); push('\nendstream\nendobj\n');
-  push(`startxref\n${at[5]}\n%%EOF\n`);
-  return Buffer.concat(parts);
-}

@@ -5,7 +5,6 @@ import { createSimulatedBox, type SimulatedBox } from '@boxhub/agent';
 import { Boxhub, BoxhubError } from '@boxhub/sdk';
 import { eventually, startTestServer, type ApiClient, type TestServer, type TestServerOptions } from '@boxhub/server/testing/harness.ts';
 import { parseState } from '@boxhub/server/modules/devices/view.ts';
-import type { ManualClock } from '@boxhub/server/testing/manual-clock.ts';
 
 export interface BoxOptions {
   printer?: string;
@@ -137,11 +136,4 @@ export function startBoxhub(rig: Rig, args: string[], ready: RegExp) {
     ready: () => Promise.race([isReady, exited.then(() => { throw new Error(`exited before ${ready}: ${stderr}`); })]),
     output: () => ({ stdout, stderr }),
   };
-}
-
-/** Moves the rig's ManualClock and waits until every job that fell due has been done (the
- *  expiry tests). */
-export async function advanceRig(rig: Rig, clock: ManualClock, ms: number): Promise<void> {
-  await clock.advance(ms);
-  await rig.t.server.jobRunner.quiet({ inFlight: true });
 }

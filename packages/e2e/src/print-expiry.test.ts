@@ -2,27 +2,14 @@
 // expiry time): one still queued or printing then ends with 4203 and its print.finished, the
 // box drops that task and no other, and the task is destroyed. The server's clock is a
 // ManualClock: a day passes in one line.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PDFDocument } from 'pdf-lib';
-import { parseCallback } from '@boxhub/sdk';
 import { eventually } from '@boxhub/server/testing/harness.ts';
-import { ManualClock } from '@boxhub/server/testing/manual-clock.ts';
-import { startReceiver, type Receiver } from '@boxhub/server/testing/receiver.ts';
-import { advanceRig, refusal, startRig, type Rig } from './fixtures.ts';
+import { expiryRig, HOUR } from './expiry-rig.ts';
+import { refusal } from './fixtures.ts';
 
-const HOUR = 3_600_000;
-
-let rig: Rig;
-let rx: Receiver;
-const clock = new ManualClock(Date.now());
-before(async () => {
-  rig = await startRig({ clock, env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1' } });
-  rx = await startReceiver();
-});
-after(async () => { await rig.close(); await rx.close(); });
-
-const advance = (ms: number) => advanceRig(rig, clock, ms);
+const x = expiryRig();
 
 async function onePage(): Promise<string> {
   const d = await PDFDocument.create();
@@ -31,6 +18,7 @@ async function onePage(): Promise<string> {
 }
 
 test('a task printing at expires_at ends with 4203 and is destroyed; the box drops it alone and prints the next', async () => {
+  const { rig, rx, clock, advance, callback } = x;
   await clock.catchUp(); // the box checks each command's expires_at against its own clock
   const box = await rig.box({ printer: 'sim:?side_ms=20' });
   box.printer.pauseAfter(0); // the first job holds at the printer until resume()
@@ -44,10 +32,7 @@ test('a task printing at expires_at ends with 4203 and is destroyed; the box dro
   const second = await create('second'); // created an hour later: it expires an hour later
 
   await advance(23 * HOUR + 1000);
-  const finish = await eventually(() => rx.received.find((r) => r.path.endsWith('/first') && JSON.parse(r.body).event === 'print.finished'), 'print.finished of the first');
-  // parseCallback, not the receiver: the signature's timestamp is the server's clock, a day ahead
-  // of this machine's, which the receiver's 5-minute window would rightly refuse.
-  const event = parseCallback({ method: finish.method, id: finish.id, body: JSON.parse(finish.body) });
+  const event = await callback('/first', 'print.finished');
   assert.ok(event.type === 'print.finished', event.type);
   assert.equal(event.body.uuid, first);
   assert.equal(event.body.error_code, 4203);

@@ -1,22 +1,18 @@
 // A recognition task's life ends at expires_at (spec "Recognition task": about 24 hours; issue 9:
 // "expired tasks are destroyed with their page images"). The server's clock is a ManualClock.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { eventually } from '@boxhub/server/testing/harness.ts';
-import { ManualClock } from '@boxhub/server/testing/manual-clock.ts';
 import { cardStack, exampleCard } from './card-stack.ts';
 import { pagesManifest, sendDirect } from './direct-sender.ts';
-import { advanceRig, startRig, type Rig } from './fixtures.ts';
+import { expiryRig, HOUR } from './expiry-rig.ts';
 
-const HOUR = 3_600_000;
-let rig: Rig;
-const clock = new ManualClock(Date.now());
-before(async () => { rig = await startRig({ clock, env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1' } }); });
-after(() => rig.close());
+const x = expiryRig();
 
 test('at expires_at a recognition task is destroyed with its page images; its address answers 404', async () => {
+  const { rig, clock, advance } = x;
   const pages = (await cardStack(1)).pages;
   await clock.catchUp();
   await rig.sdk.recognition.createTemplate({ definition: { ...exampleCard } });
@@ -33,9 +29,9 @@ test('at expires_at a recognition task is destroyed with its page images; its ad
   const dir = join(rig.t.dataDir, 'blobs', 'recognition', task.uuid);
   assert.ok(existsSync(dir), 'the page images are stored');
 
-  await advanceRig(rig, clock, 24 * HOUR - 60_000);
+  await advance(24 * HOUR - 60_000);
   assert.ok(existsSync(dir), 'still there just before expires_at');
-  await advanceRig(rig, clock, 2 * 60_000);
+  await advance(2 * 60_000);
   assert.equal(existsSync(dir), false, 'page images deleted');
   for (const table of ['tasks', 'recognitions', 'recognition_pages', 'recognition_batches'] as const) {
     const col = table === 'tasks' ? 'uuid' : 'task_uuid';

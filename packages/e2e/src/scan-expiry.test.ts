@@ -1,30 +1,18 @@
 // A scan task's life ends at expires_at (spec "Scan task": "destroyed automatically at its expiry
 // time … After destruction its information cannot be queried"; "temp_download_url … valid 1
 // hour"). The server's clock is a ManualClock: a day passes in one line.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseCallback } from '@boxhub/sdk';
 import { eventually } from '@boxhub/server/testing/harness.ts';
-import { ManualClock } from '@boxhub/server/testing/manual-clock.ts';
-import { startReceiver, type Receiver } from '@boxhub/server/testing/receiver.ts';
-import { advanceRig, refusal, startRig, type Rig } from './fixtures.ts';
+import { expiryRig, HOUR } from './expiry-rig.ts';
+import { refusal } from './fixtures.ts';
 
-const HOUR = 3_600_000;
-
-let rig: Rig;
-let rx: Receiver;
-const clock = new ManualClock(Date.now());
-before(async () => {
-  rig = await startRig({ clock, env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1' } });
-  rx = await startReceiver();
-});
-after(async () => { await rig.close(); await rx.close(); });
-
-const advance = (ms: number) => advanceRig(rig, clock, ms);
+const x = expiryRig();
 
 test('download links last an hour; the task and its files are destroyed at expires_at', async () => {
+  const { rig, clock, advance } = x;
   await clock.catchUp(); // the box checks each command's expires_at against its own clock
   const box = await rig.box();
   await rig.load(box, 2);
@@ -59,16 +47,14 @@ test('download links last an hour; the task and its files are destroyed at expir
 });
 
 test('a scan still active at expires_at ends with 2204, scan.finish goes out, the box stops and the lock is released', async () => {
+  const { rig, rx, clock, advance, callback } = x;
   await clock.catchUp(); // the box checks each command's expires_at against its own clock
   const box = await rig.box();
   await rig.load(box, 1);
   const uuid = (await rig.sdk.scan.create({ client_uuid: box.uuid, options: { continuous: true, continuous_wait: 0, callback_url: `${rx.url}/expiry` } })).uuid!;
   await eventually(async () => (await rig.sdk.scan.info({ client_uuid: box.uuid, scan_uuid: uuid })).item_size === 1, 'first item');
   await advance(24 * HOUR + 1000);
-  const finish = await eventually(() => rx.received.find((r) => r.path.endsWith('/expiry') && JSON.parse(r.body).event === 'scan.finish'), 'scan.finish');
-  // parseCallback, not the receiver: the signature's timestamp is the server's clock, a day ahead
-  // of this machine's, which the receiver's 5-minute window would rightly refuse.
-  const event = parseCallback({ method: finish.method, id: finish.id, body: JSON.parse(finish.body) });
+  const event = await callback('/expiry', 'scan.finish');
   assert.equal(event.type, 'scan.finish');
   if (event.type !== 'scan.finish') return;
   assert.equal(event.body.uuid, uuid);

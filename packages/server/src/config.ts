@@ -2,6 +2,7 @@
 // (docs/configuration.md lists each variable). Nothing else in the server reads process.env.
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
+import type { S3Target } from './storage/s3-client.ts';
 
 export interface Config {
   host: string;
@@ -86,16 +87,9 @@ export interface Config {
   secretKey: SecretKeySource;
 }
 
-export interface S3Config {
-  /** Origin of the S3 API (scheme, host, port). */
-  endpoint: string;
-  region: string;
-  bucket: string;
-  accessKeyId: string;
-  /** Not enumerable: JSON.stringify and util.inspect of the config leave it out. */
-  secretAccessKey: string;
-  pathStyle: boolean;
-}
+/** The S3 store's target, from BOXHUB_S3_*; its secretAccessKey is not enumerable, so
+ *  JSON.stringify and util.inspect of the config leave it out. */
+export type S3Config = S3Target;
 
 /** At most `max` events per `windowMs`; max 0 = no limit. */
 export interface Limit { max: number; windowMs: number }

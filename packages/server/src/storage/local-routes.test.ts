@@ -1,6 +1,6 @@
 // The local store's signed /blobs routes on a real server (both engines): every way a link can
-// be wrong answers 403, a key outside the blob tree 404, ranges work, and an upload of other
-// bytes than signed is refused and leaves nothing behind. What both stores share is in
+// be wrong answers 403, a key outside the blob tree 404, a suffix range works, and an upload of
+// other bytes than signed is refused and leaves nothing behind. What both stores share is in
 // blob-store-contract.test.ts.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -108,21 +108,15 @@ test('paths outside the blob tree answer 404, whatever the signature', async () 
   assert.doesNotMatch(await sidecar.text(), /md5/);
 });
 
-test('range requests: a slice, a suffix, and an unsatisfiable range', async () => {
+test('a suffix range (slices, open ends and unsatisfiable ranges are in the contract, for both stores)', async () => {
+  // Not in the contract: s3rver reads `bytes=-10` as `0-10` (S3 itself serves the suffix).
   const key = `scan/${fresh()}/1.pdf`;
   const body = bytes(10_000, 4);
   await stored(key, body);
   const url = await store.downloadUrl(key, { fileName: 'a.pdf', contentType: PDF, expiresInMs: 60_000 });
-  const slice = await fetch(url, { headers: { range: 'bytes=0-99' } });
-  assert.equal(slice.status, 206);
-  assert.equal(slice.headers.get('content-range'), 'bytes 0-99/10000');
-  assert.deepEqual(Buffer.from(await slice.arrayBuffer()), body.subarray(0, 100));
   const suffix = await fetch(url, { headers: { range: 'bytes=-10' } });
   assert.equal(suffix.status, 206);
   assert.deepEqual(Buffer.from(await suffix.arrayBuffer()), body.subarray(9990));
-  const beyond = await fetch(url, { headers: { range: 'bytes=20000-30000' } });
-  assert.equal(beyond.status, 416);
-  await beyond.arrayBuffer();
 });
 
 test('an upload of other bytes than signed is refused and stores nothing', async () => {

@@ -1,7 +1,10 @@
-// The S3 blob store against a real S3 server on loopback (s3rver, testing/s3rver.ts): uploads and
-// downloads through its presigned URLs, expiry, put/get/stat, and deletePrefix across pages.
-// s3rver checks neither signatures nor Content-MD5 (sigv4.test.ts covers the signatures); what
-// the store itself must do when other bytes arrive is tested here.
+// The S3 blob store against a real S3 server on loopback (s3rver, testing/s3rver.ts): what is
+// S3's own. Presigned URLs and their metadata, the signed download type, the spool, S3 errors,
+// deletePrefix across listing pages and DeleteObjects requests. What every store must do
+// (uploads, downloads and ranges, expiry, put/get/stat, missing blobs, bad keys) is in
+// blob-store-contract.test.ts, which runs on this store too. s3rver checks neither signatures
+// nor Content-MD5 (sigv4.test.ts covers the signatures); what the store itself must do when
+// other bytes arrive is tested here.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -11,7 +14,7 @@ import { Readable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { after, before, test } from 'node:test';
-import { offsetClock, systemClock } from '../clock.ts';
+import { systemClock } from '../clock.ts';
 import { startS3, type TestS3 } from '../testing/s3rver.ts';
 import { S3Error, type S3Target } from './s3-client.ts';
 import { attachment } from './content-disposition.ts';
@@ -35,9 +38,9 @@ after(async () => {
   rmSync(spool, { recursive: true, force: true });
 });
 
-function store(o: { offsetMs?: number; listPageSize?: number; target?: Partial<S3Target> } = {}): S3BlobStore {
+function store(o: { listPageSize?: number; target?: Partial<S3Target> } = {}): S3BlobStore {
   const s = new S3BlobStore({
-    target: { ...s3.target, ...o.target }, clock: o.offsetMs ? offsetClock(() => o.offsetMs ?? 0) : systemClock, spoolDir: spool,
+    target: { ...s3.target, ...o.target }, clock: systemClock, spoolDir: spool,
     ...(o.listPageSize ? { listPageSize: o.listPageSize } : {}),
   });
   stores.push(s);
@@ -49,13 +52,7 @@ const bytes = (n: number, seed = 1) => Buffer.from(Array.from({ length: n }, (_,
 let n = 0;
 const fresh = () => `t${++n}${Date.now().toString(36)}`;
 
-async function read(r: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of r) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
-}
-
-test('an upload through the presigned PUT stores exactly its bytes, with the signed type', async () => {
+test('an upload through the presigned PUT goes to the bucket and carries the signed MD5 as metadata', async () => {
   const st = store();
   const key = `scan/${fresh()}/1.pdf`;
   const body = bytes(70_000);
@@ -64,8 +61,6 @@ test('an upload through the presigned PUT stores exactly its bytes, with the sig
   assert.ok(g.url.startsWith(`${s3.endpoint}/${s3.bucket}/${key}?`), g.url);
   const res = await fetch(g.url, { method: 'PUT', headers: g.headers, body });
   assert.equal(res.status, 200, await res.text());
-  assert.deepEqual(await st.stat(key), { size: body.length, md5: md5(body) });
-  assert.deepEqual(await read(await st.get(key)), body);
   const head = await fetch(await st.downloadUrl(key, { fileName: 'x.pdf', contentType: 'application/pdf', expiresInMs: 60_000 }), { method: 'HEAD' });
   assert.equal(head.headers.get('x-amz-meta-md5'), md5(body));
 });
@@ -86,46 +81,15 @@ test('after an upload of other bytes than signed, stat reports what is stored, n
   assert.notEqual(stat?.md5, md5(signed));
 });
 
-test('a download through the presigned GET serves ranges as an attachment with the given name and type', async () => {
+test('a presigned GET serves the type it was signed with, whatever type the object was stored with', async () => {
   const st = store();
   const key = `scan/${fresh()}/2.pdf`;
-  const body = bytes(200_000, 7);
+  const body = bytes(2000, 7);
   await st.put(key, body, { contentType: 'application/octet-stream' });
-  const url = await st.downloadUrl(key, { fileName: 'scan-2.pdf', contentType: 'application/pdf', expiresInMs: 3_600_000 });
-  const whole = await fetch(url);
-  assert.equal(whole.status, 200);
-  assert.equal(whole.headers.get('content-disposition'), 'attachment; filename="scan-2.pdf"');
-  assert.equal(whole.headers.get('content-type'), 'application/pdf');
-  assert.equal(whole.headers.get('cache-control'), 'private, no-store');
-  assert.deepEqual(Buffer.from(await whole.arrayBuffer()), body);
-  const part = await fetch(url, { headers: { range: 'bytes=1000-1999' } });
-  assert.equal(part.status, 206);
-  assert.equal(part.headers.get('content-range'), `bytes 1000-1999/${body.length}`);
-  assert.deepEqual(Buffer.from(await part.arrayBuffer()), body.subarray(1000, 2000));
-  const tail = await fetch(url, { headers: { range: 'bytes=199990-' } });
-  assert.equal(tail.status, 206);
-  assert.deepEqual(Buffer.from(await tail.arrayBuffer()), body.subarray(199_990));
-});
-
-test('expired upload and download URLs are refused and store nothing', async () => {
-  // Signed by a store whose clock is two hours behind: S3 measures expiry on its own clock.
-  const late = store({ offsetMs: -2 * 3_600_000 });
-  const now = store();
-  const key = `scan/${fresh()}/1.pdf`;
-  const body = bytes(1000);
-  const g = await late.uploadUrl(key, { size: body.length, md5: md5(body), contentType: 'application/pdf', expiresInMs: 3_600_000 });
-  assert.ok(g.expiresAt < Date.now());
-  const put = await fetch(g.url, { method: 'PUT', headers: g.headers, body });
-  assert.equal(put.status, 403);
-  assert.match(await put.text(), /expired/);
-  assert.equal(await now.stat(key), undefined);
-  await now.put(key, body, { contentType: 'application/pdf' });
-  const stale = await fetch(await late.downloadUrl(key, { fileName: 'a.pdf', contentType: 'application/pdf', expiresInMs: 3_600_000 }));
-  assert.equal(stale.status, 403);
-  await stale.arrayBuffer();
-  const fine = await fetch(await now.downloadUrl(key, { fileName: 'a.pdf', contentType: 'application/pdf', expiresInMs: 60_000 }));
-  assert.equal(fine.status, 200);
-  assert.deepEqual(Buffer.from(await fine.arrayBuffer()), body);
+  const res = await fetch(await st.downloadUrl(key, { fileName: 'scan-2.pdf', contentType: 'application/pdf', expiresInMs: 3_600_000 }));
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-type'), 'application/pdf');
+  assert.deepEqual(Buffer.from(await res.arrayBuffer()), body);
 });
 
 test('put streams a large file through the spool without holding it in memory', async () => {
@@ -169,13 +133,6 @@ test('a stream that fails midway stores nothing and leaves no spool file', async
   await assert.rejects(st.put(key, source, { contentType: 'application/pdf' }), /disk gone/);
   assert.equal(await st.stat(key), undefined);
   assert.deepEqual(readdirSync(spool), []);
-});
-
-test('stat and get of a missing object: undefined, and a clear error', async () => {
-  const st = store();
-  assert.equal(await st.stat(`scan/${fresh()}/none.pdf`), undefined);
-  await assert.rejects(st.get(`scan/${fresh()}/none.pdf`), /no blob 'scan\/.*\/none\.pdf'/);
-  await assert.rejects(st.stat('../etc/passwd'), /bad blob key/);
 });
 
 test('S3 errors carry the status and S3 code, never the secret', async () => {

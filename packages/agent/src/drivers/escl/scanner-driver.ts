@@ -12,6 +12,7 @@ import type { ScannerStatus } from '@boxhub/protocol';
 import { disconnectedScanner, ScanFault, type ScannedPage, type ScannerDriver, type ScanRequest } from '../types.ts';
 import { connectionTypeFor } from '../ipp/printer-status.ts';
 import { jpegInfo } from '../../scan/jpeg-info.ts';
+import { pause } from '../../link/pause.ts';
 import { esclRequest, type EsclResponse } from './http.ts';
 import { adfFault, adfMeaning, elements, parseCapabilities, scanSettings } from './settings.ts';
 
@@ -196,14 +197,4 @@ export class EsclScannerDriver implements ScannerDriver {
       if (!(await pause(this.opts.retryDelayMs, signal))) throw signal.reason;
     }
   }
-}
-
-/** Waits `ms`; false when the signal aborted first. */
-function pause(ms: number, signal: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal.aborted) { resolve(false); return; }
-    const t = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(true); }, ms);
-    const onAbort = () => { clearTimeout(t); resolve(false); };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -9,6 +9,7 @@ import type { ScannerStatus } from '@boxhub/protocol';
 import sharp from 'sharp';
 import { disconnectedScanner, ScanFault, type ScannedPage, type ScannerDriver, type ScanRequest } from '../types.ts';
 import { jpegOptions } from '../../scan/page-image.ts';
+import { pause } from '../../link/pause.ts';
 import { scanimageBatch } from './batch.ts';
 import { listValues, parseOptions, resolutionsOf, type SaneOption } from './options.ts';
 import { paperSensor, planScan } from './plan.ts';
@@ -200,14 +201,4 @@ export class SaneScannerDriver implements ScannerDriver {
       if (opts && !sensor) return Date.now() < deadline;
     }
   }
-}
-
-/** Waits `ms`; false when the signal aborted first. */
-function pause(ms: number, signal: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal.aborted) { resolve(false); return; }
-    const t = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(true); }, ms);
-    const onAbort = () => { clearTimeout(t); resolve(false); };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }

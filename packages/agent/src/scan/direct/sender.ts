@@ -16,23 +16,13 @@ import { Backoff } from '../../link/backoff.ts';
 import { pause } from '../../link/pause.ts';
 import { writeFileAtomic } from '../../store/atomic-file.ts';
 import { attempt, directDispatcher, type DirectHttpOptions, type Outcome } from './http.ts';
-import { buildRequest, type EndManifest, type Manifest, type PagesManifest } from './wire.ts';
+import { buildRequest, type DirectPageMeta, type EndManifest, type Manifest, type PagesManifest } from './wire.ts';
 
-/** A page on the box's disk, waiting for its batch to be acknowledged. */
-export interface DirectPage {
+/** A page on the box's disk, waiting for its batch to be acknowledged: its manifest entry but
+ *  for the part name and type, which its batch gives it. With an encrypted scan `cipher` is set
+ *  (docs/encryption.md) and bytes and sha256 are those of the encrypted file. */
+export interface DirectPage extends Omit<DirectPageMeta, 'part' | 'content_type'> {
   file: string;
-  item_id: number;
-  paper_number: number;
-  page_number: number;
-  front: boolean;
-  width: number;
-  height: number;
-  dpi: number;
-  bytes: number;
-  sha256: string;
-  /** With an encrypted scan: the page's cipher (docs/encryption.md); bytes and sha256 are then
-   *  those of the encrypted file. */
-  cipher?: string;
 }
 
 export interface DirectBatch { batch: number; pages: DirectPage[] }
