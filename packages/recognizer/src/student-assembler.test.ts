@@ -6,6 +6,7 @@ import { StudentAssembler } from './student-assembler.ts';
 import { createLayoutSet } from './layout-store.ts';
 import type { Layout } from './layout.ts';
 import type { PageReading } from './page-recognizer.ts';
+import { studentKey, studentKeyHex } from './id-strip.ts';
 
 const side = (sheet: number, s: 'front' | 'back', extra: object) => ({ sheet, side: s, fiducials: [], id_code: { x: 0, y: 0, w: 0, h: 0, cols: 0, rows: 0, cell: 0, bits: [] }, areas: [], student_cells: [], ...extra });
 const layout = {
@@ -68,6 +69,9 @@ const twoSheets = {
   sides: [side(1, 'front', { qrcode: { x: 0, y: 0, w: 1, h: 1, modules: 21, module: 1 }, barcode: { x: 0, y: 0, w: 1, h: 1 } }), side(2, 'front', {})],
 } as unknown as Layout;
 const personal = createLayoutSet([twoSheets]);
+/** The keys the strips of X's and Y's cards carry (id-strip.ts). */
+const X_KEY = studentKeyHex(studentKey('X'));
+const Y_KEY = studentKeyHex(studentKey('Y'));
 const sheet = (n: 1 | 2, key: string | null | undefined, id = 'S1'): PageReading => ({
   status: 'ok', layout_id: '0000beef', sheet: n, side: 'front', upside_down: false,
   ...(n === 1 ? { qrcode: 'q', student_id: id } : {}), ...(key !== undefined ? { student_key: key } : {}),
@@ -78,7 +82,7 @@ test('sheets of two students swapped: each student fails, nothing is merged', ()
   n = 0;
   const a = new StudentAssembler(personal);
   // X's sheet 1, Y's sheet 2, Y's sheet 1, X's sheet 2.
-  const out = [...a.push(src(), sheet(1, 'aaaa', 'X')), ...a.push(src(), sheet(2, 'bbbb')), ...a.push(src(), sheet(1, 'bbbb', 'Y')), ...a.push(src(), sheet(2, 'aaaa')), ...a.end()];
+  const out = [...a.push(src(), sheet(1, X_KEY, 'X')), ...a.push(src(), sheet(2, Y_KEY)), ...a.push(src(), sheet(1, Y_KEY, 'Y')), ...a.push(src(), sheet(2, X_KEY)), ...a.end()];
   assert.deepEqual(out.map((r) => [r.error_code, r.pages.map((p) => p.page_number)]), [[1003, [1]], [1001, [2]], [1003, [3]], [1001, [4]]]);
   assert.ok(out.every((r) => r.result === null));
 });
@@ -86,19 +90,28 @@ test('sheets of two students swapped: each student fails, nothing is merged', ()
 test('the same student key on both sheets is one student; a blank or unreadable strip is not', () => {
   n = 0;
   const a = new StudentAssembler(personal);
-  const ok = [...a.push(src(), sheet(1, 'aaaa', 'X')), ...a.push(src(), sheet(2, 'aaaa')), ...a.end()];
+  const ok = [...a.push(src(), sheet(1, X_KEY, 'X')), ...a.push(src(), sheet(2, X_KEY)), ...a.end()];
   assert.deepEqual(ok.map((r) => [r.error_code, r.result?.student_id, r.pages.length]), [[0, 'X', 2]]);
   n = 0;
   const b = new StudentAssembler(personal);
   // A sheet without a student strip (printed without a student list) after a personalised one.
-  const blank = [...b.push(src(), sheet(1, 'aaaa', 'X')), ...b.push(src(), sheet(2, undefined)), ...b.end()];
+  const blank = [...b.push(src(), sheet(1, X_KEY, 'X')), ...b.push(src(), sheet(2, undefined)), ...b.end()];
   assert.deepEqual(blank.map((r) => r.error_code), [1003, 1001]);
   n = 0;
   const c = new StudentAssembler(personal);
-  const unreadable = [...c.push(src(), sheet(1, 'aaaa', 'X')), ...c.push(src(), sheet(2, null)), ...c.end()];
+  const unreadable = [...c.push(src(), sheet(1, X_KEY, 'X')), ...c.push(src(), sheet(2, null)), ...c.end()];
   assert.equal(unreadable.length, 1);
   assert.equal(unreadable[0]!.error_code, 1001);
   assert.match(unreadable[0]!.detail ?? '', /sheet 2 front: the student strip is not readable/);
+});
+
+test('a student number that is not the one the card\'s strip was printed for fails the student (1001), it is not reported', () => {
+  n = 0;
+  const a = new StudentAssembler(personal);
+  // Y's card (strip and sheets), on which the number reads X: mis-marked or misread.
+  const out = [...a.push(src(), sheet(1, Y_KEY, 'X')), ...a.push(src(), sheet(2, Y_KEY)), ...a.end()];
+  assert.deepEqual(out.map((r) => [r.error_code, r.result, r.pages.length]), [[1001, null, 2]]);
+  assert.match(out[0]!.detail ?? '', /student number X is not the student this card was printed for/);
 });
 
 test('cards printed without a student list are grouped as before', () => {
