@@ -119,7 +119,15 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
     printedKey = decodeStudentIdentity(readStrip(img, h, side.student_code, frame.black, pxmm), parseInt(layout.layout_id, 16));
     if (printedKey !== undefined) out.student_key = printedKey === null ? null : studentKeyHex(printedKey);
   }
-  if (side.student_cells.length > 0) Object.assign(out, readBubbleNumber(side, cellEvidence, cellLevels, fills));
+  if (side.student_cells.length > 0) {
+    Object.assign(out, readBubbleNumber(side, cellEvidence, cellLevels, fills));
+    if (out.student_id && typeof printedKey === 'number' && studentKey(out.student_id) !== printedKey) {
+      // The strip is the printed identity: bubbles marked or read as another student's number
+      // would put this card's marks in that student's record.
+      out.student_detail = `student number marked or read as ${out.student_id}, which is not the number this card was printed for`;
+      out.student_id = null;
+    }
+  }
   if (side.barcode) {
     const b = side.barcode;
     const text = await readRegion(img, h, { x: b.x - 3, y: b.y - 3, w: b.w + 6, h: b.h + 6 }, pxmm, 'Code128', 5, streaks);

@@ -105,15 +105,6 @@ test('the same student key on both sheets is one student; a blank or unreadable 
   assert.match(unreadable[0]!.detail ?? '', /sheet 2 front: the student strip is not readable/);
 });
 
-test('a student number that is not the one the card\'s strip was printed for fails the student (1001), it is not reported', () => {
-  n = 0;
-  const a = new StudentAssembler(personal);
-  // Y's card (strip and sheets), on which the number reads X: mis-marked or misread.
-  const out = [...a.push(src(), sheet(1, Y_KEY, 'X')), ...a.push(src(), sheet(2, Y_KEY)), ...a.end()];
-  assert.deepEqual(out.map((r) => [r.error_code, r.result, r.pages.length]), [[1001, null, 2]]);
-  assert.match(out[0]!.detail ?? '', /student number X is not the student this card was printed for/);
-});
-
 test('cards printed without a student list are grouped as before', () => {
   n = 0;
   const a = new StudentAssembler(personal);

@@ -6,7 +6,6 @@ import type { Layout } from './layout.ts';
 import type { LayoutSet } from './layout-store.ts';
 import type { PageReading } from './page-recognizer.ts';
 import { RECOGNITION_ERRORS } from './error-codes.ts';
-import { studentKey, studentKeyHex } from './id-strip.ts';
 
 /** Where a page came from (service spec, recognition callback pages[]). */
 export interface PageSource { paper_number: number; page_number: number; front: boolean; item_id: number }
@@ -141,12 +140,6 @@ export class StudentAssembler {
         if (r.qrcode) qrcode = r.qrcode;
         else problems.push([RECOGNITION_ERRORS.qrcode, 'QR code not recognized']);
       }
-    }
-    // A personalised card's strip names its student (a key of the number): a number marked or
-    // read otherwise is not this card's student, and a result under it would land in another
-    // student's record. Reported like an unread number, for a person to settle.
-    if (studentId !== undefined && g.key !== undefined && studentKeyHex(studentKey(studentId)) !== g.key) {
-      problems.push([RECOGNITION_ERRORS.studentNumber, `student number ${studentId} is not the student this card was printed for (its student strip): marked or read wrong`]);
     }
     for (const [i, r] of bySide) {
       if (r.student_key === null) problems.push([RECOGNITION_ERRORS.studentNumber, `sheet ${layout.sides[i]!.sheet} ${layout.sides[i]!.side}: the student strip is not readable, so the sheet cannot be confirmed as this student's`]);
