@@ -186,6 +186,14 @@ describe('recognition tasks', () => {
     assert.equal(undeclared.status, 413, undeclared.text);
     const wrongId = await sendDirect(task.direct_addr, secret, ok, one, { id: `dt_${scan}_9` });
     assert.equal(wrongId.status, 400);
+    // The manifest is checked as the SDK's receiver checks it (@boxhub/protocol's direct-wire.ts).
+    const okPage = (ok.pages as Array<Record<string, unknown>>)[0]!;
+    const partName = await sendDirect(task.direct_addr, secret, { ...ok, pages: [{ ...okPage, part: 'page1' }] }, one, { parts: [{ name: 'page1', bytes: page.jpeg }] });
+    assert.equal(partName.status, 400, partName.text);
+    assert.match(partName.text, /meta\.pages\[0\]\.part must be p1 … p10/);
+    const encrypted = await sendDirect(task.direct_addr, secret, { ...ok, pages: [{ ...okPage, content_type: 'application/octet-stream', cipher: 'cd'.repeat(80) }] }, one);
+    assert.equal(encrypted.status, 400, encrypted.text);
+    assert.match(encrypted.text, /takes no encrypted pages/);
     for (const type of ['text/plain', 'application/json']) {
       const wrongType = await fetch(task.direct_addr, { method: 'POST', body: '{"v":1}', headers: { 'content-type': type, 'webhook-id': `dt_${scan}_1`, 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,x' } });
       assert.equal(wrongType.status, 415, `${type}: never a 2xx the box would take for "stored"`);

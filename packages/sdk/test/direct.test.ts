@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { createSimulatedBox } from '@boxhub/agent';
-import { buildRequest as buildStreamed, requestBytes, type Manifest } from '@boxhub/agent/scan/direct/wire.ts';
+import { buildRequest as buildStreamed, requestBytes } from '@boxhub/agent/scan/direct/wire.ts';
+import type { Manifest } from '@boxhub/protocol/direct-wire.ts';
 import { eventually, startTestServer } from '@boxhub/server/testing/harness.ts';
 import { parseState } from '@boxhub/server/modules/devices/view.ts';
 import { DirectTransferReceiver, type DirectPagesBatch, type DirectScanEnd } from '@boxhub/sdk';
@@ -92,7 +93,7 @@ describe('DirectTransferReceiver', () => {
     assert.deepEqual(ends.map((e) => [e.batch, e.error_code, e.totals]), [[3, 2102, { batches: 1, pages: 1 }]]);
   });
 
-  test('refusals: signature, timestamp, gap, digest, size, parts, unknown scan, not multipart', async () => {
+  test('refusals: signature, timestamp, gap, digest, size, parts, manifest, unknown scan, not multipart', async () => {
     const { rx, batches } = receiver(20_000);
     const status = async (p: Req | Promise<Req>) => { const r = await p; const a = await rx.receive({ headers: r.headers, body: r.body }); return [a.status, a.body.error ?? ''] as const; };
     const img = jpeg(1000);
@@ -103,6 +104,8 @@ describe('DirectTransferReceiver', () => {
       ['another image than the manifest\'s', request(1, [img], { partImages: [jpeg(1000)] }), 422, /SHA-256/],
       ['a length that does not match', request(1, [img], { edit: (m) => { if (m.type === 'pages') m.pages[0]!.bytes += 1; } }), 422, /bytes/],
       ['a part too large', request(1, [jpeg(30_000)]), 413, /larger/],
+      ['a manifest field wrong', request(1, [img], { edit: (m) => { if (m.type === 'pages') m.pages[0]!.width = 0; } }), 422, /meta\.pages\[0\]\.width must be a positive integer/],
+      ['a part name not p1 … p10', request(1, [img], { edit: (m) => { if (m.type === 'pages') m.pages[0]!.part = 'page1'; } }), 422, /part must be p1/],
       ['a part missing', withoutPart(request(1, [img, jpeg(10)]), 'p2'), 422, /missing/],
       ['an unknown scan', request(1, [img], { edit: (m) => { m.scan_uuid = randomUUID(); } }), 503, /not known/],
       ['a webhook-id of another batch', relabel(request(1, [img]), `dt_${scan}_7`), 401, /signature/],

@@ -14,46 +14,28 @@ import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { Readable } from 'node:stream';
 import { Busboy } from '@fastify/busboy';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import {
+  checkManifest, MAX_PAGES_PER_BATCH, webhookId, type DirectPageMeta, type EndManifest, type Manifest, type PagesManifest,
+} from '@boxhub/protocol/direct-wire.ts';
 
-export interface DirectPage {
-  /** The part's name in the request (p1 … p10). */
-  part: string;
-  item_id: number;
-  paper_number: number;
-  page_number: number;
-  front: boolean;
-  width: number;
-  height: number;
-  dpi: number;
-  /** image/jpeg, or application/octet-stream for a page of an encrypted scan. */
-  content_type: string;
-  bytes: number;
-  sha256: string;
-  /** An encrypted scan's page: its cipher (decryptDirectPage opens it; docs/encryption.md). */
-  cipher?: string;
+/** A page of a batch: its manifest entry (`part` p1 … p10; `content_type` image/jpeg, or
+ *  application/octet-stream with `cipher` for a page of an encrypted scan, which
+ *  decryptDirectPage opens: docs/encryption.md) and its bytes. */
+export interface DirectPage extends DirectPageMeta {
   /** The JPEG (encrypted when `cipher` is set), checked against `bytes` and `sha256`. */
   data: Buffer;
 }
 
-export interface DirectPagesBatch {
-  type: 'pages';
+export interface DirectPagesBatch extends Omit<PagesManifest, 'v' | 'pages'> {
   /** webhook-id: `dt_{scan_uuid}_{batch}`, the same on every attempt. */
   id: string;
-  scan_uuid: string;
-  client_uuid: string;
-  batch: number;
   pages: DirectPage[];
 }
 
-export interface DirectScanEnd {
-  type: 'scan.end';
+/** The end of the scan: `error_code` (docs/errors.md, "Scan error codes"; 0 when it ended
+ *  normally) and the `totals` the box had acknowledged. */
+export interface DirectScanEnd extends Omit<EndManifest, 'v'> {
   id: string;
-  scan_uuid: string;
-  client_uuid: string;
-  batch: number;
-  /** The scan's error code (docs/errors.md, "Scan error codes"); 0 when it ended normally. */
-  error_code: number;
-  totals: { batches: number; pages: number };
 }
 
 /** What the receiver remembers per scan; in memory by default. Give your own to share it
@@ -107,7 +89,6 @@ export interface DirectAnswer {
 export type DirectHeaders = Record<string, string | string[] | undefined>;
 
 const MAX_META = 64 * 1024;
-const MAX_PAGES = 10;
 
 class Refusal extends Error {
   readonly status: number;
@@ -153,8 +134,8 @@ export class DirectTransferReceiver {
   async #parse(headers: Record<string, string>, stream: Readable): Promise<DirectAnswer> {
     const o = this.#o;
     const id = headers['webhook-id']!;
-    let manifest: Record<string, unknown> | undefined;
-    let pages: Map<string, Omit<DirectPage, 'data'>> | undefined;
+    let manifest: Manifest | undefined;
+    let pages: Map<string, DirectPageMeta> | undefined;
     let duplicate = false;
     const data = new Map<string, Buffer>();
     let parts = 0;
@@ -174,28 +155,21 @@ export class DirectTransferReceiver {
         if (!(e instanceof WebhookVerificationError)) throw e;
         throw new Refusal(401, `signature: ${e.message}`);
       }
-      if (m.v !== 1) throw new Refusal(422, `unknown manifest version ${String(m.v)}`);
-      if (typeof m.batch !== 'number' || !Number.isInteger(m.batch) || m.batch < 1) throw new Refusal(422, 'batch must be a positive integer');
-      if (id !== `dt_${m.scan_uuid}_${m.batch}`) throw new Refusal(422, `webhook-id ${id} does not name scan ${m.scan_uuid} batch ${m.batch}`);
-      manifest = m;
+      const checked = checkManifest(m, { encrypted: true });
+      if (typeof checked === 'string') throw new Refusal(422, checked);
+      if (id !== webhookId(checked.scan_uuid, checked.batch)) throw new Refusal(422, `webhook-id ${id} does not name scan ${checked.scan_uuid} batch ${checked.batch}`);
+      manifest = checked;
       duplicate = await o.state.seen(id);
-      if (m.type === 'pages') {
-        if (!Array.isArray(m.pages) || m.pages.length < 1 || m.pages.length > MAX_PAGES) throw new Refusal(422, `a batch holds 1 to ${MAX_PAGES} pages`);
-        pages = new Map();
-        for (const p of m.pages as unknown[]) {
-          if (!isPageMeta(p)) throw new Refusal(422, 'a page of the manifest lacks a field or has one of the wrong type');
-          if (pages.has(p.part) || p.part === 'meta') throw new Refusal(422, `part ${p.part} named twice`);
-          if (p.bytes > o.maxPageBytes) throw new Refusal(413, `page ${p.part} of ${p.bytes} bytes is larger than the ${o.maxPageBytes} bytes accepted`);
-          pages.set(p.part, p);
-        }
-      } else if (m.type !== 'scan.end') {
-        throw new Refusal(422, `unknown manifest type ${String(m.type).slice(0, 40)}`);
+      if (checked.type === 'pages') {
+        pages = new Map(checked.pages.map((p) => [p.part, p]));
+        const tooBig = checked.pages.find((p) => p.bytes > o.maxPageBytes);
+        if (tooBig) throw new Refusal(413, `page ${tooBig.part} of ${tooBig.bytes} bytes is larger than the ${o.maxPageBytes} bytes accepted`);
       }
       if (!duplicate) {
-        const next = await o.state.next(m.scan_uuid);
+        const next = await o.state.next(checked.scan_uuid);
         // scan.end may follow a batch never acknowledged (after a stop or a give-up): its totals
         // say what the receiver should have. Pages must come in order, with no gap.
-        if (m.type === 'pages' ? m.batch !== next : m.batch < next) throw new Refusal(409, `batch ${m.batch} of scan ${m.scan_uuid}: batch ${next} is expected next`);
+        if (checked.type === 'pages' ? checked.batch !== next : checked.batch < next) throw new Refusal(409, `batch ${checked.batch} of scan ${checked.scan_uuid}: batch ${next} is expected next`);
       }
     };
 
@@ -205,7 +179,7 @@ export class DirectTransferReceiver {
         bb = new Busboy({
           headers: headers as { 'content-type': string },
           isPartAFile: () => true,
-          limits: { files: MAX_PAGES + 1, parts: MAX_PAGES + 1, fileSize: Math.max(o.maxPageBytes, MAX_META), fields: 0, headerPairs: 20 },
+          limits: { files: MAX_PAGES_PER_BATCH + 1, parts: MAX_PAGES_PER_BATCH + 1, fileSize: Math.max(o.maxPageBytes, MAX_META), fields: 0, headerPairs: 20 },
         });
       } catch (e) { reject(new Refusal(400, `multipart: ${(e as Error).message}`)); return; }
       const fail = (e: unknown) => {
@@ -249,7 +223,7 @@ export class DirectTransferReceiver {
           }).catch(fail);
         });
       });
-      bb.on('partsLimit', () => fail(new Refusal(413, `more than ${MAX_PAGES + 1} parts`)));
+      bb.on('partsLimit', () => fail(new Refusal(413, `more than ${MAX_PAGES_PER_BATCH + 1} parts`)));
       bb.on('error', (e: Error) => fail(new Refusal(400, `multipart: ${e.message}`)));
       bb.on('finish', () => { work.then(() => { if (!failure) resolve(); }, fail); });
       stream.on('error', (e) => fail(e));
@@ -263,21 +237,14 @@ export class DirectTransferReceiver {
       if (missing.length > 0) throw new Refusal(422, `part(s) ${missing.join(', ')} of the manifest are missing`);
     }
     if (duplicate) return { status: 200, body: { ok: true, duplicate: true } };
-    if (m.type === 'pages') {
-      const event: DirectPagesBatch = {
-        type: 'pages', id, scan_uuid: m.scan_uuid as string, client_uuid: String(m.client_uuid ?? ''), batch: m.batch as number,
-        pages: [...pages!.values()].map((p) => ({ ...p, data: data.get(p.part)! })),
-      };
+    const { v: _v, ...rest } = m;
+    if (rest.type === 'pages') {
+      const event: DirectPagesBatch = { ...rest, id, pages: rest.pages.map((p) => ({ ...p, data: data.get(p.part)! })) };
       await this.#o.onPages(event);
       await this.#o.state.accepted(event.scan_uuid, event.batch, id);
       return { status: 200, body: { ok: true }, event };
     }
-    const totals = isObject(m.totals) ? m.totals : {};
-    const event: DirectScanEnd = {
-      type: 'scan.end', id, scan_uuid: m.scan_uuid as string, client_uuid: String(m.client_uuid ?? ''), batch: m.batch as number,
-      error_code: typeof m.error_code === 'number' ? m.error_code : 0,
-      totals: { batches: Number(totals.batches ?? 0), pages: Number(totals.pages ?? 0) },
-    };
+    const event: DirectScanEnd = { ...rest, id };
     await this.#o.onEnd?.(event);
     await this.#o.state.accepted(event.scan_uuid, event.batch, id);
     return { status: 200, body: { ok: true }, event };
@@ -285,14 +252,6 @@ export class DirectTransferReceiver {
 }
 
 function isObject(v: unknown): v is Record<string, unknown> { return typeof v === 'object' && v !== null && !Array.isArray(v); }
-
-function isPageMeta(p: unknown): p is Omit<DirectPage, 'data'> {
-  if (!isObject(p)) return false;
-  const int = (k: string, min: number) => typeof p[k] === 'number' && Number.isInteger(p[k]) && (p[k] as number) >= min;
-  return typeof p.part === 'string' && /^p([1-9]|10)$/.test(p.part) && int('item_id', 1) && int('paper_number', 1) && int('page_number', 1)
-    && typeof p.front === 'boolean' && int('width', 1) && int('height', 1) && int('dpi', 1) && int('bytes', 0)
-    && typeof p.sha256 === 'string' && /^[0-9a-f]{64}$/.test(p.sha256) && typeof p.content_type === 'string';
-}
 
 function flat(h: DirectHeaders): Record<string, string> {
   const out: Record<string, string> = {};

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ScanError } from '@boxhub/protocol';
+import { parseManifest } from '@boxhub/protocol/direct-wire.ts';
 import { retryAfterMs } from './http.ts';
 import { DirectSender, newDirectState, type DirectFailure, type DirectState } from './sender.ts';
 
@@ -16,7 +17,8 @@ interface Seen { id: string; meta: { type: string; batch: number; pages?: { page
 const dirs: string[] = [];
 after(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
 
-/** A receiver that answers `status(n)` to the n-th request and records its manifest. */
+/** A receiver that answers `status(n)` to the n-th request and records its manifest; a manifest
+ *  the receivers' shared check refuses is answered 422 (the box gives up: the test fails). */
 async function receiver(status: (n: number) => number = () => 200) {
   const seen: Seen[] = [];
   const server = http.createServer((req, res) => {
@@ -24,8 +26,11 @@ async function receiver(status: (n: number) => number = () => 200) {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('latin1');
-      const meta = JSON.parse(/\r\n\r\n(\{[^\r]*\})\r\n/.exec(body)![1]!) as Seen['meta'];
+      const text = /\r\n\r\n(\{[^\r]*\})\r\n/.exec(body)![1]!;
+      const meta = JSON.parse(text) as Seen['meta'];
       seen.push({ id: String(req.headers['webhook-id']), meta });
+      const problem = parseManifest(text, { encrypted: true });
+      if (typeof problem === 'string') { res.writeHead(422).end(problem); return; }
       res.writeHead(status(seen.length)).end();
     });
   });

@@ -10,13 +10,14 @@ import { createHash } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ScanError, type DirectTransfer } from '@boxhub/protocol';
+import { partName, type DirectPageMeta, type EndManifest, type Manifest, type PagesManifest } from '@boxhub/protocol/direct-wire.ts';
 import { e2eInfo, sealBuffer } from '@boxhub/protocol/e2e.ts';
 import type { Dispatcher } from 'undici';
 import { Backoff } from '../../link/backoff.ts';
 import { pause } from '../../link/pause.ts';
 import { writeFileAtomic } from '../../store/atomic-file.ts';
 import { attempt, directDispatcher, type DirectHttpOptions, type Outcome } from './http.ts';
-import { buildRequest, type DirectPageMeta, type EndManifest, type Manifest, type PagesManifest } from './wire.ts';
+import { buildRequest } from './wire.ts';
 
 /** A page on the box's disk, waiting for its batch to be acknowledged: its manifest entry but
  *  for the part name and type, which its batch gives it. With an encrypted scan `cipher` is set
@@ -178,7 +179,7 @@ export class DirectSender {
     const manifest: PagesManifest = {
       v: 1, type: 'pages', scan_uuid: this.d.task, client_uuid: this.d.boxUuid, batch: b.batch,
       pages: b.pages.map((p, i) => ({
-        part: `p${i + 1}`, item_id: p.item_id, paper_number: p.paper_number, page_number: p.page_number, front: p.front,
+        part: partName(i), item_id: p.item_id, paper_number: p.paper_number, page_number: p.page_number, front: p.front,
         width: p.width, height: p.height, dpi: p.dpi, bytes: p.bytes, sha256: p.sha256,
         ...(p.cipher ? { content_type: 'application/octet-stream' as const, cipher: p.cipher } : { content_type: 'image/jpeg' as const }),
       })),

@@ -1,48 +1,10 @@
 // The bytes of `boxhub direct v1` (docs/direct-transfer.md): one multipart/form-data request per
 // batch of pages, the JSON manifest `meta` first, then the JPEG parts; a final `scan.end`
 // request with the manifest alone. The manifest is signed with Standard Webhooks headers.
+// The manifest's shape and rules are @boxhub/protocol's direct-wire.ts, which receivers check it with.
 import { createHmac, randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-
-export interface DirectPageMeta {
-  part: string;
-  item_id: number;
-  paper_number: number;
-  page_number: number;
-  front: boolean;
-  width: number;
-  height: number;
-  dpi: number;
-  /** image/jpeg; application/octet-stream for an encrypted page (then `cipher` is set). */
-  content_type: 'image/jpeg' | 'application/octet-stream';
-  bytes: number;
-  sha256: string;
-  cipher?: string;
-}
-
-export interface PagesManifest {
-  v: 1;
-  type: 'pages';
-  scan_uuid: string;
-  client_uuid: string;
-  batch: number;
-  pages: DirectPageMeta[];
-}
-
-export interface EndManifest {
-  v: 1;
-  type: 'scan.end';
-  scan_uuid: string;
-  client_uuid: string;
-  batch: number;
-  error_code: number;
-  totals: { batches: number; pages: number };
-}
-
-export type Manifest = PagesManifest | EndManifest;
-
-/** webhook-id (and Idempotency-Key) of a scan's batch: the same on every attempt. */
-export const webhookId = (scanUuid: string, batch: number): string => `dt_${scanUuid}_${batch}`;
+import { webhookId, type Manifest } from '@boxhub/protocol/direct-wire.ts';
 
 /** Standard Webhooks' signature: v1,base64(HMAC-SHA256(key, "{id}.{timestamp}.{payload}")),
  *  the key being the base64 after `whsec_`. */

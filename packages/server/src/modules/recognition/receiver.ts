@@ -7,9 +7,9 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { parseManifest, webhookId, MAX_PAGES_PER_BATCH, type DirectPageMeta, type EndManifest, type PagesManifest } from '@boxhub/protocol/direct-wire.ts';
 import type { TaskRow } from '../../db/schema.ts';
 import { PartLimitError, readFile, readParts, type Part } from './multipart-reader.ts';
-import { parseManifest, MAX_PAGES_PER_BATCH, type Manifest, type ManifestPage } from './manifest.ts';
 import type { NewPage } from './repository.ts';
 import { ASSEMBLE_JOB, PAGE_JOB, type RecognitionService } from './service.ts';
 import { checkTimestamp, verify } from './signature.ts';
@@ -78,10 +78,11 @@ export async function directReceiverRoutes(app: FastifyInstance, o: ReceiverOpti
       if (first.value.truncated) throw new Refusal(413, `the manifest is larger than ${limits.fieldSize} bytes`);
       const metaText = first.value.value;
       if (!verify(secret, id, ts, sig, metaText)) throw new Refusal(401, 'bad signature (Standard Webhooks v1 over the meta part, with the scan task\'s direct_secret)');
-      const m = parseManifest(metaText);
+      // No encrypted pages: the service reads them (an encrypted scan cannot bind to this address, 30207).
+      const m = parseManifest(metaText, { encrypted: false });
       if (typeof m === 'string') throw new Refusal(400, m);
       if (m.scan_uuid !== scan.uuid) throw new Refusal(403, `meta.scan_uuid is not the scan bound to this address (${scan.uuid})`);
-      if (id !== `dt_${m.scan_uuid}_${m.batch}`) throw new Refusal(400, `webhook-id must be dt_${m.scan_uuid}_${m.batch}`);
+      if (id !== webhookId(m.scan_uuid, m.batch)) throw new Refusal(400, `webhook-id must be ${webhookId(m.scan_uuid, m.batch)}`);
 
       if (m.type === 'scan.end') return await end(req, reply, task, m, id);
       return await pages(req, reply, task, m, id, parts);
@@ -97,7 +98,7 @@ export async function directReceiverRoutes(app: FastifyInstance, o: ReceiverOpti
     }
   });
 
-  async function end(_req: FastifyRequest, reply: FastifyReply, task: TaskRow, m: Extract<Manifest, { type: 'scan.end' }>, id: string) {
+  async function end(_req: FastifyRequest, reply: FastifyReply, task: TaskRow, m: EndManifest, id: string) {
     const r = (await repo.find(repo.db, task.uuid))!;
     // Again (its answer was lost): the same answer, even once the task has ended on it.
     if (r.end_error !== null) return reply.code(200).send({ duplicate: true, id });
@@ -116,7 +117,7 @@ export async function directReceiverRoutes(app: FastifyInstance, o: ReceiverOpti
     return reply.code(200).send({ ended: true, id });
   }
 
-  async function pages(_req: FastifyRequest, reply: FastifyReply, task: TaskRow, m: Extract<Manifest, { type: 'pages' }>, id: string,
+  async function pages(_req: FastifyRequest, reply: FastifyReply, task: TaskRow, m: PagesManifest, id: string,
     parts: AsyncGenerator<Part>) {
     const r = (await repo.find(repo.db, task.uuid))!;
     if (m.batch < r.next_batch) {
@@ -159,7 +160,7 @@ export async function directReceiverRoutes(app: FastifyInstance, o: ReceiverOpti
     return reply.code(200).send({ stored: rows.length, id });
   }
 
-  function check(p: ManifestPage, buf: Buffer): void {
+  function check(p: DirectPageMeta, buf: Buffer): void {
     if (buf.length !== p.bytes) throw new Refusal(422, `part ${p.part}: ${buf.length} bytes, the manifest says ${p.bytes}`);
     const sha = createHash('sha256').update(buf).digest('hex');
     if (sha !== p.sha256) throw new Refusal(422, `part ${p.part}: SHA-256 ${sha} does not match the manifest's ${p.sha256}`);
