@@ -50,12 +50,22 @@ test('demo: printed card templates (copies; a personalised set) are filled in by
     const sdk = new Boxhub({ baseUrl: demo.base_url, apiKey: demo.api_key });
     const { uuid } = await sdk.devices.getUuid({ code: demo.device_code });
     await sdk.devices.bind({ uuid: uuid!, name: 'Room 4' });
+    // The quick start's print line, with the sample the demo writes: printed, and not taken for
+    // cards (the feeder keeps its 20 sheets of text).
+    const sample = join(dataDir, 'worksheet.pdf');
+    const p = await promisify(execFile)(process.execPath, [bin, 'print', sample, '--device', demo.device_code, '--duplex', '--json'], {
+      env: { ...process.env, BOXHUB_URL: demo.base_url, BOXHUB_API_KEY: demo.api_key }, timeout: 120_000,
+    });
+    const printedSample = JSON.parse(p.stdout) as { error_code: number; pages: number };
+    assert.deepEqual([printedSample.error_code, printedSample.pages], [0, 3], p.stdout);
+
     const made = await sdk.recognition.createTemplate({ definition: { ...exampleCard } });
 
     // Printed as the README says: the template's own link, two copies, two-sided.
     const printed = await sdk.print.create({ client_uuid: uuid!, file_type: 'pdf', file_url: made.pdf_url, options: { number: 2, duplex: 'SVC_DP_NOTUMBLE' } });
     const done = await sdk.print.waitForFinish({ client_uuid: uuid!, print_uuid: printed.uuid! }, { intervalMs: 100, timeoutMs: 60_000 });
     assert.equal(done.error_code, 0);
+    assert.doesNotMatch(out, /classroom: .*not filled in/, 'the worksheet was no card and nothing failed');
     const line = await seen(/classroom: (\d+) student\(s\) filled in card ([0-9a-f]{8}); the (\d+) sheet\(s\) are in the demo box's feeder \(what they marked: (.+)\)\n/);
     assert.deepEqual([line[1], line[2], line[3]], ['2', made.template_id, '2'], 'two copies of a one-sheet card: two students, two sheets');
     const truth = JSON.parse(readFileSync(line[4]!, 'utf8')) as Truth;

@@ -10,6 +10,7 @@ import type { Layout } from '@boxhub/recognizer';
 import { common, defineCommand } from '../command.ts';
 import { EXIT, Failed, UsageError } from '../exit.ts';
 import { startClassroom } from '../demo-classroom.ts';
+import { writeWorksheet } from '../demo-worksheet.ts';
 
 interface DemoFiles { demo: { base_url: string; api_key: string; device_code: string }; box: { uuid: string; secret: string }; appId: string }
 
@@ -48,7 +49,7 @@ export const command = defineCommand({
     demo: { type: 'boolean', help: 'a demo application and a simulated box (what `npm start` runs)' },
     json: { ...common.json, help: 'print one JSON line on stdout once the service is ready, and the\nservice\'s logs on stderr' },
   },
-  json: '{url, mqtt_url, demo: {base_url, api_key, device_code, demo_file, printed_dir} | null}',
+  json: '{url, mqtt_url, demo: {base_url, api_key, device_code, demo_file, printed_dir, sample_pdf} | null}',
   examples: ['boxhub serve --demo', 'DATABASE_URL=postgres://… MQTT_URL=mqtt://… HOST=0.0.0.0 boxhub serve'],
   async run(ctx) {
     const { loadConfig, startServer, ConfigError } = await import('@boxhub/server');
@@ -72,12 +73,14 @@ export const command = defineCommand({
     }
     let box: SimulatedBox | undefined;
     let stopClassroom: (() => void) | undefined;
-    let demo: { base_url: string; api_key: string; device_code: string; demo_file: string; printed_dir: string } | null = null;
+    let demo: { base_url: string; api_key: string; device_code: string; demo_file: string; printed_dir: string; sample_pdf: string } | null = null;
     if (ctx.values.demo) {
       const files = await prepareDemo(server);
       // The demo box has paper in its feeder (20 sheets, back again 30 s after it runs empty) and
       // a printer that renders every job it prints into <data dir>/printed for a person to look at.
       const printed = join(config.dataDir, 'printed');
+      const worksheet = join(config.dataDir, 'worksheet.pdf');
+      await writeWorksheet(worksheet);
       const { createSimulatedBox } = await import('@boxhub/agent');
       box = createSimulatedBox({
         url: server.mqttUrl, uuid: files.box.uuid, secret: files.box.secret,
@@ -96,7 +99,7 @@ export const command = defineCommand({
         },
         log: (line) => process.stderr.write(`${line}\n`),
       });
-      demo = { ...files.demo, demo_file: join(config.dataDir, 'demo.json'), printed_dir: printed };
+      demo = { ...files.demo, demo_file: join(config.dataDir, 'demo.json'), printed_dir: printed, sample_pdf: worksheet };
     }
     if (ctx.json) {
       process.stdout.write(`${JSON.stringify({ url: server.url, mqtt_url: server.mqttUrl, demo })}\n`);
@@ -112,6 +115,7 @@ export const command = defineCommand({
           : '  operator:      set BOXHUB_OPERATOR_TOKEN to turn on the operator API and /console/operator',
         `  demo API key:  ${k}`,
         `  demo box code: ${demo.device_code} (a simulated box: a scanner with 20 sheets in its feeder, a printer)`,
+        `  sample PDF:    ${demo.sample_pdf} (a 3-page worksheet to print)`,
         `  printed pages: ${demo.printed_dir} (PNG of every side the demo printer prints; a printed card`,
         '                 template is filled in by a simulated class and put in the feeder)',
         `  box link:      ${server.mqttUrl}`,
@@ -120,7 +124,7 @@ export const command = defineCommand({
         'Try it (the README shows each call):',
         `  curl -s -H 'Authorization: Bearer ${k}' '${demo.base_url}/api/client/get_uuid?code=${demo.device_code}'`,
         `  npx boxhub scan --device ${demo.device_code}          # once the box is bound`,
-        `  npx boxhub print worksheet.pdf --device ${demo.device_code}`,
+        `  npx boxhub print ${demo.sample_pdf} --device ${demo.device_code}`,
         '',
       ].join('\n'));
     } else {
