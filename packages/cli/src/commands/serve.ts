@@ -9,8 +9,6 @@ import type { RunningServer } from '@boxhub/server';
 import type { Layout } from '@boxhub/recognizer';
 import { common, defineCommand } from '../command.ts';
 import { EXIT, Failed, UsageError } from '../exit.ts';
-import { startClassroom } from '../demo-classroom.ts';
-import { writeWorksheet } from '../demo-worksheet.ts';
 
 interface DemoFiles { demo: { base_url: string; api_key: string; device_code: string }; box: { uuid: string; secret: string }; appId: string }
 
@@ -78,6 +76,8 @@ export const command = defineCommand({
       const files = await prepareDemo(server);
       // The demo box has paper in its feeder (20 sheets, back again 30 s after it runs empty) and
       // a printer that renders every job it prints into <data dir>/printed for a person to look at.
+      // Loaded for the demo only: the class draws with the recognizer's canvas.
+      const [{ startClassroom }, { writeWorksheet }] = await Promise.all([import('../demo-classroom.ts'), import('../demo-worksheet.ts')]);
       const printed = join(config.dataDir, 'printed');
       const worksheet = join(config.dataDir, 'worksheet.pdf');
       await writeWorksheet(worksheet);
