@@ -175,4 +175,8 @@ test("behind the other side's print a light hand's fill near its own darkness is
   const light: PageFills = { hand: 'light', level: 0.14 };
   assert.equal(classify(grey(0.135), page200, light, null, true).state, 'filled', '0.96 of the hand, behind print');
   assert.notEqual(classify(grey(0.1), page200, light, null, true).state, 'filled', 'show-through over a residue, 0.71 of the hand');
+  // Empty paper there, darkened by the print's blotchy show-through (darkest tenth 0.8 of the
+  // hand), is empty; elsewhere that darkest tenth would be a light hand's faint dot (uncertain).
+  assert.equal(classify(grey(0.05, { peak: 0.112 }), page200, light, null, true).state, 'empty');
+  assert.equal(classify(grey(0.05, { peak: 0.112 }), page200, light).state, 'uncertain');
 });

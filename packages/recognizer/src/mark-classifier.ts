@@ -69,6 +69,12 @@ export const THRESHOLDS = {
    */
   lightTrace: 0.75,
   /**
+   * Behind the other side's QR code or barcode that print's blotchy show-through darkens the
+   * darkest tenth too: there from this much of the hand's median (on A's tuning pages empty
+   * areas there reach 0.93 of it, a light hand's fills, dots and half fills start at 0.99).
+   */
+  lightTraceBehind: 0.95,
+  /**
    * Not on a dark hand's page, a patch of `faintBlob` mm² at least `wideBlobContrast` darker
    * than its paper is never empty (a light dot measures 0.10-0.11 there, as the other side's
    * show-through does); behind the other side's QR code or barcode only a wide one over an area
@@ -215,7 +221,7 @@ export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills, sp
   // A faint dot or half fill (a light hand's, or a light mark on a page of mixed instruments)
   // can be as faint as the other side showing through: not a trace that keeps it from being a
   // fill, but never empty.
-  const keep = trace || (hand === 'light' && ev.peak >= T.lightTrace * fills!.level)
+  const keep = trace || (hand === 'light' && ev.peak >= (behindPrint ? T.lightTraceBehind : T.lightTrace) * fills!.level)
     || (hand !== 'dark' && ev.blob >= (lowRes ? T.faintBlobLowRes : T.faintBlob) && (behindPrint
       ? ev.blob >= T.wideBlob && ev.blobContrast >= T.wideBlobContrast && ev.solid >= T.faintBlobSolidBehind
       : ev.blobContrast >= T.wideBlobContrast || (ev.blob >= T.faintBlob && ev.blobContrast >= T.faintPatchContrast && ev.solid >= T.faintPatchSolid)));
