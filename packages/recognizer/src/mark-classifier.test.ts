@@ -133,3 +133,50 @@ test("a light hand's faint dot or half fill is never empty; a clear light patch 
   assert.equal(state(area((u) => (u < 0.3 ? 0.17 : 0)), page200, mixed), 'filled');
   assert.equal(state(area((u) => (u > 0.5 ? 0.08 : 0)), page200, mixed), 'empty', 'soft show-through stays empty');
 });
+
+/** Evidence of a uniform grey (no stroke, no patch): what the page-level rules below weigh. */
+const grey = (solid: number, more: Partial<MarkEvidence> = {}): MarkEvidence => ({ solid, peak: 1.3 * solid, stroke: 0, cover: 0, blob: 0, blobContrast: 0, ...more });
+
+test("a mixed page's wide gap decides the greys that run up to it, not a grey alone beside it", () => {
+  const dark = [0.95, 0.9, 0.9, 0.85, 0.85, 0.8, 0.6, 0.55, 0.5, 0.45, 0.25, 0.22, 0.2].flatMap((d) => [grey(d), grey(d)]);
+  // Residues running up to 0.121 in small steps, faint fills from 0.16 on.
+  const page = [...dark, grey(0.16), grey(0.165), grey(0.17), grey(0.18), grey(0.121), grey(0.116), grey(0.112), grey(0.105), grey(0.09), grey(0.06), grey(0.02), grey(0)];
+  const fills = pageFills(page);
+  assert.equal(fills.hand, 'mixed', JSON.stringify(fills));
+  const split = residueSplit(page, fills);
+  assert.ok(split && split.belowRun && split.aboveRun && split.below > 0.12 && split.above < 0.161, JSON.stringify(split));
+  assert.equal(classify(grey(0.121), page200, fills, split).state, 'empty', 'the top of the residue cluster, 0.121');
+  // Faint fills measuring 0.128-0.14 above a residue cluster ending at 0.09: the gap's middle lies under 0.11.
+  const low = [...dark, grey(0.128), grey(0.132), grey(0.14), grey(0.09), grey(0.085), grey(0.08), grey(0.07), grey(0.02), grey(0)];
+  const lowSplit = residueSplit(low, pageFills(low));
+  assert.ok(lowSplit && lowSplit.aboveRun, JSON.stringify(lowSplit));
+  assert.equal(classify(grey(0.128), page200, pageFills(low), lowSplit).state, 'filled');
+  // A grey alone between the residues and the fills (0.115, far from both) is not decided by the gap.
+  const alone = [...dark, grey(0.16), grey(0.165), grey(0.17), grey(0.115), grey(0.09), grey(0.085), grey(0.08), grey(0)];
+  const aloneSplit = residueSplit(alone, pageFills(alone));
+  assert.ok(aloneSplit && !aloneSplit.belowRun, JSON.stringify(aloneSplit));
+  assert.equal(classify(grey(0.115), page200, pageFills(alone), aloneSplit).state, 'uncertain');
+  // Two wide gaps (residues, then two greys at 0.121-0.125, then fills): neither is trusted further.
+  const two = [...dark, grey(0.169), grey(0.175), grey(0.18), grey(0.125), grey(0.121), grey(0.078), grey(0.07), grey(0.065), grey(0)];
+  const twoSplit = residueSplit(two, pageFills(two));
+  assert.ok(!twoSplit || (!twoSplit.belowRun && !twoSplit.aboveRun), JSON.stringify(twoSplit));
+  assert.equal(classify(grey(0.125), page200, pageFills(two), twoSplit).state, 'uncertain');
+});
+
+test("on a dark hand's page a uniform grey's noise grown into a 'stroke' does not make it filled", () => {
+  const dark: PageFills = { hand: 'dark', level: 0.45 };
+  // A heavy residue on a noisy 200-dpi scan: 4 mm of "stroke", its darkest tenth only 1.35 times its mean.
+  assert.equal(classify(grey(0.178, { peak: 0.24, stroke: 4, cover: 0.36 }), page200, dark).state, 'uncertain');
+  // A thin faint tick: its darkest tenth several times its mean.
+  assert.equal(classify(grey(0.05, { peak: 0.2, stroke: 4, cover: 0.1 }), page200, dark).state, 'filled');
+});
+
+test("behind the other side's print a light hand's fill near its own darkness is a fill, its residue is not", () => {
+  const light: PageFills = { hand: 'light', level: 0.14 };
+  assert.equal(classify(grey(0.135), page200, light, null, true).state, 'filled', '0.96 of the hand, behind print');
+  assert.notEqual(classify(grey(0.1), page200, light, null, true).state, 'filled', 'show-through over a residue, 0.71 of the hand');
+  // Empty paper there, darkened by the print's blotchy show-through (darkest tenth 0.8 of the
+  // hand), is empty; elsewhere that darkest tenth would be a light hand's faint dot (uncertain).
+  assert.equal(classify(grey(0.05, { peak: 0.112 }), page200, light, null, true).state, 'empty');
+  assert.equal(classify(grey(0.05, { peak: 0.112 }), page200, light).state, 'uncertain');
+});

@@ -18,9 +18,15 @@ export const THRESHOLDS = {
   /** Stroke length (mm): a stroke from, nothing below. */
   filledStroke: 1.9,
   emptyStroke: 0.9,
-  /** Below 150 dpi on a dark hand's page, a stroke shorter than this whose area peaks under `faintPeak` does not decide by itself. */
+  /** On a dark hand's page below 150 dpi (or behind the other side's print), a stroke shorter than this whose area peaks under `faintPeak` does not decide by itself… */
   shortStroke: 2.6,
   faintPeak: 0.25,
+  /**
+   * …and whatever its length, one in an area of a grey above the empty threshold whose darkest
+   * tenth is under this many times its mean: a uniform grey's noise (residues measured 1.35-1.56
+   * on A's tuning pages; thin ticks 2.5 and more, one of 1.56 with a mean of 0.075).
+   */
+  uniformPeak: 1.7,
   /** Inner area covered by stroke-dark samples: nothing below. */
   emptyCover: 0.04,
   /**
@@ -41,7 +47,7 @@ export const THRESHOLDS = {
    */
   lightBlobContrast: 0.14,
   /** Behind the other side's QR code or barcode a light hand's uniform grey is a fill from this much above its usual threshold (the print's show-through). */
-  behindPrintAllowance: 0.07,
+  behindPrintAllowance: 0.04,
   /**
    * A light hand: the median of the page's uniform marks from `lightFloor` up is below
    * `lightHand`; its uniform marks then count as fills from `lightFactor` of that median (and
@@ -62,6 +68,12 @@ export const THRESHOLDS = {
    * areas and residue mostly under 0.75).
    */
   lightTrace: 0.75,
+  /**
+   * Behind the other side's QR code or barcode that print's blotchy show-through darkens the
+   * darkest tenth too: there from this much of the hand's median (on A's tuning pages empty
+   * areas there reach 0.93 of it, a light hand's fills, dots and half fills start at 0.99).
+   */
+  lightTraceBehind: 0.95,
   /**
    * Not on a dark hand's page, a patch of `faintBlob` mm² at least `wideBlobContrast` darker
    * than its paper is never empty (a light dot measures 0.10-0.11 there, as the other side's
@@ -131,6 +143,27 @@ export const THRESHOLDS = {
   splitGap: 0.015,
   splitEmptyMax: 0.11,
   splitFilledMin: 0.135,
+  /**
+   * The fill side only from a gap this wide: on A's tuning pages a narrower one (0.0197) was found
+   * between a page's residues, two of them (0.127, 0.135) above it.
+   */
+  splitFillGap: 0.02,
+  /**
+   * A gap at least `splitWideGap` wide (its middle may then lie from `splitWideLow`: a page whose
+   * faint fills measure 0.12-0.14 and residues under 0.09) is trusted further on a side where the
+   * page's greys run up to it in steps of at most `splitRunStep` of the gap (they form one
+   * cluster: the page's residues below, its faint fills above): there band areas below it are
+   * empty up to `splitWideEmptyMax`, above it filled from `splitWideFilledMin`. A grey alone
+   * next to the gap, far from the others on its side, could belong to either, and a second gap
+   * as wide from `splitWideLow` to `splitWideHigh` leaves open which gap parts the two: then the
+   * usual limits hold.
+   */
+  splitWideGap: 0.03,
+  splitWideLow: 0.095,
+  splitWideHigh: 0.16,
+  splitRunStep: 0.3,
+  splitWideEmptyMax: 0.125,
+  splitWideFilledMin: 0.125,
 } as const;
 
 /** How this student fills, from the page's uniform marks (fills, not strokes). */
@@ -171,17 +204,24 @@ export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills, sp
   const emptySolid = Math.min(lowRes ? T.emptySolidLowRes : T.emptySolid, filledSolid - 0.03);
   const score = Math.max(ramp(ev.solid, emptySolid, filledSolid), ramp(ev.stroke, T.emptyStroke, T.filledStroke));
   const uncertain = { state: 'uncertain' as const, score: Math.round(score * 100) / 100 };
-  // Below 150 dpi, or behind the other side's QR code or barcode, on a dark hand's page a short
-  // faint "stroke" can be noise or show-through grown through an erasure's residue and its
-  // specks: not a stroke that decides by itself.
-  const faintShort = (lowRes || behindPrint) && hand === 'dark' && ev.stroke < T.shortStroke && ev.peak < T.faintPeak;
-  if ((ev.stroke >= T.filledStroke && !faintShort) || (ev.blob >= T.filledBlob && ev.blobContrast >= T.filledBlobContrast)) return { state: 'filled', score: 1 };
+  // On a dark hand's page a faint "stroke" may be no stroke: below 150 dpi, or behind the other
+  // side's QR code or barcode, a short one can be noise or show-through grown through an
+  // erasure's residue and its specks; and one in an area whose darkest tenth is hardly darker
+  // than its mean is a uniform grey's noise (a line across an area leaves its darkest tenth
+  // several times its mean). Neither decides by itself.
+  const faintStroke = hand === 'dark' && ev.peak < T.faintPeak
+    && (((lowRes || behindPrint) && ev.stroke < T.shortStroke) || (ev.solid >= emptySolid && ev.peak < T.uniformPeak * ev.solid));
+  if ((ev.stroke >= T.filledStroke && !faintStroke) || (ev.blob >= T.filledBlob && ev.blobContrast >= T.filledBlobContrast)) return { state: 'filled', score: 1 };
   // Anything stroke-like or patchy keeps an area from being called empty.
   const trace = isTrace(ev, hand, behindPrint);
+  // Such a faint "stroke" is no fill either: its area stays uncertain below `residueMax`, like
+  // the residue it may have grown through (on A's tuning pages a residue of 0.158 at 100 dpi
+  // with a 1.8 mm stroke of noise, and one of 0.178 at 200 dpi with 4 mm, were read filled).
+  if (faintStroke && trace && ev.solid < T.residueMax) return uncertain;
   // A faint dot or half fill (a light hand's, or a light mark on a page of mixed instruments)
   // can be as faint as the other side showing through: not a trace that keeps it from being a
   // fill, but never empty.
-  const keep = trace || (hand === 'light' && ev.peak >= T.lightTrace * fills!.level)
+  const keep = trace || (hand === 'light' && ev.peak >= (behindPrint ? T.lightTraceBehind : T.lightTrace) * fills!.level)
     || (hand !== 'dark' && ev.blob >= (lowRes ? T.faintBlobLowRes : T.faintBlob) && (behindPrint
       ? ev.blob >= T.wideBlob && ev.blobContrast >= T.wideBlobContrast && ev.solid >= T.faintBlobSolidBehind
       : ev.blobContrast >= T.wideBlobContrast || (ev.blob >= T.faintBlob && ev.blobContrast >= T.faintPatchContrast && ev.solid >= T.faintPatchSolid)));
@@ -210,8 +250,8 @@ export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills, sp
   if ((hand === 'mixed' || hand === 'light') && !lowRes && ev.blob >= T.faintBlob && ev.blobContrast >= T.mixedBlobContrast) return { state: 'filled', score: 1 };
   if (!keep && ev.cover < T.emptyCover && ev.solid < emptyBelow) return { state: 'empty', score: 0 };
   if (split && hand === 'mixed' && !lowRes && !trace) {
-    if (!keep && ev.solid <= split.below && ev.solid <= T.splitEmptyMax) return { state: 'empty', score: 0 };
-    if (ev.solid >= split.above && ev.solid >= T.splitFilledMin) return { state: 'filled', score: 1 };
+    if (!keep && ev.solid <= split.below && ev.solid <= (split.belowRun ? T.splitWideEmptyMax : T.splitEmptyMax)) return { state: 'empty', score: 0 };
+    if (ev.solid >= split.above && split.above - split.below >= T.splitFillGap && ev.solid >= (split.aboveRun ? T.splitWideFilledMin : T.splitFilledMin)) return { state: 'filled', score: 1 };
   }
   return uncertain;
 }
@@ -223,8 +263,12 @@ function isTrace(ev: MarkEvidence, hand: PageFills['hand'], behindPrint = false)
     || (hand !== 'dark' && ev.blob >= T.wideBlob && ev.blobContrast >= (behindPrint ? T.lightBlobContrast : T.wideBlobContrast));
 }
 
-/** The gap between a mixed page's erasures (at most `below` dark) and its faint fills (at least `above`). */
-export interface ResidueSplit { below: number; above: number }
+/**
+ * The gap between a mixed page's erasures (at most `below` dark) and its faint fills (at least
+ * `above`); `belowRun` / `aboveRun`: the gap is wide and the page's greys on that side run up
+ * to it in small steps (`splitWideGap`, `splitRunStep`).
+ */
+export interface ResidueSplit { below: number; above: number; belowRun: boolean; aboveRun: boolean }
 
 /**
  * Where a page of mixed instruments separates residue from faint fills, or null. Across pages
@@ -238,12 +282,28 @@ export function residueSplit(ev: readonly MarkEvidence[], fills: PageFills): Res
   if (fills.hand !== 'mixed') return null;
   const vals = ev.filter((e) => !isTrace(e, fills.hand) && e.solid >= 0.6 * e.peak && e.solid >= T.splitFrom && e.solid <= T.splitTo)
     .map((e) => e.solid).sort((a, b) => a - b);
-  let best: ResidueSplit | null = null;
+  let best = -1;
   for (let i = 1; i < vals.length; i++) {
-    const lo = vals[i - 1]!, hi = vals[i]!, mid = (lo + hi) / 2;
-    if (mid >= T.splitLow && mid <= T.splitHigh && (!best || hi - lo > best.above - best.below)) best = { below: lo, above: hi };
+    const mid = (vals[i - 1]! + vals[i]!) / 2;
+    const width = vals[i]! - vals[i - 1]!;
+    const inWindow = mid <= T.splitHigh && (mid >= T.splitLow || (mid >= T.splitWideLow && width >= T.splitWideGap));
+    if (inWindow && (best < 0 || width > vals[best]! - vals[best - 1]!)) best = i;
   }
-  return best && best.above - best.below >= T.splitGap ? best : null;
+  if (best < 0) return null;
+  const below = vals[best - 1]!, above = vals[best]!, gap = above - below;
+  if (gap < T.splitGap) return null;
+  // Whether the neighbour beyond the gap's edge is within a small step of it: the edge is then
+  // part of its side's cluster, not a grey alone between the two.
+  const near = (j: number, edge: number) => j >= 0 && j < vals.length && Math.abs(vals[j]! - edge) <= T.splitRunStep * gap;
+  // Another wide gap near the band (two clusters of greys above the residue, or below the
+  // fills) leaves open which of them parts residue from fills: then neither is trusted further.
+  let rivals = 0;
+  for (let i = 1; i < vals.length; i++) {
+    const mid = (vals[i - 1]! + vals[i]!) / 2;
+    if (i !== best && vals[i]! - vals[i - 1]! >= T.splitWideGap && mid >= T.splitWideLow && mid <= T.splitWideHigh) rivals++;
+  }
+  const wide = gap >= T.splitWideGap && rivals === 0;
+  return { below, above, belowRun: wide && near(best - 2, below), aboveRun: wide && near(best + 1, above) };
 }
 
 function ramp(v: number, lo: number, hi: number): number {
