@@ -3,7 +3,7 @@
 // secret key: BOXHUB_SECRET_KEY or BOXHUB_SECRET_KEY_FILE, else <data dir>/secret.key).
 // The server's code is loaded only here, when such a command runs (not for its --help).
 import { join } from 'node:path';
-import type { ApplicationService, Config, DeviceService } from '@boxhub/server';
+import type { ApplicationService, Config, DeviceService } from '@boxhub/server/admin.ts';
 import { Unreachable, UsageError } from './exit.ts';
 import type { Progress } from './progress.ts';
 
@@ -19,34 +19,32 @@ function describeDb(config: Config): string {
 }
 
 export async function withAdmin<T>(progress: Progress, work: (a: Admin) => Promise<T>): Promise<T> {
-  const server = await import('@boxhub/server');
-  const { SecretKeyError } = await import('@boxhub/server/secret-box.ts');
+  // The administration part of the server only (server/src/admin.ts): not the HTTP server,
+  // broker and workers, which a command does not run.
+  const admin = await import('@boxhub/server/admin.ts');
   let config: Config;
-  try { config = server.loadConfig(); } catch (e) {
+  try { config = admin.loadConfig(); } catch (e) {
     // The environment is the command's input as much as its flags are.
-    if (e instanceof server.ConfigError) throw new UsageError(e.message);
+    if (e instanceof admin.ConfigError) throw new UsageError(e.message);
     throw e;
   }
   const where = describeDb(config);
   progress.update(`database: ${where}`);
-  let db;
+  let db: Awaited<ReturnType<typeof admin.openAdmin>> | undefined;
   try {
-    const box = server.openSecretBox(config);
     try {
-      db = await server.openConfiguredDb(config);
-      await server.migrate(db);
+      // A CLI with another key than the server's would write secrets the server cannot read:
+      // openAdmin checks the key against the database's.
+      db = await admin.openAdmin(config);
     } catch (e) {
-      throw new Unreachable(`cannot open the database (${where}): ${(e as Error).message}`);
+      if ((e as { opening?: boolean }).opening) throw new Unreachable(`cannot open the database (${where}): ${(e as Error).message}`);
+      throw e;
     }
-    const repos = server.createRepositories(db, box);
-    // A CLI with another key than the server's would write secrets the server cannot read.
-    await server.checkSecretKey(repos, box);
-    const clock = server.systemClock;
     // The work prints its result on stdout: the passing state goes first.
     progress.clear();
-    return await work({ config, applications: new server.ApplicationService(repos.applications, clock), devices: new server.DeviceService(repos.devices, clock) });
+    return await work({ config, applications: db.applications, devices: db.devices });
   } catch (e) {
-    if (e instanceof SecretKeyError) throw new Unreachable(e.message);
+    if (e instanceof admin.SecretKeyError) throw new Unreachable(e.message);
     throw e;
   } finally {
     progress.clear();

@@ -1,4 +1,5 @@
-export { startServer, openConfiguredDb, openSecretBox, checkSecretKey, type RunningServer, type StartOptions } from './server.ts';
+export { startServer, type RunningServer, type StartOptions } from './server.ts';
+export { openConfiguredDb, openSecretBox, checkSecretKey } from './deployment.ts';
 export { loadConfig, ConfigError, type Config } from './config.ts';
 export { buildApp } from './app.ts';
 export { migrate } from './db/migrate.ts';

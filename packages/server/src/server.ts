@@ -28,7 +28,7 @@ import { blobSecret } from './storage/secret.ts';
 import { JobRepository } from './jobs/repository.ts';
 import { JobRunner } from './jobs/runner.ts';
 import { createGuardedAgent } from './net/guarded-agent.ts';
-import { loadSecretBox, SecretBox, SecretKeyError } from './secret-box.ts';
+import { checkSecretKey, openConfiguredDb, openSecretBox } from './deployment.ts';
 import { sha256, sameHash } from './secrets.ts';
 import { RecognitionWorkers } from './modules/recognition/worker.ts';
 import { createRepositories, createServices, type Repositories, type Services } from './services.ts';
@@ -79,33 +79,6 @@ const SESSION_WATCH_MS = 1000;
 /** Completed callbacks are looked for hourly: retention is counted in days. */
 const RETENTION_SWEEP_MS = 3_600_000;
 
-export function openConfiguredDb(config: Config, pgSchema?: string): Promise<Db> {
-  const schema = pgSchema ?? config.databaseSchema;
-  return openDb({ url: config.databaseUrl, sqlitePath: join(config.dataDir, 'boxhub.sqlite'), ...(schema ? { pgSchema: schema } : {}) });
-}
-
-/** The key that encrypts stored secrets; the default key file lives in the data directory. */
-export function openSecretBox(config: Config): SecretBox {
-  ensureDataDir(config.dataDir);
-  return loadSecretBox(config.secretKey);
-}
-
-/**
- * Stored secrets must be readable with this process's key: a node (or a CLI) with another key
- * would sign callbacks nobody can verify, or write secrets the others cannot read. Secrets
- * written before encryption existed are sealed now.
- */
-export async function checkSecretKey(repos: Repositories, box: SecretBox): Promise<number> {
-  // The first process on a database records its key's id; the others must hold the same key
-  // (checked before any secret exists, so two nodes that each made a key fail at once).
-  const recorded = await repos.applications.deploymentKeyId();
-  const other = recorded !== box.keyId ? recorded : await repos.applications.foreignKeyId();
-  if (other) {
-    throw new SecretKeyError(`this database's secrets are encrypted under another key (key id ${other}; this process has ${box.keyId}): give every node and the CLI the same BOXHUB_SECRET_KEY or BOXHUB_SECRET_KEY_FILE`);
-  }
-  return repos.applications.sealPlainSecrets();
-}
-
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
   const clock = opts.clock ?? systemClock;
   const log = opts.logger ?? pino({ level: config.logLevel });
@@ -120,7 +93,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   try {
     await migrate(db);
     const repos = createRepositories(db, box);
-    const sealed = await checkSecretKey(repos, box);
+    const sealed = await checkSecretKey(repos.applications, box);
     if (sealed > 0) log.info({ applications: sealed }, 'callback secrets stored in plain text were encrypted');
     const metrics = createMetrics();
 
