@@ -30,13 +30,15 @@ export class SessionWatch {
   /** One pass: sessions whose device is gone or whose secret hash changed are dropped. */
   async check(): Promise<void> {
     if (this.running) return;
-    if (this.o.dataVersion) {
-      const v = this.o.dataVersion();
-      if (v === this.seenVersion) return;
-      this.seenVersion = v;
-    }
     this.running = true;
     try {
+      // Inside the try: it runs on a timer, so a database that is closed or failing (its
+      // data_version read throws) is reported through onError, never an unhandled rejection.
+      if (this.o.dataVersion) {
+        const v = this.o.dataVersion();
+        if (v === this.seenVersion) return;
+        this.seenVersion = v;
+      }
       const open = new Set(this.o.sessions());
       for (const uuid of this.logins.keys()) if (!open.has(uuid)) this.logins.delete(uuid);
       const ids = [...this.logins.keys()];
