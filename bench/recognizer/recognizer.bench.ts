@@ -105,7 +105,10 @@ const pool = new rec.PagePool({ layouts: [...allLayouts.values()].flat(), worker
 for (const spec of SETS) {
   const cards = await renderAll(spec);
   const tally = newTally();
-  const readings = await Promise.all(cards.map((c) => Promise.all(c.sides.map((s) => pool.recognize(s.jpeg)))));
+  // Each card is one student: its sides judged together as the assembler does when the student
+  // is finished (student-pool.ts; absent from recognizers before it).
+  const readings = (await Promise.all(cards.map((c) => Promise.all(c.sides.map((s) => pool.recognize(s.jpeg))))))
+    .map((r) => (rec.poolStudent ? rec.poolStudent(r) : r));
   const barcode = spec.scenario === 'barcode';
   cards.forEach((c, k) => scorePages(tally, c, readings[k]!, barcode));
   if (barcode) {

@@ -12,6 +12,8 @@ export { recognizePage, recognizeGrey } from './page-recognizer.ts';
 export type { PageReading, AreaReading, PageDiagnostics } from './page-recognizer.ts';
 export type { AreaState } from './mark-classifier.ts';
 export { StudentAssembler } from './student-assembler.ts';
+export { poolStudent } from './student-pool.ts';
+export type { SideEvidence } from './student-pool.ts';
 export type { PageSource, StudentResult, StudentFills } from './student-assembler.ts';
 export { RECOGNITION_ERRORS } from './error-codes.ts';
 export type { RecognitionErrorCode } from './error-codes.ts';

@@ -175,9 +175,19 @@ export interface PageFills {
 }
 
 export function pageFills(ev: readonly MarkEvidence[]): PageFills {
+  return fillsOf(uniformMarks(ev));
+}
+
+/** The darkness of a page's uniform marks (fills, not strokes) from `lightFloor` up, sorted: what `pageFills` judges. */
+export function uniformMarks(ev: readonly MarkEvidence[]): number[] {
   const T = THRESHOLDS;
   const uniform = ev.filter((e) => e.solid >= 0.6 * e.peak && (e.stroke < T.emptyStroke || e.solid >= T.filledSolid));
-  const marks = uniform.map((e) => e.solid).filter((v) => v >= T.lightFloor).sort((a, b) => a - b);
+  return uniform.map((e) => e.solid).filter((v) => v >= T.lightFloor).sort((a, b) => a - b);
+}
+
+/** How a hand fills, from its uniform marks (sorted; `uniformMarks`), of one page or of all of a student's sides. */
+export function fillsOf(marks: readonly number[]): PageFills {
+  const T = THRESHOLDS;
   if (marks.length < T.minFills) return { hand: 'unknown', level: 0 };
   const median = quantile(marks, 0.5);
   if (median < T.lightHand) return { hand: 'light', level: median };
@@ -278,10 +288,20 @@ export interface ResidueSplit { below: number; above: number; belowRun: boolean;
  * faint fills finds its gap between the residue and the light fills).
  */
 export function residueSplit(ev: readonly MarkEvidence[], fills: PageFills): ResidueSplit | null {
-  const T = THRESHOLDS;
   if (fills.hand !== 'mixed') return null;
-  const vals = ev.filter((e) => !isTrace(e, fills.hand) && e.solid >= 0.6 * e.peak && e.solid >= T.splitFrom && e.solid <= T.splitTo)
+  return splitOf(splitGreys(ev));
+}
+
+/** A page's uniform greys that may part residue from faint fills, as on a mixed page, sorted: what `residueSplit` looks through. */
+export function splitGreys(ev: readonly MarkEvidence[]): number[] {
+  const T = THRESHOLDS;
+  return ev.filter((e) => !isTrace(e, 'mixed') && e.solid >= 0.6 * e.peak && e.solid >= T.splitFrom && e.solid <= T.splitTo)
     .map((e) => e.solid).sort((a, b) => a - b);
+}
+
+/** The gap among sorted greys (`splitGreys`) of one page or of all of a student's sides, or null. */
+export function splitOf(vals: readonly number[]): ResidueSplit | null {
+  const T = THRESHOLDS;
   let best = -1;
   for (let i = 1; i < vals.length; i++) {
     const mid = (vals[i - 1]! + vals[i]!) / 2;

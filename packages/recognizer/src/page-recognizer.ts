@@ -7,7 +7,8 @@ import { solveHomography, type Homography } from './homography.ts';
 import { buildPaperMap } from './paper-map.ts';
 import { findStreaks } from './streaks.ts';
 import { sampleArea, sampleSquare, type AreaSample } from './area-sampler.ts';
-import { classify, pageFills, residueSplit, THRESHOLDS, type AreaState, type PageFills } from './mark-classifier.ts';
+import { classify, fillsOf, splitGreys, splitOf, THRESHOLDS, uniformMarks, type AreaState, type PageFills } from './mark-classifier.ts';
+import { sideEvidence, type SideEvidence } from './student-pool.ts';
 import { evidence, type MarkEvidence } from './mark-evidence.ts';
 import { pageLevels, type PageLevels } from './page-levels.ts';
 import { decodeSideIdentity, decodeStudentIdentity, layoutKeyHex, studentKey, studentKeyHex, type Side } from './id-strip.ts';
@@ -42,6 +43,8 @@ export type PageReading =
      */
     student_key?: string | null;
     areas: AreaReading[];
+    /** What the student's other sides need to judge this side's uncertain areas again (student-pool.ts). */
+    evidence?: SideEvidence;
     ms: number;
   };
 
@@ -102,16 +105,20 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
   const areaEvidence = areaSamples.map((s) => evidence(s, levels, THRESHOLDS.filledStroke));
   const cellEvidence = cellSamples.map((s) => evidence(s, cellLevels, THRESHOLDS.filledStroke));
   // How this student fills, from the page's clearly filled areas (the cells are too few).
-  const fills = pageFills(areaEvidence);
+  const marks = uniformMarks(areaEvidence);
+  const fills = fillsOf(marks);
   if (diagnostics) Object.assign(diagnostics, { levels, cellLevels, fills, areas: areaEvidence, cells: cellEvidence, samples: areaSamples, pxmm });
   // On a page of mixed instruments, where its erasures end and its faint fills begin (areas only:
   // the student-number cells are measured against other levels).
-  const split = residueSplit(areaEvidence, fills);
-  const behind = densePrintBehind(layout, side);
-  const areas: AreaReading[] = side.areas.map((a, i) => ({ chapter: a.chapter, index: a.index, ...classify(areaEvidence[i]!, levels, fills, split, behind(a)) }));
+  const greys = splitGreys(areaEvidence);
+  const split = fills.hand === 'mixed' ? splitOf(greys) : null;
+  const isBehind = densePrintBehind(layout, side);
+  const behind = side.areas.map((a) => isBehind(a));
+  const areas: AreaReading[] = side.areas.map((a, i) => ({ chapter: a.chapter, index: a.index, ...classify(areaEvidence[i]!, levels, fills, split, behind[i]) }));
 
   const out: Extract<PageReading, { status: 'ok' }> = {
     status: 'ok', layout_id: layout.layout_id, sheet: side.sheet, side: side.side, upside_down: frame.upsideDown, areas, ms: 0,
+    evidence: sideEvidence(marks, greys, fills, levels, areas.map((a) => a.state), areaEvidence, behind),
   };
   // The student strip of a personalised card: which student this sheet was printed for.
   let printedKey: number | null | undefined;

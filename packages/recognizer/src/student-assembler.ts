@@ -6,6 +6,7 @@ import type { Layout } from './layout.ts';
 import type { LayoutSet } from './layout-store.ts';
 import type { PageReading } from './page-recognizer.ts';
 import { RECOGNITION_ERRORS } from './error-codes.ts';
+import { poolStudent } from './student-pool.ts';
 
 /** Where a page came from (service spec, recognition callback pages[]). */
 export interface PageSource { paper_number: number; page_number: number; front: boolean; item_id: number }
@@ -151,7 +152,8 @@ export class StudentAssembler {
     if (problems.length > 0) return fail(problems[0]![0], problems.map((p) => p[1]).join('; '));
     const fills: number[][] = layout.chapters.map(() => []);
     const uncertain: number[][] = layout.chapters.map(() => []);
-    for (const r of bySide.values()) for (const a of r.areas) {
+    // The student's sides are one hand: areas a side left uncertain, judged again with all of them.
+    for (const r of poolStudent([...bySide.values()])) for (const a of r.areas) {
       if (a.state === 'filled') fills[a.chapter - 1]!.push(a.index);
       else if (a.state === 'uncertain') uncertain[a.chapter - 1]!.push(a.index);
     }

@@ -1,0 +1,125 @@
+// A student's sides judged together (student-pool.ts) on made-up evidence (no images): each side
+// is first judged alone exactly as page-recognizer.ts does, then the student's uncertain areas
+// are judged again with the gap between residue and faint fills over all of its sides.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { classify, fillsOf, pageFills, residueSplit, splitGreys, splitOf, uniformMarks } from './mark-classifier.ts';
+import type { MarkEvidence } from './mark-evidence.ts';
+import type { PageLevels } from './page-levels.ts';
+import type { PageReading } from './page-recognizer.ts';
+import { poolStudent, sideEvidence } from './student-pool.ts';
+import { StudentAssembler } from './student-assembler.ts';
+import { createLayoutSet } from './layout-store.ts';
+import type { Layout } from './layout.ts';
+
+const LEVELS_200: PageLevels = { baseline: 0.01, noise: 0.03, spread: 0.004, line: 0.5, pxmm: 7.87 };
+const LEVELS_100: PageLevels = { ...LEVELS_200, pxmm: 3.94 };
+
+/** A uniform grey or fill (no stroke, no patch). */
+const grey = (solid: number): MarkEvidence => ({ solid, peak: solid * 1.2, stroke: 0, cover: 0, blob: 0, blobContrast: 0 });
+const empty = (): MarkEvidence => ({ solid: 0.005, peak: 0.04, stroke: 0, cover: 0, blob: 0, blobContrast: 0 });
+/** A mixed hand's clear fills: pen and pencil, uneven (not one instrument). */
+const MIXED_FILLS = [0.8, 0.8, 0.8, 0.45, 0.45, 0.45].map(grey);
+
+type Ok = Extract<PageReading, { status: 'ok' }>;
+
+/** One side read as page-recognizer.ts reads it, from its areas' evidence. */
+function readSide(ev: MarkEvidence[], side: 'front' | 'back', levels = LEVELS_200): Ok {
+  const marks = uniformMarks(ev);
+  const fills = fillsOf(marks);
+  const greys = splitGreys(ev);
+  const split = fills.hand === 'mixed' ? splitOf(greys) : null;
+  const behind = ev.map(() => false);
+  const areas = ev.map((e, i) => ({ chapter: side === 'front' ? 1 : 2, index: i + 1, ...classify(e, levels, fills, split, behind[i]) }));
+  return { status: 'ok', layout_id: '0000abcd', sheet: 1, side, upside_down: false, areas, ms: 1, evidence: sideEvidence(marks, greys, fills, levels, areas.map((a) => a.state), ev, behind) };
+}
+
+const states = (r: PageReading) => (r.status === 'ok' ? r.areas.map((a) => a.state) : []);
+
+test('the split functions give what residueSplit and pageFills give', () => {
+  const ev = [...MIXED_FILLS, grey(0.118), grey(0.148), grey(0.09), empty(), { ...grey(0.13), stroke: 1 }];
+  assert.deepEqual(fillsOf(uniformMarks(ev)), pageFills(ev));
+  assert.deepEqual(splitOf(splitGreys(ev)), residueSplit(ev, pageFills(ev)));
+});
+
+test("a residue left uncertain on one side is empty once the student's other side shows its greys running up to the gap", () => {
+  // Front alone: a gap of 0.03 between 0.118 and 0.148 with no greys running up to it: the usual
+  // limits (empty only up to 0.11) leave 0.118 uncertain. Back: residues at 0.110 and 0.114 and a
+  // faint fill at 0.152: over both sides the gap is wide and both of its sides run up to it.
+  const front = readSide([...MIXED_FILLS, grey(0.118), grey(0.148), empty()], 'front');
+  const back = readSide([...MIXED_FILLS, grey(0.110), grey(0.114), grey(0.152), empty()], 'back');
+  assert.equal(front.evidence?.open?.fills.hand, 'mixed');
+  assert.deepEqual(states(front).slice(6), ['uncertain', 'filled', 'empty']);
+  const [f, b] = poolStudent([front, back]);
+  assert.deepEqual(states(f!).slice(6), ['empty', 'filled', 'empty']);
+  assert.deepEqual(states(b!), states(back), 'nothing left to decide on the back: the same');
+  assert.equal(b, back, 'an unchanged side is the same object');
+  assert.deepEqual(states(front).slice(6), ['uncertain', 'filled', 'empty'], 'the input is not modified');
+  const a = (f as Ok).areas[6]!;
+  assert.deepEqual(a, { chapter: 1, index: 7, state: 'empty', score: 0 });
+});
+
+test("a faint fill left uncertain on one side is filled once the student's other side shows the gap below it", () => {
+  // Front alone has one grey (0.128): no gap, uncertain. Back: residues 0.090, 0.094 and faint
+  // fills 0.132, 0.136: over both sides a gap of 0.034 with greys running up to it on each side.
+  const front = readSide([...MIXED_FILLS, grey(0.128)], 'front');
+  const back = readSide([...MIXED_FILLS, grey(0.090), grey(0.094), grey(0.132), grey(0.136)], 'back');
+  assert.deepEqual(states(front).slice(6), ['uncertain']);
+  const [f] = poolStudent([front, back]);
+  assert.deepEqual(states(f!).slice(6), ['filled']);
+  // The other order (scan order may put any side first) gives the same.
+  assert.deepEqual(states(poolStudent([back, front])[1]!).slice(6), ['filled']);
+});
+
+test('only uncertain areas change: the JSON of a stored reading is enough, and decided areas stay as they are', () => {
+  const front = readSide([...MIXED_FILLS, grey(0.118), grey(0.148)], 'front');
+  const back = readSide([...MIXED_FILLS, grey(0.110), grey(0.114), grey(0.152)], 'back');
+  // A decided area whose evidence would now read otherwise is never touched: mark it "filled"
+  // while the residue's evidence stays in `open` (as if a later rule had decided it).
+  const forced: Ok = { ...front, areas: front.areas.map((a, i) => (i === 6 ? { ...a, state: 'filled', score: 1 } : a)) };
+  assert.deepEqual(states(poolStudent([forced, back])[0]!), states(forced));
+  const stored = JSON.parse(JSON.stringify([front, back])) as PageReading[];
+  assert.deepEqual(states(poolStudent(stored)[0]!).slice(6), ['empty', 'filled']);
+});
+
+test('nothing changes with one side, below 150 dpi, without evidence, or when the student is not a mixed hand', () => {
+  const frontEv = [...MIXED_FILLS, grey(0.118), grey(0.148)];
+  const backEv = [...MIXED_FILLS, grey(0.110), grey(0.114), grey(0.152)];
+  const front = readSide(frontEv, 'front');
+  assert.deepEqual(states(poolStudent([front])[0]!), states(front), 'one side alone: as judged');
+  // At 100 dpi a faint fill can measure as low as a residue: no split there, nothing kept open.
+  const low = readSide(frontEv, 'front', LEVELS_100);
+  assert.equal(low.evidence?.open, undefined);
+  assert.deepEqual(states(poolStudent([low, readSide(backEv, 'back', LEVELS_100)])[0]!), states(low));
+  // Readings without evidence (an older recognizer's, stored before) take no part.
+  const { evidence: _drop, ...bare } = readSide(backEv, 'back');
+  assert.deepEqual(states(poolStudent([front, bare])[0]!), states(front));
+  // A student whose sides together are one dark, even hand (the back's many even pencil fills
+  // outweigh the front's few pen fills) is no mixed hand: nothing changes.
+  const even = readSide([...[0.45, 0.46, 0.47, 0.48, 0.46, 0.45, 0.47, 0.46, 0.45, 0.47, 0.48, 0.46, 0.45, 0.47].map(grey), grey(0.110), grey(0.114), grey(0.152)], 'back');
+  assert.equal(fillsOf([...front.evidence!.marks, ...even.evidence!.marks].sort((a, b) => a - b)).hand, 'dark');
+  assert.deepEqual(states(poolStudent([front, even])[0]!), states(front));
+  // Blank and unreadable pages are passed through.
+  const blank: PageReading = { status: 'blank', ms: 1 };
+  assert.deepEqual(poolStudent([blank, front]), [blank, front]);
+});
+
+test('the assembler reports a finished student with its sides judged together', () => {
+  const side = (sheet: number, s: 'front' | 'back', extra: object) => ({ sheet, side: s, fiducials: [], id_code: { x: 0, y: 0, w: 0, h: 0, cols: 0, rows: 0, cell: 0, bits: [] }, areas: [], student_cells: [], ...extra });
+  const layout = {
+    format: 'boxhub-card-layout', version: 1, layout_id: '0000abcd', card_id: 't', title: 't', page: { size: 'A4', width_mm: 210, height_mm: 297 },
+    duplex: true, sheets: 1, qrcode: 'q', student_number: { type: 'barcode' }, chapters: [{ chapter: 1, title: 'a', areas: 9 }, { chapter: 2, title: 'b', areas: 9 }],
+    sides: [side(1, 'front', { qrcode: { x: 0, y: 0, w: 1, h: 1, modules: 21, module: 1 }, barcode: { x: 0, y: 0, w: 1, h: 1 } }), side(1, 'back', {})],
+  } as unknown as Layout;
+  const front: Ok = { ...readSide([...MIXED_FILLS, grey(0.118), grey(0.148)], 'front'), qrcode: 'q', student_id: 'S1' };
+  const back = readSide([...MIXED_FILLS, grey(0.110), grey(0.114), grey(0.152)], 'back');
+  const a = new StudentAssembler(createLayoutSet([layout]));
+  a.push({ paper_number: 1, page_number: 1, front: true, item_id: 1 }, front);
+  a.push({ paper_number: 1, page_number: 2, front: false, item_id: 1 }, back);
+  const [r] = a.end();
+  assert.equal(r!.error_code, 0);
+  // Front: fills 1-6 and the faint fill 8; its residue 7 (uncertain alone) is empty. Back: fills
+  // 1-6 and the faint fill 9; its residues 7 and 8 empty.
+  assert.deepEqual(r!.result!.fills, [[1, 2, 3, 4, 5, 6, 8], [1, 2, 3, 4, 5, 6, 9]]);
+  assert.deepEqual(r!.result!.uncertain, [[], []]);
+});

@@ -1,0 +1,69 @@
+// A student's sides are one hand (issue 12: thresholds that adapt "per page and per student").
+// Each side is judged alone first (mark-classifier.ts); a side of mixed instruments leaves an
+// area uncertain when its own greys show no trusted gap between the student's erasures and
+// faint fills. All of the student's sides together hold more of those greys, so the gap is found
+// (and found wide, with the greys running up to it) more often. When the student is finished
+// (StudentAssembler), the areas each side left uncertain are judged again against the gap of
+// all its sides; only uncertain areas can change, and only to filled or empty.
+import { classify, fillsOf, splitOf, THRESHOLDS, type AreaState, type PageFills } from './mark-classifier.ts';
+import type { MarkEvidence } from './mark-evidence.ts';
+import type { PageLevels } from './page-levels.ts';
+import type { PageReading } from './page-recognizer.ts';
+
+/** What a side keeps for its student's second look. Plain data: it crosses worker boundaries and is stored as JSON. */
+export interface SideEvidence {
+  /** The side's uniform marks from `lightFloor` up, sorted (mark-classifier `uniformMarks`). */
+  marks: number[];
+  /** The side's uniform greys that may part residue from faint fills, sorted (`splitGreys`). */
+  greys: number[];
+  /** Present on a side of mixed instruments at 150 dpi or more that left areas uncertain: what they need to be judged again. */
+  open?: {
+    fills: PageFills;
+    levels: PageLevels;
+    /** Per uncertain area: its index in the side's areas, its evidence, whether the other side's print is behind it. */
+    areas: Array<{ i: number; ev: MarkEvidence; behind: boolean }>;
+  };
+}
+
+/** The side's evidence for its student (see SideEvidence). */
+export function sideEvidence(marks: number[], greys: number[], fills: PageFills, levels: PageLevels,
+  states: readonly AreaState[], evidence: readonly MarkEvidence[], behind: readonly boolean[]): SideEvidence {
+  const out: SideEvidence = { marks, greys };
+  if (fills.hand === 'mixed' && levels.pxmm >= THRESHOLDS.lowResPxMm) {
+    const areas = states.flatMap((s, i) => (s === 'uncertain' ? [{ i, ev: evidence[i]!, behind: behind[i]! }] : []));
+    if (areas.length > 0) out.open = { fills, levels, areas };
+  }
+  return out;
+}
+
+type Ok = Extract<PageReading, { status: 'ok' }>;
+
+/**
+ * A student's sides (any order), with the areas that each side of mixed instruments left
+ * uncertain judged again against the gap between residue and faint fills found among the greys
+ * of all its sides, when all of them together are a mixed hand. Returns new readings where
+ * something changed, the same objects elsewhere; sides without evidence (other layouts' pages,
+ * readings of older versions) only take no part.
+ */
+export function poolStudent<R extends PageReading>(readings: readonly R[]): R[] {
+  const sides = readings.filter((r): r is R & Ok => r.status === 'ok' && r.evidence !== undefined);
+  if (sides.length < 2 || !sides.some((r) => r.evidence!.open)) return [...readings];
+  const merged = (pick: (e: SideEvidence) => number[]) => sides.flatMap((r) => pick(r.evidence!)).sort((a, b) => a - b);
+  if (fillsOf(merged((e) => e.marks)).hand !== 'mixed') return [...readings];
+  const split = splitOf(merged((e) => e.greys));
+  if (!split) return [...readings];
+  return readings.map((r) => {
+    if (r.status !== 'ok' || !r.evidence?.open) return r;
+    const { fills, levels, areas: open } = r.evidence.open;
+    let areas: Ok['areas'] | undefined;
+    for (const o of open) {
+      const a = r.areas[o.i];
+      if (!a || a.state !== 'uncertain') continue;
+      const d = classify(o.ev, levels, fills, split, o.behind);
+      if (d.state === 'uncertain') continue;
+      areas ??= [...r.areas];
+      areas[o.i] = { ...a, state: d.state, score: d.score };
+    }
+    return areas ? { ...r, areas } : r;
+  });
+}
