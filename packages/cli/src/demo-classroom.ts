@@ -11,7 +11,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SimPrinter, SimScanner } from '@boxhub/agent';
 import { runLimited } from '@boxhub/protocol/limited-tool.ts';
-import { createLayoutSet, printedSides, recognizePage, scanPages, type Layout, type LayoutSet } from '@boxhub/recognizer';
+import { createLayoutSet, printedSides, recognizePage, scanPages, type Layout, type PageReading } from '@boxhub/recognizer';
 import { studentKey, studentKeyHex } from '@boxhub/recognizer/id-strip.ts';
 import { expectedFills, fillCard, type MarkMix } from '@boxhub/recognizer/synthetic/filled-card.ts';
 import { renderScan } from '@boxhub/recognizer/synthetic/render-scan.ts';
@@ -79,10 +79,13 @@ export async function fillPrintedCards(
   const sides: Uint8Array[] = [];
   const truth: ClassTruth = { template_id: layout.layout_id, students: [] };
   const cards = Math.min(MAX_STUDENTS, (pages.length / order.length) * Math.max(1, job.copies));
-  const ownNumber = await personalNumbers(pdfPath, layout, set);
+  const ownNumber = await personalNumbers(pdfPath, layout);
+  // Each printed page is recognized at most once (the first one already was; copies repeat pages).
+  const readings = new Map<number, Promise<PageReading>>([[0, Promise.resolve(first)]]);
+  const read = (i: number) => readings.get(i) ?? readings.set(i, recognizePage(pages[i]!, set)).get(i)!;
   for (let c = 0; c < cards; c++) {
     const at = (c * order.length) % pages.length;
-    const studentId = await ownNumber(pages[at]!);
+    const studentId = ownNumber?.(await read(at));
     // Marks only: the printed page underneath is the card's drawing.
     const card = fillCard(layout, { sides: layout.sides.map((s) => ({ sheet: s.sheet, side: s.side, ops: [] })) }, r, CLASS_MIX, studentId ? { studentId } : {});
     for (let k = 0; k < order.length; k++) {
@@ -93,9 +96,10 @@ export async function fillPrintedCards(
     truth.students.push({ student_id: card.studentId || null, fills: expectedFills(layout, card) });
   }
   // Printed one-sided, each side is a sheet of its own with a blank back.
+  const blank = job.duplex && sides.length % 2 === 0 ? undefined : await renderScan([], [], { dpi: SCAN_DPI, noise: 2, jpegQuality: 85, seed });
   const sheets: Array<{ front: Uint8Array; back: Uint8Array }> = [];
-  if (job.duplex) for (let i = 0; i < sides.length; i += 2) sheets.push({ front: sides[i]!, back: sides[i + 1] ?? await blankSide(seed) });
-  else for (const s of sides) sheets.push({ front: s, back: await blankSide(seed) });
+  if (job.duplex) for (let i = 0; i < sides.length; i += 2) sheets.push({ front: sides[i]!, back: sides[i + 1] ?? blank! });
+  else for (const s of sides) sheets.push({ front: s, back: blank! });
   return { sheets, truth };
 }
 
@@ -104,23 +108,16 @@ export async function fillPrintedCards(
  * their card: the one among the PDF's numbers of the right length (its text, pdftotext) whose key
  * is the one the card's student strip carries (id-strip.ts). Undefined elsewhere: a random number.
  */
-async function personalNumbers(pdfPath: string, layout: Layout, set: LayoutSet): Promise<(firstPage: Uint8Array) => Promise<string | undefined>> {
-  const none = async () => undefined;
-  if (layout.student_number.type !== 'bubbles') return none;
+async function personalNumbers(pdfPath: string, layout: Layout): Promise<((firstPage: PageReading) => string | undefined) | undefined> {
+  if (layout.student_number.type !== 'bubbles') return undefined;
   const text = await runLimited('pdftotext', [pdfPath, '-'], { memoryBytes: 512 << 20, cpuSeconds: 30, timeoutMs: 60_000, maxOutputBytes: 16 << 20 });
-  if (text.code !== 0) return none;
+  if (text.code !== 0) return undefined;
   const byKey = new Map<string, string>();
   for (const m of text.stdout.toString('utf8').matchAll(new RegExp(`\\b\\d{${layout.student_number.digits}}\\b`, 'g'))) byKey.set(studentKeyHex(studentKey(m[0])), m[0]);
-  if (byKey.size === 0) return none;
-  return async (firstPage) => {
-    const reading = await recognizePage(firstPage, set);
-    return reading.status === 'ok' && reading.student_key ? byKey.get(reading.student_key) : undefined;
-  };
+  if (byKey.size === 0) return undefined;
+  return (reading) => (reading.status === 'ok' && reading.student_key ? byKey.get(reading.student_key) : undefined);
 }
 
-function blankSide(seed: number): Promise<Uint8Array> {
-  return renderScan([], [], { dpi: SCAN_DPI, noise: 2, jpegQuality: 85, seed });
-}
 
 /** Starts the class: returns the function that stops it. */
 export function startClassroom(o: ClassroomOptions): () => void {

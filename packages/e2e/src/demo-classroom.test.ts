@@ -3,17 +3,18 @@
 // demo's class filling in the printed cards (cli/src/demo-classroom.ts), and `boxhub card run`
 // reading them back: the results are what the class marked.
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
+import { BOXHUB_BIN, startBoxhub } from '@boxhub/cli/testing/boxhub.ts';
 import { Boxhub } from '@boxhub/sdk';
 import { testSchemaName } from '@boxhub/server/testing/harness.ts';
 import { exampleCard } from './card-stack.ts';
 
-const bin = new URL('../../cli/bin/boxhub.mjs', import.meta.url).pathname;
+const bin = BOXHUB_BIN;
 
 interface Truth { template_id: string; students: Array<{ student_id: string | null; fills: number[][] }> }
 
@@ -28,22 +29,8 @@ test('demo: printed card templates (copies; a personalised set) are filled in by
     DATABASE_URL: pg || '', BOXHUB_DATABASE_SCHEMA: pg ? testSchemaName() : '',
   };
   delete env.BOXHUB_ALLOW_PRIVATE_NETWORKS;
-  const serve = spawn(process.execPath, [bin, 'serve', '--demo'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const waiters = new Set<() => void>();
-  const onData = (d: Buffer) => { out += d.toString(); for (const w of waiters) w(); };
-  serve.stdout.on('data', onData);
-  serve.stderr.on('data', onData);
-  const exited = new Promise<number | null>((r) => serve.once('exit', (code) => r(code)));
-  const seen = (re: RegExp) => new Promise<RegExpExecArray>((resolve, reject) => {
-    const check = () => {
-      const m = re.exec(out);
-      if (m) { waiters.delete(check); resolve(m); }
-      else if (serve.exitCode !== null) { waiters.delete(check); reject(new Error(`serve exited before ${re}:\n${out}`)); }
-    };
-    waiters.add(check);
-    check();
-  });
+  const serve = startBoxhub(['serve', '--demo'], env);
+  const seen = (re: RegExp) => serve.waitFor(re);
   try {
     await seen(/boxhub is running at/);
     const demo = JSON.parse(readFileSync(join(dataDir, 'demo.json'), 'utf8')) as { base_url: string; api_key: string; device_code: string };
@@ -65,7 +52,7 @@ test('demo: printed card templates (copies; a personalised set) are filled in by
     const printed = await sdk.print.create({ client_uuid: uuid!, file_type: 'pdf', file_url: made.pdf_url, options: { number: 2, duplex: 'SVC_DP_NOTUMBLE' } });
     const done = await sdk.print.waitForFinish({ client_uuid: uuid!, print_uuid: printed.uuid! }, { intervalMs: 100, timeoutMs: 60_000 });
     assert.equal(done.error_code, 0);
-    assert.doesNotMatch(out, /classroom: .*not filled in/, 'the worksheet was no card and nothing failed');
+    assert.doesNotMatch(serve.out.all, /classroom: .*not filled in/, 'the worksheet was no card and nothing failed');
     const line = await seen(/classroom: (\d+) student\(s\) filled in card ([0-9a-f]{8}); the (\d+) sheet\(s\) are in the demo box's feeder \(what they marked: (.+)\)\n/);
     assert.deepEqual([line[1], line[2], line[3]], ['2', made.template_id, '2'], 'two copies of a one-sheet card: two students, two sheets');
     const truth = JSON.parse(readFileSync(line[4]!, 'utf8')) as Truth;
@@ -103,8 +90,8 @@ test('demo: printed card templates (copies; a personalised set) are filled in by
     assert.deepEqual(read.map((e) => [e.body!.error_code, e.body!.result!.student_id]), ids.map((id) => [0, id]), r2.stdout + r2.stderr);
     assert.deepEqual(read.map((e) => e.body!.result!.fills), truth2.students.map((s) => s.fills));
   } finally {
-    serve.kill('SIGTERM');
-    assert.equal(await exited, 0, out);
+    serve.child.kill('SIGTERM');
+    assert.equal(await serve.exited, 0, serve.out.all);
     rmSync(dataDir, { recursive: true, force: true });
   }
 });

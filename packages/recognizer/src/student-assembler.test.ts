@@ -7,13 +7,10 @@ import { createLayoutSet } from './layout-store.ts';
 import type { Layout } from './layout.ts';
 import type { PageReading } from './page-recognizer.ts';
 import { studentKey, studentKeyHex } from './id-strip.ts';
+import { duplexLayout, layoutSide } from './testing/duplex-layout.ts';
 
-const side = (sheet: number, s: 'front' | 'back', extra: object) => ({ sheet, side: s, fiducials: [], id_code: { x: 0, y: 0, w: 0, h: 0, cols: 0, rows: 0, cell: 0, bits: [] }, areas: [], student_cells: [], ...extra });
-const layout = {
-  format: 'boxhub-card-layout', version: 1, layout_id: '0000abcd', card_id: 't', title: 't', page: { size: 'A4', width_mm: 210, height_mm: 297 },
-  duplex: true, sheets: 1, qrcode: 'q', student_number: { type: 'barcode' }, chapters: [{ chapter: 1, title: 'a', areas: 3 }, { chapter: 2, title: 'b', areas: 2 }],
-  sides: [side(1, 'front', { qrcode: { x: 0, y: 0, w: 1, h: 1, modules: 21, module: 1 }, barcode: { x: 0, y: 0, w: 1, h: 1 } }), side(1, 'back', {})],
-} as unknown as Layout;
+const layout = duplexLayout([3, 2]);
+const side = layoutSide;
 const layouts = createLayoutSet([layout]);
 
 let n = 0;

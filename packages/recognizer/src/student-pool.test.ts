@@ -10,7 +10,7 @@ import type { PageReading } from './page-recognizer.ts';
 import { poolStudent, sideEvidence } from './student-pool.ts';
 import { StudentAssembler } from './student-assembler.ts';
 import { createLayoutSet } from './layout-store.ts';
-import type { Layout } from './layout.ts';
+import { duplexLayout } from './testing/duplex-layout.ts';
 
 const LEVELS_200: PageLevels = { baseline: 0.01, noise: 0.03, spread: 0.004, line: 0.5, pxmm: 7.87 };
 const LEVELS_100: PageLevels = { ...LEVELS_200, pxmm: 3.94 };
@@ -105,12 +105,7 @@ test('nothing changes with one side, below 150 dpi, without evidence, or when th
 });
 
 test('the assembler reports a finished student with its sides judged together', () => {
-  const side = (sheet: number, s: 'front' | 'back', extra: object) => ({ sheet, side: s, fiducials: [], id_code: { x: 0, y: 0, w: 0, h: 0, cols: 0, rows: 0, cell: 0, bits: [] }, areas: [], student_cells: [], ...extra });
-  const layout = {
-    format: 'boxhub-card-layout', version: 1, layout_id: '0000abcd', card_id: 't', title: 't', page: { size: 'A4', width_mm: 210, height_mm: 297 },
-    duplex: true, sheets: 1, qrcode: 'q', student_number: { type: 'barcode' }, chapters: [{ chapter: 1, title: 'a', areas: 9 }, { chapter: 2, title: 'b', areas: 9 }],
-    sides: [side(1, 'front', { qrcode: { x: 0, y: 0, w: 1, h: 1, modules: 21, module: 1 }, barcode: { x: 0, y: 0, w: 1, h: 1 } }), side(1, 'back', {})],
-  } as unknown as Layout;
+  const layout = duplexLayout([9, 9]);
   const front: Ok = { ...readSide([...MIXED_FILLS, grey(0.118), grey(0.148)], 'front'), qrcode: 'q', student_id: 'S1' };
   const back = readSide([...MIXED_FILLS, grey(0.110), grey(0.114), grey(0.152)], 'back');
   const a = new StudentAssembler(createLayoutSet([layout]));

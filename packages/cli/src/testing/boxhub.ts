@@ -44,3 +44,30 @@ export async function pool<T, R>(items: T[], n: number, work: (item: T) => Promi
   }));
   return out;
 }
+
+/**
+ * A long-running `boxhub` command (`serve`) as a child process: its output as it comes,
+ * `waitFor` a pattern in it (rejected, with the output, if the command ends first), and its exit
+ * code once it has ended.
+ */
+export function startBoxhub(args: string[], env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, [BOXHUB_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = { stdout: '', stderr: '', all: '' };
+  const waiters = new Set<() => void>();
+  let ended = false;
+  const wake = () => { for (const w of [...waiters]) w(); };
+  const take = (stream: 'stdout' | 'stderr') => (d: Buffer) => { out[stream] += d.toString(); out.all += d.toString(); wake(); };
+  child.stdout.on('data', take('stdout'));
+  child.stderr.on('data', take('stderr'));
+  const exited = new Promise<number | null>((r) => child.once('close', (code) => { ended = true; wake(); r(code); }));
+  const waitFor = (re: RegExp, stream: keyof typeof out = 'all') => new Promise<RegExpExecArray>((resolve, reject) => {
+    const check = () => {
+      const m = re.exec(out[stream]);
+      if (m) { waiters.delete(check); resolve(m); }
+      else if (ended) { waiters.delete(check); reject(new Error(`boxhub ${args.join(' ')} ended before ${re}:\n${out.all}`)); }
+    };
+    waiters.add(check);
+    check();
+  });
+  return { child, out, waitFor, exited };
+}
