@@ -9,7 +9,9 @@
 // this process does the box's work only, not the drawing.
 //
 // Ops: 'run' {dpi, sheets, front, back, blankSkip, quality, receiver, encryptTo?} → figures of one batch
-//      (encryptTo: an X25519 public key, hex: items encrypted as the agent does, bench/encryption);
+//      (encryptTo: an X25519 public key, hex: items encrypted as the agent does, bench/encryption;
+//      copyItems: every item's bytes copied through the same sealer interface with no cipher, the
+//      floor of any transform that writes new bytes, bench/encryption's control);
 //      'blank' {dpi, front, back, pages} → CPU of detectBlank alone per page; 'close'.
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -24,13 +26,20 @@ import { e2eInfo, FileSealer, newContentKey, wrapContentKey } from '../../packag
 if (!process.send) throw new Error('scan-process.ts must be forked with an IPC channel');
 const send = (m: unknown) => process.send!(m);
 
-interface RunArgs { dpi: number; sheets: number; front: string; back: string; blankSkip: boolean; quality: number; receiver: string; encryptTo?: string }
+interface RunArgs { dpi: number; sheets: number; front: string; back: string; blankSkip: boolean; quality: number; receiver: string; encryptTo?: string; copyItems?: boolean }
 
 /** Each item encrypted as it is written, as the agent's scan job does (docs/encryption.md). */
 const sealer = (publicKey: string) => async (item: number) => {
   const key = newContentKey();
   return { sealer: new FileSealer(key), cipher: await wrapContentKey(publicKey, e2eInfo.scan('bench-scan', item), key) };
 };
+
+/** The control of bench/encryption: the sealer's path through the PDF writer (the same slices,
+ *  one writev a page) with a copy where the cipher would be. Not a cipher: bench use only. */
+const copier = async () => ({
+  sealer: { header: Buffer.alloc(12), update: (c: Buffer) => Buffer.from(c), final: () => Buffer.alloc(16) },
+  cipher: '',
+});
 
 async function put(url: string, item: AssembledItem): Promise<{ md5: string; size: number }> {
   const r = await putFile(url, item.path, { headers: { 'content-type': 'application/pdf' } });
@@ -53,7 +62,7 @@ async function run(a: RunArgs) {
     const t0 = performance.now();
     for await (const item of assembleItems(sim.scan(req, new AbortController().signal), {
       dir, request: req, blankPageSkip: a.blankSkip,
-      ...(a.encryptTo ? { seal: sealer(a.encryptTo) } : {}),
+      ...(a.encryptTo ? { seal: sealer(a.encryptTo) } : a.copyItems ? { seal: copier } : {}),
       onPage: (e) => { sides++; if (e.kept) kept++; if (e.passedThrough) passed++; },
     })) {
       items++;

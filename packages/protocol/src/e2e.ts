@@ -187,11 +187,15 @@ export function openStream(contentKey: Uint8Array): Transform {
         return;
       }
       // The held bytes are ciphertext after all; this chunk's last 16 are held in their place
-      // (no copy of the chunk itself).
-      const before = held.length ? d.update(held) : undefined;
+      // (no copy of the chunk itself). Their plaintext is pushed on its own rather than
+      // concatenated with the chunk's, which copied every chunk once more (a whole print file).
+      if (held.length) {
+        const before = d.update(held);
+        if (before.length) this.push(before);
+      }
       const body = d.update(c.subarray(0, c.length - E2E.tagBytes));
       held = Buffer.from(c.subarray(c.length - E2E.tagBytes));
-      done(null, before?.length ? Buffer.concat([before, body]) : body);
+      done(null, body);
     },
     flush(done: TransformCallback) {
       if (!d || held.length < E2E.tagBytes) { done(new E2eError(`the encrypted file is shorter than its ${E2E.fileOverhead}-byte nonce and tag`)); return; }
