@@ -95,23 +95,29 @@ export async function publicKeyOf(privateKey: KeyInput): Promise<string> {
 }
 
 /**
- * Recipient public keys as imported CryptoKeys, by their hex: a box seals every scan item to
- * the same application key, and importing it again was ~0.4 of the 1.4 ms of CPU a seal took
- * (bench/encryption, pass-through scan). CryptoKeys are immutable; the map is bounded.
+ * Keys as imported CryptoKeys: a box seals every scan item to the same application key and opens
+ * every print cipher with its own key, an application opens every item with its key, and an
+ * import is a WebCrypto call each time (~0.4 of the 1.4 ms of CPU a seal took, bench/encryption).
+ * CryptoKeys are immutable; each map is bounded. Entries are named by the key's SHA-256, so a
+ * private key is not held once more as a string.
  */
-const importedKeys = new Map<string, Promise<webcrypto.CryptoKey>>();
-function recipientKey(raw: Buffer): Promise<webcrypto.CryptoKey> {
-  const hex = raw.toString('hex');
-  let k = importedKeys.get(hex);
-  if (!k) {
-    k = hpke().kem.deserializePublicKey(raw);
-    // A key that fails to import is not kept (the next call reports it again).
-    k.catch(() => importedKeys.delete(hex));
-    if (importedKeys.size >= 64) importedKeys.delete(importedKeys.keys().next().value!);
-    importedKeys.set(hex, k);
-  }
-  return k;
+function keyCache(size: number, load: (raw: Buffer) => Promise<webcrypto.CryptoKey>): (raw: Buffer) => Promise<webcrypto.CryptoKey> {
+  const keys = new Map<string, Promise<webcrypto.CryptoKey>>();
+  return (raw) => {
+    const id = createHash('sha256').update(raw).digest('base64');
+    let k = keys.get(id);
+    if (!k) {
+      k = load(raw);
+      // A key that fails to import is not kept (the next call reports it again).
+      k.catch(() => keys.delete(id));
+      if (keys.size >= size) keys.delete(keys.keys().next().value!);
+      keys.set(id, k);
+    }
+    return k;
+  };
 }
+const recipientKey = keyCache(64, (raw) => hpke().kem.deserializePublicKey(raw) as Promise<webcrypto.CryptoKey>);
+const importedPrivateKey = keyCache(16, (raw) => hpke().kem.deserializePrivateKey(raw) as Promise<webcrypto.CryptoKey>);
 
 /**
  * Seals a content key to a public key: the `cipher` (160 hex). `ikmE` fixes the ephemeral key
@@ -130,7 +136,7 @@ export async function unwrapContentKey(privateKey: KeyInput, info: string, ciphe
     throw new E2eError(`cipher must be ${E2E.cipherHexLength} lowercase hex digits (${E2E.encBytes}-byte HPKE enc ‖ ${E2E.wrappedKeyBytes}-byte sealed key), not ${cipher.length} characters`);
   }
   const bytes = Buffer.from(cipher, 'hex');
-  const sk = await hpke().kem.deserializePrivateKey(rawKey(privateKey, 'private key'));
+  const sk = await importedPrivateKey(rawKey(privateKey, 'private key'));
   let key: ArrayBuffer;
   try {
     key = await hpke().open({ recipientKey: sk, enc: bytes.subarray(0, E2E.encBytes), info: Buffer.from(info, 'utf8') }, bytes.subarray(E2E.encBytes));
