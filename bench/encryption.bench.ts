@@ -11,7 +11,9 @@
 //    (download, MD5, the box's page work, printing), on the real server and box link: plain, and
 //    encrypted (the box also decrypts, checks the GCM tag and counts the pages the server could
 //    not). The tools the box runs (qpdf) are counted with it.
-// Knobs: BENCH_ENC_SHEETS (100), BENCH_ENC_ROUNDS (4), BENCH_ENC_PRINTS (10 per round),
+// Rounds alternate the arms, in an order reversed every other round; each ratio is the median
+// of the rounds' own ratios (paired), so a drift of the machine's speed cancels.
+// Knobs: BENCH_ENC_SHEETS (100), BENCH_ENC_ROUNDS (6), BENCH_ENC_PRINTS (10 per round),
 //        BENCH_ENC_PRINT_PAGES (10), BENCH_ENC_PRINT_MB (4).
 import { writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -23,7 +25,7 @@ import { forkChild, header, LIMITS_OUT_OF_REACH, median, sleep, tempDir, verdict
 import { scannedPdf } from './print/pdf.ts';
 
 const SHEETS = Number(process.env.BENCH_ENC_SHEETS ?? 100);
-const ROUNDS = Number(process.env.BENCH_ENC_ROUNDS ?? 4);
+const ROUNDS = Number(process.env.BENCH_ENC_ROUNDS ?? 6);
 const PRINTS = Number(process.env.BENCH_ENC_PRINTS ?? 10);
 const PRINT_PAGES = Number(process.env.BENCH_ENC_PRINT_PAGES ?? 10);
 const PRINT_MB = Number(process.env.BENCH_ENC_PRINT_MB ?? 4);
@@ -31,6 +33,25 @@ const TARGET = 1.10;
 const MB = 1024 * 1024;
 
 interface Run { sides: number; items: number; bytes: number; cpuMs: number }
+
+/**
+ * Runs every arm once a round, in an order reversed every other round (A B C, C B A, …), so a
+ * drift of the machine's speed falls on each arm alike; answers each arm's figures by round.
+ * Ratios are then taken round by round (paired) and their median reported.
+ */
+async function alternate<K extends string>(rounds: number, arms: Record<K, () => Promise<number>>): Promise<Record<K, number[]>> {
+  const names = Object.keys(arms) as K[];
+  const out = Object.fromEntries(names.map((k) => [k, [] as number[]])) as Record<K, number[]>;
+  for (let r = 0; r < rounds; r++) {
+    for (const k of r % 2 ? [...names].reverse() : names) out[k][r] = await arms[k]();
+  }
+  return out;
+}
+const pairedRatio = (num: number[], den: number[]): { median: number; rounds: number[] } => {
+  const rounds = num.map((x, i) => x / den[i]!);
+  return { median: median(rounds), rounds };
+};
+const list = (xs: number[], digits = 2) => xs.map((x) => x.toFixed(digits)).join(' ');
 
 async function drawPages(): Promise<{ front: string; back: string }> {
   const dir = tempDir();
@@ -65,26 +86,26 @@ async function scanPart(children: Child[]): Promise<void> {
     // into a buffer we reuse), so the cipher's own cost is encrypted against copy.
     const control = !blankSkip;
     // A warm-up of each, then alternating rounds.
-    await box.call<Run>('run', { ...args, sheets: 5 }, 600_000);
-    await box.call<Run>('run', { ...args, sheets: 5, encryptTo: publicKey }, 600_000);
-    if (control) await box.call<Run>('run', { ...args, sheets: 5, copyItems: true }, 600_000);
-    const plain: Run[] = [], enc: Run[] = [], copy: Run[] = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      plain.push(await box.call<Run>('run', args, 600_000));
-      enc.push(await box.call<Run>('run', { ...args, encryptTo: publicKey }, 600_000));
-      if (control) copy.push(await box.call<Run>('run', { ...args, copyItems: true }, 600_000));
-    }
-    const p = median(plain.map(per)), e = median(enc.map(per));
-    const f = plain[0]!;
+    const variants: Record<string, Record<string, unknown>> = { plain: {}, encrypted: { encryptTo: publicKey }, ...(control ? { copied: { copyItems: true } } : {}) };
+    for (const v of Object.values(variants)) await box.call<Run>('run', { ...args, ...v, sheets: 5 }, 600_000);
+    const runs: Record<string, Run[]> = {};
+    const perPage = await alternate(ROUNDS, Object.fromEntries(Object.entries(variants).map(([k, v]) => [k, async () => {
+      const run = await box.call<Run>('run', { ...args, ...v }, 600_000);
+      (runs[k] ??= []).push(run);
+      return per(run);
+    }])));
+    const mb = (k: string) => median(runs[k]!.map(perMb));
+    const f = runs.plain![0]!;
+    const ratio = pairedRatio(perPage.encrypted!, perPage.plain!);
     console.log(`\n## scan, ${blankSkip ? 'spec defaults (blank_page_skip on, no side blank)' : 'pass-through, no blank detection (worst case)'}: 200 dpi colour duplex, quality 90, ${f.sides} pages in ${f.items} item(s), ${(f.bytes / f.sides / 1024).toFixed(0)} KB a page`);
-    console.log(`  box CPU per page, plain:     ${plain.map(per).map((x) => x.toFixed(2)).join(' ')} ms → median ${p.toFixed(2)} ms (${median(plain.map(perMb)).toFixed(2)} ms per MB)`);
-    console.log(`  box CPU per page, encrypted: ${enc.map(per).map((x) => x.toFixed(2)).join(' ')} ms → median ${e.toFixed(2)} ms (${median(enc.map(perMb)).toFixed(2)} ms per MB)`);
-    if (control) console.log(`  box CPU per page, copied:    ${copy.map(per).map((x) => x.toFixed(2)).join(' ')} ms → median ${median(copy.map(per)).toFixed(2)} ms (the control: no cipher)`);
-    console.log(`  encryption adds ${(e - p).toFixed(2)} ms per page, ${(median(enc.map(perMb)) - median(plain.map(perMb))).toFixed(2)} ms per MB`);
-    console.log(`  ratio encrypted/plain ${(e / p).toFixed(3)} (per round: ${plain.map((x, i) => (per(enc[i]!) / per(x)).toFixed(3)).join(' ')}); target ≤ ${TARGET} → ${verdict(e / p <= TARGET)}`);
+    for (const k of Object.keys(variants)) {
+      console.log(`  box CPU per page, ${`${k}:`.padEnd(11)} ${list(perPage[k]!)} ms → median ${median(perPage[k]!).toFixed(2)} ms (${mb(k).toFixed(2)} ms per MB)${k === 'copied' ? ' (the control: no cipher)' : ''}`);
+    }
+    console.log(`  encryption adds ${(median(perPage.encrypted!) - median(perPage.plain!)).toFixed(2)} ms per page, ${(mb('encrypted') - mb('plain')).toFixed(2)} ms per MB`);
+    console.log(`  ratio encrypted/plain ${ratio.median.toFixed(3)} (median of the rounds' ratios: ${list(ratio.rounds, 3)}); target ≤ ${TARGET} → ${verdict(ratio.median <= TARGET)}`);
     if (control) {
-      const c = median(copy.map(per));
-      console.log(`  control: copied/plain ${(c / p).toFixed(3)} (per round: ${plain.map((x, i) => (per(copy[i]!) / per(x)).toFixed(3)).join(' ')}), encrypted/copied ${(e / c).toFixed(3)}: the cipher's own share`);
+      const c = pairedRatio(perPage.copied!, perPage.plain!), ec = pairedRatio(perPage.encrypted!, perPage.copied!);
+      console.log(`  control: copied/plain ${c.median.toFixed(3)} (rounds: ${list(c.rounds, 3)}), encrypted/copied ${ec.median.toFixed(3)}: the cipher's own share`);
     }
   }
   await box.stop();
@@ -133,26 +154,32 @@ async function printPart(children: Child[]): Promise<void> {
         await sleep(100); // the capability arrives just after the box connects
       }
     };
-    const round = async (bodies: Record<string, unknown>[]) => {
+    type Cpu = { own: number; children: number };
+    const round = async (bodies: Record<string, unknown>[]): Promise<Cpu> => {
       const c0 = await boxes.call<{ ownMs: number; childrenMs: number }>('cpuWithChildren');
       for (const b of bodies) await printOne(b);
       const c1 = await boxes.call<{ ownMs: number; childrenMs: number }>('cpuWithChildren');
       return { own: (c1.ownMs - c0.ownMs) / bodies.length, children: (c1.childrenMs - c0.childrenMs) / bodies.length };
     };
     await round([plainBody, await encBody()]);
-    const plain: { own: number; children: number }[] = [], enc: { own: number; children: number }[] = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      plain.push(await round(Array.from({ length: PRINTS }, () => plainBody)));
-      const bodies = [];
-      for (let i = 0; i < PRINTS; i++) bodies.push(await encBody());
-      enc.push(await round(bodies));
-    }
-    const tot = (x: { own: number; children: number }) => x.own + x.children;
-    const p = median(plain.map(tot)), e = median(enc.map(tot));
+    const cpu: Record<'plain' | 'encrypted', Cpu[]> = { plain: [], encrypted: [] };
+    const tot = (x: Cpu) => x.own + x.children;
+    const perFile = await alternate(ROUNDS, {
+      plain: async () => { const c = await round(Array.from({ length: PRINTS }, () => plainBody)); cpu.plain.push(c); return tot(c); },
+      encrypted: async () => {
+        const bodies = [];
+        for (let i = 0; i < PRINTS; i++) bodies.push(await encBody());
+        const c = await round(bodies);
+        cpu.encrypted.push(c);
+        return tot(c);
+      },
+    });
+    const ratio = pairedRatio(perFile.encrypted, perFile.plain);
     console.log(`\n## print: ${PRINT_PAGES}-page PDF of ${(doc.length / MB).toFixed(1)} MB, print.start → finished on the simulated printer (0 ms a side), ${PRINTS} files a round`);
-    console.log(`  box CPU per file, plain:     ${plain.map((x) => `${tot(x).toFixed(1)} (${x.children.toFixed(0)} in tools)`).join(' ')} ms → median ${p.toFixed(1)} ms`);
-    console.log(`  box CPU per file, encrypted: ${enc.map((x) => `${tot(x).toFixed(1)} (${x.children.toFixed(0)} in tools)`).join(' ')} ms → median ${e.toFixed(1)} ms`);
-    console.log(`  ratio encrypted/plain ${(e / p).toFixed(3)}; target ≤ ${TARGET} → ${verdict(e / p <= TARGET)}`);
+    for (const k of ['plain', 'encrypted'] as const) {
+      console.log(`  box CPU per file, ${`${k}:`.padEnd(11)} ${cpu[k].map((x) => `${tot(x).toFixed(1)} (${x.children.toFixed(0)} in tools)`).join(' ')} ms → median ${median(perFile[k]).toFixed(1)} ms`);
+    }
+    console.log(`  ratio encrypted/plain ${ratio.median.toFixed(3)} (median of the rounds' ratios: ${list(ratio.rounds, 3)}); target ≤ ${TARGET} → ${verdict(ratio.median <= TARGET)}`);
   } finally {
     await pool.close();
   }
