@@ -7,8 +7,7 @@
 //   PERTURB=f,d   the light the QR code behind takes times f, and the areas over it d darker;
 //   V=i           look for the gap between residue and faint fills among the areas over the
 //                 QR code too; V=j  judge those areas by that gap (their side's and the student's);
-//   V=o           leave the QR code behind in (the recognizer before the sixth round; only on
-//                 dumps made by that recognizer, whose evidence is not corrected).
+//   V=o           leave the QR code behind in (the recognizer before the sixth round).
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { BENCH_CARD } from './bench-card.ts';
@@ -55,6 +54,14 @@ for (const f of files) {
     const cleared = p.areas.map((d) => !V.includes('o') && !!p.showThrough && d.paperClear !== undefined);
     const q = qrBehind(layout, lside, qrMatrix);
     if (q) backs++;
+    const rawOf = (d: DumpArea): AreaSample => {
+      const grid = Float32Array.from(d.grid!, (v) => (v === null ? NaN : v)), inner = Uint8Array.from(d.inner!);
+      let n = 0, sum = 0;
+      for (let k = 0; k < grid.length; k++) if (inner[k] && grid[k] === grid[k]) { n++; sum += grid[k]!; }
+      return { grid, inner, cols: d.cols!, rows: d.rows!, step: d.step!, mean: n > 0 ? sum / n : 0, sd: 0, outline: 0, paper: d.paper!, range: d.range! };
+    };
+    // V=o on a dump whose areas over the code were corrected: their evidence again from the raw samples.
+    if (V.includes('o')) ev = p.areas.map((d) => (d.paperClear !== undefined ? evidence(rawOf(d), lv, THRESHOLDS.filledStroke) : d));
     if (q && p.showThrough && cleared.some((c) => c)) {
       // The QR code behind taken out as the recognizer took it out (its measured strength, blur
       // and cleared paper, from the dump), from the raw samples.
@@ -62,7 +69,7 @@ for (const f of files) {
       const st = p.showThrough;
       ev = p.areas.map((d, i) => {
         if (!cleared[i]) return d;
-        const raw: AreaSample = { grid: Float32Array.from(d.grid!, (v) => (v === null ? NaN : v)), inner: Uint8Array.from(d.inner!), cols: d.cols!, rows: d.rows!, step: d.step!, mean: 0, sd: 0, outline: 0, paper: d.paper!, range: d.range! };
+        const raw = rawOf(d);
         const t = patternBehind(q, raw, lside.areas[i]!.x, lside.areas[i]!.y, st.blur);
         return evidence(withoutShowThrough(raw, t, st.taken * perturbF, d.paperClear! + perturbD * d.range!), lv, THRESHOLDS.filledStroke);
       });
