@@ -92,22 +92,61 @@ export function coverage(q: QrBehind, x: number, y: number, sigma: number): numb
 }
 
 /**
+ * Separable weights for `n` positions (`pos(i)`, mm from the code's edge along one axis): for
+ * each, the first module index it sees (`first`) and how much of each of the `width` modules from
+ * there (`w`, row-major; 0 beyond the code).
+ */
+function axisWeights(n: number, pos: (i: number) => number, module: number, modules: number, sigma: number): { first: Int32Array; w: Float64Array; width: number } {
+  const reach = Math.ceil((3 * sigma) / module), width = 2 * reach + 2;
+  const first = new Int32Array(n), w = new Float64Array(n * width);
+  for (let i = 0; i < n; i++) {
+    const p = pos(i), k0 = Math.floor(p / module) - reach;
+    first[i] = k0;
+    let prev = phi((p - k0 * module) / sigma);
+    for (let d = 0; d < width; d++) {
+      const next = phi((p - (k0 + d + 1) * module) / sigma);
+      const k = k0 + d;
+      if (k >= 0 && k < modules) w[i * width + d] = prev - next;
+      prev = next;
+    }
+  }
+  return { first, w, width };
+}
+
+/**
  * The blurred dark-module coverage (0..1) of the code behind each of an area's samples (NaN
  * where there is no sample), for the area centred at (cx, cy) mm on this side; the sample grid is
- * laid out as area-sampler.ts lays it (u along the page's x, v along its y).
+ * laid out as area-sampler.ts lays it (u along the page's x, v along its y). The blur is
+ * separable: along the code's rows first, then across them.
  */
 export function patternBehind(q: QrBehind, s: AreaSample, cx: number, cy: number, sigma: number): Float32Array {
   const { cols, rows, step, grid } = s;
   const m = q.matrix;
-  const wx = Array.from({ length: cols }, (_, i) => weights(PAGE.width - (cx - (cols * step) / 2 + (i + 0.5) * step) - q.x, q.module, m.cols, sigma));
+  const x0 = cx - (cols * step) / 2, y0 = cy - (rows * step) / 2;
+  const X = axisWeights(cols, (i) => PAGE.width - (x0 + (i + 0.5) * step) - q.x, q.module, m.cols, sigma);
+  const Y = axisWeights(rows, (j) => y0 + (j + 0.5) * step - q.y, q.module, m.rows, sigma);
   const t = new Float32Array(cols * rows).fill(NaN);
+  // The module rows any sample row sees, each blurred along the row for every sample column.
+  let r0 = Infinity, r1 = -Infinity;
+  for (let j = 0; j < rows; j++) { r0 = Math.min(r0, Y.first[j]!); r1 = Math.max(r1, Y.first[j]! + Y.width - 1); }
+  r0 = Math.max(0, r0); r1 = Math.min(m.rows - 1, r1);
+  if (r1 < r0) return t.fill(0).map((v, k) => (grid[k] === grid[k] ? v : NaN));
+  const along = new Float64Array((r1 - r0 + 1) * cols);
+  for (let r = r0; r <= r1; r++) {
+    for (let i = 0; i < cols; i++) {
+      const k0 = X.first[i]!;
+      let sum = 0;
+      for (let d = 0; d < X.width; d++) { const c = k0 + d; if (c >= 0 && c < m.cols && m.data[r * m.cols + c]) sum += X.w[i * X.width + d]!; }
+      along[(r - r0) * cols + i] = sum;
+    }
+  }
   for (let j = 0; j < rows; j++) {
-    const wy = weights(cy - (rows * step) / 2 + (j + 0.5) * step - q.y, q.module, m.rows, sigma);
+    const k0 = Y.first[j]!;
     for (let i = 0; i < cols; i++) {
       const k = j * cols + i;
       if (grid[k] !== grid[k]) continue;
       let sum = 0;
-      for (const [r, a] of wy) for (const [c, b] of wx[i]!) if (m.data[r * m.cols + c]) sum += a * b;
+      for (let d = 0; d < Y.width; d++) { const r = k0 + d; if (r >= r0 && r <= r1) sum += Y.w[j * Y.width + d]! * along[(r - r0) * cols + i]!; }
       t[k] = sum;
     }
   }
