@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline';
 import { BENCH_CARD } from './bench-card.ts';
 import { planTemplate, poolStudent, type PageReading } from '../../packages/recognizer/src/index.ts';
 import { densePrintBehind } from '../../packages/recognizer/src/page-recognizer.ts';
-import { classify, fillsOf, splitGreys, splitOf, THRESHOLDS, uniformMarks } from '../../packages/recognizer/src/mark-classifier.ts';
+import { classifyAreas, fillsOf, splitGreys, splitOf, THRESHOLDS, uniformMarks } from '../../packages/recognizer/src/mark-classifier.ts';
 import { evidence, type MarkEvidence } from '../../packages/recognizer/src/mark-evidence.ts';
 import { encodeQr } from '../../packages/recognizer/src/codes.ts';
 import { patternBehind, qrBehind, withoutShowThrough } from '../../packages/recognizer/src/show-through.ts';
@@ -79,7 +79,8 @@ for (const f of files) {
     // The gap between residue and faint fills is looked for among the areas measured in the clear.
     const greys = splitGreys(V.includes('i') ? ev : ev.filter((_, i) => !cleared[i]));
     const split = fills.hand === 'mixed' ? splitOf(greys) : null;
-    const areas = ev.map((e, i) => ({ chapter: p.areas[i]!.ch, index: i, ...classify(e, lv, fills, cleared[i] && !V.includes('j') ? null : split, behind[i]) }));
+    const decided = classifyAreas(ev, lv, fills, split, behind, V.includes('j') ? undefined : cleared);
+    const areas = ev.map((_, i) => ({ chapter: p.areas[i]!.ch, index: i, ...decided[i]! }));
     // The dump's own reading (of the recognizer that dumped it), side by side: they differ only where the decision changed since.
     areas.forEach((a, i) => { if (a.state !== p.areas[i]!.state) differing++; });
     const reading: Ok = { status: 'ok', layout_id: layout.layout_id, sheet: p.sheet, side: p.side, upside_down: false, areas, ms: 0,

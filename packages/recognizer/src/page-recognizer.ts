@@ -7,7 +7,7 @@ import { solveHomography, type Homography } from './homography.ts';
 import { buildPaperMap } from './paper-map.ts';
 import { findStreaks } from './streaks.ts';
 import { sampleArea, sampleSquare, type AreaSample } from './area-sampler.ts';
-import { classify, fillsOf, splitGreys, splitOf, THRESHOLDS, uniformMarks, type AreaState, type PageFills } from './mark-classifier.ts';
+import { classifyAreas, fillsOf, splitGreys, splitOf, THRESHOLDS, uniformMarks, type AreaState, type PageFills } from './mark-classifier.ts';
 import { sideEvidence, type SideEvidence } from './student-pool.ts';
 import { evidence, type MarkEvidence } from './mark-evidence.ts';
 import { pageLevels, type PageLevels } from './page-levels.ts';
@@ -144,7 +144,8 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
   // An area with the QR code behind it taken out is judged by everything but that gap: its grey
   // went through one more measurement (the code's strength and the paper under it), shared by
   // every area over the code, so it neither helps find the gap nor is judged by it.
-  const areas: AreaReading[] = side.areas.map((a, i) => ({ chapter: a.chapter, index: a.index, ...classify(areaEvidence[i]!, levels, fills, seen.cleared[i] ? null : split, behind[i]) }));
+  const decided = classifyAreas(areaEvidence, levels, fills, split, behind, seen.cleared);
+  const areas: AreaReading[] = side.areas.map((a, i) => ({ chapter: a.chapter, index: a.index, ...decided[i]! }));
 
   const out: Extract<PageReading, { status: 'ok' }> = {
     status: 'ok', layout_id: layout.layout_id, sheet: side.sheet, side: side.side, upside_down: frame.upsideDown, areas, ms: 0,
