@@ -7,6 +7,7 @@ import { createWriteStream } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { BARCODE_CARD, BENCH_CARD, TUNING_SEED_BASE } from './bench-card.ts';
 import { loadRecognizer } from './under-test.ts';
+import { densePrintBehind } from '../../packages/recognizer/src/page-recognizer.ts';
 import type { RenderedCard, RenderJob } from './rendered.ts';
 import { decodeGrey } from '../../packages/recognizer/src/grey-image.ts';
 import type { PageDiagnostics } from '../../packages/recognizer/src/index.ts';
@@ -35,12 +36,16 @@ await new Promise<void>((resolve) => {
         const r = await rec.recognizeGrey(await decodeGrey(s.jpeg), layouts, d);
         if (r.status !== 'ok') { out.write(JSON.stringify({ unreadable: true }) + '\n'); continue; }
         const side = layout.sides.find((x) => x.sheet === r.sheet && x.side === r.side)!;
+        const isBehind = densePrintBehind(layout, side);
         const areas = r.areas.map((a, i) => {
           const e = d.areas![i]!, t = s.truth![i]!, sm = d.samples![i]!, la = side.areas[i]!;
-          const band = e.solid > 0.04 && e.solid < 0.35;
-          return { ...e, state: a.state, kind: t.kind, filled: t.filled, x: la.x, y: la.y, ch: la.chapter, ...(band ? { grid: Array.from(sm.grid, (v) => (v === v ? Math.round(v * 1000) / 1000 : null)), inner: Array.from(sm.inner), cols: sm.cols, rows: sm.rows, step: sm.step } : {}) };
+          // The grid of areas in the uncertain band, and of every area with the other side's print behind it.
+          const behind = isBehind(la);
+          const band = (e.solid > 0.04 && e.solid < 0.35) || behind;
+          return { ...e, state: a.state, kind: t.kind, filled: t.filled, x: la.x, y: la.y, ch: la.chapter, ...(behind ? { behind } : {}),
+            ...(d.clearPaper?.has(i) ? { paperClear: d.clearPaper.get(i) } : {}), ...(band ? { paper: sm.paper, range: sm.range,  grid: Array.from(sm.grid, (v) => (v === v ? Math.round(v * 1000) / 1000 : null)), inner: Array.from(sm.inner), cols: sm.cols, rows: sm.rows, step: sm.step } : {}) };
         });
-        out.write(JSON.stringify({ scenario, dpi: Math.floor(c.id / 1000), card: c.id % 1000, sheet: r.sheet, side: r.side, hand: c.hand, pxmm: d.pxmm, levels: d.levels, fills: d.fills, areas }) + '\n');
+        out.write(JSON.stringify({ scenario, dpi: Math.floor(c.id / 1000), card: c.id % 1000, sheet: r.sheet, side: r.side, hand: c.hand, pxmm: d.pxmm, levels: d.levels, fills: d.fills, showThrough: d.showThrough ?? null, areas }) + '\n');
       }
       if (--pending === 0) resolve();
     });

@@ -22,6 +22,9 @@ export interface AreaSample {
   sd: number;
   /** Darkness of the printed outline: per direction the darkest point across it, median of 24 directions. */
   outline: number;
+  /** The grey levels the samples were measured against: the paper around the area and the range from it to black (darkness = (paper - grey) / range). */
+  paper?: number;
+  range?: number;
 }
 
 /** Fraction of the ellipse's radii over which the mean is taken. */
@@ -69,7 +72,7 @@ export function sampleArea(img: GreyImage, h: Homography, paper: PaperMap, black
   }
   const mean = n > 0 ? sum / n : 0;
   const sd = n > 1 ? Math.sqrt(Math.max(0, sum2 / n - mean * mean)) : 0;
-  return { grid, cols, rows, step: (2 * rx) / cols, inner, mean, sd, outline: outlineDarkness(img, c, a, b, d, e, w / 2, hh / 2, p, range) };
+  return { grid, cols, rows, step: (2 * rx) / cols, inner, mean, sd, outline: outlineDarkness(img, c, a, b, d, e, w / 2, hh / 2, p, range), paper: p, range };
 }
 
 /** Bilinear grey value; the outline is thinner than a pixel at 100 dpi, so nearest would jitter. */

@@ -46,3 +46,15 @@ export function jacobian(h: Homography, x: number, y: number): [number, number, 
   const v = (h[3]! * x + h[4]! * y + h[5]!) / w;
   return [(h[0]! - u * h[6]!) / w, (h[1]! - u * h[7]!) / w, (h[3]! - v * h[6]!) / w, (h[4]! - v * h[7]!) / w];
 }
+
+/** The inverse mapping (image to millimetres), or null if the homography is singular. */
+export function invert(h: Homography): Homography | null {
+  const [a, b, c, d, e, f, g, k, l] = h as unknown as number[] as [number, number, number, number, number, number, number, number, number];
+  const A = e * l - f * k, B = -(d * l - f * g), C = d * k - e * g;
+  const det = a * A + b * B + c * C;
+  if (Math.abs(det) < 1e-15) return null;
+  const inv = new Float64Array([A, -(b * l - c * k), b * f - c * e, B, a * l - c * g, -(a * f - c * d), C, -(a * k - b * g), a * e - b * d]);
+  const n = inv[8]!;
+  for (let i = 0; i < 9; i++) inv[i] = inv[i]! / n;
+  return inv;
+}

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { INNER, strokeRadius, type AreaSample } from './area-sampler.ts';
-import { classify, pageFills, residueSplit, type PageFills } from './mark-classifier.ts';
+import { classify, classifyAreas, pageFills, residueSplit, type PageFills } from './mark-classifier.ts';
 import { evidence, type MarkEvidence } from './mark-evidence.ts';
 import type { PageLevels } from './page-levels.ts';
 
@@ -179,4 +179,19 @@ test("behind the other side's print a light hand's fill near its own darkness is
   // hand), is empty; elsewhere that darkest tenth would be a light hand's faint dot (uncertain).
   assert.equal(classify(grey(0.05, { peak: 0.112 }), page200, light, null, true).state, 'empty');
   assert.equal(classify(grey(0.05, { peak: 0.112 }), page200, light).state, 'uncertain');
+});
+
+test("an area with the other side's QR code taken out is not judged by the page's gap between residue and faint fills", () => {
+  // A mixed page: pen and pencil fills, residues at 0.07-0.11 and faint fills from 0.15: the gap
+  // calls a uniform grey of 0.107 (no longer clearly empty) empty, except where the area is
+  // marked apart (show-through.ts).
+  const g = (solid: number): MarkEvidence => ({ solid, peak: solid * 1.2, stroke: 0, cover: 0, blob: 0, blobContrast: 0 });
+  const ev = [0.8, 0.8, 0.8, 0.45, 0.45, 0.45, 0.07, 0.08, 0.11, 0.15, 0.16, 0.17, 0.107].map(g);
+  const fills = pageFills(ev), split = residueSplit(ev.slice(0, 12), fills);
+  assert.equal(fills.hand, 'mixed');
+  assert.ok(split, 'the page has its gap');
+  const none = ev.map(() => false);
+  assert.equal(classifyAreas(ev, page200, fills, split, none)[12]!.state, 'empty');
+  assert.equal(classifyAreas(ev, page200, fills, split, none, ev.map((_, i) => i === 12))[12]!.state, 'uncertain');
+  assert.equal(classify(ev[12]!, page200, fills, split).state, 'empty', 'classify itself is unchanged');
 });

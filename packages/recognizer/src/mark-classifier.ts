@@ -266,6 +266,16 @@ export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills, sp
   return uncertain;
 }
 
+/**
+ * Every area of a side: `classify` with the page's gap between residue and faint fills, except
+ * for the areas marked `apart` (the other side's QR code taken out of them, show-through.ts):
+ * their greys went through one more measurement, common to all of them, and the gap does not
+ * judge them.
+ */
+export function classifyAreas(ev: readonly MarkEvidence[], lv: PageLevels, fills: PageFills, split: ResidueSplit | null, behind: readonly boolean[], apart?: readonly boolean[]): Array<{ state: AreaState; score: number }> {
+  return ev.map((e, i) => classify(e, lv, fills, apart?.[i] ? null : split, behind[i]));
+}
+
 /** Anything stroke-like or patchy: never called empty, and not part of a page's uniform greys. */
 function isTrace(ev: MarkEvidence, hand: PageFills['hand'], behindPrint = false): boolean {
   const T = THRESHOLDS;

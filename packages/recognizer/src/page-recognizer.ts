@@ -7,7 +7,7 @@ import { solveHomography, type Homography } from './homography.ts';
 import { buildPaperMap } from './paper-map.ts';
 import { findStreaks } from './streaks.ts';
 import { sampleArea, sampleSquare, type AreaSample } from './area-sampler.ts';
-import { classify, fillsOf, splitGreys, splitOf, THRESHOLDS, uniformMarks, type AreaState, type PageFills } from './mark-classifier.ts';
+import { classifyAreas, fillsOf, splitGreys, splitOf, THRESHOLDS, uniformMarks, type AreaState, type PageFills } from './mark-classifier.ts';
 import { sideEvidence, type SideEvidence } from './student-pool.ts';
 import { evidence, type MarkEvidence } from './mark-evidence.ts';
 import { pageLevels, type PageLevels } from './page-levels.ts';
@@ -15,6 +15,8 @@ import { decodeSideIdentity, decodeStudentIdentity, layoutKeyHex, studentKey, st
 import { fiducialCentre, ID_STRIP, PAGE } from './page-frame.ts';
 import { readRegion } from './code-region.ts';
 import { isBlank } from './blank-page.ts';
+import { encodeQr, type ModuleMatrix } from './codes.ts';
+import { qrBehind, takeOutQrBehind, type ShowThrough } from './show-through.ts';
 import { readBubbleNumber } from './student-number.ts';
 import type { Layout, LayoutSide } from './layout.ts';
 import type { LayoutSet } from './layout-store.ts';
@@ -51,7 +53,24 @@ export type PageReading =
 const THUMB_PX_PER_MM = 2;
 
 /** What recognizeGrey measured, for the benchmark's tuning tool (filled in when passed). */
-export interface PageDiagnostics { levels?: PageLevels; cellLevels?: PageLevels; fills?: PageFills; areas?: MarkEvidence[]; cells?: MarkEvidence[]; samples?: AreaSample[]; pxmm?: number }
+export interface PageDiagnostics {
+  levels?: PageLevels; cellLevels?: PageLevels; fills?: PageFills; areas?: MarkEvidence[]; cells?: MarkEvidence[];
+  /** The areas' samples as scanned (before the other side's QR code was taken out). */
+  samples?: AreaSample[];
+  /** How the other side's QR code showed through, where it was measured and taken out (show-through.ts): its strength, blur, fit, the light it took. */
+  showThrough?: (Omit<ShowThrough, 'q' | 'patterns'> & { taken: number }) | null;
+  /** Per area corrected for it (by index): the paper around the area with the show-through taken out. */
+  clearPaper?: Map<number, number>;
+  pxmm?: number;
+}
+
+/** The module matrix of a layout's QR code (its content is the layout's), encoded once per layout; null if it cannot be. */
+const qrMatrices = new WeakMap<Layout, Promise<ModuleMatrix | null>>();
+function qrMatrixOf(layout: Layout): Promise<ModuleMatrix | null> {
+  let m = qrMatrices.get(layout);
+  if (!m) { m = encodeQr(layout.qrcode).catch(() => null); qrMatrices.set(layout, m); }
+  return m;
+}
 
 export async function recognizePage(input: Uint8Array, layouts: LayoutSet): Promise<PageReading> {
   const t0 = performance.now();
@@ -102,23 +121,35 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
   // cells (another size, and mostly empty too).
   const levels = pageLevels(areaSamples.length >= 8 ? areaSamples : [...areaSamples, ...cellSamples], pxmm);
   const cellLevels = cellSamples.length >= 8 ? pageLevels(cellSamples, pxmm) : levels;
-  const areaEvidence = areaSamples.map((s) => evidence(s, levels, THRESHOLDS.filledStroke));
+  // The other side's QR code showing through, measured and taken out of the areas over it
+  // (show-through.ts); those areas are then judged as any other.
+  const qrOnOtherSide = side.areas.length > 0 && layout.sides.some((x) => x.sheet === side!.sheet && x.side !== side!.side && x.qrcode);
+  const qr = qrOnOtherSide ? await qrMatrixOf(layout) : null;
+  const seen = takeOutQrBehind(qr ? qrBehind(layout, side, qr) : null, side.areas, areaSamples, { thumb, factor, h, pxmm });
+  const areaEvidence = seen.samples.map((s) => evidence(s, levels, THRESHOLDS.filledStroke));
   const cellEvidence = cellSamples.map((s) => evidence(s, cellLevels, THRESHOLDS.filledStroke));
   // How this student fills, from the page's clearly filled areas (the cells are too few).
   const marks = uniformMarks(areaEvidence);
   const fills = fillsOf(marks);
-  if (diagnostics) Object.assign(diagnostics, { levels, cellLevels, fills, areas: areaEvidence, cells: cellEvidence, samples: areaSamples, pxmm });
+  if (diagnostics) Object.assign(diagnostics, { levels, cellLevels, fills, areas: areaEvidence, cells: cellEvidence, samples: areaSamples, pxmm,
+    showThrough: seen.measured ? { strength: seen.measured.strength, correlation: seen.measured.correlation, blur: seen.measured.blur, taken: seen.taken } : null, clearPaper: seen.paper });
   // On a page of mixed instruments, where its erasures end and its faint fills begin (areas only:
-  // the student-number cells are measured against other levels).
-  const greys = splitGreys(areaEvidence);
+  // the student-number cells are measured against other levels), among the areas measured in the
+  // clear (below).
+  const greys = splitGreys(areaEvidence.filter((_, i) => !seen.cleared[i]));
   const split = fills.hand === 'mixed' ? splitOf(greys) : null;
   const isBehind = densePrintBehind(layout, side);
-  const behind = side.areas.map((a) => isBehind(a));
-  const areas: AreaReading[] = side.areas.map((a, i) => ({ chapter: a.chapter, index: a.index, ...classify(areaEvidence[i]!, levels, fills, split, behind[i]) }));
+  const isBehindOther = densePrintBehind(layout, side, false);
+  const behind = side.areas.map((a, i) => (seen.cleared[i] ? isBehindOther(a) : isBehind(a)));
+  // An area with the QR code behind it taken out is judged by everything but that gap: its grey
+  // went through one more measurement (the code's strength and the paper under it), shared by
+  // every area over the code, so it neither helps find the gap nor is judged by it.
+  const decided = classifyAreas(areaEvidence, levels, fills, split, behind, seen.cleared);
+  const areas: AreaReading[] = side.areas.map((a, i) => ({ chapter: a.chapter, index: a.index, ...decided[i]! }));
 
   const out: Extract<PageReading, { status: 'ok' }> = {
     status: 'ok', layout_id: layout.layout_id, sheet: side.sheet, side: side.side, upside_down: frame.upsideDown, areas, ms: 0,
-    evidence: sideEvidence(marks, greys, fills, levels, areas.map((a) => a.state), areaEvidence, behind),
+    evidence: sideEvidence(marks, greys, fills, levels, areas.map((a) => a.state), areaEvidence, behind, seen.cleared),
   };
   // The student strip of a personalised card: which student this sheet was printed for.
   let printedKey: number | null | undefined;
@@ -178,12 +209,13 @@ function readStrip(img: GreyImage, h: Homography, strip: { x: number; y: number;
 }
 
 /**
- * Whether an area has the other side's QR code, barcode or student strip right behind it (the
- * sheet turned over its long edge: x mirrored), which shows through as blotchy grey.
+ * Whether an area has the other side's QR code (unless `withQr` is false), barcode or student
+ * strip right behind it (the sheet turned over its long edge: x mirrored), which shows through
+ * as blotchy grey.
  */
-function densePrintBehind(layout: Layout, side: LayoutSide): (a: { x: number; y: number; w: number; h: number }) => boolean {
+export function densePrintBehind(layout: Layout, side: LayoutSide, withQr = true): (a: { x: number; y: number; w: number; h: number }) => boolean {
   const other = layout.sides.find((x) => x.sheet === side.sheet && x.side !== side.side);
-  const boxes = other ? [other.qrcode, other.barcode, other.student_code].filter((b): b is NonNullable<typeof b> => b !== undefined) : [];
+  const boxes = other ? [withQr ? other.qrcode : undefined, other.barcode, other.student_code].filter((b): b is NonNullable<typeof b> => b !== undefined) : [];
   if (boxes.length === 0) return () => false;
   return (a) => {
     const x0 = PAGE.width - a.x - a.w / 2, x1 = PAGE.width - a.x + a.w / 2, y0 = a.y - a.h / 2, y1 = a.y + a.h / 2;

@@ -36,6 +36,20 @@ function readSide(ev: MarkEvidence[], side: 'front' | 'back', levels = LEVELS_20
 
 const states = (r: PageReading) => (r.status === 'ok' ? r.areas.map((a) => a.state) : []);
 
+test("an area with the other side's QR code taken out (show-through.ts) is not judged again by the student's gap", () => {
+  // The same front and back as below, the front's residue at 0.118 marked as one whose QR code
+  // behind was taken out: the student's second look leaves it as its side left it.
+  const ev = [...MIXED_FILLS, grey(0.118), grey(0.148), empty()];
+  const front = readSide(ev, 'front');
+  const apart = ev.map((_, i) => i === 6);
+  const e = front.evidence!;
+  const kept: Ok = { ...front, evidence: sideEvidence(e.marks, e.greys, e.open!.fills, e.open!.levels, front.areas.map((a) => a.state), ev, ev.map(() => false), apart) };
+  assert.deepEqual(kept.evidence!.open, undefined, 'nothing left to judge again');
+  const back = readSide([...MIXED_FILLS, grey(0.110), grey(0.114), grey(0.152), empty()], 'back');
+  assert.equal(states(poolStudent([front, back])[0]!)[6], 'empty', 'judged again when not marked');
+  assert.equal(states(poolStudent([kept, back])[0]!)[6], 'uncertain', 'not judged again when marked');
+});
+
 test('the split functions give what residueSplit and pageFills give', () => {
   const ev = [...MIXED_FILLS, grey(0.118), grey(0.148), grey(0.09), empty(), { ...grey(0.13), stroke: 1 }];
   assert.deepEqual(fillsOf(uniformMarks(ev)), pageFills(ev));
