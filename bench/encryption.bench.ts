@@ -39,9 +39,9 @@ interface Run { sides: number; items: number; bytes: number; cpuMs: number }
  * drift of the machine's speed falls on each arm alike; answers each arm's figures by round.
  * Ratios are then taken round by round (paired) and their median reported.
  */
-async function alternate<K extends string>(rounds: number, arms: Record<K, () => Promise<number>>): Promise<Record<K, number[]>> {
+async function alternate<K extends string, T>(rounds: number, arms: Record<K, () => Promise<T>>): Promise<Record<K, T[]>> {
   const names = Object.keys(arms) as K[];
-  const out = Object.fromEntries(names.map((k) => [k, [] as number[]])) as Record<K, number[]>;
+  const out = Object.fromEntries(names.map((k) => [k, [] as T[]])) as Record<K, T[]>;
   for (let r = 0; r < rounds; r++) {
     for (const k of r % 2 ? [...names].reverse() : names) out[k][r] = await arms[k]();
   }
@@ -88,12 +88,8 @@ async function scanPart(children: Child[]): Promise<void> {
     // A warm-up of each, then alternating rounds.
     const variants: Record<string, Record<string, unknown>> = { plain: {}, encrypted: { encryptTo: publicKey }, ...(control ? { copied: { copyItems: true } } : {}) };
     for (const v of Object.values(variants)) await box.call<Run>('run', { ...args, ...v, sheets: 5 }, 600_000);
-    const runs: Record<string, Run[]> = {};
-    const perPage = await alternate(ROUNDS, Object.fromEntries(Object.entries(variants).map(([k, v]) => [k, async () => {
-      const run = await box.call<Run>('run', { ...args, ...v }, 600_000);
-      (runs[k] ??= []).push(run);
-      return per(run);
-    }])));
+    const runs = await alternate(ROUNDS, Object.fromEntries(Object.entries(variants).map(([k, v]) => [k, () => box.call<Run>('run', { ...args, ...v }, 600_000)])));
+    const perPage = Object.fromEntries(Object.entries(runs).map(([k, r]) => [k, r.map(per)]));
     const mb = (k: string) => median(runs[k]!.map(perMb));
     const f = runs.plain![0]!;
     const ratio = pairedRatio(perPage.encrypted!, perPage.plain!);
@@ -162,18 +158,16 @@ async function printPart(children: Child[]): Promise<void> {
       return { own: (c1.ownMs - c0.ownMs) / bodies.length, children: (c1.childrenMs - c0.childrenMs) / bodies.length };
     };
     await round([plainBody, await encBody()]);
-    const cpu: Record<'plain' | 'encrypted', Cpu[]> = { plain: [], encrypted: [] };
     const tot = (x: Cpu) => x.own + x.children;
-    const perFile = await alternate(ROUNDS, {
-      plain: async () => { const c = await round(Array.from({ length: PRINTS }, () => plainBody)); cpu.plain.push(c); return tot(c); },
+    const cpu = await alternate(ROUNDS, {
+      plain: () => round(Array.from({ length: PRINTS }, () => plainBody)),
       encrypted: async () => {
         const bodies = [];
         for (let i = 0; i < PRINTS; i++) bodies.push(await encBody());
-        const c = await round(bodies);
-        cpu.encrypted.push(c);
-        return tot(c);
+        return round(bodies);
       },
     });
+    const perFile = { plain: cpu.plain.map(tot), encrypted: cpu.encrypted.map(tot) };
     const ratio = pairedRatio(perFile.encrypted, perFile.plain);
     console.log(`\n## print: ${PRINT_PAGES}-page PDF of ${(doc.length / MB).toFixed(1)} MB, print.start → finished on the simulated printer (0 ms a side), ${PRINTS} files a round`);
     for (const k of ['plain', 'encrypted'] as const) {

@@ -68,29 +68,6 @@ function phi(z: number): number {
   return z >= 0 ? 0.5 * (1 + e) : 0.5 * (1 - e);
 }
 
-/** Per module index k near `pos` (mm from the code's edge): how much of module k a point at `pos`, blurred by `sigma`, sees. */
-function weights(pos: number, module: number, n: number, sigma: number): Array<[number, number]> {
-  const out: Array<[number, number]> = [];
-  const reach = Math.ceil((3 * sigma) / module);
-  const k0 = Math.floor(pos / module);
-  for (let k = k0 - reach; k <= k0 + reach; k++) {
-    if (k < 0 || k >= n) continue;
-    const w = phi((pos - k * module) / sigma) - phi((pos - (k + 1) * module) / sigma);
-    if (w > 1e-4) out.push([k, w]);
-  }
-  return out;
-}
-
-/** The blurred dark-module coverage (0..1) of the code behind the point (x, y), in this side's page mm. */
-export function coverage(q: QrBehind, x: number, y: number, sigma: number): number {
-  const m = q.matrix;
-  const wx = weights(PAGE.width - x - q.x, q.module, m.cols, sigma);
-  if (wx.length === 0) return 0;
-  let sum = 0;
-  for (const [r, a] of weights(y - q.y, q.module, m.rows, sigma)) for (const [c, b] of wx) if (m.data[r * m.cols + c]) sum += a * b;
-  return sum;
-}
-
 /**
  * Separable weights for `n` positions (`pos(i)`, mm from the code's edge along one axis): for
  * each, the first module index it sees (`first`) and how much of each of the `width` modules from
@@ -111,6 +88,23 @@ function axisWeights(n: number, pos: (i: number) => number, module: number, modu
     }
   }
   return { first, w, width };
+}
+
+/** The blurred dark-module coverage (0..1) of the code behind the point (x, y), in this side's page mm. */
+export function coverage(q: QrBehind, x: number, y: number, sigma: number): number {
+  const m = q.matrix;
+  const X = axisWeights(1, () => PAGE.width - x - q.x, q.module, m.cols, sigma);
+  const Y = axisWeights(1, () => y - q.y, q.module, m.rows, sigma);
+  let sum = 0;
+  for (let dr = 0; dr < Y.width; dr++) {
+    const r = Y.first[0]! + dr, a = Y.w[dr]!;
+    if (a === 0) continue;
+    for (let dc = 0; dc < X.width; dc++) {
+      const b = X.w[dc]!;
+      if (b !== 0 && m.data[r * m.cols + X.first[0]! + dc]) sum += a * b;
+    }
+  }
+  return sum;
 }
 
 /**
@@ -230,13 +224,13 @@ function lightTaken(st: ShowThrough, samples: readonly AreaSample[]): number {
 
 /**
  * The page's paper map with the code's show-through taken out of the thumbnail first, around
- * the code behind (thumbnail pixels there brightened by the light the pattern took): what the
+ * the code behind (thumbnail pixels there brightened by `taken`, the light a fully dark module
+ * takes as `lightTaken` measures it, times their coverage): what the
  * areas over the code are measured against. Elsewhere it is the page's own paper map.
  */
-export function paperWithout(st: ShowThrough, samples: readonly AreaSample[], thumb: GreyImage, factor: number, h: Homography, pxmm: number): PaperMap | null {
+export function paperWithout(st: ShowThrough, taken: number, thumb: GreyImage, factor: number, h: Homography, pxmm: number): PaperMap | null {
   const back = invert(h);
   if (!back) return null;
-  const taken = lightTaken(st, samples);
   const size = st.q.matrix.cols * st.q.module;
   const margin = 3 * st.blur + 1;
   // The code's mirror image on this side, in page mm, and its bounding box in thumbnail pixels.
@@ -294,9 +288,9 @@ export function takeOutQrBehind(q: QrBehind | null, areas: ReadonlyArray<{ x: nu
   const none = { samples: [...samples], cleared: areas.map(() => false), measured: null, taken: 0, paper: new Map<number, number>() };
   const st = measureQrBehind(q, areas, samples);
   if (!st) return none;
-  const map = paperWithout(st, samples, view.thumb, view.factor, view.h, view.pxmm);
-  if (!map) return none;
   const taken = lightTaken(st, samples);
+  const map = paperWithout(st, taken, view.thumb, view.factor, view.h, view.pxmm);
+  if (!map) return none;
   const out = [...samples], cleared = areas.map(() => false), paper = new Map<number, number>();
   for (const [i, t] of st.patterns) {
     const c = apply(view.h, areas[i]!.x, areas[i]!.y);
