@@ -80,7 +80,8 @@ export function ensureDbusAvahi(): void {
  * The -c print command. It records what arrived (the IPP_* environment and CONTENT_TYPE in
  * job-N.env, the document as job-N.doc, both in $BOXHUB_RECORD_DIR), counts sides the way a
  * printer does (pages by pdfinfo, 1 for a JPEG; IPP_PAGE_RANGES applied; a two-sided copy
- * rounded up to even; × IPP_COPIES), reports `ATTR: job-impressions[-completed]=N` per side the
+ * rounded up to even; × IPP_COPIES; a PWG raster counts its page headers: a CUPS queue with
+ * a raster PPD sends the copies and both sides as pages), reports `ATTR: job-impressions[-completed]=N` per side the
  * way ippeveprinter reads it, and can run out of paper or jam after N sides (`STATE:`,
  * `ERROR:`, exit 1 aborts the job).
  */
@@ -93,6 +94,7 @@ rec="$BOXHUB_RECORD_DIR/job-$IPP_JOB_ID"
 cp "$1" "$rec.doc"
 case "$CONTENT_TYPE" in
   application/pdf) pages=$(pdfinfo "$1" 2>/dev/null | awk '/^Pages:/{print $2}') ;;
+  image/pwg-raster) pages=$( { gzip -dc "$1" 2>/dev/null || cat "$1"; } | grep -ao PwgRaster | wc -l) ;;
   *) pages=1 ;;
 esac
 [ -n "$pages" ] || pages=1

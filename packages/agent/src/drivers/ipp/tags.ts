@@ -64,6 +64,10 @@ export const Operation = {
   'Get-Jobs': 0x000a,
   'Get-Printer-Attributes': 0x000b,
   'Identify-Printer': 0x003c,
+  // CUPS's own operations (CUPS Implementation of IPP, "CUPS Operations"): the box lists the
+  // queues of its local CUPS for `--printer auto` (docs/printers-and-scanners.md).
+  'CUPS-Get-Default': 0x4001,
+  'CUPS-Get-Printers': 0x4002,
 } as const;
 export type OperationName = keyof typeof Operation;
 
