@@ -39,7 +39,7 @@ describe('scanning over eSCL', () => {
       assert.deepEqual(server.jobs[0]!.settings, {
         Version: '2.63', Intent: 'Document', InputSource: 'Feeder', DocumentFormat: 'image/jpeg', DocumentFormatExt: 'image/jpeg',
         ColorMode: 'RGB24', XResolution: '150', YResolution: '150', Duplex: 'true', CompressionFactor: '15',
-        Width: '2480', Height: '3508', ContentRegionUnits: 'escl:ThreeHundredthsOfInches',
+        XOffset: '0', YOffset: '0', Width: '2480', Height: '3508', ContentRegionUnits: 'escl:ThreeHundredthsOfInches',
       });
       for (const p of r.pages) {
         const info = p.image.format === 'jpeg' ? jpegInfo(p.image.data) : undefined;
