@@ -43,6 +43,9 @@ export interface EsclServerOptions {
   timeoutAfterPages?: number;
 }
 
+/** What configure() changes on a running server (EsclServerOptions' fields of these names). */
+export interface EsclBehaviour { emptyStatus?: number | undefined; faultStatus?: number | undefined; timeoutAfterPages?: number | undefined }
+
 export interface EsclJob {
   id: string;
   settings: Record<string, string>;
@@ -67,6 +70,7 @@ export interface EsclServer {
   faultAfter(sheets: number, adfState: string): void;
   /** The next `requests` ScanJobs / NextDocument requests get 503 with Retry-After. */
   busyFor(requests: number, retryAfter: number): void;
+  configure(c: EsclBehaviour): void;
   readonly jobs: EsclJob[];
   readonly requests: string[];
   close(): Promise<void>;
@@ -151,6 +155,8 @@ function regionArgs(settings: Record<string, string>): string[] {
 const NS = 'xmlns:scan="http://schemas.hp.com/imaging/escl/2011/05/03" xmlns:pwg="http://www.pwg.org/schemas/2010/12/sm"';
 
 export async function startEsclServer(o: EsclServerOptions = {}): Promise<EsclServer> {
+  // Behaviours a running server can be given later (configure()).
+  const cfg: EsclBehaviour = { emptyStatus: o.emptyStatus, faultStatus: o.faultStatus, timeoutAfterPages: o.timeoutAfterPages };
   const ownSane = o.sane ? undefined : saneTestConfig();
   const sane = o.sane ?? ownSane!;
   const picture = o.testPicture ?? 'Color pattern';
@@ -223,7 +229,7 @@ export async function startEsclServer(o: EsclServerOptions = {}): Promise<EsclSe
         const busy = busyLeft.get(job.id) ?? 0;
         if (busy > 0) { busyLeft.set(job.id, busy - 1); res.writeHead(503, { 'retry-after': '0' }).end(); return; }
         if (busyNow(res)) return;
-        if (o.timeoutAfterPages !== undefined && job.pages >= o.timeoutAfterPages) {
+        if (cfg.timeoutAfterPages !== undefined && job.pages >= cfg.timeoutAfterPages) {
           end(job, 'Aborted', 'JobTimedOut');
           res.writeHead(404).end();
           return;
@@ -233,10 +239,10 @@ export async function startEsclServer(o: EsclServerOptions = {}): Promise<EsclSe
         const back = backPending.get(job.id) ?? false;
         if (!back) {
           if (feeder && state.faultIn !== undefined && state.faultIn-- === 0) { state.fault = state.faultState; state.faultIn = undefined; }
-          if (feeder && state.fault) { end(job, 'Aborted', 'AdfError'); res.writeHead(o.faultStatus ?? 404).end(); return; }
+          if (feeder && state.fault) { end(job, 'Aborted', 'AdfError'); res.writeHead(cfg.faultStatus ?? 404).end(); return; }
           if (feeder && state.sheets === 0) {
             end(job, 'Completed', 'JobCompletedSuccessfully');
-            res.writeHead(job.pages > 0 ? (o.emptyStatus ?? 404) : 404).end();
+            res.writeHead(job.pages > 0 ? (cfg.emptyStatus ?? 404) : 404).end();
             return;
           }
           if (!feeder && job.pages > 0) { end(job, 'Completed', 'JobCompletedSuccessfully'); res.writeHead(404).end(); return; }
@@ -270,6 +276,7 @@ export async function startEsclServer(o: EsclServerOptions = {}): Promise<EsclSe
     jamAfter(n: number) { state.faultIn = n; state.faultState = 'ScannerAdfJam'; },
     faultAfter(n: number, adfState: string) { state.faultIn = n; state.faultState = adfState; },
     busyFor(n: number, retryAfter: number) { state.busy = n; state.retryAfter = retryAfter; },
+    configure(c) { Object.assign(cfg, c); },
     jobs, requests,
     close: async () => {
       await new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); });

@@ -110,7 +110,7 @@ export interface ScannedPage {
 }
 
 /** Scanner faults a scan job reports as its error code (docs/errors.md, "Scan error codes"). */
-export type ScanFaultKind = 'jammed' | 'cover-open' | 'io' | 'unavailable';
+export type ScanFaultKind = 'jammed' | 'misfeed' | 'cover-open' | 'io' | 'disconnected' | 'lost' | 'unavailable';
 export class ScanFault extends Error {
   readonly kind: ScanFaultKind;
   constructor(kind: ScanFaultKind, message: string) { super(message); this.name = 'ScanFault'; this.kind = kind; }

@@ -72,7 +72,8 @@ export interface ScanJobDeps {
 class EncryptFailure extends Error {}
 
 const FAULT_CODES: Record<ScanFault['kind'], number> = {
-  jammed: ScanError.jammed, 'cover-open': ScanError.cover_open, io: ScanError.scanner_error, unavailable: ScanError.scanner_unavailable,
+  jammed: ScanError.jammed, misfeed: ScanError.misfeed, 'cover-open': ScanError.cover_open, io: ScanError.scanner_error,
+  disconnected: ScanError.scanner_disconnected, lost: ScanError.job_lost, unavailable: ScanError.scanner_unavailable,
 };
 
 export class ScanJob {

@@ -100,16 +100,17 @@ export function scanSettings(caps: EsclCapabilities, req: ScanRequest, device: s
 }
 
 /** ScannerStatus AdfState values (Mopria eSCL) and what they mean for a scan. */
-export function adfMeaning(state: string | undefined): 'loaded' | 'empty' | 'jammed' | 'cover-open' | 'unknown' {
+export function adfMeaning(state: string | undefined): 'loaded' | 'empty' | 'jammed' | 'misfeed' | 'cover-open' | 'unknown' {
   switch (state) {
     case 'ScannerAdfLoaded':
     case 'ScannerAdfProcessing': // Kyocera reports this with paper in the feeder
       return 'loaded';
     case 'ScannerAdfEmpty':
       return 'empty';
-    case 'ScannerAdfJam':
     case 'ScannerAdfMispick':
     case 'ScannerAdfMultipickDetected':
+      return 'misfeed';
+    case 'ScannerAdfJam':
     case 'ScannerAdfDuplexPageTooShort':
     case 'ScannerAdfDuplexPageTooLong':
       return 'jammed';
@@ -125,6 +126,27 @@ export function adfMeaning(state: string | undefined): 'loaded' | 'empty' | 'jam
 export function adfFault(state: string | undefined, device: string): ScanFault | undefined {
   const m = adfMeaning(state);
   if (m === 'jammed') return new ScanFault('jammed', `${device} reports ${state}`);
+  if (m === 'misfeed') return new ScanFault('misfeed', `${device} reports ${state}`);
   if (m === 'cover-open') return new ScanFault('cover-open', `${device} reports ${state}`);
   return undefined;
+}
+
+/** A job as ScannerStatus lists it (scan:Jobs/scan:JobInfo); devices that list none give []. */
+export interface EsclJobInfo { uri: string; state: string; reasons: string[] }
+
+export function jobInfos(status: string): EsclJobInfo[] {
+  return elements(status, 'JobInfo').map((j) => ({
+    uri: elements(j, 'JobUri')[0] ?? '',
+    state: elements(j, 'JobState')[0] ?? '',
+    reasons: elements(j, 'JobStateReason'),
+  }));
+}
+
+/** Seconds of a Retry-After header (RFC 9110 §10.2.3: delay-seconds or an HTTP date), in ms. */
+export function retryAfterMs(header: string | string[] | undefined, now = Date.now()): number | undefined {
+  const v = Array.isArray(header) ? header[0] : header;
+  if (v === undefined || v.trim() === '') return undefined;
+  if (/^\d+$/.test(v.trim())) return Number(v.trim()) * 1000;
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
