@@ -2,11 +2,11 @@
 // `auto` finds what is attached and follows it when it goes and comes back (drivers/auto/).
 import { disconnectedPrinter, disconnectedScanner, type PrinterDriver, type ScannerDriver } from './types.ts';
 import { isCupsQueueUri } from './cups/queue-uri.ts';
+import type { AutoPrinterOptions } from './auto/printer.ts';
+import type { AutoScannerOptions } from './auto/scanner.ts';
 
-export interface DriverContext {
-  /** Where `auto` says what it chose and why. */
-  log?: (msg: string, extra?: Record<string, unknown>) => void;
-}
+/** What `auto` needs: where to say what it chose, its environment, its drivers' options. */
+export type DriverContext = AutoPrinterOptions & AutoScannerOptions;
 
 export async function createPrinterDriver(uri: string | undefined, ctx: DriverContext = {}): Promise<PrinterDriver> {
   if (!uri || uri === 'none') return noPrinter;

@@ -1,5 +1,5 @@
 // `boxhub agent`: the program on the box. Connects out to the server's broker and drives the
-// printer and scanner named by URI (sim:, ipp://, ipps://; sim:, sane:).
+// printer and scanner named by URI (sim:, ipp://, ipps://, cups:, auto; sim:, sane:, escl:, auto).
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
@@ -19,8 +19,8 @@ export const command = defineCommand({
     server: { type: 'string', arg: 'URL', required: true, help: 'the service\'s box link: mqtt://HOST:PORT or mqtts://HOST:PORT' },
     device: { type: 'string', arg: 'UUID', required: true, help: 'this box\'s uuid (boxhub device register prints it)' },
     'secret-file': { type: 'string', arg: 'FILE', help: 'file holding the box\'s secret (default $BOXHUB_AGENT_SECRET)' },
-    printer: { type: 'string', arg: 'URI', help: 'sim:, ipp://host:631/ipp/print, ipps://…, none (default none)' },
-    scanner: { type: 'string', arg: 'URI', help: 'sim:, sane:DEVICE, escl:http://host/eSCL, none (default none)' },
+    printer: { type: 'string', arg: 'URI', help: 'sim:, ipp://host:631/ipp/print, ipps://…, a CUPS queue (cups:NAME or\nipp://localhost:631/printers/NAME), auto (what is attached; the log says\nwhat it chose), none (default none)' },
+    scanner: { type: 'string', arg: 'URI', help: 'sim:, sane:DEVICE, escl:http://host/eSCL, auto (what is attached; the log\nsays what it chose), none (default none)' },
     keepalive: { type: 'string', arg: 'SEC', help: 'MQTT keepalive, 5-300 (default 30)' },
     'reconnect-max': { type: 'string', arg: 'SEC', help: 'longest wait between reconnection attempts, 1-600 (default 60)' },
     'state-dir': { type: 'string', arg: 'DIR', help: 'the box\'s own disk: job journal, outbox of events, scan items\n(default $STATE_DIRECTORY under systemd, else ~/.boxhub-agent)' },
@@ -32,6 +32,7 @@ export const command = defineCommand({
   examples: [
     'BOXHUB_AGENT_SECRET=… boxhub agent --server mqtts://boxhub.example.org:8883 --device $UUID --printer ipp://localhost:631/ipp/print --scanner sane:',
     'boxhub agent --server mqtt://127.0.0.1:1883 --device $UUID --secret-file secret --printer sim: --scanner sim:',
+    'boxhub agent --server mqtts://boxhub.example.org:8883 --device $UUID --secret-file secret --printer auto --scanner auto',
   ],
   async run(ctx) {
     const values = ctx.values;
@@ -47,8 +48,8 @@ export const command = defineCommand({
     const log = (msg: string, extra?: Record<string, unknown>) => process.stderr.write(`${new Date().toISOString()} ${msg}${extra ? ` ${JSON.stringify(extra)}` : ''}\n`);
     const agent = new BoxAgent({
       link: { url: server, uuid, secret, keepaliveSec: keepalive, backoff: { baseMs: Math.min(1000, reconnectMax * 1000), maxMs: reconnectMax * 1000 } },
-      printer: await createPrinterDriver(values.printer),
-      scanner: await createScannerDriver(values.scanner),
+      printer: await createPrinterDriver(values.printer, { log }),
+      scanner: await createScannerDriver(values.scanner, { log }),
       buzzer: values['buzzer-cmd'] ? new CommandBuzzer(values['buzzer-cmd']) : new SimBuzzer(),
       identity: { model: values.model ?? 'BX-1', version: '0.1.0', firmware: process.env.BOXHUB_FIRMWARE ?? 'unknown' },
       network: readNetworkInfo,
