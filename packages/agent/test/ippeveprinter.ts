@@ -46,6 +46,9 @@ export interface IppEvePrinterOptions {
    * ippeveprinter refuses -a together with -2/-s, so `duplex` is ignored: say it in the file.
    */
   attributes?: string;
+  /** Announce the printer over DNS-SD (_ipp._tcp, as ipp-usb announces a USB printer) instead
+   *  of `-r off`. */
+  announce?: boolean;
 }
 
 export interface JobScriptOptions {
@@ -196,7 +199,7 @@ export async function startIppEvePrinter(o: IppEvePrinterOptions = {}): Promise<
   const uriFile = join(dir, 'printer-uri');
   // -p 0: ippeveprinter binds a free port itself and says which ("Listening on port N."), so
   // no port is found, released and bound again (another process could take it in between).
-  const args = ['-r', 'off', '-n', 'localhost', '-p', '0', '-k', '-d', spoolDir, '-K', keyDir];
+  const args = [...(o.announce ? [] : ['-r', 'off']), '-n', 'localhost', '-p', '0', '-k', '-d', spoolDir, '-K', keyDir];
   const formats = (o.formats ?? ['application/pdf', 'image/jpeg']).join(',');
   if (o.attributes) {
     // -a excludes -f (and -2, -s): the formats go in the file. ippeveprinter then adds its

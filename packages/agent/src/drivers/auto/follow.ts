@@ -40,7 +40,7 @@ export class Follower<D extends { readonly uri: string; close(): Promise<void> }
     this.looking = (async () => {
       const found = await this.look().catch(() => undefined);
       if (!found) {
-        if (!this.saidNothing) this.o.log?.(`${this.what} auto: nothing found; looking again every ${Math.round((this.o.rediscoverMs ?? 10_000) / 1000)} s`, this.current ? { still: this.current.uri } : undefined);
+        if (!this.saidNothing) this.o.log?.(`${this.what} auto: nothing found; looking again every ${(this.o.rediscoverMs ?? 10_000) / 1000} s`, this.current ? { still: this.current.uri } : undefined);
         this.saidNothing = true;
         return;
       }
