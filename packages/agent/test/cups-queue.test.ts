@@ -218,6 +218,24 @@ describe('queues with a PPD', () => {
     }
   });
 
+  test('a PPD whose page size the printer refuses: CUPS says "canceled at printer", the box says aborted with CUPS\'s words, 0 sides', async () => {
+    const printer = await startIppEvePrinter({ name: 'Strict Eve' });
+    await cups.addQueue('generic', printer.uri, 'lsb/usr/cupsfilters/Generic-PDF_Printer-PDF.ppd');
+    const driver = new CupsQueueDriver(cups.queueUri('generic'), fast);
+    try {
+      const t = await task(1);
+      const out = await driver.print({ task: t.task, file: t.file, format: 'pdf', options: opts() }, hooks());
+      // The PPD's A4 is 20990 x 29704; ippeveprinter refuses it at Validate-Job.
+      assert.deepEqual([out.state, out.impressionsCompleted], ['aborted', 0]);
+      assert.match(out.message!, /Printer cannot print with supplied options/);
+      assert.equal((await driver.queue.jobs('all')).find((j) => j.name === t.task)?.state, 'canceled');
+      assert.equal(printer.received().length, 0);
+    } finally {
+      await driver.close();
+      await printer.close();
+    }
+  });
+
   test('a PPD queue to a raw socket printer: it prints, but nothing reports printed sides, so no strict mode', async () => {
     const received: Buffer[] = [];
     const sink: Server = createServer((s) => { s.on('data', (c: Buffer) => received.push(c)); });
