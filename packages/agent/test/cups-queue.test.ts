@@ -15,7 +15,7 @@ import { CupsQueueDriver } from '../src/drivers/cups/printer-driver.ts';
 import { cleanMakeAndModel, cupsQueueUri } from '../src/drivers/cups/queue-uri.ts';
 import { createPrinterDriver } from '../src/drivers/registry.ts';
 import type { PrintHooks } from '../src/drivers/types.ts';
-import { startCupsd, type Cupsd } from './cupsd.ts';
+import { debianPolicy, startCupsd, type Cupsd } from './cupsd.ts';
 import { startIppEvePrinter, type IppEvePrinter } from './ippeveprinter.ts';
 import { numberedPdf, pageTexts } from './print-fixtures.ts';
 
@@ -258,6 +258,33 @@ describe('queues with a PPD', () => {
     } finally {
       await driver.close();
       await new Promise<void>((r) => { sink.close(() => r()); });
+    }
+  });
+});
+
+describe('a CUPS with Debian\'s own access rules (no password for the box)', () => {
+  test('the box prints, follows and cancels its own job; CUPS refuses it a queue operation', async () => {
+    const printer = await startIppEvePrinter({ name: 'Debian Eve', script: { secondsPerSide: 0.3, cancellable: true } });
+    await cups.addQueue('debian', printer.uri, 'everywhere');
+    await cups.stop();
+    await cups.start(debianPolicy());
+    const driver = new CupsQueueDriver(cups.queueUri('debian'), fast);
+    try {
+      assert.equal((await driver.status()).connected, true);
+      const t = await task(10);
+      const ac = new AbortController();
+      const out = await driver.print({ task: t.task, file: t.file, format: 'pdf', options: opts() }, hooks(ac.signal, (sides) => { if (sides >= 1) ac.abort(); }));
+      assert.equal(out.state, 'canceled', out.message);
+      assert.ok(out.impressionsCompleted !== undefined && out.impressionsCompleted >= 1 && out.impressionsCompleted < 10);
+      // Its own job is visible to it by name (find() after a restart relies on it).
+      assert.ok(await driver.find(t.task));
+      // Disabling the queue needs an operator's password.
+      assert.throws(() => execFileSync('cupsdisable', ['-h', cups.server, 'debian'], { stdio: 'pipe', input: '' }));
+    } finally {
+      await driver.close();
+      await printer.close();
+      await cups.stop();
+      await cups.start();
     }
   });
 });

@@ -32,9 +32,11 @@ export interface Cupsd {
   setDefault(name: string): Promise<void>;
   /** The scheduler's error_log (for failure messages). */
   log(lines?: number): string;
-  /** Stops cupsd (its queues and jobs stay on disk); start() brings it back on the same port. */
+  /** Stops cupsd (its queues and jobs stay on disk); start() brings it back on the same port,
+   *  with other access rules when given (debianPolicy()); the default lets anyone on loopback
+   *  add queues. */
   stop(): Promise<void>;
-  start(): Promise<void>;
+  start(policy?: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -49,19 +51,22 @@ function freePort(): Promise<number> {
   });
 }
 
-function configs(dir: string, port: number): { conf: string; files: string } {
-  const conf = `Listen 127.0.0.1:${port}
-LogLevel debug
-Browsing No
-WebInterface No
-DefaultAuthType None
+/**
+ * The access rules of Debian's own /etc/cups/cupsd.conf (its <Location> and <Policy> sections,
+ * with their authentication for administration), for a test of what a box may do on a CUPS
+ * configured as installed: print, follow and cancel its own jobs without a password.
+ */
+export function debianPolicy(): string {
+  const conf = readFileSync('/etc/cups/cupsd.conf', 'utf8');
+  const blocks = conf.match(/^<(Location|Policy)[\s\S]*?^<\/\1>/gm) ?? [];
+  return ['DefaultAuthType Basic', ...blocks].join('\n');
+}
+
+const OPEN_POLICY = `DefaultAuthType None
 JobPrivateAccess all
 JobPrivateValues none
 SubscriptionPrivateAccess all
 SubscriptionPrivateValues none
-# Jobs and their attributes stay for Get-Jobs after they end (what a box reads back).
-PreserveJobHistory Yes
-PreserveJobFiles No
 <Location />
   Order allow,deny
   Allow all
@@ -70,7 +75,17 @@ PreserveJobFiles No
   <Limit All>
     Order deny,allow
   </Limit>
-</Policy>
+</Policy>`;
+
+function configs(dir: string, port: number, policy = OPEN_POLICY): { conf: string; files: string } {
+  const conf = `Listen 127.0.0.1:${port}
+LogLevel debug
+Browsing No
+WebInterface No
+# Jobs and their attributes stay for Get-Jobs after they end (what a box reads back).
+PreserveJobHistory Yes
+PreserveJobFiles No
+${policy}
 `;
   const files = `ServerRoot ${dir}
 StateDir ${dir}/state
@@ -131,10 +146,10 @@ export async function startCupsd(): Promise<Cupsd> {
   let port = 0;
   let child: ChildProcess | undefined;
 
-  async function launch(fixedPort?: number): Promise<void> {
+  async function launch(fixedPort?: number, policy?: string): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       port = fixedPort ?? await freePort();
-      const { conf, files } = configs(dir, port);
+      const { conf, files } = configs(dir, port, policy);
       writeFileSync(join(dir, 'cupsd.conf'), conf);
       writeFileSync(join(dir, 'cups-files.conf'), files);
       // -f: foreground, so the fixture owns the process; detached: its own process group
@@ -167,7 +182,7 @@ export async function startCupsd(): Promise<Cupsd> {
     setDefault: (name) => lpadmin(['-d', name]),
     log,
     async stop() { if (child) await stopChild(child); child = undefined; },
-    async start() { if (!child) await launch(port); },
+    async start(policy) { if (!child) await launch(port, policy); },
     async close() {
       if (child) await stopChild(child);
       rmSync(dir, { recursive: true, force: true });
