@@ -12,12 +12,14 @@ import { join } from 'node:path';
 import type { PrintJobOptions } from '@boxhub/protocol';
 import { PrinterError } from '@boxhub/protocol/printer-errors.ts';
 import { CupsQueueDriver } from '../src/drivers/cups/printer-driver.ts';
+import { IppTransportError } from '../src/drivers/ipp/errors.ts';
 import { cleanMakeAndModel, cupsQueueUri } from '../src/drivers/cups/queue-uri.ts';
 import { createPrinterDriver } from '../src/drivers/registry.ts';
 import type { PrintHooks } from '../src/drivers/types.ts';
 import { debianPolicy, startCupsd, type Cupsd } from './cupsd.ts';
 import { startIppEvePrinter, type IppEvePrinter } from './ippeveprinter.ts';
 import { numberedPdf, pageTexts } from './print-fixtures.ts';
+import { beforeHang } from './timing.ts';
 
 const fast = { timing: { pollMs: 50 }, behind: { timing: { pollMs: 50 } } };
 const opts = (o: Partial<PrintJobOptions> = {}): PrintJobOptions => ({ media_size: 'SVC_MS_A4', media_type: 'SVC_MT_PLAIN', borderless: false, copies: 1, collate: true, reverse: false, strict: true, ...o });
@@ -159,6 +161,33 @@ describe('CUPS says what it handed on; the printer says what it printed', () => 
       const viaCups = (await driver.queue.jobs('all')).find((j) => j.name === t.task)!;
       assert.equal(viaCups.state, 'canceled');
       assert.ok(/cancelled after \d+ sides/.test(printer.log()) || printer.received().length === 1);
+    } finally {
+      await driver.close();
+      await printer.close();
+    }
+  });
+
+  test('the printer behind the queue switched off mid-job: the box waits unreachableMs, cancels the job in CUPS and fails as not connected', async () => {
+    const printer = await startIppEvePrinter({ name: 'Switched Off Eve', script: { secondsPerSide: 0.3 } });
+    await cups.addQueue('switched', printer.uri, 'everywhere');
+    const driver = new CupsQueueDriver(cups.queueUri('switched'), { timing: { pollMs: 50, unreachableMs: 1000 }, behind: { timing: { pollMs: 50 } } });
+    try {
+      const t = await task(20);
+      let failure: unknown;
+      const off = new Promise<void>((resolve) => {
+        void driver.print({ task: t.task, file: t.file, format: 'pdf', options: opts() }, hooks(new AbortController().signal, (sides) => {
+          if (sides >= 1) void printer.close().then(resolve);
+        })).then(() => { throw new Error('print() ended without an error'); }, (e: unknown) => { failure = e; resolve(); });
+      });
+      await off;
+      // print() fails once the box has given up on the printer; wait for that end.
+      await beforeHang((async () => { while (failure === undefined) await new Promise((r) => setTimeout(r, 50)); })(), 30_000, 'print() to fail');
+      assert.ok(failure instanceof IppTransportError, String(failure));
+      assert.match((failure as Error).message, /the printer behind the CUPS queue \(ipp:\/\/localhost:\d+\/ipp\/print\) did not answer for 1 s; the job was cancelled in CUPS/);
+      const viaCups = (await driver.queue.jobs('all')).find((j) => j.name === t.task)!;
+      assert.equal(viaCups.state, 'canceled');
+      // A restart would find the job in CUPS and follow it: it settles as not connected too.
+      await assert.rejects(driver.follow(String(viaCups.id), hooks()), IppTransportError);
     } finally {
       await driver.close();
       await printer.close();

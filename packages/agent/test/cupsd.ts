@@ -178,7 +178,22 @@ export async function startCupsd(): Promise<Cupsd> {
     get port() { return port; },
     get server() { return `127.0.0.1:${port}`; },
     queueUri: (name) => `ipp://127.0.0.1:${port}/printers/${name}`,
-    addQueue: (name, device, model) => lpadmin(['-p', name, '-E', '-v', device, '-m', model]),
+    async addQueue(name, device, model) {
+      await lpadmin(['-p', name, '-E', '-v', device, '-m', model]);
+      // A queue just made sometimes answers for a moment without its media (measured: a first
+      // Get-Printer-Attributes with no media-supported): wait until it lists them.
+      const client = new IppClient(`ipp://127.0.0.1:${port}/printers/${name}`, { timeoutMs: 2000 });
+      try {
+        for (const until = Date.now() + 15_000; ;) {
+          const a = await getPrinterAttributes(client, { requested: ['media-supported'] }).catch(() => undefined);
+          if (a && a.strings('media-supported').length > 0) return;
+          if (Date.now() > until) throw new Error(`queue ${name} lists no media-supported after 15 s\n${log()}`);
+          await new Promise((r) => setTimeout(r, 100)); // poll interval while CUPS loads the queue
+        }
+      } finally {
+        client.close();
+      }
+    },
     setDefault: (name) => lpadmin(['-d', name]),
     log,
     async stop() { if (child) await stopChild(child); child = undefined; },

@@ -16,8 +16,9 @@ import { PrinterError, printerErrorCode } from '@boxhub/protocol/printer-errors.
 import { disconnectedPrinter, type MaintenanceOp, type PrintHooks, type PrintOutcome, type PrinterDriver, type PrintRequest } from '../types.ts';
 import type { IppAttributes } from '../ipp/attributes.ts';
 import { capabilityFrom } from '../ipp/capability.ts';
-import { IppStatusError } from '../ipp/errors.ts';
+import { IppStatusError, IppTransportError } from '../ipp/errors.ts';
 import { getJobAttributes, getPrinterAttributes } from '../ipp/operations.ts';
+import { DEFAULT_JOB_TIMING } from '../ipp/print-job.ts';
 import { IppPrinterDriver, type IppPrinterDriverOptions } from '../ipp/printer-driver.ts';
 import { connectionTypeFor, kindOf, parseDeviceId, STATUS_ATTRIBUTES } from '../ipp/printer-status.ts';
 import { PrinterState } from '../ipp/tags.ts';
@@ -142,9 +143,12 @@ export class CupsQueueDriver implements PrinterDriver {
   async print(req: PrintRequest, hooks: PrintHooks): Promise<PrintOutcome> {
     let job: string | undefined;
     const watching = new AbortController();
-    const watch = this.watchPrinter(req.task, hooks, watching.signal);
+    const watch = this.watchPrinter(req.task, hooks, watching.signal, () => job);
     try {
       const viaCups = await this.queue.print(req, { ...hooks, progress: () => undefined, submitted: (ref) => { job = ref; return hooks.submitted(ref); } });
+      watching.abort();
+      const gaveUp = await watch;
+      if (gaveUp) throw new IppTransportError(gaveUp);
       return await this.settle(req.task, await this.withCupsWords(viaCups, job), hooks);
     } finally {
       watching.abort();
@@ -154,20 +158,25 @@ export class CupsQueueDriver implements PrinterDriver {
 
   /**
    * While CUPS holds the job, the sides printed so far come from the printer's own job (by its
-   * job-name), so progress and a cancel on the first sides see what the printer did.
+   * job-name), so progress and a cancel on the first sides see what the printer did. A printer
+   * that stops answering (switched off, unplugged) is waited for `unreachableMs`, as for an IPP
+   * printer; CUPS would hold the job and retry for ever, so the box then cancels it in CUPS
+   * (it must not print later unseen) and resolves with why, which print() throws as a transport
+   * error: the task ends "printer not connected" (docs/printers-and-scanners.md, "Plug and play").
    */
-  private async watchPrinter(task: string, hooks: Omit<PrintHooks, 'submitted'>, stop: AbortSignal): Promise<void> {
-    if (!hooks.progress) return;
+  private async watchPrinter(task: string, hooks: Omit<PrintHooks, 'submitted'>, stop: AbortSignal, cupsJob: () => string | undefined): Promise<string | undefined> {
     let behind: IppPrinterDriver | undefined;
     try {
       behind = this.behind((await this.queueAttributes(['device-uri'])).string('device-uri'));
     } catch {
-      return;
+      return undefined;
     }
-    if (!behind) return;
-    const pollMs = this.o.timing?.pollMs ?? 500;
+    if (!behind) return undefined;
+    const pollMs = this.o.timing?.pollMs ?? DEFAULT_JOB_TIMING.pollMs;
+    const unreachableMs = this.o.timing?.unreachableMs ?? DEFAULT_JOB_TIMING.unreachableMs;
     let ref: string | undefined;
     let last: number | undefined;
+    let awaySince: number | undefined;
     while (!stop.aborted) {
       try {
         ref ??= await behind.find(task, stop);
@@ -175,14 +184,24 @@ export class CupsQueueDriver implements PrinterDriver {
           const j = await behind.job(Number(ref), stop);
           if (j.impressionsCompleted !== undefined && j.impressionsCompleted !== last) {
             last = j.impressionsCompleted;
-            hooks.progress({ impressionsCompleted: last });
+            hooks.progress?.({ impressionsCompleted: last });
           }
         }
-      } catch {
-        // The printer did not answer this time; the next poll asks again.
+        awaySince = undefined;
+      } catch (e) {
+        if (!stop.aborted && e instanceof IppTransportError) {
+          awaySince ??= Date.now();
+          const id = cupsJob();
+          if (Date.now() - awaySince > unreachableMs && id !== undefined && !hooks.signal.aborted) {
+            await this.queue.cancel(Number(id)).catch(() => undefined);
+            return `the printer behind the CUPS queue (${behind.uri}) did not answer for ${Math.round(unreachableMs / 1000)} s; the job was cancelled in CUPS: ${e.message}`;
+          }
+        }
+        // Otherwise the printer did not answer this time; the next poll asks again.
       }
       await pause(pollMs, stop);
     }
+    return undefined;
   }
 
   /**
@@ -223,7 +242,12 @@ export class CupsQueueDriver implements PrinterDriver {
     let ref: string | undefined;
     try {
       ref = await behind.find(task);
-    } catch {
+    } catch (e) {
+      // A job CUPS did not finish, with the printer gone: not known to have printed, and not
+      // to be settled by CUPS's word (docs/printers-and-scanners.md, "CUPS queues").
+      if (e instanceof IppTransportError && viaCups.state !== 'completed' && !hooks.signal.aborted) {
+        throw new IppTransportError(`the printer behind the CUPS queue (${behind.uri}) does not answer: ${e.message}`);
+      }
       ref = undefined;
     }
     if (!ref) {
