@@ -5,15 +5,17 @@
 // side by side in the same run, the rule before items were cut as the stack scans (one item a
 // batch of paper: item_pages 200, item_seconds 0). Then the box's memory: peak RSS of the agent
 // process scanning a 200-page stack (100 sheets duplex, 200 dpi colour) to its end with the
-// default rule, target ≤ 150 MB.
+// default rule, target ≤ 150 MB: on the sources (tsx, as the tests run), and on the build as a
+// box runs it (dist/, after `npm run build`), with and without MALLOC_MMAP_THRESHOLD_=131072
+// (docs/scanning.md, "Figures").
 //
-// Three processes: the server, the box agent (bench/scan/agent-process.ts: the real BoxAgent
-// with the simulated scanner; a fresh one for the memory run, so its high-water mark is that
+// Three processes: the server, the box agent (bench/scan/agent-process.mjs: the real BoxAgent
+// with the simulated scanner; a fresh one for each memory run, so its high-water mark is that
 // stack's), and this one, which creates the scans and receives the callbacks. The two clocks
 // compared are the same machine's.
 // Knobs: BENCH_FIRST_ROUNDS (5), BENCH_FIRST_OLD_SHEETS (10: 20 pages, about 20 s),
 // BENCH_FIRST_MEM_SHEETS (100).
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -90,7 +92,7 @@ try {
   for (const d of [demo!, mem!]) await api('/api/client/bind', { uuid: d.uuid, name: 'bench' });
 
   // --- first page → first item callback, on the demo's scanner ------------------------------
-  const box = await forkChild('../scan/agent-process.ts', []);
+  const box = await forkChild('../scan/agent-process.mjs', []);
   children.push(box);
   await box.call('connect', { url: server.ready.mqttUrl, uuid: demo!.uuid, secret: demo!.secret, scanner: 'sim:?ppm=60&back=text' });
   const scanOnce = async (sheets: number, options: Record<string, unknown>) => {
@@ -115,22 +117,33 @@ try {
   await box.stop();
 
   // --- box memory on a 200-page stack ---------------------------------------------------------
-  const agent = await forkChild('../scan/agent-process.ts', []);
-  children.push(agent);
-  await agent.call('connect', { url: server.ready.mqttUrl, uuid: mem!.uuid, secret: mem!.secret, scanner: 'sim:' });
-  await agent.call('load', { sheets: MEM_SHEETS, images: await drawSides() });
-  await sleep(1500);
-  const base = await agent.call<{ rss: number; maxRss: number }>('rss');
-  const t0 = performance.now();
-  const uuid = String((await api('/api/scan/create', { client_uuid: mem!.uuid, options: { callback_url: callbackUrl, resolution: DPI, blank_page_skip: false } })).uuid);
-  await waitFor('scan.finish of the 200-page stack', () => events.find((e) => e.uuid === uuid && e.event === 'scan.finish'));
-  const seconds = (performance.now() - t0) / 1000;
-  const peak = await agent.call<{ rss: number; maxRss: number }>('rss');
-  const items = events.filter((e) => e.uuid === uuid && e.event === 'scan.item_data');
-  const pages = items.reduce((n, e) => n + (e.pages ?? 0), 0);
-  console.log(`200-page stack: ${pages} pages in ${items.length} items (${items.map((e) => e.pages).join(', ')}) in ${seconds.toFixed(1)} s`);
-  console.log(`box agent RSS: ${(base.rss / MB).toFixed(0)} MB before the scan, peak ${(peak.maxRss / MB).toFixed(0)} MB (target ≤ 150 MB: ${verdict(peak.maxRss <= 150 * MB)})`);
-  await agent.stop();
+  const sides = await drawSides();
+  const built = existsSync(new URL('../../packages/agent/dist/index.js', import.meta.url));
+  const variants: Array<{ name: string; built: boolean; env: Record<string, string> }> = [
+    { name: 'sources (tsx)', built: false, env: {} },
+    ...(built ? [
+      { name: 'build (dist/)', built: true, env: {} },
+      { name: 'build, MALLOC_MMAP_THRESHOLD_=131072', built: true, env: { MALLOC_MMAP_THRESHOLD_: '131072' } },
+    ] : []),
+  ];
+  if (!built) console.log('(no packages/agent/dist: run `npm run build` first to measure the agent as a box runs it)');
+  for (const v of variants) {
+    const agent = await forkChild('../scan/agent-process.mjs', [], { built: v.built, env: v.env });
+    children.push(agent);
+    await agent.call('connect', { url: server.ready.mqttUrl, uuid: mem!.uuid, secret: mem!.secret, scanner: 'sim:' });
+    await agent.call('load', { sheets: MEM_SHEETS, images: sides });
+    await sleep(1500);
+    const base = await agent.call<{ rss: number; maxRss: number }>('rss');
+    const t0 = performance.now();
+    const uuid = String((await api('/api/scan/create', { client_uuid: mem!.uuid, options: { callback_url: callbackUrl, resolution: DPI, blank_page_skip: false } })).uuid);
+    await waitFor('scan.finish of the 200-page stack', () => events.find((e) => e.uuid === uuid && e.event === 'scan.finish'));
+    const seconds = (performance.now() - t0) / 1000;
+    const peak = await agent.call<{ rss: number; maxRss: number }>('rss');
+    const items = events.filter((e) => e.uuid === uuid && e.event === 'scan.item_data');
+    const pages = items.reduce((n, e) => n + (e.pages ?? 0), 0);
+    console.log(`200-page stack, agent on the ${v.name}: ${pages} pages in ${items.length} items (${items.map((e) => e.pages).join(', ')}) in ${seconds.toFixed(1)} s; RSS ${(base.rss / MB).toFixed(0)} MB before the scan, peak ${(peak.maxRss / MB).toFixed(0)} MB (target ≤ 150 MB: ${verdict(peak.maxRss <= 150 * MB)})`);
+    await agent.stop();
+  }
 } finally {
   for (const c of children.reverse()) await c.stop().catch(() => undefined);
   receiver.close();
