@@ -165,5 +165,30 @@ describe('a long stack reaches the application as it scans (docs/scanning.md, "I
     const first = await eventually(() => rx.received.find((r) => r.path.endsWith('/long') && JSON.parse(r.body).event === 'scan.item_data'), 'the first item callback');
     assert.ok(JSON.parse(first.body).occurred_at < done.last_page_at!, 'item 1 called back while the stack was scanning');
   });
-});
 
+  test('a progress report counts only from the task\'s own box, never goes back, and stops with the task', async () => {
+    const box = await rig.box();
+    const other = await rig.box();
+    await rig.load(box, 1);
+    const uuid = (await rig.sdk.scan.create({ client_uuid: box.uuid, options: { continuous: true, continuous_wait: 0, duplex: false } })).uuid!;
+    const now = async () => { const i = await info(box.uuid, uuid); return [i.scanned_pages, i.skipped_pages, i.last_page_at]; };
+    await eventually(async () => { const i = await info(box.uuid, uuid); return i.item_size === 1 && i.last_page_at !== undefined; }, 'first item and its page\'s report');
+    const [pages, skipped, at] = await now();
+    assert.deepEqual([pages, skipped], [1, 0]);
+    // Another box naming this task: answered, and nothing changes.
+    await other.agent.requests.ask('scan.progress', { task: uuid, pages: 50, skipped: 5, at: at! + 1000 });
+    assert.deepEqual(await now(), [pages, skipped, at]);
+    // An older report (overtaken on the way) or fewer pages: nothing changes; a newer one counts.
+    await box.agent.requests.ask('scan.progress', { task: uuid, pages: 7, skipped: 1, at: at! - 1 });
+    await box.agent.requests.ask('scan.progress', { task: uuid, pages: 0, skipped: 0, at: at! + 1 });
+    assert.deepEqual(await now(), [pages, skipped, at]);
+    await box.agent.requests.ask('scan.progress', { task: uuid, pages: 3, skipped: 1, at: at! + 2 });
+    assert.deepEqual(await now(), [3, 1, at! + 2]);
+    // Once the task has ended its counts stay what they were.
+    await rig.sdk.scan.stop({ client_uuid: box.uuid });
+    await box.agent.requests.ask('scan.progress', { task: uuid, pages: 9, skipped: 1, at: at! + 3 });
+    assert.deepEqual(await now(), [3, 1, at! + 2]);
+    // A malformed one is refused by the server, not applied.
+    await assert.rejects(box.agent.requests.ask('scan.progress', { task: uuid, pages: -1, skipped: 0, at: 0 }), /params/);
+  });
+});
