@@ -6,8 +6,8 @@
 // batch of paper: item_pages 200, item_seconds 0). Then the box's memory: peak RSS of the agent
 // process scanning a 200-page stack (100 sheets duplex, 200 dpi colour) to its end with the
 // default rule, target ≤ 150 MB: on the sources (tsx, as the tests run), and on the build as a
-// box runs it (dist/, after `npm run build`), with and without MALLOC_MMAP_THRESHOLD_=131072
-// (docs/scanning.md, "Figures").
+// box runs it (dist/, after `npm run build`), side by side with one item a batch, and with
+// MALLOC_MMAP_THRESHOLD_=131072 or MALLOC_ARENA_MAX=2 (docs/scanning.md, "Figures").
 //
 // Three processes: the server, the box agent (bench/scan/agent-process.mjs: the real BoxAgent
 // with the simulated scanner; a fresh one for each memory run, so its high-water mark is that
@@ -131,6 +131,8 @@ try {
       { name: 'build (dist/)', built: true, env: {} },
       { name: 'build, one item a batch', built: true, env: {}, options: { item_pages: 200, item_seconds: 0 } },
       { name: 'build, MALLOC_MMAP_THRESHOLD_=131072', built: true, env: { MALLOC_MMAP_THRESHOLD_: '131072' } },
+      // Fewer glibc arenas for the threads that touch page buffers (libuv's pool, libvips).
+      { name: 'build, MALLOC_ARENA_MAX=2', built: true, env: { MALLOC_ARENA_MAX: '2' } },
     ] : []),
   ];
   if (!built) console.log('(no packages/agent/dist: run `npm run build` first to measure the agent as a box runs it)');
