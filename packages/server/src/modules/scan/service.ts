@@ -282,11 +282,12 @@ export class ScanService {
     await this.d.tasks.update(trx, task.uuid, {
       item_count: Number(task.item_count) + 1,
       page_count: pageCount,
-      // A progress report lost on the way (or a box that sends none) never leaves the pages
-      // scanned behind the pages recorded.
-      scanned_pages: Math.max(Number(task.scanned_pages), pageCount),
       file_bytes: Number(task.file_bytes) + (data.upload?.size ?? 0),
     });
+    // A progress report lost on the way (or a box that sends none) never leaves the pages
+    // scanned behind the pages recorded. A conditional update, not the value read above: a
+    // progress report may have raised it since (it is not part of this event's transaction).
+    await trx.updateTable('tasks').set({ scanned_pages: pageCount }).where('uuid', '=', task.uuid).where('scanned_pages', '<', pageCount).execute();
     if (task.callback_url) {
       const item = scanItem(row, key ? await this.downloadUrl(task, data.item_id) : undefined, encryptedTo(task));
       await this.d.callbacks.enqueue(trx, {
