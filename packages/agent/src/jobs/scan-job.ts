@@ -103,7 +103,7 @@ export class ScanJob {
     this.d = d;
     this.entry = entry;
     this.task = entry.task;
-    this.progress = new ScanProgressReporter((p) => d.requests.ask('scan.progress', p, 5000));
+    this.progress = new ScanProgressReporter({ send: (p) => d.requests.ask('scan.progress', p, 5000) });
     const direct = entry.data.params.options.direct;
     if (direct) {
       entry.data.direct ??= newDirectState();
