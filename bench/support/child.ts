@@ -43,10 +43,12 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => { killAl
  * its ready message. The child's stdout (the server log) is read and discarded, as a log
  * shipper would, so writing it costs what it costs in production.
  */
-export async function forkChild(script: string, args: string[], o: { env?: Record<string, string>; execArgv?: string[]; readyTimeoutMs?: number } = {}): Promise<Child> {
+export async function forkChild(script: string, args: string[], o: { env?: Record<string, string>; execArgv?: string[]; readyTimeoutMs?: number; built?: boolean } = {}): Promise<Child> {
   const proc = fork(fileURLToPath(new URL(script, import.meta.url)), args, {
-    execArgv: ['--import', 'tsx', ...(o.execArgv ?? [])],
-    env: { ...process.env, ...o.env },
+    // built: a .mjs child on the packages' dist/ (npm run build), as production runs, without
+    // tsx or source mode (which cost memory of their own).
+    execArgv: o.built ? (o.execArgv ?? []) : ['--import', 'tsx', ...(o.execArgv ?? [])],
+    env: { ...process.env, ...(o.built ? { NODE_OPTIONS: '' } : {}), ...o.env },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   live.add(proc);

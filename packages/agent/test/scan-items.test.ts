@@ -11,10 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { PdfItemWriter, PDF_FILE_OVERHEAD, PDF_PAGE_OVERHEAD } from '../src/scan/pdf-writer.ts';
-import { ITEM_LIMITS, startsNewItem } from '../src/scan/item-rule.ts';
+import { capsOf, closesNow, ITEM_LIMITS, ITEM_RULE, startsNewItem } from '../src/scan/item-rule.ts';
 import { assembleItems, type AssembledItem, type PageOutcome } from '../src/scan/assemble.ts';
 import { SimScanner } from '../src/drivers/sim/scanner.ts';
-import { ScanFault, type ScanRequest } from '../src/drivers/types.ts';
+import { ScanFault, type ScannedPage, type ScanRequest } from '../src/drivers/types.ts';
 
 function tempDir(t: { after(fn: () => void): void }): string {
   const d = mkdtempSync(join(tmpdir(), 'boxhub-items-'));
@@ -103,6 +103,30 @@ test('item rule: whole sheets, hard caps, a first page always fits', () => {
   assert.deepEqual(ITEM_LIMITS, { maxPages: 200, maxBytes: 100 * 1024 * 1024 });
 });
 
+test('item rule as the stack scans: closed right after the page that completes it, by pages or by age at a sheet\'s end', () => {
+  const rule = { pages: 4, seconds: 3 };
+  const caps = capsOf(rule, ITEM_LIMITS);
+  assert.deepEqual(caps, { maxPages: 4, maxBytes: ITEM_LIMITS.maxBytes });
+  assert.deepEqual(capsOf({ pages: 150, seconds: 0 }, { maxPages: 100, maxBytes: 10 }), { maxPages: 100, maxBytes: 10 });
+  const item = (pages: number, openedAt = 0) => ({ pages, bytes: pages * 10_000, openedAt });
+  const front = { front: true, bytes: 10_000 };
+  const back = { front: false, bytes: 10_000 };
+  // Duplex, 2 pages (one sheet): the next sheet fits, the item is young.
+  assert.equal(closesNow(item(2), front, true, 1000, rule, caps), false);
+  // 2 pages at 3 s, at the end of a sheet: closed by age; in the middle of one (a back to come), not.
+  assert.equal(closesNow(item(2), front, true, 3000, rule, caps), true);
+  assert.equal(closesNow(item(1), back, true, 9000, rule, caps), false);
+  // 4 pages: the next sheet cannot fit, closed now (not when its front comes).
+  assert.equal(closesNow(item(4), front, true, 0, rule, caps), true);
+  // 3 pages (a blank back): a whole duplex sheet would make 5; simplex one page makes 4.
+  assert.equal(closesNow(item(3), front, true, 0, rule, caps), true);
+  assert.equal(closesNow(item(3), front, false, 0, rule, caps), false);
+  // seconds 0: no time rule; an empty item never closes.
+  assert.equal(closesNow(item(2), front, true, 1e9, { pages: 4, seconds: 0 }, caps), false);
+  assert.equal(closesNow(item(0), front, true, 1e9, rule, caps), false);
+  assert.deepEqual(ITEM_RULE, { pages: 20, seconds: 3 });
+});
+
 const req = (o: Partial<ScanRequest> = {}): ScanRequest => ({ duplex: true, resolution: 100, color: 'color', jpegQuality: 80, ...o });
 async function run(items: AsyncIterable<AssembledItem>): Promise<{ items: AssembledItem[]; error?: unknown }> {
   const out: AssembledItem[] = [];
@@ -139,7 +163,7 @@ test('a batch larger than the caps is cut at sheet boundaries', async (t) => {
   const dir = tempDir(t);
   const s = new SimScanner('sim:');
   s.load(5);
-  const r = await run(assembleItems(s.scan(req({ duplex: true }), new AbortController().signal), { dir, request: req(), blankPageSkip: false, limits: { maxPages: 4, maxBytes: 1e9 } }));
+  const r = await run(assembleItems(s.scan(req({ duplex: true }), new AbortController().signal), { dir, request: req(), blankPageSkip: false, limits: { maxPages: 4, maxBytes: 1e9 }, now: () => 0 }));
   assert.deepEqual(r.items.map((i) => [i.item, i.pages, i.sides.map((x) => x.sheet)]), [[1, 4, [1, 1, 2, 2]], [2, 4, [3, 3, 4, 4]], [3, 2, [5, 5]]]);
   assert.deepEqual(readdirSync(dir).sort(), ['item-1.pdf', 'item-2.pdf', 'item-3.pdf']);
 });
@@ -149,7 +173,7 @@ test('a jam keeps the pages before it as an item, then throws; a stop or an earl
   const s = new SimScanner('sim:');
   s.load(4);
   s.jamAfter(2);
-  const jam = await run(assembleItems(s.scan(req(), new AbortController().signal), { dir, request: req(), blankPageSkip: false }));
+  const jam = await run(assembleItems(s.scan(req(), new AbortController().signal), { dir, request: req(), blankPageSkip: false, now: () => 0 }));
   assert.ok(jam.error instanceof ScanFault && jam.error.kind === 'jammed');
   assert.deepEqual(jam.items.map((i) => i.pages), [4]);
   assert.deepEqual(readdirSync(dir), ['item-1.pdf']);
@@ -167,4 +191,35 @@ test('a jam keeps the pages before it as an item, then throws; a stop or an earl
   for await (const item of it) { assert.equal(item.pages, 2); break; }
   // The first item is the caller's; the one that was being written is gone.
   assert.deepEqual(readdirSync(dir), ['item-1.pdf']);
+});
+
+test('a long stack is cut into items as it scans: each yielded before the scanner delivers the next page', async (t) => {
+  const dir = tempDir(t);
+  const s = new SimScanner('sim:');
+  s.load(5);
+  let delivered = 0;
+  async function* counted(pages: AsyncIterable<ScannedPage>) { for await (const p of pages) { delivered++; yield p; } }
+  const at: number[] = [];
+  for await (const item of assembleItems(counted(s.scan(req(), new AbortController().signal)), { dir, request: req(), blankPageSkip: false, itemRule: { pages: 4, seconds: 0 }, now: () => 0 })) {
+    at.push(delivered);
+    assert.deepEqual(item.sides.map((x) => x.sheet), item.item === 3 ? [5, 5] : [item.item * 2 - 1, item.item * 2 - 1, item.item * 2, item.item * 2]);
+  }
+  // Items 1 and 2 went out after pages 4 and 8, before the 5th and 9th were asked for.
+  assert.deepEqual(at, [4, 8, 10]);
+});
+
+test('the time rule cuts at the end of a sheet once the item\'s first page is item_seconds old (injected clock)', async (t) => {
+  const dir = tempDir(t);
+  const s = new SimScanner('sim:');
+  s.load(5);
+  let clock = 0;
+  // One page a second, as the demo's scanner (ppm=60) delivers them.
+  async function* paced(pages: AsyncIterable<ScannedPage>) { for await (const p of pages) { clock += 1000; yield p; } }
+  const r = await run(assembleItems(paced(s.scan(req(), new AbortController().signal)), { dir, request: req(), blankPageSkip: false, itemRule: { pages: 20, seconds: 3 }, now: () => clock }));
+  assert.deepEqual(r.items.map((i) => [i.pages, i.scannedAt]), [[4, 4000], [4, 8000], [2, 10000]]);
+  // Blank backs skipped end their sheets too: the item closes after the skipped back.
+  s.load([{ front: 'text', back: 'blank' }, { front: 'text', back: 'blank' }, { front: 'text', back: 'blank' }]);
+  clock = 0;
+  const sk = await run(assembleItems(paced(s.scan(req(), new AbortController().signal)), { dir, request: req(), blankPageSkip: true, itemRule: { pages: 20, seconds: 3 }, now: () => clock, firstItem: 4 }));
+  assert.deepEqual(sk.items.map((i) => i.sides.map((x) => x.sheet)), [[1, 2], [3]]);
 });

@@ -59,6 +59,18 @@ export class Progress {
   }
 }
 
+/**
+ * A bar that grows page by page while the length of the stack is unknown (a feeder does not
+ * say how much paper it holds): one cell per page (several once the stack is longer than the
+ * bar), `█` for pages in recorded items, `▒` for pages scanned whose item is still being made.
+ */
+export function pageBar(scanned: number, recorded: number, width = 30): string {
+  const perCell = Math.max(1, Math.ceil(scanned / width));
+  const done = Math.floor(Math.min(recorded, scanned) / perCell);
+  const all = Math.ceil(scanned / perCell);
+  return `▕${'█'.repeat(done)}${'▒'.repeat(all - done)}${' '.repeat(width - all)}▏`;
+}
+
 /** The result of a command on stdout: JSON with --json, else text for a person. */
 export function emit(json: boolean, value: unknown, text: string): void {
   process.stdout.write(json ? `${JSON.stringify(value)}\n` : text.endsWith('\n') ? text : `${text}\n`);

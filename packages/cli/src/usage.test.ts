@@ -23,7 +23,7 @@ const env = { BOXHUB_URL: 'http://127.0.0.1:9', BOXHUB_API_KEY: '', BOXHUB_DATA_
 test('the command tree has every command the docs list', () => {
   const names = paths.map((p) => p.path.join(' '));
   for (const want of ['serve', 'agent', 'app create', 'app key list', 'app key create', 'app key rotate', 'app key revoke',
-    'device register', 'device rotate-secret', 'device revoke', 'scan', 'print', 'card run', 'card template', 'card recognize']) {
+    'device register', 'device rotate-secret', 'device revoke', 'bind', 'unbind', 'devices', 'scan', 'print', 'card run', 'card template', 'card recognize']) {
     assert.ok(names.includes(want), `${want} is a command`);
   }
 });

@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PDFDocument } from 'pdf-lib';
-import { runBoxhub, startRig, type Rig } from './fixtures.ts';
+import { runBoxhub, startBoxhub, startRig, type Rig } from './fixtures.ts';
 
 let rig: Rig;
 before(async () => { rig = await startRig(); });
@@ -19,10 +19,12 @@ test('scans the feeder, shows each item as plain lines when piped, and saves PDF
   const box = await rig.box();
   await rig.load(box, [{ front: 'text', back: 'text' }, { front: 'text', back: 'blank' }, { front: 'text', back: 'text' }]);
   const out = join(mkdtempSync(join(tmpdir(), 'boxhub-cli-scan-')), 'scans');
-  const r = await boxhub(['scan', '--device', box.code, '--duplex', '--resolution', '150', '--out', out]);
+  // --item-seconds 0: one item however slow the machine (items as the stack scans: the test below).
+  const r = await boxhub(['scan', '--device', box.code, '--duplex', '--resolution', '150', '--item-seconds', '0', '--out', out]);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /scan [0-9a-f-]{36} started on /);
   assert.match(r.stderr, /item 1: 5 pages, \d+ KB, MD5 checked/);
+  assert.match(r.stderr, /^scanning: \d+ pages? scanned(?: \(\d+ blank skipped\))?, \d+ in \d+ items?/m);
   assert.match(r.stdout, /^done: 5 pages in 1 PDF in /m);
   // What it saved is what the server recorded: the MD5 of item_data's check_sum, five pages.
   const files = readdirSync(out);
@@ -63,4 +65,38 @@ test('exit codes say what went wrong', async () => {
   const help = await boxhub(['scan', '--help']);
   assert.equal(help.code, 0);
   assert.match(help.stdout, /usage: boxhub scan --device DEVICE/);
+});
+
+test('Ctrl-C in the middle of a stack stops the scan and keeps every item recorded, each downloaded and checked', async () => {
+  // A third of a second a side, items of 2 pages: items are recorded while the stack scans.
+  const box = await rig.box({ scanner: 'sim:?ppm=180' });
+  await rig.load(box, 30);
+  const out = join(mkdtempSync(join(tmpdir(), 'boxhub-cli-sigint-')), 'scans');
+  const run = startBoxhub(rig, ['scan', '--device', box.code, '--simplex', '--item-pages', '2', '--item-seconds', '0', '--out', out], /^item 2: 2 pages/m);
+  await run.ready();
+  run.child.kill('SIGINT');
+  const code = await run.exited;
+  const { stdout, stderr } = run.output();
+  assert.equal(code, 130, stderr);
+  assert.match(stderr, /^stopping the scan… \(Ctrl-C again exits at once\)$/m);
+  const scanUuid = /scan ([0-9a-f-]{36}) started/.exec(stderr)![1]!;
+  // Page by page: the count of pages scanned was shown as it grew, ahead of the items.
+  const counts = new Set([...stderr.matchAll(/^scanning: (\d+) pages? scanned/gm)].map((x) => Number(x[1])));
+  assert.ok(counts.size >= 3, `counts shown: ${[...counts].join(', ')}`);
+  // The task was stopped (error 0: the box answered), well before the 30 sheets were through.
+  const info = await rig.sdk.scan.info({ client_uuid: box.uuid, scan_uuid: scanUuid });
+  assert.deepEqual([info.finished, info.error_code], [true, 0]);
+  assert.ok(info.total_pages >= 4 && info.total_pages < 30, `${info.total_pages} pages recorded`);
+  // Every item the service recorded is on disk, its bytes those of check_sum; nothing else is.
+  const items = (await rig.sdk.scan.itemData({ client_uuid: box.uuid, scan_uuid: scanUuid })).items;
+  assert.equal(items.length, info.item_size);
+  assert.deepEqual(readdirSync(out).sort(), items.map((i) => `item-${i.item_id}.pdf`).sort());
+  for (const it of items) {
+    const bytes = readFileSync(join(out, `item-${it.item_id}.pdf`));
+    assert.equal(createHash('md5').update(bytes).digest('hex'), it.check_sum, `item ${it.item_id}`);
+    assert.equal((await PDFDocument.load(bytes)).getPageCount(), it.pages);
+  }
+  const m = /^stopped: (\d+) pages in (\d+) PDFs in /m.exec(stdout);
+  assert.ok(m, stdout);
+  assert.deepEqual([Number(m[1]), Number(m[2])], [info.total_pages, items.length]);
 });

@@ -349,6 +349,9 @@ describe('the console in chromium', () => {
     await waitText('#scan-status', /^finished$/);
     await page.waitForFunction(() => (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }).document.querySelectorAll('.scan-item').length === 20);
     assert.match(await text('#scan-live'), /22 items · 22 pages/);
+    // The page-by-page bar: a recorded cell for each of the 22 pages (docs/scanning.md, "Progress").
+    assert.match(await text('#scan-pages'), /^22 pages scanned · 22 in recorded items/);
+    assert.equal(await count('#scan-progress .cell.rec'), 22);
     assert.match(await text('#scan-live'), /Items 1-20 of 22/);
     await go('#items-pager a.next');
     assert.match(page.url(), /\?page=2$/);

@@ -56,6 +56,11 @@ export const ScanJobOptions = Type.Object({
   continuous_wait: Type.Integer({ minimum: 0 }),
   direct: Type.Optional(DirectTransfer),
   encrypt: Type.Optional(ScanEncryption),
+  /** The item rule (docs/scanning.md, "Items as the stack scans"): an item is closed at the end
+   *  of a sheet once it holds `item_pages` pages or its first page is `item_seconds` old (0:
+   *  no time rule). Absent (a server before the rule): the box's defaults. */
+  item_pages: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+  item_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 3600 })),
 });
 export type ScanJobOptions = Static<typeof ScanJobOptions>;
 
@@ -250,9 +255,24 @@ export type DownloadUrlParams = Static<typeof DownloadUrlParams>;
 export const DownloadUrlReply = Type.Object({ url: Url, expires_at: Ms });
 export type DownloadUrlReply = Static<typeof DownloadUrlReply>;
 
+/** Where a scan is (docs/scanning.md, "Progress"): counts so far, sent as pages come, the newest
+ *  only. Not durable: a lost one is overtaken by the next, and the items carry the counts that
+ *  are kept. Answered with an empty reply. */
+export const ScanProgressParams = Type.Object({
+  task: Uuid,
+  /** Sides scanned and kept (in an item, recorded or not) since the task began. */
+  pages: Type.Integer({ minimum: 0 }),
+  /** Sides skipped as blank. */
+  skipped: Type.Integer({ minimum: 0 }),
+  /** Box clock, Unix ms, of the last side scanned. */
+  at: Ms,
+});
+export type ScanProgressParams = Static<typeof ScanProgressParams>;
+
 export const BoxRequestParams = {
   'upload.url': UploadUrlParams,
   'download.url': DownloadUrlParams,
+  'scan.progress': ScanProgressParams,
 } as const;
 export type BoxRequestType = keyof typeof BoxRequestParams;
 

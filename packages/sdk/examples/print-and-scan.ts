@@ -17,7 +17,7 @@ const task = await boxhub.print.file(client_uuid, process.env.WORKSHEET!, { opti
 const printed = await boxhub.print.waitForFinish({ client_uuid, print_uuid: task.uuid! }, { intervalMs: 200 });
 console.log(`printed: error_code ${printed.error_code}, ${printed.pages} sides`);
 
-// Scan both sides of every sheet in the feeder; one PDF item per batch of paper.
+// Scan both sides of every sheet in the feeder; PDF items are cut as the stack scans (docs/scanning.md).
 const scan = await boxhub.scan.create({ client_uuid, options: { duplex: true, resolution: 200 } });
 const done = await boxhub.scan.waitForFinish({ client_uuid, scan_uuid: scan.uuid! }, { intervalMs: 200 });
 console.log(`scanned: error_code ${done.error_code}, ${done.total_pages} pages in ${done.item_size} item(s)`);

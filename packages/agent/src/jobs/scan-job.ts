@@ -1,6 +1,7 @@
 // One scan task on the box (docs/scanning.md, "On the box"): the scanner delivers pages one at a
-// time; blank pages are dropped when asked; pages become JPEG and are written into a PDF item
-// on disk (one item per batch of paper, split at the pipeline's cap); each item is uploaded to
+// time, each reported to the server as it comes (scan.progress); blank pages are dropped when
+// asked; pages become JPEG and are written into a PDF item on disk (items cut by the task's item
+// rule as the stack scans, never across batches of paper); each item is uploaded to
 // a URL the server signs for that item only, and then reported as a durable event. Scanning
 // and uploading run side by side, items in order. Every step is in the journal, so a box that
 // restarts mid-scan still uploads and reports the items it had made, then reports the scan
@@ -14,7 +15,8 @@ import { ScanFault } from '../drivers/types.ts';
 import { RequestRefusedError, type BoxRequests } from '../link/requests.ts';
 import { Backoff } from '../link/backoff.ts';
 import { pause } from '../link/pause.ts';
-import { assembleItems, type ItemLimits } from '../scan/index.ts';
+import { assembleItems, ITEM_RULE, type ItemLimits } from '../scan/index.ts';
+import { ScanProgressReporter } from './scan-progress.ts';
 import type { KeptPage } from '../scan/assemble.ts';
 import { putFile } from '../scan/upload.ts';
 import { DirectSender, newDirectState, type DirectFailure, type DirectRetry, type DirectState } from '../scan/direct/sender.ts';
@@ -42,6 +44,9 @@ export interface ScanJobData {
   items: ItemRecord[];
   /** Sheets fed so far (paper numbers continue across batches of paper). */
   sheets: number;
+  /** Sides kept and skipped as blank so far (scan.progress). */
+  kept?: number;
+  skipped?: number;
   /** Direct transfer (docs/direct-transfer.md): pages and batches not yet acknowledged. */
   direct?: DirectState;
   /** Set once scan.finished is in the outbox. */
@@ -89,6 +94,8 @@ export class ScanJob {
   private directFailure: DirectFailure | undefined;
   /** Sends pages to the task's direct_addr, when it has one. */
   private readonly direct: DirectSender | undefined;
+  /** Tells the server each page as it comes (docs/scanning.md, "Progress"). */
+  private readonly progress: ScanProgressReporter;
   /** Serialises journal writes: scanning and uploading both update the entry. */
   private saving: Promise<void> = Promise.resolve();
   readonly done: Promise<void>;
@@ -97,6 +104,7 @@ export class ScanJob {
     this.d = d;
     this.entry = entry;
     this.task = entry.task;
+    this.progress = new ScanProgressReporter({ send: (p) => d.requests.ask('scan.progress', p, 5000) });
     const direct = entry.data.params.options.direct;
     if (direct) {
       entry.data.direct ??= newDirectState();
@@ -120,6 +128,7 @@ export class ScanJob {
 
   /** Stop (the server ended the task): scanning and uploading stop at once, and the end is reported. */
   stop(): void {
+    this.progress.close();
     this.direct?.stop();
     this.ac.abort(new Error('stopped'));
   }
@@ -131,6 +140,7 @@ export class ScanJob {
    *  the job from the journal (its items are still delivered; the scan is reported interrupted). */
   halt(): void {
     this.halting = true;
+    this.progress.close();
     this.haltAc.abort(new Error('agent stopping'));
     this.direct?.halt();
     this.ac.abort(new Error('agent stopping'));
@@ -167,6 +177,9 @@ export class ScanJob {
       }
     }
     await this.uploads;
+    // The last counts reach the server before the end does (the end closes the task to them).
+    await this.progress.flushed();
+    this.progress.close();
     if (this.halting) return;
     const result = await this.endDirect(fault ?? this.uploadFailure ?? this.directFailure ?? { error_code: ScanError.none });
     if (this.halting) return;
@@ -197,7 +210,14 @@ export class ScanJob {
       dir, request: req, blankPageSkip: o.blank_page_skip, signal: this.stopSignal(),
       firstItem: this.entry.data.items.length + 1, fileName: (n) => `${n}.pdf`, now: this.d.now,
       ...(this.d.itemLimits ? { limits: this.d.itemLimits } : {}),
-      onPage: (p) => { this.entry.data.sheets = Math.max(this.entry.data.sheets, first + p.sheet); },
+      itemRule: { pages: o.item_pages ?? ITEM_RULE.pages, seconds: o.item_seconds ?? ITEM_RULE.seconds },
+      onPage: (p) => {
+        const data = this.entry.data;
+        data.sheets = Math.max(data.sheets, first + p.sheet);
+        if (p.kept) data.kept = (data.kept ?? 0) + 1;
+        else data.skipped = (data.skipped ?? 0) + 1;
+        if (!signal.aborted) this.progress.report({ task: this.task, pages: data.kept ?? 0, skipped: data.skipped ?? 0, at: this.d.now() });
+      },
       ...(this.direct ? {
         onKeep: (p: KeptPage) => {
           const paper = first + p.sheet;

@@ -1,6 +1,7 @@
 // The page pipeline of one batch, composed from its parts: driver pages → blank-page skip →
 // JPEG at the task's quality → PDF items cut by the item rule. Items are yielded as soon as
-// they are complete, so the job runner can upload one while the scanner goes on.
+// they are complete (right after the page that completes them, not when the next one comes),
+// so the job runner can upload one while the scanner goes on.
 //
 // A batch whose every page is skipped as blank (or an empty feeder) yields no item.
 // A fault of the scanner (ScanFault) keeps the pages before it: the open item is finished and
@@ -9,7 +10,7 @@
 import { join } from 'node:path';
 import type { ScannedPage, ScanRequest } from '../drivers/types.ts';
 import { BLANK_RULE, detectBlank, type BlankRule } from './blank.ts';
-import { ITEM_LIMITS, startsNewItem, type ItemLimits } from './item-rule.ts';
+import { capsOf, closesNow, ITEM_LIMITS, ITEM_RULE, type ItemLimits, type ItemRule } from './item-rule.ts';
 import { pageToJpeg } from './jpeg.ts';
 import { PdfItemWriter, type ItemSealer, type PdfItemFile } from './pdf-writer.ts';
 
@@ -23,7 +24,10 @@ export interface AssembleOptions {
   firstItem?: number;
   /** File name of item `n` (default `item-<n>.pdf`). */
   fileName?: (item: number) => string;
+  /** Hard caps (ITEM_LIMITS). */
   limits?: ItemLimits;
+  /** The task's item rule (ITEM_RULE when absent). */
+  itemRule?: ItemRule;
   blankRule?: BlankRule;
   /** Called (and awaited) for every page kept, with its JPEG, once it is in its item. */
   onKeep?: (p: KeptPage) => Promise<void>;
@@ -69,11 +73,18 @@ export interface AssembledItem extends PdfItemFile {
 
 export async function* assembleItems(pages: AsyncIterable<ScannedPage>, o: AssembleOptions): AsyncGenerator<AssembledItem> {
   const now = o.now ?? Date.now;
-  const limits = o.limits ?? ITEM_LIMITS;
+  const itemRule = o.itemRule ?? ITEM_RULE;
+  const limits = capsOf(itemRule, o.limits ?? ITEM_LIMITS);
   const rule = o.blankRule ?? BLANK_RULE;
   const name = o.fileName ?? ((n: number) => `item-${n}.pdf`);
   let next = o.firstItem ?? 1;
-  let open: { writer: PdfItemWriter; item: number; bytes: number; sides: AssembledItem['sides']; scannedAt: number; cipher?: string } | undefined;
+  let open: { writer: PdfItemWriter; item: number; bytes: number; sides: AssembledItem['sides']; openedAt: number; scannedAt: number; cipher?: string } | undefined;
+  /** Size of the last page kept: the estimate of the next one. */
+  let lastBytes = 0;
+  /** After a page: whether the open item is complete now (item-rule.ts closesNow). */
+  const due = (page: ScannedPage): boolean => !!open && closesNow(
+    { pages: open.writer.pages, bytes: open.bytes, openedAt: open.openedAt },
+    { front: !(o.request.duplex && page.front), bytes: lastBytes }, o.request.duplex, now(), itemRule, limits);
 
   const close = async (): Promise<AssembledItem> => {
     const c = open!;
@@ -94,23 +105,30 @@ export async function* assembleItems(pages: AsyncIterable<ScannedPage>, o: Assem
         if (o.blankPageSkip) {
           const v = await detectBlank(page, rule);
           coverage = v.coverage;
-          if (v.blank) { o.onPage?.({ sheet: page.sheet, front: page.front, kept: false, coverage }); continue; }
+          if (v.blank) {
+            o.onPage?.({ sheet: page.sheet, front: page.front, kept: false, coverage });
+            // A blank back can end a sheet, and so the item.
+            if (due(page)) yield await close();
+            continue;
+          }
         }
         const jpeg = await pageToJpeg(page, o.request.jpegQuality, o.request.color);
-        if (open && startsNewItem({ pages: open.writer.pages, bytes: open.bytes }, { front: page.front, bytes: jpeg.data.length }, o.request.duplex, limits)) {
+        if (open && closesNow({ pages: open.writer.pages, bytes: open.bytes, openedAt: open.openedAt }, { front: page.front, bytes: jpeg.data.length }, o.request.duplex, now(), itemRule, limits)) {
           yield await close();
         }
         if (!open) {
           const item = next++;
           const sealed = o.seal ? await o.seal(item) : undefined;
-          open = { writer: await PdfItemWriter.create(join(o.dir, name(item)), sealed?.sealer), item, bytes: 0, sides: [], scannedAt: 0, ...(sealed ? { cipher: sealed.cipher } : {}) };
+          open = { writer: await PdfItemWriter.create(join(o.dir, name(item)), sealed?.sealer), item, bytes: 0, sides: [], openedAt: now(), scannedAt: 0, ...(sealed ? { cipher: sealed.cipher } : {}) };
         }
         await open.writer.add(jpeg.data, { width: jpeg.width, height: jpeg.height, dpi: page.dpi });
         open.bytes += jpeg.data.length;
+        lastBytes = jpeg.data.length;
         open.sides.push({ sheet: page.sheet, front: page.front });
         open.scannedAt = now();
         await o.onKeep?.({ sheet: page.sheet, front: page.front, item: open.item, jpeg: jpeg.data, width: jpeg.width, height: jpeg.height, dpi: page.dpi });
         o.onPage?.({ sheet: page.sheet, front: page.front, kept: true, item: open.item, passedThrough: jpeg.passedThrough, ...(coverage === undefined ? {} : { coverage }) });
+        if (due(page)) yield await close();
       }
     } catch (e) {
       // A scanner fault keeps what was scanned before it; a stop does not.

@@ -4,6 +4,6 @@ export { BLANK_RULE, detectBlank, greyThumbnail, inkCoverage, type BlankRule, ty
 export { PASS_THROUGH_SLACK, pageToJpeg, type PageJpeg } from './jpeg.ts';
 export { estimateQuality, jpegInfo, type JpegInfo } from './jpeg-info.ts';
 export { PDF_FILE_OVERHEAD, PDF_PAGE_OVERHEAD, PdfItemWriter, type PdfItemFile, type PdfPageSpec } from './pdf-writer.ts';
-export { ITEM_LIMITS, startsNewItem, type ItemLimits, type NextPage, type OpenItem } from './item-rule.ts';
+export { capsOf, closesNow, ITEM_LIMITS, ITEM_RULE, startsNewItem, type ItemLimits, type ItemRule, type NextPage, type OpenItem } from './item-rule.ts';
 export { assembleItems, type AssembledItem, type AssembleOptions, type PageOutcome } from './assemble.ts';
 export { putFile, type PutFileOptions, type PutFileResult } from './upload.ts';

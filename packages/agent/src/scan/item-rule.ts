@@ -1,9 +1,12 @@
-// When a scan task's pages go into a new PDF item (docs/scanning.md, "On the box").
+// When a scan task's pages go into a new PDF item (docs/scanning.md, "Items as the stack scans").
 //
-// One item per batch of paper: a batch is what one ScannerDriver.scan() call delivers, the paper
-// in the feeder until it is empty (or one flatbed page). In continuous mode every reload of the
-// feeder is a new batch, so a new item. An item is closed early, so that it stays uploadable in
-// one PUT, before a page that would take it past ITEM_LIMITS:
+// Items never span batches of paper: a batch is what one ScannerDriver.scan() call delivers, the
+// paper in the feeder until it is empty (or one flatbed page). In continuous mode every reload
+// of the feeder is a new batch, so a new item. Within a batch the task's item rule (ItemRule:
+// item_pages, item_seconds) closes an item as the stack scans, so that the application gets the
+// first pages within seconds and a failure late in a long stack loses at most the open item.
+// The same caps (the rule's pages, and ITEM_LIMITS so that an item stays uploadable in one PUT)
+// close an item before a page that would take it past them:
 //  - items hold whole sheets: before the front of a sheet, the item is closed when the whole
 //    sheet (both sides in a duplex scan, each estimated at the size of its front) might not fit;
 //  - hard caps: before any page (a back too) that would itself break a cap;
@@ -26,6 +29,35 @@ export interface ItemLimits {
  * The server's upload limit for an item must be at least maxBytes.
  */
 export const ITEM_LIMITS: Readonly<ItemLimits> = Object.freeze({ maxPages: 200, maxBytes: 100 * 1024 * 1024 });
+
+/** The task's item rule (scan create's item_pages and item_seconds, docs/scanning.md). */
+export interface ItemRule {
+  /** An item holds at most this many pages (whole sheets where they fit). */
+  pages: number;
+  /** An item is closed at the end of a sheet once its first page is this old; 0: never. */
+  seconds: number;
+}
+
+/** The box's defaults, for a task that does not say (the server always does). */
+export const ITEM_RULE: Readonly<ItemRule> = Object.freeze({ pages: 20, seconds: 3 });
+
+/** The caps of one task: its rule's pages within the hard caps. */
+export function capsOf(rule: ItemRule, limits: ItemLimits = ITEM_LIMITS): ItemLimits {
+  return { maxPages: Math.min(rule.pages, limits.maxPages), maxBytes: limits.maxBytes };
+}
+
+/**
+ * Whether the open item is to be closed now, right after a page, rather than when the next page
+ * comes (which can be a while: the next sheet, or the end of the feeder). `next` is the page
+ * expected: a back after a front in a duplex scan, else the front of the next sheet, estimated
+ * at the size of the last page. Closed when that page would start a new item anyway, or at the
+ * end of a sheet once the item is `rule.seconds` old. Pure.
+ */
+export function closesNow(item: OpenItem & { openedAt: number }, next: NextPage, duplex: boolean, now: number, rule: ItemRule, limits: ItemLimits): boolean {
+  if (item.pages === 0) return false;
+  if (startsNewItem(item, next, duplex, limits)) return true;
+  return next.front && rule.seconds > 0 && now - item.openedAt >= rule.seconds * 1000;
+}
 
 /** The open item, as far as the rule needs it. */
 export interface OpenItem { pages: number; bytes: number }

@@ -92,6 +92,9 @@ export const ScanFinishEvent = Type.Object({
   created_at: UnixMs('when the task was created'),
   finished_at: Type.Optional(UnixMs('when it ended')),
   expires_at: Type.Integer({ description: 'Unix seconds' }),
+  scanned_pages: Type.Optional(Type.Integer({ description: 'boxhub extension: sides the box scanned and kept (docs/scanning.md, "Progress"); more than total_pages when the item being assembled was lost (a stop, a power cut)' })),
+  skipped_pages: Type.Optional(Type.Integer({ description: 'boxhub extension: blank sides skipped' })),
+  last_page_at: Type.Optional(UnixMs('boxhub extension: when the box reported its last side (box clock)')),
 });
 export type ScanFinishEvent = Static<typeof ScanFinishEvent>;
 

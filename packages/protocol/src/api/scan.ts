@@ -13,6 +13,10 @@ export const SCAN_DEFAULTS = {
   quality: 90, resolution: 200, encrypt: false, direct_mode: 0, direct_page_size: 2,
 } as const;
 
+/** boxhub's item rule (docs/scanning.md, "Items as the stack scans"): the defaults of the
+ *  extension options item_pages and item_seconds. */
+export const SCAN_ITEM_DEFAULTS = { item_pages: 20, item_seconds: 3 } as const;
+
 export const ScanOptions = Type.Object({
   callback_url: Type.Optional(CallbackUrl),
   continuous: Type.Optional(Type.Boolean({ description: 'continuous scan mode (default false)' })),
@@ -26,6 +30,8 @@ export const ScanOptions = Type.Object({
   direct_mode: Type.Optional(Type.Union([Type.Literal(0), Type.Literal(1), Type.Literal(2)], { description: '0 off (default), 1 direct transfer only, 2 direct transfer and PDF items' })),
   direct_page_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, description: 'pages per direct transfer, 1-10 (default 2)' })),
   direct_addr: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'direct-transfer address (http or https, at most 200 characters); required when direct_mode > 0' })),
+  item_pages: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, description: 'boxhub extension: an item is closed at the end of a sheet once it holds this many pages (1-200, default 20; docs/scanning.md)' })),
+  item_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 3600, description: 'boxhub extension: an item is closed at the end of a sheet once its first page is this many seconds old (0-3600, default 3; 0: pages only)' })),
 }, { additionalProperties: false });
 export type ScanOptions = Static<typeof ScanOptions>;
 
@@ -63,6 +69,9 @@ export const ScanInfo = Type.Object({
   created_at: Type.Integer({ description: 'Unix ms' }),
   finished_at: Type.Optional(Type.Integer({ description: 'Unix ms' })),
   expires_at: Type.Integer({ description: 'Unix seconds' }),
+  scanned_pages: Type.Optional(Type.Integer({ description: 'boxhub extension: sides scanned and kept so far, the item being assembled included (total_pages counts those in recorded items)' })),
+  skipped_pages: Type.Optional(Type.Integer({ description: 'boxhub extension: blank sides skipped so far' })),
+  last_page_at: Type.Optional(Type.Integer({ description: 'boxhub extension: Unix ms when the box reported its last side (box clock)' })),
 });
 export type ScanInfo = Static<typeof ScanInfo>;
 export const ScanInfoResponse = Envelope(ScanInfo);

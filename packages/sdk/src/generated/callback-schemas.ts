@@ -166,6 +166,18 @@ export const callbackSchemas = {
         "expires_at": {
           "type": "integer",
           "description": "Unix seconds"
+        },
+        "scanned_pages": {
+          "type": "integer",
+          "description": "boxhub extension: sides the box scanned and kept (docs/scanning.md, \"Progress\"); more than total_pages when the item being assembled was lost (a stop, a power cut)"
+        },
+        "skipped_pages": {
+          "type": "integer",
+          "description": "boxhub extension: blank sides skipped"
+        },
+        "last_page_at": {
+          "type": "integer",
+          "description": "boxhub extension: when the box reported its last side (box clock), Unix ms"
         }
       }
     }

@@ -1024,6 +1024,10 @@ export interface paths {
                             direct_page_size?: number;
                             /** @description direct-transfer address (http or https, at most 200 characters); required when direct_mode > 0 */
                             direct_addr?: string;
+                            /** @description boxhub extension: an item is closed at the end of a sheet once it holds this many pages (1-200, default 20; docs/scanning.md) */
+                            item_pages?: number;
+                            /** @description boxhub extension: an item is closed at the end of a sheet once its first page is this many seconds old (0-3600, default 3; 0: pages only) */
+                            item_seconds?: number;
                         };
                     };
                 };
@@ -1216,6 +1220,12 @@ export interface paths {
                                 finished_at?: number;
                                 /** @description Unix seconds */
                                 expires_at: number;
+                                /** @description boxhub extension: sides scanned and kept so far, the item being assembled included (total_pages counts those in recorded items) */
+                                scanned_pages?: number;
+                                /** @description boxhub extension: blank sides skipped so far */
+                                skipped_pages?: number;
+                                /** @description boxhub extension: Unix ms when the box reported its last side (box clock) */
+                                last_page_at?: number;
                             } | null;
                         };
                     };
@@ -2632,6 +2642,12 @@ export interface webhooks {
                         finished_at?: number;
                         /** @description Unix seconds */
                         expires_at: number;
+                        /** @description boxhub extension: sides the box scanned and kept (docs/scanning.md, "Progress"); more than total_pages when the item being assembled was lost (a stop, a power cut) */
+                        scanned_pages?: number;
+                        /** @description boxhub extension: blank sides skipped */
+                        skipped_pages?: number;
+                        /** @description boxhub extension: when the box reported its last side (box clock), Unix ms */
+                        last_page_at?: number;
                     };
                 };
             };

@@ -124,6 +124,11 @@ export interface TasksTable {
   /** Print, strict mode: sides the printer reports printed. */
   printed_pages: number | null;
   download_spent_ms: number | null;
+  /** Scan: sides scanned and kept so far, skipped as blank, and when the last one was (box
+   *  clock, Unix ms), from the box's scan.progress (docs/scanning.md, "Progress"). */
+  scanned_pages: Generated<number>;
+  skipped_pages: Generated<number>;
+  last_page_at: number | null;
 }
 
 export interface ScanItemsTable {

@@ -18,6 +18,8 @@ th { background:#eef1f6; font-weight:600; font-size:.85rem; color:#344054; }
 .grid { display:grid; grid-template-columns:repeat(auto-fit,minmax(300px,1fr)); gap:1rem; }
 dl { display:grid; grid-template-columns:max-content 1fr; gap:.25rem 1rem; margin:0; } dt { color:var(--muted); } dd { margin:0; overflow-wrap:anywhere; }
 .pill { display:inline-block; padding:.05rem .55rem; border-radius:999px; font-size:.8rem; font-weight:600; background:#eef1f6; }
+.pagebar { display:flex; gap:2px; min-height:14px; margin:.4rem 0 .2rem; } .pagebar .cell { width:10px; height:14px; border-radius:2px; }
+.pagebar .rec { background:var(--ok); } .pagebar .open { background:repeating-linear-gradient(45deg,#fef0c7 0 3px,#f79009 3px 5px); }
 .on { background:#dcfae6; color:var(--ok); } .off { background:#fee4e2; color:var(--bad); } .wait { background:#fef0c7; color:var(--warn); }
 .mt { margin-top:1rem; } .muted { color:var(--muted); } .err { color:var(--bad); } code { font-size:.85rem; overflow-wrap:anywhere; }
 form.inline { display:inline; }

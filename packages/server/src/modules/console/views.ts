@@ -148,6 +148,21 @@ ${live}`;
 }
 
 /**
+ * A scan's progress page by page (docs/scanning.md, "Progress"): a cell a page as the box scans
+ * it (several pages a cell past 40), filled once its item is recorded, hatched while its item is
+ * still being made. The length of the stack is unknown (a feeder does not say), so it grows.
+ */
+function pageBar(info: api.ScanInfo): Html {
+  const scanned = info.scanned_pages ?? info.total_pages;
+  const per = Math.max(1, Math.ceil(scanned / 40));
+  const recorded = Math.floor(Math.min(info.total_pages, scanned) / per);
+  const cells = Math.ceil(scanned / per);
+  const skipped = info.skipped_pages ? ` · ${info.skipped_pages} blank skipped` : '';
+  return html`<div id="scan-progress" class="pagebar" role="progressbar" aria-valuenow="${scanned}" aria-label="pages scanned">${Array.from({ length: cells }, (_, i) => html`<span class="${i < recorded ? 'cell rec' : 'cell open'}"></span>`)}</div>
+<p class="muted" id="scan-pages">${scanned} pages scanned${skipped} · ${info.total_pages} in recorded items${per > 1 ? ` · a cell is ${per} pages` : ''}${info.last_page_at ? ` · last page ${when(info.last_page_at)}` : ''}</p>`;
+}
+
+/**
  * The live part of a scan task page: it polls itself (the same page of items) until the task has
  * finished. `pageUrl` is the task page, for the links to other pages of items.
  */
@@ -156,7 +171,8 @@ export function scanLive(url: string, pageUrl: string, info: api.ScanInfo, items
   return html`<div id="scan-live"${poll}>
 <div class="card"><ol class="timeline">${step(info.action_ack, 'Box acknowledged', info.action_ack_at)}${step(info.finished, 'Finished', info.finished_at)}</ol>
 <p>Status: <span id="scan-status" class="pill ${info.finished ? (info.error_code ? 'off' : 'on') : 'wait'}">${info.finished ? (info.error_code ? `finished with error ${info.error_code}` : 'finished') : 'scanning'}</span>
-· ${info.item_size} items · ${info.total_pages} pages${info.total_file_size !== undefined ? ` · ${info.total_file_size} KB` : ''}</p></div>
+· ${info.item_size} items · ${info.total_pages} pages${info.total_file_size !== undefined ? ` · ${info.total_file_size} KB` : ''}</p>
+${pageBar(info)}</div>
 <table id="scan-items"><thead><tr><th>Item</th><th>Pages</th><th>Size</th><th>Scanned</th><th>MD5</th><th>File</th></tr></thead><tbody>
 ${items.items.map((i) => html`<tr class="scan-item"><td>${i.item_id}</td><td>${i.pages}</td><td>${i.file_size !== undefined ? `${i.file_size} KB` : '—'}</td><td>${when(i.scanned_at)}</td><td><code>${i.check_sum ?? ''}</code></td>
 <td>${i.temp_download_url ? html`<a class="download" href="${i.temp_download_url}">download PDF</a>` : html`<span class="muted">sent directly</span>`}</td></tr>`)}

@@ -40,6 +40,9 @@ export function resolveScanOptions(o: api.ScanOptions = {}): ResolvedScan & { di
     blank_page_skip: o.blank_page_skip ?? d.blank_page_skip,
     continuous: o.continuous ?? d.continuous,
     continuous_wait: o.continuous_wait ?? d.continuous_wait,
+    // boxhub's item rule (docs/scanning.md, "Items as the stack scans"), always sent resolved.
+    item_pages: o.item_pages ?? api.SCAN_ITEM_DEFAULTS.item_pages,
+    item_seconds: o.item_seconds ?? api.SCAN_ITEM_DEFAULTS.item_seconds,
   };
   if (directMode > 0) {
     const t = directTarget(o.direct_addr!);

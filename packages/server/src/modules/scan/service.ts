@@ -4,7 +4,7 @@
 // ends the task at once whatever the box does; the task and its files are destroyed at
 // expires_at. Every change and the callback it causes commit in one transaction.
 import { randomUUID } from 'node:crypto';
-import { ApiError, api, ScanError, type DirectTransfer, type ScanJobOptions, type ScanStartParams } from '@boxhub/protocol';
+import { ApiError, api, ScanError, type DirectTransfer, type ScanJobOptions, type ScanProgressParams, type ScanStartParams } from '@boxhub/protocol';
 import type { Logger } from 'pino';
 import type { BoxGateway } from '../../box-link/gateway.ts';
 import type { JobEventRouter } from '../../box-link/job-events.ts';
@@ -77,6 +77,7 @@ export class ScanService {
     events.on('scan.item', (trx, c) => this.onItem(trx, c.task, c.event.data, c.now));
     events.on('scan.finished', (trx, c) => this.onFinished(trx, c.task, c.event.data.error_code, c.now));
     requests.on('upload.url', (device, p) => this.uploadUrl(device, p.task, p.item_id, p.size, p.md5));
+    requests.on('scan.progress', (device, p) => this.onProgress(device, p));
     d.lifecycle.registerKind('scan', {
       end: (trx, task, why, now) => this.finish(trx, task, why, why === 'expire' ? ScanError.expired : ScanError.box_lost, now),
       dropOnBox: (device, tasks) => this.stopOnBox(device, tasks),
@@ -277,17 +278,34 @@ export class ScanService {
       upload_spent_ms: data.upload?.upload_spent_ms ?? null, scanned_at: data.scanned_at, recorded_at: now,
     };
     await this.d.items.insert(trx, row);
+    const pageCount = Number(task.page_count) + data.pages.length;
     await this.d.tasks.update(trx, task.uuid, {
       item_count: Number(task.item_count) + 1,
-      page_count: Number(task.page_count) + data.pages.length,
+      page_count: pageCount,
       file_bytes: Number(task.file_bytes) + (data.upload?.size ?? 0),
     });
+    // A progress report lost on the way (or a box that sends none) never leaves the pages
+    // scanned behind the pages recorded. A conditional update, not the value read above: a
+    // progress report may have raised it since (it is not part of this event's transaction).
+    await trx.updateTable('tasks').set({ scanned_pages: pageCount }).where('uuid', '=', task.uuid).where('scanned_pages', '<', pageCount).execute();
     if (task.callback_url) {
       const item = scanItem(row, key ? await this.downloadUrl(task, data.item_id) : undefined, encryptedTo(task));
       await this.d.callbacks.enqueue(trx, {
         appId: task.app_id, url: task.callback_url, method: 'POST', event: 'scan.item_data', taskUuid: task.uuid, body: itemDataEvent(task, item, now),
       });
     }
+  }
+
+  /** Where the box is in the stack (docs/scanning.md, "Progress"): the newest report wins; one
+   *  older than what is stored (a reordered message) or for an ended task changes nothing. */
+  private async onProgress(device: string, p: ScanProgressParams): Promise<Record<string, unknown>> {
+    await this.d.tasks.db.updateTable('tasks')
+      .set({ scanned_pages: p.pages, skipped_pages: p.skipped, last_page_at: p.at })
+      .where('uuid', '=', p.task).where('device_uuid', '=', device).where('kind', '=', 'scan').where('state', '!=', 'ended')
+      .where((eb) => eb.or([eb('last_page_at', 'is', null), eb('last_page_at', '<=', p.at)]))
+      .where('scanned_pages', '<=', p.pages)
+      .execute();
+    return {};
   }
 
   private async onFinished(trx: Trx, task: TaskRow, errorCode: number, now: number): Promise<void> {

@@ -23,6 +23,10 @@ export function scanInfo(t: TaskRow): api.ScanInfo {
   if (t.acked_at !== null) info.action_ack_at = Number(t.acked_at);
   if (directMode(t) !== 1) info.total_file_size = kb(Number(t.file_bytes));
   if (t.finished_at !== null) info.finished_at = Number(t.finished_at);
+  // boxhub's progress fields (docs/scanning.md, "Progress").
+  info.scanned_pages = Math.max(Number(t.scanned_pages), info.total_pages);
+  info.skipped_pages = Number(t.skipped_pages);
+  if (t.last_page_at !== null) info.last_page_at = Number(t.last_page_at);
   return info;
 }
 
