@@ -64,9 +64,10 @@ export const command = defineCommand({
     const { pino } = await import('pino');
     const logger = ctx.json ? pino({ level: config.logLevel }, pino.destination(2)) : undefined;
     let server: RunningServer;
+    // A service that cannot start says why, naming the setting that fixes it, and exits 1
+    // (docs/configuration.md, "When the service cannot start").
     try { server = await startServer(config, logger ? { logger } : {}); } catch (e) {
-      const err = e as NodeJS.ErrnoException;
-      if (err.code === 'EADDRINUSE' || err.code === 'EACCES') throw new Failed(`cannot listen on ${config.host}:${config.port}: ${err.code}`);
+      if ((e as Error).name === 'StartupError') throw new Failed(`cannot start: ${(e as Error).message}`);
       throw e;
     }
     let box: SimulatedBox | undefined;
