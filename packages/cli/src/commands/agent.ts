@@ -3,6 +3,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
+import { pdfEnginesLine } from '@boxhub/protocol/pdf-engines.ts';
 import { defineCommand, intFlag } from '../command.ts';
 import { secretFrom } from '../connection.ts';
 import { EXIT, Failed, UsageError } from '../exit.ts';
@@ -70,6 +71,7 @@ export const command = defineCommand({
       log,
     }); } catch (e) { throw notWritable(e); }
     const supervisor = systemdSupervisor(process.env, log);
+    log(pdfEnginesLine());
     agent.link.on('connected', () => log('connected', { server }));
     agent.link.on('disconnected', (reason) => log('disconnected', { reason, reconnecting: !agent.link.refusal }));
     try { await agent.start(); } catch (e) { throw notWritable(e); }

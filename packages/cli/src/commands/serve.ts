@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { SimulatedBox } from '@boxhub/agent';
 import type { RunningServer } from '@boxhub/server';
 import type { Layout } from '@boxhub/recognizer';
+import { pdfEnginesLine } from '@boxhub/protocol/pdf-engines.ts';
 import { common, defineCommand } from '../command.ts';
 import { EXIT, Failed, UsageError } from '../exit.ts';
 
@@ -120,6 +121,7 @@ export const command = defineCommand({
         `  printed pages: ${demo.printed_dir} (PNG of every side the demo printer prints; a printed card`,
         '                 template is filled in by a simulated class and put in the feeder)',
         `  box link:      ${server.mqttUrl}`,
+        `  ${pdfEnginesLine()}`,
         `  written to:    ${demo.demo_file}`,
         '',
         'Try it (the README shows each call):',
@@ -129,7 +131,7 @@ export const command = defineCommand({
         '',
       ].join('\n'));
     } else {
-      process.stdout.write(`boxhub is running at ${server.url} (box link ${server.mqttUrl})\n`);
+      process.stdout.write(`boxhub is running at ${server.url} (box link ${server.mqttUrl})\n${pdfEnginesLine()}\n`);
     }
     await new Promise<void>((resolve) => {
       const stop = () => {

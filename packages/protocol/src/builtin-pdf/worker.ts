@@ -116,7 +116,9 @@ async function render(t: Extract<BuiltinTask, { kind: 'render' }>): Promise<Uint
       const ctx = canvas.getContext('2d');
       ctx.fillStyle = '#ffffff';
       ctx.fillRect(0, 0, w, h);
-      await page.render({ canvasContext: ctx as unknown as CanvasRenderingContext2D, viewport: vp, canvas: canvas as unknown as HTMLCanvasElement }).promise;
+      // The types name the DOM's canvas; @napi-rs/canvas is the same API in Node (the one pdf.js loads).
+      type Params = Parameters<typeof page.render>[0];
+      await page.render({ canvasContext: ctx as unknown as NonNullable<Params['canvasContext']>, viewport: vp, canvas: canvas as unknown as Params['canvas'] }).promise;
       page.cleanup();
       const png = await canvas.encode('png');
       total += png.length;
