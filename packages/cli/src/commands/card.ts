@@ -81,6 +81,16 @@ const recognize = defineCommand({
   async run(ctx) {
     const values = ctx.values;
     const workers = intFlag('workers', values.workers, 1, 64);
+    // A FILE that is not there is a mistake on the command line (exit 2), not a student whose
+    // page could not be read: checked before anything is recognised (docs/cli.md).
+    for (const path of ctx.args) {
+      let st;
+      try { st = await stat(path); } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        throw new UsageError(`cannot read ${path}: ${code === 'ENOENT' ? 'no such file' : code ?? (e as Error).message}`);
+      }
+      if (st.isDirectory()) throw new UsageError(`${path} is a directory: give the scanned files in it (${path.replace(/\/$/, '')}/*.pdf)`);
+    }
     const rec = await import('@boxhub/recognizer');
     let layouts;
     try { layouts = await rec.loadLayoutDirs(values.layouts!); } catch (e) { throw new UsageError((e as Error).message); }

@@ -281,7 +281,9 @@ export function checkPageSizes(pages: ReadonlyArray<{ object?: string }>, object
     if (!fits(w, h) && !fits(h, w)) {
       const known = mediaSizeFor(Math.round((w / 72) * 2540), Math.round((h / 72) * 2540));
       throw new ApiError('PRINT_PAGE_SIZE_MISMATCH',
-        `page ${n} is ${fmt(w)} × ${fmt(h)} pt${known ? ` (${known.svc})` : ''}, not ${mediaSize} (${fmt(mw)} × ${fmt(mh)} pt ± ${tolerance} pt, either orientation)`,
+        `page ${n} is ${fmt(w)} × ${fmt(h)} pt${known ? ` (${known.svc})` : ''}, not ${mediaSize} (${fmt(mw)} × ${fmt(mh)} pt ± ${tolerance} pt, either orientation)${known
+          ? `: to print it on ${known.svc} paper, send options.media_size "${known.svc}"`
+          : `: no media size the service knows is that size; make the PDF in the size of options.media_size (now ${mediaSize})`}`,
         { page: n, width_pt: Math.round(w * 100) / 100, height_pt: Math.round(h * 100) / 100, media_size: mediaSize });
     }
   });
