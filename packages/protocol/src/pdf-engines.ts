@@ -22,7 +22,8 @@ export function structureEngine(env: NodeJS.ProcessEnv = process.env): PdfEngine
   return env.BOXHUB_PDF_ENGINE !== 'builtin' && onPath('qpdf', env.PATH) && onPath('prlimit', env.PATH) ? 'system' : 'builtin';
 }
 
-/** The engine for rendering pages (the simulated printer, card recognition): pdftoppm. */
+/** The engine for rendering pages (the simulated printer, card recognition): pdftoppm (the
+ *  simulated printer runs it under prlimit, and also needs that). */
 export function renderEngine(env: NodeJS.ProcessEnv = process.env, pdftoppm = 'pdftoppm'): PdfEngine {
   if (env.BOXHUB_PDF_ENGINE === 'builtin') return 'builtin';
   if (pdftoppm.includes('/')) { try { accessSync(pdftoppm, constants.X_OK); return 'system'; } catch { return 'builtin'; } }

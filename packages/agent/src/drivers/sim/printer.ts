@@ -14,7 +14,7 @@
 // At run time: setFault(), failAfter(), pauseAfter()/resume(), setConnected().
 import { EventEmitter } from 'node:events';
 import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { renderEngine } from '@boxhub/protocol/pdf-engines.ts';
+import { onPath, renderEngine } from '@boxhub/protocol/pdf-engines.ts';
 import { runBuiltin } from '@boxhub/protocol/builtin-pdf/run.ts';
 import { dirname, join } from 'node:path';
 import type { PrinterCapability, PrinterStatus, PrintJobOptions } from '@boxhub/protocol';
@@ -314,7 +314,8 @@ export class SimPrinter implements PrinterDriver {
     const work = await mkdtemp(join(dir, `.${safe}-`));
     const rendered = new Map<number, string>();
     try {
-      if (renderEngine() === 'system') {
+      // pdftoppm runs under prlimit here (the box's tool runner): both must be there.
+      if (renderEngine() === 'system' && onPath('prlimit')) {
         await runLimited('pdftoppm', ['-png', '-r', '50', '-l', String(RENDER_PAGES), out, join(work, 'p')], DEFAULT_TOOL_LIMITS);
       } else {
         const r = await runBuiltin({ kind: 'render', path: out, dpi: 50, lastPage: RENDER_PAGES, maxPixels: 4_000_000, maxOutputBytes: DEFAULT_TOOL_LIMITS.maxOutputBytes, outPrefix: join(work, 'p') }, DEFAULT_TOOL_LIMITS);
