@@ -74,7 +74,7 @@ test('README: every shell block, pasted in order, works against the demo on a ma
     assert.equal(run.code, 0, `the README's blocks failed:\n--- stdout\n${run.stdout.slice(-6000)}\n--- stderr\n${run.stderr.slice(-6000)}\n--- demo\n${serve.out.all.slice(-3000)}`);
     // Every API answer was a success.
     const codes = [...run.stdout.matchAll(/"code":\s*(\d+)/g)].map((m) => Number(m[1]));
-    assert.ok(codes.length >= 8, `API answers seen: ${codes.length}`);
+    assert.ok(codes.length >= 7, `API answers seen: ${codes.length}\n${run.stdout.slice(-4000)}`);
     assert.deepEqual(codes.filter((c) => c !== 0), [], run.stdout);
     // Printed with the built-in engines: the check, the box's page work and the PNG per side.
     const printed = readdirSync(join(work, 'data/printed'));
