@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseJson, PrinterCapability, type PrintJobOptions } from '@boxhub/protocol';
 import { PrinterError } from '@boxhub/protocol/printer-errors.ts';
-import { SimPrinter } from '../src/drivers/sim/printer.ts';
+import { readingOrder, SimPrinter } from '../src/drivers/sim/printer.ts';
 import { PrintRejectedError, type PrintHooks } from '../src/drivers/types.ts';
 import { jpeg, numberedPdf, pageSizes, pageTexts } from './print-fixtures.ts';
 
@@ -65,7 +65,30 @@ test('the box builds what the simulated printer cannot do: reverse, copies beyon
   const files = readdirSync(out).sort();
   assert.deepEqual(files, [`${r.task}-1.png`, `${r.task}-2.png`, `${r.task}-3.png`, `${r.task}-4.png`, `${r.task}.json`, `${r.task}.pdf`]);
   assert.deepEqual([...readFileSync(join(out, `${r.task}-1.png`)).subarray(1, 4)], [...Buffer.from('PNG')]);
-  assert.equal(JSON.parse(readFileSync(join(out, `${r.task}.json`), 'utf8')).sides, 4);
+  const record = JSON.parse(readFileSync(join(out, `${r.task}.json`), 'utf8')) as { sides: number; png: Array<{ file: string; page: number; copy: number }> };
+  assert.equal(record.sides, 4);
+  // Reading order: the box reversed the pages for the face-up tray, so the sheet printed last
+  // (sent page 4: "page 2") lies on top and is PNG 1; the stack reads page 2, 3, 2, 3.
+  assert.deepEqual(record.png.map((x) => [x.file, x.page]), [[`${r.task}-1.png`, 4], [`${r.task}-2.png`, 3], [`${r.task}-3.png`, 2], [`${r.task}-4.png`, 1]]);
+});
+
+test('copies the printer makes itself are each rendered; two-sided, an odd back is left out', async () => {
+  const out = mkdtempSync(join(tmpdir(), 'boxhub-simout-'));
+  const p = new SimPrinter(`sim:?side_ms=0&out=${encodeURIComponent(out)}`);
+  const r = req(await numberedPdf(3), { copies: 3, duplex: 'SVC_DP_NOTUMBLE', reverse: false });
+  assert.deepEqual(await p.print(r, hooks()), { state: 'completed', impressionsCompleted: 12 });
+  assert.deepEqual([p.jobs[0]!.pages, p.jobs[0]!.copies], [3, 3], 'the printer makes the copies');
+  const record = JSON.parse(readFileSync(join(out, `${r.task}.json`), 'utf8')) as { png: Array<{ file: string; page: number; copy: number }> };
+  assert.deepEqual(record.png.map((x) => [x.page, x.copy]), [[1, 1], [2, 1], [3, 1], [1, 2], [2, 2], [3, 2], [1, 3], [2, 3], [3, 3]]);
+  assert.deepEqual(readdirSync(out).filter((f) => f.endsWith('.png')).length, 9);
+  assert.deepEqual(readFileSync(join(out, `${r.task}-1.png`)), readFileSync(join(out, `${r.task}-4.png`)), 'page 1 of copy 1 and of copy 2');
+  assert.equal(readdirSync(out).filter((f) => f.startsWith('.')).length, 0, 'no work directory left');
+});
+
+test('readingOrder: sheets last first when the box reversed them, copies in turn', () => {
+  assert.deepEqual(readingOrder(3, 1, false, true).map((x) => x.page), [3, 2, 1]);
+  assert.deepEqual(readingOrder(3, 1, true, true).map((x) => x.page), [3, 1, 2], 'two-sided: the sheets reversed, each read front then back');
+  assert.deepEqual(readingOrder(2, 2, false, false).map((x) => `${x.copy}:${x.page}`), ['1:1', '1:2', '2:1', '2:2']);
 });
 
 test('a JPG is printed as a page of the media size', async () => {

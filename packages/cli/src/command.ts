@@ -30,6 +30,8 @@ export interface Context<F extends Flags> {
   json: boolean;
   /** The service the command talks to, for error messages (set by connect()). */
   server?: string;
+  /** Where connect() found the server and the API key, said when they fail (docs/cli.md). */
+  found?: { server: string; key: string };
 }
 
 export interface CommandSpec<F extends Flags> {
@@ -193,7 +195,7 @@ export async function runLeaf(path: string, spec: CommandSpec<Flags>, argv: stri
     ctx.args = args;
     return await spec.run(ctx);
   } catch (e) {
-    return report(e, { path, json, server: ctx.server });
+    return report(e, { path, json, server: ctx.server, found: ctx.found });
   }
 }
 

@@ -25,7 +25,12 @@ export async function connect(ctx: Context<Flags>): Promise<Boxhub> {
   const demo = existsSync(demoFile) ? JSON.parse(readFileSync(demoFile, 'utf8')) as { base_url?: string; api_key?: string } : undefined;
   const server = v.server ?? (process.env.BOXHUB_URL || undefined) ?? demo?.base_url ?? 'http://127.0.0.1:8080';
   const apiKey = secretFrom(v['key-file'], '--key-file', 'BOXHUB_API_KEY') ?? demo?.api_key;
-  if (!apiKey) throw new UsageError('an API key is needed: set BOXHUB_API_KEY or give --key-file FILE');
+  if (!apiKey) throw new UsageError(`an API key is needed: set BOXHUB_API_KEY or give --key-file FILE (no ${demoFile} either: that is where \`boxhub serve --demo\` writes the demo's)`);
+  // Said when the service cannot be reached or refuses the key: which of the places it was.
+  ctx.found = {
+    server: v.server ? '--server' : process.env.BOXHUB_URL ? 'BOXHUB_URL' : demo?.base_url ? demoFile : 'the default',
+    key: v['key-file'] ? `--key-file ${v['key-file']}` : process.env.BOXHUB_API_KEY ? 'BOXHUB_API_KEY' : demoFile,
+  };
   let url: URL;
   try { url = new URL(server); } catch { throw new UsageError(`--server ${server} is not a URL`); }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--server ${server}: an http:// or https:// URL`);

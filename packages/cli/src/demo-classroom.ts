@@ -132,10 +132,11 @@ export function startClassroom(o: ClassroomOptions): () => void {
       const { sheets, truth } = filled;
       await mkdir(o.dir, { recursive: true });
       const truthFile = join(o.dir, `${job.task.replace(/[^A-Za-z0-9._-]/g, '_')}-class.json`);
-      await writeFile(truthFile, `${JSON.stringify(truth, null, 2)}\n`);
-      // The class hands its cards in: they replace what was in the feeder.
+      // The class hands its cards in: they replace what was in the feeder. The truth file is
+      // written after, so its existence means the cards are there (the README waits for it).
       o.scanner.unload();
       o.scanner.load(sheets.map((x) => ({ front: { image: x.front, dpi: SCAN_DPI }, back: { image: x.back, dpi: SCAN_DPI } })));
+      await writeFile(truthFile, `${JSON.stringify(truth, null, 2)}\n`);
       o.log(`classroom: ${truth.students.length} student(s) filled in card ${truth.template_id}; the ${sheets.length} sheet(s) are in the demo box's feeder (what they marked: ${truthFile})`);
     }).catch((e: unknown) => o.log(`classroom: the printed cards were not filled in: ${(e as Error).message}`));
   });

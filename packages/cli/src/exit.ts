@@ -44,7 +44,7 @@ const NETWORK = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH
 export interface Outcome { exit: number; code: number | null; message: string }
 
 /** What a failure means for the caller. */
-export function outcome(e: unknown, server?: string): Outcome {
+export function outcome(e: unknown, server?: string, found?: { server: string; key: string }): Outcome {
   if (e instanceof UsageError) return { exit: EXIT.usage, code: null, message: e.message };
   if (e instanceof Failed) return { exit: EXIT.failed, code: e.code, message: e.message };
   if (e instanceof Unreachable) return { exit: EXIT.unreachable, code: e.code, message: e.message };
@@ -52,10 +52,10 @@ export function outcome(e: unknown, server?: string): Outcome {
   if (named === 'BoxhubError') {
     const b = e as BoxhubError;
     if (b.kind === 'api' && b.code !== null && CREDENTIALS_REFUSED.has(b.code)) {
-      return { exit: EXIT.unreachable, code: b.code, message: `the service refused the credentials: error ${b.code}: ${b.msg}` };
+      return { exit: EXIT.unreachable, code: b.code, message: `the service refused the credentials: error ${b.code}: ${b.msg}${found ? ` (the API key from ${found.key}; the service ${server} from ${found.server})` : ''}` };
     }
     if (b.kind === 'api') return { exit: EXIT.failed, code: b.code, message: `error ${b.code}: ${b.msg}` };
-    return { exit: EXIT.unreachable, code: null, message: `cannot reach the service${server ? ` at ${server}` : ''}: ${b.msg}` };
+    return { exit: EXIT.unreachable, code: null, message: `cannot reach the service${server ? ` at ${server}` : ''}${found ? ` (from ${found.server})` : ''}: ${b.msg}` };
   }
   // The administration commands work on the service's own layer, which throws the catalog's errors.
   if (named === 'ApiError') return { exit: EXIT.failed, code: (e as ApiError).code, message: `error ${(e as ApiError).code}: ${(e as ApiError).message}` };
@@ -63,7 +63,7 @@ export function outcome(e: unknown, server?: string): Outcome {
   // fetch (a download) that got no answer: its cause has the socket error.
   if (named === 'TypeError' && (e as Error).message === 'fetch failed') {
     const cause = (e as Error & { cause?: { code?: string; message?: string } }).cause;
-    return { exit: EXIT.unreachable, code: null, message: `cannot reach the service${server ? ` at ${server}` : ''}: ${cause?.code ?? cause?.message ?? 'fetch failed'}` };
+    return { exit: EXIT.unreachable, code: null, message: `cannot reach the service${server ? ` at ${server}` : ''}${found ? ` (from ${found.server})` : ''}: ${cause?.code ?? cause?.message ?? 'fetch failed'}` };
   }
   const sys = e as NodeJS.ErrnoException;
   if (typeof sys?.code === 'string' && NETWORK.has(sys.code)) return { exit: EXIT.unreachable, code: null, message: `cannot reach ${sys.message}` };
@@ -74,8 +74,8 @@ export function outcome(e: unknown, server?: string): Outcome {
 }
 
 /** Prints a failure (one line on stderr; with --json also {"error"} on stdout) and gives its exit code. */
-export function report(e: unknown, o: { path: string; json: boolean; server?: string | undefined }): number {
-  const r = outcome(e, o.server);
+export function report(e: unknown, o: { path: string; json: boolean; server?: string | undefined; found?: { server: string; key: string } | undefined }): number {
+  const r = outcome(e, o.server, o.found);
   const hint = r.exit === EXIT.usage ? `; see 'boxhub ${o.path} --help'` : '';
   process.stderr.write(`boxhub ${o.path}: ${r.message}${hint}\n`);
   if (o.json && r.exit !== EXIT.usage) process.stdout.write(`${JSON.stringify({ error: { exit_code: r.exit, code: r.code, msg: r.message } })}\n`);

@@ -128,7 +128,7 @@ test('an unreachable service is exit 3 on every API command, with --json an {"er
     const r = await boxhub([...args, '--json'], { ...env, BOXHUB_API_KEY: 'bhk_x' });
     assert.equal(r.code, 3, `${args.join(' ')}: ${r.stderr}`);
     assertPlain(r, args.join(' '));
-    assert.match(r.stderr, new RegExp(`^boxhub ${args[0] === 'card' ? 'card run' : args[0]}: cannot reach the service at http://127\\.0\\.0\\.1:9: `));
+    assert.match(r.stderr, new RegExp(`^boxhub ${args[0] === 'card' ? 'card run' : args[0]}: cannot reach the service at http://127\\.0\\.0\\.1:9 \\(from (BOXHUB_URL|--server)\\): `));
     const doc = JSON.parse(r.stdout) as { error: { exit_code: number; code: number | null; msg: string } };
     assert.equal(doc.error.exit_code, 3);
     assert.equal(doc.error.code, null);

@@ -53,13 +53,15 @@ test('credentials the service refuses and a service that is not there: exit 3', 
   const refused = await boxhub(['print', pdf, '--device', box.uuid], { BOXHUB_API_KEY: 'bhk_not_a_key_of_this_service_00000000000000000' });
   assert.equal(refused.code, 3, refused.stderr);
   assert.match(refused.stderr, /^boxhub print: the service refused the credentials: error 20001: /m);
+  // It says where it found the key and the server (docs/cli.md, "Where the server and key come from").
+  assert.match(refused.stderr, /\(the API key from BOXHUB_API_KEY; the service http:\/\/\S+ from (BOXHUB_URL|--server)\)$/m);
   const keyFile = join(mkdtempSync(join(tmpdir(), 'boxhub-key-')), 'key');
   writeFileSync(keyFile, `${rig.app.api_key}\n`);
   const viaFile = await boxhub(['print', pdf, '--device', box.uuid, '--key-file', keyFile, '--json'], { BOXHUB_API_KEY: '' });
   assert.equal(viaFile.code, 0, viaFile.stderr);
   const down = await boxhub(['card', 'run', '--device', box.uuid, '--template', 'x', '--server', 'http://127.0.0.1:9']);
   assert.equal(down.code, 3);
-  assert.match(down.stderr, /^boxhub card run: cannot reach the service at http:\/\/127\.0\.0\.1:9: /m);
+  assert.match(down.stderr, /^boxhub card run: cannot reach the service at http:\/\/127\.0\.0\.1:9 \(from --server\): /m);
 });
 
 test('Ctrl-C: scan stops the scan on the box, saves what was scanned and exits 130; print stops following and exits 130', async () => {

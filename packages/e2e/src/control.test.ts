@@ -103,14 +103,17 @@ describe('inkjet maintenance', () => {
 describe('when the box cannot answer', () => {
   test('offline: 30004, before and after the box was connected', async () => {
     const box = await rig.box({ connect: false });
-    assert.equal((await refusal(rig.sdk.control.buzz({ client_uuid: box.uuid, buzz: [100] }))).code, 30004);
+    const never = await refusal(rig.sdk.control.buzz({ client_uuid: box.uuid, buzz: [100] }));
+    assert.equal(never.code, 30004);
+    // The message names what to check (docs/errors.md, 30004).
+    assert.equal(never.msg, 'device is offline: it has never connected; check that its agent runs with this device\'s uuid and secret and reaches the service\'s box link (MQTT)');
     await box.agent.start();
     await rig.online(box.uuid);
     await box.agent.stop();
     await rig.online(box.uuid, false);
     const r = await refusal(rig.sdk.control.reboot({ client_uuid: box.uuid }));
     assert.equal(r.code, 30004);
-    assert.equal(r.msg, 'device is offline');
+    assert.match(r.msg, /^device is offline since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ: check that the box is powered on, on the network, and that its agent reaches the service's box link \(MQTT\)$/);
   });
 
   test('no acknowledgement in time: 30005; refusals carry their reason', async () => {

@@ -1,9 +1,12 @@
-// Rasterising PDF pages with pdftoppm (poppler-utils), for the pages that are not a single
-// embedded JPEG (docs/cards.md, "Scanned files"), and the messages its failures become.
+// Rasterising PDF pages with pdftoppm (poppler-utils), or the built-in engine where pdftoppm is
+// not installed, for the pages that are not a single embedded JPEG (docs/cards.md, "Scanned
+// files"), and the messages its failures become.
 import { execFile, type ExecFileException } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { renderEngine } from '@boxhub/protocol/pdf-engines.ts';
+import { runBuiltin } from '@boxhub/protocol/builtin-pdf/run.ts';
 import type { ScanPagesOptions } from './scan-pages.ts';
 
 /** The scanPages options the renderer uses. */
@@ -23,6 +26,7 @@ export class PdfRenderer {
   /** Pages are rendered one at a time (the generator awaits each), so one output name suffices. */
   async render(page: number, dpi: number): Promise<Uint8Array> {
     const dir = await (this.#dir ??= this.#writeFile());
+    if (renderEngine(process.env, this.#limits.pdftoppm) === 'builtin') return renderBuiltin(this.#limits, join(dir, 'scan.pdf'), page, dpi);
     const out = join(dir, 'page');
     try {
       await runPdftoppm(this.#limits, join(dir, 'scan.pdf'), page, dpi, out);
@@ -49,6 +53,19 @@ export class PdfRenderer {
     await writeFile(join(dir, 'scan.pdf'), this.#bytes, { mode: 0o600 });
     return dir;
   }
+}
+
+/** Without pdftoppm: the built-in engine (pdf.js on a worker thread, docs/printing.md "PDF
+ *  engines") renders the page to PNG, within the same time limit and 512 MiB of memory. */
+async function renderBuiltin(limits: RenderLimits, file: string, page: number, dpi: number): Promise<Uint8Array> {
+  const r = await runBuiltin<Uint8Array[]>(
+    { kind: 'render', path: file, dpi, firstPage: page, lastPage: page, maxPixels: limits.maxRenderPx ** 2, maxOutputBytes: limits.maxRenderPx ** 2 * 4 },
+    { memoryBytes: 512 << 20, cpuSeconds: Math.ceil(limits.renderTimeoutMs / 1000), timeoutMs: limits.renderTimeoutMs, maxOutputBytes: limits.maxRenderPx ** 2 * 4 },
+  );
+  if (!r.ok) throw new Error(r.reason === 'timeout' ? `rendering the page took longer than ${limits.renderTimeoutMs} ms and was stopped` : `the PDF page cannot be rendered: ${r.message}`);
+  const png = r.value[0];
+  if (!png) throw new Error(`the PDF has no page ${page}`);
+  return png;
 }
 
 /**

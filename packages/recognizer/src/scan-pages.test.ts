@@ -140,7 +140,7 @@ test('PDF pages that are not exactly one upright JPEG are rasterised; text alone
   assert.ok(Buffer.from(images(pages)[6]!).equals(jpegs[0]!));
 });
 
-test('pdftoppm missing, failing or too slow: an error for those pages only, naming the fix', async () => {
+test('pdftoppm failing or too slow: an error for those pages only; missing: the built-in engine renders them', async () => {
   const mixed = await PDFDocument.create();
   const [a, b] = await mixed.copyPages(await PDFDocument.load(await jpegPdf(jpegs.slice(0, 2))), [0, 1]);
   const [v] = await mixed.copyPages(await PDFDocument.load((await generateTemplate(example)).pdf), [0]);
@@ -148,8 +148,12 @@ test('pdftoppm missing, failing or too slow: an error for those pages only, nami
   const pdf = await mixed.save();
   const empty = mkdtempSync(join(tmpdir(), 'boxhub-nopoppler-'));
   try {
+    // Without pdftoppm the vector page is rendered by pdf.js (docs/printing.md, "PDF engines").
+    const without = await collect(pdf, { pdftoppm: join(empty, 'pdftoppm') });
+    assert.deepEqual(without.map((p) => ('via' in p ? p.via : 'error' in p ? p.error : '')), ['pdf-jpeg', 'pdf-render', 'pdf-jpeg']);
+    const meta = await sharp((without[1] as { image: Uint8Array }).image).metadata();
+    assert.deepEqual([meta.format, meta.width! > 1500, meta.height! > 1500], ['png', true, true], 'a whole page at 200 dpi');
     const cases: Array<[ScanPagesOptions, RegExp]> = [
-      [{ pdftoppm: join(empty, 'pdftoppm') }, /was not found: install poppler-utils$/],
       [{ pdftoppm: 'false' }, /^pdftoppm failed: /],
       [{ renderTimeoutMs: 1 }, /^pdftoppm took longer than 1 ms and was stopped$/],
     ];

@@ -28,6 +28,14 @@ test('card template writes card.pdf and layout.json; usage errors exit 2', () =>
     assert.ok(!existsSync(join(dir, 'bad')));
     assert.equal(boxhub('template', '--out', dir).status, 2);
     assert.equal(boxhub('recognize', '--layouts', dir).status, 2);
+    // A scan file that is not there is a usage error naming it, not an unreadable student.
+    const missing = boxhub('recognize', '--layouts', join(dir, 'out'), '--json', join(dir, 'scan.pdf'));
+    assert.equal(missing.status, 2, missing.stderr);
+    assert.equal(missing.stdout, '');
+    assert.equal(missing.stderr, `boxhub card recognize: cannot read ${join(dir, 'scan.pdf')}: no such file; see 'boxhub card recognize --help'\n`);
+    const folder = boxhub('recognize', '--layouts', join(dir, 'out'), dir);
+    assert.equal(folder.status, 2);
+    assert.match(folder.stderr, /is a directory: give the scanned files in it/);
     assert.equal(boxhub('frobnicate').status, 2);
   } finally { rmSync(dir, { recursive: true, force: true }); }
 });

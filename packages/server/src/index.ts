@@ -1,6 +1,7 @@
 export { startServer, type RunningServer, type StartOptions } from './server.ts';
 export { openConfiguredDb, openSecretBox, checkSecretKey } from './deployment.ts';
 export { loadConfig, ConfigError, type Config } from './config.ts';
+export { StartupError } from './startup-error.ts';
 export { buildApp } from './app.ts';
 export { migrate } from './db/migrate.ts';
 export { openDb, type Db } from './db/connect.ts';

@@ -29,6 +29,8 @@ import { JobRepository } from './jobs/repository.ts';
 import { JobRunner } from './jobs/runner.ts';
 import { createGuardedAgent } from './net/guarded-agent.ts';
 import { checkSecretKey, openConfiguredDb, openSecretBox } from './deployment.ts';
+import { databaseError, dataDirError, listenError, StartupError } from './startup-error.ts';
+import { SecretKeyError } from './secret-box.ts';
 import { sha256, sameHash } from './secrets.ts';
 import { RecognitionWorkers } from './modules/recognition/worker.ts';
 import { createRepositories, createServices, type Repositories, type Services } from './services.ts';
@@ -84,16 +86,23 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   const log = opts.logger ?? pino({ level: config.logLevel });
   // The data directory holds the SQLite database, the default key file and demo.json, whatever
   // the database engine.
-  const box = openSecretBox(config);
+  let box: ReturnType<typeof openSecretBox>;
+  try { box = openSecretBox(config); } catch (e) {
+    if (e instanceof SecretKeyError) throw new StartupError(e.message, config.secretKey.kind === 'env' ? 'BOXHUB_SECRET_KEY' : 'BOXHUB_SECRET_KEY_FILE', { cause: e });
+    throw dataDirError(e, config.dataDir);
+  }
   if (config.databaseUrl && config.secretKey.kind === 'file' && !config.secretKey.explicit) {
     log.warn({ keyFile: config.secretKey.path }, 'DATABASE_URL is set and the secret key is this node\'s own file: every node and the CLI need the same key (BOXHUB_SECRET_KEY or BOXHUB_SECRET_KEY_FILE)');
   }
-  const db = await openConfiguredDb(config, opts.pgSchema);
+  let db: Db;
+  try { db = await openConfiguredDb(config, opts.pgSchema); } catch (e) { throw databaseError(dataDirError(e, config.dataDir), config.databaseUrl); }
   const cleanup: (() => Promise<void>)[] = [() => db.close()];
   try {
-    await migrate(db);
+    try { await migrate(db); } catch (e) { throw databaseError(dataDirError(e, config.dataDir), config.databaseUrl); }
     const repos = createRepositories(db, box);
-    const sealed = await checkSecretKey(repos.applications, box);
+    const sealed = await checkSecretKey(repos.applications, box).catch((e: unknown) => {
+      throw e instanceof SecretKeyError ? new StartupError(e.message, 'BOXHUB_SECRET_KEY', { cause: e }) : e;
+    });
     if (sealed > 0) log.info({ applications: sealed }, 'callback secrets stored in plain text were encrypted');
     const metrics = createMetrics();
 
@@ -132,7 +141,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
           // One line per address and window for a connection flood, one per oversized packet.
           if (d.first) log.warn({ address: d.address, bytes: d.bytes }, reason === 'connect_rate' ? 'box link: too many connection attempts from this address; refusing them until the window ends' : 'box link: packet over BOXHUB_MQTT_MAX_PACKET_BYTES or malformed; connection closed');
         },
-      });
+      }).catch((e: unknown) => { throw listenError(e, 'the box link (the embedded MQTT broker)', config.mqttHost, config.mqttPort, 'BOXHUB_MQTT_PORT', 'BOXHUB_MQTT_HOST'); });
       broker = embedded;
       mqttUrl = embedded.listenUrl ?? '';
       sessions = () => embedded.sessions();
@@ -165,7 +174,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       log.info({ endpoint: s3.endpoint, bucket: s3.bucket, region: s3.region, pathStyle: s3.pathStyle }, 'blobs are stored in S3');
     } else {
       // Made here, owner-only: the file server below wants its root to exist.
-      mkdirSync(join(config.dataDir, 'blobs'), { recursive: true, mode: 0o700 });
+      try { mkdirSync(join(config.dataDir, 'blobs'), { recursive: true, mode: 0o700 }); } catch (e) { throw dataDirError(e, config.dataDir); }
       blobs = localBlobs = new LocalBlobStore({
         root: join(config.dataDir, 'blobs'), secret: config.blobSecret ?? await blobSecret(config.dataDir), baseUrl: () => baseUrl, clock,
       });
@@ -208,7 +217,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     const brokerClients = () => (broker instanceof EmbeddedBroker ? broker.connectedClients : undefined);
     let metricsUrl: string | undefined;
     if (config.metricsPort !== undefined) {
-      const listener = await startMetricsListener({ host: config.metricsHost, port: config.metricsPort, token: config.metricsToken, metrics, brokerClients });
+      const listener = await startMetricsListener({ host: config.metricsHost, port: config.metricsPort, token: config.metricsToken, metrics, brokerClients })
+        .catch((e: unknown) => { throw listenError(e, 'the metrics listener', config.metricsHost, config.metricsPort!, 'BOXHUB_METRICS_PORT', 'BOXHUB_METRICS_HOST'); });
       metricsUrl = listener.url;
       cleanup.unshift(() => listener.close());
     }
@@ -231,7 +241,9 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     jobRunner.register(rateLimitSweep(limitSweep));
     await scheduleRateLimitSweep(jobs, limitSweep);
     jobRunner.start();
-    await app.listen({ port: config.port, host: config.host });
+    try { await app.listen({ port: config.port, host: config.host }); } catch (e) {
+      throw listenError(e, 'the HTTP API', config.host, config.port, 'PORT', 'HOST');
+    }
     const addr = app.server.address();
     const port = typeof addr === 'object' && addr ? addr.port : config.port;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;

@@ -1,8 +1,12 @@
-// PDF work on the box, all through qpdf under limits (document-tools.ts): counting pages and
-// building the document the box sends (pages selected, reordered, blank backs, copies).
+// PDF work on the box, through qpdf under limits (document-tools.ts), or the built-in engine
+// where qpdf is not installed (docs/printing.md, "PDF engines"): counting pages and building the
+// document the box sends (pages selected, reordered, blank backs, copies).
 // design/wave2.md §5.2: qpdf extracts pages in 18 ms and reverses 200 pages in 32 ms.
 import { writeFile } from 'node:fs/promises';
 import { PDFDocument } from 'pdf-lib';
+import { structureEngine } from '@boxhub/protocol/pdf-engines.ts';
+import { runBuiltin, type BuiltinOutcome } from '@boxhub/protocol/builtin-pdf/run.ts';
+import type { InspectResult } from '@boxhub/protocol/builtin-pdf/tasks.ts';
 import { describeFailure, runLimited, type ToolLimits } from './document-tools.ts';
 import type { PageItem } from './document-plan.ts';
 
@@ -19,7 +23,18 @@ export interface PdfInfo {
 /** qpdf exit codes: 0 fine, 3 fine with warnings (it repaired something), 2 errors. */
 const ok = (code: number | null) => code === 0 || code === 3;
 
+/** Words for a built-in engine run that did not finish (the same wording as describeFailure). */
+function builtinFailure(r: Exclude<BuiltinOutcome<unknown>, { ok: true }>, limits: ToolLimits): string {
+  if (r.reason === 'memory' || r.reason === 'bomb') return `the built-in PDF engine needed more than ${limits.memoryBytes >> 20} MiB of memory`;
+  return `the built-in PDF engine ${r.reason === 'failed' ? `failed: ${r.message}` : r.message}`;
+}
+
 export async function pdfInfo(path: string, limits: ToolLimits, signal?: AbortSignal): Promise<PdfInfo> {
+  if (structureEngine() === 'builtin') {
+    const r = await runBuiltin<InspectResult>({ kind: 'inspect', path }, limits, signal);
+    if (!r.ok) throw new PdfToolError(`the PDF cannot be read: ${builtinFailure(r, limits)}`);
+    return { pages: r.value.pages.length, encrypted: r.value.encrypted };
+  }
   const r = await runLimited('qpdf', ['--json=2', '--json-key=pages', '--json-key=encrypt', path], limits, signal);
   if (!ok(r.code)) {
     if (/invalid password/i.test(r.stderr)) throw new PdfToolError('the PDF is encrypted and needs a password');
@@ -58,6 +73,11 @@ export function rangeText(pages: readonly number[]): string {
  * (qpdf reads arguments from `@path`), so hundreds of copies do not hit the command-line limit.
  */
 export async function buildPdf(o: { source: string; blank?: string; sequence: readonly PageItem[]; out: string; argsFile: string; limits: ToolLimits; signal?: AbortSignal }): Promise<void> {
+  if (structureEngine() === 'builtin') {
+    const r = await runBuiltin<void>({ kind: 'build', source: o.source, ...(o.blank ? { blank: o.blank } : {}), sequence: o.sequence, out: o.out }, o.limits, o.signal);
+    if (!r.ok) throw new PdfToolError(`the box could not rearrange the pages: ${builtinFailure(r, o.limits)}`);
+    return;
+  }
   const args = ['--empty', '--pages'];
   for (let i = 0; i < o.sequence.length;) {
     const blank = o.sequence[i] === 'blank';

@@ -3,9 +3,10 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
+import { pdfEnginesLine } from '@boxhub/protocol/pdf-engines.ts';
 import { defineCommand, intFlag } from '../command.ts';
 import { secretFrom } from '../connection.ts';
-import { EXIT, UsageError } from '../exit.ts';
+import { EXIT, Failed, UsageError } from '../exit.ts';
 
 /** Exit status when the broker definitively refuses the box's credentials (docs/box-agent.service):
  *  the CLI's "credentials refused" (exit.ts). */
@@ -46,7 +47,17 @@ export const command = defineCommand({
     const { BoxAgent, CommandBuzzer, SimBuzzer, createPrinterDriver, createScannerDriver, readNetworkInfo, systemdSupervisor } = await import('@boxhub/agent');
     const stateDir = values['state-dir'] ?? process.env.STATE_DIRECTORY?.split(':')[0] ?? join(homedir(), '.boxhub-agent');
     const log = (msg: string, extra?: Record<string, unknown>) => process.stderr.write(`${new Date().toISOString()} ${msg}${extra ? ` ${JSON.stringify(extra)}` : ''}\n`);
-    const agent = new BoxAgent({
+    // The state directory is made (and its journal opened) first: a box that cannot keep its
+    // work says so and exits 1 instead of running without a disk (docs/box-protocol.md).
+    const notWritable = (e: unknown): unknown => {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code && /^(EACCES|EPERM|EROFS|ENOTDIR|EEXIST|ENOSPC|EDQUOT|ELOOP|ENAMETOOLONG)$/.test(code)) {
+        return new Failed(`cannot start: the state directory ${stateDir} cannot be created or written (${code}): set --state-dir (or STATE_DIRECTORY) to a directory this user can write`);
+      }
+      return e;
+    };
+    let agent: InstanceType<typeof BoxAgent>;
+    try { agent = new BoxAgent({
       link: { url: server, uuid, secret, keepaliveSec: keepalive, backoff: { baseMs: Math.min(1000, reconnectMax * 1000), maxMs: reconnectMax * 1000 } },
       printer: await createPrinterDriver(values.printer, { log }),
       scanner: await createScannerDriver(values.scanner, { log }),
@@ -59,11 +70,12 @@ export const command = defineCommand({
         if (bin) execFile(bin, args, (err) => { if (err) log('reboot failed', { error: err.message }); });
       },
       log,
-    });
+    }); } catch (e) { throw notWritable(e); }
     const supervisor = systemdSupervisor(process.env, log);
+    log(pdfEnginesLine());
     agent.link.on('connected', () => log('connected', { server }));
     agent.link.on('disconnected', (reason) => log('disconnected', { reason, reconnecting: !agent.link.refusal }));
-    await agent.start();
+    try { await agent.start(); } catch (e) { throw notWritable(e); }
     supervisor.ready();
     // The link's reconnect timer and socket keep the process alive; this only waits for the end.
     const code = await new Promise<number>((resolve) => {

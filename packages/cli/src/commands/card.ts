@@ -65,7 +65,7 @@ type StudentResult = import('@boxhub/recognizer').StudentResult;
 const recognize = defineCommand({
   summary: 'read scanned cards with the local engine and print each student\'s result (no service needed)',
   usage: '--layouts DIR [--layouts DIR ...] [options] FILE...',
-  description: 'Reads the scanned sides in scan order (file order, then page order) and prints one result per\nstudent. Each FILE is an image (JPEG, PNG, WebP, TIFF), a multi-page TIFF or a PDF; PDF pages\nthat are not a single embedded JPEG are rasterised with pdftoppm (poppler-utils).\nExit 1 when a student could not be read (its result says why).',
+  description: 'Reads the scanned sides in scan order (file order, then page order) and prints one result per\nstudent. Each FILE is an image (JPEG, PNG, WebP, TIFF), a multi-page TIFF or a PDF; PDF pages\nthat are not a single embedded JPEG are rasterised with pdftoppm (poppler-utils) when it is\ninstalled, else with the built-in engine (printing.md, "PDF engines"). Exit 1 when a student\ncould not be read (its result says why); a FILE that does not exist or is a directory is a\nusage error (exit 2) before anything is read.',
   args: { name: 'FILE', min: 1, max: Infinity },
   flags: {
     layouts: { type: 'string', arg: 'DIR', multiple: true, required: true, help: 'a directory with a layout.json (card template --out); repeatable' },
@@ -81,6 +81,16 @@ const recognize = defineCommand({
   async run(ctx) {
     const values = ctx.values;
     const workers = intFlag('workers', values.workers, 1, 64);
+    // A FILE that is not there is a mistake on the command line (exit 2), not a student whose
+    // page could not be read: checked before anything is recognised (docs/cli.md).
+    for (const path of ctx.args) {
+      let st;
+      try { st = await stat(path); } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        throw new UsageError(`cannot read ${path}: ${code === 'ENOENT' ? 'no such file' : code ?? (e as Error).message}`);
+      }
+      if (st.isDirectory()) throw new UsageError(`${path} is a directory: give the scanned files in it (${path.replace(/\/$/, '')}/*.pdf)`);
+    }
     const rec = await import('@boxhub/recognizer');
     let layouts;
     try { layouts = await rec.loadLayoutDirs(values.layouts!); } catch (e) { throw new UsageError((e as Error).message); }

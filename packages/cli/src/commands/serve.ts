@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { SimulatedBox } from '@boxhub/agent';
 import type { RunningServer } from '@boxhub/server';
 import type { Layout } from '@boxhub/recognizer';
+import { pdfEnginesLine } from '@boxhub/protocol/pdf-engines.ts';
 import { common, defineCommand } from '../command.ts';
 import { EXIT, Failed, UsageError } from '../exit.ts';
 
@@ -64,9 +65,10 @@ export const command = defineCommand({
     const { pino } = await import('pino');
     const logger = ctx.json ? pino({ level: config.logLevel }, pino.destination(2)) : undefined;
     let server: RunningServer;
+    // A service that cannot start says why, naming the setting that fixes it, and exits 1
+    // (docs/configuration.md, "When the service cannot start").
     try { server = await startServer(config, logger ? { logger } : {}); } catch (e) {
-      const err = e as NodeJS.ErrnoException;
-      if (err.code === 'EADDRINUSE' || err.code === 'EACCES') throw new Failed(`cannot listen on ${config.host}:${config.port}: ${err.code}`);
+      if ((e as Error).name === 'StartupError') throw new Failed(`cannot start: ${(e as Error).message}`);
       throw e;
     }
     let box: SimulatedBox | undefined;
@@ -119,6 +121,7 @@ export const command = defineCommand({
         `  printed pages: ${demo.printed_dir} (PNG of every side the demo printer prints; a printed card`,
         '                 template is filled in by a simulated class and put in the feeder)',
         `  box link:      ${server.mqttUrl}`,
+        `  ${pdfEnginesLine()}`,
         `  written to:    ${demo.demo_file}`,
         '',
         'Try it (the README shows each call):',
@@ -128,7 +131,7 @@ export const command = defineCommand({
         '',
       ].join('\n'));
     } else {
-      process.stdout.write(`boxhub is running at ${server.url} (box link ${server.mqttUrl})\n`);
+      process.stdout.write(`boxhub is running at ${server.url} (box link ${server.mqttUrl})\n${pdfEnginesLine()}\n`);
     }
     await new Promise<void>((resolve) => {
       const stop = () => {

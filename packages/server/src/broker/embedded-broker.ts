@@ -84,11 +84,19 @@ export class EmbeddedBroker implements Broker {
         opts.onRefused?.('packet_size', { address, first: true, ...(p.kind === 'too_large' ? { bytes: p.bytes } : {}) });
       }));
     });
+    // A failure to listen (the port taken) is the caller's to report, once, not a logged error
+    // too; aedes is closed then, or its timers would keep the process alive (a `boxhub serve`
+    // that neither serves nor exits: docs/configuration.md, "When the service cannot start").
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(opts.port, opts.host, () => { server.off('error', reject); resolve(); });
+      });
+    } catch (e) {
+      await new Promise<void>((resolve) => aedes.close(() => resolve()));
+      throw e;
+    }
     server.on('error', (e) => opts.onError?.(e));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(opts.port, opts.host, () => { server.off('error', reject); resolve(); });
-    });
     const b = new EmbeddedBroker(aedes, server);
     const addr = server.address();
     const port = typeof addr === 'object' && addr ? addr.port : opts.port;

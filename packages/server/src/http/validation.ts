@@ -28,8 +28,38 @@ function exactQueryForms(schema: { properties?: Record<string, { type?: unknown 
   };
 }
 
+type SchemaNode = { properties?: Record<string, SchemaNode>; items?: SchemaNode; anyOf?: SchemaNode[]; oneOf?: SchemaNode[]; allOf?: SchemaNode[] };
+
+/** Where else in `schema` a field of this name is accepted ("options", "options.media"), so an
+ *  unknown field can name the place it belongs (callback_url at the top of a scan create). */
+export function placesOf(schema: SchemaNode, name: string, at = '', depth = 0, out: string[] = []): string[] {
+  if (!schema || typeof schema !== 'object' || depth > 6 || out.length >= 3) return out;
+  if (at && schema.properties?.[name]) out.push(at);
+  for (const [key, sub] of Object.entries(schema.properties ?? {})) placesOf(sub, name, at ? `${at}.${key}` : key, depth + 1, out);
+  for (const alt of [...(schema.anyOf ?? []), ...(schema.oneOf ?? []), ...(schema.allOf ?? [])]) placesOf(alt, name, at, depth + 1, out);
+  if (schema.items) placesOf(schema.items, name, at, depth + 1, out);
+  return [...new Set(out)];
+}
+
+/** Adds `params.belongsIn` to unknown-field errors whose field the schema takes elsewhere. */
+function withPlaces(validate: ValidateFunction, schema: object): ValidateFunction {
+  const wrapped = ((data: unknown) => {
+    const ok = validate(data);
+    wrapped.errors = validate.errors;
+    for (const e of validate.errors ?? []) {
+      if (e.keyword !== 'additionalProperties') continue;
+      const field = String((e.params as { additionalProperty?: unknown }).additionalProperty);
+      const here = (e.instancePath ?? '').split('/').filter(Boolean).join('.');
+      const places = placesOf(schema as SchemaNode, field).filter((p) => p !== here);
+      if (places.length) (e.params as Record<string, unknown>).belongsIn = places;
+    }
+    return ok;
+  }) as ValidateFunction;
+  return wrapped;
+}
+
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
-  const validate = strictAjv.compile(schema);
+  const validate = withPlaces(strictAjv.compile(schema), schema);
   if (httpPart !== 'querystring' && httpPart !== 'params') return validate as ReturnType<FastifySchemaCompiler<object>>;
   const convert = exactQueryForms(schema as Parameters<typeof exactQueryForms>[0]);
   const wrapped = ((data: Record<string, unknown>) => {
@@ -49,7 +79,10 @@ export function describeValidation(part: string, errors: ErrorObject[] | Partial
     const at = path ? `${where}.${path}` : where;
     const p = (e.params ?? {}) as Record<string, unknown>;
     switch (e.keyword) {
-      case 'additionalProperties': return `${at} has unknown field '${String(p.additionalProperty)}'`;
+      case 'additionalProperties': {
+        const places = (p.belongsIn as string[] | undefined)?.map((x) => `${where}.${x}`);
+        return `${at} has unknown field '${String(p.additionalProperty)}'${places?.length ? ` (it belongs in ${places.join(' or ')})` : ''}`;
+      }
       case 'required': return `${at} is missing required field '${String(p.missingProperty)}'`;
       case 'enum': return `${at} must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
       case 'pattern': return `${at} must not be blank`;
@@ -68,7 +101,7 @@ const compiled = new WeakMap<object, ValidateFunction>();
  */
 export function checkBody<T>(schema: object, body: unknown): T {
   let validate = compiled.get(schema);
-  if (!validate) { validate = strictAjv.compile(schema); compiled.set(schema, validate); }
+  if (!validate) { validate = withPlaces(strictAjv.compile(schema), schema); compiled.set(schema, validate); }
   if (!validate(body)) throw new ApiError('INVALID_PARAMETER', describeValidation('body', validate.errors ?? []));
   return body as T;
 }

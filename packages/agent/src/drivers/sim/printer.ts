@@ -7,12 +7,15 @@
 //       &side_ms=20          time per printed side (0: as fast as possible)
 //       &fail_after=2&fail=media-jam   the next job stops after 2 sides with that fault
 //       &fault=media-empty    a standing fault from the start (jobs wait until it is cleared)
-//       &out=/path/dir        render each job: <task>.pdf (as sent), <task>-N.png, <task>.json
+//       &out=/path/dir        render each job: <task>.pdf (as sent), <task>-N.png (each printed side,
+//                             copies included, in reading order), <task>.json
 //       &duplex=0 &color=0 &copies=1   a printer without two-sided, colour, or copies
 //       &connected=0
 // At run time: setFault(), failAfter(), pauseAfter()/resume(), setConnected().
 import { EventEmitter } from 'node:events';
-import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { onPath, renderEngine } from '@boxhub/protocol/pdf-engines.ts';
+import { runBuiltin } from '@boxhub/protocol/builtin-pdf/run.ts';
 import { dirname, join } from 'node:path';
 import type { PrinterCapability, PrinterStatus, PrintJobOptions } from '@boxhub/protocol';
 import { printerErrorFor, simPrinterFaults, type SimPrinterFault } from './faults.ts';
@@ -294,18 +297,68 @@ export class SimPrinter implements PrinterDriver {
     return r;
   }
 
-  /** Copies what was sent to the out directory and renders its pages to PNG (pdftoppm, the
-   *  first 50 pages, at 50 dpi, under the same limits as the box's other document tools). */
+  /**
+   * Copies what was sent to the out directory and renders it to PNG at 50 dpi (the first 50
+   * pages sent, under the same limits as the box's other document tools; pdftoppm, or the built-in
+   * engine without it: docs/printing.md, "PDF engines"): one PNG per printed side that has a page
+   * on it, every copy the printer makes included, numbered in reading order: the top of the
+   * output stack first, so a job the box reversed for a face-up tray reads 1, 2, 3
+   * (docs/printing.md, "The simulated printer"). <task>.json maps each PNG to the page sent.
+   */
   private async render(pdf: string, task: string, job: SimPrintJob): Promise<string> {
     const dir = this.outDir!;
     await mkdir(dir, { recursive: true });
     const safe = task.replace(/[^A-Za-z0-9._-]/g, '_');
     const out = join(dir, `${safe}.pdf`);
     await copyFile(pdf, out);
-    await runLimited('pdftoppm', ['-png', '-r', '50', '-l', '50', out, join(dir, safe)], DEFAULT_TOOL_LIMITS);
-    await writeFile(join(dir, `${safe}.json`), JSON.stringify({ id: job.id, task, options: job.options, format: job.format, pages: job.pages, copies: job.copies, sides: job.sides }, null, 2));
+    const work = await mkdtemp(join(dir, `.${safe}-`));
+    const rendered = new Map<number, string>();
+    try {
+      // pdftoppm runs under prlimit here (the box's tool runner): both must be there.
+      if (renderEngine() === 'system' && onPath('prlimit')) {
+        await runLimited('pdftoppm', ['-png', '-r', '50', '-l', String(RENDER_PAGES), out, join(work, 'p')], DEFAULT_TOOL_LIMITS);
+      } else {
+        const r = await runBuiltin({ kind: 'render', path: out, dpi: 50, lastPage: RENDER_PAGES, maxPixels: 4_000_000, maxOutputBytes: DEFAULT_TOOL_LIMITS.maxOutputBytes, outPrefix: join(work, 'p') }, DEFAULT_TOOL_LIMITS);
+        if (!r.ok) throw new Error(`the simulated printer could not render the pages: ${r.message}`);
+      }
+      // pdftoppm pads the page number to the width of the last one (p-01.png); the engine does not.
+      for (const f of await readdir(work)) {
+        const m = /^p-0*(\d+)\.png$/.exec(f);
+        if (m) rendered.set(Number(m[1]), join(work, f));
+      }
+      const duplex = job.options.duplex !== undefined && job.options.duplex !== 'SVC_DP_NONE';
+      const files: Array<{ file: string; page: number; copy: number }> = [];
+      let n = 0;
+      for (const { page, copy } of readingOrder(job.pages, job.copies, duplex, job.options.reverse === true)) {
+        const from = rendered.get(page);
+        if (!from) continue;
+        const file = `${safe}-${++n}.png`;
+        await copyFile(from, join(dir, file));
+        files.push({ file, page, copy });
+      }
+      await writeFile(join(dir, `${safe}.json`), JSON.stringify({ id: job.id, task, options: job.options, format: job.format, pages: job.pages, copies: job.copies, sides: job.sides, png: files }, null, 2));
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
     return out;
   }
+}
+
+/** Pages rendered per job. */
+const RENDER_PAGES = 50;
+
+/**
+ * The sides printed, as a person reads the output stack from the top: each copy's sheets in
+ * order (two-sided: front and back, an odd count's last back blank, left out); when the box
+ * reversed the pages for a face-up tray, the sheets printed last lie on top, so they come first.
+ */
+export function readingOrder(pages: number, copies: number, duplex: boolean, reversed: boolean): Array<{ page: number; copy: number }> {
+  const sheets: Array<Array<{ page: number; copy: number }>> = [];
+  for (let copy = 1; copy <= copies; copy++) {
+    const per = duplex ? 2 : 1;
+    for (let p = 1; p <= pages; p += per) sheets.push(Array.from({ length: Math.min(per, pages - p + 1) }, (_, k) => ({ page: p + k, copy })));
+  }
+  return (reversed ? sheets.reverse() : sheets).flat();
 }
 
 function faultOf(v: string | null): SimPrinterFault | null {

@@ -8,6 +8,7 @@ import type { DeviceRow } from '../../db/schema.ts';
 import type { DeviceRepository } from '../devices/repository.ts';
 import type { DeviceService } from '../devices/service.ts';
 import { parseState } from '../devices/view.ts';
+import { offlineError } from '../devices/offline.ts';
 
 export const INK_FLUSH_WINDOW_MS = 24 * 60 * 60 * 1000;
 export type InkjetOp = 'head_clean' | 'power_ink_flush' | 'nozzle_check';
@@ -82,7 +83,7 @@ export class ControlService {
 
   private async online(appId: string, uuid: string): Promise<DeviceRow> {
     const d = await this.devices.bound(appId, uuid);
-    if (d.online !== 1) throw new ApiError('DEVICE_OFFLINE', 'device is offline');
+    if (d.online !== 1) throw offlineError(d);
     return d;
   }
 

@@ -172,8 +172,14 @@ export class DeviceService {
   /** The device if it is bound to this application; 30002 otherwise. */
   async bound(appId: string, uuid: string): Promise<DeviceRow> {
     const d = await this.repo.findBound(uuid, appId);
-    if (!d) throw notFound(uuid);
-    return d;
+    if (d) return d;
+    // A registered box no application has bound yet: the fix is to bind it (docs/errors.md,
+    // 30002). A box bound to another application stays "no device" to this one.
+    const any = await this.repo.findByUuid(uuid);
+    if (any && any.app_id === null) {
+      throw new ApiError('DEVICE_NOT_FOUND', `device '${uuid}' is registered but not bound to this application: bind it first (POST /api/client/bind with {"uuid":"${uuid}","name":"…"}, README "Quick start")`);
+    }
+    throw notFound(uuid);
   }
 }
 

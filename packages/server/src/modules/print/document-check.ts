@@ -9,7 +9,8 @@
 // encryption, the objects' dictionaries without stream data) and `qpdf --check` (decodes every
 // stream: a compression bomb hits the memory limit there). The page boxes are then read from
 // the JSON here, with the page tree walked under its own bounds (cycles, depth).
-// JPEGs are read in-process: only their marker segments (protocol jpeg-header.ts).
+// Without qpdf on PATH the same checks run on the built-in engine (checkPdfBuiltin; docs/printing.md,
+// "PDF engines"). JPEGs are read in-process: only their marker segments (protocol jpeg-header.ts).
 import { mkdtemp, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,9 @@ import { ApiError, type MediaSize, type PageRange } from '@boxhub/protocol';
 import { hmmToPoints, mediaSizeFor, mediaSizeOf } from '@boxhub/protocol/print-mapping.ts';
 import { isJpeg, JpegError, readJpegHeader } from '@boxhub/protocol/jpeg-header.ts';
 import { runLimited, type ToolLimits } from '@boxhub/protocol/limited-tool.ts';
+import { structureEngine } from '@boxhub/protocol/pdf-engines.ts';
+import { runBuiltin } from '@boxhub/protocol/builtin-pdf/run.ts';
+import type { InspectResult } from '@boxhub/protocol/builtin-pdf/tasks.ts';
 import { limitHit } from './limit-hit.ts';
 
 export interface DocumentCheckLimits {
@@ -169,6 +173,7 @@ async function checkPdf(i: DocumentCheckInput, limits: DocumentCheckLimits, byte
     await writeFile(path, i.file, { mode: 0o600 });
   }
   try {
+    if (structureEngine() === 'builtin') return await checkPdfBuiltin(path, i, limits, bytes);
     const [json, check] = await Promise.all([
       runLimited('qpdf', ['--json=2', '--json-key=pages', '--json-key=encrypt', '--json-key=qpdf', '--json-stream-data=none', '--', path], limits.tool, i.signal),
       runLimited('qpdf', ['--check', '--', path], limits.tool, i.signal),
@@ -197,6 +202,24 @@ async function checkPdf(i: DocumentCheckInput, limits: DocumentCheckLimits, byte
   } finally {
     if (dir) await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** The same check with the built-in engine (no qpdf on this machine): pdf-lib on a worker thread
+ *  under the same limits, answering in qpdf's JSON shape (@boxhub/protocol builtin-pdf/). */
+async function checkPdfBuiltin(path: string, i: DocumentCheckInput, limits: DocumentCheckLimits, bytes: number): Promise<Omit<DocumentCheckResult, 'selectedPages' | 'pages'>> {
+  const r = await runBuiltin<InspectResult>({ kind: 'inspect', path }, limits.tool, i.signal);
+  if (!r.ok) {
+    if (r.reason === 'bomb' || r.reason === 'memory') throw tooLarge(`the PDF is over the limits: it needs more than ${limits.tool.memoryBytes >> 20} MiB of memory to read (a compression bomb?)`);
+    if (r.reason === 'timeout') throw tooLarge(`the PDF is over the limits: reading it took longer than ${Math.min(limits.tool.timeoutMs / 1000, limits.tool.cpuSeconds)} s`);
+    if (r.reason === 'aborted') throw tooLarge('the PDF is over the limits: the check was stopped');
+    throw invalid(`the PDF cannot be read: ${r.message}`);
+  }
+  const doc = r.value;
+  if (doc.encrypted) throw invalid('the PDF is encrypted (a password or an owner password restricting it); send an unencrypted copy');
+  if (doc.pages.length === 0) throw invalid('the PDF has no pages');
+  if (doc.pages.length > limits.maxPages) throw tooLarge(`the PDF has ${doc.pages.length} pages, over the ${limits.maxPages} page limit`);
+  checkPageSizes(doc.pages, doc.objects, i.mediaSize, limits.pageSizeTolerancePt);
+  return { format: 'pdf', bytes, documentPages: doc.pages.length };
 }
 
 const REF = /^(\d+) (\d+) R$/;
@@ -258,7 +281,9 @@ export function checkPageSizes(pages: ReadonlyArray<{ object?: string }>, object
     if (!fits(w, h) && !fits(h, w)) {
       const known = mediaSizeFor(Math.round((w / 72) * 2540), Math.round((h / 72) * 2540));
       throw new ApiError('PRINT_PAGE_SIZE_MISMATCH',
-        `page ${n} is ${fmt(w)} × ${fmt(h)} pt${known ? ` (${known.svc})` : ''}, not ${mediaSize} (${fmt(mw)} × ${fmt(mh)} pt ± ${tolerance} pt, either orientation)`,
+        `page ${n} is ${fmt(w)} × ${fmt(h)} pt${known ? ` (${known.svc})` : ''}, not ${mediaSize} (${fmt(mw)} × ${fmt(mh)} pt ± ${tolerance} pt, either orientation)${known
+          ? `: to print it on ${known.svc} paper, send options.media_size "${known.svc}"`
+          : `: no media size the service knows is that size; make the PDF in the size of options.media_size (now ${mediaSize})`}`,
         { page: n, width_pt: Math.round(w * 100) / 100, height_pt: Math.round(h * 100) / 100, media_size: mediaSize });
     }
   });

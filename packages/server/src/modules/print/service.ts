@@ -22,6 +22,7 @@ import type { TaskRepository } from '../../tasks/repository.ts';
 import type { CallbackService } from '../callbacks/service.ts';
 import type { DeviceService } from '../devices/service.ts';
 import { parseState } from '../devices/view.ts';
+import { offlineError } from '../devices/offline.ts';
 import { checkPrintDocument } from './document-check.ts';
 import { decodeBase64, fetchFile } from './fetch-file.ts';
 import { resolvePrintOptions } from './options.ts';
@@ -118,7 +119,7 @@ export class PrintService {
     if (body.file_url !== undefined) await this.d.callbacks.checkUrl(body.file_url, 'file_url');
 
     const device = await this.d.devices.bound(appId, body.client_uuid);
-    if (device.online !== 1) throw new ApiError('DEVICE_OFFLINE', 'device is offline');
+    if (device.online !== 1) throw offlineError(device);
     const capability = await this.capability(appId, device.uuid);
     this.checkPrinterReady(device);
     const boxKey = parseState(device)?.e2e_public_key;

@@ -21,6 +21,7 @@ import type { CallbackService } from '../callbacks/service.ts';
 import type { DeviceService } from '../devices/service.ts';
 import type { E2eKeyService } from '../e2e-keys/service.ts';
 import { parseState } from '../devices/view.ts';
+import { offlineError } from '../devices/offline.ts';
 import { checkScanner, newDirectSecret, resolveScanOptions } from './options.ts';
 import type { ScanItemRepository } from './repository.ts';
 import { finishEvent, itemDataEvent, scanInfo, scanItem } from './views.ts';
@@ -101,7 +102,7 @@ export class ScanService {
     if (active) throw new ApiError('SCAN_EXISTS', `a scan task is already active on this device: ${active.uuid}`, { exist_uuid: active.uuid });
     // The task keeps the key it was created with: a rotation later does not change its items.
     const encrypt = body.options?.encrypt ? await this.d.e2eKeys.forScan(appId) : undefined;
-    if (device.online !== 1) throw new ApiError('DEVICE_OFFLINE', 'device is offline');
+    if (device.online !== 1) throw offlineError(device);
     // A box that reports no key of its own runs an agent without encryption: it would upload
     // the pages as they are, so it is not asked to.
     if (encrypt && !parseState(device)?.e2e_public_key) throw new ApiError('E2E_BOX_KEY_MISSING', 'options.encrypt: this box runs an agent without end-to-end encryption (it reports no key); nothing was scanned');
