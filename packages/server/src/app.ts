@@ -12,6 +12,7 @@ import { lazyChildLogger } from './http/lazy-child-logger.ts';
 import { installObservability, type ObservabilityOptions } from './http/observability.ts';
 import { installOpenApi } from './http/openapi.ts';
 import { ApiLimits } from './http/rate-limits.ts';
+import { fastifyTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
 import { validatorCompiler } from './http/validation.ts';
 import type { Clock } from './clock.ts';
 import type { RateLimits } from './config.ts';
@@ -46,8 +47,8 @@ export interface AppDeps {
   observability?: ObservabilityOptions;
   clock: Clock;
   rateLimits: RateLimits;
-  /** Fastify trustProxy (BOXHUB_TRUST_PROXY): whose X-Forwarded-For names the client. */
-  trustProxy?: boolean | string | number;
+  /** BOXHUB_TRUST_PROXY: whose X-Forwarded-* to believe (http/trust-proxy.ts). */
+  trustProxy?: TrustProxy;
   /** BOXHUB_OPERATOR_TOKEN; unset turns the operator API off. */
   operatorToken?: string | undefined;
   /** What the broker does when the operator API changes a box's credentials. */
@@ -73,8 +74,8 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
     onConstructorPoisoning: 'error',
     requestIdHeader: 'x-request-id',
     return503OnClosing: false,
-    // A number of hops is accepted by Fastify (proxy-addr) though its types omit it.
-    trustProxy: (deps.trustProxy ?? false) as boolean | string,
+    // The client address from the right end of X-Forwarded-For (docs/configuration.md).
+    trustProxy: fastifyTrustProxy(deps.trustProxy),
     // The HTTP edge (http/edge.ts): whatever Node's parser or the router refuses is answered
     // with the envelope too. A request without Host reaches the routes (answered like any
     // other) instead of getting Node's bare 400.

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { S3Target } from './storage/s3-client.ts';
+import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
 
 export interface Config {
   host: string;
@@ -68,8 +69,8 @@ export interface Config {
   recognitionWorkers: number | undefined;
   /** S3-compatible object storage for blobs (BOXHUB_S3_*); undefined = local files in the data dir. */
   s3: S3Config | undefined;
-  /** Fastify trustProxy: which proxies' X-Forwarded-For to believe for the client address. */
-  trustProxy: boolean | string | number;
+  /** BOXHUB_TRUST_PROXY: which proxies' X-Forwarded-* to believe (http/trust-proxy.ts). */
+  trustProxy: TrustProxy;
   /** API rate limits (http/rate-limits.ts, docs/configuration.md); `max` 0 turns one off. */
   rateLimits: RateLimits;
   /** Largest MQTT packet the embedded broker reads; a larger one closes the connection. */
@@ -151,12 +152,10 @@ export function limit(env: NodeJS.ProcessEnv, name: string, def: Limit): Limit {
   return { max: Number(m[1]), windowMs };
 }
 
-function trustProxy(raw: string | undefined): boolean | string | number {
-  if (raw === undefined || raw === '' || raw === '0' || raw === 'false') return false;
-  if (raw === 'true') return true;
-  if (/^\d{1,2}$/.test(raw)) return Number(raw); // hops
-  if (!/^[0-9A-Fa-f.:/, ]+$/.test(raw)) throw new ConfigError(`BOXHUB_TRUST_PROXY must be true, a number of hops, or comma-separated addresses/CIDRs, got '${raw}'`);
-  return raw;
+function trustProxy(raw: string | undefined): TrustProxy {
+  const t = parseTrustProxy(raw);
+  if (typeof t === 'string') throw new ConfigError(t);
+  return t;
 }
 
 function token(env: NodeJS.ProcessEnv, name: string): string | undefined {
