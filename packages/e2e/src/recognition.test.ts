@@ -40,6 +40,21 @@ async function boundScan(path: string): Promise<{ task: Task; scan: string; secr
   return { task: t, scan: s.uuid!, secret: s.direct_secret!, box };
 }
 
+/** A copy of a JPEG whose frame header states another size (the receiver reads only that). */
+function withFrameSize(jpeg: Uint8Array, width: number, height: number): Uint8Array {
+  const b = Buffer.from(jpeg);
+  for (let i = 2; i + 9 < b.length;) {
+    const marker = b[i + 1]!;
+    if (marker === 0xc0 || marker === 0xc2) {
+      b.writeUInt16BE(height, i + 5);
+      b.writeUInt16BE(width, i + 7);
+      return b;
+    }
+    i += 2 + b.readUInt16BE(i + 2);
+  }
+  throw new Error('no frame header');
+}
+
 const callbacksAt = (path: string) => rx.received.filter((r) => r.path.endsWith(path));
 
 describe('recognition tasks', () => {
@@ -184,6 +199,18 @@ describe('recognition tasks', () => {
     assert.equal(declared.status, 413, declared.text);
     const undeclared = await sendDirect(task.direct_addr, secret, ok, one, { parts: [{ name: 'p1', bytes: big }] });
     assert.equal(undeclared.status, 413, undeclared.text);
+    // The manifest's size must be the image's, and the image no larger than a page at 600 dpi
+    // (docs/direct-transfer.md): a 16000 × 16000 JPEG of a few kB would decode to 768 MB.
+    const okMeta = (ok.pages as Array<Record<string, unknown>>)[0]!;
+    const lied = await sendDirect(task.direct_addr, secret, { ...ok, pages: [{ ...okMeta, width: Number(okMeta.width) + 1 }] }, one);
+    assert.equal(lied.status, 422, lied.text);
+    assert.match(lied.text, /the manifest says/);
+    const huge = { jpeg: withFrameSize(page.jpeg, 16000, 16000), source: page.source };
+    const hugeStated = await sendDirect(task.direct_addr, secret, pagesManifest(scan, 1, [huge]), [huge]);
+    assert.equal(hugeStated.status, 413, hugeStated.text);
+    assert.match(hugeStated.text, /at most 7016 × 10200/);
+    const hugeHidden = await sendDirect(task.direct_addr, secret, { ...pagesManifest(scan, 1, [huge]), pages: [{ ...okMeta, bytes: huge.jpeg.length, sha256: createHash('sha256').update(huge.jpeg).digest('hex') }] }, [huge]);
+    assert.equal(hugeHidden.status, 422, `a manifest that understates the size: ${hugeHidden.text}`);
     const wrongId = await sendDirect(task.direct_addr, secret, ok, one, { id: `dt_${scan}_9` });
     assert.equal(wrongId.status, 400);
     // The manifest is checked as the SDK's receiver checks it (@boxhub/protocol's direct-wire.ts).

@@ -32,7 +32,12 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
   app.decorateRequest('envelopeCode', 0);
 
   app.setErrorHandler((err: FastifyError, req, reply) => {
-    if (err instanceof ApiError) return send(req, reply, err.key, err.message, err.data);
+    if (err instanceof ApiError) {
+      // A refusal that says when to come back says it in the header too (10007, 10429).
+      const after = (err.data as { retry_after?: unknown } | null)?.retry_after;
+      if (typeof after === 'number') reply.header('retry-after', String(after));
+      return send(req, reply, err.key, err.message, err.data);
+    }
     if (err.validation) {
       return send(req, reply, 'INVALID_PARAMETER', describeValidation(err.validationContext ?? 'body', err.validation));
     }

@@ -94,7 +94,9 @@ export async function consoleRoutes(app: FastifyInstance, o: ConsoleOptions): Pr
     let message = `internal error (request id ${req.id})`;
     if (err instanceof Refused) { status = err.status; message = err.message; }
     else if (isApiError(err)) {
-      status = err.key === 'NOT_FOUND' || err.key === 'DEVICE_NOT_FOUND' ? 404 : err.key === 'RATE_LIMITED' ? 429 : 400;
+      status = err.key === 'NOT_FOUND' || err.key === 'DEVICE_NOT_FOUND' ? 404 : err.key === 'RATE_LIMITED' ? 429 : err.key === 'SERVER_BUSY' ? 503 : 400;
+      const after = (err.data as { retry_after?: unknown } | null)?.retry_after;
+      if (typeof after === 'number') reply.header('retry-after', String(after));
       message = `${err.message} (code ${err.code})`;
     } else if ((err as { statusCode?: number }).statusCode && (err as { statusCode: number }).statusCode < 500) {
       status = (err as { statusCode: number }).statusCode; message = (err as Error).message;
