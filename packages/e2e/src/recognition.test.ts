@@ -101,6 +101,23 @@ describe('recognition tasks', () => {
     assert.equal((await refusal(rig.sdk.recognition.deleteTemplate({ template_id: extra.template_id }))).code, 20404);
   });
 
+  test('another application\'s recognition address is refused at scan create however it is written (30402)', async () => {
+    const other = rigSdk(rig.t.url, (await rig.t.createApp('other-addresses', { ess: true })).api_key);
+    const theirs = (await other.recognition.create({ callback_url: `${rx.url}/theirs` })).direct_addr;
+    const token = theirs.slice(theirs.lastIndexOf('/') + 1);
+    const base = rig.t.url;
+    const box = await rig.box();
+    await rig.load(box, 1);
+    for (const addr of [
+      theirs, `${base}/direct/./${token}`, `${base}/direct/x/../${token}`, `${base}/direct/%2e/${token}`, `${base}/direct/${token}?page=1`,
+      `${base}/direct/${token}#h2c`, `${base.replace('http://', 'HTTP://')}/direct/${token}`, `${base}/direct/%${token.charCodeAt(0).toString(16)}${token.slice(1)}`,
+      `${base}/direct/not-a-token`, `${base}/direct/${token}/`,
+    ]) {
+      const r = await refusal(rig.sdk.scan.create({ client_uuid: box.uuid, options: { direct_mode: 1, direct_addr: addr } }));
+      assert.equal(r.code, 30402, `${addr}: ${r.msg}`);
+    }
+  });
+
   test('a stack sent to the address: one callback per student, in scan order, against the truth; replays change nothing; then the end PUT', async () => {
     await rig.sdk.recognition.createTemplate({ definition: { ...exampleCard } });
     const { task, scan, secret } = await boundScan('/stack');
