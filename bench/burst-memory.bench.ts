@@ -53,7 +53,8 @@ function descendants(root: number): number[] {
 class Sampler {
   server = 0; tree = 0; children = 0;
   private timer: NodeJS.Timeout | undefined;
-  constructor(private readonly pid: number) {}
+  private readonly pid: number;
+  constructor(pid: number) { this.pid = pid; }
   start(): void {
     this.timer = setInterval(() => {
       const s = rssOf(this.pid);
@@ -134,7 +135,7 @@ async function main(): Promise<void> {
     let scan: { uuid: string; direct_secret: string } | undefined;
     for (let i = 0; i < 60 && !scan; i++) {
       const e = await r.post('/api/scan/create', { client_uuid: r.box, options: { direct_mode: 1, direct_addr: task.direct_addr, continuous: true, continuous_wait: 0 } });
-      if (e.code === 0) scan = e.data as typeof scan; else await sleep(250);
+      if (e.code === 0) scan = e.data as unknown as typeof scan; else await sleep(250);
     }
     if (!scan) throw new Error('scan create kept failing');
     const pages: DirectPage[] = [1, 2, 3].map((n) => ({ jpeg: huge, source: { item_id: n, paper_number: n, page_number: n, front: true } as DirectPage['source'] }));

@@ -1,11 +1,11 @@
 // Builds the HTTP application and never listens (conventions: build, then listen), so tests
 // can use inject() and main.ts decides where to listen.
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import type { Db } from './db/connect.ts';
 import { installAccess } from './http/auth.ts';
-import { clientErrorHandler, MAX_HEADER_BYTES, refuseConnect, REQUEST_TIMEOUT_MS } from './http/edge.ts';
+import { answersWithStatus, clientErrorHandler, MAX_HEADER_BYTES, refuseConnect, rememberPath, REQUEST_TIMEOUT_MS } from './http/edge.ts';
 import { installErrorHandling, send } from './http/error-handler.ts';
 import { installJsonParser } from './http/json-body.ts';
 import { lazyChildLogger } from './http/lazy-child-logger.ts';
@@ -79,17 +79,24 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
     // The HTTP edge (http/edge.ts): whatever Node's parser or the router refuses is answered
     // with the envelope too. A request without Host reaches the routes (answered like any
     // other) instead of getting Node's bare 400.
-    http: { requireHostHeader: false, maxHeaderSize: MAX_HEADER_BYTES },
+    // The documented 30 s for a whole request (docs/errors.md 10009) needs two more settings:
+    // Node swaps the two deadlines when headersTimeout (60 s by default) is the longer one, so
+    // the body got 60 s; and it checks them only every connectionsCheckingInterval (30 s by
+    // default), so a slow body was cut after 62-84 s. Both deadlines 30 s, checked every second.
+    http: { requireHostHeader: false, maxHeaderSize: MAX_HEADER_BYTES, headersTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
     requestTimeout: REQUEST_TIMEOUT_MS,
     clientErrorHandler: clientErrorHandler(deps.logger as FastifyBaseLogger, (code) => malformed(code)),
     frameworkErrors: (err, req, reply) => {
-      if (err.code === 'FST_ERR_BAD_URL') return send(req, reply, 'MALFORMED_REQUEST', 'the URL is not valid percent-encoding');
-      return send(req, reply, 'MALFORMED_REQUEST', err.message);
+      const msg = err.code === 'FST_ERR_BAD_URL' ? 'the URL is not valid percent-encoding' : err.message;
+      if (answersWithStatus(req.url.split('?')[0])) return (reply as FastifyReply).code(400).header('connection', 'close').type('text/plain; charset=utf-8').send(`${msg}\n`);
+      return send(req, reply, 'MALFORMED_REQUEST', msg);
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
   refuseConnect(app.server, (code) => malformed(code));
   malformed = (code) => deps.metrics.requests.labels('(malformed)', String(code)).inc();
 
+  // Which surface each connection serves, for answers to requests whose head never parsed (edge.ts).
+  app.addHook('onRequest', (req, _reply, done) => { rememberPath(req.raw.socket, req.url); done(); });
   app.setValidatorCompiler(validatorCompiler);
   installJsonParser(app);
   installErrorHandling(app, deps.bodyLimit);
