@@ -177,11 +177,16 @@ export class ScanService {
     throw new ApiError('SERVICE_UNAVAILABLE', 'the device is busy starting and ending scans; try again');
   }
 
-  /** Stop (spec: "Stops immediately"): the task ends now; with the box answering, error code 0. */
-  async stop(appId: string, deviceUuid: string): Promise<void> {
+  /**
+   * Stop (spec: "Stops immediately"): the task ends now; with the box answering, error code 0.
+   * With `onlyTask` (the console's task page) only that task is stopped: when it is no longer
+   * the box's active scan nothing is, and the answer is false.
+   */
+  async stop(appId: string, deviceUuid: string, onlyTask?: string): Promise<boolean> {
     const device = await this.d.devices.bound(appId, deviceUuid);
     const task = await this.d.tasks.activeScan(this.d.tasks.db, device.uuid);
-    if (!task) return;
+    if (!task) return false;
+    if (onlyTask !== undefined && task.uuid !== onlyTask) return false;
     let answered = false;
     if (device.online === 1) {
       try {
@@ -192,6 +197,7 @@ export class ScanService {
       const t = await this.d.tasks.find(trx, task.uuid);
       if (t) await this.finish(trx, t, 'scan.stop', answered ? ScanError.none : ScanError.stopped_unreachable, this.d.clock.now());
     });
+    return true;
   }
 
   async current(appId: string, deviceUuid: string): Promise<api.ScanCurrent> {
