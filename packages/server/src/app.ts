@@ -29,6 +29,7 @@ import { blobRoutes, type BlobRouteOptions } from './storage/routes.ts';
 import type { CredentialHooks } from './modules/devices/service.ts';
 import { operatorRoutes } from './modules/operator/routes.ts';
 import { consoleRoutes } from './modules/console/routes.ts';
+import { ConsoleSignouts } from './modules/console/signouts.ts';
 import type { SecretBox } from './secret-box.ts';
 import type { Services } from './services.ts';
 
@@ -57,6 +58,8 @@ export interface AppDeps {
   secretBox?: SecretBox;
   /** Largest page image of a direct transfer to a recognition address (default 16 MiB). */
   directMaxPageBytes?: number;
+  /** BOXHUB_PUBLIC_URL or the listen address (the console's Origin check). */
+  publicUrl?: () => string;
 }
 
 export interface BuiltApp { app: FastifyInstance; limits: ApiLimits }
@@ -120,7 +123,8 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   if (deps.secretBox) {
     await app.register(consoleRoutes, {
       services: deps.services, box: deps.secretBox, limits, clock: deps.clock, printBodyLimit: deps.printBodyLimit ?? 64 * 1024 * 1024,
-      operatorToken: deps.operatorToken, credentialHooks: deps.credentialHooks ?? {},
+      operatorToken: deps.operatorToken, credentialHooks: deps.credentialHooks ?? {}, signouts: new ConsoleSignouts(deps.db.kysely),
+      ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}),
     });
   }
   // Signed URLs are their own credential: outside API-key auth and the envelope.

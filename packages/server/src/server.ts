@@ -227,7 +227,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       ...(localBlobs ? { blobs: { store: localBlobs, clock, maxBytes: config.blobMaxBytes } } : {}),
       observability: { metricsOnMain: config.metricsPort === undefined, metricsToken: config.metricsToken },
       rateLimits: config.rateLimits, trustProxy: config.trustProxy, operatorToken: config.operatorToken,
-      directMaxPageBytes: config.directMaxPageBytes,
+      directMaxPageBytes: config.directMaxPageBytes, publicUrl: () => baseUrl,
     });
     cleanup.unshift(() => app.close());
     const limitSweep = { shared: limits.shared, clock, log, intervalMs: RETENTION_SWEEP_MS };
