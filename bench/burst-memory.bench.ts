@@ -11,6 +11,9 @@
 //   inline  BENCH_INLINE (3) print creates at once, each a body of about 64 MiB (a 47 MiB file
 //           inline in Base64; not a readable PDF, so it is refused after the check).
 //
+// The last column is the server's RSS after a forced garbage collection (the server runs with
+// --expose-gc for it): what is still held, not merely not yet collected.
+//
 // Each burst runs on a fresh server (its own process, SQLite, aedes, local files) with one
 // bound simulated box (printer and scanner). Run it on a checkout before the bound to get the
 // "before" figures (bench/README.md gives both).
@@ -25,6 +28,8 @@ import { forkChild, header, LIMITS_OUT_OF_REACH, sleep, tempDir, type Child } fr
 const BOMBS = Number(process.env.BENCH_BOMBS ?? 6);
 const INLINE = Number(process.env.BENCH_INLINE ?? 3);
 const SETTLE_S = Number(process.env.BENCH_SETTLE_S ?? 20);
+/** BENCH_ONLY=bombs,inline: those bursts only. */
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'bombs,pixels,inline').split(','));
 const mib = (b: number) => `${Math.round(b / 2 ** 20)} MiB`;
 
 /** RSS of a process (bytes), 0 once it is gone. */
@@ -70,8 +75,11 @@ class Sampler {
 
 interface Rig { server: Child; boxes: Child; pool: Pool; key: string; box: string; post(path: string, body: unknown): Promise<{ code: number; msg: string; data: Record<string, unknown> }> }
 
-async function withRig(fn: (r: Rig) => Promise<string>): Promise<{ before: number; peakServer: number; peakTree: number; processes: number; settled: number; what: string }> {
+async function withRig(fn: (r: Rig) => Promise<string>): Promise<{ before: number; peakServer: number; peakTree: number; processes: number; settled: number; gced: number; what: string }> {
   const server = await forkChild('server-process.ts', ['boxhub'], {
+    // Only for the last column (a forced collection after the settled figure): the server
+    // itself never calls gc().
+    execArgv: ['--expose-gc'],
     env: { PORT: '0', HOST: '127.0.0.1', BOXHUB_MQTT_PORT: '0', BOXHUB_DATA_DIR: tempDir(), LOG_LEVEL: 'warn', BOXHUB_ALLOW_PRIVATE_NETWORKS: '1', ...LIMITS_OUT_OF_REACH },
   });
   const boxes = await forkChild('boxes-process.ts', []);
@@ -99,7 +107,9 @@ async function withRig(fn: (r: Rig) => Promise<string>): Promise<{ before: numbe
     const what = await fn({ server, boxes, pool, key: app.api_key, box: device!.uuid, post });
     await sleep(SETTLE_S * 1000);
     s.stop();
-    return { before, peakServer: s.server, peakTree: s.tree, processes: s.children, settled: rssOf(server.pid), what };
+    const settled = rssOf(server.pid);
+    const gced = (await server.call<{ rss: number }>('mem')).rss;
+    return { before, peakServer: s.server, peakTree: s.tree, processes: s.children, settled, gced, what };
   } finally {
     await pool.close();
     await boxes.stop();
@@ -121,14 +131,14 @@ async function main(): Promise<void> {
   const rows: Array<[string, Awaited<ReturnType<typeof withRig>>]> = [];
 
   const bomb = contentBomb(1024 ** 3).toString('base64');
-  rows.push(['bombs', await withRig(async (r) => {
+  if (ONLY.has('bombs')) rows.push(['bombs', await withRig(async (r) => {
     const t0 = performance.now();
     const a = await Promise.all(Array.from({ length: BOMBS }, () => r.post('/api/print/create', { client_uuid: r.box, file_type: 'pdf', file_content: bomb })));
     return `${codes(a)} in ${((performance.now() - t0) / 1000).toFixed(1)} s`;
   })]);
 
   const huge = await sharp({ create: { width: 16000, height: 16000, channels: 3, background: { r: 250, g: 250, b: 245 } } }).jpeg({ quality: 90 }).toBuffer();
-  rows.push(['pixels', await withRig(async (r) => {
+  if (ONLY.has('pixels')) rows.push(['pixels', await withRig(async (r) => {
     await r.boxes.call('load', { sheets: 1 });
     await sleep(500);
     const task = (await r.post('/api/application/ess/create', { callback_url: 'http://127.0.0.1:9/cb' })).data as { direct_addr: string };
@@ -152,16 +162,16 @@ async function main(): Promise<void> {
   const junk = Buffer.alloc(47 * 2 ** 20, 0x41);
   junk.write('%PDF-1.4\n', 0);
   const inline = JSON.stringify({ client_uuid: '', file_type: 'pdf', file_content: junk.toString('base64') });
-  rows.push(['inline', await withRig(async (r) => {
+  if (ONLY.has('inline')) rows.push(['inline', await withRig(async (r) => {
     const body = inline.replace('"client_uuid":""', `"client_uuid":"${r.box}"`);
     const a = await Promise.all(Array.from({ length: INLINE }, () => r.post('/api/print/create', body)));
     return `${(body.length / 2 ** 20).toFixed(1)} MiB bodies: ${codes(a)}`;
   })]);
 
   console.log('');
-  console.log(`  ${'burst'.padEnd(7)} ${'RSS before'.padStart(11)} ${'peak server'.padStart(12)} ${'peak +children'.padStart(15)} ${'processes'.padStart(9)} ${'settled'.padStart(9)}   answers`);
+  console.log(`  ${'burst'.padEnd(7)} ${'RSS before'.padStart(11)} ${'peak server'.padStart(12)} ${'peak +children'.padStart(15)} ${'processes'.padStart(9)} ${'settled'.padStart(9)} ${'forced GC'.padStart(10)}   answers`);
   for (const [name, x] of rows) {
-    console.log(`  ${name.padEnd(7)} ${mib(x.before).padStart(11)} ${mib(x.peakServer).padStart(12)} ${mib(x.peakTree).padStart(15)} ${String(x.processes).padStart(9)} ${mib(x.settled).padStart(9)}   ${x.what}`);
+    console.log(`  ${name.padEnd(7)} ${mib(x.before).padStart(11)} ${mib(x.peakServer).padStart(12)} ${mib(x.peakTree).padStart(15)} ${String(x.processes).padStart(9)} ${mib(x.settled).padStart(9)} ${mib(x.gced).padStart(10)}   ${x.what}`);
   }
 }
 

@@ -8,6 +8,7 @@ import { installAccess } from './http/auth.ts';
 import { answersWithStatus, clientErrorHandler, MAX_HEADER_BYTES, refuseConnect, rememberPath, REQUEST_TIMEOUT_MS } from './http/edge.ts';
 import { installErrorHandling, send } from './http/error-handler.ts';
 import { installJsonParser } from './http/json-body.ts';
+import { installMemoryRelease } from './http/release-memory.ts';
 import { lazyChildLogger } from './http/lazy-child-logger.ts';
 import { installObservability, type ObservabilityOptions } from './http/observability.ts';
 import { installOpenApi } from './http/openapi.ts';
@@ -103,6 +104,7 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   app.setValidatorCompiler(validatorCompiler);
   installJsonParser(app);
   installErrorHandling(app, deps.bodyLimit);
+  installMemoryRelease(app, deps.logger as FastifyBaseLogger);
   await installOpenApi(app);
   installObservability(app, deps.metrics, deps.db, deps.brokerClients ?? (() => undefined), deps.observability);
 
