@@ -130,6 +130,10 @@ describe('recognition tasks', () => {
     // The service must read the pages: an encrypted scan to a recognition address is refused.
     const sealed = await refusal(rig.sdk.scan.create({ client_uuid: box2.uuid, options: { direct_mode: 1, direct_addr: task.direct_addr, encrypt: true } }));
     assert.equal(sealed.code, 30207, sealed.msg);
+    // Recognition reads up to 600 dpi; its receiver takes no larger pages.
+    const fine = await refusal(rig.sdk.scan.create({ client_uuid: box2.uuid, options: { direct_mode: 1, direct_addr: task.direct_addr, resolution: 1200 } }));
+    assert.equal(fine.code, 10001, fine.msg);
+    assert.match(fine.msg, /options\.resolution 1200: a recognition task reads scans of 100 to 600 dpi/);
 
     const batches: DirectPage[][] = [];
     for (let i = 0; i < stack.pages.length; i += 4) batches.push(stack.pages.slice(i, i + 4));

@@ -24,6 +24,7 @@ import { parseState } from '../devices/view.ts';
 import { checkScanner, newDirectSecret, resolveScanOptions } from './options.ts';
 import type { ScanItemRepository } from './repository.ts';
 import { finishEvent, itemDataEvent, scanInfo, scanItem } from './views.ts';
+import { RECOGNITION_MAX_DPI } from '../recognition/page-pixels.ts';
 import { transact } from '../../db/transaction.ts';
 
 export const ITEMS_PAGE_SIZE = 20;
@@ -93,6 +94,10 @@ export class ScanService {
     // Recognition must read the pages; an encrypted scan's pages (direct transfer included,
     // docs/encryption.md) are for the application alone.
     if (ours && body.options?.encrypt) throw new ApiError('SCAN_ENCRYPTED', 'options.encrypt: a recognition task must read the pages, so it cannot take an encrypted scan; scan to it without encrypt');
+    // Recognition reads up to 600 dpi, and its receiver takes no larger page (page-pixels.ts).
+    if (ours && wanted.resolution > RECOGNITION_MAX_DPI) {
+      throw new ApiError('INVALID_PARAMETER', `options.resolution ${wanted.resolution}: a recognition task reads scans of 100 to ${RECOGNITION_MAX_DPI} dpi (200 is plenty); scan to it at ${RECOGNITION_MAX_DPI} dpi or less`);
+    }
     const device = await this.d.devices.bound(appId, body.client_uuid);
     // Spec: a create while a task is active answers 30204 with its uuid, whatever else holds
     // (the scanner of an active scan is busy, and that is not the answer the spec gives).
