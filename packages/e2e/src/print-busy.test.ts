@@ -28,7 +28,7 @@ test('past the slots and the queue a PDF print create is refused with 10429 and 
   assert.equal(busy.length, 1, JSON.stringify(answers.map((a) => [a.code, a.msg])));
   assert.equal(busy[0]!.retryAfter, '5');
   assert.equal(busy[0]!.data?.retry_after, 5);
-  assert.match(busy[0]!.msg, /busy with document and image work \(1 at once; 1 are already waiting\); the PDF check was not started: try again after 5 s/);
+  assert.match(busy[0]!.msg, /busy with document and image work \(1 at once; the queue is full, 1 waiting\); the PDF check was not started: try again after 5 s/);
   assert.deepEqual(answers.filter((a) => a.code !== 10429).map((a) => a.code), [30305, 30305], 'the one running and the one queued are checked (and refused as bombs)');
   assert.equal(answers.find((a) => a.code === 30305)!.retryAfter, null);
   // The burst is over: the node checks the next file at once.

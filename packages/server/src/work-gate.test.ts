@@ -45,7 +45,7 @@ test('a request that waits longer than maxWaitMs is refused, and its place is gi
   const gate = new WorkGate(clock, { slots: 1, queue: 4, maxWaitMs: 30_000 });
   const { releases, work } = gated();
   const a = gate.request('a', work);
-  const b = assert.rejects(gate.request('b', work), /none came free within 30 s/);
+  const b = assert.rejects(gate.request('b', work), /no slot came free within 30 s/);
   await flush();
   await clock.advance(29_999);
   assert.equal(gate.queued, 1);

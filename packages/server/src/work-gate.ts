@@ -51,12 +51,12 @@ export class WorkGate {
   private async run<T>(what: string, fn: () => Promise<T>, request: boolean): Promise<T> {
     if (this.running >= this.s.slots) {
       const queuedRequests = this.waiting.filter((w) => w.request).length;
-      if (request && queuedRequests >= this.s.queue) throw this.busy(what, `${this.s.queue} are already waiting`);
+      if (request && queuedRequests >= this.s.queue) throw this.busy(what, `the queue is full, ${this.s.queue} waiting`);
       await new Promise<void>((start, refuse) => {
         const w: Waiter = { request, start: () => { timer?.cancel(); start(); } };
         const timer = request ? this.clock.setTimer(() => {
           const i = this.waiting.indexOf(w);
-          if (i >= 0) { this.waiting.splice(i, 1); refuse(this.busy(what, `none came free within ${Math.round(this.s.maxWaitMs / 1000)} s`)); }
+          if (i >= 0) { this.waiting.splice(i, 1); refuse(this.busy(what, `no slot came free within ${Math.round(this.s.maxWaitMs / 1000)} s`)); }
         }, this.s.maxWaitMs) : undefined;
         this.waiting.push(w);
       });

@@ -57,7 +57,7 @@ type Tracked = Duplex & { [lastPath]?: string; parser?: { incoming?: { url?: str
 
 /** Remembers the path of each request on its socket (an onRequest hook). */
 export function rememberPath(socket: Duplex, url: string): void {
-  (socket as Tracked)[lastPath] = url.split('?')[0];
+  (socket as Tracked)[lastPath] = url;
 }
 
 /**
@@ -71,7 +71,7 @@ function pathOf(err: Error & { rawPacket?: Buffer }, socket: Tracked): string | 
   if (incoming) return incoming.split('?')[0];
   const line = err.rawPacket ? /^[A-Z]{1,20} (\/[^ ?\r\n]*)/.exec(err.rawPacket.subarray(0, 2048).toString('latin1')) : null;
   if (line) return line[1];
-  return socket[lastPath];
+  return socket[lastPath]?.split('?')[0];
 }
 
 /** One answer on a raw socket (the envelope, or a status on the status paths), then the connection closes. */
