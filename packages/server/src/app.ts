@@ -30,7 +30,7 @@ import { blobRoutes, type BlobRouteOptions } from './storage/routes.ts';
 import type { CredentialHooks } from './modules/devices/service.ts';
 import { operatorRoutes } from './modules/operator/routes.ts';
 import { consoleRoutes } from './modules/console/routes.ts';
-import { ConsoleSignouts } from './modules/console/signouts.ts';
+import { ConsoleSignouts } from './modules/console/repository.ts';
 import type { SecretBox } from './secret-box.ts';
 import type { Services } from './services.ts';
 

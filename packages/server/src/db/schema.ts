@@ -184,7 +184,7 @@ export interface MetaTable {
   value: string;
 }
 
-/** Console sessions signed out, until they would have expired (modules/console/signouts.ts). */
+/** Console sessions signed out, until they would have expired (modules/console/repository.ts). */
 export interface ConsoleSignoutsTable {
   session: string;
   expires_at: number;

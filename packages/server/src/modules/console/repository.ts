@@ -1,7 +1,8 @@
-// Signed-out console sessions (docs/console.md "Security"). A session is a sealed token any node
-// can open, so sign-out is recorded in the database: a digest of the session's CSRF token (a
-// random value of its own, never shown to another session) until the session's expiry. Every
-// console request of a session asks here first, so a signed-out cookie is dead on every node.
+// Signed-out console sessions, the console's only SQL (docs/console.md "Security"). A session
+// is a sealed token any node can open, so sign-out is recorded in the database: a digest of the
+// session's CSRF token (a random value of its own, never shown to another session) until the
+// session's expiry. Every console request of a session asks here first, so a signed-out cookie
+// is dead on every node.
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
