@@ -79,6 +79,12 @@ async function main(): Promise<void> {
         const b = running.broker as { connectedClients?: number };
         return b.connectedClients ?? -1;
       }
+      case 'pendingJobs': {
+        // Rows of the jobs table of one kind still to run (done jobs are deleted).
+        if (!running) throw new Error('no boxhub server');
+        const r = await running.db.kysely.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('kind', '=', String(req.kind)).executeTakeFirstOrThrow();
+        return { rows: Number(r.n) };
+      }
       case 'close': {
         await close();
         setImmediate(() => process.exit(0));

@@ -4,6 +4,7 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { request } from 'undici';
 import type { PageSource } from '@boxhub/recognizer';
+import { readJpegHeader } from '@boxhub/protocol/jpeg-header.ts';
 
 export interface DirectPage { jpeg: Uint8Array; source: PageSource }
 
@@ -17,9 +18,19 @@ export function pagesManifest(scanUuid: string, batch: number, pages: readonly D
     v: 1, type: 'pages', scan_uuid: scanUuid, client_uuid: clientUuid, batch,
     pages: pages.map((p, i) => ({
       part: `p${i + 1}`, item_id: p.source.item_id, paper_number: p.source.paper_number, page_number: p.source.page_number, front: p.source.front,
-      width: 1654, height: 2339, dpi: 200, content_type: 'image/jpeg', bytes: p.jpeg.length, sha256: createHash('sha256').update(p.jpeg).digest('hex'),
+      ...sizeOf(p.jpeg), dpi: 200, content_type: 'image/jpeg', bytes: p.jpeg.length, sha256: createHash('sha256').update(p.jpeg).digest('hex'),
     })),
   };
+}
+
+/** The size the JPEG's frame header states (as a box states it), or A4 at 200 dpi for bytes that are no JPEG. */
+function sizeOf(bytes: Uint8Array): { width: number; height: number } {
+  try {
+    const h = readJpegHeader(bytes);
+    return { width: h.width, height: h.height };
+  } catch {
+    return { width: 1654, height: 2339 };
+  }
 }
 
 export function endManifest(scanUuid: string, batch: number, totals: { batches: number; pages: number }, errorCode = 0): Record<string, unknown> {

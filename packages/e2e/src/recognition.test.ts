@@ -40,6 +40,21 @@ async function boundScan(path: string): Promise<{ task: Task; scan: string; secr
   return { task: t, scan: s.uuid!, secret: s.direct_secret!, box };
 }
 
+/** A copy of a JPEG whose frame header states another size (the receiver reads only that). */
+function withFrameSize(jpeg: Uint8Array, width: number, height: number): Uint8Array {
+  const b = Buffer.from(jpeg);
+  for (let i = 2; i + 9 < b.length;) {
+    const marker = b[i + 1]!;
+    if (marker === 0xc0 || marker === 0xc2) {
+      b.writeUInt16BE(height, i + 5);
+      b.writeUInt16BE(width, i + 7);
+      return b;
+    }
+    i += 2 + b.readUInt16BE(i + 2);
+  }
+  throw new Error('no frame header');
+}
+
 const callbacksAt = (path: string) => rx.received.filter((r) => r.path.endsWith(path));
 
 describe('recognition tasks', () => {
@@ -86,6 +101,23 @@ describe('recognition tasks', () => {
     assert.equal((await refusal(rig.sdk.recognition.deleteTemplate({ template_id: extra.template_id }))).code, 20404);
   });
 
+  test('another application\'s recognition address is refused at scan create however it is written (30402)', async () => {
+    const other = rigSdk(rig.t.url, (await rig.t.createApp('other-addresses', { ess: true })).api_key);
+    const theirs = (await other.recognition.create({ callback_url: `${rx.url}/theirs` })).direct_addr;
+    const token = theirs.slice(theirs.lastIndexOf('/') + 1);
+    const base = rig.t.url;
+    const box = await rig.box();
+    await rig.load(box, 1);
+    for (const addr of [
+      theirs, `${base}/direct/./${token}`, `${base}/direct/x/../${token}`, `${base}/direct/%2e/${token}`, `${base}/direct/${token}?page=1`,
+      `${base}/direct/${token}#h2c`, `${base.replace('http://', 'HTTP://')}/direct/${token}`, `${base}/direct/%${token.charCodeAt(0).toString(16)}${token.slice(1)}`,
+      `${base}/direct/not-a-token`, `${base}/direct/${token}/`,
+    ]) {
+      const r = await refusal(rig.sdk.scan.create({ client_uuid: box.uuid, options: { direct_mode: 1, direct_addr: addr } }));
+      assert.equal(r.code, 30402, `${addr}: ${r.msg}`);
+    }
+  });
+
   test('a stack sent to the address: one callback per student, in scan order, against the truth; replays change nothing; then the end PUT', async () => {
     await rig.sdk.recognition.createTemplate({ definition: { ...exampleCard } });
     const { task, scan, secret } = await boundScan('/stack');
@@ -98,6 +130,10 @@ describe('recognition tasks', () => {
     // The service must read the pages: an encrypted scan to a recognition address is refused.
     const sealed = await refusal(rig.sdk.scan.create({ client_uuid: box2.uuid, options: { direct_mode: 1, direct_addr: task.direct_addr, encrypt: true } }));
     assert.equal(sealed.code, 30207, sealed.msg);
+    // Recognition reads up to 600 dpi; its receiver takes no larger pages.
+    const fine = await refusal(rig.sdk.scan.create({ client_uuid: box2.uuid, options: { direct_mode: 1, direct_addr: task.direct_addr, resolution: 1200 } }));
+    assert.equal(fine.code, 10001, fine.msg);
+    assert.match(fine.msg, /options\.resolution 1200: a recognition task reads scans of 100 to 600 dpi/);
 
     const batches: DirectPage[][] = [];
     for (let i = 0; i < stack.pages.length; i += 4) batches.push(stack.pages.slice(i, i + 4));
@@ -184,6 +220,18 @@ describe('recognition tasks', () => {
     assert.equal(declared.status, 413, declared.text);
     const undeclared = await sendDirect(task.direct_addr, secret, ok, one, { parts: [{ name: 'p1', bytes: big }] });
     assert.equal(undeclared.status, 413, undeclared.text);
+    // The manifest's size must be the image's, and the image no larger than a page at 600 dpi
+    // (docs/direct-transfer.md): a 16000 × 16000 JPEG of a few kB would decode to 768 MB.
+    const okMeta = (ok.pages as Array<Record<string, unknown>>)[0]!;
+    const lied = await sendDirect(task.direct_addr, secret, { ...ok, pages: [{ ...okMeta, width: Number(okMeta.width) + 1 }] }, one);
+    assert.equal(lied.status, 422, lied.text);
+    assert.match(lied.text, /the manifest says/);
+    const huge = { jpeg: withFrameSize(page.jpeg, 16000, 16000), source: page.source };
+    const hugeStated = await sendDirect(task.direct_addr, secret, pagesManifest(scan, 1, [huge]), [huge]);
+    assert.equal(hugeStated.status, 413, hugeStated.text);
+    assert.match(hugeStated.text, /at most 7016 × 10200/);
+    const hugeHidden = await sendDirect(task.direct_addr, secret, { ...pagesManifest(scan, 1, [huge]), pages: [{ ...okMeta, bytes: huge.jpeg.length, sha256: createHash('sha256').update(huge.jpeg).digest('hex') }] }, [huge]);
+    assert.equal(hugeHidden.status, 422, `a manifest that understates the size: ${hugeHidden.text}`);
     const wrongId = await sendDirect(task.direct_addr, secret, ok, one, { id: `dt_${scan}_9` });
     assert.equal(wrongId.status, 400);
     // The manifest is checked as the SDK's receiver checks it (@boxhub/protocol's direct-wire.ts).

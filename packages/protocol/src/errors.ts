@@ -18,6 +18,7 @@ export const errorCatalog = {
   URL_NOT_ALLOWED: { code: 10008, msg: 'URL points to an address the service may not call' },
   MALFORMED_REQUEST: { code: 10009, msg: 'malformed HTTP request' },
   NOT_SUPPORTED_YET: { code: 10010, msg: 'this option is not supported yet' },
+  SERVER_BUSY: { code: 10429, msg: 'this server node is busy with document and image work; try again later' },
   INTERNAL_ERROR: { code: 10500, msg: 'internal error' },
   SERVICE_UNAVAILABLE: { code: 10503, msg: 'service temporarily unavailable' },
   UNAUTHENTICATED: { code: 20001, msg: 'missing or invalid API key' },

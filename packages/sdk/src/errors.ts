@@ -11,6 +11,8 @@ import { ErrorCode } from './generated/error-codes.ts';
  */
 export interface ErrorData {
   [ErrorCode.RATE_LIMITED]: { retry_after: number };
+  /** The node's document and image work is at its bound; try again after retry_after seconds. */
+  [ErrorCode.SERVER_BUSY]: { retry_after: number };
   /** Only when scan or print create timed out; the task was ended. */
   [ErrorCode.DEVICE_TIMEOUT]: { uuid: string } | null;
   [ErrorCode.DEVICE_COOLDOWN]: { next_allowed_at: number };

@@ -1,17 +1,19 @@
 // Builds the HTTP application and never listens (conventions: build, then listen), so tests
 // can use inject() and main.ts decides where to listen.
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import type { Db } from './db/connect.ts';
 import { installAccess } from './http/auth.ts';
-import { clientErrorHandler, MAX_HEADER_BYTES, refuseConnect, REQUEST_TIMEOUT_MS } from './http/edge.ts';
+import { answersWithStatus, clientErrorHandler, MAX_HEADER_BYTES, refuseConnect, rememberPath, REQUEST_TIMEOUT_MS } from './http/edge.ts';
 import { installErrorHandling, send } from './http/error-handler.ts';
 import { installJsonParser } from './http/json-body.ts';
+import { installMemoryRelease } from './http/release-memory.ts';
 import { lazyChildLogger } from './http/lazy-child-logger.ts';
 import { installObservability, type ObservabilityOptions } from './http/observability.ts';
 import { installOpenApi } from './http/openapi.ts';
 import { ApiLimits } from './http/rate-limits.ts';
+import { fastifyTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
 import { validatorCompiler } from './http/validation.ts';
 import type { Clock } from './clock.ts';
 import type { RateLimits } from './config.ts';
@@ -28,6 +30,7 @@ import { blobRoutes, type BlobRouteOptions } from './storage/routes.ts';
 import type { CredentialHooks } from './modules/devices/service.ts';
 import { operatorRoutes } from './modules/operator/routes.ts';
 import { consoleRoutes } from './modules/console/routes.ts';
+import { ConsoleSignouts } from './modules/console/repository.ts';
 import type { SecretBox } from './secret-box.ts';
 import type { Services } from './services.ts';
 
@@ -46,8 +49,8 @@ export interface AppDeps {
   observability?: ObservabilityOptions;
   clock: Clock;
   rateLimits: RateLimits;
-  /** Fastify trustProxy (BOXHUB_TRUST_PROXY): whose X-Forwarded-For names the client. */
-  trustProxy?: boolean | string | number;
+  /** BOXHUB_TRUST_PROXY: whose X-Forwarded-* to believe (http/trust-proxy.ts). */
+  trustProxy?: TrustProxy;
   /** BOXHUB_OPERATOR_TOKEN; unset turns the operator API off. */
   operatorToken?: string | undefined;
   /** What the broker does when the operator API changes a box's credentials. */
@@ -56,6 +59,8 @@ export interface AppDeps {
   secretBox?: SecretBox;
   /** Largest page image of a direct transfer to a recognition address (default 16 MiB). */
   directMaxPageBytes?: number;
+  /** BOXHUB_PUBLIC_URL or the listen address (the console's Origin check). */
+  publicUrl?: () => string;
 }
 
 export interface BuiltApp { app: FastifyInstance; limits: ApiLimits }
@@ -73,25 +78,33 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
     onConstructorPoisoning: 'error',
     requestIdHeader: 'x-request-id',
     return503OnClosing: false,
-    // A number of hops is accepted by Fastify (proxy-addr) though its types omit it.
-    trustProxy: (deps.trustProxy ?? false) as boolean | string,
+    // The client address from the right end of X-Forwarded-For (docs/configuration.md).
+    trustProxy: fastifyTrustProxy(deps.trustProxy),
     // The HTTP edge (http/edge.ts): whatever Node's parser or the router refuses is answered
     // with the envelope too. A request without Host reaches the routes (answered like any
     // other) instead of getting Node's bare 400.
-    http: { requireHostHeader: false, maxHeaderSize: MAX_HEADER_BYTES },
+    // The documented 30 s for a whole request (docs/errors.md 10009) needs two more settings:
+    // Node swaps the two deadlines when headersTimeout (60 s by default) is the longer one, so
+    // the body got 60 s; and it checks them only every connectionsCheckingInterval (30 s by
+    // default), so a slow body was cut after 62-84 s. Both deadlines 30 s, checked every second.
+    http: { requireHostHeader: false, maxHeaderSize: MAX_HEADER_BYTES, headersTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
     requestTimeout: REQUEST_TIMEOUT_MS,
     clientErrorHandler: clientErrorHandler(deps.logger as FastifyBaseLogger, (code) => malformed(code)),
     frameworkErrors: (err, req, reply) => {
-      if (err.code === 'FST_ERR_BAD_URL') return send(req, reply, 'MALFORMED_REQUEST', 'the URL is not valid percent-encoding');
-      return send(req, reply, 'MALFORMED_REQUEST', err.message);
+      const msg = err.code === 'FST_ERR_BAD_URL' ? 'the URL is not valid percent-encoding' : err.message;
+      if (answersWithStatus(req.url.split('?')[0])) return (reply as FastifyReply).code(400).header('connection', 'close').type('text/plain; charset=utf-8').send(`${msg}\n`);
+      return send(req, reply, 'MALFORMED_REQUEST', msg);
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
   refuseConnect(app.server, (code) => malformed(code));
   malformed = (code) => deps.metrics.requests.labels('(malformed)', String(code)).inc();
 
+  // Which surface each connection serves, for answers to requests whose head never parsed (edge.ts).
+  app.addHook('onRequest', (req, _reply, done) => { rememberPath(req.raw.socket, req.url); done(); });
   app.setValidatorCompiler(validatorCompiler);
   installJsonParser(app);
   installErrorHandling(app, deps.bodyLimit);
+  installMemoryRelease(app, deps.logger as FastifyBaseLogger);
   await installOpenApi(app);
   installObservability(app, deps.metrics, deps.db, deps.brokerClients ?? (() => undefined), deps.observability);
 
@@ -112,7 +125,8 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   if (deps.secretBox) {
     await app.register(consoleRoutes, {
       services: deps.services, box: deps.secretBox, limits, clock: deps.clock, printBodyLimit: deps.printBodyLimit ?? 64 * 1024 * 1024,
-      operatorToken: deps.operatorToken, credentialHooks: deps.credentialHooks ?? {},
+      operatorToken: deps.operatorToken, credentialHooks: deps.credentialHooks ?? {}, signouts: new ConsoleSignouts(deps.db.kysely),
+      ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}),
     });
   }
   // Signed URLs are their own credential: outside API-key auth and the envelope.

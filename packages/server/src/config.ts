@@ -1,8 +1,10 @@
 // Configuration from the environment, with every default in one place and validated at start
 // (docs/configuration.md lists each variable). Nothing else in the server reads process.env.
 import { randomBytes } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import type { S3Target } from './storage/s3-client.ts';
+import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
 
 export interface Config {
   host: string;
@@ -66,10 +68,12 @@ export interface Config {
   recognitionEndGraceMs: number;
   /** Engine threads for recognition on this node (default: the cores). */
   recognitionWorkers: number | undefined;
+  /** Node-wide bound on document and image work (work-gate.ts): running at once, requests waiting. */
+  work: { slots: number; queue: number };
   /** S3-compatible object storage for blobs (BOXHUB_S3_*); undefined = local files in the data dir. */
   s3: S3Config | undefined;
-  /** Fastify trustProxy: which proxies' X-Forwarded-For to believe for the client address. */
-  trustProxy: boolean | string | number;
+  /** BOXHUB_TRUST_PROXY: which proxies' X-Forwarded-* to believe (http/trust-proxy.ts). */
+  trustProxy: TrustProxy;
   /** API rate limits (http/rate-limits.ts, docs/configuration.md); `max` 0 turns one off. */
   rateLimits: RateLimits;
   /** Largest MQTT packet the embedded broker reads; a larger one closes the connection. */
@@ -151,12 +155,10 @@ export function limit(env: NodeJS.ProcessEnv, name: string, def: Limit): Limit {
   return { max: Number(m[1]), windowMs };
 }
 
-function trustProxy(raw: string | undefined): boolean | string | number {
-  if (raw === undefined || raw === '' || raw === '0' || raw === 'false') return false;
-  if (raw === 'true') return true;
-  if (/^\d{1,2}$/.test(raw)) return Number(raw); // hops
-  if (!/^[0-9A-Fa-f.:/, ]+$/.test(raw)) throw new ConfigError(`BOXHUB_TRUST_PROXY must be true, a number of hops, or comma-separated addresses/CIDRs, got '${raw}'`);
-  return raw;
+function trustProxy(raw: string | undefined): TrustProxy {
+  const t = parseTrustProxy(raw);
+  if (typeof t === 'string') throw new ConfigError(t);
+  return t;
 }
 
 function token(env: NodeJS.ProcessEnv, name: string): string | undefined {
@@ -287,6 +289,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     directMaxPageBytes: int(env, 'BOXHUB_DIRECT_MAX_PAGE_BYTES', 16 * 1024 * 1024, 64 * 1024, 256 * 1024 * 1024),
     recognitionEndGraceMs: int(env, 'BOXHUB_RECOGNITION_END_GRACE_MS', 60_000, 0, 3_600_000),
     recognitionWorkers: env.BOXHUB_RECOGNITION_WORKERS ? int(env, 'BOXHUB_RECOGNITION_WORKERS', 1, 1, 64) : undefined,
+    work: { slots: int(env, 'BOXHUB_WORK_SLOTS', Math.max(2, availableParallelism()), 1, 64), queue: int(env, 'BOXHUB_WORK_QUEUE', 16, 0, 10_000) },
     s3: s3(env, blobMaxBytes),
     trustProxy: trustProxy(env.BOXHUB_TRUST_PROXY),
     rateLimits: {

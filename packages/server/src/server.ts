@@ -33,6 +33,7 @@ import { databaseError, dataDirError, listenError, StartupError } from './startu
 import { SecretKeyError } from './secret-box.ts';
 import { sha256, sameHash } from './secrets.ts';
 import { RecognitionWorkers } from './modules/recognition/worker.ts';
+import { WorkGate } from './work-gate.ts';
 import { createRepositories, createServices, type Repositories, type Services } from './services.ts';
 import type { CredentialHooks, RegisteredDevice } from './modules/devices/service.ts';
 import { SessionWatch } from './broker/session-watch.ts';
@@ -184,7 +185,9 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     // User-supplied URLs the server fetches itself (print file_url) go through the URL guard.
     const fetcher = createGuardedAgent({ allowPrivateNetworks: config.allowPrivateNetworks, connectTimeoutMs: 10_000, connections: 16 });
     cleanup.unshift(() => fetcher.destroy());
-    const services = createServices(repos, { gateway, events, requests, jobs, blobs, clock, log, fetcher, secretBox: box, publicUrl: () => baseUrl }, {
+    // Document and image work (PDF checks, recognition pages) is bounded node-wide (work-gate.ts).
+    const work = new WorkGate(clock, config.work);
+    const services = createServices(repos, { gateway, events, requests, jobs, blobs, clock, log, fetcher, secretBox: box, publicUrl: () => baseUrl, work }, {
       callbacks: { allowPrivateNetworks: config.allowPrivateNetworks, secretGraceMs: config.callbackSecretGraceMs },
       scan: { taskTtlMs: config.taskTtlMs, downloadUrlTtlMs: config.downloadUrlTtlMs, uploadUrlTtlMs: config.uploadUrlTtlMs, blobMaxBytes: config.blobMaxBytes },
       print: { taskTtlMs: config.taskTtlMs, downloadUrlTtlMs: config.downloadUrlTtlMs, maxFileBytes: config.printMaxFileBytes, fetchTimeoutMs: config.printFetchTimeoutMs },
@@ -193,7 +196,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       onError: (err, what) => log.warn({ err }, `${what} failed`),
     });
     jobRunner.register(services.lifecycle.expiryHandler());
-    const recognitionWorkers = new RecognitionWorkers(services.recognition, { ...(config.recognitionWorkers ? { workers: config.recognitionWorkers } : {}) });
+    const recognitionWorkers = new RecognitionWorkers(services.recognition, { work, ...(config.recognitionWorkers ? { workers: config.recognitionWorkers } : {}) });
     jobRunner.register(recognitionWorkers.pageHandler());
     jobRunner.register(recognitionWorkers.assembleHandler());
     // Stopped after the HTTP app (no new work) and before the database (it gives claims back).
@@ -234,7 +237,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       ...(localBlobs ? { blobs: { store: localBlobs, clock, maxBytes: config.blobMaxBytes } } : {}),
       observability: { metricsOnMain: config.metricsPort === undefined, metricsToken: config.metricsToken },
       rateLimits: config.rateLimits, trustProxy: config.trustProxy, operatorToken: config.operatorToken,
-      directMaxPageBytes: config.directMaxPageBytes,
+      directMaxPageBytes: config.directMaxPageBytes, publicUrl: () => baseUrl,
     });
     cleanup.unshift(() => app.close());
     const limitSweep = { shared: limits.shared, clock, log, intervalMs: RETENTION_SWEEP_MS };

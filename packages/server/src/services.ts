@@ -17,6 +17,7 @@ import { DeviceService } from './modules/devices/service.ts';
 import { E2eKeyRepository } from './modules/e2e-keys/repository.ts';
 import { E2eKeyService } from './modules/e2e-keys/service.ts';
 import type { SecretBox } from './secret-box.ts';
+import type { WorkGate } from './work-gate.ts';
 import { ScanItemRepository } from './modules/scan/repository.ts';
 import { ScanService, type ScanSettings } from './modules/scan/service.ts';
 import { PrintService, type PrintSettings } from './modules/print/service.ts';
@@ -63,6 +64,8 @@ export interface ServiceDeps {
   publicUrl: () => string;
   /** Seals secrets the server reads back (direct-transfer secrets of scan tasks). */
   secretBox: SecretBox;
+  /** The node-wide bound on document and image work (work-gate.ts). */
+  work: WorkGate;
 }
 
 export function createServices(repos: Repositories, deps: ServiceDeps, settings: ServiceSettings) {
@@ -89,7 +92,7 @@ export function createServices(repos: Repositories, deps: ServiceDeps, settings:
     tasks: repos.tasks, items: repos.scanItems, lifecycle, devices, e2eKeys, gateway, callbacks, blobs: deps.blobs, secretBox: deps.secretBox, clock, log: deps.log, settings: settings.scan, directTargets: recognition,
   }, deps.events, deps.requests);
   const print = new PrintService({
-    tasks: repos.tasks, lifecycle, devices, gateway, callbacks, blobs: deps.blobs, fetcher: deps.fetcher, clock, log: deps.log, settings: settings.print,
+    tasks: repos.tasks, lifecycle, devices, gateway, callbacks, blobs: deps.blobs, fetcher: deps.fetcher, work: deps.work, clock, log: deps.log, settings: settings.print,
   }, deps.events, deps.requests);
   return { applications, devices, control, callbacks, e2eKeys, lifecycle, scan, print, recognition, templates };
 }

@@ -26,7 +26,13 @@ export interface EventContext<T extends JobEventType = JobEventType> {
 
 export type EventApplier<T extends JobEventType = JobEventType> = (trx: Trx, ctx: EventContext<T>) => Promise<void>;
 
-export type EventOutcome = 'applied' | 'duplicate' | 'unknown-task' | 'out-of-order' | 'invalid';
+export type EventOutcome = 'applied' | 'duplicate' | 'unknown-task' | 'out-of-order' | 'invalid' | 'wrong-kind';
+
+/** The kind of task each event is about: an event is applied only to a task of its kind. */
+const EVENT_KIND: Record<JobEventType, TaskRow['kind']> = {
+  'scan.item': 'scan', 'scan.finished': 'scan',
+  'print.downloaded': 'print', 'print.started': 'print', 'print.finished': 'print',
+};
 
 export class JobEventRouter {
   private readonly appliers = new Map<JobEventType, EventApplier>();
@@ -71,6 +77,9 @@ export class JobEventRouter {
         const task = await this.tasks.find(trx, e.task);
         // Destroyed (expired) or never this box's: nothing to apply; the box may forget it.
         if (!task || task.device_uuid !== device) return 'unknown-task';
+        // A scan event on the box's own print task (or the other way round) means nothing for
+        // it: dropped like invalid data, the task untouched (its seq too).
+        if (task.kind !== EVENT_KIND[e.type]) return 'wrong-kind';
         if (e.seq <= task.last_seq) return 'duplicate';
         // An earlier event is missing: the box re-sends everything unacknowledged in order.
         if (e.seq > task.last_seq + 1) return 'out-of-order';
@@ -94,6 +103,7 @@ export class JobEventRouter {
       this.log.debug({ device, task: e.task, seq: e.seq }, 'box job event ahead of an earlier one: not acknowledged');
       return outcome;
     }
+    if (outcome === 'wrong-kind') this.log.error({ device, task: e.task, type: e.type }, 'box job event rejected: the task is of another kind');
     if (outcome === 'unknown-task') this.log.info({ device, task: e.task, type: e.type }, 'box job event for a task that does not exist (expired?): acknowledged and dropped');
     this.ack(device, e.id);
     for (const fn of after) {

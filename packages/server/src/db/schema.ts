@@ -189,6 +189,12 @@ export interface MetaTable {
   value: string;
 }
 
+/** Console sessions signed out, until they would have expired (modules/console/repository.ts). */
+export interface ConsoleSignoutsTable {
+  session: string;
+  expires_at: number;
+}
+
 /** A fixed rate-limit window several nodes share (http/rate-limit-stores.ts). */
 export interface RateLimitsTable {
   key: string;
@@ -257,6 +263,7 @@ export interface Database {
   recognition_batches: RecognitionBatchesTable;
   recognition_pages: RecognitionPagesTable;
   card_templates: CardTemplatesTable;
+  console_signouts: ConsoleSignoutsTable;
 }
 
 export type TaskRow = Selectable<TasksTable>;

@@ -90,3 +90,79 @@ describe('without a valid key, paths are indistinguishable', () => {
     expectEnvelope(await get('/api/client/bind', `Bearer ${key}`), 10006, /use POST/);
   });
 });
+
+/** Sends the head, then one byte of the body a second, until the server answers; the answer and when it came. */
+function trickle(head: string): Promise<{ status: string; body: string; afterMs: number }> {
+  const u = new URL(t.url);
+  const t0 = Date.now();
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let at = 0;
+    const s = connect(Number(u.port), u.hostname, () => s.write(head));
+    const drip = setInterval(() => { if (s.writable) s.write('a'); }, 1000);
+    s.on('data', (d: Buffer) => { if (!at) at = Date.now(); out += d.toString('latin1'); });
+    s.on('error', () => undefined);
+    s.on('close', () => {
+      clearInterval(drip);
+      if (!at) { reject(new Error('closed without an answer')); return; }
+      const i = out.indexOf('\r\n\r\n');
+      resolve({ status: out.slice(0, i).split('\r\n')[0] ?? '', body: out.slice(i + 4), afterMs: at - t0 });
+    });
+  });
+}
+
+describe('slow bodies', () => {
+  test('a body still arriving after 30 s is cut then: the envelope on the API, 408 at the receiver and the blob store', async () => {
+    const head = (path: string) => `POST ${path} HTTP/1.1\r\nHost: t\r\n${auth()}Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n`;
+    const [api, direct, blobs] = await Promise.all([
+      trickle(head('/api/client/bind')),
+      // The receiver reads the body only after the headers it checks: a well-formed start.
+      trickle(`POST /direct/${'A'.repeat(43)} HTTP/1.1\r\nHost: t\r\nContent-Type: application/octet-stream\r\nContent-Length: 100000\r\n\r\n`),
+      (async () => {
+        const up = await t.server.blobs.uploadUrl('edge/slow.bin', { size: 100000, md5: 'a'.repeat(32), contentType: 'application/octet-stream', expiresInMs: 600_000 });
+        const url = new URL(up.url);
+        return trickle(`PUT ${url.pathname}${url.search} HTTP/1.1\r\nHost: t\r\nContent-Type: application/octet-stream\r\nContent-Length: 100000\r\n\r\n`);
+      })(),
+    ]);
+    expectEnvelope(api, 10009, /request not received within 30 s/);
+    // docs/errors.md: 30 s (Node checks each second).
+    assert.ok(api.afterMs >= 29_500 && api.afterMs < 34_000, `the API cut it after ${api.afterMs} ms`);
+    for (const [name, r] of [['direct', direct], ['blobs', blobs]] as const) {
+      assert.doesNotMatch(r.status, / 2\d\d /, `${name}: never a 2xx for a request that was not stored (${r.status})`);
+    }
+    assert.equal(blobs.status, 'HTTP/1.1 408 Request Timeout', blobs.body);
+    assert.ok(blobs.afterMs < 34_000, `the blob PUT was cut after ${blobs.afterMs} ms`);
+  });
+});
+
+describe('the receiver and signed blob URLs answer refusals with statuses, never a 2xx', () => {
+  const statusOf = async (request: string) => (await rawHttp(request)).status;
+  test('oversized headers, bad URLs, broken bodies and wrong methods', async () => {
+    const token = 'A'.repeat(43);
+    const up = new URL((await t.server.blobs.uploadUrl('edge/broken.bin', { size: 2, md5: 'a'.repeat(32), contentType: 'multipart/form-data; boundary=x', expiresInMs: 600_000 })).url);
+    for (const [method, path] of [['POST', `/direct/${token}`], ['PUT', `${up.pathname}${up.search}`]]) {
+      assert.equal(await statusOf(`${method} ${path} HTTP/1.1\r\nHost: t\r\nX-Big: ${'a'.repeat(20_000)}\r\nConnection: close\r\n\r\n`), 'HTTP/1.1 431 Request Header Fields Too Large', path);
+      assert.equal(await statusOf(`${method} ${path} HTTP/1.1\r\nHost: t\r\nContent-Type: multipart/form-data; boundary=x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`), 'HTTP/1.1 400 Bad Request', path);
+      assert.equal(await statusOf(`${method} ${path} HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\nContent-Length: 3\r\nConnection: close\r\n\r\n{}`), 'HTTP/1.1 400 Bad Request', path);
+    }
+    assert.equal(await statusOf(`POST /direct/%zz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n`), 'HTTP/1.1 400 Bad Request');
+    assert.equal(await statusOf(`GET /blobs/%zz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n`), 'HTTP/1.1 400 Bad Request');
+    assert.equal(await statusOf(`GET /direct/${token} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n`), 'HTTP/1.1 405 Method Not Allowed');
+    assert.equal(await statusOf(`POST /blobs/x/y HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`), 'HTTP/1.1 405 Method Not Allowed');
+    assert.equal(await statusOf(`POST /direct HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`), 'HTTP/1.1 404 Not Found');
+    // Oversized headers on a connection that served the receiver before: still a status.
+    const u = new URL(t.url);
+    const both = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      const s = connect(Number(u.port), u.hostname, () => {
+        s.write(`GET /direct/${token} HTTP/1.1\r\nHost: t\r\n\r\n`);
+        setTimeout(() => { s.write(`POST /direct/${token} HTTP/1.1\r\nHost: t\r\n`); setTimeout(() => s.write(`X-Big: ${'a'.repeat(20_000)}\r\n\r\n`), 100); }, 300);
+      });
+      s.on('data', (d: Buffer) => { out += d.toString('latin1'); });
+      s.on('error', reject);
+      s.on('close', () => resolve(out));
+    });
+    const statuses = both.match(/^HTTP\/1\.1 \d{3}/gm) ?? [];
+    assert.deepEqual(statuses, ['HTTP/1.1 405', 'HTTP/1.1 431'], both.slice(0, 400));
+  });
+});

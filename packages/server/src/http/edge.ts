@@ -31,11 +31,56 @@ export function describeClientError(err: Error & { code?: string; reason?: strin
   }
 }
 
-/** One envelope answer on a raw socket, then the connection closes. */
-function answerRaw(socket: Duplex, key: ErrorKey, msg: string): void {
-  const body = JSON.stringify({ code: errorCatalog[key].code, msg, data: null });
+/**
+ * Paths whose callers read HTTP statuses, not the envelope: the direct-transfer receiver (a box
+ * takes any 2xx for "stored", docs/direct-transfer.md) and the local blob store's signed URLs
+ * (docs/storage.md). Whatever is refused there is answered with a 4xx/5xx status.
+ */
+export function answersWithStatus(path: string | undefined): boolean {
+  if (path === undefined) return false;
+  return path === '/direct' || path.startsWith('/direct/') || path === '/blobs' || path.startsWith('/blobs/');
+}
+
+/** The HTTP status a parser refusal gets on those paths. */
+function statusOf(err: Error & { code?: string }): number {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW': return 431;
+    case 'ERR_HTTP_REQUEST_TIMEOUT': return 408;
+    case 'HPE_INVALID_METHOD': return 501;
+    default: return 400;
+  }
+}
+
+/** Which surface a socket last served (set per request): the path of a request whose head was never parsed is unknown. */
+const lastPath = Symbol('boxhub.lastPath');
+type Tracked = Duplex & { [lastPath]?: string; parser?: { incoming?: { url?: string } | null } | null };
+
+/** Remembers the path of each request on its socket (an onRequest hook). */
+export function rememberPath(socket: Duplex, url: string): void {
+  (socket as Tracked)[lastPath] = url;
+}
+
+/**
+ * The path of the request a parser error belongs to, as far as it can be known: the request in
+ * progress (its head was parsed: timeouts, broken bodies), else the request line at the start
+ * of the bytes that failed (headers too large), else the last request on the connection (a box
+ * sends its batches one after another on one connection).
+ */
+function pathOf(err: Error & { rawPacket?: Buffer }, socket: Tracked): string | undefined {
+  const incoming = socket.parser?.incoming?.url;
+  if (incoming) return incoming.split('?')[0];
+  const line = err.rawPacket ? /^[A-Z]{1,20} (\/[^ ?\r\n]*)/.exec(err.rawPacket.subarray(0, 2048).toString('latin1')) : null;
+  if (line) return line[1];
+  return socket[lastPath]?.split('?')[0];
+}
+
+/** One answer on a raw socket (the envelope, or a status on the status paths), then the connection closes. */
+function answerRaw(socket: Duplex, key: ErrorKey, msg: string, status = 200): void {
+  const envelope = status === 200;
+  const body = envelope ? JSON.stringify({ code: errorCatalog[key].code, msg, data: null }) : `${msg}\n`;
+  const type = envelope ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8';
   if (socket.writable) {
-    socket.end(`HTTP/1.1 200 ${STATUS_CODES[200]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   }
   // end() flushes the answer; the timer is a backstop for a peer that never reads.
   setTimeout(() => socket.destroy(), 1000).unref();
@@ -46,9 +91,10 @@ export function clientErrorHandler(log: FastifyBaseLogger, count: (code: number)
   return (err: Error & { code?: string }, socket: Duplex): void => {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
     const { key, msg } = describeClientError(err);
-    log.info({ code: errorCatalog[key].code, parser: err.code }, 'malformed request refused');
+    const status = answersWithStatus(pathOf(err, socket as Tracked)) ? statusOf(err) : 200;
+    log.info({ code: errorCatalog[key].code, status, parser: err.code }, 'malformed request refused');
     count(errorCatalog[key].code);
-    answerRaw(socket, key, msg);
+    answerRaw(socket, key, msg, status);
   };
 }
 

@@ -3,6 +3,7 @@
 import { ApiError, errorCatalog, type ErrorKey } from '@boxhub/protocol';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { describeValidation } from './validation.ts';
+import { answersWithStatus } from './edge.ts';
 
 declare module 'fastify' {
   interface FastifyRequest { envelopeCode: number }
@@ -32,7 +33,12 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
   app.decorateRequest('envelopeCode', 0);
 
   app.setErrorHandler((err: FastifyError, req, reply) => {
-    if (err instanceof ApiError) return send(req, reply, err.key, err.message, err.data);
+    if (err instanceof ApiError) {
+      // A refusal that says when to come back says it in the header too (10007, 10429).
+      const after = (err.data as { retry_after?: unknown } | null)?.retry_after;
+      if (typeof after === 'number') reply.header('retry-after', String(after));
+      return send(req, reply, err.key, err.message, err.data);
+    }
     if (err.validation) {
       return send(req, reply, 'INVALID_PARAMETER', describeValidation(err.validationContext ?? 'body', err.validation));
     }
@@ -57,6 +63,13 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
   // one never learns which paths exist.
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0] ?? '';
+    // The receiver and the signed blob URLs answer with statuses, never an envelope in a 200.
+    if (answersWithStatus(path)) {
+      const allowed = (['GET', 'PUT', 'POST'] as const).filter((m) => app.hasRoute({ url: path.startsWith('/direct') ? '/direct/:token' : '/blobs/*', method: m }));
+      const wrongMethod = allowed.length > 0 && /^\/(direct|blobs)\/./.test(path);
+      if (wrongMethod) reply.header('allow', allowed.join(', '));
+      return reply.code(wrongMethod ? 405 : 404).type('text/plain; charset=utf-8').send(wrongMethod ? `${req.method} is not allowed here; use ${allowed.join(' or ')}\n` : 'not found\n');
+    }
     const other = (['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const).filter((m) => m !== req.method && app.hasRoute({ url: path, method: m }));
     if (other.length) return send(req, reply, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use ${other.join(' or ')}`);
     return send(req, reply, 'ROUTE_NOT_FOUND', `no endpoint ${req.method} ${path}`);

@@ -10,6 +10,7 @@ import * as m0011 from './0011-tasks.ts';
 import * as m0012 from './0012-print.ts';
 import * as m0014 from './0014-e2e-keys.ts';
 import * as m0020 from './0020-recognition.ts';
+import * as m0022 from './0022-console-signouts.ts';
 import * as m0023 from './0023-scan-progress.ts';
 
 const migrations: Record<string, Migration> = {
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '0012-print': m0012,
   '0014-e2e-keys': m0014,
   '0020-recognition': m0020,
+  '0022-console-signouts': m0022,
   '0023-scan-progress': m0023,
 };
 

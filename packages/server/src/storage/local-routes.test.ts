@@ -97,6 +97,9 @@ test('paths outside the blob tree answer 404, whatever the signature', async () 
   for (const path of [
     `/blobs/../../etc/passwd${q}`, `/blobs/..%2f..%2fetc%2fpasswd${q}`, `/blobs/scan/..%2F..%2F..%2Fetc/passwd${q}`,
     `/blobs/%2e%2e/%2e%2e/etc/passwd${q}`, `/blobs/scan//x${q}`, `/blobs/${key}%00${q}`, `/blobs/scan/.meta${q}`,
+    // The signed key itself, its slashes or a letter written as escapes: the router decodes
+    // them to the key the signature is for; the plain key form has no escapes.
+    `/blobs/${key.replaceAll('/', '%2f')}${q}`, `/blobs/${key.replaceAll('/', '%2F')}${q}`, `/blobs/%73${key.slice(1)}${q}`,
   ]) {
     const res = await rawGet(path);
     assert.equal(res.status, 404, path);

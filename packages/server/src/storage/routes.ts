@@ -33,10 +33,14 @@ export async function blobRoutes(app: FastifyInstance, o: BlobRouteOptions): Pro
   });
 
   const query = (raw: unknown) => (raw ?? {}) as Record<string, string | undefined>;
+  // The key as written in the URL, not as the router decoded it: a plain key never needs a
+  // percent-escape, so `scan%2fa%2f1.pdf` (which the router decodes to a signed key) names
+  // nothing (docs/storage.md: 404).
+  const keyOf = (url: string) => (url.split('?')[0] ?? '').slice('/blobs/'.length);
 
   // Not part of the API: links the service hands out, absent from /openapi.json.
   app.get('/blobs/*', { schema: { hide: true } }, async (req, reply) => {
-    const key = (req.params as { '*': string })['*'];
+    const key = keyOf(req.url);
     // A key outside the plain form (.., %2f, empty segments) names nothing here.
     if (!KEY.test(key)) return plain(reply, 404, 'not found');
     const q = query(req.query);
@@ -53,7 +57,7 @@ export async function blobRoutes(app: FastifyInstance, o: BlobRouteOptions): Pro
   });
 
   app.put('/blobs/*', { bodyLimit: o.maxBytes, schema: { hide: true } }, async (req, reply) => {
-    const key = (req.params as { '*': string })['*'];
+    const key = keyOf(req.url);
     if (!KEY.test(key)) return plain(reply, 404, 'not found');
     const q = query(req.query);
     const exp = Number(q.exp);

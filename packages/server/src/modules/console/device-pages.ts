@@ -180,7 +180,10 @@ export function devicePages(app: FastifyInstance, o: ConsoleOptions): void {
     const uuid = idParam(req.params.uuid);
     const scanUuid = idParam(req.params.scan);
     if (!confirmed(req)) return askFirst(reply, req, dangers.stopScan(await s.devices.info(sess(req).appId, uuid), scanUuid));
-    await s.scan.stop(sess(req).appId, uuid);
+    // This page's task only: a stale page must not stop a newer scan of the box.
+    if (!(await s.scan.stop(sess(req).appId, uuid, scanUuid))) {
+      throw new Refused(409, 'this scan task is not running any more, so nothing was stopped (a newer scan of the box is stopped from its own page)');
+    }
     return reply.redirect(`${devUrl(uuid)}/scans/${enc(scanUuid)}`, 303);
   });
   app.get<ScanRoute>('/console/devices/:uuid/scans/:scan/live', async (req, reply) =>

@@ -4,6 +4,7 @@ import { ApiError } from '@boxhub/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../../clock.ts';
 import type { ApiLimits } from '../../http/rate-limits.ts';
+import type { ConsoleSignouts } from './repository.ts';
 import type { SecretBox } from '../../secret-box.ts';
 import type { Services } from '../../services.ts';
 import type { CredentialHooks } from '../devices/service.ts';
@@ -23,6 +24,10 @@ export interface ConsoleOptions {
   operatorToken?: string | undefined;
   /** What the broker does when an operator changes a box's credentials (as the operator API). */
   credentialHooks?: CredentialHooks;
+  /** Signed-out sessions, in the database every node reads (repository.ts). */
+  signouts: ConsoleSignouts;
+  /** BOXHUB_PUBLIC_URL (or the listen address): its origin is this server's for the Origin check. */
+  publicUrl?: () => string;
 }
 
 export interface ConsoleSession { appId: string; appName: string; keyId: string; csrf: string }

@@ -49,6 +49,7 @@ export function operatorPages(app: FastifyInstance, o: ConsoleOptions): void {
     return reply.redirect(`${OPERATOR_PATH}/applications`, 303);
   });
   app.post(`${OPERATOR_PATH}/logout`, async (req, reply) => {
+    if (req.operatorSession) await o.signouts.signOut(req.operatorSession.csrf, o.clock.now() + SESSION_TTL_MS, o.clock.now());
     setCookie(req, reply, OPERATOR_COOKIE, '', 0, OPERATOR_PATH);
     return reply.redirect(`${OPERATOR_PATH}/login`, 303);
   });

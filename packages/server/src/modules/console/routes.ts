@@ -50,9 +50,9 @@ export async function consoleRoutes(app: FastifyInstance, o: ConsoleOptions): Pr
     // Cross-site requests are refused before anything else (the CSRF token is checked too).
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       if (req.headers['sec-fetch-site'] === 'cross-site') throw new Refused(403, 'cross-site request refused');
+      // The whole origin, scheme included: http://host is another origin than https://host.
       const origin = req.headers.origin;
-      if (origin !== undefined && origin !== 'null' && hostOf(origin) !== req.headers.host) throw new Refused(403, 'cross-origin request refused');
-      if (origin === 'null') throw new Refused(403, 'cross-origin request refused');
+      if (origin !== undefined && !sameOrigin(origin, req, o.publicUrl?.())) throw new Refused(403, 'cross-origin request refused');
     }
     // The API's rate limits apply here too: per address, then per application.
     await o.limits.checkAddress(req, reply);
@@ -69,11 +69,13 @@ export async function consoleRoutes(app: FastifyInstance, o: ConsoleOptions): Pr
     // only); an application's session is no credential here, whatever its key.
     if (isOperatorPath(path)) {
       const op = openOperatorSession(o.box, readCookie(req, OPERATOR_COOKIE), o.clock.now(), o.operatorToken);
-      if (!op) return away(`${OPERATOR_PATH}/login`);
+      if (!op || await o.signouts.isSignedOut(op.csrf)) return away(`${OPERATOR_PATH}/login`);
       req.operatorSession = { csrf: op.csrf };
       return;
     }
-    const token = openSession(o.box, readCookie(req, SESSION_COOKIE), o.clock.now());
+    const opened = openSession(o.box, readCookie(req, SESSION_COOKIE), o.clock.now());
+    // Signed out (on this node or another): the cookie opens nothing any more.
+    const token = opened && !(await o.signouts.isSignedOut(opened.csrf)) ? opened : undefined;
     const who = token ? await s.applications.activeKey(token.key) : undefined;
     if (!token || !who || who.id !== token.app) return away('/console/login');
     req.consoleSession = { appId: who.id, appName: who.name, keyId: who.key_id, csrf: token.csrf };
@@ -94,7 +96,9 @@ export async function consoleRoutes(app: FastifyInstance, o: ConsoleOptions): Pr
     let message = `internal error (request id ${req.id})`;
     if (err instanceof Refused) { status = err.status; message = err.message; }
     else if (isApiError(err)) {
-      status = err.key === 'NOT_FOUND' || err.key === 'DEVICE_NOT_FOUND' ? 404 : err.key === 'RATE_LIMITED' ? 429 : 400;
+      status = err.key === 'NOT_FOUND' || err.key === 'DEVICE_NOT_FOUND' ? 404 : err.key === 'RATE_LIMITED' ? 429 : err.key === 'SERVER_BUSY' ? 503 : 400;
+      const after = (err.data as { retry_after?: unknown } | null)?.retry_after;
+      if (typeof after === 'number') reply.header('retry-after', String(after));
       message = `${err.message} (code ${err.code})`;
     } else if ((err as { statusCode?: number }).statusCode && (err as { statusCode: number }).statusCode < 500) {
       status = (err as { statusCode: number }).statusCode; message = (err as Error).message;
@@ -130,6 +134,8 @@ export async function consoleRoutes(app: FastifyInstance, o: ConsoleOptions): Pr
     return reply.redirect('/console/devices', 303);
   });
   app.post('/console/logout', async (req, reply) => {
+    // Recorded for every node, until the session would have expired anyway.
+    if (req.consoleSession) await o.signouts.signOut(req.consoleSession.csrf, o.clock.now() + SESSION_TTL_MS, o.clock.now());
     setCookie(req, reply, SESSION_COOKIE, '', 0);
     return reply.redirect('/console/login', 303);
   });
@@ -147,7 +153,17 @@ export async function consoleRoutes(app: FastifyInstance, o: ConsoleOptions): Pr
   app.get('/console/*', async () => { throw new Refused(404, 'no such page'); });
 }
 
-function hostOf(origin: string): string | undefined {
-  try { return new URL(origin).host; } catch { return undefined; }
+/**
+ * Whether a request's Origin is this server: the scheme and host the request came by (through a
+ * trusted proxy, as it reports them: docs/configuration.md "Behind a proxy"), or the origin of
+ * BOXHUB_PUBLIC_URL. `null` and anything unparsable are other origins.
+ */
+function sameOrigin(origin: string, req: FastifyRequest, publicUrl: string | undefined): boolean {
+  let o: URL;
+  try { o = new URL(origin); } catch { return false; }
+  if (o.origin === 'null') return false;
+  const own = [`${req.protocol}://${req.host}`];
+  if (publicUrl) { try { own.push(new URL(publicUrl).origin); } catch { /* no public URL */ } }
+  return own.some((x) => { try { return new URL(x).origin === o.origin; } catch { return false; } });
 }
 const headerValue = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);

@@ -24,6 +24,7 @@ import type { DeviceService } from '../devices/service.ts';
 import { parseState } from '../devices/view.ts';
 import { offlineError } from '../devices/offline.ts';
 import { checkPrintDocument } from './document-check.ts';
+import type { WorkGate } from '../../work-gate.ts';
 import { decodeBase64, fetchFile } from './fetch-file.ts';
 import { resolvePrintOptions } from './options.ts';
 import { printEvent, printInfo, type PrintEvent } from './views.ts';
@@ -46,6 +47,8 @@ export interface PrintServiceDeps {
   blobs: BlobStore;
   /** Guarded HTTP client for file_url (net/guarded-agent.ts). */
   fetcher: Dispatcher;
+  /** The node-wide bound on document work: PDF checks wait for a slot (work-gate.ts). */
+  work: WorkGate;
   clock: Clock;
   log: Logger;
   settings: PrintSettings;
@@ -146,11 +149,14 @@ export class PrintService {
         // box's, after decryption; `pages` comes from the box (docs/encryption.md).
         if (bytes.length < E2E.fileOverhead) throw new ApiError('PRINT_FILE_INVALID', `an encrypted file is at least ${E2E.fileOverhead} bytes (nonce and tag); this one has ${bytes.length}`);
       } else {
-        const checked = await checkPrintDocument({
+        const check = () => checkPrintDocument({
           file: bytes, fileType: body.file_type, mediaSize: job.media_size, copies: job.copies,
           ...(job.page_ranges ? { pageRanges: job.page_ranges } : {}),
           limits: { maxBytes: this.d.settings.maxFileBytes },
         });
+        // A PDF is opened by qpdf processes: node-wide, only so many at once (10429 past the
+        // queue). A JPEG's check reads its marker segments only.
+        const checked = body.file_type === 'pdf' ? await this.d.work.request('the PDF check', check) : await check();
         pages = checked.pages;
       }
       const key = fileKey(uuid, body.file_type, !!cipher);

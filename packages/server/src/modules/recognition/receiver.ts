@@ -13,6 +13,7 @@ import { PartLimitError, readFile, readParts, type Part } from './multipart-read
 import type { NewPage } from './repository.ts';
 import { ASSEMBLE_JOB, PAGE_JOB, type RecognitionService } from './service.ts';
 import { checkTimestamp, verify } from './signature.ts';
+import { jpegSize, pageTooLarge } from './page-pixels.ts';
 import { transact } from '../../db/transaction.ts';
 
 export interface ReceiverOptions {
@@ -129,6 +130,11 @@ export async function directReceiverRoutes(app: FastifyInstance, o: ReceiverOpti
     if (m.batch !== r.next_batch) throw new Refusal(409, `gap: batch ${m.batch} came, but the next batch expected is ${r.next_batch}`);
     const tooBig = m.pages.find((p) => p.bytes > o.maxPageBytes);
     if (tooBig) throw new Refusal(413, `page ${tooBig.page_number} has ${tooBig.bytes} bytes; at most ${o.maxPageBytes} are accepted`);
+    // Refused before a byte of the images is read when the manifest states it already.
+    for (const p of m.pages) {
+      const big = pageTooLarge(p.width, p.height);
+      if (big) throw new Refusal(413, `page ${p.page_number}: ${big}`);
+    }
 
     const images = new Map<string, Buffer>();
     const want = new Map(m.pages.map((p) => [p.part, p]));
@@ -164,6 +170,15 @@ export async function directReceiverRoutes(app: FastifyInstance, o: ReceiverOpti
     if (buf.length !== p.bytes) throw new Refusal(422, `part ${p.part}: ${buf.length} bytes, the manifest says ${p.bytes}`);
     const sha = createHash('sha256').update(buf).digest('hex');
     if (sha !== p.sha256) throw new Refusal(422, `part ${p.part}: SHA-256 ${sha} does not match the manifest's ${p.sha256}`);
+    // The frame header only (nothing decoded): the size the manifest states must be the
+    // image's, and within what a page can be (page-pixels.ts).
+    const size = jpegSize(buf);
+    if (typeof size === 'string') throw new Refusal(422, `part ${p.part} is not a readable JPEG: ${size}`);
+    if (size.width !== p.width || size.height !== p.height) {
+      throw new Refusal(422, `part ${p.part}: the image is ${size.width} × ${size.height} pixels, the manifest says ${p.width} × ${p.height}`);
+    }
+    const big = pageTooLarge(size.width, size.height);
+    if (big) throw new Refusal(413, `part ${p.part}: ${big}`);
   }
 }
 

@@ -117,12 +117,30 @@ export class RecognitionService {
 
   address(token: string): string { return `${this.d.publicUrl()}${DIRECT_PATH}${token}`; }
 
-  /** The token when `addr` is a recognition address of this service, else undefined. */
+  /**
+   * The token part when `addr` points at this service's recognition receiver, else undefined.
+   * Compared as the box's HTTP client will send it (docs/direct-transfer.md "This service's
+   * receiver"): parsed as a URL (scheme and host case, default port, `.`/`..` segments), the
+   * query and fragment left out, the remaining segment percent-decoded as the router decodes
+   * it. What comes back need not be a well-formed token: any address that reaches the
+   * receiver is ours, and bindScan refuses one that names no open task of the caller.
+   */
   tokenOf(addr: string): string | undefined {
-    const base = `${this.d.publicUrl()}${DIRECT_PATH}`;
-    if (!addr.startsWith(base)) return undefined;
-    const token = addr.slice(base.length);
-    return TOKEN.test(token) ? token : undefined;
+    let u: URL;
+    let base: URL;
+    try {
+      u = new URL(addr);
+      base = new URL(`${this.d.publicUrl()}${DIRECT_PATH}`);
+    } catch {
+      return undefined;
+    }
+    if (u.protocol !== base.protocol || u.host !== base.host || !u.pathname.startsWith(base.pathname)) return undefined;
+    const rest = u.pathname.slice(base.pathname.length);
+    try {
+      return decodeURIComponent(rest);
+    } catch {
+      return rest;
+    }
   }
 
   /**
@@ -132,8 +150,8 @@ export class RecognitionService {
    */
   async bindScan(trx: Trx, appId: string, addr: string, scanUuid: string): Promise<boolean> {
     const token = this.tokenOf(addr);
-    if (!token) return false;
-    const r = await this.d.repo.byToken(trx, token);
+    if (token === undefined) return false;
+    const r = TOKEN.test(token) ? await this.d.repo.byToken(trx, token) : undefined;
     const task = r ? await this.d.tasks.find(trx, r.task_uuid) : undefined;
     if (!r || !task || task.app_id !== appId || task.state === 'ended' || Number(task.expires_at) <= this.d.clock.now()) {
       throw new ApiError('RECOGNITION_TASK_UNAVAILABLE', 'options.direct_addr is a recognition address, but of no open recognition task of this application (ended, expired, or never created); create one with POST /api/application/ess/create');

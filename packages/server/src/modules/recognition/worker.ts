@@ -16,6 +16,8 @@ import type { JobHandler } from '../../jobs/runner.ts';
 import type { Trx } from '../../jobs/repository.ts';
 import { ASSEMBLE_JOB, PAGE_JOB, type RecognitionService } from './service.ts';
 import { TaskAssembly } from './task-assembly.ts';
+import type { WorkGate } from '../../work-gate.ts';
+import { jpegSize, pageTooLarge } from './page-pixels.ts';
 
 /**
  * A page read makes the task's assembly due this much later, not at once: the pages the engine
@@ -29,11 +31,14 @@ export const ASSEMBLE_COALESCE_MS = 25;
 export interface RecognitionWorkerSettings {
   /** Worker threads of the engine on this node (BOXHUB_RECOGNITION_WORKERS; default: cores). */
   workers?: number;
+  /** The node-wide bound on document and image work; a page's decoding takes one slot. */
+  work?: WorkGate;
 }
 
 export class RecognitionWorkers {
   private readonly svc: RecognitionService;
   private readonly size: number;
+  private readonly work: WorkGate | undefined;
   private pool: PagePool | undefined;
   /** Per application: its templates' layouts, keyed by the ids they were loaded for. */
   private readonly layouts = new Map<string, { key: string; layouts: Layout[]; set: LayoutSet }>();
@@ -43,6 +48,7 @@ export class RecognitionWorkers {
   constructor(svc: RecognitionService, s: RecognitionWorkerSettings = {}) {
     this.svc = svc;
     this.size = Math.max(1, s.workers ?? availableParallelism());
+    this.work = s.work;
   }
 
   /** The engine's threads start with the first page, not with the server. */
@@ -84,9 +90,16 @@ export class RecognitionWorkers {
         const { key, layouts } = await this.layoutsOf(task.app_id);
         let reading: PageReading;
         try {
-          const bytes = await blobs.getBytes(page.blob_key);
-          // The bytes are this job's alone: moved to the engine's thread, not copied.
-          reading = await this.engine().recognize(bytes, { key, layouts }, { transfer: true });
+          const read = async () => {
+            const bytes = await blobs.getBytes(page.blob_key);
+            // Never decoded past the page bound (page-pixels.ts), whatever stored it.
+            const size = jpegSize(bytes);
+            const big = typeof size === 'string' ? undefined : pageTooLarge(size.width, size.height);
+            if (big) throw new Error(big);
+            // The bytes are this job's alone: moved to the engine's thread, not copied.
+            return this.engine().recognize(bytes, { key, layouts }, { transfer: true });
+          };
+          reading = this.work ? await this.work.background(read) : await read();
         } catch (e) {
           // An image the engine cannot read fails this page (and so its student), not the task.
           reading = { status: 'unreadable', error_code: RECOGNITION_ERRORS.imageAcquisition, detail: `page image could not be read: ${(e as Error).message}`, ms: 0 };

@@ -25,6 +25,7 @@ import { offlineError } from '../devices/offline.ts';
 import { checkScanner, newDirectSecret, resolveScanOptions } from './options.ts';
 import type { ScanItemRepository } from './repository.ts';
 import { finishEvent, itemDataEvent, scanInfo, scanItem } from './views.ts';
+import { RECOGNITION_MAX_DPI } from '../recognition/page-pixels.ts';
 import { transact } from '../../db/transaction.ts';
 
 export const ITEMS_PAGE_SIZE = 20;
@@ -95,6 +96,10 @@ export class ScanService {
     // Recognition must read the pages; an encrypted scan's pages (direct transfer included,
     // docs/encryption.md) are for the application alone.
     if (ours && body.options?.encrypt) throw new ApiError('SCAN_ENCRYPTED', 'options.encrypt: a recognition task must read the pages, so it cannot take an encrypted scan; scan to it without encrypt');
+    // Recognition reads up to 600 dpi, and its receiver takes no larger page (page-pixels.ts).
+    if (ours && wanted.resolution > RECOGNITION_MAX_DPI) {
+      throw new ApiError('INVALID_PARAMETER', `options.resolution ${wanted.resolution}: a recognition task reads scans of 100 to ${RECOGNITION_MAX_DPI} dpi (200 is plenty); scan to it at ${RECOGNITION_MAX_DPI} dpi or less`);
+    }
     const device = await this.d.devices.bound(appId, body.client_uuid);
     // Spec: a create while a task is active answers 30204 with its uuid, whatever else holds
     // (the scanner of an active scan is busy, and that is not the answer the spec gives).
@@ -179,11 +184,16 @@ export class ScanService {
     throw new ApiError('SERVICE_UNAVAILABLE', 'the device is busy starting and ending scans; try again');
   }
 
-  /** Stop (spec: "Stops immediately"): the task ends now; with the box answering, error code 0. */
-  async stop(appId: string, deviceUuid: string): Promise<void> {
+  /**
+   * Stop (spec: "Stops immediately"): the task ends now; with the box answering, error code 0.
+   * With `onlyTask` (the console's task page) only that task is stopped: when it is no longer
+   * the box's active scan nothing is, and the answer is false.
+   */
+  async stop(appId: string, deviceUuid: string, onlyTask?: string): Promise<boolean> {
     const device = await this.d.devices.bound(appId, deviceUuid);
     const task = await this.d.tasks.activeScan(this.d.tasks.db, device.uuid);
-    if (!task) return;
+    if (!task) return false;
+    if (onlyTask !== undefined && task.uuid !== onlyTask) return false;
     let answered = false;
     if (device.online === 1) {
       try {
@@ -194,6 +204,7 @@ export class ScanService {
       const t = await this.d.tasks.find(trx, task.uuid);
       if (t) await this.finish(trx, t, 'scan.stop', answered ? ScanError.none : ScanError.stopped_unreachable, this.d.clock.now());
     });
+    return true;
   }
 
   async current(appId: string, deviceUuid: string): Promise<api.ScanCurrent> {
