@@ -235,6 +235,21 @@ export interface CardTemplatesTable {
   created_at: number;
 }
 
+/** The review loop's audit trail: one row per correction, append-only (modules/recognition/review.ts). */
+export interface RecognitionCorrectionsTable {
+  task_uuid: string;
+  app_id: string;
+  student: number;
+  revision: number;
+  key_id: string;
+  via: string;
+  reviewer: string | null;
+  created_at: number;
+  correction: string;
+  body: string;
+  callback_id: string;
+}
+
 export interface Database {
   applications: ApplicationsTable;
   devices: DevicesTable;
@@ -252,6 +267,7 @@ export interface Database {
   recognition_batches: RecognitionBatchesTable;
   recognition_pages: RecognitionPagesTable;
   card_templates: CardTemplatesTable;
+  recognition_corrections: RecognitionCorrectionsTable;
 }
 
 export type TaskRow = Selectable<TasksTable>;
@@ -259,6 +275,7 @@ export type ScanItemRow = Selectable<ScanItemsTable>;
 export type RecognitionRow = Selectable<RecognitionsTable>;
 export type RecognitionPageRow = Selectable<RecognitionPagesTable>;
 export type CardTemplateRow = Selectable<CardTemplatesTable>;
+export type RecognitionCorrectionRow = Selectable<RecognitionCorrectionsTable>;
 
 export type Application = Selectable<ApplicationsTable>;
 export type NewApplication = Insertable<ApplicationsTable>;

@@ -10,6 +10,7 @@ import * as m0011 from './0011-tasks.ts';
 import * as m0012 from './0012-print.ts';
 import * as m0014 from './0014-e2e-keys.ts';
 import * as m0020 from './0020-recognition.ts';
+import * as m0025 from './0025-recognition-review.ts';
 
 const migrations: Record<string, Migration> = {
   '0001-initial': m0001,
@@ -21,6 +22,7 @@ const migrations: Record<string, Migration> = {
   '0012-print': m0012,
   '0014-e2e-keys': m0014,
   '0020-recognition': m0020,
+  '0025-recognition-review': m0025,
 };
 
 export const migrationProvider: MigrationProvider = { getMigrations: async () => migrations };
