@@ -112,6 +112,14 @@ export async function annotatePage(image: Uint8Array, overlay: PageOverlay | nul
   return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
 }
 
+/** An image's size in pixels from its header (0 × 0 when it cannot be read). */
+export async function imageSize(image: Uint8Array): Promise<{ width: number; height: number }> {
+  try {
+    const m = await sharp(image, { failOn: 'none' }).metadata();
+    return { width: m.width ?? 0, height: m.height ?? 0 };
+  } catch { return { width: 0, height: 0 }; }
+}
+
 export function escapeXml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }

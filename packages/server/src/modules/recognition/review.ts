@@ -4,10 +4,9 @@
 // sent to the task's callback_url as a new per-student callback (the spec's body plus
 // `revision`) through the callbacks outbox, in the same transaction. The recognizer's result
 // stays what its callback carried (the callback log keeps it); revisions are the trail's rows.
-import sharp from 'sharp';
 import { ApiError, type api } from '@boxhub/protocol';
 import {
-  RECOGNITION_ERRORS, StudentAssembler, annotatePage, cornerHomography, createLayoutSet, pageOverlay, poolStudent,
+  RECOGNITION_ERRORS, StudentAssembler, annotatePage, cornerHomography, imageSize, createLayoutSet, pageOverlay, poolStudent,
   type AreaState, type Layout, type PageOverlay, type PageReading, type PageSource,
 } from '@boxhub/recognizer';
 import type { RecognitionCorrectionRow, RecognitionPageRow } from '../../db/schema.ts';
@@ -176,8 +175,7 @@ export class ReviewService {
     if (!row) throw new ApiError('NOT_FOUND', `no page ${pageNumber} in recognition task '${uuid}'`);
     let width = 0, height = 0;
     if (withSize) {
-      const meta = await sharp(await this.rec.d.blobs.getBytes(row.blob_key), { failOn: 'none' }).metadata().catch(() => ({ width: 0, height: 0 }));
-      width = meta.width ?? 0; height = meta.height ?? 0;
+      ({ width, height } = await imageSize(await this.rec.d.blobs.getBytes(row.blob_key)));
     }
     const students = await this.students(appId, uuid);
     const holder = students.find((s) => s.current.pages.some((p) => p.page_number === pageNumber))
