@@ -24,7 +24,7 @@ let box: RigBox;
 let restarted: TestServer | undefined;
 
 interface Body { uuid: string; finish: boolean; error_code: number; pages: Array<{ page_number: number; temp_download_url: string; annotated_url?: string }>; result: null | { student_id: string; qrcode: string; fills: number[][]; uncertain?: number[][] }; detail?: string; revision?: number }
-const posts = () => rx.received.filter((r) => r.method === 'POST' && r.path === '/review');
+const posts = () => rx.received.filter((r) => r.method === 'POST' && r.path.endsWith('/review'));
 const bodies = () => posts().map((p) => JSON.parse(p.body) as Body);
 
 before(async () => {
@@ -49,23 +49,23 @@ before(async () => {
   await eventually(() => rx.received.some((r) => r.method === 'PUT'), 'the end callback', 90_000);
 });
 after(async () => {
-  await rx.close();
   if (restarted) {
     await restarted.close();
     rmSync(restarted.dataDir, { recursive: true, force: true });
   } else {
     await rig.close();
   }
+  await rx.close();
 });
 
 describe('the review loop (API and SDK)', () => {
   test('the recognizer\'s callbacks carry a 1-hour annotated image per page; the review list holds the students that need a person', async () => {
     const sent = bodies();
-    assert.equal(sent.length, 4, JSON.stringify(sent.map((b) => [b.error_code, b.detail])));
+    assert.equal(sent.length, 4, JSON.stringify(rx.received.map((r) => [r.method, r.path, r.body.slice(0, 300)])));
     for (const b of sent) for (const p of b.pages) assert.match(String(p.annotated_url), /\/recognition\/annotated\/[A-Za-z0-9_-]+\.jpg$/);
     const img = await fetch(sent[1]!.pages[0]!.annotated_url!);
-    assert.equal(img.status, 200);
-    assert.equal(img.headers.get('content-type'), 'image/jpeg');
+    assert.equal(img.status, 200, `${sent[1]!.pages[0]!.annotated_url}: ${await img.clone().text()}`);
+    assert.equal(img.headers.get('content-type'), 'image/jpeg', (await img.clone().text()).slice(0, 300));
     const jpeg = Buffer.from(await img.arrayBuffer());
     assert.equal(jpeg.subarray(0, 2).toString('hex'), 'ffd8');
     assert.notEqual(createHash('sha256').update(jpeg).digest('hex'), createHash('sha256').update(stack.pages[2]!.jpeg).digest('hex'), 'drawn over, not the page as scanned');
@@ -91,7 +91,7 @@ describe('the review loop (API and SDK)', () => {
     assert.ok(page.width > 1500 && page.height > 2200, `${page.width}x${page.height}`);
     const uncertain = page.areas.filter((a) => a.state === 'uncertain');
     assert.equal(uncertain.length, 1);
-    assert.ok(uncertain[0]!.score > 0 && uncertain[0]!.score < 1);
+    assert.ok(uncertain[0]!.score >= 0 && uncertain[0]!.score <= 1, String(uncertain[0]!.score));
     assert.ok(page.areas.some((a) => a.state === 'filled') && page.areas.some((a) => a.state === 'empty'));
     for (const a of page.areas) assert.ok(a.cx > 0 && a.cx < page.width && a.cy > 0 && a.cy < page.height && a.rx > 10 && a.ry > 5, JSON.stringify(a));
     assert.equal(page.student_number?.kind, 'bubbles');

@@ -11,8 +11,9 @@ function plain(reply: FastifyReply, status: number, message: string) {
 }
 
 export async function annotatedRoute(app: FastifyInstance, o: { review: ReviewService }): Promise<void> {
-  app.get<{ Params: { file: string } }>('/recognition/annotated/:file', { schema: { hide: true } }, async (req, reply) => {
-    const m = /^([A-Za-z0-9_-]+)\.jpg$/.exec(req.params.file);
+  // A wildcard, not a parameter: the token is longer than a route parameter may be.
+  app.get<{ Params: { '*': string } }>('/recognition/annotated/*', { schema: { hide: true } }, async (req, reply) => {
+    const m = /^([A-Za-z0-9_-]+)\.jpg$/.exec(req.params['*']);
     const ref = m ? o.review.links.open(m[1]!) : undefined;
     if (ref === 'expired') return plain(reply, 403, 'this link has expired');
     if (!ref) return plain(reply, 403, 'bad link');
