@@ -24,9 +24,9 @@ type Ok = Extract<PageReading, { status: 'ok' }>;
 type Source = PageSource;
 interface Fills { student_id: string; qrcode: string; fills: number[][]; uncertain?: number[][] }
 /** A per-student callback body (spec "Recognition result callback", docs/cards.md). */
-interface Body { uuid: string; finish: boolean; error_code: number; pages: Array<Source & { temp_download_url?: string; annotated_url?: string }>; result: Fills | null; detail?: string; revision?: number }
+export interface Body { uuid: string; finish: boolean; error_code: number; pages: Array<Source & { temp_download_url?: string; annotated_url?: string }>; result: Fills | null; detail?: string; revision?: number }
 
-interface Student {
+export interface Student {
   /** 1-based, scan order. */
   index: number;
   original: { id: string; status: CallbackStatus; body: Body };
@@ -154,6 +154,14 @@ export class ReviewService {
     const pages = await Promise.all(shown.map((p) => this.page(appId, uuid, p.page_number)));
     const kept = new Set(s.current.pages.map((p) => p.page_number));
     return { item: list.items.find((i) => i.student === index), student: s, pages, removed: s.original.body.pages.map((p) => p.page_number).filter((n) => !kept.has(n)) };
+  }
+
+  /** A page image as scanned (the console shows it under its overlay). */
+  async pageImage(appId: string, uuid: string, pageNumber: number): Promise<Buffer> {
+    await this.task(appId, uuid);
+    const row = (await this.pageRows(uuid)).get(pageNumber);
+    if (!row) throw new ApiError('NOT_FOUND', `no page ${pageNumber} in recognition task '${uuid}'`);
+    return this.rec.d.blobs.getBytes(row.blob_key);
   }
 
   /** A page's overlay in image pixels, with fresh links; the page's current student's states. */
