@@ -90,7 +90,7 @@ export function overlayShapes(o: PageOverlay): string {
     out.push(`<ellipse class="ov-area ov-${a.state}" cx="${a.cx}" cy="${a.cy}" rx="${r1(a.rx + 3)}" ry="${r1(a.ry + 3)}" transform="rotate(${a.angle} ${a.cx} ${a.cy})" fill="${a.state === 'filled' ? OVERLAY_COLOURS.filled : 'none'}" fill-opacity="0.18" stroke="${OVERLAY_COLOURS[a.state]}" stroke-width="${w}"/>`);
     if (a.state === 'uncertain') {
       const size = Math.max(10, r1(a.ry * 0.9));
-      out.push(`<text x="${r1(a.cx + a.rx + 6)}" y="${r1(a.cy + size / 3)}" font-family="DejaVu Sans, sans-serif" font-size="${size}" fill="${OVERLAY_COLOURS.uncertain}">${a.score.toFixed(2)}</text>`);
+      out.push(`<text x="${r1(a.cx - a.rx)}" y="${r1(a.cy + a.ry + 6 + size)}" font-family="DejaVu Sans, sans-serif" font-size="${size}" fill="${OVERLAY_COLOURS.uncertain}">${a.score.toFixed(2)}</text>`);
     }
   }
   return out.join('');

@@ -35,7 +35,7 @@ function pageSvg(uuid: string, p: api.ReviewPage, editable: boolean): Html {
     const name = `a_${a.chapter}_${a.index}`;
     const label = `chapter ${a.chapter} area ${a.index}: ${a.state}${a.state === 'uncertain' ? `, score ${a.score.toFixed(2)}` : ''}`;
     return html`<g class="ov-area ov-${a.state}" data-area="${a.chapter}.${a.index}"><ellipse cx="${a.cx}" cy="${a.cy}" rx="${r1(a.rx + 3)}" ry="${r1(a.ry + 3)}" transform="rotate(${a.angle} ${a.cx} ${a.cy})"></ellipse>
-${a.state === 'uncertain' ? html`<text x="${r1(a.cx + a.rx + 6)}" y="${r1(a.cy + a.ry / 3)}" class="ov-score">${a.score.toFixed(2)}</text>` : ''}
+${a.state === 'uncertain' ? html`<text x="${r1(a.cx - a.rx)}" y="${r1(a.cy + a.ry + 30)}" class="ov-score">${a.score.toFixed(2)}</text>` : ''}
 ${editable ? html`<foreignObject x="${r1(a.cx - a.rx - 3)}" y="${r1(a.cy - a.ry - 3)}" width="${r1(2 * a.rx + 6)}" height="${r1(2 * a.ry + 6)}"><label class="area-pick" title="${label}"><input type="checkbox" name="${name}" value="1" aria-label="${label}"${a.state === 'filled' ? html` checked` : ''}></label></foreignObject>` : ''}</g>`;
   });
   return html`<svg class="page-svg" viewBox="0 0 ${p.width} ${p.height}" role="img" aria-label="page ${p.page_number} with what was read">
