@@ -111,7 +111,7 @@ describe('the review loop in chromium', () => {
     // A click on the area on the page (the checkbox placed over it).
     await page.click(`g.ov-uncertain[data-area="${chapter}.${index}"] label.area-pick`);
     assert.equal(await page.$eval(`input[name="a_${chapter}_${index}"]`, (e) => (e as unknown as { checked: boolean }).checked), true);
-    await page.type('#review-reviewer', 'Ms. Example');
+    await page.type('#review-reviewer', 'Ms. <b>Example</b>');
     if (shots) {
       mkdirSync(shots, { recursive: true });
       // The page's head and the first chapters: the overlay as a teacher sees it.
@@ -123,7 +123,8 @@ describe('the review loop in chromium', () => {
     assert.match(await text('.flash'), /Correction saved/);
     assert.match(await text('#review-now'), /revision 1/);
     assert.equal((await page.$$('g.ov-uncertain')).length, 0, 'the page now shows the decision');
-    assert.match(await text('#review-trail'), /Ms\. Example .*console/s);
+    assert.match(await text('#review-trail'), /Ms\. <b>Example<\/b> .*console/s, 'the name shown as text');
+    assert.equal(await page.$('#review-trail b'), null, 'never as markup');
 
     // Student 3: the student number could not be read; saving without it is refused on the page.
     await page.goto(url(`/console/recognition/${runUuid}`));
