@@ -36,7 +36,7 @@ export function recognitionPages(app: FastifyInstance, o: ConsoleOptions): void 
 
   const livePart = async (req: FastifyRequest, uuid: string, page: number) => {
     const run = await s.recognition.run(sess(req).appId, uuid, page);
-    return runLive(`/console/recognition/${enc(uuid)}/live`, run, reviewList(uuid, (await s.review.items(sess(req).appId, uuid)).items));
+    return runLive(`/console/recognition/${enc(uuid)}/live`, run, reviewList(uuid, (await s.review.items(sess(req).appId, uuid, { links: false })).items));
   };
   type RunRoute = { Params: { uuid: string }; Querystring: { page?: string } };
   app.get<RunRoute>('/console/recognition/:uuid', async (req, reply) => {

@@ -123,7 +123,7 @@ export class ReviewService {
   }
 
   /** The students that needed review, in scan order, with their current result and audit trail. */
-  async items(appId: string, uuid: string): Promise<api.ReviewList> {
+  async items(appId: string, uuid: string, o: { links?: boolean } = {}): Promise<api.ReviewList> {
     const task = await this.task(appId, uuid);
     const students = await this.students(appId, uuid);
     const statuses = await this.rec.d.callbacks.statuses(appId, students.flatMap((s) => s.corrections.map((c) => c.callback_id)));
@@ -135,7 +135,8 @@ export class ReviewService {
       error_code: s.current.error_code,
       ...(s.current.detail ? { detail: s.current.detail } : {}),
       result: s.current.result,
-      pages: await this.pageLinks(appId, uuid, s.current.pages.length > 0 ? s.current.pages : s.original.body.pages),
+      // The console's list polls every second and shows no links: it asks for none.
+      pages: o.links === false ? [] : await this.pageLinks(appId, uuid, s.current.pages.length > 0 ? s.current.pages : s.original.body.pages),
       corrections: s.corrections.map((c) => ({
         revision: Number(c.revision), created_at: Number(c.created_at), key_id: c.key_id, via: c.via === 'console' ? 'console' : 'api',
         ...(c.reviewer ? { reviewer: c.reviewer } : {}), callback_id: c.callback_id,
@@ -149,7 +150,7 @@ export class ReviewService {
   async studentView(appId: string, uuid: string, index: number): Promise<{ item: api.ReviewItem | undefined; student: Student; pages: api.ReviewPage[]; removed: number[] }> {
     await this.task(appId, uuid);
     const s = await this.student(appId, uuid, index);
-    const list = await this.items(appId, uuid);
+    const list = await this.items(appId, uuid, { links: false });
     const shown = s.current.pages.length > 0 ? s.current.pages : s.original.body.pages;
     const pages = await Promise.all(shown.map((p) => this.page(appId, uuid, p.page_number)));
     const kept = new Set(s.current.pages.map((p) => p.page_number));
