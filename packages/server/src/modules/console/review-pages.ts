@@ -5,8 +5,8 @@
 import { api, isApiError } from '@boxhub/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkBody } from '../../http/validation.ts';
-import type { Body } from '../recognition/review.ts';
-import { confirmed, formOf, idParam, sess, show, type ConsoleOptions, type Form } from './kit.ts';
+import { RenderBusy, type Body } from '../recognition/review.ts';
+import { confirmed, formOf, idParam, Refused, sess, show, type ConsoleOptions, type Form } from './kit.ts';
 import { confirmCorrectionView, studentReviewView, studentUrl } from './review-views.ts';
 
 export interface RecognitionStudentReview {
@@ -90,7 +90,13 @@ export function reviewPages(app: FastifyInstance, o: ConsoleOptions): void {
   });
 
   app.get<PageRoute>('/console/recognition/:uuid/pages/:n/annotated', async (req, reply) => {
-    const jpeg = await review.annotated({ appId: sess(req).appId, taskUuid: idParam(req.params.uuid), pageNumber: positive(req.params.n) || 100001 });
+    let jpeg: Uint8Array;
+    try {
+      jpeg = await review.annotated({ appId: sess(req).appId, taskUuid: idParam(req.params.uuid), pageNumber: positive(req.params.n) || 100001 });
+    } catch (e) {
+      if (e instanceof RenderBusy) throw new Refused(503, e.message);
+      throw e;
+    }
     return reply.header('cache-control', 'private, no-store').type('image/jpeg').send(Buffer.from(jpeg));
   });
 }

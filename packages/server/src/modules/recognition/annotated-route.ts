@@ -4,7 +4,7 @@
 // answers are plain HTTP statuses, since the callers are browsers and image viewers.
 import { ApiError } from '@boxhub/protocol';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { ReviewService } from './review.ts';
+import { RenderBusy, type ReviewService } from './review.ts';
 
 function plain(reply: FastifyReply, status: number, message: string) {
   return reply.code(status).header('cache-control', 'no-store').type('text/plain; charset=utf-8').send(`${message}\n`);
@@ -23,6 +23,7 @@ export async function annotatedRoute(app: FastifyInstance, o: { review: ReviewSe
     } catch (e) {
       // The task expired (destroyed with its pages) since the link was made.
       if (e instanceof ApiError && e.key === 'NOT_FOUND') return plain(reply, 404, 'not found');
+      if (e instanceof RenderBusy) return plain(reply.header('retry-after', '5'), 503, e.message);
       req.log.error({ err: e }, 'annotated page image failed');
       return plain(reply, 500, `internal error (request id ${req.id})`);
     }

@@ -40,6 +40,9 @@ export interface Student {
 const MAX_STUDENTS = 5000;
 /** Annotated images rendered at once on a node (each decodes and encodes a page). */
 const RENDERS = 2;
+/** Opens of annotated images waiting for a render on a node; more are answered 503. */
+const RENDER_QUEUE = 32;
+export class RenderBusy extends Error { constructor() { super('too many annotated images are being drawn; try again in a few seconds'); } }
 const REVIEW_CODES: ReadonlySet<number> = new Set([RECOGNITION_ERRORS.studentNumber, RECOGNITION_ERRORS.qrcode, RECOGNITION_ERRORS.chapters, RECOGNITION_ERRORS.imageAcquisition]);
 
 const key = (chapter: number, index: number) => `${chapter}:${index}`;
@@ -214,7 +217,11 @@ export class ReviewService {
   }
 
   private async bounded<T>(f: () => Promise<T>): Promise<T> {
-    if (this.renders >= RENDERS) await new Promise<void>((go) => this.queue.push(go));
+    if (this.renders >= RENDERS) {
+      // A link is a credential, but a burst of opens must not queue without end on one node.
+      if (this.queue.length >= RENDER_QUEUE) throw new RenderBusy();
+      await new Promise<void>((go) => this.queue.push(go));
+    }
     this.renders++;
     try { return await f(); } finally { this.renders--; this.queue.shift()?.(); }
   }
