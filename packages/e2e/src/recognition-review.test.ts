@@ -162,6 +162,7 @@ describe('the review loop (API and SDK)', () => {
     assert.deepEqual(revisions.map((p) => p.id).sort(), [fixed.callback_id, typed.callback_id, marked.callback_id].sort());
     const [r2, r3, r4] = [fixed, typed, marked].map((c) => JSON.parse(revisions.find((p) => p.id === c.callback_id)!.body) as Body);
     const orig = bodies();
+    assert.deepEqual(fixed.body.result, r2!.result, 'the answer carries the body sent');
     assert.equal(r2!.revision, 1);
     assert.equal(r2!.finish, false);
     assert.equal(r2!.error_code, 0);

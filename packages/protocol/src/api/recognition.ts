@@ -3,6 +3,7 @@
 // keeps its card templates here; docs/cards.md).
 import Type, { type Static } from 'typebox';
 import { CallbackUrl } from './callbacks.ts';
+import { RecognitionResultEvent } from './callback-events.ts';
 import { Envelope, Id, NullEnvelope } from './envelope.ts';
 
 export const EssCreateBody = Type.Object({ callback_url: CallbackUrl }, { additionalProperties: false });
@@ -129,7 +130,8 @@ export const ReviewCorrectResult = Type.Object({
   student: Type.Integer(),
   revision: Type.Integer({ description: 'the new revision' }),
   callback_id: Type.String({ description: 'the revision\'s per-student callback, queued to the task\'s callback_url' }),
-  body: Type.Unknown({ description: 'that callback\'s body: the spec\'s per-student body plus `revision`' }),
+  /** That callback's body: the spec's per-student body plus `revision`. */
+  body: RecognitionResultEvent,
 });
 export type ReviewCorrectResult = Static<typeof ReviewCorrectResult>;
 export const ReviewCorrectResponse = Envelope(ReviewCorrectResult);

@@ -2123,8 +2123,44 @@ export interface paths {
                                 revision: number;
                                 /** @description the revision's per-student callback, queued to the task's callback_url */
                                 callback_id: string;
-                                /** @description that callback's body: the spec's per-student body plus `revision` */
-                                body: unknown;
+                                body: {
+                                    /** @description recognition task uuid */
+                                    uuid: string;
+                                    /** @description whether all pages have been recognized */
+                                    finish: boolean;
+                                    /** @description recognition error code: 0, or 1001-1005, 50003 (docs/errors.md) */
+                                    error_code: number;
+                                    /** @description scanned pages used to recognize this student's card */
+                                    pages?: {
+                                        /** @description which sheet; gaps possible with duplex and blank-page skipping */
+                                        paper_number: number;
+                                        /** @description which side (the second sheet's first side is 3) */
+                                        page_number: number;
+                                        /** @description whether this is the front (the side facing the scanner) */
+                                        front: boolean;
+                                        /** @description scan data batch id (the item_id of scan.item_data) */
+                                        item_id: number;
+                                        /** @description temporary download address of the page image (jpg), valid 1 hour */
+                                        temp_download_url: string;
+                                        /** @description extension: the page image with what was read drawn over it (jpg), valid 1 hour; docs/cards.md, "The review loop" */
+                                        annotated_url?: string;
+                                    }[];
+                                    /** @description null when recognition failed (error_code is then not 0) */
+                                    result?: {
+                                        /** @description student number (filled area or barcode content) */
+                                        student_id: string;
+                                        /** @description QR code content */
+                                        qrcode: string;
+                                        /** @description filled positions: one array per detected chapter, in order, of the filled areas' indexes (from 1, left to right then top to bottom); a chapter with no fill is [] */
+                                        fills: number[][];
+                                        /** @description extension: per chapter, areas neither clearly filled nor clearly empty (never in fills); docs/cards.md */
+                                        uncertain?: number[][];
+                                    } | null;
+                                    /** @description extension: why this student failed, for people */
+                                    detail?: string;
+                                    /** @description extension: present on a corrected result (1, 2, …; the recognizer's own has none), which replaces the student's earlier ones; its finish is false. docs/cards.md, "The review loop" */
+                                    revision?: number;
+                                };
                             } | null;
                         };
                     };

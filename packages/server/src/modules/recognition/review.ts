@@ -256,7 +256,7 @@ export class ReviewService {
       }),
       body: JSON.stringify(next), callback_id: '',
     };
-    const sent: Body = { ...next, pages: await this.pageLinks(appId, task.uuid, pages) };
+    const sent = { ...next, pages: await this.pageLinks(appId, task.uuid, pages) };
     // Each revision waits for the student's earlier callback (the recognizer's, then the
     // previous revision), so a receiver never gets an older result after a newer one.
     const k = s.index - 1;
