@@ -41,7 +41,7 @@ before(async () => {
   rig = await startRig({ env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1' } });
   rx = await startReceiver();
   other = await rig.t.createApp('other-school', { ess: true });
-  stack = await reviewStack();
+  stack = await reviewStack(3);
   await rig.sdk.recognition.createTemplate({ definition: { ...exampleCard } });
   box = await rig.box();
   // Students 1-3 of the review stack: one clear, one with an uncertain area, one with an

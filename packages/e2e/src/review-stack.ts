@@ -27,7 +27,8 @@ async function straySheet(seed: number): Promise<Uint8Array> {
   return renderScan(ops, [], { dpi: 200, rotationDeg: 0.3, noise: 3, jpegQuality: 80, seed });
 }
 
-export async function reviewStack(): Promise<ReviewStack> {
+/** The first `students` of the four (all by default). */
+export async function reviewStack(students = 4): Promise<ReviewStack> {
   const { layout, cards } = await planTemplate(exampleCard);
   const r = mulberry32(9191);
   const pages: ReviewStack['pages'] = [];
@@ -37,7 +38,7 @@ export async function reviewStack(): Promise<ReviewStack> {
     pages.push({ jpeg, source: { paper_number: Math.ceil(n / 2), page_number: n, front: n % 2 === 1, item_id: Math.ceil(n / 4) } });
   };
   let strayPage = 0;
-  for (let s = 1; s <= 4; s++) {
+  for (let s = 1; s <= students; s++) {
     const card = fillCard(layout, cards[0]!, r, s === 3 ? { ...PEN, doubleDigitRate: 1 } : PEN);
     studentIds.push(card.studentId);
     if (s === 2) {
