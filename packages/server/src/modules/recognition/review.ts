@@ -4,9 +4,10 @@
 // sent to the task's callback_url as a new per-student callback (the spec's body plus
 // `revision`) through the callbacks outbox, in the same transaction. The recognizer's result
 // stays what its callback carried (the callback log keeps it); revisions are the trail's rows.
+// How a correction becomes a result is correction.ts.
 import { ApiError, type api } from '@boxhub/protocol';
 import {
-  RECOGNITION_ERRORS, StudentAssembler, annotatePage, cornerHomography, imageSize, createLayoutSet, pageOverlay, poolStudent,
+  RECOGNITION_ERRORS, annotatePage, cornerHomography, imageSize, pageOverlay,
   type AreaState, type Layout, type PageOverlay, type PageReading, type PageSource,
 } from '@boxhub/recognizer';
 import type { RecognitionCorrectionRow, RecognitionPageRow } from '../../db/schema.ts';
@@ -15,14 +16,13 @@ import { transact } from '../../db/transaction.ts';
 import type { CallbackStatus } from '../callbacks/service.ts';
 import type { AnnotatedLinks, AnnotatedRef } from './annotated-links.ts';
 import type { CorrectionRepository } from './review-repository.ts';
+import { correctedResult, stateIn, type CorrectionSources, type Fills } from './correction.ts';
 import type { RecognitionService } from './service.ts';
 
 /** Who corrects: the API key the request came with, and how. */
 export interface Reviewer { keyId: string; via: 'api' | 'console'; name?: string }
 
-type Ok = Extract<PageReading, { status: 'ok' }>;
 type Source = PageSource;
-interface Fills { student_id: string; qrcode: string; fills: number[][]; uncertain?: number[][] }
 /** A per-student callback body (spec "Recognition result callback", docs/cards.md). */
 export interface Body { uuid: string; finish: boolean; error_code: number; pages: Array<Source & { temp_download_url?: string; annotated_url?: string }>; result: Fills | null; detail?: string; revision?: number }
 
@@ -110,6 +110,10 @@ export class ReviewService {
       cache.set(layoutId, t ? JSON.parse(t.layout) as Layout : null);
     }
     return cache.get(layoutId)!;
+  }
+
+  private async sources(appId: string, uuid: string): Promise<CorrectionSources> {
+    return { rows: await this.pageRows(uuid), layoutOf: (id, cache) => this.layoutOf(appId, id, cache) };
   }
 
   private async pageLinks(appId: string, uuid: string, pages: readonly Source[]): Promise<api.ReviewItem['pages']> {
@@ -246,7 +250,7 @@ export class ReviewService {
       if (body.areas?.length || body.student_id !== undefined) throw invalid('every page is marked as not a card: there are no areas or student number left to set');
       next = { uuid: task.uuid, finish: false, error_code: RECOGNITION_ERRORS.noPageData, pages: [], result: null, detail: 'every sheet was marked as not a card by a reviewer', revision };
     } else {
-      next = { uuid: task.uuid, finish: false, error_code: 0, pages, result: await this.corrected(appId, body, s, pages, invalid), revision };
+      next = { uuid: task.uuid, finish: false, error_code: 0, pages, result: await correctedResult(await this.sources(appId, body.uuid), body, s.current.result, pages, invalid), revision };
     }
     const row: RecognitionCorrectionRow = {
       task_uuid: task.uuid, app_id: appId, student: s.index, revision, key_id: who.keyId, via: who.via, reviewer: who.name ?? null, created_at: clock.now(),
@@ -274,63 +278,4 @@ export class ReviewService {
     }
     return { student: s.index, revision, callback_id: row.callback_id, body: sent };
   }
-
-  /** The corrected result of a student's remaining pages: the recognizer's reading of them, what
-   *  earlier revisions set, then this correction. */
-  private async corrected(appId: string, body: api.ReviewCorrectBody, s: Student, pages: Source[], invalid: (why: string) => ApiError): Promise<Fills> {
-    const rows = await this.pageRows(body.uuid);
-    const readings: Array<{ source: Source; reading: PageReading }> = [];
-    for (const p of pages) {
-      const row = rows.get(p.page_number);
-      const reading = row?.reading ? JSON.parse(row.reading) as PageReading : null;
-      if (!reading) throw invalid(`page ${p.page_number} has not been read`);
-      if (reading.status !== 'ok') throw invalid(`page ${p.page_number} cannot be read (${reading.status === 'blank' ? 'blank' : reading.detail}): mark its sheet as not a card, or leave the student as it is`);
-      readings.push({ source: p, reading });
-    }
-    const oks = readings.map((r) => r.reading as Ok);
-    const cache = new Map<string, Layout | null>();
-    const layouts: Layout[] = [];
-    for (const r of oks) {
-      const l = await this.layoutOf(appId, r.layout_id, cache);
-      if (!l) throw invalid(`the card template ${r.layout_id} was deleted`);
-      if (!layouts.includes(l)) layouts.push(l);
-    }
-    // The pages must still make one student's card (all its sides, in order): the assembler says.
-    const asm = new StudentAssembler(createLayoutSet(layouts));
-    const made = [...readings.flatMap((r) => asm.push(r.source, r.reading)), ...asm.end()];
-    if (made.length !== 1) throw invalid('the remaining pages are not one student\'s card');
-    const base = made[0]!;
-    if (base.error_code === RECOGNITION_ERRORS.chapters || base.error_code === RECOGNITION_ERRORS.imageAcquisition) throw invalid(base.detail ?? `error ${base.error_code}`);
-    if (base.error_code === RECOGNITION_ERRORS.studentNumber && /^missing /.test(base.detail ?? '')) throw invalid(base.detail!);
-    const layout = layouts[0]!;
-    const states = new Map<string, AreaState>();
-    for (const r of poolStudent(oks)) for (const a of r.areas) states.set(key(a.chapter, a.index), a.state);
-    // What earlier revisions (or the recognizer's result) decided stays decided.
-    const before = s.current.result;
-    if (before) for (const k2 of states.keys()) { const [c, i] = k2.split(':').map(Number) as [number, number]; states.set(k2, stateIn(before, c, i)); }
-    for (const a of body.areas ?? []) {
-      const k2 = key(a.chapter, a.index);
-      if (!states.has(k2)) throw invalid(`area ${a.index} of chapter ${a.chapter} is not on this student's card`);
-      states.set(k2, a.filled ? 'filled' : 'empty');
-    }
-    const studentId = body.student_id ?? before?.student_id ?? base.result?.student_id ?? oks.find((r) => r.student_id)?.student_id ?? undefined;
-    if (!studentId) throw invalid(`the student number was not read (${base.detail ?? 'not recognized'}): type it (student_id)`);
-    const qrcode = before?.qrcode ?? base.result?.qrcode ?? oks.find((r) => r.qrcode)?.qrcode ?? undefined;
-    if (!qrcode) throw invalid('the QR code on the first side was not read, so the result cannot say which card this is');
-    const fills: number[][] = layout.chapters.map(() => []);
-    const uncertain: number[][] = layout.chapters.map(() => []);
-    for (const [k2, st] of states) {
-      const [c, i] = k2.split(':').map(Number) as [number, number];
-      if (st === 'filled') fills[c - 1]?.push(i);
-      else if (st === 'uncertain') uncertain[c - 1]?.push(i);
-    }
-    for (const f of [...fills, ...uncertain]) f.sort((a, b) => a - b);
-    return { student_id: studentId, qrcode, fills, uncertain };
-  }
-}
-
-function stateIn(r: Fills, chapter: number, index: number): AreaState {
-  if (r.fills[chapter - 1]?.includes(index)) return 'filled';
-  if (r.uncertain?.[chapter - 1]?.includes(index)) return 'uncertain';
-  return 'empty';
 }
