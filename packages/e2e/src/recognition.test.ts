@@ -169,7 +169,8 @@ describe('recognition tasks', () => {
       assert.equal(body.uuid, task.uuid);
       assert.equal(body.finish, i === posts.length - 1, `finish only on the last student: ${JSON.stringify(posts.map((q) => [JSON.parse(q.body).error_code, JSON.parse(q.body).detail]))}`);
       assert.equal(body.error_code, 0, body.detail);
-      assert.deepEqual(body.pages.map(({ temp_download_url: _u, ...rest }) => rest), want.pages, 'the student\'s pages, in scan order');
+      assert.deepEqual(body.pages.map(({ temp_download_url: _u, annotated_url: _a, ...rest }) => rest), want.pages, 'the student\'s pages, in scan order');
+      for (const p of body.pages) assert.match(String(p.annotated_url), /\/recognition\/annotated\/[A-Za-z0-9_-]+\.jpg$/, 'each page\'s annotated image (docs/cards.md, the review loop)');
       assert.equal(body.result!.student_id, want.result!.student_id);
       assert.equal(body.result!.qrcode, want.result!.qrcode);
       assert.deepEqual(body.result!.fills, want.result!.fills);

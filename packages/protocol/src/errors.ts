@@ -56,6 +56,8 @@ export const errorCatalog = {
   RECOGNITION_TASK_UNAVAILABLE: { code: 30402, msg: 'direct_addr names no open recognition task of this application' },
   CARD_DEFINITION_INVALID: { code: 30410, msg: 'the card definition is not valid' },
   CARD_TEMPLATE_LIMIT: { code: 30411, msg: 'the application has too many card templates' },
+  REVIEW_REVISION_CONFLICT: { code: 30420, msg: 'the student\'s result was corrected meanwhile' },
+  REVIEW_CORRECTION_INVALID: { code: 30421, msg: 'the correction cannot make a result' },
 } as const satisfies Record<string, { code: number; msg: string }>;
 
 export type ErrorKey = keyof typeof errorCatalog;

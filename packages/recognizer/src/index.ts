@@ -21,3 +21,5 @@ export { PagePool } from './page-pool.ts';
 export type { PagePoolOptions, PageLayouts } from './page-pool.ts';
 export type { DrawOp } from './page-drawing.ts';
 export { scanPages, SCAN_LIMITS, type ScanPage, type ScanPagesOptions, type PageVia } from './scan-pages.ts';
+export { pageOverlay, cornerHomography, overlayShapes, annotatePage, imageSize, OVERLAY_COLOURS } from './page-overlay.ts';
+export type { PageOverlay, OverlayArea, OverlayEllipse } from './page-overlay.ts';

@@ -47,6 +47,9 @@ export type PageReading =
     areas: AreaReading[];
     /** What the student's other sides need to judge this side's uncertain areas again (student-pool.ts). */
     evidence?: SideEvidence;
+    /** Extension: image pixels of the layout's tl, tr, bl, br corner-mark centres as located
+     *  (x, y per corner), so the overlay of what was read can be drawn later (page-overlay.ts). */
+    corners?: number[];
     ms: number;
   };
 
@@ -151,6 +154,7 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
     status: 'ok', layout_id: layout.layout_id, sheet: side.sheet, side: side.side, upside_down: frame.upsideDown, areas, ms: 0,
     evidence: sideEvidence(marks, greys, fills, levels, areas.map((a) => a.state), areaEvidence, behind, seen.cleared),
   };
+  out.corners = frame.points.flatMap((p) => [Math.round(p.x * 10) / 10, Math.round(p.y * 10) / 10]);
   // The student strip of a personalised card: which student this sheet was printed for.
   let printedKey: number | null | undefined;
   if (side.student_code) {

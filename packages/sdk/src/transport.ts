@@ -72,6 +72,15 @@ export class Transport {
     return await this.#call('POST', path, path, JSON.stringify(body), o) as PostResult<P>;
   }
 
+  /** GETs a link the service handed out (signed: it carries no API key); the bytes, or an
+   *  Error naming the HTTP status and the service's one-line reason. */
+  async download(url: string, o: CallOptions = {}): Promise<Uint8Array> {
+    const timeout = AbortSignal.timeout(this.#timeoutMs);
+    const res = await this.#fetch(url, { signal: o.signal ? AbortSignal.any([o.signal, timeout]) : timeout });
+    if (!res.ok) throw new Error(`GET ${new URL(url).pathname.slice(0, 40)}…: HTTP ${res.status} ${(await res.text()).trim().slice(0, 200)}`);
+    return new Uint8Array(await res.arrayBuffer());
+  }
+
   async #call(method: 'GET' | 'POST', path: string, target: string, body: string | undefined, o: CallOptions): Promise<unknown> {
     const fail = (init: Omit<BoxhubErrorInit, 'method' | 'path'>) => new BoxhubError({ ...init, method, path });
     for (let attempt = 1; ; attempt++) {

@@ -26,6 +26,8 @@ import { e2eKeyRoutes } from './modules/e2e-keys/routes.ts';
 import { printRoutes } from './modules/print/routes.ts';
 import { recognitionRoutes } from './modules/recognition/routes.ts';
 import { directReceiverRoutes } from './modules/recognition/receiver.ts';
+import { reviewRoutes } from './modules/recognition/review-routes.ts';
+import { annotatedRoute } from './modules/recognition/annotated-route.ts';
 import { blobRoutes, type BlobRouteOptions } from './storage/routes.ts';
 import type { CredentialHooks } from './modules/devices/service.ts';
 import { operatorRoutes } from './modules/operator/routes.ts';
@@ -119,6 +121,7 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
     await api.register(scanRoutes, { scan: deps.services.scan });
     await api.register(printRoutes, { print: deps.services.print, createBodyLimit: deps.printBodyLimit ?? 64 * 1024 * 1024 });
     await api.register(recognitionRoutes, { recognition: deps.services.recognition, templates: deps.services.templates });
+    await api.register(reviewRoutes, { review: deps.services.review });
     await api.register(operatorRoutes, { applications: deps.services.applications, devices: deps.services.devices, hooks: deps.credentialHooks ?? {} });
   });
   // The web console: its own scope (form bodies, HTML errors), the same services (docs/console.md).
@@ -133,6 +136,8 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   if (deps.blobs) await app.register(blobRoutes, deps.blobs);
   // Direct transfers to recognition tasks: signed by the scan's direct secret, outside API-key
   // auth and the envelope, with their own body limit (docs/direct-transfer.md).
+  // Annotated page images (review loop): the sealed link is the credential (annotated-links.ts).
+  await app.register(annotatedRoute, { review: deps.services.review });
   await app.register(directReceiverRoutes, { recognition: deps.services.recognition, maxPageBytes: deps.directMaxPageBytes ?? 16 * 1024 * 1024 });
 
   return { app, limits };

@@ -28,6 +28,9 @@ import { TaskRepository } from './tasks/repository.ts';
 import { RecognitionRepository } from './modules/recognition/repository.ts';
 import { RecognitionService, type RecognitionSettings } from './modules/recognition/service.ts';
 import { CardTemplateService } from './modules/recognition/templates.ts';
+import { AnnotatedLinks } from './modules/recognition/annotated-links.ts';
+import { CorrectionRepository } from './modules/recognition/review-repository.ts';
+import { ReviewService } from './modules/recognition/review.ts';
 
 /** `box` encrypts what the server must read back (callback secrets); see secret-box.ts. */
 export function createRepositories(db: Db, box: SecretBox) {
@@ -83,10 +86,12 @@ export function createServices(repos: Repositories, deps: ServiceDeps, settings:
   deps.events.beforeFirst = (trx, task, now) => lifecycle.acknowledge(trx, task, now);
   // The receiver reads a scan task's direct secret through the scan service (it is sealed).
   let scan: ScanService | undefined;
+  const annotated = new AnnotatedLinks(deps.secretBox, deps.publicUrl, clock);
   const recognition = new RecognitionService({
     tasks: repos.tasks, repo: repos.recognition, lifecycle, callbacks, jobs, blobs: deps.blobs, clock, log: deps.log, publicUrl: deps.publicUrl, settings: settings.recognition,
-    directSecret: (task) => scan?.directOf(task)?.secret,
+    directSecret: (task) => scan?.directOf(task)?.secret, annotated,
   });
+  const review = new ReviewService(recognition, new CorrectionRepository(repos.recognition.db), annotated);
   const templates = new CardTemplateService(repos.recognition, deps.blobs, clock);
   scan = new ScanService({
     tasks: repos.tasks, items: repos.scanItems, lifecycle, devices, e2eKeys, gateway, callbacks, blobs: deps.blobs, secretBox: deps.secretBox, clock, log: deps.log, settings: settings.scan, directTargets: recognition,
@@ -94,6 +99,6 @@ export function createServices(repos: Repositories, deps: ServiceDeps, settings:
   const print = new PrintService({
     tasks: repos.tasks, lifecycle, devices, gateway, callbacks, blobs: deps.blobs, fetcher: deps.fetcher, work: deps.work, clock, log: deps.log, settings: settings.print,
   }, deps.events, deps.requests);
-  return { applications, devices, control, callbacks, e2eKeys, lifecycle, scan, print, recognition, templates };
+  return { applications, devices, control, callbacks, e2eKeys, lifecycle, scan, print, recognition, templates, review };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -24,6 +24,7 @@ export const RecognitionPage = Type.Object({
   front: Type.Boolean({ description: 'whether this is the front (the side facing the scanner)' }),
   item_id: Type.Integer({ description: 'scan data batch id (the item_id of scan.item_data)' }),
   temp_download_url: Type.String({ description: 'temporary download address of the page image (jpg), valid 1 hour' }),
+  annotated_url: Type.Optional(Type.String({ description: 'extension: the page image with what was read drawn over it (jpg), valid 1 hour; docs/cards.md, "The review loop"' })),
 });
 
 export const RecognitionResult = Type.Object({
@@ -45,6 +46,7 @@ export const RecognitionResultEvent = Type.Object({
   pages: Type.Optional(Type.Array(RecognitionPage, { description: 'scanned pages used to recognize this student\'s card' })),
   result: Type.Optional(Type.Union([RecognitionResult, Type.Null()], { description: 'null when recognition failed (error_code is then not 0)' })),
   detail: Type.Optional(Type.String({ description: 'extension: why this student failed, for people' })),
+  revision: Type.Optional(Type.Integer({ minimum: 1, description: 'extension: present on a corrected result (1, 2, …; the recognizer\'s own has none), which replaces the student\'s earlier ones; its finish is false. docs/cards.md, "The review loop"' })),
 });
 export type RecognitionResultEvent = Static<typeof RecognitionResultEvent>;
 

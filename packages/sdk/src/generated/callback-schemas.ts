@@ -490,6 +490,10 @@ export const callbackSchemas = {
               "temp_download_url": {
                 "type": "string",
                 "description": "temporary download address of the page image (jpg), valid 1 hour"
+              },
+              "annotated_url": {
+                "type": "string",
+                "description": "extension: the page image with what was read drawn over it (jpg), valid 1 hour; docs/cards.md, \"The review loop\""
               }
             }
           },
@@ -544,6 +548,11 @@ export const callbackSchemas = {
         "detail": {
           "type": "string",
           "description": "extension: why this student failed, for people"
+        },
+        "revision": {
+          "type": "integer",
+          "minimum": 1,
+          "description": "extension: present on a corrected result (1, 2, …; the recognizer's own has none), which replaces the student's earlier ones; its finish is false. docs/cards.md, \"The review loop\""
         }
       }
     }

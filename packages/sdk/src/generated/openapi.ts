@@ -1884,6 +1884,305 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/application/ess/review/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Extension: the students of a recognition task that need review (uncertain areas, errors 1001-1004), with their current result, page links (as scanned and annotated) and corrections */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description recognition task uuid */
+                        uuid: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description 0 on success; see docs/errors.md */
+                            code: number;
+                            msg: string;
+                            data: {
+                                uuid: string;
+                                /** @description the task's state: created, received (recognizing), ended */
+                                state: string;
+                                /** @description students whose result was sent so far */
+                                students: number;
+                                /** @description the students that needed review, in scan order */
+                                items: {
+                                    /** @description the student's place in the task's scan order, from 1 (the order of its result callbacks) */
+                                    student: number;
+                                    /** @description open: the current result still has uncertain areas or an error 1001-1004; resolved: a correction settled it */
+                                    status: "open" | "resolved";
+                                    /** @description the current revision: 0 is the recognizer's result, each correction adds 1 */
+                                    revision: number;
+                                    /** @description why the student needed review, e.g. "error 1001: student number: digit 3: 2 marks", "2 uncertain areas" */
+                                    reasons: string[];
+                                    /** @description the current result's error code */
+                                    error_code: number;
+                                    detail?: string;
+                                    result: {
+                                        student_id: string;
+                                        qrcode: string;
+                                        fills: number[][];
+                                        uncertain?: number[][];
+                                    } | null;
+                                    pages: {
+                                        paper_number: number;
+                                        page_number: number;
+                                        front: boolean;
+                                        item_id: number;
+                                        /** @description the page image as scanned (jpg), valid 1 hour */
+                                        temp_download_url: string;
+                                        /** @description the page image with what was read drawn over it (jpg), valid 1 hour */
+                                        annotated_url: string;
+                                    }[];
+                                    /** @description the audit trail, oldest first */
+                                    corrections: {
+                                        /** @description the revision this correction made (1, 2, …) */
+                                        revision: number;
+                                        /** @description Unix ms */
+                                        created_at: number;
+                                        /** @description the API key it came with */
+                                        key_id: string;
+                                        via: "api" | "console";
+                                        /** @description who, as the application named them */
+                                        reviewer?: string;
+                                        /** @description the revision's callback (X-SVC-Callback-ID) */
+                                        callback_id: string;
+                                        /** @description absent once the callback log no longer keeps it */
+                                        callback_status?: "pending" | "delivered" | "failed";
+                                    }[];
+                                }[];
+                            } | null;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/application/ess/review/page": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Extension: one page of a recognition task: every area with its state and score in image pixels, the student-number and QR regions, and 1-hour links to the image and the annotated image */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description recognition task uuid */
+                        uuid: string;
+                        /** @description the page, as pages[].page_number of the result callbacks */
+                        page_number: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description 0 on success; see docs/errors.md */
+                            code: number;
+                            msg: string;
+                            data: {
+                                page_number: number;
+                                /** @description the student whose result uses this page; null for a page no result uses */
+                                student: number | null;
+                                /** @description image pixels */
+                                width: number;
+                                height: number;
+                                /** @description the page image as scanned, valid 1 hour */
+                                temp_download_url: string;
+                                /** @description the page with the overlay drawn on it (jpg), valid 1 hour */
+                                annotated_url: string;
+                                /** @description whether the page was located (the overlay needs it); otherwise `detail` says why */
+                                located: boolean;
+                                detail?: string;
+                                /** @description every area of the side, in image pixels, with its current state */
+                                areas: {
+                                    chapter: number;
+                                    index: number;
+                                    state: "filled" | "empty" | "uncertain";
+                                    /** @description 0 empty … 1 filled, as measured */
+                                    score: number;
+                                    cx: number;
+                                    cy: number;
+                                    rx: number;
+                                    ry: number;
+                                    /** @description degrees */
+                                    angle: number;
+                                }[];
+                                student_number: {
+                                    kind: "bubbles" | "barcode";
+                                    outline: {
+                                        x: number;
+                                        y: number;
+                                    }[];
+                                } | null;
+                                qrcode: {
+                                    outline: {
+                                        x: number;
+                                        y: number;
+                                    }[];
+                                } | null;
+                            } | null;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/application/ess/review/correct": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Extension: correct a student's result (areas, student number, sheets that are not a card); recorded with who and when, and sent to the task's callback_url as a new per-student callback with `revision` (30420: corrected meanwhile; 30421: cannot make a result) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description recognition task uuid */
+                        uuid: string;
+                        /** @description the student's place in the task's scan order, from 1 (the order of its result callbacks) */
+                        student: number;
+                        /** @description the revision this correction is made against (the review item's); 30420 when another came first */
+                        revision: number;
+                        /** @description areas set by the reviewer: filled or empty; areas not named keep their state */
+                        areas?: {
+                            chapter: number;
+                            index: number;
+                            filled: boolean;
+                        }[];
+                        /** @description the student number, typed by the reviewer */
+                        student_id?: string;
+                        /** @description page_numbers of sheets that are not a card (a stray sheet): left out of the student's result */
+                        not_a_card?: number[];
+                        /** @description who made the correction, in the application's words; kept in the audit trail */
+                        reviewer?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description 0 on success; see docs/errors.md */
+                            code: number;
+                            msg: string;
+                            data: {
+                                student: number;
+                                /** @description the new revision */
+                                revision: number;
+                                /** @description the revision's per-student callback, queued to the task's callback_url */
+                                callback_id: string;
+                                body: {
+                                    /** @description recognition task uuid */
+                                    uuid: string;
+                                    /** @description whether all pages have been recognized */
+                                    finish: boolean;
+                                    /** @description recognition error code: 0, or 1001-1005, 50003 (docs/errors.md) */
+                                    error_code: number;
+                                    /** @description scanned pages used to recognize this student's card */
+                                    pages?: {
+                                        /** @description which sheet; gaps possible with duplex and blank-page skipping */
+                                        paper_number: number;
+                                        /** @description which side (the second sheet's first side is 3) */
+                                        page_number: number;
+                                        /** @description whether this is the front (the side facing the scanner) */
+                                        front: boolean;
+                                        /** @description scan data batch id (the item_id of scan.item_data) */
+                                        item_id: number;
+                                        /** @description temporary download address of the page image (jpg), valid 1 hour */
+                                        temp_download_url: string;
+                                        /** @description extension: the page image with what was read drawn over it (jpg), valid 1 hour; docs/cards.md, "The review loop" */
+                                        annotated_url?: string;
+                                    }[];
+                                    /** @description null when recognition failed (error_code is then not 0) */
+                                    result?: {
+                                        /** @description student number (filled area or barcode content) */
+                                        student_id: string;
+                                        /** @description QR code content */
+                                        qrcode: string;
+                                        /** @description filled positions: one array per detected chapter, in order, of the filled areas' indexes (from 1, left to right then top to bottom); a chapter with no fill is [] */
+                                        fills: number[][];
+                                        /** @description extension: per chapter, areas neither clearly filled nor clearly empty (never in fills); docs/cards.md */
+                                        uncertain?: number[][];
+                                    } | null;
+                                    /** @description extension: why this student failed, for people */
+                                    detail?: string;
+                                    /** @description extension: present on a corrected result (1, 2, …; the recognizer's own has none), which replaces the student's earlier ones; its finish is false. docs/cards.md, "The review loop" */
+                                    revision?: number;
+                                };
+                            } | null;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/operator/app/create": {
         parameters: {
             query?: never;
@@ -2927,6 +3226,8 @@ export interface webhooks {
                             item_id: number;
                             /** @description temporary download address of the page image (jpg), valid 1 hour */
                             temp_download_url: string;
+                            /** @description extension: the page image with what was read drawn over it (jpg), valid 1 hour; docs/cards.md, "The review loop" */
+                            annotated_url?: string;
                         }[];
                         /** @description null when recognition failed (error_code is then not 0) */
                         result?: {
@@ -2941,6 +3242,8 @@ export interface webhooks {
                         } | null;
                         /** @description extension: why this student failed, for people */
                         detail?: string;
+                        /** @description extension: present on a corrected result (1, 2, …; the recognizer's own has none), which replaces the student's earlier ones; its finish is false. docs/cards.md, "The review loop" */
+                        revision?: number;
                     };
                 };
             };

@@ -7,6 +7,9 @@ import type { CallOptions, Transport } from '../transport.ts';
 
 export type RecognitionTask = PostResult<'/api/application/ess/create'>;
 export type CardTemplate = PostResult<'/api/application/card/template/create'>;
+export type ReviewList = PostResult<'/api/application/ess/review/list'>;
+export type ReviewItem = ReviewList['items'][number];
+export type ReviewPage = PostResult<'/api/application/ess/review/page'>;
 export type { CardDefinition };
 /** Template creation's body with the definition typed (the API declares it an open object so
  *  that a bad one is answered with every problem at once, 30410). */
@@ -23,6 +26,19 @@ export class Recognition {
   listTemplates(o?: CallOptions) { return this.#t.post('/api/application/card/template/list', {}, o); }
   templateInfo(body: Body<'/api/application/card/template/info'>, o?: CallOptions) { return this.#t.post('/api/application/card/template/info', body, o); }
   deleteTemplate(body: Body<'/api/application/card/template/delete'>, o?: CallOptions) { return this.#t.post('/api/application/card/template/delete', body, o); }
+
+  // The review loop (docs/cards.md, "The review loop"): build a review screen of your own.
+  /** The students of a recognition task that need review, with their current result, page links and corrections. */
+  reviewItems(body: Body<'/api/application/ess/review/list'>, o?: CallOptions) { return this.#t.post('/api/application/ess/review/list', body, o); }
+  /** One page: every area's state and score in image pixels, the student-number and QR regions, 1-hour image links. */
+  reviewPage(body: Body<'/api/application/ess/review/page'>, o?: CallOptions) { return this.#t.post('/api/application/ess/review/page', body, o); }
+  /** The page's annotated image (JPEG bytes): what was read, drawn over the page. */
+  async annotatedPage(body: Body<'/api/application/ess/review/page'>, o?: CallOptions): Promise<Uint8Array> {
+    const page = await this.reviewPage(body, o);
+    return this.#t.download(page.annotated_url, o);
+  }
+  /** Corrects a student's result; it is recorded and sent to the task's callback_url with `revision`. */
+  correct(body: Body<'/api/application/ess/review/correct'>, o?: CallOptions) { return this.#t.post('/api/application/ess/review/correct', body, o); }
 
   /**
    * Creates a recognition task and starts a scan on the device whose pages go to it (direct

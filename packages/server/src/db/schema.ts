@@ -246,6 +246,21 @@ export interface CardTemplatesTable {
   created_at: number;
 }
 
+/** The review loop's audit trail: one row per correction, append-only (modules/recognition/review.ts). */
+export interface RecognitionCorrectionsTable {
+  task_uuid: string;
+  app_id: string;
+  student: number;
+  revision: number;
+  key_id: string;
+  via: string;
+  reviewer: string | null;
+  created_at: number;
+  correction: string;
+  body: string;
+  callback_id: string;
+}
+
 export interface Database {
   applications: ApplicationsTable;
   devices: DevicesTable;
@@ -264,6 +279,7 @@ export interface Database {
   recognition_pages: RecognitionPagesTable;
   card_templates: CardTemplatesTable;
   console_signouts: ConsoleSignoutsTable;
+  recognition_corrections: RecognitionCorrectionsTable;
 }
 
 export type TaskRow = Selectable<TasksTable>;
@@ -271,6 +287,7 @@ export type ScanItemRow = Selectable<ScanItemsTable>;
 export type RecognitionRow = Selectable<RecognitionsTable>;
 export type RecognitionPageRow = Selectable<RecognitionPagesTable>;
 export type CardTemplateRow = Selectable<CardTemplatesTable>;
+export type RecognitionCorrectionRow = Selectable<RecognitionCorrectionsTable>;
 
 export type Application = Selectable<ApplicationsTable>;
 export type NewApplication = Insertable<ApplicationsTable>;

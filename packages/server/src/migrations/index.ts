@@ -12,6 +12,7 @@ import * as m0014 from './0014-e2e-keys.ts';
 import * as m0020 from './0020-recognition.ts';
 import * as m0022 from './0022-console-signouts.ts';
 import * as m0023 from './0023-scan-progress.ts';
+import * as m0025 from './0025-recognition-review.ts';
 
 const migrations: Record<string, Migration> = {
   '0001-initial': m0001,
@@ -25,6 +26,7 @@ const migrations: Record<string, Migration> = {
   '0020-recognition': m0020,
   '0022-console-signouts': m0022,
   '0023-scan-progress': m0023,
+  '0025-recognition-review': m0025,
 };
 
 export const migrationProvider: MigrationProvider = { getMigrations: async () => migrations };

@@ -167,6 +167,12 @@ export class CallbackRepository {
     return { total: Number(count.n), rows: rows as CallbackRow[] };
   }
 
+  /** Ids and statuses of these callbacks of the application. */
+  async statuses(appId: string, ids: readonly string[]): Promise<Array<{ id: string; status: string }>> {
+    if (ids.length === 0) return [];
+    return this.db.selectFrom('callbacks').select(['id', 'status']).where('app_id', '=', appId).where('id', 'in', ids).execute();
+  }
+
   /** Current and (while its grace period lasts) previous signing secrets of applications
    *  (stored encrypted by the applications module; these are decrypted). */
   secrets(appIds: string[]): Promise<Map<string, { current: string; previous: string | null; previousUntil: number | null }>> {

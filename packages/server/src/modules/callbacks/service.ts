@@ -107,6 +107,11 @@ export class CallbackService {
     return { total, callbacks: rows.map((r) => ({ id: r.id, status: r.status as CallbackStatus, body: JSON.parse(r.body) as unknown })) };
   }
 
+  /** The delivery status of these callbacks of the application (those the log still keeps). */
+  async statuses(appId: string, ids: readonly string[]): Promise<Map<string, CallbackStatus>> {
+    return new Map((await this.repo.statuses(appId, ids)).map((r) => [r.id, r.status as CallbackStatus]));
+  }
+
   /** Sends a completed callback again: a new round of attempts, same id and body. */
   async replay(appId: string, id: string): Promise<void> {
     const now = this.clock.now();

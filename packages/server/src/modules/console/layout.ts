@@ -46,6 +46,7 @@ export const NOTICES: Record<string, string> = {
   replayed: 'Callback queued for delivery again.',
   tested: 'Test callback queued; it is listed below.',
   template_created: 'Card template created.',
+  corrected: 'Correction saved; the corrected result is on its way to the task\'s callback URL.',
   template_deleted: 'Card template deleted: its cards are no longer recognized for this application.',
   key_revoked: 'API key revoked: it stops working at once, on every node.',
   e2e_registered: 'Public key registered: scans created from now on with encryption are encrypted to it.',

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { checkBody } from '../../http/validation.ts';
 import { enc, formOf, fragment, idParam, pageNumber, sess, show, type ConsoleOptions } from './kit.ts';
 import { recognitionListView, runLive, runView } from './recognition-views.ts';
+import { reviewList } from './review-views.ts';
 
 export function recognitionPages(app: FastifyInstance, o: ConsoleOptions): void {
   const { services: s } = o;
@@ -33,13 +34,15 @@ export function recognitionPages(app: FastifyInstance, o: ConsoleOptions): void 
     return reply.redirect(`/console/recognition/${enc(task.uuid)}`, 303);
   });
 
-  const livePart = async (req: FastifyRequest, uuid: string, page: number) =>
-    runLive(`/console/recognition/${enc(uuid)}/live`, await s.recognition.run(sess(req).appId, uuid, page));
+  const livePart = async (req: FastifyRequest, uuid: string, page: number) => {
+    const run = await s.recognition.run(sess(req).appId, uuid, page);
+    return runLive(`/console/recognition/${enc(uuid)}/live`, run, reviewList(uuid, (await s.review.items(sess(req).appId, uuid, { links: false })).items));
+  };
   type RunRoute = { Params: { uuid: string }; Querystring: { page?: string } };
   app.get<RunRoute>('/console/recognition/:uuid', async (req, reply) => {
     const uuid = idParam(req.params.uuid);
     const run = await s.recognition.run(sess(req).appId, uuid, pageNumber(req.query.page));
-    return show(reply, req, 'Recognition run', runView(run, runLive(`/console/recognition/${enc(uuid)}/live`, run)));
+    return show(reply, req, 'Recognition run', runView(run, await livePart(req, uuid, pageNumber(req.query.page))));
   });
   app.get<RunRoute>('/console/recognition/:uuid/live', async (req, reply) =>
     fragment(reply, await livePart(req, idParam(req.params.uuid), pageNumber(req.query.page))));

@@ -68,13 +68,14 @@ function student(s: RecognitionStudent): Html {
 }
 
 /** The live part of a run's page: it polls itself (the same page of students) until the task has ended. */
-export function runLive(url: string, run: RecognitionRun): Html {
+export function runLive(url: string, run: RecognitionRun, review: Html = html``): Html {
   const ended = run.state === 'ended';
   const poll = ended ? html`` : html` hx-get="${url}?page=${run.students.page}" hx-trigger="every 1s" hx-swap="outerHTML"`;
   return html`<div id="run-live"${poll}>
 <div class="card"><p>Status: <span id="run-status">${runState(run)}</span>
 · <span id="run-counts">${run.pages_received} pages received · ${run.pages_read} read · ${run.students.total} students</span>
 ${run.end_error ? html` · <span class="err">the box ended the scan with error ${run.end_error}</span>` : ''}</p></div>
+${review}
 <table id="students"><thead><tr><th>#</th><th>Student</th><th>Result</th><th>Fills (per chapter: filled areas)</th><th>Pages</th><th>Callback</th></tr></thead><tbody>
 ${run.students.rows.map(student)}
 </tbody></table>

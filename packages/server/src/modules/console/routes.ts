@@ -14,6 +14,7 @@ import { CSRF_REFUSED, ctx, formOf, Refused, type ConsoleOptions, type Form } fr
 import { page } from './layout.ts';
 import { operatorPages } from './operator-pages.ts';
 import { recognitionPages } from './recognition-pages.ts';
+import { reviewPages } from './review-pages.ts';
 import {
   LOGIN_COOKIE, newCsrf, OPERATOR_COOKIE, OPERATOR_PATH, openOperatorSession, openSession, readCookie, sameToken, sealSession, SESSION_COOKIE, SESSION_TTL_MS, setCookie,
 } from './session.ts';
@@ -144,6 +145,7 @@ export async function consoleRoutes(app: FastifyInstance, o: ConsoleOptions): Pr
   devicePages(app, o);
   taskPages(app, o);
   recognitionPages(app, o);
+  reviewPages(app, o);
   templatePages(app, o);
   keyPages(app, o);
   callbackPages(app, o);

@@ -1,5 +1,7 @@
 // The console's style sheet, served at /console/assets/console.css (kept in code so the built
 // package carries it without a copy step).
+import { REVIEW_CSS } from './review-style.ts';
+
 export const CONSOLE_CSS = `
 :root { --fg:#1d2330; --muted:#667085; --line:#d9dee7; --bg:#f6f7f9; --accent:#2456d3; --ok:#137a3d; --bad:#b42318; --warn:#a15c07; }
 * { box-sizing: border-box; }
@@ -45,4 +47,4 @@ ol.fills { margin:0; padding-left:1.4rem; font-size:.85rem; } ol.fills li::marke
 .sides { display:flex; flex-wrap:wrap; gap:1rem; } figure.side { margin:0; } figure.side figcaption { color:var(--muted); font-size:.85rem; text-align:center; }
 svg.layout { display:block; max-width:100%; height:auto; border:1px solid var(--line); background:#fff; }
 ol.timeline { margin:0; padding-left:1.2rem; } ol.timeline li.done { color:var(--ok); } ol.timeline li.todo { color:var(--muted); }
-`;
+` + REVIEW_CSS;

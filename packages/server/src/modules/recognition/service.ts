@@ -16,6 +16,7 @@ import { TaskLifecycle } from '../../tasks/lifecycle.ts';
 import type { TaskRepository } from '../../tasks/repository.ts';
 import type { CallbackService, CallbackStatus } from '../callbacks/service.ts';
 import type { RecognitionRepository } from './repository.ts';
+import type { AnnotatedLinks } from './annotated-links.ts';
 import { transact } from '../../db/transaction.ts';
 
 export const ASSEMBLE_JOB = 'recognition.assemble';
@@ -80,6 +81,8 @@ export interface RecognitionServiceDeps {
   /** A scan task's direct-transfer secret, opened (the scan service keeps it sealed). */
   directSecret: (scan: TaskRow) => string | undefined;
   settings: RecognitionSettings;
+  /** Links to each page's annotated image, carried by the result callbacks (review loop). */
+  annotated?: AnnotatedLinks;
 }
 
 /** The path of a recognition task's address: {public URL}/direct/{token}. */

@@ -136,7 +136,7 @@ export class RecognitionWorkers {
   }
 
   assembleHandler(): JobHandler {
-    const { repo, tasks, blobs, jobs, clock, callbacks, settings } = this.svc.d;
+    const { repo, tasks, blobs, jobs, clock, callbacks, settings, annotated } = this.svc.d;
     return {
       kind: ASSEMBLE_JOB,
       concurrency: 4,
@@ -184,6 +184,8 @@ export class RecognitionWorkers {
             return {
               ...src,
               temp_download_url: row ? await blobs.downloadUrl(row.blob_key, { fileName: `page-${src.page_number}.jpg`, contentType: 'image/jpeg', expiresInMs: settings.downloadUrlTtlMs }) : '',
+              // Extension: the page with what was read drawn over it (review loop, docs/cards.md).
+              ...(annotated ? { annotated_url: annotated.url({ appId: task.app_id, taskUuid: uuid, pageNumber: src.page_number }, settings.downloadUrlTtlMs) } : {}),
             };
           })),
           result: s.result,
