@@ -163,9 +163,10 @@ export class PrintQueue {
     const hooks = {
       signal,
       progress: () => undefined,
-      // An encrypted file's `pages`: counted from the document the box prepared.
+      // `pages` the server could not count (an encrypted file, or a direct one it never
+      // fetched): selected pages × copies of the document the box prepared.
       prepared: (doc: { sourcePages: number }) => {
-        if (params.pages === undefined && params.file.cipher) e.data = { ...e.data, pages: printPages(doc.sourcePages, params.options) };
+        if (params.pages === undefined) e.data = { ...e.data, pages: printPages(doc.sourcePages, params.options) };
       },
       submitted: async (ref: string) => {
         e.data = { ...e.data, phase: 'printing', ref };

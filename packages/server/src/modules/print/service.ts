@@ -64,7 +64,10 @@ export class PrintService {
   constructor(d: PrintServiceDeps, events: JobEventRouter, requests: BoxRequestRouter) {
     this.d = d;
     events.on('print.downloaded', async (trx, c) => {
-      if (c.task.state !== 'ended') await d.tasks.update(trx, c.task.uuid, { download_spent_ms: c.event.data.download_spent_ms });
+      if (c.task.state === 'ended') return;
+      // A direct file was never on the server: its size is the box's (print info `file_size`).
+      const direct = Number(c.task.file_bytes) === 0 ? { file_bytes: c.event.data.size } : {};
+      await d.tasks.update(trx, c.task.uuid, { download_spent_ms: c.event.data.download_spent_ms, ...direct });
     });
     events.on('print.started', async (trx, c) => {
       const t = await d.tasks.transition(trx, c.task, 'print.started', 'started', { started_at: c.now, pages: c.event.data.pages });
