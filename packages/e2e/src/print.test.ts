@@ -220,6 +220,10 @@ describe('cancel', () => {
     const receiver = new CallbackReceiver({ secrets: rig.app.callback_secret });
     const cbs = await eventually(() => { const l = rx.received.filter((x) => x.path.endsWith('/cancel')).map((x) => receiver.receive(x)).flatMap((e) => e.type === 'print.finished' ? [e] : []); return l.length >= 3 ? l : undefined; }, 'print.finished for each');
     assert.deepEqual(new Set(cbs.map((c) => c.body.uuid)), new Set(ids));
+    // Strict mode: each cancelled task's print.finished carries the printer's count (it had none
+    // before: the callback went at the cancel, before the box reported it).
+    assert.deepEqual(ids.map((id) => cbs.find((c) => c.body.uuid === id)?.body.printed_pages), [2, 0, 0]);
+    assert.ok(cbs.every((c) => c.body.error_code === 4201));
   });
 
   test('a cancel racing creates leaves nothing printing and nothing queued', async () => {

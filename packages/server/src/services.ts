@@ -89,7 +89,7 @@ export function createServices(repos: Repositories, deps: ServiceDeps, settings:
     tasks: repos.tasks, items: repos.scanItems, lifecycle, devices, e2eKeys, gateway, callbacks, blobs: deps.blobs, secretBox: deps.secretBox, clock, log: deps.log, settings: settings.scan, directTargets: recognition,
   }, deps.events, deps.requests);
   const print = new PrintService({
-    tasks: repos.tasks, lifecycle, devices, gateway, callbacks, blobs: deps.blobs, fetcher: deps.fetcher, clock, log: deps.log, settings: settings.print,
+    tasks: repos.tasks, lifecycle, devices, gateway, callbacks, blobs: deps.blobs, fetcher: deps.fetcher, clock, log: deps.log, settings: settings.print, jobs,
   }, deps.events, deps.requests);
   return { applications, devices, control, callbacks, e2eKeys, lifecycle, scan, print, recognition, templates };
 }

@@ -27,6 +27,8 @@ import { decodeBase64, fetchFile } from './fetch-file.ts';
 import { resolvePrintOptions } from './options.ts';
 import { printEvent, printInfo, type PrintEvent } from './views.ts';
 import { transact } from '../../db/transaction.ts';
+import type { Jobs } from '../../jobs/jobs.ts';
+import { CancelCount, COUNT_WAIT_MS } from './cancel-count.ts';
 
 export interface PrintSettings {
   taskTtlMs: number;
@@ -34,6 +36,8 @@ export interface PrintSettings {
   /** Largest print file, bytes (file_url or file_content). */
   maxFileBytes: number;
   fetchTimeoutMs: number;
+  /** How long a cancelled strict print's print.finished waits for the printer's count (cancel-count.ts). */
+  countWaitMs?: number;
 }
 
 export interface PrintServiceDeps {
@@ -48,6 +52,7 @@ export interface PrintServiceDeps {
   clock: Clock;
   log: Logger;
   settings: PrintSettings;
+  jobs: Jobs;
 }
 
 /** What a print task keeps of its request (tasks.options). */
@@ -60,9 +65,11 @@ const fileKey = (task: string, format: 'pdf' | 'jpg', encrypted: boolean) => `pr
 
 export class PrintService {
   private readonly d: PrintServiceDeps;
+  readonly count: CancelCount;
 
   constructor(d: PrintServiceDeps, events: JobEventRouter, requests: BoxRequestRouter) {
     this.d = d;
+    this.count = new CancelCount({ jobs: d.jobs, tasks: d.tasks, waitMs: d.settings.countWaitMs ?? COUNT_WAIT_MS, send: (trx, t, now) => this.notify(trx, t, 'print.finished', now) });
     events.on('print.downloaded', async (trx, c) => {
       if (c.task.state === 'ended') return;
       // A direct file was never on the server: its size is the box's (print info `file_size`).
@@ -82,8 +89,11 @@ export class PrintService {
       });
       if (t) { await this.notify(trx, t, 'print.finished', c.now); return; }
       // Ended on the server already (a cancel answers at once): the printer's own count of what
-      // it printed before it stopped still belongs to the task.
-      if (printed !== null && c.task.printed_pages === null) await d.tasks.update(trx, c.task.uuid, { printed_pages: printed });
+      // it printed before it stopped still belongs to the task; a job that never reached the
+      // printer printed nothing.
+      const count = printed ?? (strict && c.task.started_at === null ? 0 : null);
+      if (count !== null && c.task.printed_pages === null) await d.tasks.update(trx, c.task.uuid, { printed_pages: count });
+      await this.count.arrived(trx, c.task.uuid, c.now);
     });
     requests.on('download.url', (device, p) => this.downloadUrl(device, p.task));
     d.lifecycle.registerKind('print', {
@@ -259,8 +269,16 @@ export class PrintService {
 
   /** Ends a task (any trigger) with an error code and its print.finished callback. */
   private async end(trx: Trx, task: TaskRow, trigger: 'print.cancel' | 'box.lost' | 'box.refused' | 'expire', code: number, now: number, message?: string): Promise<void> {
-    const t = await this.d.tasks.transition(trx, task, trigger, 'ended', { finished_at: now, error_code: code, error_message: message ?? null });
-    if (t) await this.notify(trx, t, 'print.finished', now);
+    // Strict mode: a cancelled task's callback carries printed_pages. Nothing was printed of one
+    // the box never took; for one it holds, the callback waits for the printer's count.
+    const strictCancel = trigger === 'print.cancel' && (JSON.parse(task.options) as StoredPrint).job.strict;
+    const held = task.acked_at !== null;
+    const t = await this.d.tasks.transition(trx, task, trigger, 'ended', {
+      finished_at: now, error_code: code, error_message: message ?? null, ...(strictCancel && !held ? { printed_pages: 0 } : {}),
+    });
+    if (!t) return;
+    if (strictCancel && held) await this.count.wait(trx, t, now);
+    else await this.notify(trx, t, 'print.finished', now);
   }
 
   private async notify(trx: Trx, t: TaskRow, event: PrintEvent, now: number): Promise<void> {
