@@ -8,7 +8,7 @@
 // Quirks of real devices handled: a 503 on the first NextDocument (the scanner is still
 // warming up or feeding; retried), a relative Location, ScannerAdfProcessing for a loaded
 // feeder (Kyocera), 409 Conflict on ScanJobs when the feeder is empty.
-import type { ScannerStatus } from '@boxhub/protocol';
+import { ScanError, type ScannerStatus } from '@boxhub/protocol';
 import { disconnectedScanner, ScanFault, type ScannedPage, type ScannerDriver, type ScanRequest } from '../types.ts';
 import { connectionTypeFor } from '../ipp/printer-status.ts';
 import { jpegInfo } from '../../scan/jpeg-info.ts';
@@ -84,7 +84,12 @@ export class EsclScannerDriver implements ScannerDriver {
       if (model) s.model = model.slice(0, 128);
       if (state === 'Idle' || state === 'Processing' || state === 'Stopped') s.state = state === 'Idle' ? 'idle' : state === 'Processing' ? 'processing' : 'stopped';
       if (adf) s.adf_loaded = adfMeaning(adf) === 'loaded';
-      if (adfFault(adf, '')) s.state = 'stopped';
+      // The device's words, normalised by the server (docs/printers-and-scanners.md,
+      // "Normalised state reasons"); a jam or an open door is the scanner's error_code too.
+      const words = [state, adf].filter((w): w is string => !!w && /^[\w.-]{1,64}$/.test(w));
+      if (words.length > 0) s.state_reasons = words;
+      const fault = adfFault(adf, '');
+      if (fault) { s.state = 'stopped'; s.error_code = fault.kind === 'jammed' ? ScanError.jammed : ScanError.cover_open; }
       return s;
     } catch (e) {
       if (signal?.aborted) throw e;
