@@ -180,11 +180,13 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       scan: { taskTtlMs: config.taskTtlMs, downloadUrlTtlMs: config.downloadUrlTtlMs, uploadUrlTtlMs: config.uploadUrlTtlMs, blobMaxBytes: config.blobMaxBytes },
       print: { taskTtlMs: config.taskTtlMs, downloadUrlTtlMs: config.downloadUrlTtlMs, maxFileBytes: config.printMaxFileBytes, fetchTimeoutMs: config.printFetchTimeoutMs, countWaitMs: config.printCountWaitMs },
       recognition: { taskTtlMs: config.taskTtlMs, downloadUrlTtlMs: config.downloadUrlTtlMs, endGraceMs: config.recognitionEndGraceMs },
+      deviceEventSettleMs: config.deviceEventSettleMs,
       ...(db.dataVersion ? { dataVersion: db.dataVersion } : {}),
       onError: (err, what) => log.warn({ err }, `${what} failed`),
     });
     jobRunner.register(services.lifecycle.expiryHandler());
     jobRunner.register(services.print.count.handler(() => clock.now()));
+    jobRunner.register(services.deviceEvents.handler());
     const recognitionWorkers = new RecognitionWorkers(services.recognition, { ...(config.recognitionWorkers ? { workers: config.recognitionWorkers } : {}) });
     jobRunner.register(recognitionWorkers.pageHandler());
     jobRunner.register(recognitionWorkers.assembleHandler());

@@ -74,6 +74,9 @@ export class PrintQueue {
   private loop: Promise<void> | undefined;
   /** Tasks cancelled before their print.start arrived (a cancel racing a create). */
   private readonly tombstones = new Set<string>();
+  /** print.progress events being written: one after the other (the outbox numbers each task's
+   *  events as they are appended), and all before the task's print.finished. */
+  private progressing: Promise<void> = Promise.resolve();
 
   constructor(d: PrintQueueDeps) { this.d = d; }
 
@@ -162,7 +165,12 @@ export class PrintQueue {
     const { params } = e.data;
     const hooks = {
       signal,
-      progress: () => undefined,
+      // Sides done, for the task's history (docs/tasks.md, "History").
+      progress: (pr: { impressionsCompleted?: number }) => {
+        const n = pr.impressionsCompleted;
+        if (n === undefined) return;
+        this.progressing = this.progressing.then(() => this.d.outbox.append(e.task, 'print.progress', { impressions_completed: n })).then(() => undefined, () => undefined);
+      },
       // `pages` the server could not count (an encrypted file, or a direct one it never
       // fetched): selected pages × copies of the document the box prepared.
       prepared: (doc: { sourcePages: number }) => {
@@ -299,6 +307,7 @@ export class PrintQueue {
 
   private async finish(e: JournalEntry<PrintJobData>, data: PrintFinishedData): Promise<void> {
     if (e.data.phase === 'done') return;
+    await this.progressing;
     await this.d.outbox.append(e.task, 'print.finished', data);
     e.data = { ...e.data, phase: 'done' };
     e.state = 'ending';

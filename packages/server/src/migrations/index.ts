@@ -10,6 +10,8 @@ import * as m0011 from './0011-tasks.ts';
 import * as m0012 from './0012-print.ts';
 import * as m0014 from './0014-e2e-keys.ts';
 import * as m0020 from './0020-recognition.ts';
+import * as m0030 from './0030-device-events.ts';
+import * as m0031 from './0031-task-history.ts';
 
 const migrations: Record<string, Migration> = {
   '0001-initial': m0001,
@@ -21,6 +23,8 @@ const migrations: Record<string, Migration> = {
   '0012-print': m0012,
   '0014-e2e-keys': m0014,
   '0020-recognition': m0020,
+  '0030-device-events': m0030,
+  '0031-task-history': m0031,
 };
 
 export const migrationProvider: MigrationProvider = { getMigrations: async () => migrations };

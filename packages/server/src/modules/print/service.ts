@@ -175,6 +175,7 @@ export class PrintService {
       options: JSON.stringify(stored), created_at: now, expires_at: expiresAt, ...(stored.file.size ? { file_bytes: stored.file.size } : {}),
     }));
     const params: PrintStartParams = { task: uuid, created_at: now, file: await this.boxFile(uuid, stored), options: job, ...(pages !== undefined ? { pages } : {}) };
+    await this.d.tasks.history.add(this.d.tasks.db, uuid, { at: this.d.clock.now(), source: 'server', what: 'sent', detail: { ...(pages !== undefined ? { pages } : {}), ...(stored.file.direct ? { direct: true } : {}) } });
     let ack;
     try {
       ack = await this.d.gateway.command(device.uuid, 'print.start', params);

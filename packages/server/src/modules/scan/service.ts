@@ -119,6 +119,7 @@ export class ScanService {
 
     // The box answers at once: it has taken the task (its journal is on its disk) or says why not.
     const params: ScanStartParams = { task: uuid, options: job };
+    await this.d.tasks.history.add(this.d.tasks.db, uuid, { at: this.d.clock.now(), source: 'server', what: 'sent' });
     let ack;
     try {
       ack = await this.d.gateway.command(device.uuid, 'scan.start', params);
