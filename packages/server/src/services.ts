@@ -86,7 +86,7 @@ export function createServices(repos: Repositories, deps: ServiceDeps, settings:
     repo: repos.deviceEvents, devices: repos.devices, callbacks, jobs, clock, log: deps.log, settleMs: settings.deviceEventSettleMs ?? DEFAULT_SETTLE_MS,
   });
   gateway.onState((uuid) => deviceEvents.seen(uuid));
-  gateway.onState(deviceStateRecorder(repos.tasks, deps.log));
+  gateway.onState(deviceStateRecorder(repos.tasks, clock, deps.log));
   gateway.onPresence((uuid) => deviceEvents.seen(uuid));
   const lifecycle = new TaskLifecycle({ tasks: repos.tasks, jobs, blobs: deps.blobs, clock, log: deps.log });
   gateway.onState((uuid, state) => lifecycle.reconcile(uuid, state));

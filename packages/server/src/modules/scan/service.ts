@@ -183,6 +183,7 @@ export class ScanService {
     const device = await this.d.devices.bound(appId, deviceUuid);
     const task = await this.d.tasks.activeScan(this.d.tasks.db, device.uuid);
     if (!task) return;
+    await this.d.tasks.history.add(this.d.tasks.db, task.uuid, { at: this.d.clock.now(), source: 'server', what: 'stop_requested' });
     let answered = false;
     if (device.online === 1) {
       try {
