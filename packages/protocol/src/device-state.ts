@@ -34,8 +34,8 @@ export const STATE_REASONS = [
   { name: 'marker_waste_full', meaning: 'The ink waste tank (maintenance box) is full or almost full', ipp: ['marker-waste-full', 'marker-waste-almost-full'], sane: [], escl: [] },
   { name: 'output_full', meaning: 'The output tray is full or missing', ipp: ['output-area-full', 'output-tray-missing'], sane: [], escl: [] },
   { name: 'media_mismatch', meaning: 'The loaded paper does not match what the job asks for', ipp: ['media-size-mismatch', 'media-type-mismatch'], sane: [], escl: [] },
-  { name: 'busy', meaning: 'The scanner is in use by something else', ipp: [], sane: ['SANE_STATUS_DEVICE_BUSY'], escl: [] },
-  { name: 'error', meaning: 'Another error the device reports (its own words are in the raw reasons: IPP -error reasons without a row above, SANE I/O errors, an eSCL scanner Stopped without a reason)', ipp: [], sane: ['SANE_STATUS_IO_ERROR'], escl: [] },
+  { name: 'busy', meaning: 'The scanner is in use by something else (scanner error_code 2004)', ipp: [], sane: [], escl: [] },
+  { name: 'error', meaning: 'Another error the device reports: an IPP -error (or unsuffixed) reason without a row above, printer-state stopped without one, scanner error_code 2003, or a scanner stopped without a reason', ipp: [], sane: [], escl: [] },
 ] as const satisfies readonly StateReasonEntry[];
 
 /** The names, in table order (a test checks they are the table's). */
