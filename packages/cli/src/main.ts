@@ -22,6 +22,7 @@ export const root: Group = defineGroup({
     device: lazy('boxes and their secrets (on the service\'s database)', () => import('./commands/device.ts')),
     scan: lazy('scan on a box and download the PDFs', () => import('./commands/scan.ts')),
     print: lazy('print a PDF or JPEG on a box', () => import('./commands/print.ts')),
+    'device-events': lazy('where device events go: a box online/offline, printer and scanner state', () => import('./commands/device-events.ts')),
     card: lazy('feedback cards: run a class stack, make templates, recognize scans', () => import('./commands/card.ts')),
   },
 });

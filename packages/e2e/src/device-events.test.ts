@@ -8,7 +8,7 @@ import { CallbackReceiver, type CallbackEvent } from '@boxhub/sdk';
 import { eventually } from '@boxhub/server/testing/harness.ts';
 import { ManualClock } from '@boxhub/server/testing/manual-clock.ts';
 import { startReceiver, type Receiver } from '@boxhub/server/testing/receiver.ts';
-import { refusal, startRig, type Rig, type RigBox } from './fixtures.ts';
+import { refusal, runBoxhub, startRig, type Rig, type RigBox } from './fixtures.ts';
 
 const SETTLE = 5000;
 const clock = new ManualClock(Date.now());
@@ -111,4 +111,21 @@ test('the box going offline and online: device.offline, device.online; a reconne
   await settle();
   await settle();
   assert.equal(events('/presence', back).length, 2, 'a reconnect within the settle window is no event');
+});
+
+test('boxhub device-events: set, show, --off; a refused URL exits 1 with its code', async () => {
+  const set = await runBoxhub(rig, ['device-events', `${rx.url}/cli`]);
+  assert.equal(set.code, 0, set.stderr);
+  assert.equal(set.stdout, `device events go to ${rx.url}/cli (a change is reported once it has held 5 s)\n`);
+  const shown = await runBoxhub(rig, ['device-events', '--json']);
+  assert.deepEqual(JSON.parse(shown.stdout), { callback_url: `${rx.url}/cli`, settle_ms: SETTLE });
+  const bad = await runBoxhub(rig, ['device-events', 'http://169.254.169.254/x']);
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /10008/);
+  const both = await runBoxhub(rig, ['device-events', `${rx.url}/cli`, '--off']);
+  assert.equal(both.code, 2);
+  const off = await runBoxhub(rig, ['device-events', '--off']);
+  assert.equal(off.code, 0, off.stderr);
+  assert.match(off.stdout, /no device events are sent/);
+  assert.deepEqual(await rig.sdk.devices.eventCallback(), { settle_ms: SETTLE });
 });
