@@ -99,6 +99,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
 
     let broker: Broker;
     let mqttUrl: string;
+    let markedOffline: string[] = [];
     let sessions: () => string[] = () => [];
     const sessionWatch = new SessionWatch({
       sessions: () => sessions(),
@@ -140,7 +141,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       watch.unref();
       cleanup.unshift(async () => clearInterval(watch));
       // This process is the broker, so nobody is connected yet, whatever was recorded before.
-      await repos.devices.markAllOffline(clock.now());
+      markedOffline = await repos.devices.markAllOffline(clock.now());
     }
     cleanup.unshift(() => broker.close());
 
@@ -187,6 +188,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     jobRunner.register(services.lifecycle.expiryHandler());
     jobRunner.register(services.print.count.handler(() => clock.now()));
     jobRunner.register(services.deviceEvents.handler());
+    // Boxes this start marked offline: device.offline for those that do not come back within the window.
+    for (const uuid of markedOffline) await services.deviceEvents.seen(uuid);
     const recognitionWorkers = new RecognitionWorkers(services.recognition, { ...(config.recognitionWorkers ? { workers: config.recognitionWorkers } : {}) });
     jobRunner.register(recognitionWorkers.pageHandler());
     jobRunner.register(recognitionWorkers.assembleHandler());
