@@ -1,7 +1,7 @@
 import { api } from '@boxhub/protocol';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ok } from '../../http/envelope.ts';
-import { checkCallbackBody, type DeviceEventService } from './service.ts';
+import type { DeviceEventService } from './service.ts';
 
 const tags = ['callback'];
 
@@ -13,5 +13,5 @@ export const deviceEventRoutes: FastifyPluginAsyncTypebox<{ deviceEvents: Device
 
   app.post('/api/application/device_callback', {
     schema: { tags, summary: 'Set the URL this application\'s device events go to ("" stops them)', body: api.DeviceCallbackBody, response: { 200: api.DeviceCallbackResponse } },
-  }, async (req) => ok(await deviceEvents.setCallbackUrl(req.application.id, checkCallbackBody(req.body))));
+  }, async (req) => ok(await deviceEvents.setCallbackUrl(req.application.id, req.body.callback_url)));
 };

@@ -11,7 +11,7 @@
 // device that keeps flapping sends at most one event per topic per window; a change is never
 // reported twice. The first state the server ever sees of a device is its baseline: no event.
 // Every time is the server's injected clock.
-import { ApiError, type api } from '@boxhub/protocol';
+import type { api } from '@boxhub/protocol';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import type { Jobs } from '../../jobs/jobs.ts';
@@ -24,6 +24,8 @@ import { serialise, snapshotOf, TOPICS, type Snapshot, type Topic } from './snap
 
 export const DEVICE_EVENT_JOB = 'device.event';
 export const DEFAULT_SETTLE_MS = 30_000;
+/** The ref suffix of a second window opened while the first was closing. */
+const AGAIN = '#again';
 
 export interface DeviceEventDeps {
   repo: DeviceEventRepository;
@@ -47,7 +49,8 @@ export class DeviceEventService {
   }
 
   /** Sets (or with "" clears) the application's device callback URL. */
-  async setCallbackUrl(appId: string, url: string): Promise<api.DeviceCallbackSetting> {
+  async setCallbackUrl(appId: string, given: string): Promise<api.DeviceCallbackSetting> {
+    const url = given.trim();
     if (url !== '') await this.d.callbacks.checkUrl(url, 'callback_url');
     await this.d.repo.setCallbackUrl(appId, url === '' ? undefined : url, this.d.clock.now());
     return this.setting(appId);
@@ -67,7 +70,13 @@ export class DeviceEventService {
       const reported = await this.d.repo.reported(this.d.repo.db, uuid);
       const differs = TOPICS.some((t) => snap[t] !== undefined && reported.get(t) !== serialise(snap[t]));
       if (!differs) return;
-      await this.d.repo.db.transaction().execute((trx) => this.d.jobs.schedule(trx, { kind: DEVICE_EVENT_JOB, ref: uuid, runAt: now + this.d.settleMs, payload: String(now) }, 'keep'));
+      await this.d.repo.db.transaction().execute(async (trx) => {
+        await this.d.jobs.schedule(trx, { kind: DEVICE_EVENT_JOB, ref: uuid, runAt: now + this.d.settleMs, payload: String(now) }, 'keep');
+        // A window closing right now (its job claimed) may have read the state before this news:
+        // a second window makes sure the news is looked at.
+        const running = await trx.selectFrom('jobs').select('id').where('kind', '=', DEVICE_EVENT_JOB).where('ref', '=', uuid).where('claim_token', 'is not', null).executeTakeFirst();
+        if (running) await this.d.jobs.schedule(trx, { kind: DEVICE_EVENT_JOB, ref: `${uuid}${AGAIN}`, runAt: now + this.d.settleMs, payload: String(now) }, 'keep');
+      });
     } catch (err) {
       this.d.log.warn({ err, uuid }, 'device event check failed');
     }
@@ -79,7 +88,7 @@ export class DeviceEventService {
       kind: DEVICE_EVENT_JOB,
       concurrency: 16,
       leaseMs: 60_000,
-      run: async (job) => ({ next: 'done', effect: (trx) => this.settle(trx, job.ref, Number(job.payload) || this.d.clock.now()) }),
+      run: async (job) => ({ next: 'done', effect: (trx) => this.settle(trx, job.ref.replace(AGAIN, ''), Number(job.payload) || this.d.clock.now()) }),
     };
   }
 
@@ -113,10 +122,4 @@ function eventBody(topic: Topic, snap: Snapshot, previous: unknown, uuid: string
   const head = { event: eventName(topic, snap), client_uuid: uuid, occurred_at: now, changed_at: Math.min(changedAt, now) };
   if (topic === 'online') return { ...head, online: snap.online.online };
   return { ...head, state: snap[topic], previous };
-}
-
-/** For routes: the body's URL, or a clear refusal. */
-export function checkCallbackBody(body: api.DeviceCallbackBody): string {
-  if (typeof body.callback_url !== 'string') throw new ApiError('INVALID_PARAMETER', 'callback_url must be a URL, or "" to stop device events');
-  return body.callback_url.trim();
 }

@@ -12,7 +12,7 @@ export interface SideState { connected: boolean; state?: string; state_reasons: 
 export interface Snapshot { online: { online: boolean }; printer?: SideState; scanner?: SideState }
 
 export function printerSide(p: BoxState['printer']): SideState {
-  return { connected: p.connected, ...(p.connected && p.state ? { state: p.state } : {}), state_reasons: printerStateReasons(p), error_code: p.connected ? p.error_code : 1 };
+  return { connected: p.connected, ...(p.connected && p.state ? { state: p.state } : {}), state_reasons: printerStateReasons(p), error_code: p.error_code };
 }
 
 export function scannerSide(s: BoxState['scanner']): SideState {
