@@ -25,7 +25,8 @@ let rx: Receiver;
 let printer: IppEvePrinter;
 let agent: BoxAgent | undefined;
 before(async () => {
-  rig = await startRig({ clock, env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1', BOXHUB_DEVICE_EVENT_SETTLE_MS: String(SETTLE) } });
+  // A long command timeout: the server's clock stands still while the create is worked on.
+  rig = await startRig({ clock, commandTimeoutMs: 60_000, env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1', BOXHUB_DEVICE_EVENT_SETTLE_MS: String(SETTLE) } });
   rx = await startReceiver();
   printer = await startIppEvePrinter({ name: 'Paper Out', script: { secondsPerSide: 0.1, paperOutAfter: 1 } });
 });
@@ -63,6 +64,7 @@ test('a real printer running out of paper: normalised reasons, one device.printe
 
   const doc = await PDFDocument.create();
   for (let i = 0; i < 3; i++) doc.addPage([595.28, 841.89]);
+  await clock.catchUp(); // the box checks each command's expires_at against its own clock
   const uuid = (await rig.sdk.print.create({ client_uuid: d.uuid, file_type: 'pdf', file_content: Buffer.from(await doc.save()).toString('base64') })).uuid!;
   const done = await rig.sdk.print.waitForFinish({ client_uuid: d.uuid, print_uuid: uuid }, { intervalMs: 100, timeoutMs: 60_000 });
   assert.equal(done.error_code, 4305, 'the printer stopped the job: out of paper');

@@ -8,7 +8,9 @@ import { PDFDocument } from 'pdf-lib';
 import { eventually } from '@boxhub/server/testing/harness.ts';
 import { expiryRig } from './expiry-rig.ts';
 
-const x = expiryRig();
+// A long command timeout: the server's clock stands still while a loaded machine works on a
+// create, and the box checks each command's expires_at against its own clock.
+const x = expiryRig({ commandTimeoutMs: 60_000 });
 
 test('a box that never reports the count: print.finished without printed_pages after the wait, once', async () => {
   const { rig, rx, clock, advance, callback } = x;
@@ -22,6 +24,7 @@ test('a box that never reports the count: print.finished without printed_pages a
   await eventually(async () => (await rig.sdk.print.info({ client_uuid: box.uuid, print_uuid: uuid })).started, 'printing');
   await box.agent.stop();
   await rig.online(box.uuid, false);
+  await clock.catchUp();
   await rig.sdk.print.cancel({ client_uuid: box.uuid });
   const info = await rig.sdk.print.info({ client_uuid: box.uuid, print_uuid: uuid });
   assert.deepEqual([info.finished, info.error_code], [true, 4201], 'ended at once');

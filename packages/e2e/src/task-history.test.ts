@@ -9,7 +9,9 @@ import { eventually } from '@boxhub/server/testing/harness.ts';
 import { expiryRig, HOUR } from './expiry-rig.ts';
 import { refusal, rigSdk } from './fixtures.ts';
 
-const x = expiryRig();
+// A long command timeout: the server's clock stands still while a loaded machine works on a
+// create, and the box checks each command's expires_at against its own clock.
+const x = expiryRig({ commandTimeoutMs: 60_000 });
 
 async function pdf(pages: number): Promise<string> {
   const d = await PDFDocument.create();
@@ -30,6 +32,7 @@ test('a print that the printer stops: created, sent, acknowledged, downloaded, a
   await clock.catchUp();
   // The job stops after two of its three sides with a paper jam.
   const box = await rig.box({ printer: 'sim:?side_ms=20&fail_after=2&fail=media-jam' });
+  await clock.catchUp(); // the box checks each command's expires_at against its own clock
   const uuid = (await rig.sdk.print.create({ client_uuid: box.uuid, file_type: 'pdf', file_content: await pdf(3), options: { strict: true } })).uuid!;
   const done = await rig.sdk.print.waitForFinish({ client_uuid: box.uuid, print_uuid: uuid }, { intervalMs: 50, timeoutMs: 30_000 });
   assert.equal(done.error_code, 4304);
@@ -67,9 +70,11 @@ test('a cancelled print: the server\'s cancel, then the box\'s report of what th
   await clock.catchUp();
   const box = await rig.box({ printer: 'sim:?side_ms=10' });
   box.printer.pauseAfter(1);
+  await clock.catchUp(); // the box checks each command's expires_at against its own clock
   const uuid = (await rig.sdk.print.create({ client_uuid: box.uuid, file_type: 'pdf', file_content: await pdf(4), options: { strict: true } })).uuid!;
   await eventually(() => (box.printer.jobs[0]?.impressions ?? 0) >= 1, 'printing');
   await eventually(async () => (await rig.sdk.print.info({ client_uuid: box.uuid, print_uuid: uuid })).started, 'the server knows it is printing');
+  await clock.catchUp();
   await rig.sdk.print.cancel({ client_uuid: box.uuid });
   const h = await eventually(async () => { const r = await rig.sdk.tasks.history({ uuid }); return r.entries.some((e) => e.what === 'finished') ? r : undefined; }, 'the box\'s end');
   const l = whats(h.entries);
@@ -83,6 +88,7 @@ test('a scan: created, sent, acknowledged, each item stored, finished; a stopped
   await clock.catchUp();
   const box = await rig.box();
   await rig.load(box, 2);
+  await clock.catchUp();
   const uuid = (await rig.sdk.scan.create({ client_uuid: box.uuid, options: { duplex: false } })).uuid!;
   await rig.sdk.scan.waitForFinish({ client_uuid: box.uuid, scan_uuid: uuid }, { intervalMs: 50, timeoutMs: 30_000 });
   const h = await rig.sdk.tasks.history({ uuid });
@@ -91,14 +97,16 @@ test('a scan: created, sent, acknowledged, each item stored, finished; a stopped
   assert.ok(inOrder(l, ['server:created', 'server:sent', 'box:acknowledged', 'box:item_stored', 'box:finished']), l.join(' '));
   assert.deepEqual(h.entries.find((e) => e.what === 'finished')!.detail, { error_code: 0, items: 1, pages: 2 });
 
-  const waiting = (await rig.sdk.scan.create({ client_uuid: box.uuid, options: { continuous: true, continuous_wait: 0 } })).uuid!;
-  await eventually(async () => (await rig.sdk.scan.info({ client_uuid: box.uuid, scan_uuid: waiting })).action_ack, 'the box took it');
-  await rig.sdk.scan.stop({ client_uuid: box.uuid });
+  const other = await rig.box(); // a box of its own: the first one winds its scan down
+  await clock.catchUp();
+  const waiting = (await rig.sdk.scan.create({ client_uuid: other.uuid, options: { continuous: true, continuous_wait: 0 } })).uuid!;
+  await eventually(async () => (await rig.sdk.scan.info({ client_uuid: other.uuid, scan_uuid: waiting })).action_ack, 'the box took it');
+  await clock.catchUp();
+  await rig.sdk.scan.stop({ client_uuid: other.uuid });
   // The application's stop (through the server), then the end: the box's report when it answered
   // first, the server's own when it did not.
   const s = await eventually(async () => { const r = await rig.sdk.tasks.history({ uuid: waiting }); return r.entries.some((e) => e.what === 'stopped' || e.what === 'finished') ? r : undefined; }, 'stopped');
   const sl = whats(s.entries);
   assert.ok(inOrder(sl, ['server:created', 'server:sent', 'box:acknowledged', 'server:stop_requested']), sl.join(' '));
   assert.ok(sl.includes('box:finished') || sl.includes('server:stopped'), sl.join(' '));
-
 });
