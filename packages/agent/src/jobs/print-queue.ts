@@ -66,6 +66,9 @@ export interface PrintQueueDeps {
 
 class Cancelled extends Error {}
 
+/** print.progress at most this often (docs/box-protocol.md): the count between two is not sent. */
+export const PROGRESS_EVERY_MS = 1000;
+
 export class PrintQueue {
   private readonly d: PrintQueueDeps;
   private running: { task: string; ac: AbortController } | undefined;
@@ -77,6 +80,9 @@ export class PrintQueue {
   /** print.progress events being written: one after the other (the outbox numbers each task's
    *  events as they are appended), and all before the task's print.finished. */
   private progressing: Promise<void> = Promise.resolve();
+  /** When the last print.progress was written: at most one per PROGRESS_EVERY_MS, since a
+   *  task's events go to the server one at a time and each waits for its acknowledgement. */
+  private progressAt = -Infinity;
 
   constructor(d: PrintQueueDeps) { this.d = d; }
 
@@ -168,7 +174,9 @@ export class PrintQueue {
       // Sides done, for the task's history (docs/tasks.md, "History").
       progress: (pr: { impressionsCompleted?: number }) => {
         const n = pr.impressionsCompleted;
-        if (n === undefined) return;
+        const now = this.d.now();
+        if (n === undefined || now - this.progressAt < PROGRESS_EVERY_MS) return;
+        this.progressAt = now;
         this.progressing = this.progressing.then(() => this.d.outbox.append(e.task, 'print.progress', { impressions_completed: n })).then(() => undefined, () => undefined);
       },
       // `pages` the server could not count (an encrypted file, or a direct one it never
