@@ -14,10 +14,18 @@ test('status() reads ScannerCapabilities and ScannerStatus', async () => {
     assert.deepEqual(await d.status(), {
       connected: true, supported: true, make: 'Boxhub', model: 'Mock Scanner 1',
       connection_type: connectionTypeFor(`ipp://127.0.0.1:${port}/`),
-      duplex: true, resolutions: [150, 300, 600], state: 'idle', adf_loaded: true,
+      duplex: true, resolutions: [150, 300, 600], state: 'idle', adf_loaded: true, state_reasons: ['Idle', 'ScannerAdfLoaded'],
     });
     server.adfState = 'ScannerAdfEmpty';
     assert.equal((await d.status()).adf_loaded, false);
+    // A jam or an open door: stopped, with the scan error code and the device's words
+    // (normalised by the server: docs/printers-and-scanners.md, "Normalised state reasons").
+    server.adfState = 'ScannerAdfMispick';
+    const jam = await d.status();
+    assert.deepEqual([jam.state, jam.error_code, jam.state_reasons], ['stopped', 2001, ['Idle', 'ScannerAdfMispick']]);
+    server.adfState = 'ScannerAdfHatchOpen';
+    const open = await d.status();
+    assert.deepEqual([open.state, open.error_code], ['stopped', 2002]);
   } finally {
     await d.close();
     await server.close();

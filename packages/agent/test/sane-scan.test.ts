@@ -102,6 +102,22 @@ describe('scanning with scanimage and the SANE test backend', () => {
     assert.deepEqual(readdirSync(tmpDir), []);
   });
 
+  test('status after a jam: SANE tells the fault only to the scan it ends, so status() keeps it until the next scan', async () => {
+    const jammed = new SaneScannerDriver('sane:test', { env: sane.env, tmpDir: fresh(), extraArgs: ['--read-return-value', 'SANE_STATUS_JAMMED'] });
+    assert.deepEqual([(await jammed.status()).state, (await jammed.status()).error_code], ['idle', 0]);
+    const r = await collect(jammed.scan(req(), new AbortController().signal));
+    assert.ok(r.error instanceof ScanFault && r.error.kind === 'jammed');
+    const after = await jammed.status();
+    assert.deepEqual([after.connected, after.state, after.error_code, after.state_reasons], [true, 'stopped', 2001, ['SANE_STATUS_JAMMED']]);
+    const open = new SaneScannerDriver('sane:test', { env: sane.env, tmpDir: fresh(), extraArgs: ['--read-return-value', 'SANE_STATUS_COVER_OPEN'] });
+    await collect(open.scan(req(), new AbortController().signal));
+    assert.deepEqual([(await open.status()).error_code, (await open.status()).state_reasons], [2002, ['SANE_STATUS_COVER_OPEN']]);
+    // The next scan starts clean (here it fails again, and says so again).
+    const again = await collect(jammed.scan(req(), new AbortController().signal));
+    assert.ok(again.error instanceof ScanFault);
+    assert.equal((await jammed.status()).error_code, 2001);
+  });
+
   test('a jam after two pages: those pages stand, then the fault', async () => {
     // Two real scanimage runs into one batch: two good pages, then sane_read returns JAMMED.
     const bin = script('jam-after-2', [

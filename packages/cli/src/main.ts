@@ -25,6 +25,7 @@ export const root: Group = defineGroup({
     devices: lazy('the boxes bound to this application, 100 a page', () => import('./commands/devices.ts')),
     scan: lazy('scan on a box and download the PDFs', () => import('./commands/scan.ts')),
     print: lazy('print a PDF or JPEG on a box', () => import('./commands/print.ts')),
+    'device-events': lazy('where device events go: a box online/offline, printer and scanner state', () => import('./commands/device-events.ts')),
     card: lazy('feedback cards: run a class stack, make templates, recognize scans', () => import('./commands/card.ts')),
   },
 });

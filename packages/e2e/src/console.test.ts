@@ -171,6 +171,10 @@ describe('the console in chromium', () => {
     const pdf = Buffer.from(await (await fetch(href)).arrayBuffer());
     assert.equal(pdf.subarray(0, 5).toString(), '%PDF-');
     assert.match(await text('#scan-live'), /1 items · 3 pages/);
+    // The task's history (docs/tasks.md "History"), refreshed with the live part.
+    await waitText('#history', /item stored/);
+    assert.deepEqual(await page.$$eval('#history .history-entry', (rows) => rows.slice(0, 3).map((r) => (r as unknown as { dataset: { source: string; what: string } }).dataset).map((d) => `${d.source}:${d.what}`)),
+      ['server:created', 'server:sent', 'box:acknowledged']);
     await shot('scan');
   });
 
@@ -190,7 +194,35 @@ describe('the console in chromium', () => {
     await waitText('#print-status', /^finished$/);
     assert.match(await text('#print-live'), /Printing started/);
     assert.match(await text('#print-live'), /Pages2/);
+    // The history: who said what, the printer's own words included.
+    await page.waitForSelector('#history .history-entry[data-what="finished"][data-source="printer"]');
+    assert.equal(await count('#history .history-entry[data-what="accepted"][data-source="printer"]'), 1);
+    assert.match(await text('#history'), /downloaded/);
     await shot('print');
+  });
+
+  test('device state and device events: the printer\'s reasons on the device page; the device events URL set and cleared', async () => {
+    box.printer.setFault('media-empty');
+    try {
+      await eventually(async () => (await rig.sdk.devices.info({ uuid: box.uuid })).client?.printer?.state_reasons?.includes('media_empty'), 'paper out on the server');
+      await page.goto(url(`/console/devices/${box.uuid}`));
+      assert.equal(await text('#printer-reasons'), 'media empty');
+    } finally {
+      box.printer.setFault(null);
+    }
+    await page.goto(url('/console/callbacks/settings'));
+    assert.match(await text('#device-events-url'), /Not sent/);
+    await fill('#device-events-input', `${rx.url}/devices`);
+    await go('#device-events-save');
+    assert.equal(await text('#device-events-url'), `${rx.url}/devices`);
+    assert.equal((await rig.sdk.devices.eventCallback()).callback_url, `${rx.url}/devices`);
+    await fill('#device-events-input', 'http://169.254.169.254/x');
+    await go('#device-events-save');
+    assert.match(await text('#error'), /not allowed|may not call|address/);
+    await page.goto(url('/console/callbacks/settings'));
+    await fill('#device-events-input', '');
+    await go('#device-events-save');
+    assert.match(await text('#device-events-url'), /Not sent/);
   });
 
   test('inkjet controls: clean the head, print a nozzle check, a power ink flush once per 24 hours', async () => {

@@ -25,7 +25,7 @@ export interface ExpiryRig {
 
 /** Registers the rig's before/after hooks in the calling test file; its fields are set once
  *  `before` has run (read them inside the tests). */
-export function expiryRig(): ExpiryRig {
+export function expiryRig(o: { commandTimeoutMs?: number } = {}): ExpiryRig {
   const clock = new ManualClock(Date.now());
   const x = {
     clock,
@@ -39,7 +39,7 @@ export function expiryRig(): ExpiryRig {
     },
   } as ExpiryRig;
   before(async () => {
-    x.rig = await startRig({ clock, env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1' } });
+    x.rig = await startRig({ clock, env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1' }, ...(o.commandTimeoutMs ? { commandTimeoutMs: o.commandTimeoutMs } : {}) });
     x.rx = await startReceiver();
   });
   after(async () => { await x.rig.close(); await x.rx.close(); });

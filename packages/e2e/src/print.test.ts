@@ -111,6 +111,28 @@ describe('a print from create to finish', () => {
     assert.match(missing.msg, /404/);
   });
 
+  test('options.direct: the box fetches the file; pages (selected pages × copies) and file_size in info and callbacks', async () => {
+    const box = await rig.box({ printer: 'sim:?side_ms=1' });
+    const doc = await pdf(5);
+    served.set('/direct-five.pdf', { status: 200, body: doc });
+    const uuid = await uuidOf(create(box, { file_url: `${filesUrl}/direct-five.pdf`, options: { direct: true, number: 2, page_ranges: '1-2,5', callback_url: `${rx.url}/direct` } }));
+    const done = await ended(box, uuid);
+    assert.equal(done.error_code, 0);
+    assert.equal(done.pages, 6, '3 selected pages × 2 copies (was 0: the server never saw the file)');
+    assert.equal(done.file_size, Math.ceil(doc.length / 1024), 'the size the box downloaded, KB');
+    const receiver = new CallbackReceiver({ secrets: rig.app.callback_secret });
+    const cbs = await eventually(() => {
+      const l = rx.received.filter((x) => x.path.endsWith('/direct')).map((x) => receiver.receive(x));
+      return l.some((e) => e.type === 'print.finished') ? l : undefined;
+    }, 'print callbacks');
+    for (const e of cbs) {
+      if (e.type === 'print.started' || e.type === 'print.finished') {
+        assert.equal(e.body.pages, 6, `${e.type} pages`);
+        assert.equal(e.body.file_size, Math.ceil(doc.length / 1024), `${e.type} file_size`);
+      }
+    }
+  });
+
   test('tasks print one after another in the order they were created', async () => {
     const box = await rig.box({ printer: 'sim:?side_ms=20' });
     const ids: string[] = [];
@@ -198,6 +220,10 @@ describe('cancel', () => {
     const receiver = new CallbackReceiver({ secrets: rig.app.callback_secret });
     const cbs = await eventually(() => { const l = rx.received.filter((x) => x.path.endsWith('/cancel')).map((x) => receiver.receive(x)).flatMap((e) => e.type === 'print.finished' ? [e] : []); return l.length >= 3 ? l : undefined; }, 'print.finished for each');
     assert.deepEqual(new Set(cbs.map((c) => c.body.uuid)), new Set(ids));
+    // Strict mode: each cancelled task's print.finished carries the printer's count (it had none
+    // before: the callback went at the cancel, before the box reported it).
+    assert.deepEqual(ids.map((id) => cbs.find((c) => c.body.uuid === id)?.body.printed_pages), [2, 0, 0]);
+    assert.ok(cbs.every((c) => c.body.error_code === 4201));
   });
 
   test('a cancel racing creates leaves nothing printing and nothing queued', async () => {

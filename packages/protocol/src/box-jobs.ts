@@ -210,6 +210,10 @@ export const PrintFinishedData = Type.Object({
   printed_pages: Type.Optional(Type.Integer({ minimum: 0 })),
 });
 export type PrintFinishedData = Static<typeof PrintFinishedData>;
+/** The printer's count of sides done so far while it prints (its job-impressions-completed):
+ *  for the task's history only (docs/tasks.md, "History"). */
+export const PrintProgressData = Type.Object({ impressions_completed: Type.Integer({ minimum: 0 }) });
+export type PrintProgressData = Static<typeof PrintProgressData>;
 
 export const JobEventData = {
   'scan.item': ScanItemData,
@@ -217,6 +221,7 @@ export const JobEventData = {
   'print.downloaded': PrintDownloadedData,
   'print.started': PrintStartedData,
   'print.finished': PrintFinishedData,
+  'print.progress': PrintProgressData,
 } as const;
 export type JobEventType = keyof typeof JobEventData;
 export type JobEventDataOf<T extends JobEventType> = Static<(typeof JobEventData)[T]>;

@@ -68,6 +68,9 @@ export const ScannerStatus = Type.Object({
   connection_type: Type.Optional(Type.Enum(ConnectionType)),
   state: Type.Optional(Type.Union([Type.Literal('idle'), Type.Literal('processing'), Type.Literal('stopped')])),
   error_code: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** The scanner's own words for its state: SANE status names (the last scan's end), eSCL
+   *  State/AdfState values. The server normalises them (protocol/device-state.ts). */
+  state_reasons: Type.Optional(Type.Array(Str(), { maxItems: 32 })),
   adf_loaded: Type.Optional(Type.Boolean()),
   duplex: Type.Optional(Type.Boolean()),
   resolutions: Type.Optional(Type.Array(Type.Integer({ minimum: 1, maximum: 4800 }), { maxItems: 16 })),

@@ -16,6 +16,7 @@ import { Encryption } from './resources/encryption.ts';
 import { Print } from './resources/print.ts';
 import { Recognition } from './resources/recognition.ts';
 import { Scan } from './resources/scan.ts';
+import { Tasks } from './resources/tasks.ts';
 import { Transport, type CallOptions, type TransportOptions } from './transport.ts';
 
 export type BoxhubOptions = TransportOptions;
@@ -34,6 +35,8 @@ export class Boxhub {
   readonly recognition: Recognition;
   /** The operator API: construct the client with BOXHUB_OPERATOR_TOKEN as `apiKey`. */
   readonly operator: Operator;
+  /** What scan and print tasks share: their history. */
+  readonly tasks: Tasks;
 
   constructor(options: BoxhubOptions) {
     this.#t = new Transport(options);
@@ -45,6 +48,7 @@ export class Boxhub {
     this.encryption = new Encryption(this.#t);
     this.recognition = new Recognition(this.#t);
     this.operator = new Operator(this.#t);
+    this.tasks = new Tasks(this.#t);
   }
 
   /** Any GET operation of /openapi.json by path, typed; resolves to the envelope's data. */

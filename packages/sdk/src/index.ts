@@ -19,6 +19,7 @@ export { SDK_VERSION } from './version.ts';
 export type { paths, webhooks } from './generated/openapi.ts';
 export type { ScanInfo, ScanItem, WaitOptions } from './resources/scan.ts';
 export type { PrintInfo } from './resources/print.ts';
+export type { TaskHistory, TaskHistoryEntry } from './resources/tasks.ts';
 export type { RecognitionTask, CardTemplate, CardTemplateCreate, CardDefinition, ReviewList, ReviewItem, ReviewPage } from './resources/recognition.ts';
 export { DownloadError, WaitTimeoutError } from './helpers-errors.ts';
 export {

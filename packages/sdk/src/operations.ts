@@ -49,4 +49,7 @@ export const operations = {
   'POST /api/operator/device/register': 'operator.registerDevice',
   'POST /api/operator/device/rotate_secret': 'operator.rotateDeviceSecret',
   'POST /api/operator/device/revoke': 'operator.revokeDevice',
-} as const satisfies Record<OperationKey, `${'devices' | 'control' | 'callbacks' | 'encryption' | 'scan' | 'print' | 'recognition' | 'operator'}.${string}`>;
+  'GET /api/application/device_callback': 'devices.eventCallback',
+  'POST /api/application/device_callback': 'devices.setEventCallback',
+  'GET /api/task/history': 'tasks.history',
+} as const satisfies Record<OperationKey, `${'devices' | 'control' | 'callbacks' | 'encryption' | 'scan' | 'print' | 'recognition' | 'operator' | 'tasks'}.${string}`>;

@@ -19,6 +19,8 @@ import type { Clock } from './clock.ts';
 import type { RateLimits } from './config.ts';
 import type { Metrics } from './metrics/registry.ts';
 import { callbackRoutes } from './modules/callbacks/routes.ts';
+import { deviceEventRoutes } from './modules/device-events/routes.ts';
+import { taskHistoryRoutes } from './modules/task-history/routes.ts';
 import { controlRoutes } from './modules/control/routes.ts';
 import { deviceRoutes } from './modules/devices/routes.ts';
 import { scanRoutes } from './modules/scan/routes.ts';
@@ -117,6 +119,8 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
     await api.register(deviceRoutes, { devices: deps.services.devices, limits });
     await api.register(controlRoutes, { control: deps.services.control });
     await api.register(callbackRoutes, { callbacks: deps.services.callbacks });
+    await api.register(deviceEventRoutes, { deviceEvents: deps.services.deviceEvents });
+    await api.register(taskHistoryRoutes, { history: deps.services.history });
     await api.register(e2eKeyRoutes, { keys: deps.services.e2eKeys });
     await api.register(scanRoutes, { scan: deps.services.scan });
     await api.register(printRoutes, { print: deps.services.print, createBodyLimit: deps.printBodyLimit ?? 64 * 1024 * 1024 });

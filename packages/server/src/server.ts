@@ -109,6 +109,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
 
     let broker: Broker;
     let mqttUrl: string;
+    let markedOffline: string[] = [];
     let sessions: () => string[] = () => [];
     const sessionWatch = new SessionWatch({
       sessions: () => sessions(),
@@ -150,7 +151,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       watch.unref();
       cleanup.unshift(async () => clearInterval(watch));
       // This process is the broker, so nobody is connected yet, whatever was recorded before.
-      await repos.devices.markAllOffline(clock.now());
+      markedOffline = await repos.devices.markAllOffline(clock.now());
     }
     cleanup.unshift(() => broker.close());
 
@@ -190,12 +191,17 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     const services = createServices(repos, { gateway, events, requests, jobs, blobs, clock, log, fetcher, secretBox: box, publicUrl: () => baseUrl, work }, {
       callbacks: { allowPrivateNetworks: config.allowPrivateNetworks, secretGraceMs: config.callbackSecretGraceMs },
       scan: { taskTtlMs: config.taskTtlMs, downloadUrlTtlMs: config.downloadUrlTtlMs, uploadUrlTtlMs: config.uploadUrlTtlMs, blobMaxBytes: config.blobMaxBytes },
-      print: { taskTtlMs: config.taskTtlMs, downloadUrlTtlMs: config.downloadUrlTtlMs, maxFileBytes: config.printMaxFileBytes, fetchTimeoutMs: config.printFetchTimeoutMs },
+      print: { taskTtlMs: config.taskTtlMs, downloadUrlTtlMs: config.downloadUrlTtlMs, maxFileBytes: config.printMaxFileBytes, fetchTimeoutMs: config.printFetchTimeoutMs, countWaitMs: config.printCountWaitMs },
       recognition: { taskTtlMs: config.taskTtlMs, downloadUrlTtlMs: config.downloadUrlTtlMs, endGraceMs: config.recognitionEndGraceMs },
+      deviceEventSettleMs: config.deviceEventSettleMs,
       ...(db.dataVersion ? { dataVersion: db.dataVersion } : {}),
       onError: (err, what) => log.warn({ err }, `${what} failed`),
     });
     jobRunner.register(services.lifecycle.expiryHandler());
+    jobRunner.register(services.print.count.handler(() => clock.now()));
+    jobRunner.register(services.deviceEvents.handler());
+    // Boxes this start marked offline: device.offline for those that do not come back within the window.
+    for (const uuid of markedOffline) await services.deviceEvents.seen(uuid);
     const recognitionWorkers = new RecognitionWorkers(services.recognition, { work, ...(config.recognitionWorkers ? { workers: config.recognitionWorkers } : {}) });
     jobRunner.register(recognitionWorkers.pageHandler());
     jobRunner.register(recognitionWorkers.assembleHandler());

@@ -31,6 +31,10 @@ import { CardTemplateService } from './modules/recognition/templates.ts';
 import { AnnotatedLinks } from './modules/recognition/annotated-links.ts';
 import { CorrectionRepository } from './modules/recognition/review-repository.ts';
 import { ReviewService } from './modules/recognition/review.ts';
+import { DeviceEventRepository } from './modules/device-events/repository.ts';
+import { DEFAULT_SETTLE_MS, DeviceEventService } from './modules/device-events/service.ts';
+import { deviceStateRecorder } from './modules/task-history/device-states.ts';
+import { TaskHistoryService } from './modules/task-history/service.ts';
 
 /** `box` encrypts what the server must read back (callback secrets); see secret-box.ts. */
 export function createRepositories(db: Db, box: SecretBox) {
@@ -38,6 +42,7 @@ export function createRepositories(db: Db, box: SecretBox) {
   return {
     applications, devices: new DeviceRepository(db.kysely, { dataVersion: db.dataVersion }), callbacks: new CallbackRepository(db.kysely, db.dialect, applications),
     tasks: new TaskRepository(db.kysely), scanItems: new ScanItemRepository(db.kysely), e2eKeys: new E2eKeyRepository(db.kysely), recognition: new RecognitionRepository(db.kysely),
+    deviceEvents: new DeviceEventRepository(db.kysely),
   };
 }
 export type Repositories = ReturnType<typeof createRepositories>;
@@ -47,6 +52,8 @@ export interface ServiceSettings {
   scan: ScanSettings;
   print: PrintSettings;
   recognition: RecognitionSettings;
+  /** Device events: how long a change must hold before it is reported (docs/callbacks.md, "Device events"). */
+  deviceEventSettleMs?: number;
   /** SQLite's data_version: lets authentication remember keys exactly (ApplicationService). */
   dataVersion?: () => number;
   onError?: (err: unknown, what: string) => void;
@@ -81,6 +88,12 @@ export function createServices(repos: Repositories, deps: ServiceDeps, settings:
   const control = new ControlService(devices, repos.devices, gateway, clock);
   const callbacks = new CallbackService(repos.callbacks, jobs, clock, settings.callbacks);
   const e2eKeys = new E2eKeyService(repos.e2eKeys, clock);
+  const deviceEvents = new DeviceEventService({
+    repo: repos.deviceEvents, devices: repos.devices, callbacks, jobs, clock, log: deps.log, settleMs: settings.deviceEventSettleMs ?? DEFAULT_SETTLE_MS,
+  });
+  gateway.onState((uuid) => deviceEvents.seen(uuid));
+  gateway.onState(deviceStateRecorder(repos.tasks, clock, deps.log));
+  gateway.onPresence((uuid) => deviceEvents.seen(uuid));
   const lifecycle = new TaskLifecycle({ tasks: repos.tasks, jobs, blobs: deps.blobs, clock, log: deps.log });
   gateway.onState((uuid, state) => lifecycle.reconcile(uuid, state));
   deps.events.beforeFirst = (trx, task, now) => lifecycle.acknowledge(trx, task, now);
@@ -97,8 +110,9 @@ export function createServices(repos: Repositories, deps: ServiceDeps, settings:
     tasks: repos.tasks, items: repos.scanItems, lifecycle, devices, e2eKeys, gateway, callbacks, blobs: deps.blobs, secretBox: deps.secretBox, clock, log: deps.log, settings: settings.scan, directTargets: recognition,
   }, deps.events, deps.requests);
   const print = new PrintService({
-    tasks: repos.tasks, lifecycle, devices, gateway, callbacks, blobs: deps.blobs, fetcher: deps.fetcher, work: deps.work, clock, log: deps.log, settings: settings.print,
+    tasks: repos.tasks, lifecycle, devices, gateway, callbacks, blobs: deps.blobs, fetcher: deps.fetcher, work: deps.work, clock, log: deps.log, settings: settings.print, jobs,
   }, deps.events, deps.requests);
-  return { applications, devices, control, callbacks, e2eKeys, lifecycle, scan, print, recognition, templates, review };
+  const history = new TaskHistoryService(repos.tasks);
+  return { applications, devices, control, callbacks, e2eKeys, lifecycle, scan, print, recognition, templates, review, deviceEvents, history };
 }
 export type Services = ReturnType<typeof createServices>;

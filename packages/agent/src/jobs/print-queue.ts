@@ -66,6 +66,9 @@ export interface PrintQueueDeps {
 
 class Cancelled extends Error {}
 
+/** print.progress at most this often (docs/box-protocol.md): the count between two is not sent. */
+export const PROGRESS_EVERY_MS = 1000;
+
 export class PrintQueue {
   private readonly d: PrintQueueDeps;
   private running: { task: string; ac: AbortController } | undefined;
@@ -74,6 +77,12 @@ export class PrintQueue {
   private loop: Promise<void> | undefined;
   /** Tasks cancelled before their print.start arrived (a cancel racing a create). */
   private readonly tombstones = new Set<string>();
+  /** print.progress events being written: one after the other (the outbox numbers each task's
+   *  events as they are appended), and all before the task's print.finished. */
+  private progressing: Promise<void> = Promise.resolve();
+  /** When the last print.progress was written: at most one per PROGRESS_EVERY_MS, since a
+   *  task's events go to the server one at a time and each waits for its acknowledgement. */
+  private progressAt = -Infinity;
 
   constructor(d: PrintQueueDeps) { this.d = d; }
 
@@ -162,10 +171,18 @@ export class PrintQueue {
     const { params } = e.data;
     const hooks = {
       signal,
-      progress: () => undefined,
-      // An encrypted file's `pages`: counted from the document the box prepared.
+      // Sides done, for the task's history (docs/tasks.md, "History").
+      progress: (pr: { impressionsCompleted?: number }) => {
+        const n = pr.impressionsCompleted;
+        const now = this.d.now();
+        if (n === undefined || now - this.progressAt < PROGRESS_EVERY_MS) return;
+        this.progressAt = now;
+        this.progressing = this.progressing.then(() => this.d.outbox.append(e.task, 'print.progress', { impressions_completed: n })).then(() => undefined, () => undefined);
+      },
+      // `pages` the server could not count (an encrypted file, or a direct one it never
+      // fetched): selected pages × copies of the document the box prepared.
       prepared: (doc: { sourcePages: number }) => {
-        if (params.pages === undefined && params.file.cipher) e.data = { ...e.data, pages: printPages(doc.sourcePages, params.options) };
+        if (params.pages === undefined) e.data = { ...e.data, pages: printPages(doc.sourcePages, params.options) };
       },
       submitted: async (ref: string) => {
         e.data = { ...e.data, phase: 'printing', ref };
@@ -298,6 +315,7 @@ export class PrintQueue {
 
   private async finish(e: JournalEntry<PrintJobData>, data: PrintFinishedData): Promise<void> {
     if (e.data.phase === 'done') return;
+    await this.progressing;
     await this.d.outbox.append(e.task, 'print.finished', data);
     e.data = { ...e.data, phase: 'done' };
     e.state = 'ending';

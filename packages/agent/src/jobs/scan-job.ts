@@ -157,14 +157,28 @@ export class ScanJob {
     const o = this.entry.data.params.options;
     const signal = this.ac.signal;
     let fault: { error_code: number; message: string } | undefined;
+    // Continuous mode's deadline (docs/printers-and-scanners.md, "For the job runner"): it starts
+    // with the first wait after paper was fed and only paper restarts it. A device that cannot
+    // sense paper answers every poll with "try", and a try that feeds nothing must not restart
+    // the wait, or the task never ends by itself.
+    const waitMs = o.continuous_wait * 1000;
+    let deadline: number | undefined;
     try {
       for (let batch = 0; ; batch++) {
         if (batch > 0) {
           // Continuous mode (spec "options.continuous"): wait for more paper; 0 waits until stop.
-          const more = await this.d.scanner.waitForPaper(signal, o.continuous_wait * 1000);
+          let wait = waitMs;
+          if (waitMs > 0) {
+            deadline ??= this.d.now() + waitMs;
+            wait = deadline - this.d.now();
+            if (wait <= 0) break;
+          }
+          const more = await this.d.scanner.waitForPaper(signal, wait);
           if (!more || signal.aborted) break;
         }
+        const sheetsBefore = this.entry.data.sheets;
         await this.batch(signal);
+        if (this.entry.data.sheets > sheetsBefore) deadline = undefined;
         if (!o.continuous || signal.aborted || this.uploadFailure || this.directFailure) break;
       }
     } catch (e) {

@@ -123,6 +123,39 @@ export const PrintStartedEvent = printEvent('print.started');
 /** print.finished: the task ended: printed, cancelled, or failed with its error code. */
 export const PrintFinishedEvent = printEvent('print.finished');
 
+/** What a device event says of a printer or a scanner (the Device resource's fields). */
+const DeviceSideState = Type.Object({
+  connected: Type.Boolean(),
+  state: Type.Optional(Type.String({ description: 'idle, processing or stopped, while connected' })),
+  state_reasons: Type.Array(Type.String(), { description: 'normalised state reasons (docs/printers-and-scanners.md, "Normalised state reasons"); [] when nothing is wrong' }),
+  error_code: Type.Integer({ description: 'printer: printer error code; scanner: 0 or the scan error code of its fault (docs/errors.md)' }),
+});
+
+const DeviceEventHead = {
+  client_uuid: Type.String({ description: 'the device uuid' }),
+  occurred_at: UnixMs('when the change was confirmed (it had held for the settle time)'),
+  changed_at: UnixMs('when the server first saw the change'),
+};
+
+const onlineEvent = <N extends string>(name: N) => Type.Object({
+  event: Type.Literal(name), ...DeviceEventHead,
+  online: Type.Boolean(),
+});
+/** device.online: the box is connected again (the change held for the settle time). */
+export const DeviceOnlineEvent = onlineEvent('device.online');
+/** device.offline: the box is gone (the change held for the settle time). */
+export const DeviceOfflineEvent = onlineEvent('device.offline');
+
+const sideEvent = <N extends string>(name: N) => Type.Object({
+  event: Type.Literal(name), ...DeviceEventHead,
+  state: DeviceSideState,
+  previous: Type.Optional(DeviceSideState),
+});
+/** device.printer_state: the printer's connected / state / state_reasons / error_code changed. */
+export const DevicePrinterStateEvent = sideEvent('device.printer_state');
+/** device.scanner_state: the scanner's connected / state / state_reasons / error_code changed. */
+export const DeviceScannerStateEvent = sideEvent('device.scanner_state');
+
 export interface CallbackEventSpec { method: 'POST' | 'PUT'; summary: string; body: TSchema }
 
 /**
@@ -138,6 +171,10 @@ export const callbackEvents = {
   'print.started': { method: 'POST', summary: 'Printing has started', body: PrintStartedEvent },
   'print.finished': { method: 'POST', summary: 'A print task ended: printed, cancelled or failed', body: PrintFinishedEvent },
   'recognition.result': { method: 'POST', summary: 'One student\'s recognition result (spec: one callback per student)', body: RecognitionResultEvent },
+  'device.online': { method: 'POST', summary: 'A device is online again (a change that held for the settle time)', body: DeviceOnlineEvent },
+  'device.offline': { method: 'POST', summary: 'A device went offline (a change that held for the settle time)', body: DeviceOfflineEvent },
+  'device.printer_state': { method: 'POST', summary: 'A device\'s printer changed state (connected, state, reasons, error code)', body: DevicePrinterStateEvent },
+  'device.scanner_state': { method: 'POST', summary: 'A device\'s scanner changed state (connected, state, reasons, error code)', body: DeviceScannerStateEvent },
   'recognition.end': { method: 'PUT', summary: 'The recognition task ended; sent after every result callback completed', body: RecognitionEndEvent },
 } as const satisfies Record<string, CallbackEventSpec>;
 export type CallbackEventName = keyof typeof callbackEvents;

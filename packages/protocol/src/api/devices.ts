@@ -1,9 +1,16 @@
 // Device management endpoints (spec: "Device management", "Device (client)").
 import Type, { type Static } from 'typebox';
 import { ConnectionType, NetworkType } from '../constants.ts';
+import { STATE_REASON_NAMES } from '../device-state.ts';
 import { Envelope, Id, NullEnvelope } from './envelope.ts';
 
 const Conn = Type.Enum(ConnectionType);
+/** boxhub extension (docs/printers-and-scanners.md, "Normalised state reasons"). */
+const DeviceState = {
+  state: Type.Optional(Type.Union([Type.Literal('idle'), Type.Literal('processing'), Type.Literal('stopped')], { description: 'boxhub extension: idle, processing or stopped, as the device says' })),
+  state_reasons: Type.Optional(Type.Array(Type.Enum(STATE_REASON_NAMES), { description: 'boxhub extension: normalised state reasons (docs/printers-and-scanners.md, "Normalised state reasons"); [] when nothing is wrong' })),
+  device_reasons: Type.Optional(Type.Array(Type.String(), { description: 'boxhub extension: the device\'s own words the reasons were read from (IPP printer-state-reasons, SANE status, eSCL states)' })),
+};
 
 export const ClientPrinter = Type.Object({
   connected: Type.Optional(Type.Boolean()),
@@ -12,6 +19,7 @@ export const ClientPrinter = Type.Object({
   model: Type.Optional(Type.String()),
   connection_type: Type.Optional(Conn),
   error_code: Type.Optional(Type.Integer({ description: 'printer error code, docs/errors.md' })),
+  ...DeviceState,
 });
 
 export const ClientScanner = Type.Object({
@@ -20,6 +28,8 @@ export const ClientScanner = Type.Object({
   make: Type.Optional(Type.String()),
   model: Type.Optional(Type.String()),
   connection_type: Type.Optional(Conn),
+  error_code: Type.Optional(Type.Integer({ description: 'boxhub extension: 0, or the scan error code of the fault the scanner is in (2001 jammed, 2002 cover open; docs/errors.md)' })),
+  ...DeviceState,
 });
 
 /** The Device resource. All fields are optional in responses (spec). */

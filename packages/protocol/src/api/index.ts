@@ -8,3 +8,5 @@ export * from './print.ts';
 export * from './operator.ts';
 export * from './e2e-keys.ts';
 export * from './recognition.ts';
+export * from './device-events.ts';
+export * from './task-history.ts';

@@ -557,6 +557,248 @@ export const callbackSchemas = {
       }
     }
   },
+  "device.online": {
+    "method": "POST",
+    "schema": {
+      "type": "object",
+      "required": [
+        "event",
+        "client_uuid",
+        "occurred_at",
+        "changed_at",
+        "online"
+      ],
+      "properties": {
+        "event": {
+          "type": "string",
+          "const": "device.online"
+        },
+        "client_uuid": {
+          "type": "string",
+          "description": "the device uuid"
+        },
+        "occurred_at": {
+          "type": "integer",
+          "description": "when the change was confirmed (it had held for the settle time), Unix ms"
+        },
+        "changed_at": {
+          "type": "integer",
+          "description": "when the server first saw the change, Unix ms"
+        },
+        "online": {
+          "type": "boolean"
+        }
+      }
+    }
+  },
+  "device.offline": {
+    "method": "POST",
+    "schema": {
+      "type": "object",
+      "required": [
+        "event",
+        "client_uuid",
+        "occurred_at",
+        "changed_at",
+        "online"
+      ],
+      "properties": {
+        "event": {
+          "type": "string",
+          "const": "device.offline"
+        },
+        "client_uuid": {
+          "type": "string",
+          "description": "the device uuid"
+        },
+        "occurred_at": {
+          "type": "integer",
+          "description": "when the change was confirmed (it had held for the settle time), Unix ms"
+        },
+        "changed_at": {
+          "type": "integer",
+          "description": "when the server first saw the change, Unix ms"
+        },
+        "online": {
+          "type": "boolean"
+        }
+      }
+    }
+  },
+  "device.printer_state": {
+    "method": "POST",
+    "schema": {
+      "type": "object",
+      "required": [
+        "event",
+        "client_uuid",
+        "occurred_at",
+        "changed_at",
+        "state"
+      ],
+      "properties": {
+        "event": {
+          "type": "string",
+          "const": "device.printer_state"
+        },
+        "client_uuid": {
+          "type": "string",
+          "description": "the device uuid"
+        },
+        "occurred_at": {
+          "type": "integer",
+          "description": "when the change was confirmed (it had held for the settle time), Unix ms"
+        },
+        "changed_at": {
+          "type": "integer",
+          "description": "when the server first saw the change, Unix ms"
+        },
+        "state": {
+          "type": "object",
+          "required": [
+            "connected",
+            "state_reasons",
+            "error_code"
+          ],
+          "properties": {
+            "connected": {
+              "type": "boolean"
+            },
+            "state": {
+              "type": "string",
+              "description": "idle, processing or stopped, while connected"
+            },
+            "state_reasons": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              },
+              "description": "normalised state reasons (docs/printers-and-scanners.md, \"Normalised state reasons\"); [] when nothing is wrong"
+            },
+            "error_code": {
+              "type": "integer",
+              "description": "printer: printer error code; scanner: 0 or the scan error code of its fault (docs/errors.md)"
+            }
+          }
+        },
+        "previous": {
+          "type": "object",
+          "required": [
+            "connected",
+            "state_reasons",
+            "error_code"
+          ],
+          "properties": {
+            "connected": {
+              "type": "boolean"
+            },
+            "state": {
+              "type": "string",
+              "description": "idle, processing or stopped, while connected"
+            },
+            "state_reasons": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              },
+              "description": "normalised state reasons (docs/printers-and-scanners.md, \"Normalised state reasons\"); [] when nothing is wrong"
+            },
+            "error_code": {
+              "type": "integer",
+              "description": "printer: printer error code; scanner: 0 or the scan error code of its fault (docs/errors.md)"
+            }
+          }
+        }
+      }
+    }
+  },
+  "device.scanner_state": {
+    "method": "POST",
+    "schema": {
+      "type": "object",
+      "required": [
+        "event",
+        "client_uuid",
+        "occurred_at",
+        "changed_at",
+        "state"
+      ],
+      "properties": {
+        "event": {
+          "type": "string",
+          "const": "device.scanner_state"
+        },
+        "client_uuid": {
+          "type": "string",
+          "description": "the device uuid"
+        },
+        "occurred_at": {
+          "type": "integer",
+          "description": "when the change was confirmed (it had held for the settle time), Unix ms"
+        },
+        "changed_at": {
+          "type": "integer",
+          "description": "when the server first saw the change, Unix ms"
+        },
+        "state": {
+          "type": "object",
+          "required": [
+            "connected",
+            "state_reasons",
+            "error_code"
+          ],
+          "properties": {
+            "connected": {
+              "type": "boolean"
+            },
+            "state": {
+              "type": "string",
+              "description": "idle, processing or stopped, while connected"
+            },
+            "state_reasons": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              },
+              "description": "normalised state reasons (docs/printers-and-scanners.md, \"Normalised state reasons\"); [] when nothing is wrong"
+            },
+            "error_code": {
+              "type": "integer",
+              "description": "printer: printer error code; scanner: 0 or the scan error code of its fault (docs/errors.md)"
+            }
+          }
+        },
+        "previous": {
+          "type": "object",
+          "required": [
+            "connected",
+            "state_reasons",
+            "error_code"
+          ],
+          "properties": {
+            "connected": {
+              "type": "boolean"
+            },
+            "state": {
+              "type": "string",
+              "description": "idle, processing or stopped, while connected"
+            },
+            "state_reasons": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              },
+              "description": "normalised state reasons (docs/printers-and-scanners.md, \"Normalised state reasons\"); [] when nothing is wrong"
+            },
+            "error_code": {
+              "type": "integer",
+              "description": "printer: printer error code; scanner: 0 or the scan error code of its fault (docs/errors.md)"
+            }
+          }
+        }
+      }
+    }
+  },
   "recognition.end": {
     "method": "PUT",
     "schema": {

@@ -210,6 +210,12 @@ export interface paths {
                                         connection_type?: "usb" | "network" | "virtual";
                                         /** @description printer error code, docs/errors.md */
                                         error_code?: number;
+                                        /** @description boxhub extension: idle, processing or stopped, as the device says */
+                                        state?: "idle" | "processing" | "stopped";
+                                        /** @description boxhub extension: normalised state reasons (docs/printers-and-scanners.md, "Normalised state reasons"); [] when nothing is wrong */
+                                        state_reasons?: ("offline" | "paused" | "cover_open" | "media_jam" | "media_empty" | "media_low" | "toner_empty" | "toner_low" | "ink_empty" | "ink_low" | "marker_supply_empty" | "marker_supply_low" | "marker_waste_full" | "output_full" | "media_mismatch" | "busy" | "error")[];
+                                        /** @description boxhub extension: the device's own words the reasons were read from (IPP printer-state-reasons, SANE status, eSCL states) */
+                                        device_reasons?: string[];
                                     };
                                     scanner?: {
                                         connected?: boolean;
@@ -218,6 +224,14 @@ export interface paths {
                                         model?: string;
                                         /** @enum {unknown} */
                                         connection_type?: "usb" | "network" | "virtual";
+                                        /** @description boxhub extension: 0, or the scan error code of the fault the scanner is in (2001 jammed, 2002 cover open; docs/errors.md) */
+                                        error_code?: number;
+                                        /** @description boxhub extension: idle, processing or stopped, as the device says */
+                                        state?: "idle" | "processing" | "stopped";
+                                        /** @description boxhub extension: normalised state reasons (docs/printers-and-scanners.md, "Normalised state reasons"); [] when nothing is wrong */
+                                        state_reasons?: ("offline" | "paused" | "cover_open" | "media_jam" | "media_empty" | "media_low" | "toner_empty" | "toner_low" | "ink_empty" | "ink_low" | "marker_supply_empty" | "marker_supply_low" | "marker_waste_full" | "output_full" | "media_mismatch" | "busy" | "error")[];
+                                        /** @description boxhub extension: the device's own words the reasons were read from (IPP printer-state-reasons, SANE status, eSCL states) */
+                                        device_reasons?: string[];
                                     };
                                     /** @description boxhub extension: the box's X25519 public key (hex) for end-to-end encrypted print files (docs/encryption.md) */
                                     e2e_public_key?: string;
@@ -303,6 +317,12 @@ export interface paths {
                                         connection_type?: "usb" | "network" | "virtual";
                                         /** @description printer error code, docs/errors.md */
                                         error_code?: number;
+                                        /** @description boxhub extension: idle, processing or stopped, as the device says */
+                                        state?: "idle" | "processing" | "stopped";
+                                        /** @description boxhub extension: normalised state reasons (docs/printers-and-scanners.md, "Normalised state reasons"); [] when nothing is wrong */
+                                        state_reasons?: ("offline" | "paused" | "cover_open" | "media_jam" | "media_empty" | "media_low" | "toner_empty" | "toner_low" | "ink_empty" | "ink_low" | "marker_supply_empty" | "marker_supply_low" | "marker_waste_full" | "output_full" | "media_mismatch" | "busy" | "error")[];
+                                        /** @description boxhub extension: the device's own words the reasons were read from (IPP printer-state-reasons, SANE status, eSCL states) */
+                                        device_reasons?: string[];
                                     };
                                     scanner?: {
                                         connected?: boolean;
@@ -311,6 +331,14 @@ export interface paths {
                                         model?: string;
                                         /** @enum {unknown} */
                                         connection_type?: "usb" | "network" | "virtual";
+                                        /** @description boxhub extension: 0, or the scan error code of the fault the scanner is in (2001 jammed, 2002 cover open; docs/errors.md) */
+                                        error_code?: number;
+                                        /** @description boxhub extension: idle, processing or stopped, as the device says */
+                                        state?: "idle" | "processing" | "stopped";
+                                        /** @description boxhub extension: normalised state reasons (docs/printers-and-scanners.md, "Normalised state reasons"); [] when nothing is wrong */
+                                        state_reasons?: ("offline" | "paused" | "cover_open" | "media_jam" | "media_empty" | "media_low" | "toner_empty" | "toner_low" | "ink_empty" | "ink_low" | "marker_supply_empty" | "marker_supply_low" | "marker_waste_full" | "output_full" | "media_mismatch" | "busy" | "error")[];
+                                        /** @description boxhub extension: the device's own words the reasons were read from (IPP printer-state-reasons, SANE status, eSCL states) */
+                                        device_reasons?: string[];
                                     };
                                     /** @description boxhub extension: the box's X25519 public key (hex) for end-to-end encrypted print files (docs/encryption.md) */
                                     e2e_public_key?: string;
@@ -858,6 +886,151 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/application/device_callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The URL this application's device events go to (device.online, device.offline, device.printer_state, device.scanner_state) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description 0 on success; see docs/errors.md */
+                            code: number;
+                            msg: string;
+                            data: {
+                                /** @description absent when no device events are sent */
+                                callback_url?: string;
+                                /** @description a change is reported once it has held this long (docs/callbacks.md, "Device events") */
+                                settle_ms: number;
+                            } | null;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Set the URL this application's device events go to ("" stops them) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description where device events go; "" stops them */
+                        callback_url: string | "";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description 0 on success; see docs/errors.md */
+                            code: number;
+                            msg: string;
+                            data: {
+                                /** @description absent when no device events are sent */
+                                callback_url?: string;
+                                /** @description a change is reported once it has held this long (docs/callbacks.md, "Device events") */
+                                settle_ms: number;
+                            } | null;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/task/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A scan or print task's history: what happened and who said so, oldest first */
+        get: {
+            parameters: {
+                query: {
+                    /** @description scan or print task uuid */
+                    uuid: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description 0 on success; see docs/errors.md */
+                            code: number;
+                            msg: string;
+                            data: {
+                                uuid: string;
+                                kind: "scan" | "print";
+                                /** @description the device */
+                                client_uuid: string;
+                                /** @description oldest first; at most 2000 */
+                                entries: {
+                                    /** @description when the server recorded it, Unix ms */
+                                    at: number;
+                                    /** @description who said so */
+                                    source: "server" | "box" | "printer" | "scanner";
+                                    /** @description created, sent, acknowledged, downloaded, accepted, printer_state, scanner_state, pages_done, item_stored, finished, cancelled, stopped, refused, lost, expired (docs/tasks.md, "History") */
+                                    what: string;
+                                    /** @description the entry's facts (docs/tasks.md, "History") */
+                                    detail?: {
+                                        [key: string]: unknown;
+                                    };
+                                }[];
+                            } | null;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2583,6 +2756,12 @@ export interface paths {
                                             connection_type?: "usb" | "network" | "virtual";
                                             /** @description printer error code, docs/errors.md */
                                             error_code?: number;
+                                            /** @description boxhub extension: idle, processing or stopped, as the device says */
+                                            state?: "idle" | "processing" | "stopped";
+                                            /** @description boxhub extension: normalised state reasons (docs/printers-and-scanners.md, "Normalised state reasons"); [] when nothing is wrong */
+                                            state_reasons?: ("offline" | "paused" | "cover_open" | "media_jam" | "media_empty" | "media_low" | "toner_empty" | "toner_low" | "ink_empty" | "ink_low" | "marker_supply_empty" | "marker_supply_low" | "marker_waste_full" | "output_full" | "media_mismatch" | "busy" | "error")[];
+                                            /** @description boxhub extension: the device's own words the reasons were read from (IPP printer-state-reasons, SANE status, eSCL states) */
+                                            device_reasons?: string[];
                                         };
                                         scanner?: {
                                             connected?: boolean;
@@ -2591,6 +2770,14 @@ export interface paths {
                                             model?: string;
                                             /** @enum {unknown} */
                                             connection_type?: "usb" | "network" | "virtual";
+                                            /** @description boxhub extension: 0, or the scan error code of the fault the scanner is in (2001 jammed, 2002 cover open; docs/errors.md) */
+                                            error_code?: number;
+                                            /** @description boxhub extension: idle, processing or stopped, as the device says */
+                                            state?: "idle" | "processing" | "stopped";
+                                            /** @description boxhub extension: normalised state reasons (docs/printers-and-scanners.md, "Normalised state reasons"); [] when nothing is wrong */
+                                            state_reasons?: ("offline" | "paused" | "cover_open" | "media_jam" | "media_empty" | "media_low" | "toner_empty" | "toner_low" | "ink_empty" | "ink_low" | "marker_supply_empty" | "marker_supply_low" | "marker_waste_full" | "output_full" | "media_mismatch" | "busy" | "error")[];
+                                            /** @description boxhub extension: the device's own words the reasons were read from (IPP printer-state-reasons, SANE status, eSCL states) */
+                                            device_reasons?: string[];
                                         };
                                         /** @description boxhub extension: the box's X25519 public key (hex) for end-to-end encrypted print files (docs/encryption.md) */
                                         e2e_public_key?: string;
@@ -3244,6 +3431,244 @@ export interface webhooks {
                         detail?: string;
                         /** @description extension: present on a corrected result (1, 2, …; the recognizer's own has none), which replaces the student's earlier ones; its finish is false. docs/cards.md, "The review loop" */
                         revision?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything but HTTP 200 within 5 s is a failed attempt, retried after 8, 13 and 21 s. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "device.online": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A device is online again (a change that held for the settle time)
+         * @description Sent to the callback_url with User-Agent SVC, X-SVC-Callback-ID and Standard Webhooks signature headers (webhook-id, webhook-timestamp, webhook-signature); docs/callbacks.md.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "device.online";
+                        /** @description the device uuid */
+                        client_uuid: string;
+                        /** @description when the change was confirmed (it had held for the settle time), Unix ms */
+                        occurred_at: number;
+                        /** @description when the server first saw the change, Unix ms */
+                        changed_at: number;
+                        online: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything but HTTP 200 within 5 s is a failed attempt, retried after 8, 13 and 21 s. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "device.offline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A device went offline (a change that held for the settle time)
+         * @description Sent to the callback_url with User-Agent SVC, X-SVC-Callback-ID and Standard Webhooks signature headers (webhook-id, webhook-timestamp, webhook-signature); docs/callbacks.md.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "device.offline";
+                        /** @description the device uuid */
+                        client_uuid: string;
+                        /** @description when the change was confirmed (it had held for the settle time), Unix ms */
+                        occurred_at: number;
+                        /** @description when the server first saw the change, Unix ms */
+                        changed_at: number;
+                        online: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything but HTTP 200 within 5 s is a failed attempt, retried after 8, 13 and 21 s. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "device.printer_state": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A device's printer changed state (connected, state, reasons, error code)
+         * @description Sent to the callback_url with User-Agent SVC, X-SVC-Callback-ID and Standard Webhooks signature headers (webhook-id, webhook-timestamp, webhook-signature); docs/callbacks.md.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "device.printer_state";
+                        /** @description the device uuid */
+                        client_uuid: string;
+                        /** @description when the change was confirmed (it had held for the settle time), Unix ms */
+                        occurred_at: number;
+                        /** @description when the server first saw the change, Unix ms */
+                        changed_at: number;
+                        state: {
+                            connected: boolean;
+                            /** @description idle, processing or stopped, while connected */
+                            state?: string;
+                            /** @description normalised state reasons (docs/printers-and-scanners.md, "Normalised state reasons"); [] when nothing is wrong */
+                            state_reasons: string[];
+                            /** @description printer: printer error code; scanner: 0 or the scan error code of its fault (docs/errors.md) */
+                            error_code: number;
+                        };
+                        previous?: {
+                            connected: boolean;
+                            /** @description idle, processing or stopped, while connected */
+                            state?: string;
+                            /** @description normalised state reasons (docs/printers-and-scanners.md, "Normalised state reasons"); [] when nothing is wrong */
+                            state_reasons: string[];
+                            /** @description printer: printer error code; scanner: 0 or the scan error code of its fault (docs/errors.md) */
+                            error_code: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything but HTTP 200 within 5 s is a failed attempt, retried after 8, 13 and 21 s. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "device.scanner_state": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A device's scanner changed state (connected, state, reasons, error code)
+         * @description Sent to the callback_url with User-Agent SVC, X-SVC-Callback-ID and Standard Webhooks signature headers (webhook-id, webhook-timestamp, webhook-signature); docs/callbacks.md.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "device.scanner_state";
+                        /** @description the device uuid */
+                        client_uuid: string;
+                        /** @description when the change was confirmed (it had held for the settle time), Unix ms */
+                        occurred_at: number;
+                        /** @description when the server first saw the change, Unix ms */
+                        changed_at: number;
+                        state: {
+                            connected: boolean;
+                            /** @description idle, processing or stopped, while connected */
+                            state?: string;
+                            /** @description normalised state reasons (docs/printers-and-scanners.md, "Normalised state reasons"); [] when nothing is wrong */
+                            state_reasons: string[];
+                            /** @description printer: printer error code; scanner: 0 or the scan error code of its fault (docs/errors.md) */
+                            error_code: number;
+                        };
+                        previous?: {
+                            connected: boolean;
+                            /** @description idle, processing or stopped, while connected */
+                            state?: string;
+                            /** @description normalised state reasons (docs/printers-and-scanners.md, "Normalised state reasons"); [] when nothing is wrong */
+                            state_reasons: string[];
+                            /** @description printer: printer error code; scanner: 0 or the scan error code of its fault (docs/errors.md) */
+                            error_code: number;
+                        };
                     };
                 };
             };

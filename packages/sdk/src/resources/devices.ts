@@ -45,4 +45,16 @@ export class Devices {
       if (p.clients.length === 0 || page * p.page_size >= p.total) return;
     }
   }
+
+  /** Where this application's device events go (device.online, device.offline,
+   *  device.printer_state, device.scanner_state) and the settle time that damps flapping
+   *  (docs/callbacks.md, "Device events"). */
+  eventCallback(o?: CallOptions) {
+    return this.#t.get('/api/application/device_callback', {}, o);
+  }
+
+  /** Sets the URL device events go to; `""` stops them. */
+  setEventCallback(body: Body<'/api/application/device_callback'>, o?: CallOptions) {
+    return this.#t.post('/api/application/device_callback', body, o);
+  }
 }

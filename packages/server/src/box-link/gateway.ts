@@ -40,6 +40,7 @@ export class BoxGateway {
   private jobEvents: JobEventHandler | undefined;
   private requests: RequestHandler | undefined;
   private readonly stateListeners: StateListener[] = [];
+  private readonly presenceListeners: ((uuid: string, online: boolean) => Promise<void>)[] = [];
   /** Devices of this deployment seen lately (uuid → when looked up), see isOurs(). */
   private readonly known = new Map<string, number>();
 
@@ -81,6 +82,8 @@ export class BoxGateway {
   onRequest(handler: RequestHandler): void { this.requests = handler; }
   /** Called after each state a box reports has been stored (task reconciliation). */
   onState(listener: StateListener): void { this.stateListeners.push(listener); }
+  /** Called after a presence changed the device's row (device events). */
+  onPresence(listener: (uuid: string, online: boolean) => Promise<void>): void { this.presenceListeners.push(listener); }
 
   /** Sends a one-way message (events.ack, reply): nothing waits for an answer. */
   async send(uuid: string, type: JobCommandType, params: Record<string, unknown>): Promise<void> {
@@ -148,8 +151,8 @@ export class BoxGateway {
     if (kind === 'presence') {
       const m = parseJson(Presence, payload);
       if (!m.ok) return this.reject(uuid, kind, m.error);
-      if (m.value.online) await this.o.devices.markOnline(uuid, m.value.session, now);
-      else await this.o.devices.markOffline(uuid, m.value.session, now);
+      const changed = m.value.online ? await this.o.devices.markOnline(uuid, m.value.session, now) : await this.o.devices.markOffline(uuid, m.value.session, now);
+      if (changed) for (const l of this.presenceListeners) await l(uuid, m.value.online);
     } else if (kind === 'state') {
       const m = parseJson(BoxState, payload);
       if (!m.ok) return this.reject(uuid, kind, m.error);

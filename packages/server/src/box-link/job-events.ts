@@ -14,6 +14,7 @@ import type { Trx } from '../jobs/repository.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
 import type { BoxGateway } from './gateway.ts';
 import { transact } from '../db/transaction.ts';
+import { historyOfEvent } from '../modules/task-history/box-events.ts';
 
 export interface EventContext<T extends JobEventType = JobEventType> {
   device: string;
@@ -31,7 +32,7 @@ export type EventOutcome = 'applied' | 'duplicate' | 'unknown-task' | 'out-of-or
 /** The kind of task each event is about: an event is applied only to a task of its kind. */
 const EVENT_KIND: Record<JobEventType, TaskRow['kind']> = {
   'scan.item': 'scan', 'scan.finished': 'scan',
-  'print.downloaded': 'print', 'print.started': 'print', 'print.finished': 'print',
+  'print.downloaded': 'print', 'print.started': 'print', 'print.progress': 'print', 'print.finished': 'print',
 };
 
 export class JobEventRouter {
@@ -86,9 +87,12 @@ export class JobEventRouter {
         await trx.insertInto('box_events').values({ id: e.id, task_uuid: e.task, seq: e.seq, type: e.type, received_at: now }).execute();
         // An event proves the box holds the task, whether or not its ack has been handled yet.
         const current = task.acked_at === null && this.beforeFirst ? await this.beforeFirst(trx, task, now) : task;
+        const typed = { ...e, data: data.value } as TypedJobEvent;
+        // Its task's history first (docs/tasks.md, "History"): the box's report, before what it causes.
+        await this.tasks.history.add(trx, e.task, { at: now, ...historyOfEvent(typed) });
         if (applier) {
-          await applier(trx, { device, task: current, event: { ...e, data: data.value } as TypedJobEvent, now, afterCommit: (fn) => after.push(fn) });
-        } else {
+          await applier(trx, { device, task: current, event: typed, now, afterCommit: (fn) => after.push(fn) });
+        } else if (e.type !== 'print.progress') {
           this.log.warn({ device, type: e.type }, 'box job event of a type nothing applies');
         }
         await this.tasks.update(trx, e.task, { last_seq: e.seq });

@@ -280,6 +280,35 @@ export interface Database {
   card_templates: CardTemplatesTable;
   console_signouts: ConsoleSignoutsTable;
   recognition_corrections: RecognitionCorrectionsTable;
+  device_callbacks: DeviceCallbacksTable;
+  device_reported: DeviceReportedTable;
+  task_history: TaskHistoryTable;
+}
+
+/** An application's device callback URL (modules/device-events). */
+export interface DeviceCallbacksTable {
+  app_id: string;
+  url: string;
+  updated_at: number;
+}
+
+/** Per device and topic (online, printer, scanner): the state last reported (modules/device-events). */
+export interface DeviceReportedTable {
+  device_uuid: string;
+  topic: string;
+  value: string;
+  changed_at: number | null;
+  reported_at: number;
+}
+
+/** One entry of a task's timeline (modules/task-history). */
+export interface TaskHistoryTable {
+  id: string;
+  task_uuid: string;
+  at: number;
+  source: string;
+  what: string;
+  detail: string | null;
 }
 
 export type TaskRow = Selectable<TasksTable>;

@@ -13,6 +13,8 @@ import * as m0020 from './0020-recognition.ts';
 import * as m0022 from './0022-console-signouts.ts';
 import * as m0023 from './0023-scan-progress.ts';
 import * as m0025 from './0025-recognition-review.ts';
+import * as m0030 from './0030-device-events.ts';
+import * as m0031 from './0031-task-history.ts';
 
 const migrations: Record<string, Migration> = {
   '0001-initial': m0001,
@@ -27,6 +29,8 @@ const migrations: Record<string, Migration> = {
   '0022-console-signouts': m0022,
   '0023-scan-progress': m0023,
   '0025-recognition-review': m0025,
+  '0030-device-events': m0030,
+  '0031-task-history': m0031,
 };
 
 export const migrationProvider: MigrationProvider = { getMigrations: async () => migrations };

@@ -57,6 +57,7 @@ export class TaskLifecycle {
   /** Records a task and its expiry in the caller's transaction. */
   async create(trx: Trx, t: NewTask): Promise<void> {
     await this.d.tasks.insert(trx, t);
+    if (t.kind !== 'recognition') await this.d.tasks.history.add(trx, t.uuid, { at: t.created_at, source: 'server', what: 'created', detail: { kind: t.kind } });
     await this.d.jobs.schedule(trx, { kind: EXPIRE_JOB, ref: t.uuid, runAt: t.expires_at });
   }
 
@@ -72,6 +73,7 @@ export class TaskLifecycle {
       return (await this.d.tasks.find(trx, task.uuid)) ?? task;
     }
     const set = { acked_at: now, ...(boot ? { box_boot: boot } : {}) };
+    await this.d.tasks.history.add(trx, task.uuid, { at: now, source: 'box', what: 'acknowledged', detail: boot ? { boot } : {} });
     const moved = await this.d.tasks.transition(trx, task, 'box.ack', 'received', set);
     if (!moved) await this.d.tasks.update(trx, task.uuid, set);
     const after = (await this.d.tasks.find(trx, task.uuid)) ?? task;

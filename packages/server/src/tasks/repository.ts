@@ -6,12 +6,21 @@ import { sourcesOf, type TaskKind, type TaskState, type TaskTrigger } from '@box
 import type { Kysely, Updateable } from 'kysely';
 import type { Database, TaskRow, TasksTable } from '../db/schema.ts';
 import type { Trx } from '../jobs/repository.ts';
+import { TaskHistoryRepository } from '../modules/task-history/repository.ts';
+
+/** Triggers the server decides alone, and how the task's history names them (docs/tasks.md,
+ *  "History"); the box's own reports are recorded as they are applied (box-link/job-events.ts). */
+const SERVER_ENDINGS: Partial<Record<TaskTrigger, string>> = {
+  'box.refused': 'refused', 'box.lost': 'lost', 'scan.stop': 'stopped', 'print.cancel': 'cancelled', expire: 'expired',
+};
 
 export type NewTask = Pick<TaskRow, 'uuid' | 'kind' | 'app_id' | 'device_uuid' | 'callback_url' | 'options' | 'created_at' | 'expires_at'> & { file_bytes?: number };
 
 export class TaskRepository {
   readonly db: Kysely<Database>;
-  constructor(db: Kysely<Database>) { this.db = db; }
+  /** Every task's timeline (modules/task-history). */
+  readonly history: TaskHistoryRepository;
+  constructor(db: Kysely<Database>) { this.db = db; this.history = new TaskHistoryRepository(db); }
 
   /** Inserts a task in state `created`. A second active scan on a device violates the partial
    *  unique index (isUniqueViolation): the caller answers 30204. */
@@ -76,6 +85,14 @@ export class TaskRepository {
     if (from.length === 0) return undefined;
     const r = await trx.updateTable('tasks').set({ ...set, state: to }).where('uuid', '=', task.uuid).where('state', 'in', from).executeTakeFirst();
     if (r.numUpdatedRows !== 1n) return undefined;
+    const ending = SERVER_ENDINGS[trigger];
+    if (ending && (task.kind === 'scan' || task.kind === 'print') && set.finished_at != null) {
+      const code = set.error_code != null ? Number(set.error_code) : undefined;
+      await this.history.add(trx, task.uuid, {
+        at: Number(set.finished_at), source: 'server', what: ending,
+        detail: { ...(code !== undefined ? { error_code: code } : {}), ...(typeof set.error_message === 'string' ? { message: set.error_message } : {}) },
+      });
+    }
     return this.find(trx, task.uuid);
   }
 

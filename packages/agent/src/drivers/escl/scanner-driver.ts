@@ -11,7 +11,7 @@
 // is empty or another client scans, the end of the paper said with 409 instead of 404, and a
 // job the device drops on its own (listed Aborted in ScannerStatus). Faults and their scan
 // error codes: scan() below and docs/printers-and-scanners.md, "eSCL faults".
-import type { ScannerStatus } from '@boxhub/protocol';
+import { ScanError, type ScannerStatus } from '@boxhub/protocol';
 import { disconnectedScanner, ScanFault, type ScannedPage, type ScannerDriver, type ScanRequest } from '../types.ts';
 import { connectionTypeFor } from '../ipp/printer-status.ts';
 import { jpegInfo } from '../../scan/jpeg-info.ts';
@@ -89,7 +89,12 @@ export class EsclScannerDriver implements ScannerDriver {
       if (model) s.model = model.slice(0, 128);
       if (state === 'Idle' || state === 'Processing' || state === 'Stopped') s.state = state === 'Idle' ? 'idle' : state === 'Processing' ? 'processing' : 'stopped';
       if (adf) s.adf_loaded = adfMeaning(adf) === 'loaded';
-      if (adfFault(adf, '')) s.state = 'stopped';
+      // The device's words, normalised by the server (docs/printers-and-scanners.md,
+      // "Normalised state reasons"); a jam or an open door is the scanner's error_code too.
+      const words = [state, adf].filter((w): w is string => !!w && /^[\w.-]{1,64}$/.test(w));
+      if (words.length > 0) s.state_reasons = words;
+      const fault = adfFault(adf, '');
+      if (fault) { s.state = 'stopped'; s.error_code = fault.kind === 'jammed' ? ScanError.jammed : fault.kind === 'misfeed' ? ScanError.misfeed : ScanError.cover_open; }
       return s;
     } catch (e) {
       if (signal?.aborted) throw e;

@@ -5,7 +5,7 @@
 // written (batch.ts); options come from the device's own option list (plan.ts). Pages are
 // encoded to JPEG here, at the task's quality, straight from scanimage's TIFF file by libvips:
 // the raw page never enters the JavaScript heap, and the pipeline passes the JPEG through.
-import type { ScannerStatus } from '@boxhub/protocol';
+import { ScanError, type ScannerStatus } from '@boxhub/protocol';
 import sharp from 'sharp';
 import { disconnectedScanner, ScanFault, type ScannedPage, type ScannerDriver, type ScanRequest } from '../types.ts';
 import { jpegOptions } from '../../scan/page-image.ts';
@@ -63,6 +63,10 @@ export class SaneScannerDriver implements ScannerDriver {
   /** The last status read while idle: reported (as processing) while a scan holds the device. */
   private last: ScannerStatus | undefined;
   private scanning = false;
+  /** SANE reports a jam or an open cover only to the scan it ends (there is no status call
+   *  for it): the fault stands in status() until the next scan starts
+   *  (docs/printers-and-scanners.md, "Normalised state reasons"). */
+  private fault: { code: number; status: string } | undefined;
 
   constructor(uri: string, options: SaneScannerDriverOptions = {}) {
     if (!uri.startsWith('sane:') || uri.length <= 5) throw new TypeError(`not a sane:<device> URI: ${uri}`);
@@ -96,6 +100,7 @@ export class SaneScannerDriver implements ScannerDriver {
       s.model = this.identity.model.slice(0, 128);
     }
     this.last = s;
+    if (this.fault) return { ...s, state: 'stopped', error_code: this.fault.code, state_reasons: [this.fault.status] };
     return s;
   }
 
@@ -142,6 +147,7 @@ export class SaneScannerDriver implements ScannerDriver {
     signal.throwIfAborted();
     if (this.scanning) throw new ScanFault('io', `${this.device} is busy with another scan`);
     this.scanning = true;
+    this.fault = undefined;
     try {
       let opts: Map<string, SaneOption> | undefined;
       try {
@@ -173,6 +179,11 @@ export class SaneScannerDriver implements ScannerDriver {
         signal.throwIfAborted();
         yield page;
       }
+    } catch (e) {
+      if (e instanceof ScanFault && (e.kind === 'jammed' || e.kind === 'cover-open')) {
+        this.fault = e.kind === 'jammed' ? { code: ScanError.jammed, status: 'SANE_STATUS_JAMMED' } : { code: ScanError.cover_open, status: 'SANE_STATUS_COVER_OPEN' };
+      }
+      throw e;
     } finally {
       this.scanning = false;
     }

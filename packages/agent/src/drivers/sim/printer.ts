@@ -225,7 +225,12 @@ export class SimPrinter implements PrinterDriver {
 
   private async track(r: Running, hooks: Omit<PrintHooks, 'submitted'>): Promise<PrintOutcome> {
     const listener = (n: number) => hooks.progress?.({ impressionsCompleted: n });
-    if (this.strict) r.listeners.add(listener);
+    if (this.strict) {
+      r.listeners.add(listener);
+      // Followed late (the job ran while submitted() was being recorded): the count so far, as
+      // a real printer's job-impressions-completed would say at the first look.
+      if (r.job.impressions > 0) listener(r.job.impressions);
+    }
     try {
       return await r.done;
     } finally {

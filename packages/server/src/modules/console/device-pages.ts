@@ -9,6 +9,7 @@ import { askFirst, confirmed, CSRF_REFUSED, enc, formOf, fragment, idParam, page
 import { printJobView, printOptionsPart, type PrintChoice } from './print-views.ts';
 import { sameToken } from './session.ts';
 import { deviceView, devicesView, printLive, printTaskView, scanLive, scanTaskView } from './views.ts';
+import { historyView } from './history-views.ts';
 
 export const PRINT_ROUTE = '/console/devices/:uuid/print';
 /** The print form's fields besides the file (the multipart limits in routes.ts count them). */
@@ -167,7 +168,7 @@ export function devicePages(app: FastifyInstance, o: ConsoleOptions): void {
     const info = await s.scan.info(appId, uuid, scanUuid);
     const items = await s.scan.itemData(appId, { client_uuid: uuid, scan_uuid: scanUuid, page });
     const pageUrl = `${devUrl(uuid)}/scans/${enc(scanUuid)}`;
-    return scanLive(`${pageUrl}/live`, pageUrl, info, items);
+    return scanLive(`${pageUrl}/live`, pageUrl, info, items, historyView(await s.history.read(appId, scanUuid)));
   };
   type ScanRoute = { Params: { uuid: string; scan: string }; Querystring: { page?: string } };
   app.get<ScanRoute>('/console/devices/:uuid/scans/:scan', async (req, reply) => {
@@ -227,7 +228,7 @@ export function devicePages(app: FastifyInstance, o: ConsoleOptions): void {
   });
 
   const printPart = async (req: FastifyRequest, uuid: string, printUuid: string) =>
-    printLive(`${devUrl(uuid)}/prints/${enc(printUuid)}/live`, await s.print.info(sess(req).appId, { client_uuid: uuid, print_uuid: printUuid }));
+    printLive(`${devUrl(uuid)}/prints/${enc(printUuid)}/live`, await s.print.info(sess(req).appId, { client_uuid: uuid, print_uuid: printUuid }), historyView(await s.history.read(sess(req).appId, printUuid)));
   app.get<{ Params: { uuid: string; print: string } }>('/console/devices/:uuid/prints/:print', async (req, reply) => {
     const uuid = idParam(req.params.uuid);
     const printUuid = idParam(req.params.print);

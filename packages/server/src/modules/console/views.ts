@@ -22,13 +22,16 @@ function printerState(c: api.Client): Html {
   const p = c.printer;
   if (!p) return html`<span class="muted">unknown</span>`;
   if (!p.connected) return html`<span class="pill off">not connected</span>`;
-  return html`<span class="pill ${p.error_code ? 'off' : 'on'}">${p.error_code ? `error ${p.error_code}` : 'ready'}</span> ${p.make ?? ''} ${p.model ?? ''}`;
+  return html`<span class="pill ${p.error_code ? 'off' : 'on'}">${p.error_code ? `error ${p.error_code}` : 'ready'}</span> ${p.make ?? ''} ${p.model ?? ''}${reasons(p.state_reasons, 'printer-reasons')}`;
 }
+
+/** Normalised state reasons (docs/printers-and-scanners.md "Normalised state reasons"). */
+const reasons = (r: readonly string[] | undefined, id: string) => (r && r.length > 0 ? html` <span id="${id}" class="err">${r.map((x) => x.replace(/_/g, ' ')).join(', ')}</span>` : '');
 
 function scannerState(c: api.Client): Html {
   const s = c.scanner;
   if (!s) return html`<span class="muted">unknown</span>`;
-  return s.connected ? html`<span class="pill on">connected</span> ${s.make ?? ''} ${s.model ?? ''}` : html`<span class="pill off">not connected</span>`;
+  return s.connected ? html`<span class="pill ${s.state_reasons?.length ? 'off' : 'on'}">connected</span> ${s.make ?? ''} ${s.model ?? ''}${reasons(s.state_reasons, 'scanner-reasons')}` : html`<span class="pill off">not connected</span>`;
 }
 
 const lastSeen = (c: api.Client) => (c.online ? `since ${when(c.last_connect_at)}` : when(c.last_disconnect_at ?? c.last_connect_at));
@@ -166,7 +169,7 @@ function pageBar(info: api.ScanInfo): Html {
  * The live part of a scan task page: it polls itself (the same page of items) until the task has
  * finished. `pageUrl` is the task page, for the links to other pages of items.
  */
-export function scanLive(url: string, pageUrl: string, info: api.ScanInfo, items: api.ItemData): Html {
+export function scanLive(url: string, pageUrl: string, info: api.ScanInfo, items: api.ItemData, history: Html | string = ''): Html {
   const poll = info.finished ? html`` : html` hx-get="${url}?page=${items.page}" hx-trigger="every 1s" hx-swap="outerHTML"`;
   return html`<div id="scan-live"${poll}>
 <div class="card"><ol class="timeline">${step(info.action_ack, 'Box acknowledged', info.action_ack_at)}${step(info.finished, 'Finished', info.finished_at)}</ol>
@@ -177,7 +180,7 @@ ${pageBar(info)}</div>
 ${items.items.map((i) => html`<tr class="scan-item"><td>${i.item_id}</td><td>${i.pages}</td><td>${i.file_size !== undefined ? `${i.file_size} KB` : '—'}</td><td>${when(i.scanned_at)}</td><td><code>${i.check_sum ?? ''}</code></td>
 <td>${i.temp_download_url ? html`<a class="download" href="${i.temp_download_url}">download PDF</a>` : html`<span class="muted">sent directly</span>`}</td></tr>`)}
 </tbody></table>${items.total > items.page_size && items.items.length > 0 ? html`<p class="muted">Items ${(items.page - 1) * items.page_size + 1}-${(items.page - 1) * items.page_size + items.items.length} of ${items.total}.</p>` : ''}
-${pager(pageUrl, items, {}, 'items-pager')}</div>`;
+${pager(pageUrl, items, {}, 'items-pager')}${history}</div>`;
 }
 
 export function printTaskView(device: api.Client, printUuid: string, live: Html, job: Html): Html {
@@ -185,14 +188,14 @@ export function printTaskView(device: api.Client, printUuid: string, live: Html,
 <h1>Print task <code>${printUuid}</code></h1>${live}${job}`;
 }
 
-export function printLive(url: string, info: api.PrintInfo): Html {
+export function printLive(url: string, info: api.PrintInfo, history: Html | string = ''): Html {
   const poll = info.finished ? html`` : html` hx-get="${url}" hx-trigger="every 1s" hx-swap="outerHTML"`;
   return html`<div id="print-live"${poll}><div class="card">
 <ol class="timeline">${step(true, 'Created', info.created_at)}${step(info.action_ack, 'Box acknowledged', info.action_ack_at)}${step(info.started, 'Printing started', info.started_at)}${step(info.finished, 'Finished', info.finished_at)}</ol>
 <p>Status: <span id="print-status" class="pill ${info.finished ? (info.error_code ? 'off' : 'on') : 'wait'}">${info.finished ? (info.error_code ? `failed: error ${info.error_code}` : 'finished') : info.started ? 'printing' : 'waiting'}</span></p>
 <dl><dt>Pages</dt><dd>${info.pages ?? '—'}${info.printed_pages !== undefined ? ` (printer counted ${info.printed_pages})` : ''}</dd>
 <dt>File</dt><dd>${info.file_size !== undefined ? `${info.file_size} KB` : '—'}${info.download_spent !== undefined ? `, downloaded in ${info.download_spent} s` : ''}</dd>
-<dt>Error code</dt><dd>${info.error_code}</dd><dt>Expires</dt><dd>${when(info.expires_at * 1000)}</dd></dl></div></div>`;
+<dt>Error code</dt><dd>${info.error_code}</dd><dt>Expires</dt><dd>${when(info.expires_at * 1000)}</dd></dl></div>${history}</div>`;
 }
 
 export function callbacksView(list: api.CallbackList, csrf: string, msg?: string): Html {

@@ -171,9 +171,11 @@ export class DeviceRepository {
     return false;
   }
 
-  /** The embedded broker starts empty: nobody is connected, whatever the table says. */
-  async markAllOffline(at: number): Promise<void> {
-    await this.changed(undefined, () => this.db.updateTable('devices').set({ online: 0, last_disconnect_at: at }).where('online', '=', 1).execute());
+  /** The embedded broker starts empty: nobody is connected, whatever the table says. Returns
+   *  the devices it marked offline (device events look at them: docs/callbacks.md). */
+  async markAllOffline(at: number): Promise<string[]> {
+    const rows = await this.changed(undefined, () => this.db.updateTable('devices').set({ online: 0, last_disconnect_at: at }).where('online', '=', 1).returning('uuid').execute());
+    return rows.map((r) => r.uuid);
   }
 
   async saveState(uuid: string, state: string, at: number): Promise<void> {

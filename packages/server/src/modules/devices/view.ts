@@ -1,5 +1,5 @@
 // Turns a device row and the state its box last reported into the spec's Device shape.
-import type { api, BoxState } from '@boxhub/protocol';
+import { printerStateReasons, scannerStateReasons, type api, type BoxState } from '@boxhub/protocol';
 import { keyId } from '@boxhub/protocol/e2e.ts';
 import type { DeviceRow } from '../../db/schema.ts';
 
@@ -33,6 +33,10 @@ function printerView(p: BoxState['printer']): NonNullable<Client['printer']> {
   put(o, 'make', p.make);
   put(o, 'model', p.model);
   put(o, 'connection_type', p.connection_type);
+  // Extension (docs/printers-and-scanners.md, "Normalised state reasons").
+  put(o, 'state', p.connected ? p.state : undefined);
+  o.state_reasons = printerStateReasons(p);
+  o.device_reasons = p.connected ? (p.state_reasons ?? []).filter((r) => r !== 'none') : [];
   return o;
 }
 
@@ -41,6 +45,11 @@ function scannerView(s: BoxState['scanner']): NonNullable<Client['scanner']> {
   put(o, 'make', s.make);
   put(o, 'model', s.model);
   put(o, 'connection_type', s.connection_type);
+  // Extension (docs/printers-and-scanners.md, "Normalised state reasons").
+  o.error_code = s.connected ? s.error_code ?? 0 : 0;
+  put(o, 'state', s.connected ? s.state : undefined);
+  o.state_reasons = scannerStateReasons(s);
+  o.device_reasons = s.connected ? [...(s.state_reasons ?? [])] : [];
   return o;
 }
 

@@ -29,6 +29,8 @@ import { decodeBase64, fetchFile } from './fetch-file.ts';
 import { resolvePrintOptions } from './options.ts';
 import { printEvent, printInfo, type PrintEvent } from './views.ts';
 import { transact } from '../../db/transaction.ts';
+import type { Jobs } from '../../jobs/jobs.ts';
+import { CancelCount, COUNT_WAIT_MS } from './cancel-count.ts';
 
 export interface PrintSettings {
   taskTtlMs: number;
@@ -36,6 +38,8 @@ export interface PrintSettings {
   /** Largest print file, bytes (file_url or file_content). */
   maxFileBytes: number;
   fetchTimeoutMs: number;
+  /** How long a cancelled strict print's print.finished waits for the printer's count (cancel-count.ts). */
+  countWaitMs?: number;
 }
 
 export interface PrintServiceDeps {
@@ -52,6 +56,7 @@ export interface PrintServiceDeps {
   clock: Clock;
   log: Logger;
   settings: PrintSettings;
+  jobs: Jobs;
 }
 
 /** What a print task keeps of its request (tasks.options). */
@@ -64,11 +69,16 @@ const fileKey = (task: string, format: 'pdf' | 'jpg', encrypted: boolean) => `pr
 
 export class PrintService {
   private readonly d: PrintServiceDeps;
+  readonly count: CancelCount;
 
   constructor(d: PrintServiceDeps, events: JobEventRouter, requests: BoxRequestRouter) {
     this.d = d;
+    this.count = new CancelCount({ jobs: d.jobs, tasks: d.tasks, waitMs: d.settings.countWaitMs ?? COUNT_WAIT_MS, send: (trx, t, now) => this.notify(trx, t, 'print.finished', now) });
     events.on('print.downloaded', async (trx, c) => {
-      if (c.task.state !== 'ended') await d.tasks.update(trx, c.task.uuid, { download_spent_ms: c.event.data.download_spent_ms });
+      if (c.task.state === 'ended') return;
+      // A direct file was never on the server: its size is the box's (print info `file_size`).
+      const direct = Number(c.task.file_bytes) === 0 ? { file_bytes: c.event.data.size } : {};
+      await d.tasks.update(trx, c.task.uuid, { download_spent_ms: c.event.data.download_spent_ms, ...direct });
     });
     events.on('print.started', async (trx, c) => {
       const t = await d.tasks.transition(trx, c.task, 'print.started', 'started', { started_at: c.now, pages: c.event.data.pages });
@@ -83,8 +93,11 @@ export class PrintService {
       });
       if (t) { await this.notify(trx, t, 'print.finished', c.now); return; }
       // Ended on the server already (a cancel answers at once): the printer's own count of what
-      // it printed before it stopped still belongs to the task.
-      if (printed !== null && c.task.printed_pages === null) await d.tasks.update(trx, c.task.uuid, { printed_pages: printed });
+      // it printed before it stopped still belongs to the task; a job that never reached the
+      // printer printed nothing.
+      const count = printed ?? (strict && c.task.started_at === null ? 0 : null);
+      if (count !== null && c.task.printed_pages === null) await d.tasks.update(trx, c.task.uuid, { printed_pages: count });
+      await this.count.arrived(trx, c.task.uuid, c.now);
     });
     requests.on('download.url', (device, p) => this.downloadUrl(device, p.task));
     d.lifecycle.registerKind('print', {
@@ -169,6 +182,7 @@ export class PrintService {
       options: JSON.stringify(stored), created_at: now, expires_at: expiresAt, ...(stored.file.size ? { file_bytes: stored.file.size } : {}),
     }));
     const params: PrintStartParams = { task: uuid, created_at: now, file: await this.boxFile(uuid, stored), options: job, ...(pages !== undefined ? { pages } : {}) };
+    await this.d.tasks.history.add(this.d.tasks.db, uuid, { at: this.d.clock.now(), source: 'server', what: 'sent', detail: { ...(pages !== undefined ? { pages } : {}), ...(stored.file.direct ? { direct: true } : {}) } });
     let ack;
     try {
       ack = await this.d.gateway.command(device.uuid, 'print.start', params);
@@ -263,8 +277,16 @@ export class PrintService {
 
   /** Ends a task (any trigger) with an error code and its print.finished callback. */
   private async end(trx: Trx, task: TaskRow, trigger: 'print.cancel' | 'box.lost' | 'box.refused' | 'expire', code: number, now: number, message?: string): Promise<void> {
-    const t = await this.d.tasks.transition(trx, task, trigger, 'ended', { finished_at: now, error_code: code, error_message: message ?? null });
-    if (t) await this.notify(trx, t, 'print.finished', now);
+    // Strict mode: a cancelled task's callback carries printed_pages. Nothing was printed of one
+    // the box never took; for one it holds, the callback waits for the printer's count.
+    const strictCancel = trigger === 'print.cancel' && (JSON.parse(task.options) as StoredPrint).job.strict;
+    const held = task.acked_at !== null;
+    const t = await this.d.tasks.transition(trx, task, trigger, 'ended', {
+      finished_at: now, error_code: code, error_message: message ?? null, ...(strictCancel && !held ? { printed_pages: 0 } : {}),
+    });
+    if (!t) return;
+    if (strictCancel && held) await this.count.wait(trx, t, now);
+    else await this.notify(trx, t, 'print.finished', now);
   }
 
   private async notify(trx: Trx, t: TaskRow, event: PrintEvent, now: number): Promise<void> {

@@ -126,6 +126,7 @@ export class ScanService {
 
     // The box answers at once: it has taken the task (its journal is on its disk) or says why not.
     const params: ScanStartParams = { task: uuid, options: job };
+    await this.d.tasks.history.add(this.d.tasks.db, uuid, { at: this.d.clock.now(), source: 'server', what: 'sent' });
     let ack;
     try {
       ack = await this.d.gateway.command(device.uuid, 'scan.start', params);
@@ -194,6 +195,7 @@ export class ScanService {
     const task = await this.d.tasks.activeScan(this.d.tasks.db, device.uuid);
     if (!task) return false;
     if (onlyTask !== undefined && task.uuid !== onlyTask) return false;
+    await this.d.tasks.history.add(this.d.tasks.db, task.uuid, { at: this.d.clock.now(), source: 'server', what: 'stop_requested' });
     let answered = false;
     if (device.online === 1) {
       try {
