@@ -15,8 +15,8 @@ export type DamageClass = (typeof DAMAGE_CLASSES)[number];
 export type Strength = 'light' | 'heavy';
 
 /** The class-strengths the bench draws: clean and office have one strength, a bad photocopy is heavy. */
-export const CLASS_STRENGTHS: ReadonlyArray<readonly [DamageClass, Strength]> = DAMAGE_CLASSES.flatMap((c) =>
-  c === 'clean' || c === 'office' ? [[c, 'light'] as const] : c === 'copier' ? [[c, 'heavy'] as const] : [[c, 'light'] as const, [c, 'heavy'] as const]);
+export const CLASS_STRENGTHS: ReadonlyArray<readonly [DamageClass, Strength]> = DAMAGE_CLASSES.flatMap((c): Array<readonly [DamageClass, Strength]> =>
+  c === 'clean' || c === 'office' ? [[c, 'light']] : c === 'copier' ? [[c, 'heavy']] : [[c, 'light'], [c, 'heavy']]);
 
 export const classLabel = (c: DamageClass, s: Strength) => (c === 'clean' || c === 'office' || c === 'copier' ? c : `${c}:${s}`);
 

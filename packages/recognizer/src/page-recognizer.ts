@@ -3,16 +3,18 @@
 // and decode the codes in their predicted regions only (design/recognition.md, budget).
 import { decodeGrey, shrink, type GreyImage } from './grey-image.ts';
 import { candidateFrames, estimateScale, findFiducials, type PageFrame } from './fiducials.ts';
-import { solveHomography, type Homography } from './homography.ts';
-import { buildPaperMap } from './paper-map.ts';
+import { apply as applyH, solveHomography, type Homography } from './homography.ts';
+import { buildPaperMap, type PaperMap } from './paper-map.ts';
 import { findStreaks } from './streaks.ts';
+import { blockiness, edgeWidth, localAllowance, measureBands, refusal, type PageQuality } from './page-quality.ts';
+import { localPaper } from './local-paper.ts';
 import { sampleArea, sampleSquare, type AreaSample } from './area-sampler.ts';
 import { classifyAreas, fillsOf, splitGreys, splitOf, THRESHOLDS, uniformMarks, type AreaState, type PageFills } from './mark-classifier.ts';
 import { sideEvidence, type SideEvidence } from './student-pool.ts';
 import { evidence, type MarkEvidence } from './mark-evidence.ts';
 import { pageLevels, type PageLevels } from './page-levels.ts';
 import { decodeSideIdentity, decodeStudentIdentity, layoutKeyHex, studentKey, studentKeyHex, type Side } from './id-strip.ts';
-import { fiducialCentre, ID_STRIP, PAGE } from './page-frame.ts';
+import { FIDUCIAL_LARGE, fiducialCentre, ID_STRIP, PAGE } from './page-frame.ts';
 import { readRegion } from './code-region.ts';
 import { isBlank } from './blank-page.ts';
 import { encodeQr, type ModuleMatrix } from './codes.ts';
@@ -45,6 +47,8 @@ export type PageReading =
      */
     student_key?: string | null;
     areas: AreaReading[];
+    /** The page's measured condition (page-quality.ts). */
+    quality?: PageQuality;
     /** What the student's other sides need to judge this side's uncertain areas again (student-pool.ts). */
     evidence?: SideEvidence;
     ms: number;
@@ -54,7 +58,7 @@ const THUMB_PX_PER_MM = 2;
 
 /** What recognizeGrey measured, for the benchmark's tuning tool (filled in when passed). */
 export interface PageDiagnostics {
-  levels?: PageLevels; cellLevels?: PageLevels; fills?: PageFills; areas?: MarkEvidence[]; cells?: MarkEvidence[];
+  levels?: PageLevels; cellLevels?: PageLevels; quality?: PageQuality; fills?: PageFills; areas?: MarkEvidence[]; cells?: MarkEvidence[];
   /** The areas' samples as scanned (before the other side's QR code was taken out). */
   samples?: AreaSample[];
   /** How the other side's QR code showed through, where it was measured and taken out (show-through.ts): its strength, blur, fit, the light it took. */
@@ -90,7 +94,8 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
   if (pxmm < 2.5) return { status: 'unreadable', error_code: RECOGNITION_ERRORS.imageAcquisition, detail: `image too small (${img.width}x${img.height}); at least 70 dpi`, ms: ms() };
   const factor = Math.max(1, Math.round(pxmm / THUMB_PX_PER_MM));
   const thumb = shrink(img, factor);
-  const found = findFiducials(img, thumb, factor);
+  const streaks = findStreaks(img);
+  const found = findFiducials(img, thumb, factor, streaks.mask);
   const frames = candidateFrames(found);
   let frame: PageFrame | undefined, h: Homography | undefined, layout: Layout | undefined, side: LayoutSide | undefined;
   let unknownKey: number | undefined;
@@ -114,8 +119,23 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
   }
 
   const paper = buildPaperMap(thumb, factor, 16);
-  const streaks = findStreaks(img);
-  const areaSamples = side.areas.map((a) => sampleArea(img, h!, paper, frame!.black, streaks.mask, a.x, a.y, a.w, a.h, pxmm));
+  // The page's condition: refused when no area on it can be judged safely; otherwise, on a page
+  // with bands or uneven light, every area is judged against the paper right around it.
+  const quality: PageQuality = {
+    ...measureBands(img, h, pxmm, streaks.mask, (x, y) => paper.level(x, y)),
+    contrast: frame.points.map((p) => paper.level(p.x, p.y)).sort((a, b) => a - b)[1]! - frame.black,
+    blurMm: edgeWidth(img, frame.points[0].x, frame.points[0].y, FIDUCIAL_LARGE * pxmm, pxmm),
+    blockiness: blockiness(img),
+  };
+  if (diagnostics) diagnostics.quality = quality;
+  const refused = refusal(quality);
+  if (refused) return { status: 'unreadable', error_code: RECOGNITION_ERRORS.imageAcquisition, detail: refused, ms: ms() };
+  const allow = localAllowance(quality);
+  const localOf = (a: { x: number; y: number; w: number; h: number }) => {
+    if (allow === 0) return null;
+    return localPaper(img, h!, a.x, a.y, a.w, a.h, pxmm, streaks.mask, limiter(paper, h!, a, allow));
+  };
+  const areaSamples = side.areas.map((a) => sampleArea(img, h!, paper, frame!.black, streaks.mask, a.x, a.y, a.w, a.h, pxmm, localOf(a)));
   const cellSamples = side.student_cells.map((c) => sampleArea(img, h!, paper, frame!.black, streaks.mask, c.x, c.y, c.w, c.h, pxmm));
   // The page's own levels, from its areas (most of them empty) and, apart, its student-number
   // cells (another size, and mostly empty too).
@@ -148,7 +168,7 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
   const areas: AreaReading[] = side.areas.map((a, i) => ({ chapter: a.chapter, index: a.index, ...decided[i]! }));
 
   const out: Extract<PageReading, { status: 'ok' }> = {
-    status: 'ok', layout_id: layout.layout_id, sheet: side.sheet, side: side.side, upside_down: frame.upsideDown, areas, ms: 0,
+    status: 'ok', layout_id: layout.layout_id, sheet: side.sheet, side: side.side, upside_down: frame.upsideDown, areas, quality, ms: 0,
     evidence: sideEvidence(marks, greys, fills, levels, areas.map((a) => a.state), areaEvidence, behind, seen.cleared),
   };
   // The student strip of a personalised card: which student this sheet was printed for.
@@ -184,6 +204,14 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
   }
   out.ms = ms();
   return out;
+}
+
+/** Clamps a ring's paper to the paper map's level at the area, less `allow` of it (bands darken) or more half of it. */
+function limiter(paper: PaperMap, h: Homography, a: { x: number; y: number }, allow: number): (g: number) => number {
+  const c = applyH(h, a.x, a.y);
+  const m = paper.level(c.x, c.y);
+  const lo = m * (1 - allow), hi = m * (1 + allow / 2);
+  return (g) => (g < lo ? lo : g > hi ? hi : g);
 }
 
 function readIdentity(img: GreyImage, h: Homography, f: PageFrame, pxmm: number) {

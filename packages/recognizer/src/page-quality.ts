@@ -1,0 +1,140 @@
+// The page's condition, measured before any area is judged (docs/cards.md, section 5): bands
+// and streaks across and along the feed, how uneven the paper's light is, the contrast between
+// paper and print, blur, and JPEG blockiness. It decides whether each area is judged against
+// the ring of paper right around it (local-paper.ts) rather than the 8 mm paper map, how far
+// that ring may move the paper, and whether the page is too degraded to be read at all (1004,
+// with the reason): a wrong answer is worse than none.
+import type { GreyImage } from './grey-image.ts';
+import { apply, type Homography } from './homography.ts';
+
+export interface PageQuality {
+  /** Deepest periodic dip of the paper across the feed (horizontal bands), share of the paper's light. */
+  bandsAcross: number;
+  /** The same along the feed (vertical bands and stripes). */
+  bandsAlong: number;
+  /** Spread of the paper's light over the sheet (lightest less darkest, share of the lightest): gradients, shadows, patches. */
+  uneven: number;
+  /** Paper less the corner marks' black, in grey levels. */
+  contrast: number;
+  /** Width of a corner mark's edge (10-90 % rise), mm. */
+  blurMm: number;
+  /** Mean step across 8-pixel block edges over the mean step inside blocks (about 1 on a clean scan). */
+  blockiness: number;
+}
+
+/** Limits beyond which no area on the page can be judged safely: refused with 1004. */
+export const QUALITY_LIMITS = {
+  /** Grey levels between paper and print: below this, a fill and the paper under a band cannot be told apart. */
+  minContrast: 30,
+  /** A band this deep is as dark as light pencil: areas under it cannot be read. */
+  maxBands: 0.35,
+  /** Edges this wide (mm) blur a 0.3 mm tick into the paper. */
+  maxBlurMm: 0.6,
+  /** From these (bands, unevenness) the areas are judged against their own ring of paper. */
+  localBands: 0.025,
+  localUneven: 0.12,
+} as const;
+
+/** A profile's deepest dip below its running median over ±`half` samples, share of that median. */
+function deepestDip(p: Float32Array, half: number): { dip: number; lo: number; hi: number } {
+  const n = p.length;
+  let dip = 0, lo = Infinity, hi = 0;
+  const win: number[] = [];
+  for (let i = 0; i < n; i++) {
+    win.length = 0;
+    for (let k = Math.max(0, i - half); k <= Math.min(n - 1, i + half); k++) win.push(p[k]!);
+    win.sort((a, b) => a - b);
+    const m = win[Math.floor(win.length * 0.6)]!;
+    if (m > 0) dip = Math.max(dip, (m - p[i]!) / m);
+    lo = Math.min(lo, m); hi = Math.max(hi, m);
+  }
+  return { dip, lo, hi };
+}
+
+/** The q-quantile of a few grey values (NaN left out). */
+function small(values: number[], q: number): number {
+  const v = values.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
+  return v.length === 0 ? NaN : v[Math.min(v.length - 1, Math.floor(q * v.length))]!;
+}
+
+/**
+ * Bands and unevenness, read where every card leaves the paper bare: the side margins (page
+ * x 3-14 and 196-207 mm, between the corner windows) for bands across the feed, the top and
+ * bottom margins (y 4-26 and 284-293 mm) for bands along it, each as a profile in the page's
+ * own millimetres (0.5 mm steps; the paper's level at each step is the 80th percentile across
+ * the margin: a speck or a streak is no band). A band runs across the whole sheet, so the
+ * margins see it as deep as the areas do. Unevenness: the spread of the paper map over the
+ * content (10 mm grid).
+ */
+export function measureBands(img: GreyImage, h: Homography, pxmm: number, streaks: Uint8Array, paperLevel: (x: number, y: number) => number): Pick<PageQuality, 'bandsAcross' | 'bandsAlong' | 'uneven'> {
+  const at = (u: number, v: number) => {
+    const q = apply(h, u, v);
+    const x = Math.round(q.x - 0.5), y = Math.round(q.y - 0.5);
+    return x < 0 || y < 0 || x >= img.width || y >= img.height || streaks[x] === 1 ? NaN : img.data[y * img.width + x]!;
+  };
+  const step = Math.max(0.5, 1 / pxmm);
+  const half = Math.round(12 / step);
+  const profile = (from: number, to: number, across: (t: number) => number[]) => {
+    const p: number[] = [];
+    for (let t = from; t <= to; t += step) { const g = small(across(t), 0.8); if (!Number.isNaN(g)) p.push(g); }
+    return p.length > 2 * half ? deepestDip(Float32Array.from(p), half).dip : 0;
+  };
+  const span = (a: number, b: number) => { const out: number[] = []; for (let x = a; x <= b; x += step) out.push(x); return out; };
+  const left = span(3, 14), right = span(196, 207), top = span(4, 24), bottom = span(284, 293);
+  const bandsAcross = Math.max(profile(34, 263, (v) => left.map((u) => at(u, v))), profile(34, 263, (v) => right.map((u) => at(u, v))));
+  const bandsAlong = Math.max(profile(34, 176, (u) => top.map((v) => at(u, v))), profile(34, 176, (u) => bottom.map((v) => at(u, v))));
+  const levels: number[] = [];
+  for (let v = 40; v <= 260; v += 10) for (let u = 20; u <= 190; u += 10) { const q = apply(h, u, v); levels.push(paperLevel(q.x, q.y)); }
+  const hi = small(levels, 0.95), lo = small(levels, 0.05);
+  return { bandsAcross, bandsAlong, uneven: hi > 0 ? (hi - lo) / hi : 0 };
+}
+
+/** 10-90 % width (mm) of the left edge of a corner mark centred at (cx, cy) with side `sidePx`. */
+export function edgeWidth(img: GreyImage, cx: number, cy: number, sidePx: number, pxmm: number): number {
+  const y0 = Math.round(cy), x0 = Math.round(cx - sidePx / 2 - 1.5 * pxmm), x1 = Math.round(cx - sidePx / 2 + 1.5 * pxmm);
+  if (x0 < 0 || x1 >= img.width || y0 < 3 || y0 + 3 >= img.height) return 0;
+  const prof: number[] = [];
+  for (let x = x0; x <= x1; x++) {
+    let s = 0;
+    for (let y = y0 - 2; y <= y0 + 2; y++) s += img.data[y * img.width + x]!;
+    prof.push(s / 5);
+  }
+  const paper = Math.max(...prof.slice(0, 3)), black = Math.min(...prof.slice(-3));
+  if (paper - black < 10) return 0;
+  const cross = (f: number) => {
+    const lvl = paper - f * (paper - black);
+    for (let i = 1; i < prof.length; i++) if (prof[i]! <= lvl) { const a = prof[i - 1]!, b = prof[i]!; return i - 1 + (a - lvl) / Math.max(1e-6, a - b); }
+    return prof.length;
+  };
+  return Math.max(0, cross(0.9) - cross(0.1)) / pxmm;
+}
+
+/** JPEG's 8×8 blocks: the mean step across block edges over the mean step inside blocks, on every 16th row of the middle of the image. */
+export function blockiness(img: GreyImage): number {
+  const { width: W, height: H, data } = img;
+  let edge = 0, ne = 0, inner = 0, ni = 0;
+  for (let y = Math.floor(H / 4); y < (3 * H) / 4; y += 16) {
+    const o = y * W;
+    for (let x = Math.floor(W / 4); x < (3 * W) / 4 - 1; x++) {
+      const dlt = Math.abs(data[o + x]! - data[o + x + 1]!);
+      if ((x & 7) === 7) { edge += dlt; ne++; } else { inner += dlt; ni++; }
+    }
+  }
+  return ne > 0 && inner > 0 ? (edge / ne) / (inner / ni) : 1;
+}
+
+/** Why a page in this condition is refused (1004), or null when it can be read. */
+export function refusal(q: PageQuality): string | null {
+  if (q.contrast < QUALITY_LIMITS.minContrast) return `page too degraded: contrast between paper and print is ${Math.round(q.contrast)} grey levels (at least ${QUALITY_LIMITS.minContrast} needed)`;
+  const bands = Math.max(q.bandsAcross, q.bandsAlong);
+  if (bands > QUALITY_LIMITS.maxBands) return `page too degraded: bands ${Math.round(bands * 100)} % darker than the paper ${q.bandsAcross >= q.bandsAlong ? 'across' : 'along'} the feed (at most ${QUALITY_LIMITS.maxBands * 100} %)`;
+  if (q.blurMm > QUALITY_LIMITS.maxBlurMm) return `page too degraded: blurred (edges ${q.blurMm.toFixed(2)} mm wide, at most ${QUALITY_LIMITS.maxBlurMm})`;
+  return null;
+}
+
+/** Whether areas are judged against their own ring of paper, and by how much (share of the paper map's level) that ring may move it. */
+export function localAllowance(q: PageQuality): number {
+  const bands = Math.max(q.bandsAcross, q.bandsAlong);
+  if (bands < QUALITY_LIMITS.localBands && q.uneven < QUALITY_LIMITS.localUneven) return 0;
+  return Math.min(0.5, 1.5 * bands + 0.03 + (q.uneven >= QUALITY_LIMITS.localUneven ? q.uneven : 0));
+}
