@@ -4,8 +4,8 @@
 // area's printed outline (between the outline and the next area or its printed number) and
 // carried inside by a Coons patch, which reproduces exactly any paper that changes along one
 // direction (a band, whatever its width) or along both as a sum (docs/cards.md, section 5).
-// Ink on the ring (a mark's overflow, a speck) is darker than any band: each side keeps the
-// lightest of its neighbouring points, and the result may differ from the paper map by no more
+// Ink on the ring (a mark's overflow, a speck) is narrow: each side keeps the median of its
+// neighbouring points, and the result may differ from the paper map by no more
 // than the page's measured banding and unevenness allow (page-quality.ts).
 import type { GreyImage } from './grey-image.ts';
 import { apply, type Homography } from './homography.ts';
@@ -25,7 +25,7 @@ function grey(img: GreyImage, h: Homography, cx: number, cy: number, u: number, 
   return img.data[y * img.width + x]!;
 }
 
-/** One side of the ring: `n` points from `a` to `b` (area mm), each the lightest over the offsets, then the lightest of itself and its neighbours. */
+/** One side of the ring: `n` points along it (area mm), each the lightest over the offsets, then the median of itself and its neighbours. */
 function side(img: GreyImage, h: Homography, cx: number, cy: number, n: number, at: (t: number, o: number) => [number, number], streaks: Uint8Array): Float32Array {
   const raw = new Float32Array(n);
   for (let i = 0; i < n; i++) {
@@ -37,11 +37,15 @@ function side(img: GreyImage, h: Homography, cx: number, cy: number, n: number, 
     }
     raw[i] = m;
   }
+  // The median of five neighbours: a stroke or speck up to two points wide goes, a band's
+  // edge stays where it is.
   const out = new Float32Array(n);
+  const w: number[] = [];
   for (let i = 0; i < n; i++) {
-    let m = NaN;
-    for (let k = Math.max(0, i - 2); k <= Math.min(n - 1, i + 2); k++) { const g = raw[k]!; if (!Number.isNaN(g)) m = Number.isNaN(m) ? g : Math.max(m, g); }
-    out[i] = m;
+    w.length = 0;
+    for (let k = Math.max(0, i - 2); k <= Math.min(n - 1, i + 2); k++) { const g = raw[k]!; if (!Number.isNaN(g)) w.push(g); }
+    w.sort((a, b) => a - b);
+    out[i] = w.length ? w[w.length >> 1]! : NaN;
   }
   // Points with no reading (off the image, on a streak) take their nearest neighbour's.
   for (let i = 1; i < n; i++) if (Number.isNaN(out[i]!)) out[i] = out[i - 1]!;

@@ -55,6 +55,8 @@ export type PageReading =
   };
 
 const THUMB_PX_PER_MM = 2;
+/** An area whose mean is this much lighter than its ring's paper was measured against ink on the ring (empty areas measure 0 ± 0.01). */
+const LOCAL_TOO_LIGHT = -0.04;
 
 /** What recognizeGrey measured, for the benchmark's tuning tool (filled in when passed). */
 export interface PageDiagnostics {
@@ -135,7 +137,13 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
     if (allow === 0) return null;
     return localPaper(img, h!, a.x, a.y, a.w, a.h, pxmm, streaks.mask, limiter(paper, h!, a, allow));
   };
-  const areaSamples = side.areas.map((a) => sampleArea(img, h!, paper, frame!.black, streaks.mask, a.x, a.y, a.w, a.h, pxmm, localOf(a)));
+  const areaSamples = side.areas.map((a) => {
+    const local = localOf(a);
+    const s = sampleArea(img, h!, paper, frame!.black, streaks.mask, a.x, a.y, a.w, a.h, pxmm, local);
+    // Much lighter than the ring says the paper is: ink on the ring (a stray mark, a neighbour's
+    // overflow) darkened it, not a band; that area is measured against the paper map.
+    return local && s.mean < LOCAL_TOO_LIGHT ? sampleArea(img, h!, paper, frame!.black, streaks.mask, a.x, a.y, a.w, a.h, pxmm) : s;
+  });
   const cellSamples = side.student_cells.map((c) => sampleArea(img, h!, paper, frame!.black, streaks.mask, c.x, c.y, c.w, c.h, pxmm));
   // The page's own levels, from its areas (most of them empty) and, apart, its student-number
   // cells (another size, and mostly empty too).
