@@ -63,7 +63,7 @@ for (const dpi of dpis) for (const [cls, strength] of CLASS_STRENGTHS) {
       const diag: import('../../../packages/recognizer/src/index.ts').PageDiagnostics = {};
       const img = await (await import('../../../packages/recognizer/src/grey-image.ts')).decodeGrey(s.jpeg);
       const r = await rec.recognizeGrey(img, layouts, diag);
-      const q = diag.quality ? `bands ${diag.quality.bandsAcross.toFixed(3)}/${diag.quality.bandsAlong.toFixed(3)} uneven ${diag.quality.uneven.toFixed(2)} contrast ${diag.quality.contrast.toFixed(0)} blur ${diag.quality.blurMm.toFixed(2)} block ${diag.quality.blockiness.toFixed(2)}` : '';
+      const q = diag.quality ? `bands ${diag.quality.bandsAcross.toFixed(3)}/${diag.quality.bandsAlong.toFixed(3)} uneven ${diag.quality.uneven.toFixed(2)} steep ${diag.quality.steep.toFixed(2)} contrast ${diag.quality.contrast.toFixed(0)} blur ${diag.quality.blurMm.toFixed(2)} block ${diag.quality.blockiness.toFixed(2)} specks ${diag.quality.specks.toFixed(2)} show ${diag.quality.showThrough.toFixed(2)} local ${diag.quality.local.toFixed(2)}` : '';
       if (s.truth === null) { blanks++; if (r.status === 'blank') blankOk++; else lines.push(`    seed ${j.seed} blank back read as ${r.status} ${'detail' in r ? r.detail : ''}`); continue; }
       n += s.truth.length;
       if (r.status !== 'ok') { unread++; unc += s.truth.length; lines.push(`    seed ${j.seed} sheet ${s.sheet}${s.side[0]} ${r.status} ${'detail' in r ? r.detail : ''} ${q}`); continue; }

@@ -6,7 +6,7 @@ import { candidateFrames, estimateScale, findFiducials, type PageFrame } from '.
 import { apply as applyH, solveHomography, type Homography } from './homography.ts';
 import { buildPaperMap, type PaperMap } from './paper-map.ts';
 import { findStreaks } from './streaks.ts';
-import { blockiness, edgeWidth, localAllowance, measureBands, refusal, type PageQuality } from './page-quality.ts';
+import { blockiness, cautious, edgeWidth, localAllowance, measureBands, refusal, showThroughOf, type PageQuality } from './page-quality.ts';
 import { localPaper } from './local-paper.ts';
 import { sampleArea, sampleSquare, type AreaSample } from './area-sampler.ts';
 import { classifyAreas, fillsOf, splitGreys, splitOf, THRESHOLDS, uniformMarks, type AreaState, type PageFills } from './mark-classifier.ts';
@@ -123,16 +123,20 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
   const paper = buildPaperMap(thumb, factor, 16);
   // The page's condition: refused when no area on it can be judged safely; otherwise, on a page
   // with bands or uneven light, every area is judged against the paper right around it.
+  const bands = measureBands(img, h, pxmm, streaks.mask, (x, y) => paper.level(x, y));
+  const tr = side.fiducials.find((f) => f.x > PAGE.width / 2 && f.y < PAGE.height / 2);
   const quality: PageQuality = {
-    ...measureBands(img, h, pxmm, streaks.mask, (x, y) => paper.level(x, y)),
+    ...bands,
     contrast: frame.points.map((p) => paper.level(p.x, p.y)).sort((a, b) => a - b)[1]! - frame.black,
     blurMm: edgeWidth(img, frame.points[0].x, frame.points[0].y, FIDUCIAL_LARGE * pxmm, pxmm),
     blockiness: blockiness(img),
+    showThrough: layout.duplex && tr ? showThroughOf(img, h, tr.x, tr.y, frame.black) : 0,
+    local: localAllowance(bands),
   };
   if (diagnostics) diagnostics.quality = quality;
   const refused = refusal(quality);
   if (refused) return { status: 'unreadable', error_code: RECOGNITION_ERRORS.imageAcquisition, detail: refused, ms: ms() };
-  const allow = localAllowance(quality);
+  const allow = quality.local;
   const localOf = (a: { x: number; y: number; w: number; h: number }) => {
     if (allow === 0) return null;
     return localPaper(img, h!, a.x, a.y, a.w, a.h, pxmm, streaks.mask, limiter(paper, h!, a, allow));
@@ -173,6 +177,12 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
   // went through one more measurement (the code's strength and the paper under it), shared by
   // every area over the code, so it neither helps find the gap nor is judged by it.
   const decided = classifyAreas(areaEvidence, levels, fills, split, behind, seen.cleared);
+  // On a page with toner specks or strong show-through of the other side, a speck or the other
+  // side's mark looks like a dot or a short tick: a fill told by nothing more is uncertain.
+  if (cautious(quality)) decided.forEach((d, i) => {
+    const e = areaEvidence[i]!;
+    if (d.state === 'filled' && e.stroke < THRESHOLDS.shortStroke && e.solid < THRESHOLDS.filledSolid) d.state = 'uncertain';
+  });
   const areas: AreaReading[] = side.areas.map((a, i) => ({ chapter: a.chapter, index: a.index, ...decided[i]! }));
 
   const out: Extract<PageReading, { status: 'ok' }> = {
