@@ -55,20 +55,25 @@ export const QUALITY_LIMITS = {
   cautionShowThrough: 0.17,
 } as const;
 
-/** A profile's deepest dip below its running median over ±`half` samples, share of that median. */
-function deepestDip(p: Float32Array, half: number): { dip: number; lo: number; hi: number } {
+/**
+ * A profile's deepest dip (share of the paper's level) below the paper on *both* sides of it
+ * (the 80th percentile of the ±`half` samples left and right): a band is darker than the paper
+ * before and after it; a shadow's edge, darker on one side only, is no band.
+ */
+function deepestDip(p: Float32Array, half: number): { dip: number } {
   const n = p.length;
-  let dip = 0, lo = Infinity, hi = 0;
-  const win: number[] = [];
+  let dip = 0;
+  const side = (a: number, b: number) => {
+    const w: number[] = [];
+    for (let k = Math.max(0, a); k <= Math.min(n - 1, b); k++) w.push(p[k]!);
+    w.sort((x, y) => x - y);
+    return w.length ? w[Math.floor(w.length * 0.8)]! : NaN;
+  };
   for (let i = 0; i < n; i++) {
-    win.length = 0;
-    for (let k = Math.max(0, i - half); k <= Math.min(n - 1, i + half); k++) win.push(p[k]!);
-    win.sort((a, b) => a - b);
-    const m = win[Math.floor(win.length * 0.6)]!;
-    if (m > 0) dip = Math.max(dip, (m - p[i]!) / m);
-    lo = Math.min(lo, m); hi = Math.max(hi, m);
+    const ref = Math.min(side(i - half, i - 1), side(i + 1, i + half));
+    if (ref > 0) dip = Math.max(dip, (ref - p[i]!) / ref);
   }
-  return { dip, lo, hi };
+  return { dip };
 }
 
 /** The q-quantile of a few grey values (NaN left out). */
@@ -102,8 +107,15 @@ export function measureBands(img: GreyImage, h: Homography, pxmm: number, streak
       const g = small(line, 0.8);
       if (Number.isNaN(g)) continue;
       p.push(g);
-      // Specks: samples far darker than the margin's paper at that step.
-      for (const x of line) if (!Number.isNaN(x)) { seen++; if (x < 0.6 * g) dark++; }
+      // Specks: samples far darker than the paper 1.5 mm either side along the margin (a
+      // shadow's edge, wider, is no speck).
+      for (let i = 0; i < line.length; i++) {
+        const x = line[i]!;
+        if (Number.isNaN(x)) continue;
+        seen++;
+        const ref = Math.max(line[i - 3] ?? NaN, line[i + 3] ?? NaN);
+        if (x < 0.6 * Math.min(g, ref)) dark++;
+      }
     }
     // A band is at least a millimetre wide: the median of three steps leaves it and takes out
     // the scanner's noise.
@@ -201,5 +213,6 @@ export function cautious(q: PageQuality): boolean {
 export function localAllowance(q: Pick<PageQuality, 'bandsAcross' | 'bandsAlong' | 'uneven' | 'steep'>): number {
   const bands = Math.max(q.bandsAcross, q.bandsAlong);
   if (bands < QUALITY_LIMITS.localBands && q.steep < QUALITY_LIMITS.localSteep) return 0;
-  return Math.min(0.5, 1.5 * bands + 0.03 + (q.steep >= QUALITY_LIMITS.localSteep ? q.uneven : 0));
+  // A shadow's edge moves the paper by as much as its steepest step across 10 mm, or more.
+  return Math.min(0.5, 1.5 * bands + 0.03 + (q.steep >= QUALITY_LIMITS.localSteep ? Math.max(q.uneven, 2 * q.steep) : 0));
 }

@@ -148,7 +148,11 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
     // overflow) darkened it, not a band; that area is measured against the paper map.
     return local && s.mean < LOCAL_TOO_LIGHT ? sampleArea(img, h!, paper, frame!.black, streaks.mask, a.x, a.y, a.w, a.h, pxmm) : s;
   });
-  const cellSamples = side.student_cells.map((c) => sampleArea(img, h!, paper, frame!.black, streaks.mask, c.x, c.y, c.w, c.h, pxmm));
+  const cellSamples = side.student_cells.map((c) => {
+    const local = localOf(c);
+    const s = sampleArea(img, h!, paper, frame!.black, streaks.mask, c.x, c.y, c.w, c.h, pxmm, local);
+    return local && s.mean < LOCAL_TOO_LIGHT ? sampleArea(img, h!, paper, frame!.black, streaks.mask, c.x, c.y, c.w, c.h, pxmm) : s;
+  });
   // The page's own levels, from its areas (most of them empty) and, apart, its student-number
   // cells (another size, and mostly empty too).
   const levels = pageLevels(areaSamples.length >= 8 ? areaSamples : [...areaSamples, ...cellSamples], pxmm);
