@@ -65,10 +65,12 @@ test('an empty area under a narrow band: dark against the paper map, empty again
   const banded = evidence(plain, { ...lv, baseline: 0 });
   // Without the ring, the band is a patch across the area as dark as a light half fill.
   assert.ok(banded.blob >= 2 && banded.blobContrast > 0.12, JSON.stringify(banded));
-  const local = localPaper(img, h, 100, 100, 7, 4.4, PXMM, noStreaks, (g) => g);
+  const local = localPaper(img, h, 100, 100, 7, 4.4, PXMM, noStreaks, (g) => g, 230);
   assert.ok(local, 'the ring is read');
   const judged = evidence(sampleArea(img, h, paper, 20, noStreaks, 100, 100, 7, 4.4, PXMM, local), { ...lv, baseline: 0 });
   assert.ok(Math.abs(judged.solid) < 0.01 && judged.blob === 0, JSON.stringify(judged));
+  // Where the ring agrees with the paper map, the map is kept.
+  assert.equal(localPaper(page(230), h, 100, 100, 7, 4.4, PXMM, noStreaks, (g) => g, 230), null);
 });
 
 test('bands are measured in the bare margins, across and along the feed; a clean page has none', () => {

@@ -139,7 +139,8 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
   const allow = quality.local;
   const localOf = (a: { x: number; y: number; w: number; h: number }) => {
     if (allow === 0) return null;
-    return localPaper(img, h!, a.x, a.y, a.w, a.h, pxmm, streaks.mask, limiter(paper, h!, a, allow));
+    const c = applyH(h!, a.x, a.y);
+    return localPaper(img, h!, a.x, a.y, a.w, a.h, pxmm, streaks.mask, limiter(paper, h!, a, allow), paper.level(c.x, c.y));
   };
   const areaSamples = side.areas.map((a) => {
     const local = localOf(a);
