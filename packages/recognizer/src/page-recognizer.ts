@@ -142,12 +142,16 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
     const c = applyH(h!, a.x, a.y);
     return localPaper(img, h!, a.x, a.y, a.w, a.h, pxmm, streaks.mask, limiter(paper, h!, a, allow), paper.level(c.x, c.y));
   };
-  const areaSamples = side.areas.map((a) => {
+  // Much lighter than the ring says the paper is: ink on the ring (a stray mark, a neighbour's
+  // overflow) darkened it, not a band; that area is measured against the paper map, which on
+  // this page cannot follow its bands or shadow either: a fill it shows there is uncertain.
+  const ringSpoilt = new Array<boolean>(side.areas.length).fill(false);
+  const areaSamples = side.areas.map((a, i) => {
     const local = localOf(a);
     const s = sampleArea(img, h!, paper, frame!.black, streaks.mask, a.x, a.y, a.w, a.h, pxmm, local);
-    // Much lighter than the ring says the paper is: ink on the ring (a stray mark, a neighbour's
-    // overflow) darkened it, not a band; that area is measured against the paper map.
-    return local && s.mean < LOCAL_TOO_LIGHT ? sampleArea(img, h!, paper, frame!.black, streaks.mask, a.x, a.y, a.w, a.h, pxmm) : s;
+    if (!local || s.mean >= LOCAL_TOO_LIGHT) return s;
+    ringSpoilt[i] = true;
+    return sampleArea(img, h!, paper, frame!.black, streaks.mask, a.x, a.y, a.w, a.h, pxmm);
   });
   const cellSamples = side.student_cells.map((c) => {
     const local = localOf(c);
@@ -184,6 +188,7 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
   const decided = classifyAreas(areaEvidence, levels, fills, split, behind, seen.cleared);
   // On a page with toner specks or strong show-through of the other side, a speck or the other
   // side's mark looks like a dot or a short tick: a fill told by nothing more is uncertain.
+  decided.forEach((d, i) => { if (ringSpoilt[i] && d.state === 'filled') d.state = 'uncertain'; });
   if (cautious(quality)) decided.forEach((d, i) => {
     const e = areaEvidence[i]!;
     if (d.state === 'filled' && e.stroke < THRESHOLDS.shortStroke && e.solid < THRESHOLDS.filledSolid) d.state = 'uncertain';
