@@ -14,6 +14,7 @@ import { BARCODE_CARD, BENCH_CARD, EVALUATION_SEED_BASE, TUNING_SEED_BASE } from
 import { INDEPENDENT_CARDS, INDEPENDENT_SEED_BASE, independentCardFor } from './independent/cards.ts';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { runDegradation } from './degrade/run.ts';
 import { loadRecognizer, recognizerEntry, type Recognizer } from './under-test.ts';
 import type { GeneratorName, RenderedCard, RenderJob, Scenario } from './rendered.ts';
 import { merge, newTally, pct, fmtKinds, report, scorePages, scoreStudents, scoreSwap, type Count, type Tally } from './score.ts';
@@ -21,7 +22,9 @@ import { merge, newTally, pct, fmtKinds, report, scorePages, scoreStudents, scor
 const tune = process.env.BOXHUB_BENCH_TUNE === '1';
 const quick = process.env.BOXHUB_BENCH_QUICK === '1';
 const scale = Number(process.env.BOXHUB_BENCH_SCALE ?? '1');
-const only = process.env.BOXHUB_BENCH_GENERATOR as GeneratorName | undefined;
+const only = process.env.BOXHUB_BENCH_GENERATOR as GeneratorName | 'C' | undefined;
+/** Resolutions to run (every generator), e.g. `150,200`; all when unset. */
+const dpiFilter = process.env.BOXHUB_BENCH_DPI?.split(',').map(Number) ?? null;
 const rec = await loadRecognizer();
 
 interface SetSpec { generator: GeneratorName; scenario: Scenario; dpi: number; cards: number }
@@ -48,7 +51,8 @@ const B: SetSpec[] = [
   { generator: 'B', scenario: 'barcode', dpi: 200, cards: 6 },
 ];
 // Generator B is evaluation only: the tuning run renders A's tuning seeds and nothing else.
-const SETS = [...(only !== 'B' ? A : []), ...(only !== 'A' && !tune ? B : [])]
+const SETS = [...(!only || only === 'A' ? A : []), ...((!only || only === 'B') && !tune ? B : [])]
+  .filter((s) => !dpiFilter || dpiFilter.includes(s.dpi))
   .map((s) => ({ ...s, cards: Math.max(1, Math.round((quick ? s.cards / 4 : s.cards) * scale)) }));
 
 function seedFor(s: SetSpec, i: number): number {
@@ -92,6 +96,8 @@ function assemble(layouts: Layout[], pages: PageReading[], duplex = true): Stude
   return out;
 }
 
+// Generator C (degrade/): the damage classes, on their own seeds; its cards are B's.
+const runC = !only || only === 'C';
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
 console.log(`# recognizer benchmark — ${tune ? 'TUNING seeds (generator A only)' : 'evaluation seeds'}${quick ? ' (quick)' : ''}; recognizer ${recognizerEntry().replace(/^file:\/\//, '')}`);
 console.log(`# ${cpus().length} cores, ${cpu}, node ${process.version}, load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
@@ -99,7 +105,7 @@ const t0 = performance.now();
 const totals = new Map<string, Tally>();
 let speedPages: Uint8Array[] = [];
 const allLayouts = new Map<GeneratorName, Layout[]>();
-for (const g of ['A', 'B'] as const) if (SETS.some((s) => s.generator === g)) allLayouts.set(g, await layoutsOf(g));
+for (const g of ['A', 'B'] as const) if (SETS.some((s) => s.generator === g) || (g === 'B' && runC)) allLayouts.set(g, await layoutsOf(g));
 const pool = new rec.PagePool({ layouts: [...allLayouts.values()].flat(), workers: 2 });
 
 for (const spec of SETS) {
@@ -125,6 +131,16 @@ for (const spec of SETS) {
   report(label(spec), tally);
   totals.set(label(spec), tally);
   if (spec.generator === 'A' && spec.scenario === 'mixed' && spec.dpi === 200) speedPages = cards.flatMap((c) => c.sides.map((s) => s.jpeg));
+}
+
+if (runC) {
+  await runDegradation(rec, allLayouts.get('B')!, (p) => pool.recognize(p), {
+    tune,
+    cards: Math.max(1, Math.round(Number(process.env.BOXHUB_BENCH_C_CARDS ?? (quick ? 1 : 2)) * scale)),
+    first: Number(process.env.BOXHUB_BENCH_C_FIRST ?? '0'),
+    dpis: (dpiFilter ?? [150, 200, 300]).filter((d) => d >= 100),
+    classes: process.env.BOXHUB_BENCH_CLASSES?.split(',') ?? null,
+  });
 }
 
 // Issue 12's table, per generator.

@@ -4,6 +4,7 @@
 import type { GreyImage } from './grey-image.ts';
 import { apply, jacobian, type Homography } from './homography.ts';
 import type { PaperMap } from './paper-map.ts';
+import type { LocalPaper } from './local-paper.ts';
 
 /**
  * Darkness samples of one area: 0 = the paper right around it, 1 = the fiducials' black. Not
@@ -38,11 +39,15 @@ export function strokeRadius(r: number, pxmm: number): number {
   return Math.min(0.85 * r, Math.max(INNER * r, r - 0.35 - 1.2 / pxmm));
 }
 
-export function sampleArea(img: GreyImage, h: Homography, paper: PaperMap, black: number, streaks: Uint8Array, cx: number, cy: number, w: number, hh: number, pxmm: number): AreaSample {
+/**
+ * `local`: on a page with bands, streaks or uneven light (page-quality.ts), the paper at each
+ * sample from the ring just outside the area (local-paper.ts) instead of the 8 mm paper map.
+ */
+export function sampleArea(img: GreyImage, h: Homography, paper: PaperMap, black: number, streaks: Uint8Array, cx: number, cy: number, w: number, hh: number, pxmm: number, local?: LocalPaper | null): AreaSample {
   const rx = strokeRadius(w / 2, pxmm), ry = strokeRadius(hh / 2, pxmm);
   const c = apply(h, cx, cy);
   const [a, b, d, e] = jacobian(h, cx, cy);
-  const p = paper.level(c.x, c.y);
+  const p = local ? local(0, 0) : paper.level(c.x, c.y);
   const range = Math.max(p - black, 20);
   // About one sample per pixel, never closer than 0.15 mm (a 0.3 mm stroke still spans two);
   // where a step covers several pixels, their mean (noise averages, strokes stay).
@@ -65,7 +70,8 @@ export function sampleArea(img: GreyImage, h: Homography, paper: PaperMap, black
       let s = 0, m = 0;
       for (let yy = y; yy < y + box; yy++) for (let xx = x; xx < x + box; xx++) if (streaks[xx] !== 1) { s += data[yy * W + xx]!; m++; }
       if (m === 0) continue;
-      const k = Math.max(-0.5, Math.min(1.2, (p - s / m) / range));
+      const pl = local ? local(u, v) : p;
+      const k = Math.max(-0.5, Math.min(1.2, (pl - s / m) / (local ? Math.max(pl - black, 20) : range)));
       grid[j * cols + i] = k;
       if ((u * u) / (irx * irx) + (v * v) / (iry * iry) <= 1) { inner[j * cols + i] = 1; n++; sum += k; sum2 += k * k; }
     }

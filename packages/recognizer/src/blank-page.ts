@@ -37,13 +37,69 @@ export function isBlank(thumb: GreyImage): boolean {
   const hist = new Uint32Array(256);
   let sheet = 0;
   for (let k = 0; k < n; k++) if (!backing[k]) { hist[data[k]!]!++; sheet++; }
-  if (sheet < n * MIN_SHEET) return false;
+  if (sheet < n * MIN_SHEET) {
+    // Mostly "backing": a cast shadow over the sheet's edge reads as such too. Taken as a
+    // sheet after all when the whole image is light somewhere and nothing on it is dark
+    // against the paper right around it (the backing's region is as large as a shadow's).
+    if (percentile(data, 0.9) < MIN_PAPER) return false;
+    const local = localPaper(thumb);
+    let ink = 0;
+    for (let k = 0; k < n; k++) if (data[k]! < local(k) * DARK) ink++;
+    return ink / n < MAX_INK;
+  }
   let acc = 0, paper = 255;
   for (let v = 0; v < 256; v++) { acc += hist[v]!; if (acc >= 0.9 * sheet) { paper = v; break; } }
   if (paper < MIN_PAPER) return false;
+  // Ink is dark against the paper right around it (docs/cards.md, section 5, step 4): a cast
+  // shadow or a lighting gradient over a blank back darkens its paper, not into ink.
+  const local = localPaper(thumb);
   let ink = 0;
-  for (let v = 0; v < paper * DARK; v++) ink += hist[v]!;
+  for (let k = 0; k < n; k++) if (!backing[k] && data[k]! < Math.min(paper, local(k)) * DARK) ink++;
   return ink / sheet < MAX_INK;
+}
+
+/**
+ * The paper's level around each thumbnail pixel: the lightest pixel of each 4 × 4 block (about
+ * 2 mm: thin print does not fill one), then a grey closing over ±3 blocks (a dark thing up to
+ * about 12 mm across is not paper; a shadow's edge, longer, stays where it is), then the
+ * darkest of the blocks around.
+ */
+function localPaper(t: GreyImage): (k: number) => number {
+  const B = 4, R = 3;
+  const bw = Math.ceil(t.width / B), bh = Math.ceil(t.height / B);
+  const blocks = new Uint8Array(bw * bh);
+  for (let y = 0; y < t.height; y++) for (let x = 0; x < t.width; x++) {
+    const i = Math.floor(y / B) * bw + Math.floor(x / B);
+    const v = t.data[y * t.width + x]!;
+    if (v > blocks[i]!) blocks[i] = v;
+  }
+  const pass = (src: Uint8Array, max: boolean, dx: number, dy: number) => {
+    const out = new Uint8Array(bw * bh);
+    for (let y = 0; y < bh; y++) for (let x = 0; x < bw; x++) {
+      let m = max ? 0 : 255;
+      for (let k = -R; k <= R; k++) {
+        const xx = x + k * dx, yy = y + k * dy;
+        if (xx < 0 || yy < 0 || xx >= bw || yy >= bh) continue;
+        const v = src[yy * bw + xx]!;
+        m = max ? Math.max(m, v) : Math.min(m, v);
+      }
+      out[y * bw + x] = m;
+    }
+    return out;
+  };
+  const closed = pass(pass(pass(pass(blocks, true, 1, 0), true, 0, 1), false, 1, 0), false, 0, 1);
+  // A block astride a shadow's edge took the lit side's level: each pixel takes the darkest of
+  // its block and the blocks around it.
+  const near = new Uint8Array(bw * bh);
+  for (let y = 0; y < bh; y++) for (let x = 0; x < bw; x++) {
+    let m = 255;
+    for (let dy = -1; dy <= 1; dy++) for (let dx = -1; dx <= 1; dx++) {
+      const xx = x + dx, yy = y + dy;
+      if (xx >= 0 && yy >= 0 && xx < bw && yy < bh) m = Math.min(m, closed[yy * bw + xx]!);
+    }
+    near[y * bw + x] = m;
+  }
+  return (k) => near[Math.floor(Math.floor(k / t.width) / B) * bw + Math.floor((k % t.width) / B)]!;
 }
 
 function percentile(data: Uint8Array, q: number): number {

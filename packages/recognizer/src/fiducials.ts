@@ -24,7 +24,7 @@ function percentile(values: Uint8Array, lo: number, hi: number, step: number, q:
   return 255;
 }
 
-function blobsInWindow(t: GreyImage, wx0: number, wy0: number, wx1: number, wy1: number): Blob[] {
+function plainBlobs(t: GreyImage, wx0: number, wy0: number, wx1: number, wy1: number): Blob[] {
   const w = wx1 - wx0, h = wy1 - wy0;
   const win = new Uint8Array(w * h);
   for (let y = 0; y < h; y++) win.set(t.data.subarray((wy0 + y) * t.width + wx0, (wy0 + y) * t.width + wx1), y * w);
@@ -55,11 +55,11 @@ function blobsInWindow(t: GreyImage, wx0: number, wy0: number, wx1: number, wy1:
 }
 
 /**
- * Centroid, area and black level on the full image around a thumbnail estimate: the dark pixels
+ * The first try (clean scans): centroid, area and black level on the full image around a thumbnail estimate: the dark pixels
  * connected to the square itself, so that the scanner's dark backing or anything else dark in
  * the window cannot pull the centre.
  */
-function refine(img: GreyImage, cx: number, cy: number, halfPx: number): { x: number; y: number; areaPx: number; black: number } {
+function plainRefine(img: GreyImage, cx: number, cy: number, halfPx: number): { x: number; y: number; areaPx: number; black: number } {
   const x0 = Math.max(0, Math.floor(cx - halfPx)), x1 = Math.min(img.width, Math.ceil(cx + halfPx));
   const y0 = Math.max(0, Math.floor(cy - halfPx)), y1 = Math.min(img.height, Math.ceil(cy + halfPx));
   const w = x1 - x0, h = y1 - y0;
@@ -94,6 +94,125 @@ function refine(img: GreyImage, cx: number, cy: number, halfPx: number): { x: nu
   return { x: x0 + sx / c + 0.5, y: y0 + sy / c + 0.5, areaPx: c, black };
 }
 
+/** Separable running maximum (or minimum) over ±r pixels of a w×h window. */
+function runningExtreme(src: Float32Array, w: number, h: number, r: number, max: boolean): Float32Array {
+  const tmp = new Float32Array(w * h), out = new Float32Array(w * h);
+  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) {
+    let m = max ? -Infinity : Infinity;
+    for (let k = Math.max(0, x - r); k <= Math.min(w - 1, x + r); k++) { const v = src[y * w + k]!; m = max ? (v > m ? v : m) : (v < m ? v : m); }
+    tmp[y * w + x] = m;
+  }
+  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) {
+    let m = max ? -Infinity : Infinity;
+    for (let k = Math.max(0, y - r); k <= Math.min(h - 1, y + r); k++) { const v = tmp[k * w + x]!; m = max ? (v > m ? v : m) : (v < m ? v : m); }
+    out[y * w + x] = m;
+  }
+  return out;
+}
+
+/**
+ * A corner window flat-fielded: the paper under everything smaller than a corner mark (a grey
+ * closing: the running maximum, then the minimum, over ±`r` pixels), so that shadows, lighting
+ * gradients and grey patches, whose edges are longer than a mark, are paper and the marks are
+ * dark against the paper right around them.
+ */
+interface Flat { norm: Float32Array; bg: Float32Array; thr: number }
+
+function flatField(t: GreyImage, wx0: number, wy0: number, w: number, h: number, r: number, skip: Uint8Array): Flat | null {
+  const win = new Float32Array(w * h);
+  // Columns on an ADF streak take the nearest clear column's grey (a streak through the
+  // window would otherwise join the mark to the window's edge).
+  const from = new Int32Array(w);
+  for (let x = 0; x < w; x++) {
+    let k = 0;
+    while (k < w && skip[wx0 + x - k] && skip[wx0 + x + k]) k++;
+    from[x] = !skip[wx0 + x] ? x : x - k >= 0 && !skip[wx0 + x - k] ? x - k : Math.min(w - 1, x + k);
+  }
+  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) win[y * w + x] = t.data[(wy0 + y) * t.width + wx0 + from[x]!]!;
+  const bg = runningExtreme(runningExtreme(win, w, h, r, true), w, h, r, false);
+  const norm = new Float32Array(w * h);
+  for (let i = 0; i < w * h; i++) norm[i] = win[i]! / Math.max(1, bg[i]!);
+  // The darkest 1 % is the marks' black (a mark covers 3.5-8 % of the window); the threshold is
+  // half way between it and the paper, and the marks must stand out from the paper by 15 % at
+  // least (a person reads the page down to about that).
+  const sorted = Float32Array.from(norm).sort();
+  const darkest = sorted[Math.floor(0.01 * sorted.length)]!;
+  if (darkest > 0.85) return null;
+  return { norm, bg, thr: (1 + darkest) / 2 };
+}
+
+function blobsInWindow(t: GreyImage, wx0: number, wy0: number, wx1: number, wy1: number, tmm: number, skip: Uint8Array): { blobs: Blob[]; flat: Flat | null } {
+  const w = wx1 - wx0, h = wy1 - wy0;
+  const flat = flatField(t, wx0, wy0, w, h, Math.round(6 * tmm), skip);
+  if (!flat) return { blobs: [], flat };
+  // Dark against the local paper, then closed over 1 mm: a line where the toner ran short
+  // across a mark does not cut it in two.
+  const c = Math.max(1, Math.round(tmm * 0.5));
+  const darkF = new Float32Array(w * h);
+  for (let i = 0; i < w * h; i++) darkF[i] = flat.norm[i]! < flat.thr ? 1 : 0;
+  const closed = runningExtreme(runningExtreme(darkF, w, h, c, true), w, h, c, false);
+  const dark = (i: number) => closed[i]! > 0.5;
+  const seen = new Uint8Array(w * h);
+  const stack: number[] = [];
+  const blobs: Blob[] = [];
+  for (let i = 0; i < w * h; i++) {
+    if (seen[i] || !dark(i)) continue;
+    const b: Blob = { area: 0, sx: 0, sy: 0, x0: w, y0: h, x1: 0, y1: 0, touchesEdge: false };
+    stack.push(i); seen[i] = 1;
+    while (stack.length) {
+      const j = stack.pop()!;
+      const x = j % w, y = (j - x) / w;
+      b.area++; b.sx += x; b.sy += y;
+      if (x < b.x0) b.x0 = x; if (x > b.x1) b.x1 = x; if (y < b.y0) b.y0 = y; if (y > b.y1) b.y1 = y;
+      if (x === 0 || y === 0 || x === w - 1 || y === h - 1) b.touchesEdge = true;
+      if (x > 0) { const k = j - 1; if (!seen[k] && dark(k)) { seen[k] = 1; stack.push(k); } }
+      if (x < w - 1) { const k = j + 1; if (!seen[k] && dark(k)) { seen[k] = 1; stack.push(k); } }
+      if (y > 0) { const k = j - w; if (!seen[k] && dark(k)) { seen[k] = 1; stack.push(k); } }
+      if (y < h - 1) { const k = j + w; if (!seen[k] && dark(k)) { seen[k] = 1; stack.push(k); } }
+    }
+    b.x0 += wx0; b.x1 += wx0; b.y0 += wy0; b.y1 += wy0; b.sx += b.area * wx0; b.sy += b.area * wy0;
+    blobs.push(b);
+  }
+  return { blobs, flat };
+}
+
+/**
+ * Centroid, area and black level on the full image inside the mark's box as the thumbnail saw
+ * it (plus `marginPx`): pixels darker than the flat-fielded threshold against the local paper
+ * (`paperAt`), filled across each column and then each row between its first and last dark
+ * pixel (a square, rotated or not, is convex; a line where the toner ran short is bridged).
+ * Nothing outside the box counts, so the scanner's dark backing cannot pull the centre.
+ */
+function refine(img: GreyImage, bx0: number, by0: number, bx1: number, by1: number, paperAt: (x: number, y: number) => number, thr: number, streaks: Uint8Array): { x: number; y: number; areaPx: number; black: number } {
+  const x0 = Math.max(0, Math.floor(bx0)), x1 = Math.min(img.width, Math.ceil(bx1));
+  const y0 = Math.max(0, Math.floor(by0)), y1 = Math.min(img.height, Math.ceil(by1));
+  const w = x1 - x0, h = y1 - y0;
+  if (w <= 0 || h <= 0) return { x: 0, y: 0, areaPx: 0, black: 0 };
+  const hist = new Uint32Array(256);
+  const mask = new Uint8Array(w * h);
+  for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) {
+    const v = img.data[y * img.width + x]!;
+    hist[v]!++;
+    if (v < paperAt(x, y) * thr && streaks[x] !== 1) mask[(y - y0) * w + (x - x0)] = 1;
+  }
+  let acc = 0, black = 0;
+  for (let v = 0; v < 256; v++) { acc += hist[v]!; if (acc >= 0.05 * w * h) { black = v; break; } }
+  const filled = new Uint8Array(w * h);
+  for (let x = 0; x < w; x++) {
+    let a = -1, b = -1;
+    for (let y = 0; y < h; y++) if (mask[y * w + x]) { if (a < 0) a = y; b = y; }
+    if (a >= 0) for (let y = a; y <= b; y++) filled[y * w + x] = 1;
+  }
+  let sx = 0, sy = 0, c = 0;
+  for (let y = 0; y < h; y++) {
+    let a = -1, b = -1;
+    for (let x = 0; x < w; x++) if (filled[y * w + x]) { if (a < 0) a = x; b = x; }
+    if (a >= 0) for (let x = a; x <= b; x++) { sx += x; sy += y; c++; }
+  }
+  if (c === 0) return { x: 0, y: 0, areaPx: 0, black };
+  return { x: x0 + sx / c + 0.5, y: y0 + sy / c + 0.5, areaPx: c, black };
+}
+
 /** Area of a whole small or large square (±2 % print and scan scale, edge blur): 36 or 81 mm². */
 function wholeSquare(areaMm2: number): boolean {
   const small = FIDUCIAL_SMALL ** 2, large = FIDUCIAL_LARGE ** 2;
@@ -101,40 +220,75 @@ function wholeSquare(areaMm2: number): boolean {
 }
 
 /** The fiducial found in each image corner (absent where none qualifies). */
-export function findFiducials(img: GreyImage, thumb: GreyImage, factor: number): FoundFiducial[] {
+export function findFiducials(img: GreyImage, thumb: GreyImage, factor: number, streaks: Uint8Array = new Uint8Array(img.width)): FoundFiducial[] {
   const pxmm = estimateScale(img);
   const tmm = pxmm / factor;
+  const skip = new Uint8Array(thumb.width + 1);
+  for (let x = 0; x < streaks.length; x++) if (streaks[x]) skip[Math.min(thumb.width, Math.floor(x / factor))] = 1;
   const win = Math.round(CORNER_KEEP_OUT * tmm);
   const out: FoundFiducial[] = [];
   for (const corner of ['tl', 'tr', 'bl', 'br'] as const) {
     const right = corner === 'tr' || corner === 'br';
     const bottom = corner === 'bl' || corner === 'br';
     const wx0 = right ? thumb.width - win : 0, wy0 = bottom ? thumb.height - win : 0;
-    const blobs = blobsInWindow(thumb, wx0, wy0, wx0 + win, wy0 + win);
     const ex = right ? thumb.width - FIDUCIAL_INSET * tmm : FIDUCIAL_INSET * tmm;
     const ey = bottom ? thumb.height - FIDUCIAL_INSET * tmm : FIDUCIAL_INSET * tmm;
-    let best: Blob | undefined, bestD = Infinity;
-    for (const b of blobs) {
-      if (b.touchesEdge) continue;
-      const bw = (b.x1 - b.x0 + 1) / tmm, bh = (b.y1 - b.y0 + 1) / tmm;
-      if (bw < FIDUCIAL_SMALL * 0.6 || bh < FIDUCIAL_SMALL * 0.6 || bw > FIDUCIAL_LARGE * 1.45 || bh > FIDUCIAL_LARGE * 1.45) continue;
-      if (bw / bh > 1.4 || bh / bw > 1.4) continue;
-      if (b.area / ((b.x1 - b.x0 + 1) * (b.y1 - b.y0 + 1)) < 0.6) continue;
-      const d = Math.hypot(b.sx / b.area - ex, b.sy / b.area - ey);
-      if (d < bestD) { bestD = d; best = b; }
-    }
-    if (!best) continue;
-    // The window: the square as the thumbnail saw it, plus 2 mm for the thumbnail's coarseness.
-    const sizeMm = Math.max(best.x1 - best.x0 + 1, best.y1 - best.y0 + 1) / tmm;
-    const r = refine(img, (best.sx / best.area + 0.5) * factor, (best.sy / best.area + 0.5) * factor, (sizeMm / 2 + 2) * pxmm);
-    const areaMm2 = r.areaPx / (pxmm * pxmm);
-    // A square partly hidden by a folded or torn corner passes the thumbnail's shape test but
-    // its centroid is off by up to a millimetre, which would shift every area near that corner:
-    // a fiducial is used only when its full-resolution area is that of a whole square.
-    if (!wholeSquare(areaMm2)) continue;
-    out.push({ imageCorner: corner, x: r.x, y: r.y, areaMm2, black: r.black });
+    const found = plainFind(img, thumb, factor, tmm, pxmm, wx0, wy0, win, ex, ey) ?? flatFind(img, thumb, factor, tmm, pxmm, wx0, wy0, win, ex, ey, skip, streaks);
+    if (!found) continue;
+    out.push({ imageCorner: corner, ...found });
   }
   return out;
+}
+
+/** The square nearest the expected place among a window's blobs that have a corner mark's size and shape. */
+function nearestSquare(blobs: Blob[], tmm: number, ex: number, ey: number): Blob | undefined {
+  let best: Blob | undefined, bestD = Infinity;
+  for (const b of blobs) {
+    if (b.touchesEdge) continue;
+    const bw = (b.x1 - b.x0 + 1) / tmm, bh = (b.y1 - b.y0 + 1) / tmm;
+    if (bw < FIDUCIAL_SMALL * 0.6 || bh < FIDUCIAL_SMALL * 0.6 || bw > FIDUCIAL_LARGE * 1.45 || bh > FIDUCIAL_LARGE * 1.45) continue;
+    if (bw / bh > 1.4 || bh / bw > 1.4) continue;
+    if (b.area / ((b.x1 - b.x0 + 1) * (b.y1 - b.y0 + 1)) < 0.6) continue;
+    const d = Math.hypot(b.sx / b.area - ex, b.sy / b.area - ey);
+    if (d < bestD) { bestD = d; best = b; }
+  }
+  return best;
+}
+
+type Found = Omit<FoundFiducial, 'imageCorner'>;
+
+/** The first try, unchanged for clean scans: dark against half the window's paper, a flood fill at full resolution. */
+function plainFind(img: GreyImage, thumb: GreyImage, factor: number, tmm: number, pxmm: number, wx0: number, wy0: number, win: number, ex: number, ey: number): Found | null {
+  const best = nearestSquare(plainBlobs(thumb, wx0, wy0, wx0 + win, wy0 + win), tmm, ex, ey);
+  if (!best) return null;
+  // The window: the square as the thumbnail saw it, plus 2 mm for the thumbnail's coarseness.
+  const sizeMm = Math.max(best.x1 - best.x0 + 1, best.y1 - best.y0 + 1) / tmm;
+  const r = plainRefine(img, (best.sx / best.area + 0.5) * factor, (best.sy / best.area + 0.5) * factor, (sizeMm / 2 + 2) * pxmm);
+  const areaMm2 = r.areaPx / (pxmm * pxmm);
+  // A square partly hidden by a folded or torn corner passes the thumbnail's shape test but
+  // its centroid is off by up to a millimetre, which would shift every area near that corner:
+  // a fiducial is used only when its full-resolution area is that of a whole square.
+  return wholeSquare(areaMm2) ? { x: r.x, y: r.y, areaMm2, black: r.black } : null;
+}
+
+/**
+ * Where the first try finds no whole square (a shadow or a lighting gradient across the corner,
+ * low contrast, a line where the toner ran short): the window flat-fielded, dark against the
+ * paper right around the mark (docs/cards.md, section 5, step 2).
+ */
+function flatFind(img: GreyImage, thumb: GreyImage, factor: number, tmm: number, pxmm: number, wx0: number, wy0: number, win: number, ex: number, ey: number, skip: Uint8Array, streaks: Uint8Array): Found | null {
+  const { blobs, flat } = blobsInWindow(thumb, wx0, wy0, wx0 + win, wy0 + win, tmm, skip);
+  if (!flat) return null;
+  const best = nearestSquare(blobs, tmm, ex, ey);
+  if (!best) return null;
+  // The paper around the mark from the flat-fielded window (thumbnail pixels, nearest).
+  const paperAt = (x: number, y: number) => {
+    const tx = Math.min(win - 1, Math.max(0, Math.floor(x / factor) - wx0)), ty = Math.min(win - 1, Math.max(0, Math.floor(y / factor) - wy0));
+    return flat.bg[ty * win + tx]!;
+  };
+  const r = refine(img, best.x0 * factor - pxmm, best.y0 * factor - pxmm, (best.x1 + 1) * factor + pxmm, (best.y1 + 1) * factor + pxmm, paperAt, flat.thr, streaks);
+  const areaMm2 = r.areaPx / (pxmm * pxmm);
+  return wholeSquare(areaMm2) ? { x: r.x, y: r.y, areaMm2, black: r.black } : null;
 }
 
 export interface PageFrame {

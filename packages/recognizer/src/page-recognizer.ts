@@ -3,16 +3,18 @@
 // and decode the codes in their predicted regions only (design/recognition.md, budget).
 import { decodeGrey, shrink, type GreyImage } from './grey-image.ts';
 import { candidateFrames, estimateScale, findFiducials, type PageFrame } from './fiducials.ts';
-import { solveHomography, type Homography } from './homography.ts';
-import { buildPaperMap } from './paper-map.ts';
+import { apply as applyH, solveHomography, type Homography } from './homography.ts';
+import { buildPaperMap, type PaperMap } from './paper-map.ts';
 import { findStreaks } from './streaks.ts';
+import { blockiness, cautious, edgeWidth, localAllowance, measureBands, refusal, showThroughOf, type PageQuality } from './page-quality.ts';
+import { localPaper } from './local-paper.ts';
 import { sampleArea, sampleSquare, type AreaSample } from './area-sampler.ts';
 import { classifyAreas, fillsOf, splitGreys, splitOf, THRESHOLDS, uniformMarks, type AreaState, type PageFills } from './mark-classifier.ts';
 import { sideEvidence, type SideEvidence } from './student-pool.ts';
 import { evidence, type MarkEvidence } from './mark-evidence.ts';
 import { pageLevels, type PageLevels } from './page-levels.ts';
 import { decodeSideIdentity, decodeStudentIdentity, layoutKeyHex, studentKey, studentKeyHex, type Side } from './id-strip.ts';
-import { fiducialCentre, ID_STRIP, PAGE } from './page-frame.ts';
+import { FIDUCIAL_LARGE, fiducialCentre, ID_STRIP, PAGE } from './page-frame.ts';
 import { readRegion } from './code-region.ts';
 import { isBlank } from './blank-page.ts';
 import { encodeQr, type ModuleMatrix } from './codes.ts';
@@ -45,6 +47,8 @@ export type PageReading =
      */
     student_key?: string | null;
     areas: AreaReading[];
+    /** The page's measured condition (page-quality.ts). */
+    quality?: PageQuality;
     /** What the student's other sides need to judge this side's uncertain areas again (student-pool.ts). */
     evidence?: SideEvidence;
     /** Extension: image pixels of the layout's tl, tr, bl, br corner-mark centres as located
@@ -54,10 +58,12 @@ export type PageReading =
   };
 
 const THUMB_PX_PER_MM = 2;
+/** An area whose mean is this much lighter than its ring's paper was measured against ink on the ring (empty areas measure 0 ± 0.01). */
+const LOCAL_TOO_LIGHT = -0.04;
 
 /** What recognizeGrey measured, for the benchmark's tuning tool (filled in when passed). */
 export interface PageDiagnostics {
-  levels?: PageLevels; cellLevels?: PageLevels; fills?: PageFills; areas?: MarkEvidence[]; cells?: MarkEvidence[];
+  levels?: PageLevels; cellLevels?: PageLevels; quality?: PageQuality; fills?: PageFills; areas?: MarkEvidence[]; cells?: MarkEvidence[];
   /** The areas' samples as scanned (before the other side's QR code was taken out). */
   samples?: AreaSample[];
   /** How the other side's QR code showed through, where it was measured and taken out (show-through.ts): its strength, blur, fit, the light it took. */
@@ -93,7 +99,8 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
   if (pxmm < 2.5) return { status: 'unreadable', error_code: RECOGNITION_ERRORS.imageAcquisition, detail: `image too small (${img.width}x${img.height}); at least 70 dpi`, ms: ms() };
   const factor = Math.max(1, Math.round(pxmm / THUMB_PX_PER_MM));
   const thumb = shrink(img, factor);
-  const found = findFiducials(img, thumb, factor);
+  const streaks = findStreaks(img);
+  const found = findFiducials(img, thumb, factor, streaks.mask);
   const frames = candidateFrames(found);
   let frame: PageFrame | undefined, h: Homography | undefined, layout: Layout | undefined, side: LayoutSide | undefined;
   let unknownKey: number | undefined;
@@ -117,9 +124,43 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
   }
 
   const paper = buildPaperMap(thumb, factor, 16);
-  const streaks = findStreaks(img);
-  const areaSamples = side.areas.map((a) => sampleArea(img, h!, paper, frame!.black, streaks.mask, a.x, a.y, a.w, a.h, pxmm));
-  const cellSamples = side.student_cells.map((c) => sampleArea(img, h!, paper, frame!.black, streaks.mask, c.x, c.y, c.w, c.h, pxmm));
+  // The page's condition: refused when no area on it can be judged safely; otherwise, on a page
+  // with bands or uneven light, every area is judged against the paper right around it.
+  const bands = measureBands(img, h, pxmm, streaks.mask, (x, y) => paper.level(x, y));
+  const tr = side.fiducials.find((f) => f.x > PAGE.width / 2 && f.y < PAGE.height / 2);
+  const quality: PageQuality = {
+    ...bands,
+    contrast: frame.points.map((p) => paper.level(p.x, p.y)).sort((a, b) => a - b)[1]! - frame.black,
+    blurMm: edgeWidth(img, frame.points[0].x, frame.points[0].y, FIDUCIAL_LARGE * pxmm, pxmm),
+    blockiness: blockiness(img),
+    showThrough: layout.duplex && tr ? showThroughOf(img, h, tr.x, tr.y, frame.black) : 0,
+    local: localAllowance(bands),
+  };
+  if (diagnostics) diagnostics.quality = quality;
+  const refused = refusal(quality);
+  if (refused) return { status: 'unreadable', error_code: RECOGNITION_ERRORS.imageAcquisition, detail: refused, ms: ms() };
+  const allow = quality.local;
+  const localOf = (a: { x: number; y: number; w: number; h: number }) => {
+    if (allow === 0) return null;
+    const c = applyH(h!, a.x, a.y);
+    return localPaper(img, h!, a.x, a.y, a.w, a.h, pxmm, streaks.mask, limiter(paper, h!, a, allow), paper.level(c.x, c.y));
+  };
+  // Much lighter than the ring says the paper is: ink on the ring (a stray mark, a neighbour's
+  // overflow) darkened it, not a band; that area is measured against the paper map, which on
+  // this page cannot follow its bands or shadow either: a fill it shows there is uncertain.
+  const ringSpoilt = new Array<boolean>(side.areas.length).fill(false);
+  const areaSamples = side.areas.map((a, i) => {
+    const local = localOf(a);
+    const s = sampleArea(img, h!, paper, frame!.black, streaks.mask, a.x, a.y, a.w, a.h, pxmm, local);
+    if (!local || s.mean >= LOCAL_TOO_LIGHT) return s;
+    ringSpoilt[i] = true;
+    return sampleArea(img, h!, paper, frame!.black, streaks.mask, a.x, a.y, a.w, a.h, pxmm);
+  });
+  const cellSamples = side.student_cells.map((c) => {
+    const local = localOf(c);
+    const s = sampleArea(img, h!, paper, frame!.black, streaks.mask, c.x, c.y, c.w, c.h, pxmm, local);
+    return local && s.mean < LOCAL_TOO_LIGHT ? sampleArea(img, h!, paper, frame!.black, streaks.mask, c.x, c.y, c.w, c.h, pxmm) : s;
+  });
   // The page's own levels, from its areas (most of them empty) and, apart, its student-number
   // cells (another size, and mostly empty too).
   const levels = pageLevels(areaSamples.length >= 8 ? areaSamples : [...areaSamples, ...cellSamples], pxmm);
@@ -148,10 +189,17 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
   // went through one more measurement (the code's strength and the paper under it), shared by
   // every area over the code, so it neither helps find the gap nor is judged by it.
   const decided = classifyAreas(areaEvidence, levels, fills, split, behind, seen.cleared);
+  // On a page with toner specks or strong show-through of the other side, a speck or the other
+  // side's mark looks like a dot or a short tick: a fill told by nothing more is uncertain.
+  decided.forEach((d, i) => { if (ringSpoilt[i] && d.state === 'filled') d.state = 'uncertain'; });
+  if (cautious(quality)) decided.forEach((d, i) => {
+    const e = areaEvidence[i]!;
+    if (d.state === 'filled' && e.stroke < THRESHOLDS.shortStroke && e.solid < THRESHOLDS.filledSolid) d.state = 'uncertain';
+  });
   const areas: AreaReading[] = side.areas.map((a, i) => ({ chapter: a.chapter, index: a.index, ...decided[i]! }));
 
   const out: Extract<PageReading, { status: 'ok' }> = {
-    status: 'ok', layout_id: layout.layout_id, sheet: side.sheet, side: side.side, upside_down: frame.upsideDown, areas, ms: 0,
+    status: 'ok', layout_id: layout.layout_id, sheet: side.sheet, side: side.side, upside_down: frame.upsideDown, areas, quality, ms: 0,
     evidence: sideEvidence(marks, greys, fills, levels, areas.map((a) => a.state), areaEvidence, behind, seen.cleared),
   };
   out.corners = frame.points.flatMap((p) => [Math.round(p.x * 10) / 10, Math.round(p.y * 10) / 10]);
@@ -188,6 +236,14 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
   }
   out.ms = ms();
   return out;
+}
+
+/** Clamps a ring's paper to the paper map's level at the area, less `allow` of it (bands darken) or more half of it. */
+function limiter(paper: PaperMap, h: Homography, a: { x: number; y: number }, allow: number): (g: number) => number {
+  const c = applyH(h, a.x, a.y);
+  const m = paper.level(c.x, c.y);
+  const lo = m * (1 - allow), hi = m * (1 + allow / 2);
+  return (g) => (g < lo ? lo : g > hi ? hi : g);
 }
 
 function readIdentity(img: GreyImage, h: Homography, f: PageFrame, pxmm: number) {

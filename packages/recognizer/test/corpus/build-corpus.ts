@@ -19,6 +19,9 @@ import type { CardDrawing } from '../../src/template-pdf.ts';
 import { renderScan, type ScanEffects } from '../../src/synthetic/render-scan.ts';
 import { expectedFills, fillCard, type FilledCard, type MarkMix } from '../../src/synthetic/filled-card.ts';
 import { mulberry32 } from '../../src/synthetic/random.ts';
+import sharp from 'sharp';
+import { bandAt, type Band, type Damage } from '../../../../bench/recognizer/degrade/classes.ts';
+import { printerDamage, type Grey } from '../../../../bench/recognizer/degrade/damage.ts';
 
 const here = new URL('.', import.meta.url).pathname;
 const example = JSON.parse(readFileSync(new URL('../../../../docs/examples/card.json', import.meta.url), 'utf8')) as CardDefinition;
@@ -228,9 +231,76 @@ async function swappedSheets(): Promise<Case> {
   return { name: 'swapped-sheets-personalised', duplex: false, layout, pages: b.pages, expected: [fail(1003, [x1]), fail(1001, [y2]), fail(1003, [y1]), fail(1001, [x2])] };
 }
 
+/** A clean scan (JPEG) damaged after the fact, in the image's own millimetres: what a damaged copier or ADF adds. */
+async function damaged(jpeg: Uint8Array, dpi: number, d: Partial<Damage>, light?: (xMm: number, yMm: number) => number): Promise<Uint8Array> {
+  const { data, info } = await sharp(jpeg).toColourspace('b-w').raw().toBuffer({ resolveWithObject: true });
+  let g: Grey = { data: new Uint8Array(data.buffer, data.byteOffset, info.width * info.height), width: info.width, height: info.height };
+  const full: Damage = { cls: 'clean', strength: 'heavy', fog: 0, printBands: [], lowInk: null, blobs: [], patches: [], spreadMm: 0, bleed: 0, angleDeg: 0, shearDeg: 0, scale: 1, offsetMm: { x: 0, y: 0 }, upsideDown: false, backing: null, scanBands: [], streaks: [], gradient: { drop: 0, angle: 0 }, shadow: null, blurMm: 0, black: 0, white: 255, gamma: 1, noise: 0, jpeg: 80, ...d };
+  g = printerDamage(g, dpi, full);
+  const pxmm = dpi / 25.4;
+  for (const s of full.streaks) { const x0 = Math.round(s.xMm * pxmm); for (let y = 0; y < g.height; y++) for (let k = 0; k < s.px; k++) g.data[y * g.width + x0 + k] = g.data[y * g.width + x0 + k]! * s.gain; }
+  if (light || full.black > 0 || full.white < 255) for (let y = 0; y < g.height; y++) for (let x = 0; x < g.width; x++) {
+    const i = y * g.width + x;
+    g.data[i] = Math.max(0, Math.min(255, (full.black + ((full.white - full.black) * g.data[i]!) / 255) * (light ? light(x / pxmm, y / pxmm) : 1)));
+  }
+  return new Uint8Array(await sharp(g.data, { raw: { width: g.width, height: g.height, channels: 1 } }).jpeg({ quality: 80 }).toBuffer());
+}
+
+/**
+ * One student per class of damage that printers, ADF scanners and copiers do (generator C of the
+ * bench, docs/cards.md section 8), each read without an error or an uncertain area: heavy bands
+ * across and along the feed, a cast shadow over the bottom-left corner (and a blank back under it), a bad
+ * photocopy's grey patches and fog, low contrast with lines where the toner ran short, and a
+ * wide dust streak.
+ */
+async function degradedScans(): Promise<Case> {
+  const { layout, cards } = await planTemplate(example);
+  const r = mulberry32(909);
+  const b = new Builder(true);
+  const expected: StudentResult[] = [];
+  const bands = (axis: 'x' | 'y'): Band[] => [{ axis, periodMm: 23, widthMm: 3, depth: 0.16, phaseMm: 4 }, { axis, periodMm: 9, widthMm: 0, depth: 0.05, phaseMm: 0 }];
+  const shadow = (x: number, y: number) => { const s = (x + 0.5 * (297 - y) - 75) / 6; return 1 - 0.45 * (s >= 1 ? 0 : s <= 0 ? 1 : 1 - s * s * (3 - 2 * s)); };
+  const classes: Array<{ dpi: number; d: Partial<Damage>; light?: (x: number, y: number) => number }> = [
+    { dpi: 200, d: { printBands: bands('y') } },
+    { dpi: 150, d: { printBands: bands('x') } },
+    { dpi: 200, d: {}, light: shadow },
+    { dpi: 200, d: { fog: 0.08, patches: [{ x: 60, y: 120, rx: 25, ry: 18, dark: 0.22 }, { x: 150, y: 200, rx: 30, ry: 14, dark: 0.18 }] } },
+    { dpi: 150, d: { black: 95, white: 190, lowInk: { axis: 'y', periodMm: 9, widthMm: 0.8, fade: 0.6, phaseMm: 2 } } },
+    { dpi: 200, d: { streaks: [{ xMm: 62.3, px: 6, gain: 0.45 }, { xMm: 141, px: 4, gain: 0.6 }] } },
+  ];
+  for (const c of classes) {
+    const card = fillCard(layout, cards[0]!, r, EASY);
+    const used: PageSource[] = [];
+    for (const s of card.sides) {
+      const n = b.pages.length + 1;
+      const clean = await renderScan(s.ops, s.marks, { dpi: c.dpi, rotationDeg: 0.7, noise: 3, jpegQuality: 90, seed: n });
+      const source = src(n, true);
+      b.pages.push({ name: `${String(n).padStart(2, '0')}.jpg`, jpeg: await damaged(clean, c.dpi, c.d, c.light), source });
+      used.push(source);
+    }
+    expected.push(ok(layout, card, used));
+  }
+  // A blank sheet under the same shadow, between two students: skipped as blank.
+  const n = b.pages.length + 1;
+  b.pages.push({ name: `${String(n).padStart(2, '0')}.jpg`, jpeg: await damaged(await renderScan([], [], { dpi: 200, noise: 3, jpegQuality: 90, seed: n }), 200, {}, shadow), source: src(n, true) });
+  const last = fillCard(layout, cards[0]!, r, EASY);
+  const used: PageSource[] = [];
+  for (const s of last.sides) {
+    const k = b.pages.length + 1;
+    const source = src(k, true);
+    b.pages.push({ name: `${String(k).padStart(2, '0')}.jpg`, jpeg: await renderScan(s.ops, s.marks, { dpi: 200, rotationDeg: -0.5, noise: 3, jpegQuality: 85, seed: k }), source });
+    used.push(source);
+  }
+  expected.push(ok(layout, last, used));
+  return { name: 'degraded-scans', duplex: true, layout, pages: b.pages, expected };
+}
+void bandAt;
+
 const all = process.argv.includes('--all');
 const frozen = all ? [cleanDuplex(), barcodeTwoSheets(), failures()] : [];
-for (const c of await Promise.all([...frozen, hardRotated(), lightHand(), thinStrokes100(), barcode100BlankBacks(), swappedSheets()])) {
+// `--degraded`: only the case of printer, ADF and copier damage (the others stay as they are).
+const only = process.argv.includes('--degraded') ? [degradedScans()] : null;
+for (const c of await Promise.all(only ?? [...frozen, hardRotated(), lightHand(), thinStrokes100(), barcode100BlankBacks(), swappedSheets(), degradedScans()])) {
   const dir = join(here, c.name);
   await rm(dir, { recursive: true, force: true });
   await mkdir(join(dir, 'layout'), { recursive: true });

@@ -1,0 +1,92 @@
+// The paper right around one area, where the page's 8 mm paper map cannot follow it: bands
+// from a dirty roller or drum (a few millimetres wide, across or along the feed), the edge of
+// a cast shadow, a copier's grey patch. The paper is read on a thin rectangle just outside the
+// area's printed outline (between the outline and the next area or its printed number) and
+// carried inside by a Coons patch, which reproduces exactly any paper that changes along one
+// direction (a band, whatever its width) or along both as a sum (docs/cards.md, section 5).
+// Ink on the ring (a mark's overflow, a speck) is narrow: each side keeps the median of its
+// neighbouring points, and the result may differ from the paper map by no more
+// than the page's measured banding and unevenness allow (page-quality.ts).
+import type { GreyImage } from './grey-image.ts';
+import { apply, type Homography } from './homography.ts';
+
+/** Paper grey at a point of the area (mm from its centre). */
+export type LocalPaper = (u: number, v: number) => number;
+
+/** Distances outside the printed outline's outer edge (mm) at which the ring is read. */
+const OFFSETS = [0.45, 0.7] as const;
+/** Share of the paper map's level by which the ring must depart from it somewhere to be used. */
+export const MIN_DEPARTURE = 0.04;
+/** Half the printed outline's width. */
+const OUTLINE_HALF = 0.15;
+
+function grey(img: GreyImage, h: Homography, cx: number, cy: number, u: number, v: number, streaks: Uint8Array): number {
+  const q = apply(h, cx + u, cy + v);
+  const x = Math.round(q.x - 0.5), y = Math.round(q.y - 0.5);
+  if (x < 0 || y < 0 || x >= img.width || y >= img.height || streaks[x] === 1) return NaN;
+  return img.data[y * img.width + x]!;
+}
+
+/** One side of the ring: `n` points along it (area mm), each the lightest over the offsets, then the median of itself and its neighbours. */
+function side(img: GreyImage, h: Homography, cx: number, cy: number, n: number, at: (t: number, o: number) => [number, number], streaks: Uint8Array): Float32Array {
+  const raw = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    let m = NaN;
+    for (const o of OFFSETS) {
+      const [u, v] = at(i / (n - 1), o);
+      const g = grey(img, h, cx, cy, u, v, streaks);
+      if (!Number.isNaN(g)) m = Number.isNaN(m) ? g : Math.max(m, g);
+    }
+    raw[i] = m;
+  }
+  // The median of five neighbours: a stroke or speck up to two points wide goes, a band's
+  // edge stays where it is.
+  const out = new Float32Array(n);
+  const w: number[] = [];
+  for (let i = 0; i < n; i++) {
+    w.length = 0;
+    for (let k = Math.max(0, i - 2); k <= Math.min(n - 1, i + 2); k++) { const g = raw[k]!; if (!Number.isNaN(g)) w.push(g); }
+    w.sort((a, b) => a - b);
+    out[i] = w.length ? w[w.length >> 1]! : NaN;
+  }
+  // Points with no reading (off the image, on a streak) take their nearest neighbour's.
+  for (let i = 1; i < n; i++) if (Number.isNaN(out[i]!)) out[i] = out[i - 1]!;
+  for (let i = n - 2; i >= 0; i--) if (Number.isNaN(out[i]!)) out[i] = out[i + 1]!;
+  return out;
+}
+
+function at(a: Float32Array, t: number): number {
+  const f = Math.min(Math.max(t, 0), 1) * (a.length - 1), i = Math.floor(f), j = Math.min(i + 1, a.length - 1);
+  return a[i]! * (1 - (f - i)) + a[j]! * (f - i);
+}
+
+/**
+ * The area's local paper, or null where the ring cannot be read. `limit(g)` clamps a value to
+ * what the paper map and the page's condition allow there.
+ */
+export function localPaper(img: GreyImage, h: Homography, cx: number, cy: number, w: number, hh: number, pxmm: number, streaks: Uint8Array, limit: (g: number) => number, mapLevel: number): LocalPaper | null {
+  const X = w / 2 + OUTLINE_HALF, Y = hh / 2 + OUTLINE_HALF;
+  const step = Math.max(0.25, 1 / pxmm);
+  const nx = Math.max(5, Math.round((2 * (X + 0.7)) / step) + 1), ny = Math.max(5, Math.round((2 * (Y + 0.7)) / step) + 1);
+  const top = side(img, h, cx, cy, nx, (t, o) => [-(X + o) + t * 2 * (X + o), -(Y + o)], streaks);
+  const bottom = side(img, h, cx, cy, nx, (t, o) => [-(X + o) + t * 2 * (X + o), Y + o], streaks);
+  const left = side(img, h, cx, cy, ny, (t, o) => [-(X + o), -(Y + o) + t * 2 * (Y + o)], streaks);
+  const right = side(img, h, cx, cy, ny, (t, o) => [X + o, -(Y + o) + t * 2 * (Y + o)], streaks);
+  for (const s of [top, bottom, left, right]) if (Number.isNaN(s[0]!)) return null;
+  for (const s of [top, bottom, left, right]) for (let i = 0; i < s.length; i++) s[i] = limit(s[i]!);
+  // Where the ring agrees with the paper map to within MIN_DEPARTURE everywhere, the map is
+  // kept: the ring, a few pixels from the printed outline, reads a little darker than the paper
+  // (the outline's blur, a hand's graphite around a fill), which on generator A's tuning pages
+  // was enough to read three of the faintest fills empty.
+  let far = 0;
+  for (const s of [top, bottom, left, right]) for (let i = 0; i < s.length; i++) far = Math.max(far, Math.abs(s[i]! - mapLevel) / mapLevel);
+  if (far < MIN_DEPARTURE) return null;
+  const c00 = (top[0]! + left[0]!) / 2, c10 = (top[nx - 1]! + right[0]!) / 2, c01 = (bottom[0]! + left[ny - 1]!) / 2, c11 = (bottom[nx - 1]! + right[ny - 1]!) / 2;
+  const RX = X + 0.575, RY = Y + 0.575;
+  return (u, v) => {
+    const s = (u + RX) / (2 * RX), t = (v + RY) / (2 * RY);
+    const p = (1 - s) * at(left, t) + s * at(right, t) + (1 - t) * at(top, s) + t * at(bottom, s)
+      - ((1 - s) * (1 - t) * c00 + s * (1 - t) * c10 + (1 - s) * t * c01 + s * t * c11);
+    return limit(p);
+  };
+}
