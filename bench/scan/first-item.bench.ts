@@ -14,10 +14,11 @@
 // stack's), and this one, which creates the scans and receives the callbacks. The two clocks
 // compared are the same machine's.
 // Knobs: BENCH_FIRST_ROUNDS (5), BENCH_FIRST_OLD_SHEETS (10: 20 pages, about 20 s),
-// BENCH_FIRST_MEM_SHEETS (100).
+// BENCH_FIRST_MEM_SHEETS (100), BENCH_FIRST_BASELINE (a built checkout to compare with) and
+// BENCH_FIRST_MEM_RUNS (3).
 import { existsSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { SimScanner } from '../../packages/agent/src/drivers/sim/scanner.ts';
 import { forkChild, header, median, sleep, tempDir, verdict, type Child } from '../support/child.ts';
@@ -25,6 +26,9 @@ import { forkChild, header, median, sleep, tempDir, verdict, type Child } from '
 const ROUNDS = Number(process.env.BENCH_FIRST_ROUNDS ?? 5);
 const OLD_SHEETS = Number(process.env.BENCH_FIRST_OLD_SHEETS ?? 10);
 const MEM_SHEETS = Number(process.env.BENCH_FIRST_MEM_SHEETS ?? 100);
+/** Another checkout (built) whose agent is measured beside this one's, and how many runs each. */
+const BASELINE = process.env.BENCH_FIRST_BASELINE;
+const MEM_RUNS = Number(process.env.BENCH_FIRST_MEM_RUNS ?? 3);
 /** The memory runs' scanner: 240 sides a minute is a fast departmental duplex ADF (60 sheets a
  *  minute); `sim:` (unpaced, ~50 sides a second here) is a stress no scanner makes. */
 const MEM_SCANNER = process.env.BENCH_FIRST_MEM_SCANNER ?? 'sim:?ppm=240';
@@ -125,7 +129,7 @@ try {
   const sides = await drawSides();
   const built = existsSync(new URL('../../packages/agent/dist/index.js', import.meta.url));
   // Side by side: the same stack in one item (the rule before items were cut as it scans).
-  const variants: Array<{ name: string; built: boolean; env: Record<string, string>; options?: Record<string, unknown> }> = [
+  const variants: Array<{ name: string; built: boolean; env: Record<string, string>; options?: Record<string, unknown>; script?: string }> = [
     { name: 'sources (tsx)', built: false, env: {} },
     ...(built ? [
       { name: 'build (dist/)', built: true, env: {} },
@@ -136,8 +140,14 @@ try {
     ] : []),
   ];
   if (!built) console.log('(no packages/agent/dist: run `npm run build` first to measure the agent as a box runs it)');
+  // BENCH_FIRST_BASELINE=<another checkout, built>: instead, that checkout's agent and this one's
+  // in alternating runs (BENCH_FIRST_MEM_RUNS each), to compare two versions side by side.
+  if (BASELINE) {
+    variants.splice(0, variants.length);
+    for (let r = 0; r < MEM_RUNS; r++) variants.push({ name: `baseline ${BASELINE}`, built: true, env: {}, script: resolve(BASELINE, 'bench/scan/agent-process.mjs') }, { name: 'build (dist/)', built: true, env: {} });
+  }
   for (const v of variants) {
-    const agent = await forkChild('../scan/agent-process.mjs', [], { built: v.built, env: v.env });
+    const agent = await forkChild(v.script ?? '../scan/agent-process.mjs', [], { built: v.built, env: v.env });
     children.push(agent);
     await agent.call('connect', { url: server.ready.mqttUrl, uuid: mem!.uuid, secret: mem!.secret, scanner: MEM_SCANNER });
     await agent.call('load', { sheets: MEM_SHEETS, images: sides });

@@ -83,7 +83,7 @@ try {
   };
   const m = await big({});
   console.log(`\n## 600 dpi colour duplex, quality 90, blank_page_skip on: ${m.sides} pages, ${m.items} items, ${(m.bytes / MB).toFixed(0)} MB uploaded`);
-  console.log(`  page JPEGs ${(m.bytes / m.kept / MB).toFixed(1)} MB on average; RSS before the stack (node, tsx, sharp loaded): ${(m.rssBefore / MB).toFixed(0)} MB`);
+  console.log(`  page JPEGs ${(m.bytes / m.kept / MB).toFixed(1)} MB on average; RSS before the stack (node, tsx; sharp loads at the first page): ${(m.rssBefore / MB).toFixed(0)} MB`);
   console.log(`  box CPU per page ${(m.cpuMs / m.sides).toFixed(1)} ms, wall ${(m.wallMs / m.sides).toFixed(1)} ms`);
   // glibc raises its mmap threshold after the first large free, so later page buffers come from
   // the heap and their memory is kept after V8 frees them; a fixed threshold returns it at once.

@@ -16,7 +16,6 @@ import {
   parseJson, PrintCancelParams, PrintError, printErrorForPrinter, PrintStartParams,
   type PrintFinishedData, type PrintStartParams as PrintStart,
 } from '@boxhub/protocol';
-import { request } from 'undici';
 import { PrintRejectedError, type PrinterDriver, type PrintOutcome } from '../drivers/types.ts';
 import { Backoff } from '../link/backoff.ts';
 import { pause } from '../link/pause.ts';
@@ -338,6 +337,9 @@ type FetchResult = { ok: true; tag?: false; size: number; md5: string }
 async function fetchTo(url: string, path: string, max: number, signal: AbortSignal, key?: Buffer): Promise<FetchResult> {
   let size = 0;
   const hash = createHash('md5');
+  // undici is loaded with the first print file, not at the agent's start (docs/box-protocol.md,
+  // "Memory on the box").
+  const { request } = await import('undici');
   try {
     const res = await request(url, { method: 'GET', signal, headersTimeout: 60_000, bodyTimeout: 60_000 });
     if (res.statusCode !== 200) {

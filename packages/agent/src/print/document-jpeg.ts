@@ -4,9 +4,6 @@
 // scaled to fit inside the printer's margins or, borderless, to fill the whole page (the
 // overflow is cut off), centred. The JPEG data is embedded as it is (DCTDecode), not re-encoded.
 import { writeFile } from 'node:fs/promises';
-import {
-  PDFDocument, clip, concatTransformationMatrix, drawObject, endPath, popGraphicsState, pushGraphicsState, rectangle,
-} from 'pdf-lib';
 import { displayedSize, readJpegHeader } from '@boxhub/protocol/jpeg-header.ts';
 
 export interface Margins { top: number; bottom: number; left: number; right: number }
@@ -68,6 +65,9 @@ export function placement(img: { width: number; height: number; orientation: num
 
 export async function jpegToPdf(jpeg: Uint8Array, out: string, page: JpegPage): Promise<void> {
   const header = readJpegHeader(jpeg);
+  // pdf-lib is loaded with the first JPG task, not at the agent's start (docs/box-protocol.md,
+  // "Memory on the box").
+  const { PDFDocument, clip, concatTransformationMatrix, drawObject, endPath, popGraphicsState, pushGraphicsState, rectangle } = await import('pdf-lib');
   const doc = await PDFDocument.create();
   const image = await doc.embedJpg(jpeg);
   const p = doc.addPage([page.width, page.height]);

@@ -3,7 +3,6 @@
 // document the box sends (pages selected, reordered, blank backs, copies).
 // design/wave2.md §5.2: qpdf extracts pages in 18 ms and reverses 200 pages in 32 ms.
 import { writeFile } from 'node:fs/promises';
-import { PDFDocument } from 'pdf-lib';
 import { structureEngine } from '@boxhub/protocol/pdf-engines.ts';
 import { runBuiltin, type BuiltinOutcome } from '@boxhub/protocol/builtin-pdf/run.ts';
 import type { InspectResult } from '@boxhub/protocol/builtin-pdf/tasks.ts';
@@ -51,6 +50,8 @@ export async function pdfInfo(path: string, limits: ToolLimits, signal?: AbortSi
 
 /** A one-page PDF with a blank page of this size (points): the back of an odd sheet. */
 export async function writeBlankPdf(path: string, widthPt: number, heightPt: number): Promise<void> {
+  // pdf-lib is loaded with the first print that needs a blank back, not at the agent's start.
+  const { PDFDocument } = await import('pdf-lib');
   const doc = await PDFDocument.create();
   doc.addPage([widthPt, heightPt]);
   await writeFile(path, await doc.save());

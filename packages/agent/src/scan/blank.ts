@@ -241,10 +241,10 @@ export function inkCoverage(img: GreyImage, rule: BlankRule = BLANK_RULE): InkMe
  */
 export async function greyThumbnail(page: ScannedPage, dpi: number = BLANK_RULE.detectDpi): Promise<GreyImage> {
   const f = page.dpi / dpi;
-  let s = pageSharp(page);
+  let s = await pageSharp(page);
   if (f >= 1.5) s = s.resize({ width: Math.max(3, Math.round(page.width / f)), height: Math.max(3, Math.round(page.height / f)), fit: 'fill' });
   const img = page.image;
-  const channels = img.format === 'raw' ? img.channels : img.format === 'jpeg' ? (jpegInfo(img.data)?.components ?? 3) : ((await pageSharp(page).metadata()).channels ?? 3);
+  const channels = img.format === 'raw' ? img.channels : img.format === 'jpeg' ? (jpegInfo(img.data)?.components ?? 3) : ((await (await pageSharp(page)).metadata()).channels ?? 3);
   if (channels >= 3) s = s.extractChannel(1);
   const { data, info } = await s.raw().toBuffer({ resolveWithObject: true });
   const out = info.channels === 1 ? new Uint8Array(data.buffer, data.byteOffset, info.width * info.height) : new Uint8Array(info.width * info.height).map((_, i) => data[i * info.channels]!);

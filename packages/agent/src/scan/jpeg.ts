@@ -41,7 +41,7 @@ export async function pageToJpeg(page: ScannedPage, quality: number, color: Scan
   }
   const grey = color === 'grayscale' || (await sourceChannels(page)) <= 2;
   // flatten: a PNG page with transparency lies on white paper (no-op without alpha).
-  const s = pageSharp(page).flatten({ background: '#ffffff' }).toColourspace(grey ? 'b-w' : 'srgb');
+  const s = (await pageSharp(page)).flatten({ background: '#ffffff' }).toColourspace(grey ? 'b-w' : 'srgb');
   const { data, info } = await s.jpeg(jpegOptions(quality)).toBuffer({ resolveWithObject: true });
   return { data, width: info.width, height: info.height, components: grey ? 1 : 3, passedThrough: false };
 }
@@ -51,6 +51,6 @@ async function sourceChannels(page: ScannedPage): Promise<number> {
   const img = page.image;
   if (img.format === 'raw') return img.channels;
   if (img.format === 'jpeg') return jpegInfo(img.data)?.components ?? 3;
-  const m = await pageSharp(page).metadata();
+  const m = await (await pageSharp(page)).metadata();
   return m.channels ?? 3;
 }

@@ -1,14 +1,28 @@
 // A scanned page as a sharp (libvips) input. libvips evaluates lazily and streams an image
 // through its pipeline in strips, so decoding, downscaling and encoding never hold a whole
 // decoded page unless an operation needs it (docs/scanning.md, "On the box").
-import sharp, { type JpegOptions, type Sharp } from 'sharp';
+import type { JpegOptions, Sharp } from 'sharp';
 import type { ScannedPage } from '../drivers/types.ts';
 
-// libvips' operation cache (50 MB by default) only helps when the same image is processed
-// again; every scanned page is new, so on a box it would only add to the resident memory.
-sharp.cache(false);
+type SharpModule = typeof import('sharp').default;
+let sharpModule: Promise<SharpModule> | undefined;
 
-export function pageSharp(page: ScannedPage): Sharp {
+/**
+ * sharp (libvips), loaded at the first page that needs it, not at the agent's start: it adds
+ * about 15 MB to the box's resident memory, and a page the scanner hands over as a JPEG at the
+ * task's quality goes into its item without it (docs/scanning.md, "Memory on the box").
+ */
+export function loadSharp(): Promise<SharpModule> {
+  return sharpModule ??= import('sharp').then(({ default: sharp }) => {
+    // libvips' operation cache (50 MB by default) only helps when the same image is processed
+    // again; every scanned page is new, so on a box it would only add to the resident memory.
+    sharp.cache(false);
+    return sharp;
+  });
+}
+
+export async function pageSharp(page: ScannedPage): Promise<Sharp> {
+  const sharp = await loadSharp();
   const img = page.image;
   if (img.format === 'raw') {
     if (img.data.length < page.width * page.height * img.channels) {

@@ -6,9 +6,8 @@
 // encoded to JPEG here, at the task's quality, straight from scanimage's TIFF file by libvips:
 // the raw page never enters the JavaScript heap, and the pipeline passes the JPEG through.
 import { ScanError, type ScannerStatus } from '@boxhub/protocol';
-import sharp from 'sharp';
 import { disconnectedScanner, ScanFault, type ScannedPage, type ScannerDriver, type ScanRequest } from '../types.ts';
-import { jpegOptions } from '../../scan/page-image.ts';
+import { jpegOptions, loadSharp } from '../../scan/page-image.ts';
 import { pause } from '../../link/pause.ts';
 import { scanimageBatch } from './batch.ts';
 import { listValues, parseOptions, resolutionsOf, type SaneOption } from './options.ts';
@@ -170,7 +169,7 @@ export class SaneScannerDriver implements ScannerDriver {
         const sheet = plan.duplex ? Math.ceil(p.n / 2) : p.n;
         let page: ScannedPage;
         try {
-          const s = sharp(p.file, { sequentialRead: true }).toColourspace(req.color === 'grayscale' ? 'b-w' : 'srgb');
+          const s = (await loadSharp())(p.file, { sequentialRead: true }).toColourspace(req.color === 'grayscale' ? 'b-w' : 'srgb');
           const { data, info } = await s.jpeg(jpegOptions(req.jpegQuality)).toBuffer({ resolveWithObject: true });
           page = { sheet, front, dpi: req.resolution, width: info.width, height: info.height, image: { format: 'jpeg', data, quality: req.jpegQuality } };
         } catch (e) {

@@ -3,10 +3,10 @@
 // in JavaScript and scaled, noised and encoded by libvips at the scan resolution, so a 600 dpi
 // colour page never exists decoded in memory.
 import { readFile } from 'node:fs/promises';
-import sharp, { type Sharp } from 'sharp';
+import type { Sharp } from 'sharp';
 import type { ScannedPage, ScanRequest } from '../types.ts';
 import { jpegInfo } from '../../scan/jpeg-info.ts';
-import { jpegOptions } from '../../scan/page-image.ts';
+import { jpegOptions, loadSharp } from '../../scan/page-image.ts';
 
 export interface SimLook {
   /** Paper grey level 0-255 (default 246: white office paper as scanners see it). */
@@ -167,6 +167,7 @@ export async function renderGenerated(g: Generated, o: RenderOptions): Promise<P
   const channels = color ? 3 : 1;
   const d = designRaster(g, color);
   const { width, height } = a4Pixels(o.dpi);
+  const sharp = await loadSharp();
   const s = sharp(d.data, { raw: { width: d.width, height: d.height, channels } }).resize(width, height, { fit: 'fill', kernel: 'cubic' });
   return encode(s, { width, height }, channels, o);
 }
@@ -201,7 +202,7 @@ export async function renderGiven(bytes: Buffer, imageDpi: number | undefined, o
   // over without looking at them); a PNG's from libvips.
   const jpeg = kind === 'jpeg' ? jpegInfo(bytes) : undefined;
   if (kind === 'jpeg' && !jpeg) throw new TypeError('the sheet image is not a readable JPEG');
-  const meta = jpeg ? { width: jpeg.width, height: jpeg.height, channels: jpeg.components } : await sharp(bytes).metadata();
+  const meta = jpeg ? { width: jpeg.width, height: jpeg.height, channels: jpeg.components } : await (await loadSharp())(bytes).metadata();
   if (!meta.width || !meta.height) throw new TypeError('the sheet image has no size');
   const srcChannels = meta.channels ?? 3;
   const grey = srcChannels <= 2;
@@ -213,7 +214,7 @@ export async function renderGiven(bytes: Buffer, imageDpi: number | undefined, o
   }
   const width = Math.max(1, Math.round((meta.width * o.dpi) / dpi));
   const height = Math.max(1, Math.round((meta.height * o.dpi) / dpi));
-  let s = sharp(bytes).flatten({ background: '#ffffff' });
+  let s = (await loadSharp())(bytes).flatten({ background: '#ffffff' });
   if (width !== meta.width || height !== meta.height) s = s.resize(width, height, { fit: 'fill' });
   return encode(s, { width, height }, wantGrey ? 1 : 3, o);
 }

@@ -4,8 +4,9 @@
 // cleartext HTTP/2 (`#h2c`, given to the box as `h2c`), then h2 with prior knowledge.
 // Redirects are never followed (undici's request does not follow them); the answer's body is
 // read up to a small limit and the rest dropped, so a hostile receiver cannot hold the box.
+import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { BuiltRequest } from './wire.ts';
 
 export interface DirectHttpOptions {
@@ -16,7 +17,12 @@ export interface DirectHttpOptions {
   timeoutMs?: number;
 }
 
+// undici is loaded with the first direct transfer, not at the agent's start (docs/box-protocol.md,
+// "Memory on the box"). It is a CommonJS package: require gives the module `import` would.
+const require = createRequire(import.meta.url);
+
 export function directDispatcher(addr: string, o: DirectHttpOptions = {}): Dispatcher {
+  const { Agent } = require('undici') as typeof import('undici');
   const https = new URL(addr).protocol === 'https:';
   const timeout = o.timeoutMs ?? 60_000;
   return new Agent({
