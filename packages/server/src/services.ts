@@ -99,6 +99,6 @@ export function createServices(repos: Repositories, deps: ServiceDeps, settings:
   const print = new PrintService({
     tasks: repos.tasks, lifecycle, devices, gateway, callbacks, blobs: deps.blobs, fetcher: deps.fetcher, work: deps.work, clock, log: deps.log, settings: settings.print,
   }, deps.events, deps.requests);
-  return { applications, devices, control, callbacks, e2eKeys, lifecycle, scan, print, recognition, templates, review };
+  return { applications, devices, control, callbacks, e2eKeys, lifecycle, scan, print, recognition, templates, review, work: deps.work };
 }
 export type Services = ReturnType<typeof createServices>;
