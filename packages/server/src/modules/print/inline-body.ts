@@ -39,7 +39,8 @@ export class HeldBody {
   /** Takes file_content out of `buf` (start..end: its characters between the quotes); false
    *  when it has anything that needs the ordinary decoding. */
   hold(buf: Buffer, start: number, end: number): boolean {
-    const s = scanBase64(buf, start, end);
+    // An empty string is the schema's to refuse (minLength), which the placeholder would pass.
+    const s = end > start ? scanBase64(buf, start, end) : undefined;
     if (!s) return false;
     this.file = { buf, start, end, ...s };
     return true;
@@ -87,7 +88,7 @@ export function waitForSlot(gate: WorkGate) {
     reply.raw.once('close', () => { gone.abort(); hold.release(); });
     hold.takeSlot = async () => {
       try {
-        hold.lease = await gate.acquire('the request body', { maxWaitMs: Math.min(gate.s.maxWaitMs, BODY_WAIT_MS), signal: gone.signal });
+        hold.lease = await gate.acquire('reading the request body', { maxWaitMs: Math.min(gate.s.maxWaitMs, BODY_WAIT_MS), signal: gone.signal });
       } catch (e) {
         // The body is not read: the connection closes after the answer.
         reply.header('connection', 'close');
@@ -115,7 +116,7 @@ export async function parsePrintBody(req: FastifyRequest, payload: Readable): Pr
 /** The body parsed, file_content held in `buf` where it can be. */
 function parseHeld(buf: Buffer, hold: HeldBody): unknown {
   const span = findFileContent(buf);
-  if (span && span.end > span.start && hold.hold(buf, span.start, span.end)) {
+  if (span && hold.hold(buf, span.start, span.end)) {
     try {
       const body = parseJsonText(buf.toString('utf8', 0, span.start) + PLACEHOLDER + buf.toString('utf8', span.end)) as Record<string, unknown>;
       if (body.file_content === PLACEHOLDER) return body;
