@@ -23,7 +23,8 @@ import type { Lease, WorkGate } from '../../work-gate.ts';
 import { base64TooLarge, decodeBase64, notBase64 } from './fetch-file.ts';
 
 /** What stands in for file_content in the parsed body when the file is decoded in place. */
-const PLACEHOLDER = 'AAAA';
+export const INLINE_PLACEHOLDER = 'AAAA';
+const PLACEHOLDER = INLINE_PLACEHOLDER;
 /** A large body waits this long for its slot at most: the whole request must arrive within
  *  REQUEST_TIMEOUT_MS, and the rest is left for sending it. */
 export const BODY_WAIT_MS = REQUEST_TIMEOUT_MS / 2;
@@ -34,7 +35,7 @@ export class HeldBody {
   lease: Lease | undefined;
   /** Waits for the slot (set by waitForSlot). */
   takeSlot: (() => Promise<void>) | undefined;
-  private file: { buf: Buffer; start: number; end: number; chars: number; valid: boolean } | undefined;
+  private file: { buf: Buffer; start: number; end: number; chars: number; valid: boolean; decoded?: boolean } | undefined;
 
   /** Takes file_content out of `buf` (start..end: its characters between the quotes); false
    *  when it has anything that needs the ordinary decoding. */
@@ -46,6 +47,12 @@ export class HeldBody {
     return true;
   }
 
+  /** A file that came as it is (the console's form): create takes it with file_content
+   *  `INLINE_PLACEHOLDER`, without a Base64 copy of it. */
+  holdFile(file: Buffer): void {
+    this.file = { buf: file, start: 0, end: file.length, chars: 0, valid: true, decoded: true };
+  }
+
   /** file_content goes the ordinary way after all. */
   drop(): void { this.file = undefined; }
 
@@ -54,6 +61,7 @@ export class HeldBody {
     const f = this.file;
     if (!f || fileContent !== PLACEHOLDER) return decodeBase64(fileContent, maxBytes);
     this.file = undefined;
+    if (f.decoded) return f.buf;
     if (!f.valid) throw notBase64();
     if ((f.chars / 4) * 3 > maxBytes + 2) throw base64TooLarge(maxBytes);
     return decodeInPlace(f.buf, f.start, f.end);
