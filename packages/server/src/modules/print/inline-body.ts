@@ -35,7 +35,7 @@ export class HeldBody {
   lease: Lease | undefined;
   /** Waits for the slot (set by waitForSlot). */
   takeSlot: (() => Promise<void>) | undefined;
-  private file: { buf: Buffer; start: number; end: number; chars: number; valid: boolean; decoded?: boolean } | undefined;
+  private file: { buf: Buffer; start: number; end: number; chars: number; valid: boolean; plain?: boolean; decoded?: boolean } | undefined;
 
   /** Takes file_content out of `buf` (start..end: its characters between the quotes); false
    *  when it has anything that needs the ordinary decoding. */
@@ -64,7 +64,7 @@ export class HeldBody {
     if (f.decoded) return f.buf;
     if (!f.valid) throw notBase64();
     if ((f.chars / 4) * 3 > maxBytes + 2) throw base64TooLarge(maxBytes);
-    return decodeInPlace(f.buf, f.start, f.end);
+    return decodeInPlace(f.buf, f.start, f.end, f.plain);
   }
 
   /** The slot and the request's bytes go (the file is stored, or the request is over). */
@@ -261,27 +261,40 @@ CLASS[0x5c] = 4;
 /** Reads the string's characters as decodeBase64 would see them after JSON.parse: how many
  *  Base64 characters, and whether they are valid Base64; undefined when an escape or character
  *  needs the ordinary way (\u, \", \\, \b, non-ASCII). */
-function scanBase64(b: Buffer, start: number, end: number): { chars: number; valid: boolean } | undefined {
+function scanBase64(b: Buffer, start: number, end: number): { chars: number; valid: boolean; plain?: boolean } | undefined {
   let chars = 0;
   let pad = 0;
   let bad = false;
+  let plain = true;
   for (let i = start; i < end; i++) {
     const t = CLASS[b[i]!];
     if (t === 1) { if (pad) bad = true; chars++; }
     else if (t === 2) { pad++; chars++; }
-    else if (t === 3) { /* whitespace: skipped */ }
+    else if (t === 3) { plain = false; /* whitespace: skipped */ }
     else if (t === 4) {
+      plain = false;
       const e = b[++i];
       if (e === 0x2f) { if (pad) bad = true; chars++; } // \/ is /
       else if (e !== 0x6e && e !== 0x72 && e !== 0x74 && e !== 0x66) return undefined; // \n \r \t \f are whitespace
     } else if (t === 5) bad = true;
     else return undefined;
   }
-  return { chars, valid: !bad && chars > 0 && chars % 4 === 0 && pad <= 2 };
+  const valid = !bad && chars > 0 && chars % 4 === 0 && pad <= 2;
+  return { chars, valid, plain: valid && plain };
 }
 
+/** Plain Base64 is decoded by Node in slices of this many characters (a multiple of 4): several
+ *  times faster than the loop over the bytes here. */
+const SLICE = 1 << 16;
+
 /** Decodes valid Base64 (as scanBase64 found it) in place: the file is b[start .. returned end). */
-function decodeInPlace(b: Buffer, start: number, end: number): Buffer {
+function decodeInPlace(b: Buffer, start: number, end: number, plain = false): Buffer {
+  if (plain) {
+    // Each slice is read as a string (a copy) and written back at or before where it was read.
+    let o = start;
+    for (let i = start; i < end; i += SLICE) o += b.write(b.toString('latin1', i, Math.min(i + SLICE, end)), o, 'base64');
+    return b.subarray(start, o);
+  }
   let o = start;
   let acc = 0;
   let n = 0;
