@@ -2,7 +2,8 @@
 // image work"): with one slot and a queue of one, a body of 8 MiB or more takes the slot before
 // it is read and keeps it through its PDF check; a second waits its turn, a third is refused
 // at once with 10429 and Retry-After, unread. The files arrive intact (file_check_sum is
-// verified against the bytes decoded inside the body), also with `\/` escapes as PHP writes them.
+// verified against the bytes decoded inside the body), also with `\/` escapes as PHP writes them;
+// a client gone while waiting gives its place up; a chunked body waits once 8 MiB have come.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -116,4 +117,24 @@ test('a client that goes away while its large body waits gives its place in the 
   await eventually(() => gate.queued === 0, 'the place is given up');
   holder.socket.destroy();
   await eventually(() => gate.active === 0, 'and the slot of a body that never came goes back');
+});
+
+test('a chunked body (no Content-Length) waits for its slot once 8 MiB of it have come', async () => {
+  const box = await rig.box({ printer: 'sim:?make=Epson&model=ET-2850' });
+  const gate = rig.t.server.services.work;
+  const holder = rawCreate(body(box.uuid, largePdf(7 << 20, 6)), 1024);
+  holder.answer.catch(() => undefined);
+  await eventually(() => gate.active === 1, 'the first large body holds the slot');
+  const whole = body(box.uuid, largePdf(9 << 20, 7));
+  const chunked = fetch(`${rig.t.url}/api/print/create`, {
+    method: 'POST', headers: { authorization: `Bearer ${rig.app.api_key}`, 'content-type': 'application/json' }, duplex: 'half',
+    body: new ReadableStream<Uint8Array>({
+      start(c) { for (let i = 0; i < whole.length; i += 1 << 20) c.enqueue(whole.subarray(i, i + (1 << 20))); c.close(); },
+    }),
+  } as RequestInit).then(async (r) => (await r.json()) as { code: number; msg: string });
+  await eventually(() => gate.queued === 1, 'the chunked body waits in the queue');
+  holder.socket.destroy();
+  const answer = await chunked;
+  assert.equal(answer.code, 0, answer.msg);
+  await eventually(() => gate.active === 0 && gate.queued === 0, 'the slot is free again');
 });

@@ -6,13 +6,14 @@
 // - a body of LARGE_BODY_BYTES or more first waits for a slot of the node-wide work gate
 //   (work-gate.ts), before any of it is read, and keeps it through its document check (which so
 //   takes no second slot) until the file is stored or the request ends;
-// - the body is read into one buffer of its Content-Length;
+// - the body is read into one buffer of its Content-Length (a chunked body, without one, waits
+//   for its slot once LARGE_BODY_BYTES have come, and its chunks are joined once at the end);
 // - `file_content`'s string is found in the bytes and replaced by a placeholder before the rest
 //   is parsed as JSON, and the service decodes the Base64 in place, inside that same buffer (the
 //   decoded bytes are shorter than the text, so writing never overtakes reading).
 //
-// Anything unusual (no Content-Length, a string with \u escapes or non-ASCII characters, the key
-// twice, a syntax error anywhere) goes the ordinary way: the whole body parsed as a string and
+// Anything unusual (a string with \u escapes or non-ASCII characters, the key twice or nested
+// only, a syntax error anywhere) goes the ordinary way: the whole body parsed as a string and
 // file_content decoded by decodeBase64, so every answer, message and code stays what it was.
 import { errorCodes, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
