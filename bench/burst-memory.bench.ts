@@ -11,8 +11,11 @@
 //   inline  BENCH_INLINE (3) print creates at once, each a body of about 64 MiB (a 47 MiB file
 //           inline in Base64; not a readable PDF, so it is refused after the check).
 //
-// The last column is the server's RSS after a forced garbage collection (the server runs with
-// --expose-gc for it): what is still held, not merely not yet collected.
+// The last columns are the server's RSS after a forced garbage collection (the server runs with
+// --expose-gc for it): what is still held, not merely not yet collected; and of it V8's heap
+// (heapTotal) and the memory outside it that V8 knows of (external: Buffers). What RSS has
+// beyond those two is code, native libraries and whatever the C allocator keeps (try
+// MALLOC_ARENA_MAX=2 on the bench: the server inherits the environment).
 //
 // Each burst runs on a fresh server (its own process, SQLite, aedes, local files) with one
 // bound simulated box (printer and scanner). Run it on a checkout before the bound to get the
@@ -75,7 +78,7 @@ class Sampler {
 
 interface Rig { server: Child; boxes: Child; pool: Pool; key: string; box: string; post(path: string, body: unknown): Promise<{ code: number; msg: string; data: Record<string, unknown> }> }
 
-async function withRig(fn: (r: Rig) => Promise<string>): Promise<{ before: number; peakServer: number; peakTree: number; processes: number; settled: number; gced: number; what: string }> {
+async function withRig(fn: (r: Rig) => Promise<string>): Promise<{ before: number; peakServer: number; peakTree: number; processes: number; settled: number; gced: number; heap: number; external: number; what: string }> {
   const server = await forkChild('server-process.ts', ['boxhub'], {
     // Only for the last column (a forced collection after the settled figure): the server
     // itself never calls gc().
@@ -108,8 +111,8 @@ async function withRig(fn: (r: Rig) => Promise<string>): Promise<{ before: numbe
     await sleep(SETTLE_S * 1000);
     s.stop();
     const settled = rssOf(server.pid);
-    const gced = (await server.call<{ rss: number }>('mem')).rss;
-    return { before, peakServer: s.server, peakTree: s.tree, processes: s.children, settled, gced, what };
+    const m = await server.call<{ rss: number; heapTotal: number; external: number }>('mem');
+    return { before, peakServer: s.server, peakTree: s.tree, processes: s.children, settled, gced: m.rss, heap: m.heapTotal, external: m.external, what };
   } finally {
     await pool.close();
     await boxes.stop();
@@ -169,9 +172,9 @@ async function main(): Promise<void> {
   })]);
 
   console.log('');
-  console.log(`  ${'burst'.padEnd(7)} ${'RSS before'.padStart(11)} ${'peak server'.padStart(12)} ${'peak +children'.padStart(15)} ${'processes'.padStart(9)} ${'settled'.padStart(9)} ${'forced GC'.padStart(10)}   answers`);
+  console.log(`  ${'burst'.padEnd(7)} ${'RSS before'.padStart(11)} ${'peak server'.padStart(12)} ${'peak +children'.padStart(15)} ${'processes'.padStart(9)} ${'settled'.padStart(9)} ${'forced GC'.padStart(10)} ${'V8 heap'.padStart(8)} ${'external'.padStart(9)}   answers`);
   for (const [name, x] of rows) {
-    console.log(`  ${name.padEnd(7)} ${mib(x.before).padStart(11)} ${mib(x.peakServer).padStart(12)} ${mib(x.peakTree).padStart(15)} ${String(x.processes).padStart(9)} ${mib(x.settled).padStart(9)} ${mib(x.gced).padStart(10)}   ${x.what}`);
+    console.log(`  ${name.padEnd(7)} ${mib(x.before).padStart(11)} ${mib(x.peakServer).padStart(12)} ${mib(x.peakTree).padStart(15)} ${String(x.processes).padStart(9)} ${mib(x.settled).padStart(9)} ${mib(x.gced).padStart(10)} ${mib(x.heap).padStart(8)} ${mib(x.external).padStart(9)}   ${x.what}`);
   }
 }
 

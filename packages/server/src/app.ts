@@ -123,7 +123,7 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
     await api.register(taskHistoryRoutes, { history: deps.services.history });
     await api.register(e2eKeyRoutes, { keys: deps.services.e2eKeys });
     await api.register(scanRoutes, { scan: deps.services.scan });
-    await api.register(printRoutes, { print: deps.services.print, createBodyLimit: deps.printBodyLimit ?? 64 * 1024 * 1024 });
+    await api.register(printRoutes, { print: deps.services.print, createBodyLimit: deps.printBodyLimit ?? 64 * 1024 * 1024, work: deps.services.work });
     await api.register(recognitionRoutes, { recognition: deps.services.recognition, templates: deps.services.templates });
     await api.register(reviewRoutes, { review: deps.services.review });
     await api.register(operatorRoutes, { applications: deps.services.applications, devices: deps.services.devices, hooks: deps.credentialHooks ?? {} });

@@ -113,6 +113,6 @@ export function createServices(repos: Repositories, deps: ServiceDeps, settings:
     tasks: repos.tasks, lifecycle, devices, gateway, callbacks, blobs: deps.blobs, fetcher: deps.fetcher, work: deps.work, clock, log: deps.log, settings: settings.print, jobs,
   }, deps.events, deps.requests);
   const history = new TaskHistoryService(repos.tasks);
-  return { applications, devices, control, callbacks, e2eKeys, lifecycle, scan, print, recognition, templates, review, deviceEvents, history };
+  return { applications, devices, control, callbacks, e2eKeys, lifecycle, scan, print, recognition, templates, review, deviceEvents, history, work: deps.work };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -59,3 +59,29 @@ test('a request that waits longer than maxWaitMs is refused, and its place is gi
   await assert.rejects(gate.request('e', async () => { throw new Error('boom'); }), /boom/);
   assert.equal(gate.active, 0);
 });
+
+test('a lease holds its slot across steps until released (once); a waiter with a shorter wait or whose client went away leaves the queue', async () => {
+  const clock = new ManualClock(0);
+  const gate = new WorkGate(clock, { slots: 1, queue: 4, maxWaitMs: 30_000 });
+  const lease = await gate.acquire('a body');
+  assert.equal(gate.active, 1);
+  const short = assert.rejects(gate.acquire('another body', { maxWaitMs: 15_000 }), /no slot came free within 15 s/);
+  const gone = new AbortController();
+  const left = assert.rejects(gate.acquire('a third', { signal: gone.signal }), (e: unknown) => e instanceof ApiError && e.key === 'SERVER_BUSY');
+  await flush();
+  assert.equal(gate.queued, 2);
+  gone.abort();
+  await left;
+  assert.equal(gate.queued, 1);
+  await clock.advance(15_000);
+  await short;
+  assert.equal(gate.queued, 0);
+  const next = gate.acquire('next');
+  await flush();
+  lease.release();
+  lease.release(); // a second release gives nothing back twice
+  const l2 = await next;
+  assert.equal(gate.active, 1);
+  l2.release();
+  assert.equal(gate.active, 0);
+});

@@ -26,6 +26,16 @@ export const WORK_GATE_DEFAULTS: WorkGateSettings = { slots: 2, queue: 16, maxWa
 
 interface Waiter { start(): void; request: boolean }
 
+/** A slot held until `release()` (which may be called more than once). */
+export type Lease = { release(): void };
+
+export interface AcquireOptions {
+  /** Wait at most this long (default the gate's maxWaitMs). */
+  maxWaitMs?: number;
+  /** Aborted while waiting (the client went away): the place in the queue is given up. */
+  signal?: AbortSignal;
+}
+
 export class WorkGate {
   readonly s: WorkGateSettings;
   private readonly clock: Clock;
@@ -43,34 +53,55 @@ export class WorkGate {
   get queued(): number { return this.waiting.length; }
 
   /** A request's work: queued up to the depth, else 10429. */
-  request<T>(what: string, fn: () => Promise<T>): Promise<T> { return this.run(what, fn, true); }
+  async request<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    const lease = await this.acquire(what);
+    try { return await fn(); } finally { lease.release(); }
+  }
 
   /** Background work: waits for its slot however long the queue is. */
-  background<T>(fn: () => Promise<T>): Promise<T> { return this.run('', fn, false); }
+  async background<T>(fn: () => Promise<T>): Promise<T> {
+    const lease = await this.wait('', false, {});
+    try { return await fn(); } finally { lease.release(); }
+  }
 
-  private async run<T>(what: string, fn: () => Promise<T>, request: boolean): Promise<T> {
+  /** A request's slot held across several steps (a large request body, then its document
+   *  check): queued up to the depth, else 10429; released by the caller. */
+  acquire(what: string, o: AcquireOptions = {}): Promise<Lease> { return this.wait(what, true, o); }
+
+  private async wait(what: string, request: boolean, o: AcquireOptions): Promise<Lease> {
+    if (o.signal?.aborted) throw this.busy(what, 'the request went away');
     if (this.running >= this.s.slots) {
       const queuedRequests = this.waiting.filter((w) => w.request).length;
       if (request && queuedRequests >= this.s.queue) throw this.busy(what, `the queue is full, ${this.s.queue} waiting`);
+      const maxWaitMs = o.maxWaitMs ?? this.s.maxWaitMs;
       await new Promise<void>((start, refuse) => {
-        const w: Waiter = { request, start: () => { timer?.cancel(); start(); } };
-        const timer = request ? this.clock.setTimer(() => {
+        const leave = (why: string) => {
           const i = this.waiting.indexOf(w);
-          if (i >= 0) { this.waiting.splice(i, 1); refuse(this.busy(what, `no slot came free within ${Math.round(this.s.maxWaitMs / 1000)} s`)); }
-        }, this.s.maxWaitMs) : undefined;
+          if (i >= 0) { this.waiting.splice(i, 1); refuse(this.busy(what, why)); }
+        };
+        const onAbort = () => { timer?.cancel(); leave('the request went away'); };
+        const w: Waiter = { request, start: () => { timer?.cancel(); o.signal?.removeEventListener('abort', onAbort); start(); } };
+        const timer = request ? this.clock.setTimer(() => {
+          o.signal?.removeEventListener('abort', onAbort);
+          leave(`no slot came free within ${Math.round(maxWaitMs / 1000)} s`);
+        }, maxWaitMs) : undefined;
+        o.signal?.addEventListener('abort', onAbort, { once: true });
         this.waiting.push(w);
       });
     } else {
       this.running++;
     }
     this.peak = Math.max(this.peak, this.running);
-    try {
-      return await fn();
-    } finally {
-      // The slot passes straight to the next in line (running stays counted).
-      const next = this.waiting.shift();
-      if (next) next.start(); else this.running--;
-    }
+    let held = true;
+    return {
+      release: () => {
+        if (!held) return;
+        held = false;
+        // The slot passes straight to the next in line (running stays counted).
+        const next = this.waiting.shift();
+        if (next) next.start(); else this.running--;
+      },
+    };
   }
 
   private busy(what: string, why: string): ApiError {

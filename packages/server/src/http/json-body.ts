@@ -10,18 +10,24 @@ export function installJsonParser(app: FastifyInstance): void {
   // Fastify parses text/plain by default; the API takes JSON only (docs/errors.md 10004), and
   // a text body would otherwise reach validation and answer "body must be object".
   app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json$/i, { parseAs: 'string' }, (_req, body, done) => {
-    const text = body as string;
-    if (text.trim() === '') { done(new ApiError('MALFORMED_JSON', 'request body is empty; send a JSON object'), undefined); return; }
-    try {
-      done(null, sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
-    } catch (e) {
-      const msg = (e as Error).message;
-      if (/forbidden (prototype|constructor) property/i.test(msg)) {
-        done(new ApiError('INVALID_PARAMETER', 'request body contains a forbidden property (__proto__ or constructor.prototype)'), undefined);
-      } else {
-        done(new ApiError('MALFORMED_JSON', `request body is not valid JSON: ${msg}`), undefined);
-      }
-    }
+  app.addContentTypeParser(JSON_TYPE, { parseAs: 'string' }, (_req, body, done) => {
+    try { done(null, parseJsonText(body as string)); } catch (e) { done(e as ApiError, undefined); }
   });
+}
+
+/** The API's JSON content types (application/json, application/*+json). */
+export const JSON_TYPE = /^application\/([\w.+-]+\+)?json$/i;
+
+/** A JSON request body parsed, or the ApiError saying what is wrong with it. */
+export function parseJsonText(text: string): unknown {
+  if (text.trim() === '') throw new ApiError('MALFORMED_JSON', 'request body is empty; send a JSON object');
+  try {
+    return sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch (e) {
+    const msg = (e as Error).message;
+    if (/forbidden (prototype|constructor) property/i.test(msg)) {
+      throw new ApiError('INVALID_PARAMETER', 'request body contains a forbidden property (__proto__ or constructor.prototype)');
+    }
+    throw new ApiError('MALFORMED_JSON', `request body is not valid JSON: ${msg}`);
+  }
 }

@@ -1,9 +1,10 @@
 // Memory back after large request bodies (docs/configuration.md "Document and image work").
-// A print create may bring 64 MiB inline: its body as a string, the parsed value and the decoded
-// file are a few hundred MB of garbage once it is answered, and V8 collects only when more is
-// allocated. A node left idle after a burst of three such bodies stayed at about 780 MB of RSS
-// (350 MB once collected: `npm run bench burst-memory`). So once such requests have been
-// answered and none has come for a second, one full collection runs (at most one every 5 s).
+// A print create may bring 64 MiB inline. Its body is read into one buffer and its file decoded
+// inside it (modules/print/inline-body.ts), so once it is answered that buffer is the garbage;
+// V8 collects only when more is allocated, so a node left idle after a burst would keep it. So
+// once such requests have been answered and none has come for a second, one full collection
+// runs (at most one every 5 s): the buffers, each its own mmap in glibc's allocator, go back to
+// the system at once (`npm run bench burst-memory`).
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';

@@ -3,6 +3,8 @@
 import { ApiError, api, isApiError, type PrinterCapability } from '@boxhub/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkBody } from '../../http/validation.ts';
+import { LARGE_BODY_BYTES } from '../../http/release-memory.ts';
+import { BODY_WAIT_MS, HeldBody, INLINE_PLACEHOLDER } from '../print/inline-body.ts';
 import { INKJET_OPS, type InkjetOp } from '../control/service.ts';
 import { dangers } from './dangers.ts';
 import { askFirst, confirmed, CSRF_REFUSED, enc, formOf, fragment, idParam, pageNumber, Refused, sess, show, type ConsoleOptions } from './kit.ts';
@@ -196,6 +198,11 @@ export function devicePages(app: FastifyInstance, o: ConsoleOptions): void {
     if (!req.isMultipart()) throw new ApiError('INVALID_PARAMETER', 'send the form as multipart/form-data');
     let file: Buffer | undefined;
     let checked = false;
+    // A large form waits for a work slot before its file is read, as the API's inline bodies
+    // do (print/inline-body.ts), and hands the file to the service as it is (no Base64 copy).
+    // The slot goes back once the file is stored, or at the latest with the answer.
+    const hold = new HeldBody();
+    reply.raw.once('close', () => hold.release());
     const chosen: PrintChoice = {};
     for await (const part of req.parts()) {
       if (part.type === 'field') {
@@ -208,6 +215,9 @@ export function devicePages(app: FastifyInstance, o: ConsoleOptions): void {
       }
       // The token must come before the file: nothing is read from a request that lacks it.
       if (!checked) throw new Refused(403, CSRF_REFUSED);
+      if (Number(req.headers['content-length']) >= LARGE_BODY_BYTES && !hold.lease) {
+        hold.lease = await s.work.acquire('reading the form', { maxWaitMs: Math.min(s.work.s.maxWaitMs, BODY_WAIT_MS) });
+      }
       file = await part.toBuffer();
     }
     if (!checked) throw new Refused(403, CSRF_REFUSED);
@@ -217,9 +227,11 @@ export function devicePages(app: FastifyInstance, o: ConsoleOptions): void {
       const options = printOptionsOf(chosen);
       // The API's own schema and the API's own service: the same checks and messages as POST /api/print/create.
       const body = checkBody<api.PrintCreateBody>(api.PrintCreateBody, {
-        client_uuid: uuid, file_type: fileTypeOf(file), file_content: file.toString('base64'), ...(Object.keys(options).length ? { options } : {}),
+        client_uuid: uuid, file_type: fileTypeOf(file), file_content: INLINE_PLACEHOLDER, ...(Object.keys(options).length ? { options } : {}),
       });
-      created = (await s.print.create(appId, body)).uuid!;
+      hold.holdFile(file);
+      file = undefined;
+      created = (await s.print.create(appId, body, hold)).uuid!;
     } catch (e) {
       if (shownOnPage(e)) return devicePage(req, reply, uuid, { error: e, chosen });
       throw e;

@@ -58,12 +58,13 @@ export async function fetchFile(url: string, dispatcher: Dispatcher, limits: Fet
  *  skip any other character and print a different file. */
 export function decodeBase64(text: string, maxBytes: number): Buffer {
   const clean = text.replace(/\s+/g, '');
-  if (clean.length === 0 || clean.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(clean)) {
-    throw new ApiError('INVALID_PARAMETER', 'file_content is not Base64 (RFC 4648: A-Z a-z 0-9 + /, padded with = to a multiple of 4)');
-  }
-  if ((clean.length / 4) * 3 > maxBytes + 2) throw new ApiError('PRINT_FILE_TOO_LARGE', `file_content holds more than the ${maxBytes} bytes accepted`);
+  if (clean.length === 0 || clean.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(clean)) throw notBase64();
+  if ((clean.length / 4) * 3 > maxBytes + 2) throw base64TooLarge(maxBytes);
   return Buffer.from(clean, 'base64');
 }
+
+export const notBase64 = () => new ApiError('INVALID_PARAMETER', 'file_content is not Base64 (RFC 4648: A-Z a-z 0-9 + /, padded with = to a multiple of 4)');
+export const base64TooLarge = (maxBytes: number) => new ApiError('PRINT_FILE_TOO_LARGE', `file_content holds more than the ${maxBytes} bytes accepted`);
 
 /** An answer body dropped unread: its "aborted" error must not become an uncaught exception. */
 const ignore = (): void => undefined;

@@ -26,6 +26,7 @@ import { offlineError } from '../devices/offline.ts';
 import { checkPrintDocument } from './document-check.ts';
 import type { WorkGate } from '../../work-gate.ts';
 import { decodeBase64, fetchFile } from './fetch-file.ts';
+import type { HeldBody } from './inline-body.ts';
 import { resolvePrintOptions } from './options.ts';
 import { printEvent, printInfo, type PrintEvent } from './views.ts';
 import { transact } from '../../db/transaction.ts';
@@ -116,7 +117,8 @@ export class PrintService {
     return printer.capability;
   }
 
-  async create(appId: string, body: api.PrintCreateBody): Promise<api.PrintCreateResult> {
+  /** `held`: the request body's work slot and its file still in the body's bytes (inline-body.ts). */
+  async create(appId: string, body: api.PrintCreateBody, held?: HeldBody): Promise<api.PrintCreateResult> {
     const o = body.options ?? {};
     if ((body.file_url === undefined) === (body.file_content === undefined)) {
       throw new ApiError('INVALID_PARAMETER', 'give exactly one of file_url and file_content');
@@ -152,29 +154,9 @@ export class PrintService {
     if (o.direct) {
       stored = { job, file: { url: body.file_url!, format: body.file_type, direct: true, ...(wantMd5 ? { md5: wantMd5 } : {}), ...e2e } };
     } else {
-      const bytes = body.file_content !== undefined
-        ? decodeBase64(body.file_content, this.d.settings.maxFileBytes)
-        : await fetchFile(body.file_url!, this.d.fetcher, { maxBytes: this.d.settings.maxFileBytes, timeoutMs: this.d.settings.fetchTimeoutMs });
-      const md5 = createHash('md5').update(bytes).digest('hex');
-      if (wantMd5 && wantMd5 !== md5) throw new ApiError('PRINT_CHECKSUM_MISMATCH', `the file's MD5 is ${md5}, file_check_sum says ${wantMd5}`);
-      if (cipher) {
-        // Encrypted to the box: the server cannot read it and does not try. Page checks are the
-        // box's, after decryption; `pages` comes from the box (docs/encryption.md).
-        if (bytes.length < E2E.fileOverhead) throw new ApiError('PRINT_FILE_INVALID', `an encrypted file is at least ${E2E.fileOverhead} bytes (nonce and tag); this one has ${bytes.length}`);
-      } else {
-        const check = () => checkPrintDocument({
-          file: bytes, fileType: body.file_type, mediaSize: job.media_size, copies: job.copies,
-          ...(job.page_ranges ? { pageRanges: job.page_ranges } : {}),
-          limits: { maxBytes: this.d.settings.maxFileBytes },
-        });
-        // A PDF is opened by qpdf processes: node-wide, only so many at once (10429 past the
-        // queue). A JPEG's check reads its marker segments only.
-        const checked = body.file_type === 'pdf' ? await this.d.work.request('the PDF check', check) : await check();
-        pages = checked.pages;
-      }
-      const key = fileKey(uuid, body.file_type, !!cipher);
-      await this.d.blobs.put(key, bytes, { contentType: cipher ? 'application/octet-stream' : body.file_type === 'pdf' ? 'application/pdf' : 'image/jpeg' });
-      stored = { job, file: { key, format: body.file_type, size: bytes.length, md5, ...e2e } };
+      const file = await this.storeFile(uuid, body, job, wantMd5, cipher, held);
+      pages = file.pages;
+      stored = { job, file: { key: file.key, format: body.file_type, size: file.size, md5: file.md5, ...e2e } };
     }
 
     await transact(this.d.tasks.db, (trx) => this.d.lifecycle.create(trx, {
@@ -213,6 +195,42 @@ export class PrintService {
     // A cancel that raced this create ended the task before the box held it: the box drops it.
     if (ended) await this.cancelOnBox(device.uuid, [uuid]);
     return { uuid, expires_at: Math.floor(expiresAt / 1000) };
+  }
+
+  /**
+   * The file fetched or decoded, checked and stored. Its own function so that nothing keeps the
+   * bytes once it returns (the box round trip after it may take seconds); a large body's work
+   * slot goes back here too (docs/configuration.md "Document and image work").
+   */
+  private async storeFile(uuid: string, body: api.PrintCreateBody, job: PrintJobOptions, wantMd5: string | undefined, cipher: string | undefined, held: HeldBody | undefined): Promise<{ key: string; size: number; md5: string; pages: number | undefined }> {
+    try {
+      const bytes = body.file_content !== undefined
+        ? held ? held.decode(body.file_content, this.d.settings.maxFileBytes) : decodeBase64(body.file_content, this.d.settings.maxFileBytes)
+        : await fetchFile(body.file_url!, this.d.fetcher, { maxBytes: this.d.settings.maxFileBytes, timeoutMs: this.d.settings.fetchTimeoutMs });
+      const md5 = createHash('md5').update(bytes).digest('hex');
+      if (wantMd5 && wantMd5 !== md5) throw new ApiError('PRINT_CHECKSUM_MISMATCH', `the file's MD5 is ${md5}, file_check_sum says ${wantMd5}`);
+      let pages: number | undefined;
+      if (cipher) {
+        // Encrypted to the box: the server cannot read it and does not try. Page checks are the
+        // box's, after decryption; `pages` comes from the box (docs/encryption.md).
+        if (bytes.length < E2E.fileOverhead) throw new ApiError('PRINT_FILE_INVALID', `an encrypted file is at least ${E2E.fileOverhead} bytes (nonce and tag); this one has ${bytes.length}`);
+      } else {
+        const check = () => checkPrintDocument({
+          file: bytes, fileType: body.file_type, mediaSize: job.media_size, copies: job.copies,
+          ...(job.page_ranges ? { pageRanges: job.page_ranges } : {}),
+          limits: { maxBytes: this.d.settings.maxFileBytes },
+        });
+        // A PDF is opened by qpdf processes: node-wide, only so many at once (10429 past the
+        // queue); a large body already holds its slot. A JPEG's check reads its marker segments only.
+        const checked = body.file_type === 'pdf' && !held?.lease ? await this.d.work.request('the PDF check', check) : await check();
+        pages = checked.pages;
+      }
+      const key = fileKey(uuid, body.file_type, !!cipher);
+      await this.d.blobs.put(key, bytes, { contentType: cipher ? 'application/octet-stream' : body.file_type === 'pdf' ? 'application/pdf' : 'image/jpeg' });
+      return { key, size: bytes.length, md5, pages };
+    } finally {
+      held?.release();
+    }
   }
 
   /** Spec "print cancel": every task of the device the box has received or is printing ends now
