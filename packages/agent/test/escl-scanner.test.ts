@@ -18,11 +18,13 @@ test('status() reads ScannerCapabilities and ScannerStatus', async () => {
     });
     server.adfState = 'ScannerAdfEmpty';
     assert.equal((await d.status()).adf_loaded, false);
-    // A jam or an open door: stopped, with the scan error code and the device's words
+    // A misfeed or an open door: stopped, with the scan error code and the device's words
     // (normalised by the server: docs/printers-and-scanners.md, "Normalised state reasons").
     server.adfState = 'ScannerAdfMispick';
-    const jam = await d.status();
-    assert.deepEqual([jam.state, jam.error_code, jam.state_reasons], ['stopped', 2001, ['Idle', 'ScannerAdfMispick']]);
+    const misfeed = await d.status();
+    assert.deepEqual([misfeed.state, misfeed.error_code, misfeed.state_reasons], ['stopped', 2005, ['Idle', 'ScannerAdfMispick']]);
+    server.adfState = 'ScannerAdfJam';
+    assert.equal((await d.status()).error_code, 2001);
     server.adfState = 'ScannerAdfHatchOpen';
     const open = await d.status();
     assert.deepEqual([open.state, open.error_code], ['stopped', 2002]);
