@@ -30,11 +30,17 @@ function plainBlobs(t: GreyImage, wx0: number, wy0: number, wx1: number, wy1: nu
   for (let y = 0; y < h; y++) win.set(t.data.subarray((wy0 + y) * t.width + wx0, (wy0 + y) * t.width + wx1), y * w);
   const paper = percentile(win, 0, win.length, 1, 0.9);
   const thr = paper * 0.5;
+  return darkBlobs(w, h, wx0, wy0, (i) => win[i]! < thr);
+}
+
+/** The 4-connected dark regions of a w×h window whose top-left is (wx0, wy0) on the page, in
+ *  page coordinates. Both corner-mark searches label their window this way. */
+function darkBlobs(w: number, h: number, wx0: number, wy0: number, dark: (i: number) => boolean): Blob[] {
   const seen = new Uint8Array(w * h);
   const stack: number[] = [];
   const blobs: Blob[] = [];
-  for (let i = 0; i < win.length; i++) {
-    if (seen[i] || win[i]! >= thr) continue;
+  for (let i = 0; i < w * h; i++) {
+    if (seen[i] || !dark(i)) continue;
     const b: Blob = { area: 0, sx: 0, sy: 0, x0: w, y0: h, x1: 0, y1: 0, touchesEdge: false };
     stack.push(i); seen[i] = 1;
     while (stack.length) {
@@ -43,10 +49,10 @@ function plainBlobs(t: GreyImage, wx0: number, wy0: number, wx1: number, wy1: nu
       b.area++; b.sx += x; b.sy += y;
       if (x < b.x0) b.x0 = x; if (x > b.x1) b.x1 = x; if (y < b.y0) b.y0 = y; if (y > b.y1) b.y1 = y;
       if (x === 0 || y === 0 || x === w - 1 || y === h - 1) b.touchesEdge = true;
-      if (x > 0) { const k = j - 1; if (!seen[k] && win[k]! < thr) { seen[k] = 1; stack.push(k); } }
-      if (x < w - 1) { const k = j + 1; if (!seen[k] && win[k]! < thr) { seen[k] = 1; stack.push(k); } }
-      if (y > 0) { const k = j - w; if (!seen[k] && win[k]! < thr) { seen[k] = 1; stack.push(k); } }
-      if (y < h - 1) { const k = j + w; if (!seen[k] && win[k]! < thr) { seen[k] = 1; stack.push(k); } }
+      if (x > 0) { const k = j - 1; if (!seen[k] && dark(k)) { seen[k] = 1; stack.push(k); } }
+      if (x < w - 1) { const k = j + 1; if (!seen[k] && dark(k)) { seen[k] = 1; stack.push(k); } }
+      if (y > 0) { const k = j - w; if (!seen[k] && dark(k)) { seen[k] = 1; stack.push(k); } }
+      if (y < h - 1) { const k = j + w; if (!seen[k] && dark(k)) { seen[k] = 1; stack.push(k); } }
     }
     b.x0 += wx0; b.x1 += wx0; b.y0 += wy0; b.y1 += wy0; b.sx += b.area * wx0; b.sy += b.area * wy0;
     blobs.push(b);
@@ -151,28 +157,7 @@ function blobsInWindow(t: GreyImage, wx0: number, wy0: number, wx1: number, wy1:
   const darkF = new Float32Array(w * h);
   for (let i = 0; i < w * h; i++) darkF[i] = flat.norm[i]! < flat.thr ? 1 : 0;
   const closed = runningExtreme(runningExtreme(darkF, w, h, c, true), w, h, c, false);
-  const dark = (i: number) => closed[i]! > 0.5;
-  const seen = new Uint8Array(w * h);
-  const stack: number[] = [];
-  const blobs: Blob[] = [];
-  for (let i = 0; i < w * h; i++) {
-    if (seen[i] || !dark(i)) continue;
-    const b: Blob = { area: 0, sx: 0, sy: 0, x0: w, y0: h, x1: 0, y1: 0, touchesEdge: false };
-    stack.push(i); seen[i] = 1;
-    while (stack.length) {
-      const j = stack.pop()!;
-      const x = j % w, y = (j - x) / w;
-      b.area++; b.sx += x; b.sy += y;
-      if (x < b.x0) b.x0 = x; if (x > b.x1) b.x1 = x; if (y < b.y0) b.y0 = y; if (y > b.y1) b.y1 = y;
-      if (x === 0 || y === 0 || x === w - 1 || y === h - 1) b.touchesEdge = true;
-      if (x > 0) { const k = j - 1; if (!seen[k] && dark(k)) { seen[k] = 1; stack.push(k); } }
-      if (x < w - 1) { const k = j + 1; if (!seen[k] && dark(k)) { seen[k] = 1; stack.push(k); } }
-      if (y > 0) { const k = j - w; if (!seen[k] && dark(k)) { seen[k] = 1; stack.push(k); } }
-      if (y < h - 1) { const k = j + w; if (!seen[k] && dark(k)) { seen[k] = 1; stack.push(k); } }
-    }
-    b.x0 += wx0; b.x1 += wx0; b.y0 += wy0; b.y1 += wy0; b.sx += b.area * wx0; b.sy += b.area * wy0;
-    blobs.push(b);
-  }
+  const blobs = darkBlobs(w, h, wx0, wy0, (i) => closed[i]! > 0.5);
   return { blobs, flat };
 }
 

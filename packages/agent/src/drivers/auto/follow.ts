@@ -15,7 +15,7 @@ export interface AutoOptions {
 
 export interface Found<D> { uri: string; why: string; make(): D }
 
-export class Follower<D extends { readonly uri: string; close(): Promise<void> }> {
+export class Follower<S extends { connected: boolean }, D extends { readonly uri: string; status(signal?: AbortSignal): Promise<S>; close(): Promise<void> }> {
   current: D | undefined;
   private lastLook = -Infinity;
   private looking: Promise<void> | undefined;
@@ -53,6 +53,21 @@ export class Follower<D extends { readonly uri: string; close(): Promise<void> }
       this.o.log?.(`${this.what} auto: chose ${found.uri}: ${found.why}`, before ? { instead_of: before } : undefined);
     })().finally(() => { this.looking = undefined; });
     return this.looking;
+  }
+
+  /** The device's status; one that stopped answering makes it look again, and a device found
+   *  elsewhere answers instead. `none` while nothing was ever found. */
+  async status(none: S, signal?: AbortSignal): Promise<S> {
+    const before = this.current;
+    if (before) {
+      const s = await before.status(signal);
+      if (s.connected) return s;
+      await this.rediscover();
+      const now = this.current;
+      return now === before || !now ? s : now.status(signal);
+    }
+    await this.rediscover();
+    return this.current ? this.current.status(signal) : none;
   }
 
   async close(): Promise<void> {

@@ -41,7 +41,7 @@ export async function findPrinter(o: AutoPrinterOptions = {}): Promise<Found<Pri
 }
 
 export class AutoPrinterDriver implements PrinterDriver {
-  private readonly follower: Follower<PrinterDriver>;
+  private readonly follower: Follower<PrinterStatus, PrinterDriver>;
 
   constructor(o: AutoPrinterOptions = {}) {
     this.follower = new Follower('printer', () => findPrinter(o), o);
@@ -57,17 +57,7 @@ export class AutoPrinterDriver implements PrinterDriver {
     return d;
   }
 
-  async status(signal?: AbortSignal): Promise<PrinterStatus> {
-    const before = this.follower.current;
-    if (before) {
-      const s = await before.status(signal);
-      if (s.connected) return s;
-      await this.follower.rediscover();
-      return this.follower.current === before ? s : this.follower.current!.status(signal);
-    }
-    await this.follower.rediscover();
-    return this.follower.current ? this.follower.current.status(signal) : disconnectedPrinter;
-  }
+  status(signal?: AbortSignal): Promise<PrinterStatus> { return this.follower.status(disconnectedPrinter, signal); }
 
   async capability(signal?: AbortSignal): Promise<PrinterCapability | null> { return (await this.driver()).capability(signal); }
   async print(req: PrintRequest, hooks: PrintHooks): Promise<PrintOutcome> { return (await this.driver()).print(req, hooks); }

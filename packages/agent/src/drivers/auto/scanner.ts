@@ -38,7 +38,7 @@ export async function findScanner(o: AutoScannerOptions = {}): Promise<Found<Sca
 }
 
 export class AutoScannerDriver implements ScannerDriver {
-  private readonly follower: Follower<ScannerDriver>;
+  private readonly follower: Follower<ScannerStatus, ScannerDriver>;
 
   constructor(o: AutoScannerOptions = {}) {
     this.follower = new Follower('scanner', () => findScanner(o), o);
@@ -46,17 +46,7 @@ export class AutoScannerDriver implements ScannerDriver {
 
   get uri(): string { return this.follower.current?.uri ?? 'auto'; }
 
-  async status(signal?: AbortSignal): Promise<ScannerStatus> {
-    const before = this.follower.current;
-    if (before) {
-      const s = await before.status(signal);
-      if (s.connected) return s;
-      await this.follower.rediscover();
-      return this.follower.current === before ? s : this.follower.current!.status(signal);
-    }
-    await this.follower.rediscover();
-    return this.follower.current ? this.follower.current.status(signal) : disconnectedScanner;
-  }
+  status(signal?: AbortSignal): Promise<ScannerStatus> { return this.follower.status(disconnectedScanner, signal); }
 
   async *scan(req: ScanRequest, signal: AbortSignal): AsyncIterable<ScannedPage> {
     const d = this.follower.current;
