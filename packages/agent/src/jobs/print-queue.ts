@@ -76,6 +76,9 @@ export class PrintQueue {
   private loop: Promise<void> | undefined;
   /** Tasks cancelled before their print.start arrived (a cancel racing a create). */
   private readonly tombstones = new Set<string>();
+  /** Tasks whose print.start is being taken (between its checks and its journal entry): a cancel
+   *  of every task meets them here, not yet in the journal. */
+  private readonly taking = new Set<string>();
   /** print.progress events being written: one after the other (the outbox numbers each task's
    *  events as they are appended), and all before the task's print.finished. */
   private progressing: Promise<void> = Promise.resolve();
@@ -108,12 +111,22 @@ export class PrintQueue {
     const p = parseJson(PrintStartParams, JSON.stringify(params));
     if (!p.ok) return { ok: false, reason: 'invalid', message: `print.start params ${p.error}` };
     const { task } = p.value;
-    if (this.tombstones.has(task)) return { ok: false, reason: 'failed', message: `print task ${task} was cancelled` };
+    const refusal: JobAck = { ok: false, reason: 'failed', message: `print task ${task} was cancelled` };
+    if (this.tombstones.has(task)) return refusal;
     if (this.d.journal.get(task)) return { ok: true, data: { boot: this.d.boot } };
-    const status = await this.d.printer.status().catch(() => undefined);
-    if (!status?.connected) return { ok: false, reason: 'failed', message: 'the printer is not connected' };
-    const entry: JournalEntry<PrintJobData> = { task, kind: 'print', state: 'queued', boot: this.d.boot, acceptedAt: this.d.now(), data: { params: p.value, phase: 'queued' } };
-    await this.d.journal.put(entry);
+    this.taking.add(task);
+    try {
+      const status = await this.d.printer.status().catch(() => undefined);
+      if (!status?.connected) return { ok: false, reason: 'failed', message: 'the printer is not connected' };
+      // A cancel that came while the printer was asked: this task is one it ended.
+      if (this.tombstones.has(task)) return refusal;
+      const entry: JournalEntry<PrintJobData> = { task, kind: 'print', state: 'queued', boot: this.d.boot, acceptedAt: this.d.now(), data: { params: p.value, phase: 'queued' } };
+      await this.d.journal.put(entry);
+      // Or while the entry was written: it goes again (nothing was printed or said of it).
+      if (this.tombstones.has(task)) { await this.d.journal.remove(task); return refusal; }
+    } finally {
+      this.taking.delete(task);
+    }
     this.d.changed();
     this.wake?.();
     return { ok: true, data: { boot: this.d.boot } };
@@ -125,6 +138,7 @@ export class PrintQueue {
     const p = parseJson(PrintCancelParams, JSON.stringify(params));
     if (!p.ok) return { ok: false, reason: 'invalid', message: `print.cancel params ${p.error}` };
     for (const t of p.value.tasks) if (!this.d.journal.get(t)) this.tombstones.add(t);
+    if (p.value.all) for (const t of this.taking) this.tombstones.add(t);
     if (this.tombstones.size > 10_000) this.tombstones.clear();
     const listed = new Set(p.value.tasks);
     for (const e of this.entries()) {
