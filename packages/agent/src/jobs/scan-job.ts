@@ -174,10 +174,12 @@ export class ScanJob {
             if (wait <= 0) break;
           }
           const more = await this.d.scanner.waitForPaper(signal, wait);
+          this.d.log('continuous scan: waited for paper', { task: this.task, batch, wait_ms: wait, more, stopped: signal.aborted });
           if (!more || signal.aborted) break;
         }
         const sheetsBefore = this.entry.data.sheets;
         await this.batch(signal);
+        if (o.continuous) this.d.log('continuous scan: batch done', { task: this.task, batch, sheets: this.entry.data.sheets - sheetsBefore });
         if (this.entry.data.sheets > sheetsBefore) deadline = undefined;
         if (!o.continuous || signal.aborted || this.uploadFailure || this.directFailure) break;
       }
