@@ -11,7 +11,7 @@ import {
 import type { Logger } from 'pino';
 import type { Broker } from '../broker/types.ts';
 import type { Clock } from '../clock.ts';
-import type { DeviceRepository } from '../modules/devices/repository.ts';
+import type { DeviceRow } from '../db/schema.ts';
 import { KeyedQueue } from './keyed-queue.ts';
 
 /** Applies a box's job event; resolves once it is applied (or known to be a duplicate). */
@@ -24,9 +24,18 @@ const KNOWN_DEVICE_CACHE_MAX = 100_000;
 
 interface Pending { uuid: string; resolve: (a: Ack) => void; timer: NodeJS.Timeout }
 
+/** What the gateway records of a box: its presence and its state. The devices repository
+ *  (modules/devices/repository.ts) is one; the gateway sits below the modules and names only this. */
+export interface DevicePresence {
+  markOnline(uuid: string, session: string, at: number): Promise<boolean>;
+  markOffline(uuid: string, session: string, at: number): Promise<boolean>;
+  findByUuid(uuid: string): Promise<DeviceRow | undefined>;
+  saveState(uuid: string, state: string, at: number): Promise<void>;
+}
+
 export interface GatewayOptions {
   broker: Broker;
-  devices: DeviceRepository;
+  devices: DevicePresence;
   clock: Clock;
   nodeId: string;
   log: Logger;

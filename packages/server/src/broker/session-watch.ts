@@ -4,12 +4,12 @@
 // once (DeviceService hooks); a change made by another process (the CLI, another node on the
 // same database) is found here: every tick on PostgreSQL, and on SQLite whenever its
 // data_version says another connection wrote.
-import type { DeviceRepository } from '../modules/devices/repository.ts';
 
 export interface SessionWatchOptions {
   sessions: () => string[];
   disconnect: (uuid: string) => void;
-  devices: DeviceRepository;
+  /** Each box's current secret hash (the devices repository is one; the broker sits below the modules). */
+  devices: { secretHashes(uuids: string[]): Promise<Map<string, string>> };
   /** SQLite only: changes when another connection committed; undefined = check every tick. */
   dataVersion?: () => number;
   onDropped?: (uuid: string) => void;

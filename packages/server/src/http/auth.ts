@@ -7,7 +7,6 @@
 // refused-key limit, then per application.
 import { ApiError } from '@boxhub/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ApplicationService, AuthenticatedApp } from '../modules/applications/service.ts';
 import { bearerMatches } from './observability.ts';
 import type { ApiLimits } from './rate-limits.ts';
 
@@ -17,6 +16,16 @@ declare module 'fastify' {
     /** The /api route pattern this request matched (undefined for other routes and for 404s). */
     apiRoute: string | undefined;
   }
+}
+
+/** The application a request's API key belongs to. */
+export interface AuthenticatedApp { id: string; name: string; cap_ess: number; created_at: number; key_id: string }
+
+/** Finds the application of an API key: at once when the key is known on this node, else from
+ *  the database (the applications service is one; the edge sits below the modules). */
+export interface KeyAuthenticator {
+  authenticateKnown(apiKey: string): AuthenticatedApp | undefined;
+  authenticate(apiKey: string): Promise<AuthenticatedApp | undefined>;
 }
 
 export const OPERATOR_PREFIX = '/api/operator/';
@@ -33,7 +42,7 @@ export function apiPath(req: FastifyRequest): string | undefined {
 }
 
 export interface AccessOptions {
-  applications: ApplicationService;
+  applications: KeyAuthenticator;
   limits: ApiLimits;
   /** Unset: the operator API answers 20003 to everyone. */
   operatorToken: string | undefined;
@@ -94,7 +103,7 @@ async function access(o: AccessOptions, req: FastifyRequest, reply: FastifyReply
  * The application of a bearer API key, or why there is none; a key this node knows is answered
  * without a promise (the common case on SQLite: one microtask less per request).
  */
-function authenticate(applications: ApplicationService, header: string | undefined): AuthenticatedApp | string | Promise<AuthenticatedApp | string> {
+function authenticate(applications: KeyAuthenticator, header: string | undefined): AuthenticatedApp | string | Promise<AuthenticatedApp | string> {
   if (!header) return 'missing Authorization header; send "Authorization: Bearer <api key>"';
   const m = /^Bearer\s+(\S{1,200})\s*$/i.exec(header);
   if (!m?.[1]) return 'Authorization header must be "Bearer <api key>"';

@@ -2,6 +2,7 @@
 // application, each with its last use; an operator creates, rotates and revokes them (CLI,
 // operator API). A revoked key stops working at once on every node.
 import { randomUUID } from 'node:crypto';
+import type { AuthenticatedApp } from '../../http/auth.ts';
 import { ApiError } from '@boxhub/protocol';
 import type { Clock } from '../../clock.ts';
 import type { ApiKeyRow } from '../../db/schema.ts';
@@ -15,7 +16,6 @@ export const APPLICATION_PAGE_SIZE = 50;
 export interface KeyView { id: string; app_id: string; name: string; prefix: string; created_at: number; last_used_at?: number; revoked_at?: number }
 
 /** The caller of an authenticated request. */
-export interface AuthenticatedApp { id: string; name: string; cap_ess: number; created_at: number; key_id: string }
 
 /** last_used_at is written at most this often per key and node (one UPDATE, not one per request). */
 export const KEY_USE_PRECISION_MS = 60_000;
