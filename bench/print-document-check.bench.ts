@@ -8,7 +8,7 @@
 // Env: BENCH_ROUNDS (20).
 import { createHash } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
-import { PDFDocument, PDFName, drawObject, popGraphicsState, pushGraphicsState, concatTransformationMatrix } from 'pdf-lib';
+import { PDFDocument, type PDFName, drawObject, popGraphicsState, pushGraphicsState, concatTransformationMatrix } from 'pdf-lib';
 import { checkPrintDocument } from '../packages/server/src/modules/print/document-check.ts';
 import * as corpus from '../packages/protocol/src/testing/hostile-pdf.ts';
 import { header, median, percentile } from './support/child.ts';

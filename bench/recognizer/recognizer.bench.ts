@@ -11,7 +11,7 @@ import { loadavg, cpus } from 'node:os';
 import sharp from 'sharp';
 import type { Layout, PageReading, PageSource, StudentResult } from '../../packages/recognizer/src/index.ts';
 import { BARCODE_CARD, BENCH_CARD, EVALUATION_SEED_BASE, TUNING_SEED_BASE } from './bench-card.ts';
-import { INDEPENDENT_CARDS, INDEPENDENT_SEED_BASE, independentCardFor } from './independent/cards.ts';
+import { INDEPENDENT_CARDS, INDEPENDENT_SEED_BASE, } from './independent/cards.ts';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { runDegradation } from './degrade/run.ts';
@@ -91,7 +91,7 @@ const source = (n: number, duplex: boolean): PageSource => (duplex ? { paper_num
 function assemble(layouts: Layout[], pages: PageReading[], duplex = true): StudentResult[] {
   const a = new rec.StudentAssembler(rec.createLayoutSet(layouts));
   const out: StudentResult[] = [];
-  pages.forEach((r, i) => out.push(...a.push(source(i + 1, duplex), r)));
+  for (const [i, r] of pages.entries()) out.push(...a.push(source(i + 1, duplex), r));
   out.push(...a.end());
   return out;
 }
@@ -116,7 +116,7 @@ for (const spec of SETS) {
   const readings = (await Promise.all(cards.map((c) => Promise.all(c.sides.map((s) => pool.recognize(s.jpeg))))))
     .map((r) => (rec.poolStudent ? rec.poolStudent(r) : r));
   const barcode = spec.scenario === 'barcode';
-  cards.forEach((c, k) => scorePages(tally, c, readings[k]!, barcode));
+  for (const [k, c] of cards.entries()) scorePages(tally, c, readings[k]!, barcode);
   if (barcode) {
     const layouts = allLayouts.get(spec.generator)!;
     scoreStudents(tally, cards, assemble(layouts, readings.flat()));

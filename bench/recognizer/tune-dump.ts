@@ -34,7 +34,7 @@ await new Promise<void>((resolve) => {
         if (!s.truth) continue;
         const d: PageDiagnostics = {};
         const r = await rec.recognizeGrey(await decodeGrey(s.jpeg), layouts, d);
-        if (r.status !== 'ok') { out.write(JSON.stringify({ unreadable: true }) + '\n'); continue; }
+        if (r.status !== 'ok') { out.write(`${JSON.stringify({ unreadable: true })}\n`); continue; }
         const side = layout.sides.find((x) => x.sheet === r.sheet && x.side === r.side)!;
         const isBehind = densePrintBehind(layout, side);
         const areas = r.areas.map((a, i) => {
@@ -43,9 +43,9 @@ await new Promise<void>((resolve) => {
           const behind = isBehind(la);
           const band = (e.solid > 0.04 && e.solid < 0.35) || behind;
           return { ...e, state: a.state, kind: t.kind, filled: t.filled, x: la.x, y: la.y, ch: la.chapter, ...(behind ? { behind } : {}),
-            ...(d.clearPaper?.has(i) ? { paperClear: d.clearPaper.get(i) } : {}), ...(band ? { paper: sm.paper, range: sm.range,  grid: Array.from(sm.grid, (v) => (v === v ? Math.round(v * 1000) / 1000 : null)), inner: Array.from(sm.inner), cols: sm.cols, rows: sm.rows, step: sm.step } : {}) };
+            ...(d.clearPaper?.has(i) ? { paperClear: d.clearPaper.get(i) } : {}), ...(band ? { paper: sm.paper, range: sm.range,  grid: Array.from(sm.grid, (v) => (Number.isNaN(v) ? null : Math.round(v * 1000) / 1000)), inner: Array.from(sm.inner), cols: sm.cols, rows: sm.rows, step: sm.step } : {}) };
         });
-        out.write(JSON.stringify({ scenario, dpi: Math.floor(c.id / 1000), card: c.id % 1000, sheet: r.sheet, side: r.side, hand: c.hand, pxmm: d.pxmm, levels: d.levels, fills: d.fills, showThrough: d.showThrough ?? null, areas }) + '\n');
+        out.write(`${JSON.stringify({ scenario, dpi: Math.floor(c.id / 1000), card: c.id % 1000, sheet: r.sheet, side: r.side, hand: c.hand, pxmm: d.pxmm, levels: d.levels, fills: d.fills, showThrough: d.showThrough ?? null, areas })}\n`);
       }
       if (--pending === 0) resolve();
     });

@@ -57,7 +57,7 @@ for (const f of files) {
     const rawOf = (d: DumpArea): AreaSample => {
       const grid = Float32Array.from(d.grid!, (v) => (v === null ? NaN : v)), inner = Uint8Array.from(d.inner!);
       let n = 0, sum = 0;
-      for (let k = 0; k < grid.length; k++) if (inner[k] && grid[k] === grid[k]) { n++; sum += grid[k]!; }
+      for (let k = 0; k < grid.length; k++) if (inner[k] && !Number.isNaN(grid[k])) { n++; sum += grid[k]!; }
       return { grid, inner, cols: d.cols!, rows: d.rows!, step: d.step!, mean: n > 0 ? sum / n : 0, sd: 0, outline: 0, paper: d.paper!, range: d.range! };
     };
     // V=o on a dump whose areas over the code were corrected: their evidence again from the raw samples.

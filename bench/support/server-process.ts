@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   if (mode === 'bare') {
     const body = Buffer.from(process.env.BENCH_BODY ?? '{"code":0,"msg":"ok","data":null}');
     // Same headers a Fastify JSON reply carries (content-type with charset, content-length).
-    const server = createServer((req, res) => {
+    const server = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
       res.end(body);
     });

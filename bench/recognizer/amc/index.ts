@@ -34,7 +34,7 @@ export function amcAvailable(): boolean {
 }
 
 export function amcVersion(): string {
-  const r = spawnSync('dpkg-query', ['-W', '-f', '${Version}', 'auto-multiple-choice'], { encoding: 'utf8' });
+  const r = spawnSync('dpkg-query', ['-W', '-f', '$' + '{Version}', 'auto-multiple-choice'] /* dpkg-query's own format, not a template */, { encoding: 'utf8' });
   return r.status === 0 ? r.stdout.trim() : 'unknown version';
 }
 

@@ -108,7 +108,7 @@ export async function scanPage(side: Grey, renderDpi: number, dpi: number, d: Da
     else for (let x = 0; x < W; x++) col[x]! *= 1 - b.depth * bandAt(b, x / pxmm);
   }
   const lut = new Float32Array(256);
-  for (let v = 0; v < 256; v++) lut[v] = Math.pow(v / 255, d.gamma);
+  for (let v = 0; v < 256; v++) lut[v] = (v / 255) ** d.gamma;
   const span = d.white - d.black;
   const gx = Math.cos(d.gradient.angle), gy = Math.sin(d.gradient.angle);
   const sd = d.shadow;
@@ -126,7 +126,7 @@ export async function scanPage(side: Grey, renderDpi: number, dpi: number, d: Da
       }
       const i = y * W + x;
       const v = (d.black + span * lut[img[i]!]!) * light + d.noise * r.normal();
-      img[i] = v < 0 ? 0 : v > 255 ? 255 : v;
+      img[i] = v < 0 ? 0 : Math.min(v , 255);
     }
   }
   const out = await sharp(img, { raw: { width: W, height: H, channels: 1 } }).toColourspace('b-w').jpeg({ quality: d.jpeg }).toBuffer();

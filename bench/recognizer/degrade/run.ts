@@ -63,11 +63,11 @@ function scoreCard(rec: Recognizer, layouts: Layout[], d: DegradeTally, card: Re
   });
   const a = new rec.StudentAssembler(rec.createLayoutSet(layouts));
   const results: StudentResult[] = [];
-  raw.forEach((r, i) => results.push(...a.push(source(i + 1), r)));
+  for (const [i, r] of raw.entries()) results.push(...a.push(source(i + 1), r));
   results.push(...a.end());
   d.students++;
   const one = results.length === 1 ? results[0]! : null;
-  if (!one || one.error_code !== 0 || !one.result) {
+  if (one?.error_code !== 0 || !one.result) {
     d.failed++; d.review++;
     const why = results.map((x) => (x.error_code === 0 ? 'ok' : `${x.error_code} ${(x.detail ?? '').replace(/\d+(\.\d+)?/g, '#')}`)).join(' + ');
     d.failures.set(why, (d.failures.get(why) ?? 0) + 1);

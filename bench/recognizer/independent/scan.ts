@@ -157,7 +157,7 @@ export async function scanSide(side: Raster, renderDpi: number, p: BScan, back: 
   }
   // Sensor: light falloff along one direction, tone curve, noise, streaks and dust.
   const lut = new Float32Array(256);
-  for (let v = 0; v < 256; v++) lut[v] = Math.pow(v / 255, p.gamma);
+  for (let v = 0; v < 256; v++) lut[v] = (v / 255) ** p.gamma;
   const normals = Float32Array.from({ length: 1 << 16 }, () => p.noise * r.normal());
   const dx = Math.cos(p.falloffAngle), dy = Math.sin(p.falloffAngle);
   const streakGain = new Float32Array(W).fill(1);
@@ -173,7 +173,7 @@ export async function scanSide(side: Raster, renderDpi: number, p: BScan, back: 
         const i = (y * W + x) * ch + c;
         const v = p.black + span * lut[img[i]!]! * light + normals[n]!;
         n = (n + step) & 65535;
-        img[i] = v < 0 ? 0 : v > 255 ? 255 : v;
+        img[i] = v < 0 ? 0 : Math.min(v , 255);
       }
     }
   }

@@ -283,6 +283,7 @@ describe('queues with a PPD', () => {
       // CUPS says it counted sides; they are hand-off counts and not passed on.
       assert.equal(out.impressionsCompleted, undefined);
       // The PPD wraps the PDF in PJL (a UEL first), as it would for a real PDF printer.
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: PJL begins with ESC %-12345X (the bytes the printer must receive)
       assert.match(Buffer.concat(received).toString('latin1'), /^\x1b%-12345X[\s\S]*%PDF-/);
     } finally {
       await driver.close();

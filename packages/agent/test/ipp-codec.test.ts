@@ -172,7 +172,7 @@ test('malformed input is rejected with IppDecodeError, never another error or a 
 
 test('random corruption of the captured answer decodes or throws IppDecodeError', () => {
   let seed = 42;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  const rand = () => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed / 0x7fffffff; };
   let rejected = 0;
   for (let i = 0; i < 3000; i++) {
     const b = Buffer.from(fixture);

@@ -363,7 +363,7 @@ describe('print() when the printer says no or the answer is lost', () => {
       assert.deepEqual(h.refs, [String(got[0]!.id)]);
     } finally {
       await driver.close();
-      sockets.forEach((s) => s.destroy());
+      for (const s of sockets) s.destroy();
       await new Promise((r) => proxy.close(r));
       await printer.close();
     }

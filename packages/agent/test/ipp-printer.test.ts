@@ -93,7 +93,7 @@ describe('IppPrinterDriver on ippeveprinter', () => {
     assert.match(created.uri ?? '', /^ipp:\/\/localhost:\d+\/ipp\/print\/\d+$/);
     const seen: number[] = [];
     const done = await driver.waitForJob(created.id, { intervalMs: 50, onUpdate: (j) => { if (j.impressionsCompleted !== undefined) seen.push(j.impressionsCompleted); } });
-    const ms = performance.now() - t0;
+    const _ms = performance.now() - t0;
     assert.equal(done.state, 'completed');
     assert.equal(done.impressions, 4);
     assert.equal(done.impressionsCompleted, 4);
@@ -113,6 +113,7 @@ describe('IppPrinterDriver on ippeveprinter', () => {
     await seen(/IDENTIFY from \S+: Room 4, by the door/);
     assert.equal(bells(), before, 'display only: no bell');
     await driver.identify(['sound']);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: BEL is what the buzzer writes
     await seen(/\x07/);
   });
 
@@ -245,7 +246,7 @@ describe('IppPrinterDriver faults', () => {
       await assert.rejects(p, { name: 'AbortError' });
     } finally {
       await d.close();
-      sockets.forEach((s) => s.destroy());
+      for (const s of sockets) s.destroy();
       await new Promise((r) => silent.close(r));
     }
   });

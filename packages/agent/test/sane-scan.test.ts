@@ -182,7 +182,7 @@ describe('scanning with scanimage and the SANE test backend', () => {
     const state = join(sane.dir, 'page-loaded');
     writeFileSync(state, 'no');
     const bin = script('sensor-scanimage', [
-      'case "$*" in *-A*) scanimage "$@" || exit $?; echo "  Sensors:"; echo "    --page-loaded[=(yes|no)] [$(cat "' + state + '")] [read-only]"; echo "        Paper in the feeder."; exit 0 ;; esac',
+      `case "$*" in *-A*) scanimage "$@" || exit $?; echo "  Sensors:"; echo "    --page-loaded[=(yes|no)] [$(cat "${state}")] [read-only]"; echo "        Paper in the feeder."; exit 0 ;; esac`,
       'exec scanimage "$@"',
     ].join('\n'));
     const d = new SaneScannerDriver('sane:test', { env: sane.env, bin, paperPollMs: 5 });

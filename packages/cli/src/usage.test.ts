@@ -146,6 +146,7 @@ test('on a terminal, progress is redrawn in place; piped, the same command print
     const tty = await boxhubOnTerminal(['app', 'create', '--name', 'On a terminal'], adminEnv);
     assert.equal(tty.code, 0, tty.output);
     // The passing state ("database: …") is drawn and then erased.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the ANSI erase-line sequence a terminal gets
     assert.match(tty.output, /\r\x1b\[2Kdatabase: SQLite .*boxhub\.sqlite\r\x1b\[2K/);
     assert.match(tty.output, /application On a terminal \(/);
     const piped = await boxhub(['app', 'create', '--name', 'Piped'], adminEnv);

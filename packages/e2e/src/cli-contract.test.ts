@@ -129,6 +129,7 @@ test('card template --json; scan on a terminal redraws its progress line, piped 
   const tty = await boxhubOnTerminal(['scan', '--device', box.code, '--simplex', '--item-seconds', '0', '--out', join(out, 'tty')], env());
   assert.equal(tty.code, 0, tty.output);
   // The bar grows a cell a page (docs/cli.md, "boxhub scan").
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the ANSI erase-line sequence a terminal gets
   assert.match(tty.output, /\r\x1b\[2K▕[█▒ ]{30}▏ scanning: \d+ pages? scanned, \d+ in \d+ items?/);
   assert.match(tty.output, /done: 3 pages in 1 PDF in /);
   await rig.load(box, 1);

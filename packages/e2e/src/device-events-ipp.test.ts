@@ -88,7 +88,7 @@ test('a real printer running out of paper: normalised reasons, one device.printe
 
   const h = await eventually(async () => {
     const r = await rig.sdk.tasks.history({ uuid });
-    return r.entries.some((e) => e.what === 'printer_state' && (e.detail?.state_reasons as string[]).includes('media_empty')) ? r : undefined;
+    return r.entries.some((e) => e.what === 'printer_state' && ((e.detail?.state_reasons ?? []) as string[]).includes('media_empty')) ? r : undefined;
   }, 'the paper-out in the task history');
   const finished = h.entries.find((e) => e.what === 'finished')!;
   assert.deepEqual([finished.source, finished.detail?.error_code], ['printer', 4305]);

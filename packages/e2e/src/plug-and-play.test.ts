@@ -15,7 +15,7 @@ import { PrintError, ScanError } from '@boxhub/protocol';
 import { eventually } from '@boxhub/server/testing/harness.ts';
 import { announce, type Announcement } from '../../agent/test/dnssd.ts';
 import { startEsclServer, type EsclServer } from '../../agent/test/escl-server.ts';
-import { startIppEvePrinter, type IppEvePrinter } from '../../agent/test/ippeveprinter.ts';
+import { startIppEvePrinter, } from '../../agent/test/ippeveprinter.ts';
 import { CLOSED_PORT } from '../../agent/test/timing.ts';
 import { startRig, type Rig } from './fixtures.ts';
 

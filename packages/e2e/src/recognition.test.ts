@@ -199,7 +199,7 @@ describe('recognition tasks', () => {
 
     const unknown = await sendDirect(`${rig.t.url}/direct/${'A'.repeat(43)}`, secret, ok, one);
     assert.equal(unknown.status, 404);
-    const badSig = await sendDirect(task.direct_addr, 'whsec_' + Buffer.alloc(32, 7).toString('base64'), ok, one);
+    const badSig = await sendDirect(task.direct_addr, `whsec_${Buffer.alloc(32, 7).toString('base64')}`, ok, one);
     assert.equal(badSig.status, 401);
     assert.match(badSig.text, /signature/);
     const old = await sendDirect(task.direct_addr, secret, ok, one, { timestamp: Math.floor(Date.now() / 1000) - 600 });

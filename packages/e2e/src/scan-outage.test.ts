@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSimulatedBox } from '@boxhub/agent';
-import { Boxhub, CallbackReceiver } from '@boxhub/sdk';
+import { type Boxhub, CallbackReceiver } from '@boxhub/sdk';
 import { eventually, startTestServer } from '@boxhub/server/testing/harness.ts';
 import { parseState } from '@boxhub/server/modules/devices/view.ts';
 import { startReceiver } from '@boxhub/server/testing/receiver.ts';

@@ -52,7 +52,7 @@ test('a print that the printer stops: created, sent, acknowledged, downloaded, a
   // At most one a second (the box's print.progress), so here the first count at least.
   assert.ok(counts.length >= 1 && counts.every((n, i) => n >= 1 && n <= 2 && (i === 0 || n > counts[i - 1]!)), `sides done as the printer counted them: ${counts.join()}`);
   assert.deepEqual(get('finished')[0]!.detail, { outcome: 'failed', error_code: 4304, printed_pages: 2, message: get('finished')[0]!.detail?.message });
-  const jam = get('printer_state').find((e) => (e.detail?.state_reasons as string[]).includes('media_jam'))!;
+  const jam = get('printer_state').find((e) => ((e.detail?.state_reasons ?? []) as string[]).includes('media_jam'))!;
   assert.deepEqual([jam.source, jam.detail?.error_code, jam.detail?.device_reasons], ['printer', 4, ['media-jam-error']]);
   assert.equal(get('created').length, 1, 'each happening once');
 

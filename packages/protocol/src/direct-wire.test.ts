@@ -14,6 +14,7 @@ const page = (i: number) => ({
 const pages = (n = 2): Record<string, unknown> => ({ v: 1, type: 'pages', scan_uuid: 'scan-1', client_uuid: 'box-1', batch: 3, pages: Array.from({ length: n }, (_, i) => page(i)) });
 const end = (): Record<string, unknown> => ({ v: 1, type: 'scan.end', scan_uuid: 'scan-1', client_uuid: 'box-1', batch: 4, error_code: 0, totals: { batches: 3, pages: 6 } });
 /** The manifest with `edit` applied (to a copy). */
+// biome-ignore lint/suspicious/noExplicitAny: the edits break the manifest's shape on purpose, field by field
 const edited = (m: Record<string, unknown>, edit: (m: Record<string, any>) => void) => { const c = structuredClone(m); edit(c); return JSON.stringify(c); };
 
 test('a batch and an end as the box sends them are taken, rebuilt from the fields it knows', () => {

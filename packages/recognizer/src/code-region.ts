@@ -3,7 +3,7 @@
 // whole page). Nothing in the page image is modified: every variant below is a copy.
 import { crop, shrink, type GreyImage } from './grey-image.ts';
 import { apply, type Homography } from './homography.ts';
-import { encodeCode128, readCode } from './codes.ts';
+import { readCode } from './codes.ts';
 import type { Box } from './layout.ts';
 import type { Streaks } from './streaks.ts';
 

@@ -105,12 +105,12 @@ function runningExtreme(src: Float32Array, w: number, h: number, r: number, max:
   const tmp = new Float32Array(w * h), out = new Float32Array(w * h);
   for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) {
     let m = max ? -Infinity : Infinity;
-    for (let k = Math.max(0, x - r); k <= Math.min(w - 1, x + r); k++) { const v = src[y * w + k]!; m = max ? (v > m ? v : m) : (v < m ? v : m); }
+    for (let k = Math.max(0, x - r); k <= Math.min(w - 1, x + r); k++) { const v = src[y * w + k]!; m = max ? (Math.max(v , m)) : (Math.min(v , m)); }
     tmp[y * w + x] = m;
   }
   for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) {
     let m = max ? -Infinity : Infinity;
-    for (let k = Math.max(0, y - r); k <= Math.min(h - 1, y + r); k++) { const v = tmp[k * w + x]!; m = max ? (v > m ? v : m) : (v < m ? v : m); }
+    for (let k = Math.max(0, y - r); k <= Math.min(h - 1, y + r); k++) { const v = tmp[k * w + x]!; m = max ? (Math.max(v , m)) : (Math.min(v , m)); }
     out[y * w + x] = m;
   }
   return out;

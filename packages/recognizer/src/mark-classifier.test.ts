@@ -144,12 +144,12 @@ test("a mixed page's wide gap decides the greys that run up to it, not a grey al
   const fills = pageFills(page);
   assert.equal(fills.hand, 'mixed', JSON.stringify(fills));
   const split = residueSplit(page, fills);
-  assert.ok(split && split.belowRun && split.aboveRun && split.below > 0.12 && split.above < 0.161, JSON.stringify(split));
+  assert.ok(split?.belowRun && split.aboveRun && split.below > 0.12 && split.above < 0.161, JSON.stringify(split));
   assert.equal(classify(grey(0.121), page200, fills, split).state, 'empty', 'the top of the residue cluster, 0.121');
   // Faint fills measuring 0.128-0.14 above a residue cluster ending at 0.09: the gap's middle lies under 0.11.
   const low = [...dark, grey(0.128), grey(0.132), grey(0.14), grey(0.09), grey(0.085), grey(0.08), grey(0.07), grey(0.02), grey(0)];
   const lowSplit = residueSplit(low, pageFills(low));
-  assert.ok(lowSplit && lowSplit.aboveRun, JSON.stringify(lowSplit));
+  assert.ok(lowSplit?.aboveRun, JSON.stringify(lowSplit));
   assert.equal(classify(grey(0.128), page200, pageFills(low), lowSplit).state, 'filled');
   // A grey alone between the residues and the fills (0.115, far from both) is not decided by the gap.
   const alone = [...dark, grey(0.16), grey(0.165), grey(0.17), grey(0.115), grey(0.09), grey(0.085), grey(0.08), grey(0)];

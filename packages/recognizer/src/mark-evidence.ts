@@ -41,12 +41,15 @@ function smooth(grid: Float32Array, cols: number, rows: number): Float32Array {
   for (let j = 0; j < rows; j++) {
     for (let i = 0; i < cols; i++) {
       const k = j * cols + i, v = grid[k]!;
-      if (v !== v) continue; // NaN: outside the ellipse or on a streak
-      let sum = 4 * v, w = 4, x: number;
-      if (i > 0 && (x = grid[k - 1]!) === x) { sum += x; w++; }
-      if (i < cols - 1 && (x = grid[k + 1]!) === x) { sum += x; w++; }
-      if (j > 0 && (x = grid[k - cols]!) === x) { sum += x; w++; }
-      if (j < rows - 1 && (x = grid[k + cols]!) === x) { sum += x; w++; }
+      if (Number.isNaN(v)) continue; // outside the ellipse or on a streak
+      let sum = 4 * v, w = 4;
+      // A neighbour counts when it is inside the grid and measured (not NaN).
+      const left = i > 0 ? grid[k - 1]! : NaN, right = i < cols - 1 ? grid[k + 1]! : NaN;
+      const up = j > 0 ? grid[k - cols]! : NaN, down = j < rows - 1 ? grid[k + cols]! : NaN;
+      if (!Number.isNaN(left)) { sum += left; w++; }
+      if (!Number.isNaN(right)) { sum += right; w++; }
+      if (!Number.isNaN(up)) { sum += up; w++; }
+      if (!Number.isNaN(down)) { sum += down; w++; }
       sm[k] = sum / w;
     }
   }
@@ -97,7 +100,7 @@ function innerQuantile(values: Float32Array, inner: Uint8Array, q: number): numb
   let n = 0;
   for (let k = 0; k < values.length; k++) {
     const x = values[k]!;
-    if (!inner[k] || x !== x) continue;
+    if (!inner[k] || Number.isNaN(x)) continue;
     const b = Math.floor((x + 0.5) * 256);
     hist[b < 0 ? 0 : b >= BINS ? BINS - 1 : b]!++;
     n++;

@@ -79,7 +79,7 @@ test('bands are measured in the bare margins, across and along the feed; a clean
   const flat = (x: number, y: number) => map.level(x, y);
   const clean = measureBands(page(230, (x, y) => 230 + ((Math.floor(x * 7 + y * 13) % 5) - 2)), h, PXMM, noStreaks, flat);
   assert.ok(clean.bandsAcross < 0.02 && clean.bandsAlong < 0.02, JSON.stringify(clean));
-  const across = measureBands(page(230, (x, y) => 230 * (Math.abs(((y + 3) % 25) - 12) < 1.5 ? 0.85 : 1)), h, PXMM, noStreaks, flat);
+  const across = measureBands(page(230, (_x, y) => 230 * (Math.abs(((y + 3) % 25) - 12) < 1.5 ? 0.85 : 1)), h, PXMM, noStreaks, flat);
   assert.ok(across.bandsAcross > 0.12 && across.bandsAlong < 0.02, JSON.stringify(across));
   const along = measureBands(page(230, (x) => 230 * (Math.abs(((x + 3) % 30) - 15) < 2 ? 0.9 : 1)), h, PXMM, noStreaks, flat);
   assert.ok(along.bandsAlong > 0.07 && along.bandsAcross < 0.02, JSON.stringify(along));

@@ -22,7 +22,7 @@ export interface PageOverlay {
 
 /** The page's homography from the reading's `corners` (tl, tr, bl, br as x, y), or null. */
 export function cornerHomography(corners: readonly number[] | undefined): Homography | null {
-  if (!corners || corners.length !== 8 || corners.some((v) => !Number.isFinite(v))) return null;
+  if (corners?.length !== 8 || corners.some((v) => !Number.isFinite(v))) return null;
   const pts: Pt[] = [0, 1, 2, 3].map((i) => ({ x: corners[2 * i]!, y: corners[2 * i + 1]! }));
   return solveHomography([fiducialCentre('tl'), fiducialCentre('tr'), fiducialCentre('bl'), fiducialCentre('br')], pts);
 }

@@ -243,7 +243,7 @@ function limiter(paper: PaperMap, h: Homography, a: { x: number; y: number }, al
   const c = applyH(h, a.x, a.y);
   const m = paper.level(c.x, c.y);
   const lo = m * (1 - allow), hi = m * (1 + allow / 2);
-  return (g) => (g < lo ? lo : g > hi ? hi : g);
+  return (g) => (g < lo ? lo : Math.min(g , hi));
 }
 
 function readIdentity(img: GreyImage, h: Homography, f: PageFrame, pxmm: number) {

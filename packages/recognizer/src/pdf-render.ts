@@ -25,7 +25,8 @@ export class PdfRenderer {
 
   /** Pages are rendered one at a time (the generator awaits each), so one output name suffices. */
   async render(page: number, dpi: number): Promise<Uint8Array> {
-    const dir = await (this.#dir ??= this.#writeFile());
+    this.#dir ??= this.#writeFile();
+    const dir = await this.#dir;
     if (renderEngine(process.env, this.#limits.pdftoppm) === 'builtin') return renderBuiltin(this.#limits, join(dir, 'scan.pdf'), page, dpi);
     const out = join(dir, 'page');
     try {

@@ -73,7 +73,7 @@ test('scanner PDF: each page is its embedded JPEG byte for byte, without pdftopp
   t.diagnostic(`JPEG extraction: ${(ms / pages.length).toFixed(2)} ms per page (${pages.length} pages, ${pdf.length} bytes)`);
   assert.deepEqual(pages.map((p) => p.page), jpegs.map((_, i) => i + 1));
   assert.ok(pages.every((p) => 'via' in p && p.via === 'pdf-jpeg'));
-  images(pages).forEach((img, i) => assert.ok(Buffer.from(img).equals(jpegs[i]!), `page ${i + 1} is the embedded JPEG`));
+  for (const [i, img] of images(pages).entries()) assert.ok(Buffer.from(img).equals(jpegs[i]!), `page ${i + 1} is the embedded JPEG`);
   assert.ok(Buffer.from(pdf).equals(before), 'the PDF is not modified');
   assert.deepEqual(await recognizeAll(images(pages)), await recognizeAll(jpegs));
 });

@@ -76,7 +76,8 @@ function isPdf(bytes: Uint8Array): boolean {
 }
 
 /** JPEG, PNG, TIFF (both byte orders), WebP. */
-const IMAGE_SIGNATURE = /^(\xff\xd8\xff|\x89PNG|II\*\x00|MM\x00\*|RIFF[^]{4}WEBP)/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: file signatures are bytes (NUL among them)
+const IMAGE_SIGNATURE = /^(\xff\xd8\xff|\x89PNG|II\*\x00|MM\x00\*|RIFF[\s\S]{4}WEBP)/;
 
 function latin1(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');

@@ -124,7 +124,7 @@ export function patternBehind(q: QrBehind, s: AreaSample, cx: number, cy: number
   let r0 = Infinity, r1 = -Infinity;
   for (let j = 0; j < rows; j++) { r0 = Math.min(r0, Y.first[j]!); r1 = Math.max(r1, Y.first[j]! + Y.width - 1); }
   r0 = Math.max(0, r0); r1 = Math.min(m.rows - 1, r1);
-  if (r1 < r0) return t.fill(0).map((v, k) => (grid[k] === grid[k] ? v : NaN));
+  if (r1 < r0) return t.fill(0).map((v, k) => (Number.isNaN(grid[k]) ? NaN : v));
   const along = new Float64Array((r1 - r0 + 1) * cols);
   for (let r = r0; r <= r1; r++) {
     for (let i = 0; i < cols; i++) {
@@ -138,7 +138,7 @@ export function patternBehind(q: QrBehind, s: AreaSample, cx: number, cy: number
     const k0 = Y.first[j]!;
     for (let i = 0; i < cols; i++) {
       const k = j * cols + i;
-      if (grid[k] !== grid[k]) continue;
+      if (Number.isNaN(grid[k])) continue;
       let sum = 0;
       for (let d = 0; d < Y.width; d++) { const r = k0 + d; if (r >= r0 && r <= r1) sum += Y.w[j * Y.width + d]! * along[(r - r0) * cols + i]!; }
       t[k] = sum;
@@ -150,13 +150,13 @@ export function patternBehind(q: QrBehind, s: AreaSample, cx: number, cy: number
 /** How an area's samples follow the pattern behind them: regression slope, correlation, the pattern's spread. */
 export function followsPattern(s: AreaSample, t: Float32Array): { slope: number; correlation: number; patternSd: number } {
   let n = 0, sx = 0, sy = 0;
-  for (let k = 0; k < t.length; k++) { const x = t[k]!; if (x !== x) continue; n++; sx += x; sy += s.grid[k]!; }
+  for (let k = 0; k < t.length; k++) { const x = t[k]!; if (Number.isNaN(x)) continue; n++; sx += x; sy += s.grid[k]!; }
   if (n < 3) return { slope: 0, correlation: 0, patternSd: 0 };
   const mx = sx / n, my = sy / n;
   let sxx = 0, sxy = 0, syy = 0;
   for (let k = 0; k < t.length; k++) {
     const x = t[k]!;
-    if (x !== x) continue;
+    if (Number.isNaN(x)) continue;
     const dx = x - mx, dy = s.grid[k]! - my;
     sxx += dx * dx; sxy += dx * dy; syy += dy * dy;
   }
@@ -268,8 +268,8 @@ export function withoutShowThrough(s: AreaSample, t: Float32Array, taken: number
   let n = 0, sum = 0, sum2 = 0;
   for (let k = 0; k < grid.length; k++) {
     const v = s.grid[k]!;
-    if (v !== v) continue;
-    const grey = (s.paper - v * s.range) / (1 - taken * (t[k]! === t[k]! ? t[k]! : 0));
+    if (Number.isNaN(v)) continue;
+    const grey = (s.paper - v * s.range) / (1 - taken * (Number.isNaN(t[k]!) ? 0 : t[k]!));
     const c = Math.max(-0.5, Math.min(1.2, (paper - grey) / range));
     grid[k] = c;
     if (s.inner[k]) { n++; sum += c; sum2 += c * c; }

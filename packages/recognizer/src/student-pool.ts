@@ -62,7 +62,7 @@ export function poolStudent<R extends PageReading>(readings: readonly R[]): R[] 
     let areas: Ok['areas'] | undefined;
     for (const o of open) {
       const a = r.areas[o.i];
-      if (!a || a.state !== 'uncertain') continue;
+      if (a?.state !== 'uncertain') continue;
       const d = classify(o.ev, levels, fills, split, o.behind);
       if (d.state === 'uncertain') continue;
       areas ??= [...r.areas];

@@ -20,6 +20,7 @@ export type Body<P extends PostPath> = Operation<P, 'post'> extends { requestBod
 
 type Envelope<O> = O extends { responses: { 200: { content: { 'application/json': infer E } } } } ? E : never;
 /** The envelope's `data` on success: never null except where the API says it is always null (void). */
+// biome-ignore lint/suspicious/noConfusingVoidType: an operation without data resolves to void, as its callers await it
 type SuccessData<O> = Envelope<O> extends { data: infer D } ? ([NonNullable<D>] extends [never] ? void : NonNullable<D>) : never;
 
 export type GetResult<P extends GetPath> = SuccessData<Operation<P, 'get'>>;

@@ -39,7 +39,7 @@ test('real callbacks verify with the application secret, and with either secret 
     }
     // After the rotation's grace period only the new secret signs; a receiver that kept only
     // the old one refuses, as it must.
-    const stranger = refusal(() => new CallbackReceiver({ secrets: 'whsec_' + Buffer.alloc(24, 7).toString('base64') }).receive(second));
+    const stranger = refusal(() => new CallbackReceiver({ secrets: `whsec_${Buffer.alloc(24, 7).toString('base64')}` }).receive(second));
     assert.equal(stranger.reason, 'signature');
 
     // The body exactly as received: a changed byte is a different message.
@@ -53,7 +53,7 @@ test('real callbacks verify with the application secret, and with either secret 
 
 // The recognition callbacks are sent once recognition lands; their bodies are the spec's, signed
 // here by the server's own signing code, so the SDK's side is checked against the server's.
-const secret = 'whsec_' + Buffer.alloc(32, 3).toString('base64');
+const secret = `whsec_${Buffer.alloc(32, 3).toString('base64')}`;
 function signed(method: string, body: unknown, o: { id?: string; at?: number; raw?: string } = {}) {
   const id = o.id ?? randomUUID();
   const ts = Math.floor((o.at ?? Date.now()) / 1000);

@@ -16,6 +16,7 @@ test('devices and control: typed results from the envelope, errors as BoxhubErro
   try {
     const { uuid } = await boxhub.devices.getUuid({ code: reg.code });
     assert.equal(uuid, reg.uuid);
+    // biome-ignore lint/suspicious/noConfusingVoidType: the test is that bind resolves to void
     const bound: void = await boxhub.devices.bind({ uuid: reg.uuid, name: 'Room 4', remark: 'by the window' });
     assert.equal(bound, undefined);
 

@@ -10,7 +10,7 @@ import { ExternalBroker } from './broker/external-broker.ts';
 import type { Broker } from './broker/types.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
-import { ensureDataDir, openDb, type Db } from './db/connect.ts';
+import type { Db } from './db/connect.ts';
 import { migrate } from './db/migrate.ts';
 import { startMetricsListener } from './http/metrics-listener.ts';
 import { rateLimitSweep, scheduleRateLimitSweep } from './http/rate-limit-sweep.ts';

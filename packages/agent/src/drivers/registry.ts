@@ -50,8 +50,7 @@ const noPrinter: PrinterDriver = {
 const noScanner: ScannerDriver = {
   uri: 'none',
   status: async () => disconnectedScanner,
-  // eslint-disable-next-line require-yield
-  scan: async function* () { throw new Error('no scanner configured'); },
+  scan: () => { throw new Error('no scanner configured'); },
   waitForPaper: async () => false,
   close: async () => undefined,
 };

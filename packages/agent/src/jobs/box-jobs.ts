@@ -148,7 +148,7 @@ export class BoxJobs {
   /** A job that has ended and whose every event the server has: gone from the box. */
   private async maybeDone(task: string): Promise<void> {
     const e = this.d.journal.get(task);
-    if (!e || e.state !== 'ending' || this.d.outbox.pendingFor(task) > 0) return;
+    if (e?.state !== 'ending' || this.d.outbox.pendingFor(task) > 0) return;
     await this.scans.get(task)?.cleanUp();
     this.scans.delete(task);
     await this.d.journal.remove(task);

@@ -21,7 +21,7 @@ test('reset after a successful connection starts again from the base', () => {
 
 test('a thousand boxes do not come back in lockstep', () => {
   let seed = 42;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed / 2 ** 31; };
   const delays = Array.from({ length: 1000 }, () => new Backoff({ baseMs: 1000, maxMs: 60_000, random }).next());
   const buckets = new Set(delays.map((d) => Math.floor(d / 100)));
   assert.ok(buckets.size >= 9, `first retries spread over the window (${buckets.size} of 10 buckets)`);

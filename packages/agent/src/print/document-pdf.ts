@@ -95,7 +95,7 @@ export async function buildPdf(o: { source: string; blank?: string; sequence: re
   }
   // --deterministic-id keeps the output stable; streams are copied as they are, not decoded.
   args.push('--', '--deterministic-id', o.out);
-  await writeFile(o.argsFile, args.join('\n') + '\n');
+  await writeFile(o.argsFile, `${args.join('\n')}\n`);
   const r = await runLimited('qpdf', [`@${o.argsFile}`], o.limits, o.signal);
   if (!ok(r.code)) throw new PdfToolError(`the box could not rearrange the pages: ${describeFailure('qpdf', r, o.limits)}`);
 }

@@ -124,7 +124,7 @@ export function inkCoverage(img: GreyImage, rule: BlankRule = BLANK_RULE): InkMe
   // Allocated at the first dark border pixel: most pages have none.
   let stack: Int32Array | undefined;
   let sp = 0;
-  const seed = (i: number) => { if (!excluded[i] && data[i]! < dark) { excluded[i] = 1; (stack ??= new Int32Array(n))[sp++] = i; } };
+  const seed = (i: number) => { if (!excluded[i] && data[i]! < dark) { excluded[i] = 1; stack ??= new Int32Array(n); stack[sp++] = i; } };
   for (let x = 0; x < w; x++) { seed(x); seed((h - 1) * w + x); }
   for (let y = 0; y < h; y++) { seed(y * w); seed(y * w + w - 1); }
   let backingCount = sp;

@@ -13,12 +13,13 @@ let sharpModule: Promise<SharpModule> | undefined;
  * task's quality goes into its item without it (docs/scanning.md, "Memory on the box").
  */
 export function loadSharp(): Promise<SharpModule> {
-  return sharpModule ??= import('sharp').then(({ default: sharp }) => {
+  sharpModule ??= import('sharp').then(({ default: sharp }) => {
     // libvips' operation cache (50 MB by default) only helps when the same image is processed
     // again; every scanned page is new, so on a box it would only add to the resident memory.
     sharp.cache(false);
     return sharp;
   });
+  return sharpModule;
 }
 
 export async function pageSharp(page: ScannedPage): Promise<Sharp> {

@@ -18,7 +18,9 @@ export function boxhub(args: string[], env: Record<string, string> = {}): Promis
 
 /** Piped output is plain lines: no cursor movement, no line erasing, no colour. */
 export function assertPlain(r: Ran, what: string): void {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: terminal control is what must not be in a pipe's output
   assert.doesNotMatch(r.stdout, /[\x1b\r]/, `${what}: terminal control in stdout`);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: terminal control is what must not be in a pipe's output
   assert.doesNotMatch(r.stderr, /[\x1b\r]/, `${what}: terminal control in stderr`);
 }
 

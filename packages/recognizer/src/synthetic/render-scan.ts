@@ -152,7 +152,7 @@ export async function renderScan(ops: readonly DrawOp[], marks: readonly Mark[],
   let k = Math.floor(r() * 65536);
   const tone = fx.tone;
   const lut = new Float32Array(256);
-  for (let v = 0; v < 256; v++) lut[v] = tone ? tone.black + (tone.white - tone.black) * Math.pow(v / 255, tone.gamma) : v;
+  for (let v = 0; v < 256; v++) lut[v] = tone ? tone.black + (tone.white - tone.black) * (v / 255) ** tone.gamma : v;
   for (let y = 0; y < H; y++) {
     for (let x = 0; x < W; x++) {
       let f = light > 0 ? 1 - light * Math.min(1, Math.hypot(x / W - lx, y / H - ly) / 1.2) : 1;
@@ -161,7 +161,7 @@ export async function renderScan(ops: readonly DrawOp[], marks: readonly Mark[],
         const i = (y * W + x) * channels + c;
         let v = lut[px[i]!]! * f;
         if (noise > 0) { v += table[k]!; k = (k + 7919) & 65535; }
-        px[i] = v < 0 ? 0 : v > 255 ? 255 : v;
+        px[i] = v < 0 ? 0 : Math.min(v , 255);
       }
     }
   }

@@ -51,7 +51,10 @@ for (const [name, e] of entries) {
 const validators = new Map<string, ReturnType<typeof Compile>>();
 function validator(name: string) {
   let v = validators.get(name);
-  if (!v) validators.set(name, v = Compile((callbackSchemas as Record<string, SchemaEntry>)[name]!.schema as Parameters<typeof Compile>[0]));
+  if (!v) {
+    v = Compile((callbackSchemas as Record<string, SchemaEntry>)[name]!.schema as Parameters<typeof Compile>[0]);
+    validators.set(name, v);
+  }
   return v;
 }
 

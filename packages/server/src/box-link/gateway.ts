@@ -198,7 +198,7 @@ export class BoxGateway {
 
   private onAck(uuid: string, payload: Buffer): void {
     const m = parseJson(Ack, payload);
-    if (!m.ok) return this.reject(uuid, 'ack', m.error);
+    if (!m.ok) { this.reject(uuid, 'ack', m.error); return; }
     const p = this.pending.get(m.value.id);
     // An ack for another box's command is ignored (the ACL already stops it; this is depth).
     if (!p || p.uuid !== uuid) return;

@@ -16,7 +16,10 @@ class LazyChild {
   constructor(parent: Logger, bindings: Bindings, opts: ChildLoggerOptions | undefined) {
     this.parent = parent; this.bindings = bindings; this.opts = opts;
   }
-  private real(): Logger { return (this.made ??= this.parent.child(this.bindings, this.opts)); }
+  private real(): Logger {
+    this.made ??= this.parent.child(this.bindings, this.opts);
+    return this.made;
+  }
   // A disabled level writes nothing, so it needs no child either.
   private log(level: Level, args: unknown[]): void {
     if (this.parent.isLevelEnabled(level)) (this.real()[level] as (...a: unknown[]) => void)(...args);

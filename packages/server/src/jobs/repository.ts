@@ -172,7 +172,7 @@ export class JobRepository {
         const values = moved.map((m) => {
           const n = m.next as Exclude<Settle['next'], { kind: 'done' }>;
           const payload = n.kind === 'again' && n.payload !== undefined ? n.payload : null;
-          const keep = n.kind === 'again' && n.payload !== undefined ? false : true;
+          const keep = !(n.kind === 'again' && n.payload !== undefined );
           return sql`(${m.id}::varchar, ${m.token}::varchar, ${n.at}::bigint, ${payload}::text, ${keep}::boolean)`;
         });
         const rows = await sql<{ id: string }>`UPDATE jobs AS j SET run_at = v.run_at, claim_token = NULL,

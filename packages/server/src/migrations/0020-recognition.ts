@@ -1,4 +1,4 @@
-import { type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 
 // Feedback-card recognition (docs/cards.md, "Recognition as a service"). The task itself is a
 // row of `tasks` (kind 'recognition': its expiry, its end); these tables hold what only

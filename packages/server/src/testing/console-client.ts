@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 
 export const cookieOf = (r: Response, name: string) => r.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
-export const cookieValue = (setCookie: string | undefined) => setCookie?.split(';')[0]!.split('=').slice(1).join('=') ?? '';
+export const cookieValue = (setCookie: string | undefined) => setCookie?.split(';')[0]?.split('=').slice(1).join('=') ?? '';
 export const fieldOf = (body: string, name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(body)?.[1];
 
 export class ConsoleClient {

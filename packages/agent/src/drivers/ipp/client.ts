@@ -58,10 +58,11 @@ export class IppClient {
    * `operation` holds further operation attributes.
    */
   async request(op: OperationName, parts: { operation?: IppGroup['attributes']; groups?: IppGroup[]; data?: Uint8Array } = {}, ro: RequestOptions = {}): Promise<IppMessage> {
+    this.requestId = (this.requestId % 0x7fffffff) + 1;
     const msg: IppMessage = {
       version: this.opts.version,
       code: Operation[op],
-      requestId: (this.requestId = (this.requestId % 0x7fffffff) + 1),
+      requestId: this.requestId,
       groups: [operationGroup(uriAttr('printer-uri', this.printerUri), ...(parts.operation ?? [])), ...(parts.groups ?? [])],
       ...(parts.data ? { data: parts.data } : {}),
     };

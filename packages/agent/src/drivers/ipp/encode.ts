@@ -86,7 +86,7 @@ function writeValue(w: Writer, name: string, v: IppValue): void {
       w.u8(ValueTag.memberAttrName);
       w.u16(0);
       w.field(utf8(m.name), 'member name');
-      m.values.forEach((mv) => writeValue(w, '', mv));
+      for (const mv of m.values) writeValue(w, '', mv);
     }
     w.u8(ValueTag.endCollection);
     w.u16(0);
@@ -96,7 +96,7 @@ function writeValue(w: Writer, name: string, v: IppValue): void {
 
 function writeAttribute(w: Writer, a: IppAttribute): void {
   if (a.values.length === 0) throw new RangeError(`IPP attribute ${a.name} has no values`);
-  a.values.forEach((v, i) => writeValue(w, i === 0 ? a.name : '', v)); // additional values: empty name (RFC 8010 §3.1.5)
+  for (const [i, v] of a.values.entries()) writeValue(w, i === 0 ? a.name : '', v); // additional values: empty name (RFC 8010 §3.1.5)
 }
 
 export function encodeMessage(msg: IppMessage): Buffer {

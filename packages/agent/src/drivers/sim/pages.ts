@@ -141,7 +141,7 @@ function designRaster(g: Generated, color: boolean): { data: Buffer; width: numb
   const sigma = Math.max(0, g.look.noise ?? 3);
   const r = rng(g.seed * 31 + 5);
   const noise = () => (sigma > 0 ? Math.round((r() + r() + r() - 1.5) * 2 * sigma) : 0);
-  const clamp = (v: number) => (v < 0 ? 0 : v > 255 ? 255 : v);
+  const clamp = (v: number) => (v < 0 ? 0 : Math.min(v , 255));
   if (!color) {
     const out = Buffer.alloc(width * height);
     for (let i = 0; i < grey.length; i++) out[i] = clamp(grey[i]! + noise());

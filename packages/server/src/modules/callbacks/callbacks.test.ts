@@ -69,7 +69,7 @@ describe('delivery', () => {
     const sig = String(r.headers['webhook-signature']);
     assert.match(sig, /^v1,[A-Za-z0-9+/=]+$/);
     assert.ok(verify(app.callback_secret, { id, timestamp: String(ts), signature: sig }, r.body, ts), 'signature verifies with the app secret');
-    assert.ok(!verify(app.callback_secret, { id, timestamp: String(ts), signature: sig }, r.body + ' ', ts), 'a changed body does not verify');
+    assert.ok(!verify(app.callback_secret, { id, timestamp: String(ts), signature: sig }, `${r.body} `, ts), 'a changed body does not verify');
     const body = JSON.parse(r.body) as Record<string, unknown>;
     assert.deepEqual(Object.keys(body).sort(), ['created_at', 'event', 'id']);
     assert.equal(body.event, 'callback.test');
@@ -308,7 +308,7 @@ describe('log, replay and secret rotation', () => {
     const at = Number(h.timestamp);
     assert.ok(verify(fresh, h, m!.body, at), 'new secret verifies');
     assert.ok(verify(app.callback_secret, h, m!.body, at), 'old secret still verifies');
-    assert.ok(!verify('whsec_' + Buffer.alloc(32, 1).toString('base64'), h, m!.body, at), 'an unrelated secret does not');
+    assert.ok(!verify(`whsec_${Buffer.alloc(32, 1).toString('base64')}`, h, m!.body, at), 'an unrelated secret does not');
     await advance(60_001);
     const id2 = await sendTest(app.api);
     const [m2] = await eventually(() => (rx.byId(id2).length ? rx.byId(id2) : undefined), 'signed after the grace period');

@@ -153,12 +153,12 @@ describe('applications', () => {
     assert.match(page.body, /id="application-title">keys</);
     const created = await c.post(`/console/operator/applications/${made.id}/keys/create`, { name: 'ci' });
     assert.equal(created.status, 200);
-    const ci = /id="new-api-key">([^<]+)</.exec(created.body)?.[1]!;
+    const ci = /id="new-api-key">([^<]+)</.exec(created.body)?.[1] ?? assert.fail('the new key is shown');
     assert.equal((await new ApiClient(t.url, ci).get('/api/client/list', { page: 1 })).code, 0);
     const ciId = (await t.server.services.applications.listKeys(made.id)).find((k) => k.name === 'ci')!.id;
     const rotated = await c.post(`/console/operator/keys/${ciId}/rotate`, { _confirmed: '1' });
     assert.equal(rotated.status, 200);
-    const ci2 = /id="new-api-key">([^<]+)</.exec(rotated.body)?.[1]!;
+    const ci2 = /id="new-api-key">([^<]+)</.exec(rotated.body)?.[1] ?? assert.fail('the rotated key is shown');
     assert.notEqual(ci2, ci);
     assert.equal((await new ApiClient(t.url, ci).get('/api/client/list', { page: 1 })).code, 20001);
     assert.equal((await new ApiClient(t.url, ci2).get('/api/client/list', { page: 1 })).code, 0);
@@ -178,8 +178,8 @@ describe('devices of the deployment', () => {
     const hostileModel = '<img src=x onerror=alert(3)>';
     const r = await c.post('/console/operator/devices/register', { code, model: hostileModel });
     assert.equal(r.status, 200, r.body);
-    const uuid = /id="new-device-uuid">([^<]+)</.exec(r.body)?.[1]!;
-    const secret = /id="new-device-secret">([^<]+)</.exec(r.body)?.[1]!;
+    const uuid = /id="new-device-uuid">([^<]+)</.exec(r.body)?.[1] ?? assert.fail('the new device uuid is shown');
+    const secret = /id="new-device-secret">([^<]+)</.exec(r.body)?.[1] ?? assert.fail('the new device secret is shown');
     assert.ok(uuid && secret);
     const row = await t.server.repos.devices.findByUuid(uuid);
     assert.equal(row?.code, code);
@@ -198,7 +198,7 @@ describe('devices of the deployment', () => {
     const list = await c.get('/console/operator/devices');
     assert.match(list.body, new RegExp(`data-uuid="${uuid}"[\\s\\S]*?>school</a> <span class="muted">as</span> Front desk`));
     const rotated = await c.post(`/console/operator/devices/${uuid}/rotate_secret`, { _confirmed: '1' });
-    const secret2 = /id="new-device-secret">([^<]+)</.exec(rotated.body)?.[1]!;
+    const secret2 = /id="new-device-secret">([^<]+)</.exec(rotated.body)?.[1] ?? assert.fail('the rotated secret is shown');
     assert.ok(secret2 && secret2 !== secret);
     assert.equal((await t.server.repos.devices.findByUuid(uuid))?.secret_hash, createHash('sha256').update(secret2).digest('hex'));
     const revoked = await c.post(`/console/operator/devices/${uuid}/revoke`, { _confirmed: '1' });

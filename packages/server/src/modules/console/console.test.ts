@@ -31,7 +31,7 @@ after(() => t.close());
 let base = '';
 const req = (path: string, init: RequestInit = {}) => fetch(`${base || t.url}${path}`, { redirect: 'manual', ...init });
 const cookieOf = (r: Response, name: string) => r.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
-const value = (setCookie: string | undefined) => setCookie?.split(';')[0]!.split('=').slice(1).join('=') ?? '';
+const value = (setCookie: string | undefined) => setCookie?.split(';')[0]?.split('=').slice(1).join('=') ?? '';
 const field = (body: string, name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(body)?.[1];
 const form = (o: Record<string, string>) => ({ 'content-type': 'application/x-www-form-urlencoded', body: new URLSearchParams(o).toString() });
 

@@ -17,7 +17,7 @@ function nav(ctx: PageContext): Html | string {
 }
 
 export function page(title: string, ctx: PageContext, body: Html): string {
-  return '<!doctype html>' + html`<html lang="en"><head><meta charset="utf-8">
+  return `<!doctype html>${html`<html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false}'>
 <title>${title} · boxhub console</title>
@@ -29,7 +29,7 @@ export function page(title: string, ctx: PageContext, body: Html): string {
 ${nav(ctx)}
 </header>
 <main>${body}</main>
-</body></html>`.text;
+</body></html>`.text}`;
 }
 
 /** Notices a redirect may ask for (?msg=…): a fixed list, so nothing from the URL is shown. */

@@ -47,4 +47,4 @@ ol.fills { margin:0; padding-left:1.4rem; font-size:.85rem; } ol.fills li::marke
 .sides { display:flex; flex-wrap:wrap; gap:1rem; } figure.side { margin:0; } figure.side figcaption { color:var(--muted); font-size:.85rem; text-align:center; }
 svg.layout { display:block; max-width:100%; height:auto; border:1px solid var(--line); background:#fff; }
 ol.timeline { margin:0; padding-left:1.2rem; } ol.timeline li.done { color:var(--ok); } ol.timeline li.todo { color:var(--muted); }
-` + REVIEW_CSS;
+${REVIEW_CSS}`;

@@ -12,7 +12,7 @@ import type { RecognitionRow, TaskRow } from '../../db/schema.ts';
 import type { Jobs } from '../../jobs/jobs.ts';
 import type { Trx } from '../../jobs/repository.ts';
 import type { BlobStore } from '../../storage/blob-store.ts';
-import { TaskLifecycle } from '../../tasks/lifecycle.ts';
+import type { TaskLifecycle } from '../../tasks/lifecycle.ts';
 import type { TaskRepository } from '../../tasks/repository.ts';
 import type { CallbackService, CallbackStatus } from '../callbacks/service.ts';
 import type { RecognitionRepository } from './repository.ts';

@@ -4,7 +4,7 @@
 // ends the task at once whatever the box does; the task and its files are destroyed at
 // expires_at. Every change and the callback it causes commit in one transaction.
 import { randomUUID } from 'node:crypto';
-import { ApiError, api, ScanError, type DirectTransfer, type ScanJobOptions, type ScanProgressParams, type ScanStartParams } from '@boxhub/protocol';
+import { ApiError, type api, ScanError, type DirectTransfer, type ScanJobOptions, type ScanProgressParams, type ScanStartParams } from '@boxhub/protocol';
 import type { Logger } from 'pino';
 import type { BoxGateway } from '../../box-link/gateway.ts';
 import type { JobEventRouter } from '../../box-link/job-events.ts';
@@ -15,7 +15,7 @@ import type { TaskRow } from '../../db/schema.ts';
 import type { Trx } from '../../jobs/repository.ts';
 import type { SecretBox } from '../../secret-box.ts';
 import type { BlobStore } from '../../storage/blob-store.ts';
-import { TaskLifecycle } from '../../tasks/lifecycle.ts';
+import type { TaskLifecycle } from '../../tasks/lifecycle.ts';
 import type { TaskRepository } from '../../tasks/repository.ts';
 import type { CallbackService } from '../callbacks/service.ts';
 import type { DeviceService } from '../devices/service.ts';
