@@ -4,17 +4,16 @@
 // a time (the scanner is one device); print tasks queue per printer (print/).
 import { join } from 'node:path';
 import {
-  parseJson, ScanStartParams, ScanStopParams, type AckReason, type BoxJobState, type Command,
+  parseJson, ScanStartParams, ScanStopParams, type BoxJobState, type Command,
 } from '@boxhub/protocol';
 import type { E2eKeyPair } from '@boxhub/protocol/e2e.ts';
 import type { PrinterDriver, ScannerDriver } from '../drivers/types.ts';
+import type { JobAck } from './job-ack.ts';
 import { PrintQueue } from './print-queue.ts';
 import type { BoxRequests } from '../link/requests.ts';
 import type { Journal, JournalEntry } from '../store/journal.ts';
 import type { Outbox } from '../store/outbox.ts';
 import { ScanJob, type ScanJobData, type ScanJobDeps } from './scan-job.ts';
-
-export interface JobAck { ok: boolean; reason?: AckReason; message?: string; data?: Record<string, unknown> }
 
 export interface BoxJobsDeps {
   boot: string;

@@ -23,7 +23,7 @@ import type { BoxRequests } from '../link/requests.ts';
 import { RequestRefusedError } from '../link/requests.ts';
 import type { Journal, JournalEntry } from '../store/journal.ts';
 import type { Outbox } from '../store/outbox.ts';
-import type { JobAck } from './box-jobs.ts';
+import type { JobAck } from './job-ack.ts';
 import type { E2eKeyPair } from '@boxhub/protocol/e2e.ts';
 import { printFileKey, printPages } from '../print/encrypted.ts';
 import { E2eError, openStream } from '@boxhub/protocol/e2e.ts';
