@@ -93,7 +93,7 @@ async function scanPart(children: Child[]): Promise<void> {
     const mb = (k: string) => median(runs[k]!.map(perMb));
     const f = runs.plain![0]!;
     const ratio = pairedRatio(perPage.encrypted!, perPage.plain!);
-    console.log(`\n## scan, ${blankSkip ? 'spec defaults (blank_page_skip on, no side blank)' : 'pass-through, no blank detection (worst case)'}: 200 dpi colour duplex, quality 90, ${f.sides} pages in ${f.items} item(s), ${(f.bytes / f.sides / 1024).toFixed(0)} KB a page`);
+    console.log(`\n## scan, ${blankSkip ? 'API defaults (blank_page_skip on, no side blank)' : 'pass-through, no blank detection (worst case)'}: 200 dpi colour duplex, quality 90, ${f.sides} pages in ${f.items} item(s), ${(f.bytes / f.sides / 1024).toFixed(0)} KB a page`);
     for (const k of Object.keys(variants)) {
       console.log(`  box CPU per page, ${`${k}:`.padEnd(11)} ${list(perPage[k]!)} ms → median ${median(perPage[k]!).toFixed(2)} ms (${mb(k).toFixed(2)} ms per MB)${k === 'copied' ? ' (the control: no cipher)' : ''}`);
     }

@@ -1,7 +1,7 @@
-// The project stands alone (docs/architecture.md, "Every folder"; docs/api.md): a comment
-// explains itself or cites the project's own docs. It never cites an issue number, a design note
-// kept outside the repository, or the API contract by any other name than docs/api.md,
-// and every docs/<name>.md a comment names exists. Comments are found by the TypeScript parser,
+// The project stands alone: a comment explains itself or cites the project's own docs (the API
+// contract is docs/api.md). It never cites an issue number, a design note kept outside the
+// repository, or the API contract by any other name, and every docs/<name>.md a comment names
+// exists. The docs and READMEs follow the same rule. Comments are found by the TypeScript parser,
 // so strings and identifiers are not comments.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -77,7 +77,34 @@ const result = scan();
 test('comments cite the project\'s docs, not issue numbers, design notes or "the spec"', () => {
   assert.ok(result.files > 300, `the source files are found (${result.files})`);
   const lines = result.findings.map((f) => `${f.where}: ${f.rule}: …${f.text.replace(/\s+/g, ' ')}…`);
-  assert.equal(lines.length, 0, `${lines.length} comment(s) cite what a reader of the repository cannot follow:\n${lines.join('\n')}`);
+  const what = `${lines.length} comment(s) cite what a reader of the repository cannot follow`;
+  assert.equal(lines.length, 0, `${what}:\n${lines.join('\n')}`);
+});
+
+/** The repository's prose: docs/, and every README (the root's, the packages', the benches'). */
+function markdown(dir: string, out: string[]): string[] {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (name.startsWith('.') || SKIPPED.has(name)) continue;
+    if (statSync(path).isDirectory()) markdown(path, out);
+    else if (name.endsWith('.md')) out.push(path);
+  }
+  return out;
+}
+
+test('the docs and READMEs cite docs/api.md, not issue numbers, design notes or "the spec"', () => {
+  const files = [join(root, 'README.md'), ...['docs', 'packages', 'bench'].flatMap((d) => markdown(join(root, d), []))];
+  assert.ok(files.length > 20, `the markdown files are found (${files.length})`);
+  const lines: string[] = [];
+  for (const path of files) {
+    readFileSync(path, 'utf8').split('\n').forEach((text, i) => {
+      const plain = text.replace(NAMED_SPEC, '');
+      for (const rule of RULES) {
+        if (rule.pattern.test(plain)) lines.push(`${relative(root, path)}:${i + 1}: ${rule.name}`);
+      }
+    });
+  }
+  assert.equal(lines.length, 0, lines.join('\n'));
 });
 
 test('every docs/<name>.md a comment cites exists', () => {

@@ -109,7 +109,10 @@ function requestText(op: Operation): string {
   const body = op.requestBody?.content?.['application/json']?.schema;
   if (query.length > 0) {
     return `Query:\n\n${table(query.map((p) => ({
-      field: p.name, type: typeText(p.schema), required: p.required === true, description: p.description ?? p.schema.description ?? '',
+      field: p.name,
+      type: typeText(p.schema),
+      required: p.required === true,
+      description: p.description ?? p.schema.description ?? '',
     })))}`;
   }
   const fields = body ? rows(body) : [];
@@ -183,7 +186,9 @@ async function main(argv: string[]): Promise<void> {
     const result = renderDoc(await readFile(API_DOC, 'utf8'), document);
     await writeFile(API_DOC, result.text);
     process.stdout.write('wrote docs/api.md\n');
-    for (const k of result.missing) process.stdout.write(`no section in docs/api.md for ${k}: add <!-- fields: ${k} --><!-- /fields -->\n`);
+    for (const k of result.missing) {
+      process.stdout.write(`no section in docs/api.md for ${k}: add <!-- fields: ${k} --><!-- /fields -->\n`);
+    }
     for (const k of result.unknown) process.stdout.write(`docs/api.md names ${k}, which /openapi.json does not have\n`);
     if (result.missing.length + result.unknown.length > 0) process.exitCode = 1;
   } finally {
