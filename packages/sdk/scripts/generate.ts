@@ -63,7 +63,7 @@ export const ErrorCode = ${JSON.stringify(codes, null, 2)} as const;
 
 export type ErrorCodeName = keyof typeof ErrorCode;
 
-/** Every \`error_code\` of recognition callbacks (docs/errors.md), by name. */
+/** Every \`error_code\` of recognition callbacks (spec "Errors", docs/errors.md), by name. */
 export const RecognitionErrorCode = ${JSON.stringify(RECOGNITION_ERRORS, null, 2)} as const;
 `;
 }
