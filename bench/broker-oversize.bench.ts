@@ -1,4 +1,4 @@
-// Server memory under oversized MQTT publishes (issue 13, "Broker limits"): six logged-in boxes
+// Server memory under oversized MQTT publishes (docs/configuration.md, "Box link"): six logged-in boxes
 // each publish one 100 MB message to the embedded broker. Two servers side by side in one run:
 // one with the default BOXHUB_MQTT_MAX_PACKET_BYTES (270,000: the connection is closed when
 // the header announces 100 MB), and one with the limit raised to 256 MiB, which lets aedes

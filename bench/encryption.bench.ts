@@ -1,4 +1,4 @@
-// End-to-end encryption on the box (issue 10, docs/encryption.md): box CPU with and without
+// End-to-end encryption on the box (docs/encryption.md, "What it costs the box"): box CPU with and without
 // encryption, measured side by side in alternating rounds, target: ratio ≤ 1.10.
 //
 // 1. Scan: box CPU per 200 dpi colour page (duplex, quality 90, pass-through JPEG, no blank
@@ -77,7 +77,7 @@ async function scanPart(children: Child[]): Promise<void> {
   const per = (x: Run) => x.cpuMs / x.sides;
   const perMb = (x: Run) => x.cpuMs / (x.bytes / MB);
   // Two pipelines: the cheapest (JPEG passed through, no blank detection: encryption's worst
-  // ratio) and the spec's defaults (blank_page_skip on; both sides printed, so none dropped).
+  // ratio) and the API's defaults (blank_page_skip on; both sides printed, so none dropped).
   for (const blankSkip of [false, true]) {
     const args = { dpi: 200, sheets: SHEETS, quality: 90, receiver: receiver.ready.url, front: pages.front, back: pages.back, blankSkip };
     // The control, on the cheapest pipeline: the same items written through the sealer's path
@@ -93,7 +93,7 @@ async function scanPart(children: Child[]): Promise<void> {
     const mb = (k: string) => median(runs[k]!.map(perMb));
     const f = runs.plain![0]!;
     const ratio = pairedRatio(perPage.encrypted!, perPage.plain!);
-    console.log(`\n## scan, ${blankSkip ? 'spec defaults (blank_page_skip on, no side blank)' : 'pass-through, no blank detection (worst case)'}: 200 dpi colour duplex, quality 90, ${f.sides} pages in ${f.items} item(s), ${(f.bytes / f.sides / 1024).toFixed(0)} KB a page`);
+    console.log(`\n## scan, ${blankSkip ? 'API defaults (blank_page_skip on, no side blank)' : 'pass-through, no blank detection (worst case)'}: 200 dpi colour duplex, quality 90, ${f.sides} pages in ${f.items} item(s), ${(f.bytes / f.sides / 1024).toFixed(0)} KB a page`);
     for (const k of Object.keys(variants)) {
       console.log(`  box CPU per page, ${`${k}:`.padEnd(11)} ${list(perPage[k]!)} ms → median ${median(perPage[k]!).toFixed(2)} ms (${mb(k).toFixed(2)} ms per MB)${k === 'copied' ? ' (the control: no cipher)' : ''}`);
     }

@@ -41,7 +41,7 @@ const installTests = selected.filter(isInstallTest);
 // in these packages; pure libraries (protocol, recognizer, agent drivers) run once.
 // The CLI's command-line contract and pure helpers touch neither (they spawn ~100 commands
 // for nothing on the second pass).
-const engineFree = new Set(['packages/cli/src/usage.test.ts', 'packages/cli/src/demo-classroom.test.ts', 'packages/e2e/src/architecture-map.test.ts']);
+const engineFree = new Set(['packages/cli/src/usage.test.ts', 'packages/cli/src/demo-classroom.test.ts', 'packages/e2e/src/architecture-map.test.ts', 'packages/e2e/src/citations.test.ts']);
 const engineBound = all.filter((f) => /^packages\/(server|e2e|cli)\//.test(f) && !engineFree.has(f));
 
 function run(label, files, env, { concurrency = 3, timeoutMs = 120_000 } = {}) {

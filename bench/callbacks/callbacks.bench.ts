@@ -2,7 +2,7 @@
 //   1. sustained deliveries per second to a loopback receiver (own process), embedded defaults
 //      (SQLite) and PostgreSQL: N callbacks are recorded with the worker stopped, then the
 //      worker drains them; rate = N / time until the last one is recorded delivered.
-//   2. retry timing accuracy on the spec's real schedule (5 s, 8/13/21 s): probes that always
+//   2. retry timing accuracy on the API's real schedule (5 s, 8/13/21 s; docs/api.md): probes that always
 //      fail, started over 10 s while 10,000 other failing callbacks are pending; deviation =
 //      arrival of retry k - (answer of attempt k-1 + delay k), measured by the receiver.
 // Env: BENCH_N (20000), BENCH_PG_N (10000), BENCH_SKIP_TIMING=1, BOXHUB_TEST_DATABASE_URL.

@@ -1,4 +1,4 @@
-// Server cost of print create (issue 8, "Benchmarks"): a 20-page, 10 MB PDF sent inline
+// Server cost of print create (bench/README.md): a 20-page, 10 MB PDF sent inline
 // (file_content, Base64) on the embedded defaults; the server decodes it, checks its MD5, checks
 // the document (modules/print/document-check.ts), stores it and hands the task to the box.
 // Reads: the server's CPU per MB, one client at a time and with 50 concurrent clients, creates

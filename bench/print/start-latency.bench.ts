@@ -1,4 +1,4 @@
-// Print start latency (issue 8, "Benchmarks"): create → box acknowledged → printing started,
+// Print start latency (bench/README.md): create → box acknowledged → printing started,
 // with the simulated printer, p50 and p99 over 200 tasks across 20 boxes; target p99 under
 // 250 ms on loopback, excluding printing itself.
 //

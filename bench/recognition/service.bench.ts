@@ -1,4 +1,4 @@
-// Feedback-card recognition as a service (issue 9, "Benchmarks"):
+// Feedback-card recognition as a service (docs/cards.md, "Figures"):
 //   1. latency from a page's arrival at direct_addr to the callback of the student it completes
 //      (the next student's first page, or scan.end for the last), p50 and p99, a 60-page stack
 //      at 200 dpi sent at a scanner's pace (BENCH_REC_PPM pages a minute, 120: a 60-sheet/min

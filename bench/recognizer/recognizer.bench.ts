@@ -4,7 +4,8 @@
 //      seeds (BOXHUB_BENCH_TUNE=1) and evaluation seeds (default);
 //   B: independent/: the template PDF rasterised by poppler, marks of other shapes drawn as SVG
 //      by librsvg, scan effects by sharp; evaluation only, never used to set a threshold.
-// Every figure of issue 12's table is reported per class on both generators, then speed.
+// Every accuracy figure with its target (docs/cards.md, section 8) is reported per class on both
+// generators, then speed.
 import { Worker } from 'node:worker_threads';
 import { spawnSync } from 'node:child_process';
 import { loadavg, cpus } from 'node:os';
@@ -143,7 +144,7 @@ if (runC) {
   });
 }
 
-// Issue 12's table, per generator.
+// The accuracy figures and their targets, per generator.
 const sel = (g: GeneratorName, f: (s: SetSpec) => boolean): Tally => {
   const t = newTally();
   for (const s of SETS) if (s.generator === g && f(s)) merge(t, totals.get(label(s))!);
@@ -165,7 +166,7 @@ for (const g of ['A', 'B'] as const) {
   const bcAll = sel(g, (s) => s.scenario === 'barcode');
   const all = sel(g, () => true);
   const hiAll = sel(g, (s) => s.dpi >= 150);
-  console.log(`\n# issue 12 figures, generator ${g}${g === 'A' ? (tune ? ' (tuning seeds)' : ' (evaluation seeds)') : ' (independent, evaluation only)'}`);
+  console.log(`\n# accuracy against the targets, generator ${g}${g === 'A' ? (tune ? ' (tuning seeds)' : ' (evaluation seeds)') : ' (independent, evaluation only)'}`);
   console.log(`  areas right 150-300 dpi            ${pct(hi.areas.right, hi.areas.n)} (${hi.areas.right}/${hi.areas.n})   target ≥ 99.9 %`);
   console.log(`  uncertain areas at 200 dpi         ${pct(d200.areas.uncertain, d200.areas.n)} (${d200.areas.uncertain}/${d200.areas.n})   target ≤ 0.3 %`);
   console.log(`  uncertain 150-300 dpi, by hand     ${fmtKinds(hi.uncertainHands)}; by class ${fmtKinds(hi.uncertainKinds)}`);

@@ -1,4 +1,4 @@
-// Server ingest of scans (issue 7, "Benchmarks"): 20 simulated boxes scan at once on the
+// Server ingest of scans (docs/scanning.md, "Figures"): 20 simulated boxes scan at once on the
 // embedded defaults; pages per second through upload, MD5 check, storage, item events and the
 // scan.item_data / scan.finish callbacks, target at least 100 pages/s; and the server's CPU per
 // page.

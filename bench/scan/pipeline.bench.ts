@@ -1,5 +1,5 @@
 // Box CPU per scanned page: from the scanner's page to an item uploaded by HTTP PUT, at 200 dpi
-// colour duplex (quality 90, the spec's default; the scanner's JPEG passes through), target
+// colour duplex (quality 90, the API's default; the scanner's JPEG passes through), target
 // ≤ 15 ms per page on this machine; the cost of blank-page detection reported apart.
 // Then box memory: peak RSS of the box-side process scanning a 200-page 600 dpi colour duplex
 // stack (pages streamed to disk and uploaded, never the stack in memory), target ≤ 150 MB.
@@ -53,7 +53,7 @@ try {
   for (let r = 0; r < rounds; r++) {
     // Text on both sides, no blank detection: every page goes through JPEG → PDF → upload.
     plain.push(await box.call<Run>('run', { ...base, back: pages.text2, blankSkip: false }, 600_000));
-    // Single-sided paper scanned duplex with blank_page_skip (the spec's default): every page is
+    // Single-sided paper scanned duplex with blank_page_skip (the API's default): every page is
     // judged, half are dropped.
     skip.push(await box.call<Run>('run', { ...base, back: pages.blank, blankSkip: true }, 600_000));
   }

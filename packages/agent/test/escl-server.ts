@@ -1,6 +1,6 @@
 // Test fixture: a small eSCL scanner (node:http on port 0). No eSCL scanner server exists in
 // Debian (sane-airscan and SANE's escl backend are clients; ippsample's server does not
-// install on bookworm, design/device-notes.md), so the tests bring their own. It answers the
+// install on bookworm; docs/printers-and-scanners.md, "eSCL scanning"), so the tests bring their own. It answers the
 // way real devices do (pwg:/scan: namespaces, 201 + Location, one page per NextDocument, 404
 // at the end, AdfState in ScannerStatus) and renders every page with the real SANE `test`
 // backend through scanimage, encoded as JPEG at the quality its CompressionFactor asks for

@@ -1,5 +1,5 @@
 // Test fixture: a private SANE_CONFIG_DIR that enables only the `test` backend, with an A4 scan
-// area (its default stops at 200 mm; see design/device-notes.md).
+// area (its default stops at 200 mm; docs/printers-and-scanners.md, "Running the real peers").
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

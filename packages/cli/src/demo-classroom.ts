@@ -42,7 +42,7 @@ export interface ClassTruth {
 
 /**
  * The sides the printer was sent, in the order a person takes them from its tray. The simulated
- * printer has no reverse delivery, so a job asking for reverse order (the spec's default) reached
+ * printer has no reverse delivery, so a job asking for reverse order (the API's default) reached
  * it reversed by the box, sheet by sheet when two-sided (print/document-plan.ts); a face-up tray
  * stacks that in reading order.
  */

@@ -23,7 +23,8 @@ test('every Device field is filled from what the box reports', async () => {
   assert.equal(c.model, 'BX-SIM');
   assert.equal(c.network_type, 'ethernet');
   assert.match(c.mac!, /^([0-9a-f]{2}:){5}[0-9a-f]{2}$/);
-  // The spec's fields, then boxhub's state extension (docs/printers-and-scanners.md, "Normalised state reasons").
+  // The API's fields (docs/api.md), then boxhub's state extension (docs/printers-and-scanners.md,
+  // "Normalised state reasons").
   assert.deepEqual(c.printer, { connected: true, supported: true, make: 'Epson', model: 'ET-2850', connection_type: 'virtual', error_code: 0, state: 'idle', state_reasons: [], device_reasons: [] });
   assert.deepEqual(c.scanner, { connected: true, supported: true, make: 'Fujitsu', model: 'fi-800R', connection_type: 'virtual', error_code: 0, state: 'idle', state_reasons: [], device_reasons: [] });
 });

@@ -1,8 +1,8 @@
-// The `boxhub` command's contract with people and scripts (issue 11, "CLI for people";
-// docs/cli.md): the real command as a child process against a real server and simulated box.
-// Exit codes (1 with the service's error code, 3 unreachable or refused credentials, 130
-// interrupted), --json on stdout only (card run: one JSON object per line), --timeout, and
-// progress redrawn on a terminal but plain lines when piped.
+// The `boxhub` command's contract with people and scripts (docs/cli.md): the real command as a
+// child process against a real server and simulated box. Exit codes (1 with the service's error
+// code, 3 unreachable or refused credentials, 130 interrupted), --json on stdout only (card run:
+// one JSON object per line), --timeout, and progress redrawn on a terminal but plain lines when
+// piped.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// `boxhub print` as a person or a script runs it (issue 8, item 9; issue 11, "CLI for people"):
+// `boxhub print` as a person or a script runs it (docs/cli.md, "boxhub print"):
 // the real command as a child process against a real server and simulated box.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// `boxhub scan` as a person or a script runs it (issue 7, item 9): the real command as a child
+// `boxhub scan` as a person or a script runs it (docs/cli.md): the real command as a child
 // process against a real server and simulated box; the PDFs it saves are checked here again.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -139,7 +139,7 @@ describe('the review loop in chromium', () => {
     assert.match(await text('.flash'), /Correction saved/);
     assert.match(await text('#review-now .student-id'), new RegExp(stack.studentIds[2]!));
 
-    // Both revisions arrive, signed, with the spec's per-student body plus revision.
+    // Both revisions arrive, signed, with the API's per-student body plus revision.
     await eventually(() => bodies().filter((b) => b.revision === 1).length === 2 ? true : undefined, 'two revision callbacks', 30_000);
     const receiver = new CallbackReceiver({ secrets: rig.app.callback_secret });
     for (const p of posts()) assert.equal(receiver.receive(p).type, 'recognition.result');

@@ -1,4 +1,4 @@
-// The web console in a real browser (issue 11, items 3 and 4): Debian's chromium driven by
+// The web console in a real browser (docs/console.md): Debian's chromium driven by
 // puppeteer-core against a real server and simulated boxes on loopback: devices, scans (paged
 // items), prints, callbacks, card templates, recognition runs with a box scanning filled cards,
 // keys, the task list, and the operator's pages. With BOXHUB_CONSOLE_SCREENSHOTS=<dir> it saves

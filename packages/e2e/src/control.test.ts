@@ -1,4 +1,4 @@
-// Device control end to end: HTTP → server → MQTT → agent → ack → answer (spec: "Device control").
+// Device control end to end: HTTP → server → MQTT → agent → ack → answer (docs/control.md).
 import { offsetClock } from '@boxhub/server/clock.ts';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

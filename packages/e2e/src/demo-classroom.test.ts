@@ -74,7 +74,7 @@ test('demo: printed card templates (copies; a personalised set) are filled in by
     assert.equal(events.at(-1)!.event, 'end');
 
     // A personalised set (one card per student of the class list), printed in reverse order as
-    // the spec's default asks: each student marks the number printed on their card, and the
+    // the API's default asks: each student marks the number printed on their card, and the
     // stack is in class-list order, as the tray holds it.
     const ids = ['20240017', '20240018', '20240019'];
     const personal = await sdk.recognition.createTemplate({ definition: { ...exampleCard }, students: ids.map((student_id) => ({ student_id })) });

@@ -1,4 +1,4 @@
-// End-to-end encryption (issue 10, docs/encryption.md) on real parts: a server, its broker and
+// End-to-end encryption (docs/encryption.md) on real parts: a server, its broker and
 // blob store, simulated boxes that scan and print, and Python's `cryptography` on the other
 // side. Proves that what the server stores and serves is ciphertext, that Node and Python
 // decrypt it, that a rotation does not strand a running task, and that a tampered file or a

@@ -1,5 +1,5 @@
-// A print task's life ends at expires_at (spec "Print task": destroyed automatically at its
-// expiry time): one still queued or printing then ends with 4203 and its print.finished, the
+// A print task's life ends at expires_at (docs/api.md, "Print task": destroyed automatically
+// then): one still queued or printing then ends with 4203 and its print.finished, the
 // box drops that task and no other, and the task is destroyed. The server's clock is a
 // ManualClock: a day passes in one line.
 import { test } from 'node:test';

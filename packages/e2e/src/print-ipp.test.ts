@@ -1,5 +1,5 @@
-// Printing on a real IPP Everywhere printer (ippeveprinter) through a box (issue 8, items 4, 6
-// and 7): strict mode counts the printer's own sides, cancel stops the job half-way, and a task
+// Printing on a real IPP Everywhere printer (ippeveprinter) through a box (docs/printing.md,
+// "Box-side printing"): strict mode counts the printer's own sides, cancel stops the job half-way, and a task
 // is printed at most once whatever restarts on either side or however often its command comes.
 // The printer's print command records every job it ran (agent/test/ippeveprinter.ts), so
 // "printed once" is what the printer itself saw.

@@ -1,4 +1,4 @@
-// Remote printing end to end (issue 8; spec "Printing", "Print task", "Printer capability"):
+// Remote printing end to end (docs/api.md: "Printing", "Print task", "Printer capability"):
 // a real server, broker and simulated box whose printer describes itself with IPP attributes
 // and really prints (sides paced and counted), a real HTTP server for file_url and a real
 // callback receiver.

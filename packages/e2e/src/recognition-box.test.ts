@@ -1,4 +1,4 @@
-// Feedback cards end to end (issue 9, "End to end on a simulated box"): the simulated box's
+// Feedback cards end to end on a simulated box (docs/cards.md, "Recognition as a service"): the simulated box's
 // feeder holds filled cards drawn by the recognizer's synthetic generator (and a blank sheet),
 // it scans duplex with blank-page skip and sends the pages by direct transfer to a recognition
 // task's address; every student's callback is checked against the truth, in scan order.

@@ -1,5 +1,5 @@
-// A recognition task's life ends at expires_at (spec "Recognition task": about 24 hours; issue 9:
-// "expired tasks are destroyed with their page images"). The server's clock is a ManualClock.
+// A recognition task's life ends at expires_at (docs/api.md, "Recognition task": about 24 hours):
+// an expired task is destroyed with its page images. The server's clock is a ManualClock.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';

@@ -1,5 +1,5 @@
-// Feedback cards on two server nodes (issue 9, "End to end": "the same flow with two server
-// nodes on PostgreSQL and the external broker"): one database, one bucket (s3rver), one broker;
+// Feedback cards on two server nodes (docs/architecture.md, "Scaling out": the same flow with two
+// server nodes on PostgreSQL and the external broker): one database, one bucket (s3rver), one broker;
 // the application talks to both nodes, the box's pages arrive at one, and the recognition jobs
 // are claimed from the shared jobs table by either. Runs in the scale-out test pass only.
 import { after, before, test } from 'node:test';

@@ -1,7 +1,7 @@
-// Feedback-card recognition as a service (issue 9): ess/create, card templates, the direct-
-// transfer address (boxhub direct v1, sent here by a sender written from the doc), per-student
-// callbacks against the synthetic generator's truth, the end callback, and hostile input at the
-// address answered clearly with nothing lost.
+// Feedback-card recognition as a service (docs/cards.md, "Recognition as a service"): ess/create,
+// card templates, the direct- transfer address (boxhub direct v1, sent here by a sender written
+// from the doc), per-student callbacks against the synthetic generator's truth, the end callback,
+// and hostile input at the address answered clearly with nothing lost.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';

@@ -1,5 +1,5 @@
-// Scan create's rules (issue 7, "What must work" 1 and 2): every option checked with the
-// spec's defaults and bounds and against what this box's scanner reports, the preconditions
+// Scan create's rules (docs/api.md, "POST /api/scan/create"): every option checked with its
+// defaults and bounds and against what this box's scanner reports, the preconditions
 // answered with their own codes, hostile input answered with the envelope, and one scan per
 // box, atomically, however many creates race.
 import { after, before, describe, test } from 'node:test';

@@ -1,4 +1,4 @@
-// Direct transfer end to end (issue 9 part 1; docs/direct-transfer.md): a real server, broker
+// Direct transfer end to end (docs/direct-transfer.md): a real server, broker
 // and simulated box scanning to a real receiver (the SDK's DirectTransferReceiver) on loopback
 // over HTTP/1.1, cleartext HTTP/2 and TLS with ALPN; direct_mode 1 and 2; a receiver that fails
 // for a while, one that is down past the give-up limit, a redirect, hostile answers.

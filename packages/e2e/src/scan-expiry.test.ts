@@ -1,6 +1,6 @@
-// A scan task's life ends at expires_at (spec "Scan task": "destroyed automatically at its expiry
-// time … After destruction its information cannot be queried"; "temp_download_url … valid 1
-// hour"). The server's clock is a ManualClock: a day passes in one line.
+// A scan task's life ends at expires_at (docs/api.md, "Scan task": destroyed automatically, and
+// nothing of it can be read after; "Limits": a temp_download_url is valid 1 hour). The server's
+// clock is a ManualClock: a day passes in one line.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';

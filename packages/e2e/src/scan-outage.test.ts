@@ -1,4 +1,4 @@
-// Scans through outages (issue 7, "What must work" 3 and 6): no box event is ever lost and none
+// Scans through outages (docs/scanning.md, "The task's life"; docs/box-protocol.md): no box event is ever lost and none
 // is applied twice; a box that was power-cycled or wiped is reconciled; stop works when the box
 // is away. The box reaches its broker through a TCP proxy, so the server can go away and come
 // back on another port without the box noticing anything but the outage.

@@ -1,4 +1,4 @@
-// Remote scanning end to end (issue 7; spec "Scanning", "Scan task", "Scan item", "Events"):
+// Remote scanning end to end (docs/api.md: "Scanning", "Scan task", "Scan item", "Events"):
 // a real server, broker and simulated box with paper in its feeder, a real callback receiver.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

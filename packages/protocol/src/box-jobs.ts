@@ -18,7 +18,7 @@ const Md5 = Type.String({ pattern: '^[0-9a-f]{32}$' });
 const Ms = Type.Integer({ minimum: 0 });
 
 // ---------------------------------------------------------------------------------------------
-// Job options as the box receives them: the server has applied every default of the spec and
+// Job options as the box receives them: the server has applied every default of the API and
 // checked every bound, so the box never guesses.
 
 /** Direct transfer of pages to an address (docs/direct-transfer.md). */
@@ -46,9 +46,9 @@ export type ScanEncryption = Static<typeof ScanEncryption>;
 export const ScanJobOptions = Type.Object({
   duplex: Type.Boolean(),
   resolution: Type.Integer({ minimum: 50, maximum: 4800 }),
-  /** Spec color_type: 0 colour, 1 black and white (8-bit greyscale: JPEG has no 1-bit form). */
+  /** color_type (docs/api.md): 0 colour, 1 black and white (8-bit greyscale: JPEG has no 1-bit form). */
   color: Type.Union([Type.Literal('color'), Type.Literal('grayscale')]),
-  /** JPEG quality 1-100 (spec options.quality). */
+  /** JPEG quality 1-100 (scan create options.quality). */
   quality: Type.Integer({ minimum: 1, maximum: 100 }),
   blank_page_skip: Type.Boolean(),
   continuous: Type.Boolean(),
@@ -76,7 +76,7 @@ export const PrintJobOptions = Type.Object({
   quality: Type.Optional(Type.Enum(Quality)),
   duplex: Type.Optional(Type.Enum(Duplex)),
   input_slot: Type.Optional(Type.Enum(InputSlot)),
-  /** Spec options.number. */
+  /** Print create options.number (docs/printing.md, "Options and defaults"). */
   copies: Type.Integer({ minimum: 1, maximum: 999 }),
   collate: Type.Boolean(),
   reverse: Type.Boolean(),
@@ -120,7 +120,7 @@ export const PrintStartParams = Type.Object({
   created_at: Ms,
   file: PrintFile,
   options: PrintJobOptions,
-  /** The server's count of sides (spec `pages`: selected pages × copies), when it saw the file. */
+  /** The server's count of sides (`pages`, docs/api.md "Print task": selected pages × copies), when it saw the file. */
   pages: Type.Optional(Type.Integer({ minimum: 0 })),
 });
 export type PrintStartParams = Static<typeof PrintStartParams>;
@@ -161,7 +161,7 @@ export const ACKED_JOB_COMMANDS: readonly JobCommandType[] = ['scan.start', 'sca
 // the server's events.ack names it, and re-sends what is unacknowledged after every reconnect.
 // `seq` counts from 1 per task; the server applies a task's events in seq order, exactly once.
 
-/** One page of a scan item (its place in the stack: spec "pages[]" of recognition). */
+/** One page of a scan item (its place in the stack: pages[] of recognition results, docs/api.md). */
 export const ScanPageInfo = Type.Object({
   paper_number: Type.Integer({ minimum: 1 }),
   page_number: Type.Integer({ minimum: 1 }),
@@ -197,7 +197,7 @@ export type ScanFinishedData = Static<typeof ScanFinishedData>;
 export const PrintDownloadedData = Type.Object({ download_spent_ms: Ms, size: Type.Integer({ minimum: 0 }) });
 export type PrintDownloadedData = Static<typeof PrintDownloadedData>;
 export const PrintStartedData = Type.Object({
-  /** Estimated sides: selected pages × copies (spec "pages"); from the decrypted file when encrypted. */
+  /** Estimated sides: selected pages × copies (`pages`, docs/api.md); from the decrypted file when encrypted. */
   pages: Type.Integer({ minimum: 0 }),
 });
 export type PrintStartedData = Static<typeof PrintStartedData>;

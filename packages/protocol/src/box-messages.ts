@@ -54,7 +54,7 @@ export const PrinterStatus = Type.Object({
   maintenance: Type.Optional(Type.Array(Type.Union([
     Type.Literal('head_clean'), Type.Literal('power_ink_flush'), Type.Literal('nozzle_check'),
   ]), { maxItems: 3 })),
-  /** The spec's Printer capability, built on the box from the printer's IPP attributes; null
+  /** The Printer capability (docs/api.md), built on the box from the printer's IPP attributes; null
    *  when the box cannot drive this printer (API 30302). Absent while unknown. */
   capability: Type.Optional(Type.Union([PrinterCapability, Type.Null()])),
 });
@@ -110,7 +110,7 @@ export const Presence = Type.Object({
 });
 export type Presence = Static<typeof Presence>;
 
-/** Device control commands (spec "Device control"); job commands are in box-jobs.ts. */
+/** Device control commands (docs/control.md); job commands are in box-jobs.ts. */
 export const ControlCommandType = ['buzz', 'reboot', 'head_clean', 'power_ink_flush', 'nozzle_check'] as const;
 export type ControlCommandType = (typeof ControlCommandType)[number];
 export type CommandType = ControlCommandType | JobCommandType;

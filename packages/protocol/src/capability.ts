@@ -1,4 +1,4 @@
-// The spec's "Printer capability" shape, shared by the box (which builds it from the printer's
+// The Printer capability shape (docs/api.md), shared by the box (which builds it from the printer's
 // IPP attributes: agent/src/drivers/ipp/capability.ts), the box link (it travels in BoxState)
 // and the API (GET /api/print/capability, and print create checks options against it).
 import Type, { type Static } from 'typebox';

@@ -1,5 +1,5 @@
-// Print parameter constants (spec: "Printer capability"). The spec writes the service prefix
-// as SVC and lists only some values (SVC_CM_MONO, SVC_MS_A4, SVC_MT_PLAIN/PHOTO, the three
+// Print parameter constants (docs/api.md, "Printer capability"), written with the prefix SVC.
+// The API's own examples are only some values (SVC_CM_MONO, SVC_MS_A4, SVC_MT_PLAIN/PHOTO, the three
 // SVC_DP_*, SVC_QU_HIGH/NORMAL, SVC_IS_AUTO/CASS1/REAR); the rest follow the same pattern.
 // Each maps to IPP and back through one table (print-mapping.ts, docs/printing.md "Mapping").
 // The sets are closed: an IPP value with no constant is left out of the capability.
@@ -25,7 +25,7 @@ export type Duplex = (typeof Duplex)[number];
 export type Quality = (typeof Quality)[number];
 export type InputSlot = (typeof InputSlot)[number];
 
-// Device.connection_type values (spec: "not shown").
+// Device.connection_type values (boxhub's own; docs/printers-and-scanners.md).
 export const ConnectionType = ['usb', 'network', 'virtual'] as const;
 export type ConnectionType = (typeof ConnectionType)[number];
 

@@ -1,10 +1,10 @@
 // The one error catalog of the API. Services throw `ApiError` with a key from here; a single
-// handler at the HTTP edge turns every failure into `{code, msg, data}` (spec: "Conventions").
+// handler at the HTTP edge turns every failure into `{code, msg, data}` (docs/api.md, "Conventions").
 // docs/errors.md is checked against this table by a test, so add a row there too.
 //
 // Ranges: 0 success; 1xxxx request problems (boxhub's own); 2xxxx application and
-// permission (20005 is the spec's); 3xxxx device, scan (302xx) and print (303xx) — 30002,
-// 30003, 30204, 30301, 30302 are the spec's, the rest fill the gaps it leaves "not shown";
+// permission; 3xxxx device, scan (302xx) and print (303xx). The codes docs/errors.md marks
+// *contract* (20005, 30002, 30003, 30204, 30301, 30302) keep their meaning for good;
 // recognition and card templates are 304xx.
 export const errorCatalog = {
   OK: { code: 0, msg: 'success' },

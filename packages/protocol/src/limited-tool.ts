@@ -1,10 +1,10 @@
 // Runs a document tool (qpdf, pdftoppm) as a child process under memory and time limits, so a
-// hostile file costs at most the limits: `prlimit --as --cpu` caps its address space and CPU
-// time (util-linux; the kernel kills it past them), a wall-clock timer kills it with SIGKILL,
-// and its output is capped. design/wave2.md §5.3: `qpdf --check` on a 1 MB flate bomb took
-// 10.9 s and 3.1 GB unbounded. The server's print check (modules/print/document-check.ts) and the
-// box's page work (agent print/document-tools.ts) both run their tools through this one runner;
-// each words a stopped run for its own audience.
+// hostile file costs at most the limits: `prlimit --as --cpu` caps its address space and CPU time
+// (util-linux; the kernel kills it past them), a wall-clock timer kills it with SIGKILL, and its
+// output is capped. Unbounded, `qpdf --check` on a 1 MB flate bomb took 10.9 s and 3.1 GB
+// (docs/printing.md, "Document checks and limits"). The server's print check
+// (modules/print/document-check.ts) and the box's page work (agent print/document-tools.ts) both
+// run their tools through this one runner; each words a stopped run for its own audience.
 import { spawn } from 'node:child_process';
 
 export interface ToolLimits {

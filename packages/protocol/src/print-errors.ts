@@ -1,5 +1,5 @@
 // Print error codes: the print task's `error_code` in /api/print/info and the print callbacks
-// (spec: "print error codes (print info error_code): not shown"). 0 is success. Documented in
+// (boxhub's own codes). 0 is success. Documented in
 // docs/errors.md, "Print error codes"; a test keeps the two in step.
 //
 // Ranges: 40xx the file (download, checksum, document), 41xx the printer, 42xx the task's life

@@ -1,5 +1,5 @@
-// Printer error codes: the Device resource's `printer.error_code` (spec: "printer error codes
-// (device printer.error_code): not shown"). Derived on the box from IPP printer-state and
+// Printer error codes: the Device resource's `printer.error_code` (boxhub's own codes, in
+// docs/errors.md, "Printer error codes"). Derived on the box from IPP printer-state and
 // printer-state-reasons (RFC 8011 §5.4.11–§5.4.12, PWG 5100.9 / IANA registry for the keywords).
 // Documented in docs/printers-and-scanners.md, "Printer error codes"; keep the two in step.
 

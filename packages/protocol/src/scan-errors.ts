@@ -1,5 +1,5 @@
-// Scan error codes: scan info `error_code` and the scan.finish callback (spec: "Scan error codes
-// (scan info error_code) … not shown"). 20xx come from the scanner (the same numbers the box
+// Scan error codes: scan info `error_code` and the scan.finish callback (boxhub's own codes, in
+// docs/errors.md, "Scan error codes"). 20xx come from the scanner (the same numbers the box
 // reports as scanner.error_code), 21xx from moving the data, 22xx from the task's life.
 // Documented in docs/errors.md, "Scan error codes"; a test keeps the two in step.
 

@@ -1,5 +1,5 @@
-// The one task model of scan and print (docs/tasks.md). The spec names no states ("Named states
-// of scan and print tasks are not shown"); these are the labels of its state tables, made
+// The one task model of scan and print (docs/tasks.md). The API names no states, only flags
+// (docs/api.md, "Scan task", "Print task"); these are the labels of its life, made
 // explicit so every change is a row below and the repository applies it with a conditional
 // UPDATE (`WHERE state IN (from)`): a race loses cleanly instead of writing over a newer state.
 //
@@ -17,7 +17,7 @@ export type TaskKind = (typeof TaskKind)[number];
 export const TaskState = ['created', 'received', 'started', 'ended'] as const;
 export type TaskState = (typeof TaskState)[number];
 
-/** States in which a task still holds its device (spec "Scan task": one active scan per device). */
+/** States in which a task still holds its device (docs/api.md, "Scan task": one active scan per device). */
 export const ACTIVE_STATES: readonly TaskState[] = ['created', 'received', 'started'];
 
 export const TaskTrigger = [

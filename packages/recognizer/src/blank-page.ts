@@ -1,5 +1,5 @@
 // Is a page that carries no card a blank side? (The back of a single-sided card scanned duplex;
-// service spec, blank_page_skip.) Grey or recycled paper, show-through of the front and ADF
+// scan create's blank_page_skip, docs/api.md.) Grey or recycled paper, show-through of the front and ADF
 // streaks are light or thin; what would make the page a failure instead is print or writing
 // on it. The scanner's dark backing shows around a sheet that is offset, rotated or smaller
 // than the scan area: it is dark, but it touches the image's border and is not on the paper.

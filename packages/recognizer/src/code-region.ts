@@ -1,6 +1,6 @@
 // Decodes a QR code or a Code128 barcode in the image region predicted for it by the page's
-// homography (design/recognition.md: 2-4 ms on the predicted area instead of 26-37 ms on the
-// whole page). Nothing in the page image is modified: every variant below is a copy.
+// homography (docs/cards.md, "How recognition works": 2-4 ms on the predicted area instead of
+// 26-37 ms on the whole page). Nothing in the page image is modified: every variant below is a copy.
 import { crop, shrink, type GreyImage } from './grey-image.ts';
 import { apply, type Homography } from './homography.ts';
 import { readCode } from './codes.ts';

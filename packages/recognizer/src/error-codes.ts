@@ -1,4 +1,4 @@
-// Recognition module error codes (service spec, "Errors": error_code in recognition callbacks).
+// Recognition module error codes (docs/errors.md: error_code in recognition callbacks).
 export const RECOGNITION_ERRORS = {
   ok: 0,
   studentNumber: 1001,

@@ -1,5 +1,5 @@
 // One 8-bit channel per pixel; the recognizer works in greyscale and never binarises the
-// whole page (design/recognition.md).
+// whole page (docs/cards.md, "How recognition works").
 import sharp from 'sharp';
 
 export interface GreyImage { data: Uint8Array; width: number; height: number }

@@ -1,5 +1,5 @@
 // 4-point homography by direct linear transform; enough for a flat sheet on a flatbed or
-// ADF, and a few dozen lines instead of a 450 ms OpenCV load (design/recognition.md).
+// ADF, and a few dozen lines instead of a 450 ms OpenCV load (docs/cards.md, "How recognition works").
 
 /** Row-major 3x3 with h[8] = 1. */
 export type Homography = Float64Array;

@@ -59,7 +59,7 @@ export const AREA = { w: 7, h: 4.4, pitchX: 11.5, rowHeight: 9, titleHeight: 6, 
 export const CELL = { w: 5, h: 3.4, pitchX: 6.5, pitchY: 4.6 } as const;
 /**
  * QR module size: as large as the header allows (short content gets up to 1.25 mm), never
- * under 0.9 mm, the smallest that survives 100-dpi JPEG scans (design/recognition.md).
+ * under 0.9 mm, the smallest that survives 100-dpi JPEG scans (docs/cards.md, "Print the template").
  */
 export function qrModuleSize(modules: number): number {
   return Math.round(Math.min(1.25, Math.max(0.9, 36 / modules)) * 20) / 20;

@@ -1,4 +1,4 @@
-// Filled, empty or uncertain (design/recognition.md; issue 12), from an area's evidence
+// Filled, empty or uncertain (docs/cards.md, "How recognition works"), from an area's evidence
 // (mark-evidence.ts) measured against the page's own levels (page-levels.ts) and, between the
 // clear cases, against how this student fills: a person reads a faint grey as an erasure on a
 // page of dark, even fills and as a fill from a light hand. Nothing is guessed: what is left

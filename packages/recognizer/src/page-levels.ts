@@ -1,6 +1,6 @@
 // What a page says about itself, from all its areas (most of them empty): where "empty" is on
 // this scan, how noisy it is, and how dark a thin printed line comes out. Every decision is
-// taken against these, never against one global threshold (design/recognition.md).
+// taken against these, never against one global threshold (docs/cards.md, "How recognition works").
 import type { AreaSample } from './area-sampler.ts';
 
 /** What a page says about its own levels, from all its areas (most of them empty). */

@@ -1,5 +1,5 @@
 // Page recognition on worker threads: one sharp thread per worker and as many workers as
-// cores gave 1.8x on two cores (design/recognition.md). Results may complete out of
+// cores gave 1.8x on two cores (docs/cards.md, "Library API"). Results may complete out of
 // submission order; callers keep their own order (the assembler needs scan order).
 // Close the pool when done: live workers keep the process running.
 import { Worker } from 'node:worker_threads';

@@ -1,6 +1,6 @@
 // One scanned side -> what is on it. Decode once to greyscale, find the fiducials on a
 // thumbnail, read the identification strip through the homography, then sample the areas
-// and decode the codes in their predicted regions only (design/recognition.md, budget).
+// and decode the codes in their predicted regions only (docs/cards.md, "How recognition works").
 import { decodeGrey, shrink, type GreyImage } from './grey-image.ts';
 import { candidateFrames, estimateScale, findFiducials, type PageFrame } from './fiducials.ts';
 import { apply as applyH, solveHomography, type Homography } from './homography.ts';

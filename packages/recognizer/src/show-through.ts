@@ -1,4 +1,4 @@
-// The other side's QR code seen through the paper (issue 12, sixth round). On the side of a
+// The other side's QR code seen through the paper (docs/cards.md, "How recognition works"). On the side of a
 // sheet behind the QR code, its modules show through as blotchy grey (up to about 0.12 of black
 // on the benchmark's scans): over an erasure's residue that reads as dark as a faint fill, and
 // its blotches look like faint patches. The layout says where that QR code is and its content

@@ -1,4 +1,4 @@
-// Groups recognised pages into students, in scan order (service spec, "Feedback-card
+// Groups recognised pages into students, in scan order (docs/api.md, "Feedback-card
 // recognition", placement rules: each student's pages in order, not interleaved, front
 // first). A student is finished when the next student's first side arrives or the stream
 // ends; only then is its result emitted.
@@ -8,7 +8,7 @@ import type { PageReading } from './page-recognizer.ts';
 import { RECOGNITION_ERRORS } from './error-codes.ts';
 import { poolStudent } from './student-pool.ts';
 
-/** Where a page came from (service spec, recognition callback pages[]). */
+/** Where a page came from (docs/api.md, recognition callback pages[]). */
 export interface PageSource { paper_number: number; page_number: number; front: boolean; item_id: number }
 
 export interface StudentFills {
@@ -20,7 +20,7 @@ export interface StudentFills {
   uncertain: number[][];
 }
 
-/** The callback body's shape (service spec, "Recognition result callback"), without uuid, finish and download URLs. */
+/** The callback body's shape (docs/api.md, "Recognition result callback"), without uuid, finish and download URLs. */
 export interface StudentResult {
   error_code: number;
   pages: PageSource[];

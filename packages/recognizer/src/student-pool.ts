@@ -1,4 +1,4 @@
-// A student's sides are one hand (issue 12: thresholds that adapt "per page and per student").
+// A student's sides are one hand: thresholds adapt per page and per student (docs/cards.md).
 // Each side is judged alone first (mark-classifier.ts); a side of mixed instruments leaves an
 // area uncertain when its own greys show no trusted gap between the student's erasures and
 // faint fills. All of the student's sides together hold more of those greys, so the gap is found

@@ -1,6 +1,6 @@
 // The front's QR code showing through the back of a duplex sheet, on a rendered scan: measured
 // and taken out, so that erasures and light fills over it read as they would in the clear
-// (show-through.ts; issue 12, sixth round).
+// (show-through.ts; docs/cards.md, "How recognition works").
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createLayoutSet, planTemplate, recognizeGrey, type PageDiagnostics } from '../src/index.ts';

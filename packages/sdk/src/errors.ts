@@ -1,5 +1,5 @@
 // The one error class of API calls. The service answers every request with HTTP 200 and a
-// `{code, msg, data}` envelope (spec "Conventions"); a non-zero code becomes a BoxhubError
+// `{code, msg, data}` envelope (docs/api.md, "Conventions"); a non-zero code becomes a BoxhubError
 // carrying that code, msg and data. A call that got no envelope at all (no connection, a
 // proxy's error page) is a BoxhubError too, with `code` null and `kind` saying why.
 

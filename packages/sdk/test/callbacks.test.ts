@@ -51,7 +51,7 @@ test('real callbacks verify with the application secret, and with either secret 
   }
 });
 
-// The recognition callbacks are sent once recognition lands; their bodies are the spec's, signed
+// The recognition callbacks are sent once recognition lands; their bodies are the API's, signed
 // here by the server's own signing code, so the SDK's side is checked against the server's.
 const secret = `whsec_${Buffer.alloc(32, 3).toString('base64')}`;
 function signed(method: string, body: unknown, o: { id?: string; at?: number; raw?: string } = {}) {

@@ -30,7 +30,7 @@ export interface Config {
   bodyLimit: number;
   allowPrivateNetworks: boolean;
   logLevel: string;
-  /** Callback delivery (spec "Limits"; docs/callbacks.md): time the receiver has to answer 200. */
+  /** Callback delivery (docs/api.md, "Limits"; docs/callbacks.md): time the receiver has to answer 200. */
   callbackTimeoutMs: number;
   /** Delay before each retry, counted from the previous failure; its length is the retry count. */
   callbackRetryDelaysMs: number[];
@@ -46,9 +46,9 @@ export interface Config {
   callbackClaimMarginMs: number;
   /** Completed callbacks (and their attempts) are deleted this long after completion; 0 keeps them. */
   callbackRetentionMs: number;
-  /** Scan and print tasks are destroyed this long after creation (spec: "normally about 24 hours"). */
+  /** Scan and print tasks are destroyed this long after creation (docs/api.md, "Limits": about 24 hours). */
   taskTtlMs: number;
-  /** How long a temp_download_url is valid (spec: "normally 1 hour"). */
+  /** How long a temp_download_url is valid (docs/api.md, "Limits": 1 hour). */
   downloadUrlTtlMs: number;
   /** How long a box's upload URL (one scan item) is valid. */
   uploadUrlTtlMs: number;

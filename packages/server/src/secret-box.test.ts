@@ -1,6 +1,6 @@
-// Secrets at rest (issue 13): callback signing secrets are stored encrypted under a key from
-// the environment or an owner-only key file; the data directory and the SQLite files are
-// created owner-only whatever the umask.
+// Secrets at rest (docs/configuration.md, "Secrets at rest"): callback signing secrets are stored
+// encrypted under a key from the environment or an owner-only key file; the data directory and the
+// SQLite files are created owner-only whatever the umask.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

@@ -1,6 +1,6 @@
 // Secrets the server must be able to read back (callback signing secrets: it signs with them)
 // are stored encrypted, not in plain text: AES-256-GCM under a key from BOXHUB_SECRET_KEY or a
-// key file readable by the server's user only (issue 13; docs/configuration.md "Secrets").
+// key file readable by the server's user only (docs/configuration.md "Secrets at rest").
 // API keys and device secrets are not here: the server only recognises those, so it keeps
 // their sha256 (secrets.ts).
 //

@@ -62,7 +62,7 @@ export interface PrinterDriver {
   readonly uri: string;
   /** Reads the printer's current status. Never throws for an absent printer: connected=false. */
   status(signal?: AbortSignal): Promise<PrinterStatus>;
-  /** The spec's capability tree; null when the box cannot drive this printer (API 30302). */
+  /** The Printer capability tree (docs/api.md); null when the box cannot drive this printer (API 30302). */
   capability(signal?: AbortSignal): Promise<PrinterCapability | null>;
   /** Prints one job and resolves when it has ended. Throws PrintRejectedError when the printer
    *  refuses it before printing anything, other errors when it cannot be reached. */

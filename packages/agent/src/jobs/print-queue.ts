@@ -35,7 +35,8 @@ export interface PrintJobData {
   file?: string;
   /** The printer's reference of the job (IPP: job id), once it accepted it. */
   ref?: string;
-  /** Spec `pages` counted on the box: an encrypted file's, once decrypted (the server could not). */
+  /** The print task's `pages` (docs/api.md, "Print task") counted on the box: an encrypted file's,
+   *  once decrypted (the server could not). */
   pages?: number;
 }
 
@@ -153,7 +154,7 @@ export class PrintQueue {
     return this.d.journal.all().filter((e) => e.kind === 'print') as JournalEntry<PrintJobData>[];
   }
 
-  /** The next task to print: creation order (spec: print tasks of a device print in turn). */
+  /** The next task to print: creation order (a device's print tasks print in turn; docs/printing.md). */
   private next(): JournalEntry<PrintJobData> | undefined {
     return this.entries().filter((e) => e.data.phase !== 'done').sort((a, b) => a.data.params.created_at - b.data.params.created_at || a.acceptedAt - b.acceptedAt)[0];
   }

@@ -166,7 +166,7 @@ export class ScanJob {
     try {
       for (let batch = 0; ; batch++) {
         if (batch > 0) {
-          // Continuous mode (spec "options.continuous"): wait for more paper; 0 waits until stop.
+          // Continuous mode (docs/api.md, "Scan task"): wait for more paper; 0 waits until stop.
           let wait = waitMs;
           if (waitMs > 0) {
             deadline ??= this.d.now() + waitMs;
@@ -247,7 +247,8 @@ export class ScanJob {
       const record: ItemRecord = {
         item_id: item.item, file: item.path, size: item.size, md5: item.md5, scanned_at: item.scannedAt, state: 'written',
         ...(item.cipher ? { cipher: item.cipher } : {}),
-        // Spec "pages[]": page_number counts sides, two per sheet (the second sheet's first side is 3).
+        // Recognition pages[] (docs/api.md): page_number counts sides, two per sheet (the second sheet's
+        // first side is 3).
         pages: item.sides.map((side) => {
           const paper = first + side.sheet;
           return { paper_number: paper, page_number: (paper - 1) * 2 + (side.front ? 1 : 2), front: side.front };

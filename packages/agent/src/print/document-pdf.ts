@@ -1,7 +1,7 @@
 // PDF work on the box, through qpdf under limits (document-tools.ts), or the built-in engine
 // where qpdf is not installed (docs/printing.md, "PDF engines"): counting pages and building the
 // document the box sends (pages selected, reordered, blank backs, copies).
-// design/wave2.md §5.2: qpdf extracts pages in 18 ms and reverses 200 pages in 32 ms.
+// qpdf extracts pages in 18 ms and reverses 200 pages in 32 ms (docs/printing.md, "Document preparation").
 import { writeFile } from 'node:fs/promises';
 import { structureEngine } from '@boxhub/protocol/pdf-engines.ts';
 import { runBuiltin, type BuiltinOutcome } from '@boxhub/protocol/builtin-pdf/run.ts';

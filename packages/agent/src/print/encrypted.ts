@@ -19,7 +19,8 @@ export async function printFileKey(cipher: string, deviceUuid: string, key: E2eK
   }
 }
 
-/** The spec's `pages` of a file the server could not read: selected pages × copies. */
+/** The print task's `pages` (docs/api.md, "Print task") of a file the server could not read:
+ *  selected pages × copies. */
 export function printPages(sourcePages: number, o: PrintJobOptions): number {
   return selectedPages(sourcePages, o.page_ranges).length * o.copies;
 }

@@ -1,6 +1,6 @@
 // Blank-page detection by ink coverage on a downscaled greyscale page (docs/scanning.md, "On the
 // box"). Not by JPEG size: paper grain and scanner noise make a blank page's JPEG as large as a
-// page with a line of text (design/architecture.md, "The box": 215 KB blank, 229 KB text).
+// page with a line of text (docs/scanning.md, "Blank pages": 215 KB blank, 229 KB text).
 //
 // The rule, on the page downscaled to about 50 dpi (JPEG shrink-on-load decodes it at 1/2, 1/4
 // or 1/8 size directly, so this costs a fraction of a full decode):

@@ -1,5 +1,5 @@
 // A scanned page as the JPEG that goes into the PDF item, at the quality the task asked for
-// (spec scan create options.quality, options.color_type).
+// (scan create options.quality, options.color_type; docs/scanning.md).
 //
 // Pass-through: a JPEG the scanner made is used byte for byte (no decode, no generation loss)
 // when it can go into a PDF as it is (8-bit, 1 or 3 components, a valid frame) and

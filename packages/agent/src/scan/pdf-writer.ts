@@ -1,5 +1,5 @@
 // Writes a PDF item page by page to the box's disk, with memory bounded by one page, computing
-// the MD5 and size of the file as it goes (the item's check_sum and file_size, spec "Scan item").
+// the MD5 and size of the file as it goes (the item's check_sum and file_size, docs/api.md "Scan item").
 //
 // A small writer of our own, for JPEG pages only (ISO 32000-1: §7.5 file structure, §8.9.5
 // image XObjects with /DCTDecode, §7.7.3 page tree). Each page's JPEG goes into the file as it

@@ -1,4 +1,4 @@
-// The bodies of the callbacks the service sends (spec "Events"; docs/callbacks.md). Each event
+// The bodies of the callbacks the service sends (docs/api.md, "Callbacks"; docs/callbacks.md). Each event
 // is listed in /openapi.json under `webhooks` (OpenAPI 3.1), from which the SDK generates its
 // event types and validators (packages/sdk, docs/sdk.md). A new event gets its schema here and
 // an entry in `callbackEvents`; `npm run sdk:generate` then brings it to the SDK.
@@ -17,7 +17,7 @@ export const CallbackTestEvent = Type.Object({
 });
 export type CallbackTestEvent = Static<typeof CallbackTestEvent>;
 
-/** One scanned page used for a student's card (spec "Recognition result callback", pages[]). */
+/** One scanned page used for a student's card (docs/api.md, "Recognition result callback", pages[]). */
 export const RecognitionPage = Type.Object({
   paper_number: Type.Integer({ description: 'which sheet; gaps possible with duplex and blank-page skipping' }),
   page_number: Type.Integer({ description: 'which side (the second sheet\'s first side is 3)' }),
@@ -38,7 +38,7 @@ export const RecognitionResult = Type.Object({
   })),
 });
 
-/** Spec "Recognition result callback": POST, one per student. */
+/** docs/api.md, "Recognition result callback": POST, one per student. */
 export const RecognitionResultEvent = Type.Object({
   uuid: Type.String({ description: 'recognition task uuid' }),
   finish: Type.Boolean({ description: 'whether all pages have been recognized' }),
@@ -50,7 +50,7 @@ export const RecognitionResultEvent = Type.Object({
 });
 export type RecognitionResultEvent = Static<typeof RecognitionResultEvent>;
 
-/** Spec "Recognition end callback": PUT, once every result callback of the task has completed. */
+/** docs/api.md, "Recognition end callback": PUT, once every result callback of the task has completed. */
 export const RecognitionEndEvent = Type.Object({
   uuid: Type.String({ description: 'recognition task uuid' }),
   finish: Type.Boolean({ description: 'whether the whole task is complete' }),
@@ -80,7 +80,7 @@ export const ScanItemDataEvent = Type.Object({
 });
 export type ScanItemDataEvent = Static<typeof ScanItemDataEvent>;
 
-/** scan.finish: the scan task ended; the device takes a new scan only after this (spec "Events"). */
+/** scan.finish: the scan task ended; the device takes a new scan only after this (docs/api.md, "Scan task"). */
 export const ScanFinishEvent = Type.Object({
   event: Type.Literal('scan.finish'),
   ...TaskEventHead,
@@ -160,8 +160,8 @@ export interface CallbackEventSpec { method: 'POST' | 'PUT'; summary: string; bo
 
 /**
  * Every callback event, by the name the delivery log shows. Events whose body names them
- * (`event`, boxhub's convention for its own events) are told apart by that field; the spec's
- * recognition bodies carry no name and are told apart by method (POST result, PUT end).
+ * (`event`, boxhub's convention for its own events) are told apart by that field; the
+ * recognition bodies (docs/api.md, "Events") carry no name and are told apart by method (POST result, PUT end).
  */
 export const callbackEvents = {
   'callback.test': { method: 'POST', summary: 'A test event, sent on request to check a receiver', body: CallbackTestEvent },

@@ -1,5 +1,5 @@
 // Callback delivery log, test, replay and secret rotation (docs/callbacks.md). The callbacks
-// themselves follow the spec's "Events" section; these endpoints are boxhub's own.
+// themselves are in docs/api.md, "Callbacks"; these endpoints are boxhub's own.
 import Type, { type Static } from 'typebox';
 import { Envelope, Id, NullEnvelope } from './envelope.ts';
 

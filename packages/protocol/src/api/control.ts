@@ -1,5 +1,5 @@
-// Device control endpoints (spec: "Device control"). Buzz bounds are boxhub's (spec: "not
-// shown"): at most 10 beeps of 1-5000 ms with a 0-5000 ms gap (default 200), documented in
+// Device control endpoints (docs/api.md, "Device control"). Buzz bounds are boxhub's own: at
+// most 10 beeps of 1-5000 ms with a 0-5000 ms gap (default 200), documented in
 // docs/control.md.
 import Type, { type Static } from 'typebox';
 import { Envelope, Id } from './envelope.ts';

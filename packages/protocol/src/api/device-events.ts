@@ -1,6 +1,6 @@
 // The application's device callback URL (docs/callbacks.md, "Device events"): where the
 // device.online, device.offline, device.printer_state and device.scanner_state events of its
-// devices go. boxhub extension; the spec has no device events.
+// devices go. boxhub extension (docs/api.md, "Device events").
 import Type, { type Static } from 'typebox';
 import { CallbackUrl } from './callbacks.ts';
 import { Envelope } from './envelope.ts';

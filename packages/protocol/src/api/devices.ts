@@ -1,4 +1,4 @@
-// Device management endpoints (spec: "Device management", "Device (client)").
+// Device management endpoints (docs/api.md, "Devices", "Device (client)").
 import Type, { type Static } from 'typebox';
 import { ConnectionType, NetworkType } from '../constants.ts';
 import { STATE_REASON_NAMES } from '../device-state.ts';
@@ -32,7 +32,7 @@ export const ClientScanner = Type.Object({
   ...DeviceState,
 });
 
-/** The Device resource. All fields are optional in responses (spec). */
+/** The Device resource. All fields are optional in responses (docs/api.md, "Device (client)"). */
 export const Client = Type.Object({
   uuid: Type.Optional(Type.String()),
   code: Type.Optional(Type.String()),

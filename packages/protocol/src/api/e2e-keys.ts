@@ -1,5 +1,5 @@
 // The application's public keys for end-to-end encrypted scans (docs/encryption.md, "Keys").
-// boxhub's own endpoints: the spec leaves key handling "not shown".
+// boxhub's own endpoints (docs/api.md, "End-to-end keys").
 import Type, { type Static } from 'typebox';
 import { Envelope } from './envelope.ts';
 

@@ -1,7 +1,7 @@
 import Type, { type TSchema } from 'typebox';
 
 /**
- * The response envelope of every /api endpoint (spec: "Conventions"). `data` admits null in
+ * The response envelope of every /api endpoint (docs/api.md, "Conventions"). `data` admits null in
  * every schema, or the serializer would print an error's `data: null` as `{}`.
  */
 export const Envelope = <T extends TSchema>(data: T) => Type.Object({

@@ -1,4 +1,4 @@
-// The operator API (boxhub's own; the spec has none): what `boxhub app` and `boxhub device` do,
+// The operator API (boxhub's own; docs/api.md, "Operator API"): what `boxhub app` and `boxhub device` do,
 // over HTTP, for operators who run the service remotely. Authenticated with
 // `Authorization: Bearer <BOXHUB_OPERATOR_TOKEN>` (docs/configuration.md "Credentials").
 import Type, { type Static } from 'typebox';

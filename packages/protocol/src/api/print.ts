@@ -1,4 +1,4 @@
-// Printing endpoints (spec: "Printing", "Print task", "Printer capability", "Limits").
+// Printing endpoints (docs/api.md: "Printing", "Print task", "Printer capability", "Limits").
 import Type, { type Static } from 'typebox';
 import { ColorMode, Duplex, InputSlot, MediaSize, MediaType, Quality } from '../constants.ts';
 import { PrinterCapability } from '../capability.ts';

@@ -1,4 +1,4 @@
-// Feedback-card recognition (spec "Feedback-card recognition endpoint", "Recognition task") and
+// Feedback-card recognition (docs/api.md, "Feedback-card recognition", "Recognition task") and
 // card templates (boxhub's: recognition create carries only a callback URL, so an application
 // keeps its card templates here; docs/cards.md).
 import Type, { type Static } from 'typebox';
@@ -130,7 +130,7 @@ export const ReviewCorrectResult = Type.Object({
   student: Type.Integer(),
   revision: Type.Integer({ description: 'the new revision' }),
   callback_id: Type.String({ description: 'the revision\'s per-student callback, queued to the task\'s callback_url' }),
-  /** That callback's body: the spec's per-student body plus `revision`. */
+  /** That callback's body: the per-student body (docs/api.md) plus `revision`. */
   body: RecognitionResultEvent,
 });
 export type ReviewCorrectResult = Static<typeof ReviewCorrectResult>;

@@ -1,13 +1,13 @@
-// Scanning endpoints (spec: "Scanning", "Scan task", "Scan item", "Limits"). Bounds are the
-// spec's; the scanner's own limits (its resolutions, duplex) are checked by the service.
+// Scanning endpoints (docs/api.md: "Scanning", "Scan task", "Scan item", "Limits"). Bounds are
+// the API's; the scanner's own limits (its resolutions, duplex) are checked by the service.
 import Type, { type Static } from 'typebox';
 import { CallbackUrl } from './callbacks.ts';
 import { Envelope, Id } from './envelope.ts';
 
-/** Spec "Limits": options.resolution. */
+/** docs/api.md, "Limits": options.resolution. */
 export const SCAN_RESOLUTIONS = [100, 150, 200, 240, 300, 400, 600, 1200] as const;
 
-/** Spec defaults of scan create's options. */
+/** The defaults of scan create's options (docs/api.md, "POST /api/scan/create"). */
 export const SCAN_DEFAULTS = {
   continuous: false, continuous_wait: 60, blank_page_skip: true, duplex: true, color_type: 0,
   quality: 90, resolution: 200, encrypt: false, direct_mode: 0, direct_page_size: 2,

@@ -1,8 +1,8 @@
 // Test support: a generated corpus of hostile and broken documents, shared by the server's print
 // document check tests and the box's document preparation tests, and by the print benches
-// (design/wave2.md §5.3 lists the kinds). Each is built byte by byte here, so the tests need no
-// fixtures and every case says what it is. In src/testing/: not built, not packed, not used by
-// any service.
+// (docs/printing.md, "Document checks and limits", lists the kinds). Each is built byte by byte
+// here, so the tests need no fixtures and every case says what it is. In src/testing/: not built,
+// not packed, not used by any service.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -3,7 +3,7 @@
 // the expected per-student results, which come from the ground truth of the synthetic marks,
 // never from the recognizer. Seeds are fixed, so a rebuild gives the same truth.
 //
-// Three cases are frozen: their scans and layouts were made before issue 12 (older drawing of
+// Three cases are frozen: their scans and layouts were made with the first template (older drawing of
 // marks; barcode cards with 0.4 mm Code128 modules in a 70 mm region and no student strip) and
 // are kept as they are, to show that cards printed from those layouts still read. They are
 // rewritten only with `--all` (and then show today's template and drawing). The fourth older

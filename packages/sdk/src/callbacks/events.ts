@@ -41,7 +41,8 @@ type SchemaEntry = { method: string; schema: object };
 const entries = Object.entries(callbackSchemas as Record<string, SchemaEntry>);
 /** The event a body names in its `event` field (boxhub's own events). */
 const byEventField = new Map<string, string>();
-/** The spec's recognition bodies carry no name: they are told apart by method (POST result, PUT end). */
+/** The recognition bodies (docs/api.md, "Events") carry no name: they are told apart by method
+ *  (POST result, PUT end). */
 const byMethod = new Map<string, string>();
 for (const [name, e] of entries) {
   const named = (e.schema as { properties?: { event?: { const?: string } } }).properties?.event?.const;

@@ -1,4 +1,4 @@
-// Remote device control (spec "Device control"; tag `control` in /openapi.json; docs/control.md).
+// Remote device control (docs/api.md, "Device control"; tag `control` in /openapi.json; docs/control.md).
 // Each call waits for the box's acknowledgement: 30004 offline, 30005 no answer in time.
 import type { Body } from '../api-types.ts';
 import type { CallOptions, Transport } from '../transport.ts';

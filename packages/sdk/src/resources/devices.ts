@@ -1,4 +1,4 @@
-// Device binding and management (spec "Device management"; tag `device` in /openapi.json).
+// Device binding and management (docs/api.md, "Devices"; tag `device` in /openapi.json).
 import type { Body, GetResult, Query } from '../api-types.ts';
 import type { CallOptions, Transport } from '../transport.ts';
 

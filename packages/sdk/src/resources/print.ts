@@ -1,4 +1,4 @@
-// Remote printing (spec "Printing"; tag `print` in /openapi.json; docs/printing.md), with a
+// Remote printing (docs/api.md, "Printing"; tag `print` in /openapi.json; docs/printing.md), with a
 // helper to wait for a print to end and one to send a file from disk or memory.
 import { sleep } from '../sleep.ts';
 import { readFile } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// Feedback-card recognition (spec "Feedback-card recognition endpoint"; tag `recognition` in
+// Feedback-card recognition (docs/api.md, "Feedback-card recognition"; tag `recognition` in
 // /openapi.json; docs/cards.md, section 10): recognition tasks and the application's card
 // templates, with a helper that starts a scan whose pages are recognized.
 import type { CardDefinition } from '@boxhub/protocol/card-definition.ts';

@@ -1,4 +1,4 @@
-// Remote scanning (spec "Scanning"; tag `scan` in /openapi.json; docs/scanning.md), with the
+// Remote scanning (docs/api.md, "Scanning"; tag `scan` in /openapi.json; docs/scanning.md), with the
 // helpers an application needs around it: waiting for a scan to end, walking all its items,
 // and downloading an item with its MD5 and size checked.
 import { sleep } from '../sleep.ts';

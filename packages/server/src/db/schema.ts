@@ -14,7 +14,7 @@ export interface ApplicationsTable {
   /** Previous secret (encrypted likewise), still honoured by receivers until previous_secret_expires_at. */
   previous_callback_secret: string | null;
   previous_secret_expires_at: number | null;
-  /** Capability flag: feedback-card recognition (spec 20005). */
+  /** Capability flag: feedback-card recognition (20005 without it; docs/api.md, "Recognition task"). */
   cap_ess: number;
   created_at: number;
 }

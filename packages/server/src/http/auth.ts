@@ -1,4 +1,4 @@
-// Access to /api (the spec shows no authentication): `Authorization: Bearer <api key>` for the
+// Access to /api (docs/api.md, "Authentication"): `Authorization: Bearer <api key>` for the
 // application API, `Authorization: Bearer <BOXHUB_OPERATOR_TOKEN>` for the operator API under
 // /api/operator/. One hook at the root, so it runs for every /api path, those without an
 // endpoint included: a caller without a valid credential gets the same answer whatever the

@@ -1,6 +1,6 @@
 // The HTTP edge below Fastify's routing: requests Node's parser or Fastify's router refuse
 // before any route runs. Fastify answers those with its own JSON and HTTP 400/431; the API
-// answers everything with the envelope (spec: "Conventions"; docs/errors.md 10009), so they
+// answers everything with the envelope (docs/api.md, "Conventions"; docs/errors.md 10009), so they
 // are answered here. After a parse error the byte stream cannot be trusted any more, so the
 // connection is closed after the answer (as Node and Fastify do).
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';

@@ -1,5 +1,5 @@
 // Every malformed, oversized or hostile request gets HTTP 200, the envelope, a non-zero code
-// and a message that says what is wrong (spec: "Conventions"; issue: bad input of every kind).
+// and a message that says what is wrong (docs/api.md, "Conventions"; docs/errors.md).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorCatalog } from '@boxhub/protocol';

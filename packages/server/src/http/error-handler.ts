@@ -1,5 +1,5 @@
 // The one place where failures become the envelope (conventions: errors mapped once at the
-// edge). Every answer is HTTP 200 (spec: "Conventions"); the outcome is in `code`.
+// edge). Every answer is HTTP 200 (docs/api.md, "Conventions"); the outcome is in `code`.
 import { ApiError, errorCatalog, type ErrorKey } from '@boxhub/protocol';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { describeValidation } from './validation.ts';

@@ -31,7 +31,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 }
 
-/** The callbacks the service sends (spec "Events"), as OpenAPI 3.1 webhooks keyed by event name. */
+/** The callbacks the service sends (docs/api.md, "Callbacks"), as OpenAPI 3.1 webhooks keyed by event name. */
 function callbackWebhooks() {
   return Object.fromEntries(Object.entries(api.callbackEvents).map(([name, e]) => [name, {
     [e.method.toLowerCase()]: {

@@ -1,4 +1,4 @@
-// API rate limits (issue 13; docs/configuration.md "Rate limits"), with @fastify/rate-limit
+// API rate limits (docs/configuration.md "Rate limits"), with @fastify/rate-limit
 // doing the counting (its createRateLimit) over stores on the injected clock
 // (rate-limit-stores.ts). Every refusal is the envelope with 10007, `Retry-After` (seconds)
 // and `data.retry_after`.

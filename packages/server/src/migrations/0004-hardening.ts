@@ -1,6 +1,6 @@
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 
-// Issue 13 (hardening): rate-limit windows several nodes share, several named and revocable API
+// Hardening (docs/configuration.md): rate-limit windows several nodes share, several named and revocable API
 // keys per application, and callback secrets stored encrypted. Schema builder (and SQL both
 // engines speak) only.
 export async function up(db: Kysely<unknown>): Promise<void> {

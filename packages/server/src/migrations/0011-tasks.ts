@@ -23,12 +23,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('started_at', 'bigint')
     .addColumn('finished_at', 'bigint')
     .addColumn('expires_at', 'bigint', (c) => c.notNull())
-    // Scan counters (spec "Scan task": item_size, total_pages, total_file_size).
+    // Scan counters (docs/api.md, "Scan task": item_size, total_pages, total_file_size).
     .addColumn('item_count', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('page_count', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('file_bytes', 'bigint', (c) => c.notNull().defaultTo(0))
     .execute();
-  // Spec "Scan task": at most one scan per device at a time. A partial unique index makes the
+  // docs/api.md, "Scan task": at most one scan per device at a time. A partial unique index makes the
   // lock one atomic insert on both engines: no read-then-write race.
   await sql`CREATE UNIQUE INDEX tasks_one_active_scan ON tasks (device_uuid) WHERE kind = 'scan' AND state <> 'ended'`.execute(db);
   await db.schema.createIndex('tasks_device_idx').on('tasks').columns(['device_uuid', 'state']).execute();

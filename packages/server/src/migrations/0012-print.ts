@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 
-// Print tasks (modules/print): the fields of the spec's print task besides the shared life.
+// Print tasks (modules/print): the fields of the print task (docs/api.md) besides the shared life.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('tasks').addColumn('pages', 'integer').execute();
   await db.schema.alterTable('tasks').addColumn('printed_pages', 'integer').execute();

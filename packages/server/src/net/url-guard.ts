@@ -1,5 +1,5 @@
 // The one check for every user-supplied URL the service will fetch or post to: callback URLs
-// now, print file_url and direct_addr later (spec "Limits": these are at most 200 characters).
+// now, print file_url and direct_addr later (docs/api.md, "Limits": at most 200 characters).
 //
 // SSRF (architecture notes, "Callbacks"): only public unicast addresses are reachable unless
 // the operator allows private networks. The check runs twice: once up front for a quick

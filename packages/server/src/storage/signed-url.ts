@@ -1,4 +1,4 @@
-// HMAC-signed URLs for the local blob store (design/wave2.md §4): the signature covers the
+// HMAC-signed URLs for the local blob store (docs/storage.md, "Signed URLs"): the signature covers the
 // method, the key, the expiry and everything else the URL promises (download name; upload size,
 // MD5 and type), so a caller can neither reach another file, extend the time, rename the
 // download (say to x.html) nor upload other bytes. 23 µs per URL measured.

@@ -1,5 +1,5 @@
 // Our SigV4 signatures against the two references that exist offline, since no S3 server that
-// verifies signatures can run here (s3rver does not; design/wave2.md §3): AWS's published
+// verifies signatures can run here (s3rver does not; docs/storage.md, "Signing"): AWS's published
 // example signatures (S3 API reference, "Authenticating Requests: Using Query Parameters" and
 // "Examples: Signature Calculations", credentials AKIAIOSFODNN7EXAMPLE), and URLs the AWS SDK's
 // presigner computes for the same request, for the store's exact upload and download URLs.
@@ -51,7 +51,7 @@ test('a presigned URL lasts 1 s to 7 days, as S3 allows', async () => {
   assert.match(await signer.presign('GET', u, { at: MAY_24_2013, expiresSec: 604_800 }), /X-Amz-Expires=604800/);
 });
 
-// The SDK configured as design/wave2.md §3 says a user of the SDK must (WHEN_REQUIRED checksums).
+// The SDK configured as docs/storage.md, "Signing", says a user of the SDK must (WHEN_REQUIRED checksums).
 function sdk(t: S3Target): SdkClient {
   // The SDK is a pinned reference for this test only; its notice that later versions need
   // Node 22 concerns nothing we ship.

@@ -4,7 +4,7 @@
 // The signer is aws4fetch (MIT, 96 KB, no dependencies): it builds the canonical request (the
 // part of SigV4 that is easy to get wrong: URI and query encoding, header canonicalisation,
 // ordering), and computes exactly the signatures AWS's published examples give
-// (storage/sigv4.test.ts) and the AWS SDK's presigner (design/wave2.md §3). We do not use the SDK
+// (storage/sigv4.test.ts) and the AWS SDK's presigner (docs/storage.md). We do not use the SDK
 // itself: it is 22 MB in 27 packages for the six S3 calls we make, and since v3.729 it adds
 // CRC32 checksums by default, which S3-compatible stores (Cloudflare R2, Backblaze B2, MinIO,
 // OVH) refused until told WHEN_REQUIRED. aws4fetch only signs; the requests themselves go over

@@ -1,9 +1,8 @@
-// What every task shares, whatever its kind (docs/tasks.md): it is created with its expiry job
-// in one transaction; at expires_at it is destroyed with its files (spec: "destroyed
-// automatically at its expiry time … After destruction its information cannot be queried");
-// and the server keeps its view of a box's tasks in step with what the box reports it holds
-// (spec "Scan task": stop "also refreshes the scan state after abnormal events such as power
-// loss"). The kind's own rules (which callback, which error code) come from its hooks.
+// What every task shares, whatever its kind (docs/tasks.md): it is created with its expiry job in
+// one transaction; at expires_at it is destroyed with its files, and nothing of it can be read any
+// more (docs/api.md, "Scan task", "Print task"); and the server keeps its view of a box's tasks in
+// step with what the box reports it holds (docs/api.md, "Scan task": stop also clears a scan after
+// a power loss). The kind's own rules (which callback, which error code) come from its hooks.
 import type { BoxState, TaskKind } from '@boxhub/protocol';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
@@ -62,7 +61,7 @@ export class TaskLifecycle {
   }
 
   /**
-   * Records that the box holds the task (spec action_ack, action_ack_at), once: from the box's
+   * Records that the box holds the task (action_ack, action_ack_at; docs/tasks.md), once: from the box's
    * acknowledgement of the start command, or from any event of the task if that is seen first
    * (the box may report progress before the command's answer is handled). Returns the task as
    * it is after.

@@ -1,6 +1,6 @@
 // ScannerDriver for eSCL (AirScan) scanners: URI `escl:http://host:port/eSCL` (or https).
 // Status: GET {base}/ScannerCapabilities and GET {base}/ScannerStatus. Scanning (Mopria eSCL;
-// flow in design/device-notes.md): POST {base}/ScanJobs with ScanSettings → 201 + Location;
+// flow in docs/printers-and-scanners.md, "eSCL scanning"): POST {base}/ScanJobs with ScanSettings → 201 + Location;
 // GET {job}/NextDocument gives one page per call until 404; ScannerStatus AdfState then tells
 // a finished stack (empty) from a fault (jam, open door); DELETE {job} cancels. Elements are
 // read by name, so the pwg:/scan: prefixes a device picks do not matter.

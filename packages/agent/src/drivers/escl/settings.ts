@@ -1,4 +1,4 @@
-// eSCL documents the driver reads and writes (Mopria eSCL; the flow in design/device-notes.md):
+// eSCL documents the driver reads and writes (Mopria eSCL; docs/printers-and-scanners.md, "eSCL scanning"):
 // ScannerCapabilities → what to ask for, ScanSettings ← the job, ScannerStatus → ADF state.
 // Elements are read by local name, whatever namespace prefix a device uses. Pure.
 import { NotSupportedError, ScanFault, type ScanRequest } from '../types.ts';

@@ -1,4 +1,4 @@
-// Maps Get-Printer-Attributes to the spec's "Printer capability" shape through the one SVC ↔ IPP
+// Maps Get-Printer-Attributes to the API's Printer capability (docs/api.md) through the one SVC ↔ IPP
 // table (protocol print-mapping.ts, docs/printing.md "Mapping"). Pure: attributes in, tree out.
 // The same MediaCatalog resolves a task's media options back to IPP (job-plan.ts), so the box
 // never offers a combination it would print differently.

@@ -1,7 +1,7 @@
 // A task's options (SVC constants, already resolved by the server) as IPP Job Template
 // attributes for one printer, checked against what that printer lists: printers accept
 // options they do not support (ippeveprinter answers successful-ok to media-source=rear it does
-// not have, design/device-notes.md), so the box refuses them itself, with the same words the
+// not have; docs/printing.md, "Box-side printing"), so the box refuses them itself, with the same words the
 // server uses, before anything is printed. Pure: attributes and options in, plan out.
 import type { PrintJobOptions } from '@boxhub/protocol';
 import { COLOR_MODE_MAP, DUPLEX_MAP, QUALITY_MAP, hmmToPoints, keywordForSvc } from '@boxhub/protocol/print-mapping.ts';

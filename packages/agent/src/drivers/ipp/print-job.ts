@@ -10,7 +10,7 @@ import { cancelJob, getJobAttributes, getJobs, getPrinterAttributes, printJob, t
 import { PrinterState } from './tags.ts';
 
 /** The requesting-user-name of every job: the same on every request, so Get-Jobs, Cancel-Job
- *  and Cancel-My-Jobs find the box's jobs after a restart (design/wave2.md §5.1). */
+ *  and Cancel-My-Jobs find the box's jobs after a restart (docs/printers-and-scanners.md, "CUPS queues"). */
 export const BOX_USER = 'boxhub';
 
 export interface JobTiming {

@@ -81,7 +81,7 @@ export class IppPrinterDriver implements PrinterDriver {
     return claimsJobCounters(a);
   }
 
-  /** The spec's Printer capability, from the printer's full attribute set; null when the box
+  /** The Printer capability (docs/api.md), from the printer's full attribute set; null when the box
    *  cannot drive the printer (it takes no PDF). */
   async capability(signal?: AbortSignal): Promise<PrinterCapability | null> {
     const a = await getPrinterAttributes(this.client, signal ? { signal } : {});

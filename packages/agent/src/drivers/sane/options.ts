@@ -30,7 +30,7 @@ export function parseOptions(text: string): Map<string, SaneOption> {
   return out;
 }
 
-/** Resolutions the spec allows (scan create options.resolution). */
+/** Resolutions the API allows (scan create options.resolution; docs/api.md, "Limits"). */
 export const SPEC_RESOLUTIONS = [100, 150, 200, 240, 300, 400, 600, 1200];
 
 /**

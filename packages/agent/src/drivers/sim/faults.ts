@@ -16,5 +16,5 @@ export const simScannerFaults = ['jammed', 'cover-open'] as const;
 export type SimScannerFault = (typeof simScannerFaults)[number];
 
 /** The scanner status error_code of a fault, as the box reports it in its state
- *  (ScannerStatus.error_code, internal to the box protocol: the spec's scanner object has none). */
+ *  (ScannerStatus.error_code, internal to the box protocol: the API's scanner object has none). */
 export const SCANNER_STATUS_ERRORS: Readonly<Record<SimScannerFault, number>> = Object.freeze({ jammed: 2001, 'cover-open': 2002 });

@@ -1,7 +1,7 @@
-// Credentials an operator can revoke (issue 13): several named API keys per application with
-// their last use, rotated and revoked through the operator API and the CLI, and box secrets
-// rotated and revoked the same way. A revoked credential stops working at once on every node:
-// two server nodes share one database (and, on the external engine, one broker).
+// Credentials an operator can revoke (docs/configuration.md, "Credentials"): several named API keys
+// per application with their last use, rotated and revoked through the operator API and the CLI,
+// and box secrets rotated and revoked the same way. A revoked credential stops working at once on
+// every node: two server nodes share one database (and, on the external engine, one broker).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';

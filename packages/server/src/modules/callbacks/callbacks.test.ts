@@ -1,5 +1,5 @@
-// Callback delivery against real receivers on port 0 (spec "Recognition result callback",
-// "Recognition end callback", "Limits"), on the spec's own schedule: 5 s to answer, retries
+// Callback delivery against real receivers on port 0 (docs/api.md, "Callbacks", "Limits";
+// docs/callbacks.md), on the API's own schedule: 5 s to answer, retries
 // 8, 13 and 21 s after each failure. Time is a ManualClock moved by the tests, so every attempt
 // time the server records is checked exactly, without waiting 42 seconds.
 import { after, before, describe, test } from 'node:test';

@@ -2,8 +2,8 @@
 // (jobs/runner.ts): the job's due time is the next attempt, its lease the attempt's timeout
 // plus a margin. One HTTP attempt per claim; its outcome (attempt row, new state) is written in
 // the transaction that settles the job, so both change together or neither does.
-// Spec "Recognition result callback": success is HTTP 200 within 5 s; otherwise up to 3 retries
-// 8, 13 and 21 s after each failure. Both are settings (config.ts), the defaults the spec's.
+// docs/api.md, "Callbacks": success is HTTP 200 within 5 s; otherwise up to 3 retries
+// 8, 13 and 21 s after each failure. Both are settings (config.ts), those the defaults.
 // Fairness: claims take a few jobs per application in turn and cap what one application has in
 // flight on a node, so one application's backlog never holds up another's callbacks.
 import { randomBytes } from 'node:crypto';
@@ -54,7 +54,7 @@ interface Effect { outcome: AttemptOutcome; row: CallbackRow }
 /** A waiter that found its group pending: checked again when it is settled (see record). */
 interface Waiting { waiting: CallbackRow }
 
-/** The spec's three headers plus the Standard Webhooks ones. */
+/** The API's three headers (docs/api.md, "Callbacks") plus the Standard Webhooks ones. */
 export function callbackHeaders(id: string, body: string, secrets: string[], timestampSec: number): Record<string, string> {
   return {
     'user-agent': 'SVC',
@@ -124,7 +124,7 @@ async function attempt(d: DeliveryDeps, row: CallbackRow, sec: Secrets | undefin
   const status = ok ? 'delivered' : delay === undefined ? 'failed' : 'pending';
   d.metrics?.attempt(ok ? 'ok' : r.kind === 'answered' ? 'http_error' : r.kind, ms / 1000);
   if (status !== 'pending') d.metrics?.final(status);
-  // Spec: each retry is counted from the previous failure.
+  // Each retry is counted from the previous failure (docs/callbacks.md, "Delivery guarantees").
   const nextAttemptAt = status === 'pending' ? finishedAt + delay! : finishedAt;
   const outcome: AttemptOutcome = {
     id: row.id,

@@ -23,7 +23,7 @@ export interface EnqueueInput {
   /** Event name, e.g. 'recognition.result', 'scan.finish'; shown in the delivery log. */
   event: string;
   taskUuid?: string;
-  /** The JSON body, sent exactly as given (recognition callbacks' bodies are the spec's). */
+  /** The JSON body, sent exactly as given (recognition callbacks' bodies are the API's, docs/api.md). */
   body: unknown;
   /** Callback id (X-SVC-Callback-ID); a new UUID by default. */
   id?: string;

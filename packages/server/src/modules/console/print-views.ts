@@ -1,5 +1,5 @@
-// The device page's print form with the API's print options (spec: "POST /api/print/create",
-// options.*), offered from the box's printer capability tree (media size → media type →
+// The device page's print form with the API's print options (docs/api.md, "POST
+// /api/print/create", options.*), offered from the box's printer capability tree (media size → media type →
 // duplex, borderless, quality, input slot), and the options a print task was created with.
 // The form offers what the printer lists; the server still checks every value as the API does
 // (PrintService.create), so a hand-made form is answered with the service's message.

@@ -1,6 +1,6 @@
-// Remote device control (spec: "Device control"). Each operation needs a bound, online box;
+// Remote device control (docs/control.md). Each operation needs a bound, online box;
 // the three inkjet operations also need an inkjet printer that supports strict mode, and the
-// heavy ink flush is refused within 24 hours of the previous one (spec: "Limits").
+// heavy ink flush is refused within 24 hours of the previous one (docs/api.md, "Limits").
 import { ApiError, api, type Ack, type ControlCommandType } from '@boxhub/protocol';
 import type { Clock } from '../../clock.ts';
 import type { BoxGateway } from '../../box-link/gateway.ts';
@@ -95,7 +95,7 @@ export class ControlService {
 
 const modelOf = (p: { make?: string | undefined; model?: string | undefined }) => [p.make, p.model].filter(Boolean).join(' ') || 'unknown model';
 
-/** Why inkjet() refuses `op` for this box's printer (spec: only inkjet printers that support strict mode). */
+/** Why inkjet() refuses `op` for this box's printer (docs/control.md, "Inkjet operations"). */
 function inkjetRefusal(d: DeviceRow, op: InkjetOp): ApiError | undefined {
   const printer = parseState(d)?.printer;
   if (!printer?.connected) return new ApiError('PRINTER_NOT_CONNECTED', `${op} needs a connected printer`);

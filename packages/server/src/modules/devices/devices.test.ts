@@ -1,4 +1,4 @@
-// Device binding and management (spec: "Device binding", "Device management"), including that
+// Device binding and management (docs/api.md, "Device binding", "Devices"), including that
 // an application never sees another's devices.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 // The only place with SQL for devices. Every binding change is one conditional UPDATE, so two
-// applications racing to bind the same box cannot both win (spec: "Device binding").
+// applications racing to bind the same box cannot both win (docs/api.md, "Device binding").
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { Database, DeviceRow, NewDevice } from '../../db/schema.ts';
 

@@ -1,6 +1,6 @@
-// Device binding and management rules (spec: "Device binding", "Device management").
+// Device binding and management rules (docs/api.md, "Device binding", "Devices").
 // An application sees only devices bound to it: any other device answers 30002 exactly like
-// one that does not exist, except get_uuid and bind, where the spec says 30003.
+// one that does not exist, except get_uuid and bind, which answer 30003.
 import { randomUUID } from 'node:crypto';
 import { ApiError, type api } from '@boxhub/protocol';
 import type { Clock } from '../../clock.ts';
@@ -12,7 +12,7 @@ import { toClient } from './view.ts';
 
 export const DEVICE_PAGE_SIZE = 100;
 
-/** A device of the deployment as an operator sees it: the spec's Device plus registration facts. */
+/** A device of the deployment as an operator sees it: the API's Device plus registration facts. */
 export interface OperatorDevice {
   client: api.Client;
   model: string;

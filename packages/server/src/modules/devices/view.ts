@@ -1,4 +1,4 @@
-// Turns a device row and the state its box last reported into the spec's Device shape.
+// Turns a device row and the state its box last reported into the Device shape (docs/api.md).
 import { printerStateReasons, scannerStateReasons, type api, type BoxState } from '@boxhub/protocol';
 import { keyId } from '@boxhub/protocol/e2e.ts';
 import type { DeviceRow } from '../../db/schema.ts';

@@ -1,16 +1,17 @@
-// Checks a print file before anything is sent to the box (spec: "POST /api/print/create"
+// Checks a print file before anything is sent to the box (docs/api.md, "POST /api/print/create"
 // preconditions; docs/printing.md "Document checks and limits"): what it is by its bytes, its
 // size, that it opens, is not encrypted, has pages within the limit, every page of the size of
 // media_size, page_ranges within it; and counts `pages` = selected pages × copies.
 //
-// PDFs are read by qpdf in child processes under prlimit (@boxhub/protocol limited-tool.ts), never in this process:
-// pdf-lib in-process inflates object streams without a memory bound and overflows the stack on
-// a cyclic page tree (design/wave2.md §5.3). Two runs, side by side: `qpdf --json` (page list,
-// encryption, the objects' dictionaries without stream data) and `qpdf --check` (decodes every
-// stream: a compression bomb hits the memory limit there). The page boxes are then read from
-// the JSON here, with the page tree walked under its own bounds (cycles, depth).
-// Without qpdf on PATH the same checks run on the built-in engine (checkPdfBuiltin; docs/printing.md,
-// "PDF engines"). JPEGs are read in-process: only their marker segments (protocol jpeg-header.ts).
+// PDFs are read by qpdf in child processes under prlimit (@boxhub/protocol limited-tool.ts), never
+// in this process: pdf-lib in-process inflates object streams without a memory bound and overflows
+// the stack on a cyclic page tree (docs/printing.md, "Document checks and limits"). Two runs, side
+// by side: `qpdf --json` (page list, encryption, the objects' dictionaries without stream data) and
+// `qpdf --check` (decodes every stream: a compression bomb hits the memory limit there). The page
+// boxes are then read from the JSON here, with the page tree walked under its own bounds (cycles,
+// depth). Without qpdf on PATH the same checks run on the built-in engine (checkPdfBuiltin;
+// docs/printing.md, "PDF engines"). JPEGs are read in-process: only their marker segments (protocol
+// jpeg-header.ts).
 import { mkdtemp, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,7 +63,7 @@ export interface DocumentCheckResult {
   documentPages: number;
   /** Pages page_ranges selects (a page named twice counts twice). */
   selectedPages: number;
-  /** The spec's `pages`: selected pages × copies. */
+  /** The print task's `pages` (docs/api.md): selected pages × copies. */
   pages: number;
   /** JPG: its size in pixels. */
   image?: { width: number; height: number };

@@ -1,4 +1,4 @@
-// Fetches a print create's file_url (spec "POST /api/print/create"): only through the URL guard
+// Fetches a print create's file_url (docs/api.md, "POST /api/print/create"): only through the URL guard
 // (public addresses, checked again at connect time after DNS), never following a redirect,
 // within a size and a time limit, the answer read as it streams and dropped at the limit.
 import { ApiError } from '@boxhub/protocol';

@@ -1,5 +1,5 @@
-// Print create options (spec: "POST /api/print/create", options.*) resolved against the box's
-// Printer capability: the spec's defaults applied, the "not shown" defaults documented in
+// Print create options (docs/api.md, "POST /api/print/create", options.*) resolved against the
+// box's Printer capability: the defaults applied, every one documented in
 // docs/printing.md ("Options and defaults"), every value checked against what the printer
 // lists for the chosen media size and type. Pure: no database, no HTTP; the print service
 // calls it and sends the result to the box as PrintJobOptions.
@@ -14,7 +14,7 @@ export interface PrintOptionsInput {
   quality?: Quality;
   duplex?: Duplex;
   input_slot?: InputSlot;
-  /** Copies (spec options.number). */
+  /** Copies (options.number). */
   number?: number;
   page_ranges?: string;
   reverse?: boolean;
@@ -22,7 +22,7 @@ export interface PrintOptionsInput {
   strict?: boolean;
 }
 
-/** The spec's defaults. */
+/** The defaults the API states (docs/printing.md, "Options and defaults"). */
 export const SPEC_DEFAULTS = {
   media_size: 'SVC_MS_A4', media_type: 'SVC_MT_PLAIN', borderless: false, number: 1, reverse: true, collate: true, strict: false,
 } as const;
@@ -38,7 +38,7 @@ function unsupported(option: string, value: string, allowed: readonly string[] |
 }
 
 /**
- * "1,3,5", "1-10", "1-3,5,6-10" (spec options.page_ranges): pages from 1, ranges inclusive,
+ * "1,3,5", "1-10", "1-3,5,6-10" (options.page_ranges, docs/api.md): pages from 1, ranges inclusive,
  * spaces around numbers allowed. Parts are printed in the order written, a page named twice
  * prints twice (docs/printing.md). Bounds against the document: document-check.ts.
  */

@@ -1,4 +1,4 @@
-// Remote printing (spec "Printing", "Print task", "Printer capability"; docs/printing.md). The
+// Remote printing (docs/api.md: "Printing", "Print task", "Printer capability"; docs/printing.md). The
 // file is fetched (file_url, through the URL guard) or decoded (file_content), checked (its MD5,
 // its pages, page sizes and ranges) and stored before anything reaches the box; the box gets a
 // short-lived signed URL, never the file over MQTT. The box takes the task at once, queues it
@@ -233,7 +233,7 @@ export class PrintService {
     }
   }
 
-  /** Spec "print cancel": every task of the device the box has received or is printing ends now
+  /** Print cancel (docs/api.md, "Print task"): every task of the device the box has received or is printing ends now
    *  with the cancelled code and its callback, and the box empties its queue. */
   async cancel(appId: string, deviceUuid: string): Promise<void> {
     const device = await this.d.devices.bound(appId, deviceUuid);
@@ -243,7 +243,7 @@ export class PrintService {
       for (const t of active) await this.end(trx, t, 'print.cancel', PrintError.cancelled, now);
       return active.map((t) => t.uuid);
     });
-    // Every task the box holds goes, listed or not (spec: "empties the print queue").
+    // Every task the box holds goes, listed or not: cancel empties the box's print queue.
     if (device.online === 1) await this.cancelOnBox(device.uuid, ids, true);
   }
 

@@ -1,4 +1,4 @@
-// The spec's print task shape and the print callback bodies (docs/callbacks.md, "Print events").
+// The print task's shape (docs/api.md) and the print callback bodies (docs/callbacks.md, "Print events").
 import type { api } from '@boxhub/protocol';
 import type { TaskRow } from '../../db/schema.ts';
 

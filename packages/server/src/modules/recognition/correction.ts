@@ -10,7 +10,7 @@ import {
 import type { RecognitionPageRow } from '../../db/schema.ts';
 
 type Ok = Extract<PageReading, { status: 'ok' }>;
-/** A result's fields (spec "Recognition result callback", result). */
+/** A result's fields (docs/api.md, "Recognition result callback", result). */
 export interface Fills { student_id: string; qrcode: string; fills: number[][]; uncertain?: number[][] }
 
 /** Where the pages and their layouts come from (the review service's stored rows). */

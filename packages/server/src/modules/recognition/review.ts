@@ -1,7 +1,7 @@
 // The teacher's review loop (docs/cards.md, "The review loop"): the students of a recognition
 // task that need a person (uncertain areas, errors 1001-1004), each page with what was read
 // drawn over it, and corrections. A correction is recorded in the append-only audit trail and
-// sent to the task's callback_url as a new per-student callback (the spec's body plus
+// sent to the task's callback_url as a new per-student callback (the API's body plus
 // `revision`) through the callbacks outbox, in the same transaction. The recognizer's result
 // stays what its callback carried (the callback log keeps it); revisions are the trail's rows.
 // How a correction becomes a result is correction.ts.
@@ -23,7 +23,7 @@ import type { RecognitionService } from './service.ts';
 export interface Reviewer { keyId: string; via: 'api' | 'console'; name?: string }
 
 type Source = PageSource;
-/** A per-student callback body (spec "Recognition result callback", docs/cards.md). */
+/** A per-student callback body (docs/api.md, "Recognition result callback"; docs/cards.md). */
 export interface Body { uuid: string; finish: boolean; error_code: number; pages: Array<Source & { temp_download_url?: string; annotated_url?: string }>; result: Fills | null; detail?: string; revision?: number }
 
 export interface Student {

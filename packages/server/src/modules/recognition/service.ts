@@ -1,4 +1,4 @@
-// Feedback-card recognition as a service (spec "Feedback-card recognition endpoint",
+// Feedback-card recognition as a service (docs/api.md, "Feedback-card recognition",
 // "Recognition task"; docs/cards.md). A recognition task is a row of the shared task table
 // (kind 'recognition': its expiry destroys it with its page images) plus its address: the
 // application gives that address to one scan create as options.direct_addr, the box sends the

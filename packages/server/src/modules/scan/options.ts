@@ -1,5 +1,5 @@
-// Scan create's options (spec "POST /api/scan/create"): the spec's defaults, and what this box's
-// scanner can do. The route schema has already checked types and the spec's bounds.
+// Scan create's options (docs/api.md, "POST /api/scan/create"): their defaults, and what this
+// box's scanner can do. The route schema has already checked types and bounds.
 import { randomBytes } from 'node:crypto';
 import { ApiError, api, type ScanJobOptions, type ScannerStatus } from '@boxhub/protocol';
 
@@ -26,7 +26,7 @@ export function directTarget(addr: string): { addr: string; h2c: boolean } {
   return { addr: bare, h2c: true };
 }
 
-/** The spec's defaults applied; options that only make sense together checked together. */
+/** The defaults (docs/scanning.md) applied; options that only make sense together checked together. */
 export function resolveScanOptions(o: api.ScanOptions = {}): ResolvedScan & { directMode: number; directAddr: string | undefined } {
   const d = api.SCAN_DEFAULTS;
   const directMode = o.direct_mode ?? d.direct_mode;
@@ -53,10 +53,10 @@ export function resolveScanOptions(o: api.ScanOptions = {}): ResolvedScan & { di
 }
 
 /**
- * The preconditions of spec "Scanning" that the box's last report can answer: a scanner
+ * The preconditions of scan create (docs/api.md) that the box's last report can answer: a scanner
  * connected and driveable, not busy or in error, paper in the feeder when the scanner can tell
  * (continuous mode waits for paper, so it does not need any yet), and options it can honour.
- * Duplex is the spec's default: on a simplex scanner it is honoured only when asked for.
+ * Duplex is the API's default: on a simplex scanner it is honoured only when asked for.
  */
 export function checkScanner(scanner: ScannerStatus | undefined, job: ScanJobOptions, asked: api.ScanOptions = {}): ScanJobOptions {
   if (!scanner?.connected) throw new ApiError('SCANNER_NOT_CONNECTED', 'the box reports no scanner connected');

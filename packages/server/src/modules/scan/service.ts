@@ -1,4 +1,4 @@
-// Remote scanning (spec "Scanning", "Scan task", "Scan item", docs/scanning.md). The rules:
+// Remote scanning (docs/api.md: "Scanning", "Scan task", "Scan item"; docs/scanning.md). The rules:
 // one scan per device at a time (a partial unique index: the insert is the lock); the box
 // acknowledges the task at once and then reports items and the end as durable events; stop
 // ends the task at once whatever the box does; the task and its files are destroyed at
@@ -101,8 +101,8 @@ export class ScanService {
       throw new ApiError('INVALID_PARAMETER', `options.resolution ${wanted.resolution}: a recognition task reads scans of 100 to ${RECOGNITION_MAX_DPI} dpi (200 is plenty); scan to it at ${RECOGNITION_MAX_DPI} dpi or less`);
     }
     const device = await this.d.devices.bound(appId, body.client_uuid);
-    // Spec: a create while a task is active answers 30204 with its uuid, whatever else holds
-    // (the scanner of an active scan is busy, and that is not the answer the spec gives).
+    // A create while a task is active answers 30204 with its uuid, whatever else holds (the
+    // scanner of an active scan is busy, and that is not the answer docs/api.md, "Scan task" gives).
     const active = await this.d.tasks.activeScan(this.d.tasks.db, device.uuid);
     if (active) throw new ApiError('SCAN_EXISTS', `a scan task is already active on this device: ${active.uuid}`, { exist_uuid: active.uuid });
     // The task keeps the key it was created with: a rotation later does not change its items.
@@ -186,7 +186,7 @@ export class ScanService {
   }
 
   /**
-   * Stop (spec: "Stops immediately"): the task ends now; with the box answering, error code 0.
+   * Stop (docs/api.md, "Scan task": at once): the task ends now; with the box answering, error code 0.
    * With `onlyTask` (the console's task page) only that task is stopped: when it is no longer
    * the box's active scan nothing is, and the answer is false.
    */

@@ -1,6 +1,6 @@
-// The spec's shapes of a scan task and its items, and the scan callback bodies (docs/callbacks.md,
+// The shapes of a scan task and its items (docs/api.md), and the scan callback bodies (docs/callbacks.md,
 // "Scan events"). Sizes are KB rounded up (a non-empty file is at least 1 KB), durations whole
-// seconds rounded to the nearest; fields the spec says have no value with direct_mode 1 are absent.
+// seconds rounded to the nearest; fields that have no value with direct_mode 1 are absent.
 import type { api } from '@boxhub/protocol';
 import type { ScanItemRow, TaskRow } from '../../db/schema.ts';
 
