@@ -54,7 +54,7 @@ const isNull = (s: Schema) => s.type === 'null';
 function typeText(s: Schema): string {
   const variants = s.anyOf?.filter((v) => !isNull(v));
   const nullable = (s.anyOf?.length ?? 0) > (variants?.length ?? 0) ? ' or null' : '';
-  if (variants && variants.every((v) => v.enum?.length === 1 || v.const !== undefined)) {
+  if (variants?.every((v) => v.enum?.length === 1 || v.const !== undefined)) {
     return `${variants.map((v) => `\`${String(v.const ?? v.enum?.[0])}\``).join(', ')}${nullable}`;
   }
   if (variants) return `${[...new Set(variants.map(typeText))].join(' or ')}${nullable}`;
