@@ -133,18 +133,21 @@ export const command = defineCommand({
     } else {
       process.stdout.write(`boxhub is running at ${server.url} (box link ${server.mqttUrl})\n${pdfEnginesLine()}\n`);
     }
-    await new Promise<void>((resolve) => {
-      const stop = () => {
+    const failure = await new Promise<Error | undefined>((resolve) => {
+      const stop = (why?: Error) => {
         void (async () => {
           stopClassroom?.();
           await box?.agent.stop();
           await server.close();
-          resolve();
+          resolve(why);
         })();
       };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      process.once('SIGINT', () => stop());
+      process.once('SIGTERM', () => stop());
+      // The service can no longer run (an external broker found lacking after a reconnect).
+      void server.failed.then((e) => stop(e));
     });
+    if (failure) throw new Failed(`stopped: ${failure.message}`);
     return EXIT.ok;
   },
 });
