@@ -63,7 +63,8 @@ const UNSUPPORTED_VERSION = new Set([0x84, 1]);
  *  messages that arrive from the start (a session's queue may come with the CONNACK). */
 function attempt(url: string, opts: IClientOptions, timeoutMs: number, early?: string[]): Promise<Attempt> {
   return new Promise((resolve) => {
-    const client = mqtt.connect(url, { ...opts, reconnectPeriod: 0, connectTimeout: timeoutMs });
+    // mqtt.js's own CONNACK timeout comes after this one, which names the wait.
+    const client = mqtt.connect(url, { ...opts, reconnectPeriod: 0, connectTimeout: timeoutMs + 1000 });
     if (early) client.on('message', (t) => early.push(t));
     let settled = false;
     const done = (a: Attempt): void => {
