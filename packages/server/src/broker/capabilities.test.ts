@@ -101,6 +101,24 @@ describe('the server refuses to run on a broker that lacks something', () => {
     }
   });
 
+  test('a running server whose broker turns out unfit after a reconnect says it can no longer run', async () => {
+    const proxy = await startTcpProxy(mosquitto.host, mosquitto.port);
+    const dataDir = mkdtempSync(join(tmpdir(), 'boxhub-unfit-'));
+    const server = await startServer(loadConfig({ BOXHUB_DATA_DIR: dataDir, MQTT_URL: `${proxy.url}/?provision=none`, PORT: '0', LOG_LEVEL: 'silent' }));
+    try {
+      proxy.retarget(nats.host, nats.port);
+      proxy.cut();
+      const e = await server.failed;
+      assert.ok(e instanceof StartupError);
+      assert.equal(e.setting, 'MQTT_URL');
+      assert.match(e.message, /lacks what boxhub needs \(MQTT 5\)/);
+    } finally {
+      await server.close();
+      await proxy.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   test('after a reconnect to a broker that refuses MQTT 5: unfit at the refusal', async () => {
     const proxy = await startTcpProxy(mosquitto.host, mosquitto.port);
     try {
