@@ -76,7 +76,10 @@ function attempt(url: string, opts: IClientOptions, timeoutMs: number, early?: s
     };
     const timer = setTimeout(() => done({ kind: 'failed', error: new Error(`no answer within ${timeoutMs} ms`), timedOut: true }), timeoutMs);
     client.on('connect', (connack) => done({ kind: 'connected', client, connack }));
-    client.on('error', (e: Error & { code?: unknown }) => done(typeof e.code === 'number' ? { kind: 'refused', code: e.code, message: e.message } : { kind: 'failed', error: e }));
+    // A number is a CONNACK reason; a string code (ECONNREFUSED, …) a network failure.
+    client.on('error', (e: Error & { code?: unknown }) => done(typeof e.code === 'number'
+      ? { kind: 'refused', code: e.code, message: e.message }
+      : { kind: 'failed', error: e }));
     client.on('close', () => done({ kind: 'closed' }));
   });
 }
@@ -87,7 +90,8 @@ interface Delivery { client: MqttClient; retain: boolean; qos: number }
  * Gathers the messages on `topic` that reach these clients until `enough` of them came, the
  * timeout passed, or stop() is called; `done` resolves with what arrived.
  */
-function collect(clients: MqttClient[], topic: string, timeoutMs: number, enough: (n: number) => boolean): { done: Promise<Delivery[]>; stop: () => void } {
+function collect(clients: MqttClient[], topic: string, timeoutMs: number, enough: (n: number) => boolean)
+  : { done: Promise<Delivery[]>; stop: () => void } {
   const got: Delivery[] = [];
   let finish = (): void => undefined;
   const done = new Promise<Delivery[]>((resolve) => {
@@ -126,149 +130,171 @@ const refusal = (g: number): string => (g === NO_SUBACK ? 'no SUBACK' : `reason 
 
 const end = (c: MqttClient | undefined): Promise<void> => (c ? c.endAsync(true).catch(() => undefined) : Promise.resolve());
 
+/** What the feature probes share: the broker's URL, the protocol version it took, the waits. */
+interface Probe {
+  url: string;
+  version: 4 | 5;
+  connectMs: number;
+  timeoutMs: number;
+  /** box/{probe id}/probe: every probe topic is under it. */
+  base: string;
+  id: string;
+  /** The probe's client id for one role. */
+  cid(role: string): string;
+  /** Clients to end when the probe is over. */
+  clients: MqttClient[];
+}
+
+/** Connects a client of the probe, or throws BrokerUnreachable. */
+async function connectFor(p: Probe, role: string, extra: IClientOptions = {}): Promise<MqttClient> {
+  const a = await attempt(p.url, { clientId: p.cid(role), clean: true, protocolVersion: p.version, ...extra }, p.connectMs);
+  if (a.kind !== 'connected') {
+    throw new BrokerUnreachable(`the MQTT broker at ${redact(p.url)} took the server's login once but not again: ${describe(a)}`);
+  }
+  p.clients.push(a.client);
+  return a.client;
+}
+
 /**
  * Probes the broker at `url` (the server's MQTT_URL, login included) for each feature boxhub
  * needs. Returns what is missing, each with what the broker did; throws BrokerUnreachable when
  * it cannot log in at all.
  */
 export async function probeBroker(url: string, o: ProbeOptions): Promise<MissingFeature[]> {
-  const timeoutMs = o.timeoutMs ?? 5000;
-  const connectMs = o.connectTimeoutMs ?? 30_000;
   const id = `boxhub-probe-${randomBytes(6).toString('hex')}`;
-  const base = `box/${id}/probe`;
-  const cid = (what: string): string => `${o.clientIdPrefix}-probe-${what}-${id.slice(-12)}`;
+  const p: Probe = {
+    url, version: 5, connectMs: o.connectTimeoutMs ?? 30_000, timeoutMs: o.timeoutMs ?? 5000,
+    base: `box/${id}/probe`, id, cid: (role) => `${o.clientIdPrefix}-probe-${role}-${id.slice(-12)}`, clients: [],
+  };
   const missing: MissingFeature[] = [];
-  const clients: MqttClient[] = [];
-
-  // MQTT 5 first: the others are probed over MQTT 3.1.1 when the broker speaks only that, so
-  // the message names everything missing at once.
-  let version: 4 | 5 = 5;
-  const v5 = await attempt(url, { clientId: cid('a'), clean: true, protocolVersion: 5 }, connectMs);
-  let main: MqttClient;
-  if (v5.kind === 'connected') {
-    main = v5.client;
-  } else {
-    if (v5.kind === 'refused' && !UNSUPPORTED_VERSION.has(v5.code)) {
-      throw new BrokerUnreachable(`MQTT broker ${redact(url)} refused the server's login: ${v5.message}`);
-    }
-    if (v5.kind === 'failed') {
-      throw new BrokerUnreachable(v5.timedOut
-        ? `could not reach the MQTT broker at ${redact(url)} within ${connectMs} ms`
-        : `could not reach the MQTT broker at ${redact(url)}: ${v5.error.message}`);
-    }
-    const v4 = await attempt(url, { clientId: cid('a'), clean: true, protocolVersion: 4 }, connectMs);
-    if (v4.kind !== 'connected') {
-      throw new BrokerUnreachable(`could not log in to the MQTT broker at ${redact(url)} with MQTT 5 or MQTT 3.1.1: ${describe(v4)}`);
-    }
-    main = v4.client;
-    version = 4;
-    missing.push({
-      feature: 'mqtt5',
-      why: v5.kind === 'refused'
-        ? `it refused an MQTT 5 CONNECT (${v5.message}) and accepted MQTT 3.1.1`
-        : 'it closed the connection on an MQTT 5 CONNECT without a CONNACK, and accepted MQTT 3.1.1',
-    });
-  }
-  clients.push(main);
+  const note = (feature: BrokerFeature, why: string | undefined): void => { if (why) missing.push({ feature, why }); };
   try {
-    const second = await attempt(url, { clientId: cid('b'), clean: true, protocolVersion: version }, connectMs);
-    if (second.kind !== 'connected') throw new BrokerUnreachable(`the MQTT broker at ${redact(url)} took one connection of the server's login but not a second: ${describe(second)}`);
-    clients.push(second.client);
-    const other = second.client;
-
-    // QoS 1: granted as asked, PUBACK for a publish, delivered at QoS 1.
-    const qosTopic = `${base}/qos`;
-    const granted = await grant(main, qosTopic, 1, timeoutMs);
-    if (granted !== 1) {
-      missing.push({ feature: 'qos1', why: granted >= 0x80 || granted === NO_SUBACK ? `it refused a QoS 1 subscription to ${qosTopic} (${refusal(granted)})` : `it granted QoS ${granted} for a QoS 1 subscription` });
-    } else {
-      const arriving = collect([main], qosTopic, timeoutMs, (n) => n >= 1);
-      const acked = await withTimeout(other.publishAsync(qosTopic, 'qos', { qos: 1 }), timeoutMs);
-      const got = await arriving.done;
-      if (!acked) missing.push({ feature: 'qos1', why: `no PUBACK for a QoS 1 publish within ${timeoutMs} ms` });
-      else if (got.length === 0) missing.push({ feature: 'qos1', why: `a QoS 1 message to ${qosTopic} never reached its subscriber` });
-      else if (got[0]!.qos !== 1) missing.push({ feature: 'qos1', why: `a QoS 1 message arrived at QoS ${got[0]!.qos}` });
-    }
-
-    // Retained: published before the subscription, delivered on it with the retain flag. A
-    // client of its own publishes it: a broker without retained messages may disconnect it
-    // (MQTT 5 reason 0x9A).
-    const retainedTopic = `${base}/retained`;
-    const publisher = await attempt(url, { clientId: cid('r'), clean: true, protocolVersion: version }, connectMs);
-    if (publisher.kind !== 'connected') throw new BrokerUnreachable(`the MQTT broker at ${redact(url)} took the server's login and then refused it: ${describe(publisher)}`);
-    clients.push(publisher.client);
-    const closed = new Promise<never>((_, reject) => publisher.client.once('close', () => reject(new Error('closed'))));
-    closed.catch(() => undefined);
-    const published = await withTimeout(Promise.race([publisher.client.publishAsync(retainedTopic, 'retained', { qos: 1, retain: true }), closed]), timeoutMs);
-    if (!published) {
-      missing.push({ feature: 'retained', why: 'it closed the connection on a retained publish, or did not acknowledge it' });
-    } else {
-      const arriving = collect([main], retainedTopic, timeoutMs, (n) => n >= 1);
-      await grant(main, retainedTopic, 1, timeoutMs);
-      const retained = await arriving.done;
-      if (!retained.some((m) => m.retain)) missing.push({ feature: 'retained', why: 'a new subscription did not receive the message retained on its topic' });
-      // An empty retained message deletes it ([MQTT-3.3.1-10]).
-      await withTimeout(publisher.client.publishAsync(retainedTopic, '', { qos: 1, retain: true }), timeoutMs);
-    }
-
-    // Shared subscriptions: two members of one group, four messages: four deliveries in all.
-    // A broker that reads $share/… as a literal topic delivers none; one that ignores the
-    // group delivers each message to both. A fence on a plain topic, published after them,
-    // reaches each member after any of the four it was given (one publisher, in order).
-    const sharedTopic = `${base}/shared`;
-    const fence = `${base}/fence`;
-    const group = `$share/${id}/${sharedTopic}`;
-    const sharedGrants = await Promise.all([grant(main, group, 1, timeoutMs), grant(other, group, 1, timeoutMs), grant(main, fence, 1, timeoutMs), grant(other, fence, 1, timeoutMs)]);
-    const refused = sharedGrants.slice(0, 2).find((g) => g >= 0x80 || g === NO_SUBACK);
-    if (refused !== undefined) {
-      missing.push({ feature: 'shared_subscriptions', why: `it refused a subscription to ${group} (${refusal(refused)})` });
-    } else {
-      const deliveries = collect([main, other], sharedTopic, timeoutMs, (n) => n >= 8);
-      const fenced = collect([main, other], fence, timeoutMs, (n) => n >= 2);
-      for (let i = 0; i < 4; i++) await withTimeout(other.publishAsync(sharedTopic, `shared ${i}`, { qos: 1 }), timeoutMs);
-      await withTimeout(other.publishAsync(fence, 'fence', { qos: 1 }), timeoutMs);
-      await fenced.done;
-      deliveries.stop();
-      const got = await deliveries.done;
-      if (got.length === 0) missing.push({ feature: 'shared_subscriptions', why: `members of ${group} received none of the messages published to ${sharedTopic} (it reads $share/… as a plain topic)` });
-      else if (got.length > 4) missing.push({ feature: 'shared_subscriptions', why: `each member of ${group} received every message (it ignores the share group)` });
-    }
-
-    // Sessions: a client that leaves with a session expiry and comes back finds its
-    // subscription and the QoS 1 message published meanwhile.
-    if (version === 5) {
-      const why = await probeSession(url, cid('s'), `${base}/session`, other, connectMs, timeoutMs);
-      if (why) missing.push({ feature: 'sessions', why });
-    } else {
-      missing.push({ feature: 'sessions', why: 'session expiry is an MQTT 5 feature' });
-    }
+    // MQTT 5 first: the others are probed over MQTT 3.1.1 when the broker speaks only that, so
+    // the message names everything missing at once.
+    const { client: main, why } = await connectMain(p);
+    note('mqtt5', why);
+    const other = await connectFor(p, 'b');
+    note('qos1', await probeQos1(p, main, other));
+    note('retained', await probeRetained(p, main));
+    note('shared_subscriptions', await probeShared(p, main, other));
+    note('sessions', p.version === 5 ? await probeSession(p, other) : 'session expiry is an MQTT 5 feature');
   } finally {
-    await Promise.all(clients.map(end));
+    await Promise.all(p.clients.map(end));
   }
   return missing;
 }
 
-async function probeSession(url: string, clientId: string, topic: string, publisher: MqttClient, connectMs: number, timeoutMs: number): Promise<string | undefined> {
-  const opts: IClientOptions = { clientId, clean: false, protocolVersion: 5, properties: { sessionExpiryInterval: 60 } };
-  const first = await attempt(url, opts, connectMs);
+/** The first connection: MQTT 5, else MQTT 3.1.1 and why not 5. */
+async function connectMain(p: Probe): Promise<{ client: MqttClient; why?: string }> {
+  const v5 = await attempt(p.url, { clientId: p.cid('a'), clean: true, protocolVersion: 5 }, p.connectMs);
+  if (v5.kind === 'connected') { p.clients.push(v5.client); return { client: v5.client }; }
+  if (v5.kind === 'refused' && !UNSUPPORTED_VERSION.has(v5.code)) {
+    throw new BrokerUnreachable(`MQTT broker ${redact(p.url)} refused the server's login: ${v5.message}`);
+  }
+  if (v5.kind === 'failed') {
+    throw new BrokerUnreachable(v5.timedOut
+      ? `could not reach the MQTT broker at ${redact(p.url)} within ${p.connectMs} ms`
+      : `could not reach the MQTT broker at ${redact(p.url)}: ${v5.error.message}`);
+  }
+  const v4 = await attempt(p.url, { clientId: p.cid('a'), clean: true, protocolVersion: 4 }, p.connectMs);
+  if (v4.kind !== 'connected') {
+    throw new BrokerUnreachable(`could not log in to the MQTT broker at ${redact(p.url)} with MQTT 5 or MQTT 3.1.1: ${describe(v4)}`);
+  }
+  p.clients.push(v4.client);
+  p.version = 4;
+  return {
+    client: v4.client,
+    why: v5.kind === 'refused'
+      ? `it refused an MQTT 5 CONNECT (${v5.message}) and accepted MQTT 3.1.1`
+      : 'it closed the connection on an MQTT 5 CONNECT without a CONNACK, and accepted MQTT 3.1.1',
+  };
+}
+
+/** QoS 1: granted as asked, a PUBACK for a publish, delivered at QoS 1. */
+async function probeQos1(p: Probe, main: MqttClient, other: MqttClient): Promise<string | undefined> {
+  const topic = `${p.base}/qos`;
+  const granted = await grant(main, topic, 1, p.timeoutMs);
+  if (granted === NO_SUBACK || granted >= 0x80) return `it refused a QoS 1 subscription to ${topic} (${refusal(granted)})`;
+  if (granted !== 1) return `it granted QoS ${granted} for a QoS 1 subscription`;
+  const arriving = collect([main], topic, p.timeoutMs, (n) => n >= 1);
+  const acked = await withTimeout(other.publishAsync(topic, 'qos', { qos: 1 }), p.timeoutMs);
+  const [first] = await arriving.done;
+  if (!acked) return `no PUBACK for a QoS 1 publish within ${p.timeoutMs} ms`;
+  if (!first) return `a QoS 1 message to ${topic} never reached its subscriber`;
+  return first.qos === 1 ? undefined : `a QoS 1 message arrived at QoS ${first.qos}`;
+}
+
+/**
+ * Retained: published before the subscription, delivered on it with the retain flag. A client
+ * of its own publishes it: a broker without retained messages may disconnect it (MQTT 5 reason
+ * 0x9A).
+ */
+async function probeRetained(p: Probe, main: MqttClient): Promise<string | undefined> {
+  const topic = `${p.base}/retained`;
+  const publisher = await connectFor(p, 'r');
+  const closed = new Promise<never>((_, reject) => publisher.once('close', () => reject(new Error('closed'))));
+  closed.catch(() => undefined);
+  const sent = publisher.publishAsync(topic, 'retained', { qos: 1, retain: true });
+  if (!(await withTimeout(Promise.race([sent, closed]), p.timeoutMs))) {
+    return 'it closed the connection on a retained publish, or did not acknowledge it';
+  }
+  const arriving = collect([main], topic, p.timeoutMs, (n) => n >= 1);
+  await grant(main, topic, 1, p.timeoutMs);
+  const retained = await arriving.done;
+  // An empty retained message deletes it ([MQTT-3.3.1-10]).
+  await withTimeout(publisher.publishAsync(topic, '', { qos: 1, retain: true }), p.timeoutMs);
+  return retained.some((m) => m.retain) ? undefined : 'a new subscription did not receive the message retained on its topic';
+}
+
+/**
+ * Shared subscriptions: two members of one group, four messages: four deliveries in all. A
+ * broker that reads $share/… as a literal topic delivers none; one that ignores the group
+ * delivers each message to both. A fence on a plain topic, published after them, reaches each
+ * member after any of the four it was given (one publisher, in order).
+ */
+async function probeShared(p: Probe, main: MqttClient, other: MqttClient): Promise<string | undefined> {
+  const topic = `${p.base}/shared`;
+  const fence = `${p.base}/fence`;
+  const group = `$share/${p.id}/${topic}`;
+  const grants = await Promise.all([main, other].flatMap((c) => [grant(c, group, 1, p.timeoutMs), grant(c, fence, 1, p.timeoutMs)]));
+  const refused = [grants[0], grants[2]].find((g) => g !== undefined && (g >= 0x80 || g === NO_SUBACK));
+  if (refused !== undefined) return `it refused a subscription to ${group} (${refusal(refused)})`;
+  const deliveries = collect([main, other], topic, p.timeoutMs, (n) => n >= 8);
+  const fenced = collect([main, other], fence, p.timeoutMs, (n) => n >= 2);
+  for (let i = 0; i < 4; i++) await withTimeout(other.publishAsync(topic, `shared ${i}`, { qos: 1 }), p.timeoutMs);
+  await withTimeout(other.publishAsync(fence, 'fence', { qos: 1 }), p.timeoutMs);
+  await fenced.done;
+  deliveries.stop();
+  const got = await deliveries.done;
+  if (got.length === 0) return `members of ${group} received none of the messages published to ${topic} (it reads $share/… as a plain topic)`;
+  if (got.length > 4) return `each member of ${group} received every message (it ignores the share group)`;
+  return undefined;
+}
+
+/**
+ * Sessions: a client with clean start off and a session expiry leaves and comes back: its
+ * session is there, with the QoS 1 message published meanwhile.
+ */
+async function probeSession(p: Probe, publisher: MqttClient): Promise<string | undefined> {
+  const topic = `${p.base}/session`;
+  const opts: IClientOptions = { clientId: p.cid('s'), clean: false, protocolVersion: 5, properties: { sessionExpiryInterval: 60 } };
+  const first = await attempt(p.url, opts, p.connectMs);
   if (first.kind !== 'connected') return `a CONNECT with clean start off and a session expiry was not accepted: ${describe(first)}`;
   try {
-    const g = await grant(first.client, topic, 1, timeoutMs);
+    const g = await grant(first.client, topic, 1, p.timeoutMs);
     if (g !== 1) return `a QoS 1 subscription of the session was not granted (${g === NO_SUBACK || g >= 0x80 ? refusal(g) : `QoS ${g}`})`;
   } finally {
     await first.client.endAsync().catch(() => undefined);
   }
-  await withTimeout(publisher.publishAsync(topic, 'queued', { qos: 1 }), timeoutMs);
+  await withTimeout(publisher.publishAsync(topic, 'queued', { qos: 1 }), p.timeoutMs);
   const early: string[] = [];
-  const again = await attempt(url, opts, connectMs, early);
+  const again = await attempt(p.url, opts, p.connectMs, early);
   if (again.kind !== 'connected') return `the reconnect to the session was not accepted: ${describe(again)}`;
   try {
     if (!again.connack.sessionPresent) return 'a client that came back within its session expiry found no session (CONNACK session present 0)';
-    if (!early.includes(topic)) {
-      const got = await collect([again.client], topic, timeoutMs, (n) => n >= 1).done;
-      if (got.length === 0) return 'the QoS 1 message published while the client was away was not delivered when it came back';
-    }
-    return undefined;
+    if (early.includes(topic)) return undefined;
+    const got = await collect([again.client], topic, p.timeoutMs, (n) => n >= 1).done;
+    return got.length > 0 ? undefined : 'the QoS 1 message published while the client was away was not delivered when it came back';
   } finally {
     // Ends the session for good: a session expiry of 0 on DISCONNECT ([MQTT-3.14.2-2] allows
     // it since the CONNECT had one).
@@ -295,5 +321,6 @@ function unfitMessage(url: string, missing: MissingFeature[]): string {
   const what = missing.map((m) => FEATURE_NAMES[m.feature]).join(', ');
   const why = missing.map((m) => `${FEATURE_NAMES[m.feature]}: ${m.why}`).join('; ');
   return `the MQTT broker at ${redact(url)} lacks what boxhub needs (${what}), so messages would be lost: ${why}. ` +
-    'Use a broker with MQTT 5, shared subscriptions, retained messages, QoS 1 and sessions (Mosquitto 2, EMQX 5; docs/box-protocol-broker.md, "Brokers"), or unset MQTT_URL for the embedded broker';
+    'Use a broker with MQTT 5, shared subscriptions, retained messages, QoS 1 and sessions ' +
+    '(Mosquitto 2, EMQX 5; docs/box-protocol-broker.md, "Brokers"), or unset MQTT_URL for the embedded broker';
 }
