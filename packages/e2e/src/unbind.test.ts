@@ -4,6 +4,7 @@
 // Two real applications, one real server, broker and simulated box, a real callback receiver.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { PDFDocument } from 'pdf-lib';
 import { CallbackReceiver } from '@boxhub/sdk';
 import { eventually } from '@boxhub/server/testing/harness.ts';
@@ -89,4 +90,22 @@ test('only the application holding the box ends its tasks by unbinding', async (
   const row = await rig.t.server.repos.tasks.find(rig.t.server.repos.tasks.db, scan);
   assert.equal(row?.state, 'ended');
   assert.equal(Number(row?.error_code), 2206);
+});
+
+test('a scan of another application still holding the scanner (its stop on the way) is neither shown nor stoppable: 30202 without its uuid', async () => {
+  const box = await rig.box();
+  // What the next application meets when the box has not yet stopped the earlier one's scan:
+  // that scan's row, still active, as the unbind's ending would not have reached it.
+  const earlier = await rig.t.createApp('earlier');
+  const { tasks } = rig.t.server.repos;
+  const held = randomUUID();
+  const now = Date.now();
+  await tasks.insert(tasks.db, { uuid: held, kind: 'scan', app_id: earlier.id, device_uuid: box.uuid, callback_url: null, options: '{}', created_at: now, expires_at: now + 60_000 });
+  assert.deepEqual(await rig.sdk.scan.current({ client_uuid: box.uuid }), { exist: false });
+  const refused = await refusal(rig.sdk.scan.create({ client_uuid: box.uuid }));
+  assert.equal(refused.code, 30202);
+  assert.doesNotMatch(JSON.stringify({ msg: refused.message, data: refused.data }), new RegExp(held), 'the other application\'s task is not named');
+  await rig.sdk.scan.stop({ client_uuid: box.uuid });
+  assert.equal((await tasks.find(tasks.db, held))?.state, 'created', 'stop did not touch the other application\'s scan');
+  await tasks.delete(tasks.db, held);
 });
