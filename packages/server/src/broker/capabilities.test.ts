@@ -24,7 +24,10 @@ let mosquitto: ForeignBroker;
 let noRetain: ForeignBroker;
 let nats: ForeignBroker;
 before(async () => {
-  [mosquitto, noRetain, nats] = await Promise.all([startMosquitto(), startMosquitto(['retain_available false']), startNats()]);
+  // One after the other: a broker that fails to start leaves the others assigned, for after().
+  mosquitto = await startMosquitto();
+  noRetain = await startMosquitto(['retain_available false']);
+  nats = await startNats();
 });
 after(async () => { await Promise.all([mosquitto?.close(), noRetain?.close(), nats?.close()]); });
 

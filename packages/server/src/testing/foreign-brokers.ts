@@ -28,12 +28,23 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** Starts `cmd` and resolves once its output matches `ready` (rejects on exit or timeout). */
-function startUntil(cmd: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp, timeoutMs: number): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
+/** Brokers still running: killed if the test process exits without closing them. */
+const running = new Set<ChildProcess>();
+process.once('exit', () => { for (const c of running) c.kill('SIGKILL'); });
+
+/**
+ * Starts `cmd` in `dir` and resolves once its output matches `ready`. On exit or timeout it
+ * rejects, with the process killed and `dir` removed: nothing is left behind.
+ */
+function startUntil(cmd: string, args: string[], env: NodeJS.ProcessEnv, dir: string, ready: RegExp, timeoutMs: number)
+  : Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    running.add(child);
+    child.once('exit', () => running.delete(child));
     let out = '';
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${cmd} did not get ready within ${timeoutMs} ms:\n${out.slice(-3000)}`)); }, timeoutMs);
+    const fail = (e: Error): void => { clearTimeout(timer); child.kill('SIGKILL'); rmSync(dir, { recursive: true, force: true }); reject(e); };
+    const timer = setTimeout(() => fail(new Error(`${cmd} did not get ready within ${timeoutMs} ms:\n${out.slice(-3000)}`)), timeoutMs);
     const onData = (b: Buffer): void => {
       out += b.toString();
       const m = out.match(ready);
@@ -41,8 +52,8 @@ function startUntil(cmd: string, args: string[], env: NodeJS.ProcessEnv, ready: 
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${cmd} exited (${code}) before it was ready:\n${out.slice(-3000)}`)); });
-    child.once('error', (e) => { clearTimeout(timer); reject(e); });
+    child.once('exit', (code) => fail(new Error(`${cmd} exited (${code}) before it was ready:\n${out.slice(-3000)}`)));
+    child.once('error', (e) => fail(e));
   });
 }
 
@@ -65,7 +76,7 @@ export async function startMosquitto(extra: string[] = []): Promise<ForeignBroke
   const port = await freePort();
   const conf = join(dir, 'mosquitto.conf');
   writeFileSync(conf, [`listener ${port} 127.0.0.1`, 'allow_anonymous true', 'persistence false', 'log_dest stderr', 'log_type information', ...extra, ''].join('\n'));
-  const { child } = await startUntil('mosquitto', ['-c', conf], process.env, /running/, 15_000);
+  const { child } = await startUntil('mosquitto', ['-c', conf], process.env, dir, /running/, 15_000);
   return { url: `mqtt://127.0.0.1:${port}/?provision=none`, host: '127.0.0.1', port, close: stopper(child, dir) };
 }
 
@@ -81,7 +92,7 @@ export async function startNats(): Promise<ForeignBroker> {
     'authorization { users: [ { user: "boxhub", password: "boxhub" } ] }',
     '',
   ].join('\n'));
-  const { child, match } = await startUntil('nats-server', ['-c', conf], process.env, /Listening for MQTT clients on mqtt:\/\/127\.0\.0\.1:(\d+)[\s\S]*Server is ready/, 20_000);
+  const { child, match } = await startUntil('nats-server', ['-c', conf], process.env, dir, /Listening for MQTT clients on mqtt:\/\/127\.0\.0\.1:(\d+)[\s\S]*Server is ready/, 20_000);
   const port = Number(match[1]);
   return { url: `mqtt://boxhub:boxhub@127.0.0.1:${port}/?provision=none`, host: '127.0.0.1', port, close: stopper(child, dir) };
 }
@@ -118,6 +129,6 @@ export async function startRabbitMq(): Promise<ForeignBroker> {
     RABBITMQ_DIST_PORT: String(dist),
     RABBITMQ_LOGS: '-',
   };
-  const { child } = await startUntil('/usr/lib/rabbitmq/bin/rabbitmq-server', [], env, /Server startup complete/, 90_000);
+  const { child } = await startUntil('/usr/lib/rabbitmq/bin/rabbitmq-server', [], env, dir, /Server startup complete/, 90_000);
   return { url: `mqtt://boxhub:boxhub@127.0.0.1:${port}/?provision=none`, host: '127.0.0.1', port, close: stopper(child, dir) };
 }
