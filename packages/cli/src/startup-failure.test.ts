@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBoxhub } from './testing/boxhub.ts';
+import { startNats } from '@boxhub/server/testing/foreign-brokers.ts';
 
 /** Runs the command to its end; a command still running after `ms` is killed and fails the test. */
 async function runToEnd(args: string[], env: NodeJS.ProcessEnv, ms = 90_000) {
@@ -90,6 +91,16 @@ test('serve: the database of DATABASE_URL cannot be reached → names DATABASE_U
     assertSays(r, new RegExp(`^boxhub serve: cannot start: cannot reach the database at 127\\.0\\.0\\.1:${port}/boxhub \\(ECONNREFUSED: is PostgreSQL running there\\?\\): check DATABASE_URL`, 'm'), 'DATABASE_URL');
     assert.doesNotMatch(r.all, /hunter2/);
   } finally { d.done(); }
+});
+
+test('serve: MQTT_URL names a broker without MQTT 5 and shared subscriptions (NATS 2.9) → names MQTT_URL and each missing feature, exits 1', async () => {
+  const d = dirs();
+  const nats = await startNats();
+  try {
+    const r = await runToEnd(['serve'], { ...base(d.data), MQTT_URL: nats.url });
+    assertSays(r, /^boxhub serve: cannot start: the MQTT broker at mqtt:\/\/127\.0\.0\.1:\d+ lacks what boxhub needs \(MQTT 5, shared subscriptions \(\$share\/…\), MQTT 5 sessions \(clean start off, session expiry\)\), so messages would be lost: .*or unset MQTT_URL for the embedded broker\n$/, 'MQTT_URL');
+    assert.doesNotMatch(r.all, /boxhub:boxhub@/, 'no broker password');
+  } finally { await nats.close(); d.done(); }
 });
 
 test('serve: BOXHUB_SECRET_KEY_FILE names a file that does not exist → says how to make one, exits 1', async () => {

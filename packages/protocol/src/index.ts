@@ -8,5 +8,6 @@ export * from './scan-errors.ts';
 export * from './print-errors.ts';
 export * from './device-state.ts';
 export * from './json.ts';
+export * from './url-length.ts';
 export * as api from './api/index.ts';
 export type * from './card-definition.ts';

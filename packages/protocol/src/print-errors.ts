@@ -25,6 +25,7 @@ const TASK_ERRORS = [
   { code: 4203, name: 'expired', meaning: 'The task reached expires_at before it was printed' },
   { code: 4204, name: 'interrupted', meaning: 'The box restarted after handing the job to the printer, and the printer no longer knows the job: how much printed is unknown; it is not printed again' },
   { code: 4205, name: 'box_error', meaning: 'The box failed unexpectedly while handling the task; the message says how' },
+  { code: 4206, name: 'unbound', meaning: 'The application unbound the box before the task ended: the task ended with the binding and the box was told to cancel it' },
 ] as const satisfies readonly PrintErrorEntry[];
 
 /** Every print error code: the task codes above, then 4300 + each printer error code from 2 on. */

@@ -22,6 +22,7 @@ export const SCAN_ERRORS = [
   { code: 2203, name: 'not_acknowledged', meaning: 'The box did not acknowledge the task in time when it was created' },
   { code: 2204, name: 'expired', meaning: 'The task reached expires_at while still scanning' },
   { code: 2205, name: 'interrupted', meaning: 'The box restarted mid-scan; items completed before are kept' },
+  { code: 2206, name: 'unbound', meaning: 'The application unbound the box while the task was active: the task ended with the binding (items completed before are kept) and the box was told to stop' },
 ] as const satisfies readonly ScanErrorEntry[];
 
 export type ScanErrorName = (typeof SCAN_ERRORS)[number]['name'];

@@ -25,7 +25,7 @@ export const TaskTrigger = [
   'scan.finished', 'scan.stop',
   'print.started', 'print.finished', 'print.cancel',
   'recognition.bound', 'recognition.finished',
-  'expire',
+  'unbind', 'expire',
 ] as const;
 export type TaskTrigger = (typeof TaskTrigger)[number];
 
@@ -49,6 +49,7 @@ export const TRANSITIONS: readonly Transition[] = [
   { kinds: ['print'], from: ['created', 'received', 'started'], trigger: 'print.cancel', to: 'ended', effect: 'cancel: finished with the cancelled code' },
   { kinds: ['recognition'], from: ['created'], trigger: 'recognition.bound', to: 'received', effect: 'a scan task names the address: the one scan this task serves' },
   { kinds: ['recognition'], from: ['created', 'received'], trigger: 'recognition.finished', to: 'ended', effect: 'every student result is queued and the end callback with them' },
+  { kinds: ['scan', 'print'], from: ['created', 'received', 'started'], trigger: 'unbind', to: 'ended', effect: 'the application unbound the box: finished with the unbound code, its final callback to that application' },
   { kinds: ['scan', 'print', 'recognition'], from: ['created', 'received', 'started', 'ended'], trigger: 'expire', to: 'ended', effect: 'expires_at reached: the task and its files are destroyed' },
 ];
 

@@ -5,6 +5,8 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import type { S3Target } from './storage/s3-client.ts';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
+import { MAX_URL_CHARS } from '@boxhub/protocol';
+import { DIRECT_PATH, directAddressChars } from './modules/recognition/direct-address.ts';
 
 export interface Config {
   host: string;
@@ -136,6 +138,22 @@ function url(env: NodeJS.ProcessEnv, name: string, schemes: string[]): string | 
   return raw;
 }
 
+/**
+ * The recognition addresses ess/create hands out are {public URL}/direct/{token} and must keep
+ * to the URL rule of every direct_addr (at most 200 characters, @boxhub/protocol url-length.ts),
+ * or scan create refuses them. Without BOXHUB_PUBLIC_URL the base is http://HOST:PORT (the
+ * longest port assumed: PORT 0 is chosen at start).
+ */
+function checkDirectAddresses(publicUrl: string | undefined, host: string): void {
+  const base = publicUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:65535`;
+  const chars = directAddressChars(base);
+  if (chars <= MAX_URL_CHARS) return;
+  const over = chars - MAX_URL_CHARS;
+  throw new ConfigError(publicUrl
+    ? `BOXHUB_PUBLIC_URL is too long: a recognition task's direct_addr (BOXHUB_PUBLIC_URL${DIRECT_PATH}{43-character token}) would be ${chars} characters, over the ${MAX_URL_CHARS} a direct_addr may have; shorten BOXHUB_PUBLIC_URL by ${over} characters or more`
+    : `HOST is too long for the service's own addresses: a recognition task's direct_addr (http://HOST:PORT${DIRECT_PATH}{token}) would be ${chars} characters, over ${MAX_URL_CHARS}; set BOXHUB_PUBLIC_URL to a shorter URL of this service`);
+}
+
 function intList(env: NodeJS.ProcessEnv, name: string, def: number[], min: number, max: number): number[] {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return def;
@@ -257,10 +275,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);
   }
   const blobMaxBytes = int(env, 'BOXHUB_BLOB_MAX_BYTES', 2 * 1024 ** 3, 1024, 64 * 1024 ** 3);
+  const publicUrl = url(env, 'BOXHUB_PUBLIC_URL', ['http:', 'https:']);
+  checkDirectAddresses(publicUrl, env.HOST ?? '127.0.0.1');
   return {
     host: env.HOST ?? '127.0.0.1',
     port: int(env, 'PORT', 8080, 0, 65535),
-    publicUrl: url(env, 'BOXHUB_PUBLIC_URL', ['http:', 'https:']),
+    publicUrl,
     dataDir,
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     databaseSchema: schemaName(env.BOXHUB_DATABASE_SCHEMA),

@@ -29,7 +29,7 @@ import { JobRepository } from './jobs/repository.ts';
 import { JobRunner } from './jobs/runner.ts';
 import { createGuardedAgent } from './net/guarded-agent.ts';
 import { checkSecretKey, openConfiguredDb, openSecretBox } from './deployment.ts';
-import { databaseError, dataDirError, listenError, StartupError } from './startup-error.ts';
+import { brokerError, databaseError, dataDirError, listenError, StartupError } from './startup-error.ts';
 import { SecretKeyError } from './secret-box.ts';
 import { sha256, sameHash } from './secrets.ts';
 import { RecognitionWorkers } from './modules/recognition/worker.ts';
@@ -64,6 +64,9 @@ export interface RunningServer {
   registerDevice(input: { code: string; model: string }): Promise<RegisteredDevice>;
   /** What the broker does when a box's credentials change (DeviceService.rotateSecret / revokeSecret). */
   credentialHooks: CredentialHooks;
+  /** Resolves when the service can no longer run: the external broker was found lacking what
+   *  boxhub needs after a reconnect (broker/capabilities.ts). The caller stops it. */
+  failed: Promise<StartupError>;
   close(): Promise<void>;
 }
 
@@ -95,6 +98,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   if (config.databaseUrl && config.secretKey.kind === 'file' && !config.secretKey.explicit) {
     log.warn({ keyFile: config.secretKey.path }, 'DATABASE_URL is set and the secret key is this node\'s own file: every node and the CLI need the same key (BOXHUB_SECRET_KEY or BOXHUB_SECRET_KEY_FILE)');
   }
+  let failWith: (e: StartupError) => void = () => undefined;
+  const failed = new Promise<StartupError>((resolve) => { failWith = resolve; });
   let db: Db;
   try { db = await openConfiguredDb(config, opts.pgSchema); } catch (e) { throw databaseError(dataDirError(e, config.dataDir), config.databaseUrl); }
   const cleanup: (() => Promise<void>)[] = [() => db.close()];
@@ -120,7 +125,14 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       onError: (err) => log.warn({ err }, 'checking box sessions against their credentials failed'),
     });
     if (config.mqttUrl) {
-      broker = await ExternalBroker.connect(config.mqttUrl, config.nodeId, { shareGroup: config.mqttShareGroup });
+      const external = await ExternalBroker.connect(config.mqttUrl, config.nodeId, { shareGroup: config.mqttShareGroup }).catch((e: unknown) => { throw brokerError(e); });
+      // A broker found lacking after a reconnect: nothing more goes through it, and the service
+      // stops (`boxhub serve` exits 1 with the message; docs/box-protocol-broker.md, "Brokers").
+      external.onUnfit((e) => {
+        log.fatal({ missing: e.missing }, e.message);
+        failWith(new StartupError(e.message, 'MQTT_URL', { cause: e }));
+      });
+      broker = external;
       const u = new URL(config.mqttUrl);
       mqttUrl = `${u.protocol}//${u.host}`;
     } else {
@@ -264,6 +276,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       sweepCallbacks: () => sweepCallbacks(retention),
       registerDevice: (input) => services.devices.register(input, credentialHooks.provision),
       credentialHooks,
+      failed,
       close: () => (closing ??= (async () => { for (const c of cleanup) await c().catch(() => undefined); })()),
     };
   } catch (e) {

@@ -97,6 +97,7 @@ export function createServices(repos: Repositories, deps: ServiceDeps, settings:
   const lifecycle = new TaskLifecycle({ tasks: repos.tasks, jobs, blobs: deps.blobs, clock, log: deps.log });
   gateway.onState((uuid, state) => lifecycle.reconcile(uuid, state));
   deps.events.beforeFirst = (trx, task, now) => lifecycle.acknowledge(trx, task, now);
+  devices.onUnbind((appId, uuid) => lifecycle.endForApp(appId, uuid));
   // The receiver reads a scan task's direct secret through the scan service (it is sealed).
   let scan: ScanService | undefined;
   const annotated = new AnnotatedLinks(deps.secretBox, deps.publicUrl, clock);

@@ -14,6 +14,8 @@ export class StartupError extends Error {
   }
 }
 
+import { BrokerUnfit, BrokerUnreachable } from './broker/capabilities.ts';
+
 const code = (e: unknown): string | undefined => {
   const c = (e as { code?: unknown } | undefined)?.code;
   return typeof c === 'string' ? c : undefined;
@@ -56,6 +58,16 @@ export function listenError(e: unknown, what: string, host: string, port: number
   }
   if (c === 'EACCES' || c === 'EADDRNOTAVAIL' || c === 'ENOTFOUND' || c === 'EAI_AGAIN') {
     return new StartupError(`${what} cannot listen on ${host}:${port} (${c}): set ${c === 'EACCES' ? `${setting} to a port above 1023` : `${hostSetting} to an address of this machine`}`, c === 'EACCES' ? setting : hostSetting, { cause: e });
+  }
+  return e;
+}
+
+/** The external broker cannot be reached, refuses the server's login, or lacks what boxhub
+ *  needs (broker/capabilities.ts: the message names each missing feature and why). */
+export function brokerError(e: unknown): unknown {
+  if (e instanceof BrokerUnfit) return new StartupError(e.message, 'MQTT_URL', { cause: e });
+  if (e instanceof Error && e.cause instanceof BrokerUnreachable) {
+    return new StartupError(`${e.message}: check MQTT_URL (host, port, user and password), or unset it for the embedded broker`, 'MQTT_URL', { cause: e });
   }
   return e;
 }

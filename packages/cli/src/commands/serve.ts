@@ -43,7 +43,7 @@ async function prepareDemo(server: RunningServer): Promise<DemoFiles> {
 export const command = defineCommand({
   summary: 'run the service (--demo: with a demo application and a simulated box)',
   usage: '[--demo] [--json]',
-  description: 'Runs the HTTP API, the web console and the box link (an embedded MQTT broker unless MQTT_URL\nis set) with the settings of the environment (docs/configuration.md). With --demo it also\nmakes a demo application and a simulated box and writes their address and key to\n<data dir>/demo.json, where the other commands find them; a card template printed on the\ndemo box is filled in by a simulated class and put in its feeder (README, "Feedback cards").\nStops on SIGINT/SIGTERM (exit 0).',
+  description: 'Runs the HTTP API, the web console and the box link (an embedded MQTT broker unless MQTT_URL\nis set) with the settings of the environment (docs/configuration.md). With --demo it also\nmakes a demo application and a simulated box and writes their address and key to\n<data dir>/demo.json, where the other commands find them; a card template printed on the\ndemo box is filled in by a simulated class and put in its feeder (README, "Feedback cards").\nStops on SIGINT/SIGTERM (exit 0), or when the external broker is found lacking what boxhub\nneeds after a reconnect (exit 1, docs/box-protocol-broker.md).',
   flags: {
     demo: { type: 'boolean', help: 'a demo application and a simulated box (what `npm start` runs)' },
     json: { ...common.json, help: 'print one JSON line on stdout once the service is ready, and the\nservice\'s logs on stderr' },
@@ -133,18 +133,21 @@ export const command = defineCommand({
     } else {
       process.stdout.write(`boxhub is running at ${server.url} (box link ${server.mqttUrl})\n${pdfEnginesLine()}\n`);
     }
-    await new Promise<void>((resolve) => {
-      const stop = () => {
+    const failure = await new Promise<Error | undefined>((resolve) => {
+      const stop = (why?: Error) => {
         void (async () => {
           stopClassroom?.();
           await box?.agent.stop();
           await server.close();
-          resolve();
+          resolve(why);
         })();
       };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      process.once('SIGINT', () => stop());
+      process.once('SIGTERM', () => stop());
+      // The service can no longer run (an external broker found lacking after a reconnect).
+      void server.failed.then((e) => stop(e));
     });
+    if (failure) throw new Failed(`stopped: ${failure.message}`);
     return EXIT.ok;
   },
 });

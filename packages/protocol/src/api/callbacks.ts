@@ -2,8 +2,9 @@
 // themselves are in docs/api.md, "Callbacks"; these endpoints are boxhub's own.
 import Type, { type Static } from 'typebox';
 import { Envelope, Id, NullEnvelope } from './envelope.ts';
+import { MAX_URL_CHARS } from '../url-length.ts';
 
-export const CallbackUrl = Type.String({ minLength: 1, maxLength: 200, description: 'http or https URL, at most 200 characters; public addresses only unless the operator allows private networks' });
+export const CallbackUrl = Type.String({ minLength: 1, maxLength: MAX_URL_CHARS, description: 'http or https URL, at most 200 characters (Unicode code points); public addresses only unless the operator allows private networks' });
 
 export const CallbackTestBody = Type.Object({ callback_url: CallbackUrl }, { additionalProperties: false });
 export type CallbackTestBody = Static<typeof CallbackTestBody>;

@@ -4,6 +4,7 @@ import { ColorMode, Duplex, InputSlot, MediaSize, MediaType, Quality } from '../
 import { PrinterCapability } from '../capability.ts';
 import { CallbackUrl } from './callbacks.ts';
 import { Envelope, Id } from './envelope.ts';
+import { MAX_URL_CHARS } from '../url-length.ts';
 
 export const CapabilityQuery = Type.Object({ client_uuid: Id('device UUID') }, { additionalProperties: false });
 export const CapabilityResponse = Envelope(PrinterCapability);
@@ -33,7 +34,7 @@ export type PrintOptions = Static<typeof PrintOptions>;
 export const PrintCreateBody = Type.Object({
   client_uuid: Id('device UUID'),
   file_type: Type.Union([Type.Literal('pdf'), Type.Literal('jpg')], { description: 'pdf or jpg' }),
-  file_url: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'http(s) URL of the file, at most 200 characters; exactly one of file_url and file_content' })),
+  file_url: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_URL_CHARS, description: 'http(s) URL of the file, at most 200 characters (Unicode code points); exactly one of file_url and file_content' })),
   file_content: Type.Optional(Type.String({ minLength: 1, description: 'the file, Base64' })),
   file_check_sum: Type.Optional(Type.Union([Md5Hex, Type.Literal('')], { description: 'MD5 of the file (of the encrypted file when encrypted); verified when given' })),
   options: Type.Optional(PrintOptions),

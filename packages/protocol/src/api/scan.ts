@@ -3,6 +3,7 @@
 import Type, { type Static } from 'typebox';
 import { CallbackUrl } from './callbacks.ts';
 import { Envelope, Id } from './envelope.ts';
+import { MAX_URL_CHARS } from '../url-length.ts';
 
 /** docs/api.md, "Limits": options.resolution. */
 export const SCAN_RESOLUTIONS = [100, 150, 200, 240, 300, 400, 600, 1200] as const;
@@ -29,7 +30,7 @@ export const ScanOptions = Type.Object({
   encrypt: Type.Optional(Type.Boolean({ description: 'end-to-end encryption (default false)' })),
   direct_mode: Type.Optional(Type.Union([Type.Literal(0), Type.Literal(1), Type.Literal(2)], { description: '0 off (default), 1 direct transfer only, 2 direct transfer and PDF items' })),
   direct_page_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, description: 'pages per direct transfer, 1-10 (default 2)' })),
-  direct_addr: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'direct-transfer address (http or https, at most 200 characters); required when direct_mode > 0' })),
+  direct_addr: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_URL_CHARS, description: 'direct-transfer address (http or https, at most 200 characters: Unicode code points); required when direct_mode > 0' })),
   item_pages: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, description: 'boxhub extension: an item is closed at the end of a sheet once it holds this many pages (1-200, default 20; docs/scanning.md)' })),
   item_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 3600, description: 'boxhub extension: an item is closed at the end of a sheet once its first page is this many seconds old (0-3600, default 3; 0: pages only)' })),
 }, { additionalProperties: false });

@@ -687,7 +687,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description http or https URL, at most 200 characters; public addresses only unless the operator allows private networks */
+                        /** @description http or https URL, at most 200 characters (Unicode code points); public addresses only unless the operator allows private networks */
                         callback_url: string;
                     };
                 };
@@ -1173,7 +1173,7 @@ export interface paths {
                         /** @description device UUID */
                         client_uuid: string;
                         options?: {
-                            /** @description http or https URL, at most 200 characters; public addresses only unless the operator allows private networks */
+                            /** @description http or https URL, at most 200 characters (Unicode code points); public addresses only unless the operator allows private networks */
                             callback_url?: string;
                             /** @description continuous scan mode (default false) */
                             continuous?: boolean;
@@ -1195,7 +1195,7 @@ export interface paths {
                             direct_mode?: 0 | 1 | 2;
                             /** @description pages per direct transfer, 1-10 (default 2) */
                             direct_page_size?: number;
-                            /** @description direct-transfer address (http or https, at most 200 characters); required when direct_mode > 0 */
+                            /** @description direct-transfer address (http or https, at most 200 characters: Unicode code points); required when direct_mode > 0 */
                             direct_addr?: string;
                             /** @description boxhub extension: an item is closed at the end of a sheet once it holds this many pages (1-200, default 20; docs/scanning.md) */
                             item_pages?: number;
@@ -1572,14 +1572,14 @@ export interface paths {
                         client_uuid: string;
                         /** @description pdf or jpg */
                         file_type: "pdf" | "jpg";
-                        /** @description http(s) URL of the file, at most 200 characters; exactly one of file_url and file_content */
+                        /** @description http(s) URL of the file, at most 200 characters (Unicode code points); exactly one of file_url and file_content */
                         file_url?: string;
                         /** @description the file, Base64 */
                         file_content?: string;
                         /** @description MD5 of the file (of the encrypted file when encrypted); verified when given */
                         file_check_sum?: string | "";
                         options?: {
-                            /** @description http or https URL, at most 200 characters; public addresses only unless the operator allows private networks */
+                            /** @description http or https URL, at most 200 characters (Unicode code points); public addresses only unless the operator allows private networks */
                             callback_url?: string;
                             /** @description the box fetches file_url itself; the server neither fetches nor stores the file (default false) */
                             direct?: boolean;
@@ -1791,7 +1791,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description http or https URL, at most 200 characters; public addresses only unless the operator allows private networks */
+                        /** @description http or https URL, at most 200 characters (Unicode code points); public addresses only unless the operator allows private networks */
                         callback_url: string;
                     };
                 };

@@ -10,6 +10,8 @@
 import { randomBytes } from 'node:crypto';
 import mqtt, { type MqttClient } from 'mqtt';
 import type { Broker, MessageHandler, SubscribeOptions } from './types.ts';
+import { redact } from './broker-url.ts';
+import { BrokerUnfit, BrokerUnreachable, isUnsupportedVersion, probeBroker } from './capabilities.ts';
 
 const DYNSEC_TOPIC = '$CONTROL/dynamic-security/v1';
 const DYNSEC_RESPONSE_TOPIC = `${DYNSEC_TOPIC}/response`;
@@ -30,6 +32,8 @@ export interface ExternalBrokerOptions {
   connectTimeoutMs?: number;
   /** How long provisionDevice() waits for the dynamic security plugin's answer. */
   provisionTimeoutMs?: number;
+  /** How long each step of the broker's check waits for a delivery (capabilities.ts). */
+  probeTimeoutMs?: number;
 }
 
 /** The role name of one box on Mosquitto's dynamic security plugin. */
@@ -52,8 +56,7 @@ export function parseMqttUrl(url: string): { url: string; provision: ProvisionMo
   return { url: u.toString(), provision: p };
 }
 
-/** Host and port of an MQTT URL, without the credentials (for messages and logs). */
-export const redact = (url: string): string => { const u = new URL(url); return `${u.protocol}//${u.host}`; };
+export { redact } from './broker-url.ts';
 
 interface DynsecCommand { command: string; [k: string]: unknown }
 interface DynsecResponse { command: string; error?: string; correlationData?: string; data?: unknown }
@@ -69,13 +72,19 @@ export class ExternalBroker implements Broker {
   private readonly shareGroup: string;
   private readonly provisionTimeoutMs: number;
   private readonly pendingControl = new Map<string, PendingControl>();
+  private readonly unfitListeners: ((e: BrokerUnfit) => void)[] = [];
+  private readonly probe: () => Promise<void>;
+  private probing: Promise<void> | undefined;
+  /** The broker was found to lack something boxhub needs after a reconnect (see onUnfit). */
+  unfit: BrokerUnfit | undefined;
   private controlSubscribed: Promise<void> | undefined;
   readonly listenUrl = undefined;
   /** Times the connection came back after a loss (subscriptions are renewed by mqtt.js). */
   reconnects = 0;
 
-  private constructor(client: MqttClient, provision: ProvisionMode, shareGroup: string, provisionTimeoutMs: number) {
+  private constructor(client: MqttClient, provision: ProvisionMode, shareGroup: string, provisionTimeoutMs: number, check: { url: string; probe: () => Promise<void> }) {
     this.client = client;
+    this.probe = check.probe;
     this.provision = provision;
     this.shareGroup = shareGroup;
     this.provisionTimeoutMs = provisionTimeoutMs;
@@ -90,17 +99,60 @@ export class ExternalBroker implements Broker {
         try { h.handler(topic, payload); } catch { /* the handler logs its own errors */ }
       }
     });
-    // Constructed after the first CONNACK, so every later one is a reconnect.
+    // Constructed after the first CONNACK, so every later one is a reconnect. The broker behind
+    // MQTT_URL may not be the one checked at start (a failover, a DNS change): it is checked
+    // again, and a reconnect it refuses for the protocol version says so at once.
     client.on('connect', () => {
       this.reconnects++;
       for (const l of this.reconnectListeners) l();
+      this.recheck();
+    });
+    client.on('error', (e: Error & { code?: unknown }) => {
+      if (typeof e.code === 'number' && isUnsupportedVersion(e.code)) {
+        this.declareUnfit(new BrokerUnfit(check.url, [{ feature: 'mqtt5', why: `it refused the server's MQTT 5 CONNECT on a reconnect (${e.message})` }]));
+      }
     });
   }
 
+  /**
+   * Called once when a reconnect finds the broker lacking something boxhub needs: the
+   * connection is closed (nothing more is taken from or sent to a broker that would lose it)
+   * and the service must stop (server.ts).
+   */
+  onUnfit(listener: (e: BrokerUnfit) => void): void { this.unfitListeners.push(listener); }
+
+  /** Checks the broker again (after a reconnect), one check at a time. */
+  recheck(): Promise<void> {
+    this.probing ??= this.probe().catch((e: unknown) => {
+      if (e instanceof BrokerUnfit) this.declareUnfit(e);
+      // Unreachable in the middle of the check: the next reconnect checks again.
+    }).finally(() => { this.probing = undefined; });
+    return this.probing;
+  }
+
+  private declareUnfit(e: BrokerUnfit): void {
+    if (this.unfit) return;
+    this.unfit = e;
+    this.client.end(true);
+    for (const l of this.unfitListeners) l(e);
+  }
+
+  /**
+   * Checks the broker (capabilities.ts), then connects. Throws BrokerUnfit naming what the
+   * broker lacks, or an Error when it cannot be reached or refuses the login.
+   */
   static async connect(url: string, nodeId: string, opts: ExternalBrokerOptions = {}): Promise<ExternalBroker> {
     const { url: brokerUrl, provision } = parseMqttUrl(url);
+    const clientId = opts.clientId ?? `boxhub-server-${nodeId}`;
+    const limit = opts.connectTimeoutMs ?? 30_000;
+    const probe = async (): Promise<void> => {
+      const missing = await probeBroker(brokerUrl, { clientIdPrefix: clientId, connectTimeoutMs: limit, ...(opts.probeTimeoutMs ? { timeoutMs: opts.probeTimeoutMs } : {}) })
+        .catch((e: unknown) => { throw e instanceof BrokerUnreachable ? new Error(e.message, { cause: e }) : e; });
+      if (missing.length > 0) throw new BrokerUnfit(brokerUrl, missing);
+    };
+    await probe();
     const client = mqtt.connect(brokerUrl, {
-      clientId: opts.clientId ?? `boxhub-server-${nodeId}`,
+      clientId,
       clean: true,
       keepalive: 30,
       reconnectPeriod: 1000,
@@ -113,7 +165,6 @@ export class ExternalBroker implements Broker {
       protocolVersion: 5,
     });
     // A refused login or connection fails at once; a broker that does not answer is bounded here.
-    const limit = opts.connectTimeoutMs ?? 30_000;
     await new Promise<void>((resolve, reject) => {
       const done = (err?: Error): void => {
         clearTimeout(timer);
@@ -129,7 +180,7 @@ export class ExternalBroker implements Broker {
       client.on('connect', onConnect);
       client.on('error', onError);
     });
-    return new ExternalBroker(client, provision, opts.shareGroup ?? 'boxhub', opts.provisionTimeoutMs ?? 10_000);
+    return new ExternalBroker(client, provision, opts.shareGroup ?? 'boxhub', opts.provisionTimeoutMs ?? 10_000, { url: brokerUrl, probe });
   }
 
   get connected(): boolean { return this.client.connected; }

@@ -1,5 +1,6 @@
-// The one check for every user-supplied URL the service will fetch or post to: callback URLs
-// now, print file_url and direct_addr later (docs/api.md, "Limits": at most 200 characters).
+// The one check for every user-supplied URL the service will fetch or post to: callback URLs,
+// print file_url and direct_addr (docs/api.md, "Limits": at most 200 characters, counted as the request schemas count
+// them: @boxhub/protocol url-length.ts).
 //
 // SSRF (architecture notes, "Callbacks"): only public unicast addresses are reachable unless
 // the operator allows private networks. The check runs twice: once up front for a quick
@@ -9,8 +10,9 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { MAX_URL_CHARS, urlChars } from '@boxhub/protocol';
 
-export const MAX_URL_LENGTH = 200;
+export const MAX_URL_LENGTH = MAX_URL_CHARS;
 
 /**
  * Cloud metadata and credential endpoints: refused even when private networks are allowed,
@@ -109,9 +111,10 @@ export function addressProblem(ip: string, allowPrivateNetworks: boolean): strin
   return range === 'unicast' ? undefined : `${ip} is in a non-public range (${range})`;
 }
 
-/** Syntax and length only (no DNS): http or https, a host, no credentials, at most 200 characters. */
+/** Syntax and length only (no DNS): http or https, a host, no credentials, at most 200
+ *  characters (Unicode code points, url-length.ts). */
 export function urlSyntaxProblem(raw: string, maxLength = MAX_URL_LENGTH): string | undefined {
-  if (raw.length > maxLength) return `URL is longer than ${maxLength} characters`;
+  if (urlChars(raw) > maxLength) return `URL is longer than ${maxLength} characters`;
   let u: URL;
   try { u = new URL(raw); } catch { return 'not a valid absolute URL'; }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return `scheme must be http or https, got '${u.protocol.replace(/:$/, '')}'`;

@@ -17,13 +17,16 @@ import { transact } from '../db/transaction.ts';
 export const EXPIRE_JOB = 'task.expire';
 export const TASK_PAGE_SIZE = 20;
 
+/** Why the server ends a task without its box. */
+export type EndReason = 'box.lost' | 'expire' | 'unbind';
+
 export interface TaskKindHooks {
   /** The box has taken the task (its ack, or its first event, whichever the server sees first):
    *  the kind's callback for that, in the caller's transaction. */
   acked?(trx: Trx, task: TaskRow, now: number): Promise<void>;
-  /** Ends an active task without its box (the box lost it, or it expired): state, error code
-   *  and callbacks, in the caller's transaction. */
-  end(trx: Trx, task: TaskRow, why: 'box.lost' | 'expire', now: number): Promise<void>;
+  /** Ends an active task without its box (the box lost it, it expired, or its application
+   *  unbound the box): state, error code and callbacks, in the caller's transaction. */
+  end(trx: Trx, task: TaskRow, why: EndReason, now: number): Promise<void>;
   /** Tells a box to drop tasks it still holds although the server has ended them. */
   dropOnBox(device: string, tasks: string[]): Promise<void>;
 }
@@ -84,6 +87,29 @@ export class TaskLifecycle {
   async discard(trx: Trx, uuid: string): Promise<void> {
     await this.d.jobs.cancel(trx, EXPIRE_JOB, uuid);
     await this.d.tasks.delete(trx, uuid);
+  }
+
+  /**
+   * Ends the application's active scan and print tasks on a device (docs/tasks.md, "Ownership
+   * ends with the binding"): each with the kind's unbound code and its final callback to its
+   * own application, then the box is told to drop them. Returns how many ended.
+   */
+  async endForApp(appId: string, device: string): Promise<number> {
+    const { tasks, clock } = this.d;
+    const ended = new Map<TaskKind, string[]>();
+    await transact(tasks.db, async (trx) => {
+      for (const t of await tasks.active(trx, device, undefined, appId)) {
+        const hooks = this.hooks.get(t.kind as TaskKind);
+        if (!hooks || t.kind === 'recognition') continue;
+        await hooks.end(trx, t, 'unbind', clock.now());
+        ended.set(t.kind as TaskKind, [...(ended.get(t.kind as TaskKind) ?? []), t.uuid]);
+      }
+    });
+    for (const [kind, ids] of ended) {
+      this.d.log.info({ device, kind, tasks: ids }, 'the application unbound the box: its tasks there ended');
+      await this.hooks.get(kind)?.dropOnBox(device, ids).catch((err: unknown) => this.d.log.warn({ err, device }, 'could not tell the box to drop the tasks of an unbound application'));
+    }
+    return [...ended.values()].reduce((n, l) => n + l.length, 0);
   }
 
   /** Where a task's files live in the blob store. */

@@ -11,7 +11,7 @@ import { TaskHistoryRepository } from '../modules/task-history/repository.ts';
 /** Triggers the server decides alone, and how the task's history names them (docs/tasks.md,
  *  "History"); the box's own reports are recorded as they are applied (box-link/job-events.ts). */
 const SERVER_ENDINGS: Partial<Record<TaskTrigger, string>> = {
-  'box.refused': 'refused', 'box.lost': 'lost', 'scan.stop': 'stopped', 'print.cancel': 'cancelled', expire: 'expired',
+  'box.refused': 'refused', 'box.lost': 'lost', 'scan.stop': 'stopped', 'print.cancel': 'cancelled', unbind: 'unbound', expire: 'expired',
 };
 
 export type NewTask = Pick<TaskRow, 'uuid' | 'kind' | 'app_id' | 'device_uuid' | 'callback_url' | 'options' | 'created_at' | 'expires_at'> & { file_bytes?: number };
@@ -62,16 +62,19 @@ export class TaskRepository {
     return { total: Number(count.n), rows };
   }
 
-  /** The device's scan that still holds its lock, if any. */
-  activeScan(trx: Trx, deviceUuid: string): Promise<TaskRow | undefined> {
-    return trx.selectFrom('tasks').selectAll().where('device_uuid', '=', deviceUuid).where('kind', '=', 'scan')
-      .where('state', '!=', 'ended').executeTakeFirst();
+  /** The device's scan that still holds its lock, if any (`appId`: only that application's). */
+  activeScan(trx: Trx, deviceUuid: string, appId?: string): Promise<TaskRow | undefined> {
+    let q = trx.selectFrom('tasks').selectAll().where('device_uuid', '=', deviceUuid).where('kind', '=', 'scan')
+      .where('state', '!=', 'ended');
+    if (appId !== undefined) q = q.where('app_id', '=', appId);
+    return q.executeTakeFirst();
   }
 
-  /** Every task of the device not ended yet, oldest first. */
-  active(trx: Trx, deviceUuid: string, kind?: TaskKind): Promise<TaskRow[]> {
+  /** Every task of the device not ended yet, oldest first (`appId`: only that application's). */
+  active(trx: Trx, deviceUuid: string, kind?: TaskKind, appId?: string): Promise<TaskRow[]> {
     let q = trx.selectFrom('tasks').selectAll().where('device_uuid', '=', deviceUuid).where('state', '!=', 'ended');
     if (kind) q = q.where('kind', '=', kind);
+    if (appId !== undefined) q = q.where('app_id', '=', appId);
     return q.orderBy('created_at').orderBy('uuid').execute();
   }
 

@@ -1,5 +1,5 @@
 // The callback log, replay, a test callback and the signing secret's rotation (docs/console.md).
-import { ApiError, type api } from '@boxhub/protocol';
+import { ApiError, MAX_URL_CHARS, urlChars, type api } from '@boxhub/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { deviceEventsCard } from './history-views.ts';
 import { html } from './html.ts';
@@ -20,7 +20,7 @@ export function callbackPages(app: FastifyInstance, o: ConsoleOptions): void {
   // Device events (docs/callbacks.md "Device events"): the same service and checks as the API.
   app.post('/console/callbacks/device_events', async (req, reply) => {
     const url = (formOf(req).callback_url ?? '').trim();
-    if (url.length > 200) throw new ApiError('INVALID_PARAMETER', 'the device events URL is at most 200 characters');
+    if (urlChars(url) > MAX_URL_CHARS) throw new ApiError('INVALID_PARAMETER', `the device events URL is at most ${MAX_URL_CHARS} characters`);
     await s.deviceEvents.setCallbackUrl(sess(req).appId, url);
     return reply.redirect('/console/callbacks/settings', 303);
   });

@@ -40,12 +40,16 @@ export interface CredentialHooks {
   disconnect?: (uuid: string) => void;
 }
 
+/** Ends what an application had running on a box it unbinds. */
+export type UnbindHook = (appId: string, uuid: string) => Promise<unknown>;
+
 /** Stored instead of a hash when a box's secret is revoked: no secret hashes to it. */
 export const REVOKED_SECRET = 'revoked';
 
 export class DeviceService {
   private readonly repo: DeviceRepository;
   private readonly clock: Clock;
+  private readonly unbindHooks: UnbindHook[] = [];
   constructor(repo: DeviceRepository, clock: Clock) { this.repo = repo; this.clock = clock; }
 
   /** Provisions a box (operator action). The secret is returned once; only its hash is kept. */
@@ -141,8 +145,19 @@ export class DeviceService {
     throw new ApiError('DEVICE_ALREADY_BOUND', d.app_id === appId ? 'device is already bound by this application' : 'device is bound by another application');
   }
 
+  /** What ends with a binding: the application's tasks on the box (tasks/lifecycle.ts). */
+  onUnbind(end: UnbindHook): void { this.unbindHooks.push(end); }
+
+  /**
+   * Unbinds, ending the application's tasks on the box (docs/tasks.md, "Ownership ends with the
+   * binding"): before the binding goes, so a failure leaves the box bound and the call can be
+   * repeated, and again after, for a task created while this ran.
+   */
   async unbind(appId: string, uuid: string): Promise<void> {
+    await this.bound(appId, uuid);
+    for (const end of this.unbindHooks) await end(appId, uuid);
     if (!(await this.repo.unbind(uuid, appId))) throw notFound(uuid);
+    for (const end of this.unbindHooks) await end(appId, uuid);
   }
 
   async edit(appId: string, body: api.EditBody): Promise<void> {

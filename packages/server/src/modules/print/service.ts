@@ -17,7 +17,7 @@ import type { Clock } from '../../clock.ts';
 import type { DeviceRow, TaskRow } from '../../db/schema.ts';
 import type { Trx } from '../../jobs/repository.ts';
 import type { BlobStore } from '../../storage/blob-store.ts';
-import type { TaskLifecycle } from '../../tasks/lifecycle.ts';
+import type { EndReason, TaskLifecycle } from '../../tasks/lifecycle.ts';
 import type { TaskRepository } from '../../tasks/repository.ts';
 import type { CallbackService } from '../callbacks/service.ts';
 import type { DeviceService } from '../devices/service.ts';
@@ -66,6 +66,9 @@ interface StoredPrint {
   file: { key?: string; url?: string; format: 'pdf' | 'jpg'; size?: number; md5?: string; direct?: boolean; cipher?: string; e2e_kid?: string };
 }
 
+/** The error code of a print task the server ends without its box, by why. */
+const END_CODES: Record<EndReason, number> = { expire: PrintError.expired, 'box.lost': PrintError.interrupted, unbind: PrintError.unbound };
+
 const fileKey = (task: string, format: 'pdf' | 'jpg', encrypted: boolean) => `print/${task}/document.${format}${encrypted ? '.enc' : ''}`;
 
 export class PrintService {
@@ -103,7 +106,7 @@ export class PrintService {
     requests.on('download.url', (device, p) => this.downloadUrl(device, p.task));
     d.lifecycle.registerKind('print', {
       acked: (trx, task, now) => this.notify(trx, task, 'print.ack', now),
-      end: (trx, task, why, now) => this.end(trx, task, why, why === 'expire' ? PrintError.expired : PrintError.interrupted, now),
+      end: (trx, task, why, now) => this.end(trx, task, why, END_CODES[why], now),
       dropOnBox: (device, tasks) => this.cancelOnBox(device, tasks),
     });
   }
@@ -233,13 +236,15 @@ export class PrintService {
     }
   }
 
-  /** Print cancel (docs/api.md, "Print task"): every task of the device the box has received or is printing ends now
-   *  with the cancelled code and its callback, and the box empties its queue. */
+  /** Print cancel (docs/api.md, "Print task"): every task of the application on the device that the box has received
+   *  or is printing ends now with the cancelled code and its callback, and the box empties its
+   *  queue (what else it holds is ended already: an earlier application's tasks end when it
+   *  unbinds the box, docs/tasks.md). */
   async cancel(appId: string, deviceUuid: string): Promise<void> {
     const device = await this.d.devices.bound(appId, deviceUuid);
     const now = this.d.clock.now();
     const ids = await transact(this.d.tasks.db, async (trx) => {
-      const active = await this.d.tasks.active(trx, device.uuid, 'print');
+      const active = await this.d.tasks.active(trx, device.uuid, 'print', appId);
       for (const t of active) await this.end(trx, t, 'print.cancel', PrintError.cancelled, now);
       return active.map((t) => t.uuid);
     });
@@ -294,7 +299,7 @@ export class PrintService {
   }
 
   /** Ends a task (any trigger) with an error code and its print.finished callback. */
-  private async end(trx: Trx, task: TaskRow, trigger: 'print.cancel' | 'box.lost' | 'box.refused' | 'expire', code: number, now: number, message?: string): Promise<void> {
+  private async end(trx: Trx, task: TaskRow, trigger: 'print.cancel' | 'box.refused' | EndReason, code: number, now: number, message?: string): Promise<void> {
     // Strict mode: a cancelled task's callback carries printed_pages. Nothing was printed of one
     // the box never took; for one it holds, the callback waits for the printer's count.
     const strictCancel = trigger === 'print.cancel' && (JSON.parse(task.options) as StoredPrint).job.strict;

@@ -4,7 +4,7 @@
 // application gives that address to one scan create as options.direct_addr, the box sends the
 // pages there (boxhub direct v1, receiver.ts), workers read them (worker.ts) and each student's
 // result goes out through the callbacks module.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { ApiError, type api } from '@boxhub/protocol';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
@@ -18,6 +18,7 @@ import type { CallbackService, CallbackStatus } from '../callbacks/service.ts';
 import type { RecognitionRepository } from './repository.ts';
 import type { AnnotatedLinks } from './annotated-links.ts';
 import { transact } from '../../db/transaction.ts';
+import { DIRECT_PATH, DIRECT_TOKEN, directAddress, newDirectToken } from './direct-address.ts';
 
 export const ASSEMBLE_JOB = 'recognition.assemble';
 /** Students a page of the console's recognition run shows. */
@@ -85,9 +86,7 @@ export interface RecognitionServiceDeps {
   annotated?: AnnotatedLinks;
 }
 
-/** The path of a recognition task's address: {public URL}/direct/{token}. */
-export const DIRECT_PATH = '/direct/';
-const TOKEN = /^[A-Za-z0-9_-]{43}$/;
+export { DIRECT_PATH } from './direct-address.ts';
 
 export class RecognitionService {
   readonly d: RecognitionServiceDeps;
@@ -105,7 +104,7 @@ export class RecognitionService {
     if (!app.cap_ess) throw new ApiError('NO_CAPABILITY', 'this application may not use feedback-card recognition; the operator grants it (ess)');
     await this.d.callbacks.checkUrl(body.callback_url, 'callback_url');
     const uuid = randomUUID();
-    const token = randomBytes(32).toString('base64url');
+    const token = newDirectToken();
     const now = this.d.clock.now();
     const expiresAt = now + this.d.settings.taskTtlMs;
     await transact(this.d.tasks.db, async (trx) => {
@@ -118,7 +117,7 @@ export class RecognitionService {
     return { uuid, direct_addr: this.address(token), expires_at: Math.floor(expiresAt / 1000) };
   }
 
-  address(token: string): string { return `${this.d.publicUrl()}${DIRECT_PATH}${token}`; }
+  address(token: string): string { return directAddress(this.d.publicUrl(), token); }
 
   /**
    * The token part when `addr` points at this service's recognition receiver, else undefined.
@@ -154,7 +153,7 @@ export class RecognitionService {
   async bindScan(trx: Trx, appId: string, addr: string, scanUuid: string): Promise<boolean> {
     const token = this.tokenOf(addr);
     if (token === undefined) return false;
-    const r = TOKEN.test(token) ? await this.d.repo.byToken(trx, token) : undefined;
+    const r = DIRECT_TOKEN.test(token) ? await this.d.repo.byToken(trx, token) : undefined;
     const task = r ? await this.d.tasks.find(trx, r.task_uuid) : undefined;
     if (!r || !task || task.app_id !== appId || task.state === 'ended' || Number(task.expires_at) <= this.d.clock.now()) {
       throw new ApiError('RECOGNITION_TASK_UNAVAILABLE', 'options.direct_addr is a recognition address, but of no open recognition task of this application (ended, expired, or never created); create one with POST /api/application/ess/create');

@@ -15,7 +15,7 @@ import type { TaskRow } from '../../db/schema.ts';
 import type { Trx } from '../../jobs/repository.ts';
 import type { SecretBox } from '../../secret-box.ts';
 import type { BlobStore } from '../../storage/blob-store.ts';
-import type { TaskLifecycle } from '../../tasks/lifecycle.ts';
+import type { TaskLifecycle, EndReason } from '../../tasks/lifecycle.ts';
 import type { TaskRepository } from '../../tasks/repository.ts';
 import type { CallbackService } from '../callbacks/service.ts';
 import type { DeviceService } from '../devices/service.ts';
@@ -65,6 +65,9 @@ export interface DirectTargets {
   scanEnded(trx: Trx, scan: TaskRow, now: number): Promise<void>;
 }
 
+/** The error code of a scan the server ends without its box, by why. */
+const END_CODES: Record<EndReason, number> = { expire: ScanError.expired, 'box.lost': ScanError.box_lost, unbind: ScanError.unbound };
+
 const itemKey = (task: string, itemId: number) => `scan/${task}/${itemId}.pdf`;
 /** The application key an encrypted scan's items are encrypted to (docs/encryption.md). */
 const encryptedTo = (task: Pick<TaskRow, 'options'>): string | undefined => (JSON.parse(task.options) as ScanJobOptions).encrypt?.kid;
@@ -81,7 +84,7 @@ export class ScanService {
     requests.on('upload.url', (device, p) => this.uploadUrl(device, p.task, p.item_id, p.size, p.md5));
     requests.on('scan.progress', (device, p) => this.onProgress(device, p));
     d.lifecycle.registerKind('scan', {
-      end: (trx, task, why, now) => this.finish(trx, task, why, why === 'expire' ? ScanError.expired : ScanError.box_lost, now),
+      end: (trx, task, why, now) => this.finish(trx, task, why, END_CODES[why], now),
       dropOnBox: (device, tasks) => this.stopOnBox(device, tasks),
     });
   }
@@ -104,7 +107,7 @@ export class ScanService {
     // A create while a task is active answers 30204 with its uuid, whatever else holds (the
     // scanner of an active scan is busy, and that is not the answer docs/api.md, "Scan task" gives).
     const active = await this.d.tasks.activeScan(this.d.tasks.db, device.uuid);
-    if (active) throw new ApiError('SCAN_EXISTS', `a scan task is already active on this device: ${active.uuid}`, { exist_uuid: active.uuid });
+    if (active) throw scanExists(appId, active);
     // The task keeps the key it was created with: a rotation later does not change its items.
     const encrypt = body.options?.encrypt ? await this.d.e2eKeys.forScan(appId) : undefined;
     if (device.online !== 1) throw offlineError(device);
@@ -179,7 +182,7 @@ export class ScanService {
         if (!isUniqueViolation(e)) throw e;
         const existing = await this.d.tasks.activeScan(this.d.tasks.db, device);
         // The other task ended between the insert and this read: try once more.
-        if (existing) throw new ApiError('SCAN_EXISTS', `a scan task is already active on this device: ${existing.uuid}`, { exist_uuid: existing.uuid });
+        if (existing) throw scanExists(appId, existing);
       }
     }
     throw new ApiError('SERVICE_UNAVAILABLE', 'the device is busy starting and ending scans; try again');
@@ -192,7 +195,7 @@ export class ScanService {
    */
   async stop(appId: string, deviceUuid: string, onlyTask?: string): Promise<boolean> {
     const device = await this.d.devices.bound(appId, deviceUuid);
-    const task = await this.d.tasks.activeScan(this.d.tasks.db, device.uuid);
+    const task = await this.d.tasks.activeScan(this.d.tasks.db, device.uuid, appId);
     if (!task) return false;
     if (onlyTask !== undefined && task.uuid !== onlyTask) return false;
     await this.d.tasks.history.add(this.d.tasks.db, task.uuid, { at: this.d.clock.now(), source: 'server', what: 'stop_requested' });
@@ -211,7 +214,7 @@ export class ScanService {
 
   async current(appId: string, deviceUuid: string): Promise<api.ScanCurrent> {
     const device = await this.d.devices.bound(appId, deviceUuid);
-    const task = await this.d.tasks.activeScan(this.d.tasks.db, device.uuid);
+    const task = await this.d.tasks.activeScan(this.d.tasks.db, device.uuid, appId);
     return task ? { exist: true, scan_uuid: task.uuid } : { exist: false };
   }
 
@@ -242,7 +245,7 @@ export class ScanService {
   }
 
   /** Ends a task (any trigger), records why, sends scan.finish. No-op when it ended already. */
-  private async finish(trx: Trx, task: TaskRow, trigger: 'scan.finished' | 'scan.stop' | 'box.lost' | 'box.refused' | 'expire', errorCode: number, now: number): Promise<void> {
+  private async finish(trx: Trx, task: TaskRow, trigger: 'scan.finished' | 'scan.stop' | 'box.refused' | EndReason, errorCode: number, now: number): Promise<void> {
     const ended = await this.d.tasks.transition(trx, task, trigger, 'ended', { error_code: errorCode, finished_at: now });
     if (!ended) return;
     await this.d.directTargets?.scanEnded(trx, ended, now);
@@ -329,4 +332,14 @@ export class ScanService {
   private async stopOnBox(device: string, tasks: string[]): Promise<void> {
     for (const task of tasks) await this.d.gateway.command(device, 'scan.stop', { task }).catch(() => undefined);
   }
+}
+
+/**
+ * The answer to a create that meets an active scan (docs/api.md, "Scan task": 30204 with its uuid). Another
+ * application's scan (one that unbound the box, its stop still on the way) is not named:
+ * nothing of one application's tasks is visible to the next (docs/tasks.md).
+ */
+function scanExists(appId: string, active: TaskRow): ApiError {
+  if (active.app_id !== appId) return new ApiError('SCANNER_BUSY', 'the scanner is still ending a scan of the application this box was bound to before; try again shortly');
+  return new ApiError('SCAN_EXISTS', `a scan task is already active on this device: ${active.uuid}`, { exist_uuid: active.uuid });
 }
