@@ -5,7 +5,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildApp } from './app.ts';
 import { BoxGateway } from './box-link/gateway.ts';
-import { EmbeddedBroker } from './broker/embedded-broker.ts';
+import { EmbeddedBroker, type RefusalReason } from './broker/embedded-broker.ts';
 import { ExternalBroker } from './broker/external-broker.ts';
 import type { Broker } from './broker/types.ts';
 import { systemClock, type Clock } from './clock.ts';
@@ -37,6 +37,14 @@ import { WorkGate } from './work-gate.ts';
 import { createRepositories, createServices, type Repositories, type Services } from './services.ts';
 import type { CredentialHooks, RegisteredDevice } from './modules/devices/service.ts';
 import { SessionWatch } from './broker/session-watch.ts';
+
+/** What the log says when the embedded broker refuses a connection (docs/configuration.md). */
+const REFUSED_MESSAGES: Record<RefusalReason, string> = {
+  connect_rate: 'box link: too many connection attempts from this address; refusing them until the window ends',
+  packet_size: 'box link: packet over BOXHUB_MQTT_MAX_PACKET_BYTES or malformed; connection closed',
+  admission_busy: 'box link: as many logins being checked as BOXHUB_MQTT_ADMIT_CONCURRENCY; refusing more with CONNACK 3 (boxes back off)',
+  admission_rate: 'box link: logins over BOXHUB_MQTT_ADMIT_RATE a second; refusing more with CONNACK 3 (boxes back off)',
+};
 
 export interface RunningServer {
   config: Config;
@@ -137,11 +145,13 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
         onError: (err) => log.error({ err }, 'broker listener error'),
         maxPacketBytes: config.mqttMaxPacketBytes,
         connectLimit: config.mqttConnectLimit,
+        admission: config.mqttAdmission,
         clock,
         onRefused: (reason, d) => {
           metrics.brokerRefused.inc({ reason });
-          // One line per address and window for a connection flood, one per oversized packet.
-          if (d.first) log.warn({ address: d.address, bytes: d.bytes }, reason === 'connect_rate' ? 'box link: too many connection attempts from this address; refusing them until the window ends' : 'box link: packet over BOXHUB_MQTT_MAX_PACKET_BYTES or malformed; connection closed');
+          // One line per address and window for a connection flood, one per oversized packet,
+          // at most one a second for logins refused by admission control.
+          if (d.first) log.warn({ address: d.address, bytes: d.bytes }, REFUSED_MESSAGES[reason]);
         },
       }).catch((e: unknown) => { throw listenError(e, 'the box link (the embedded MQTT broker)', config.mqttHost, config.mqttPort, 'BOXHUB_MQTT_PORT', 'BOXHUB_MQTT_HOST'); });
       broker = embedded;
