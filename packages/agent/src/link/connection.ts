@@ -36,6 +36,14 @@ export interface LinkEvents {
   error: [err: Error];
 }
 
+/**
+ * The longest wait between attempts. It bounds how long a box stays away after its node or
+ * broker is back: a box that waited out an outage draws its next delay from [0, cap], so the
+ * last of a fleet returns up to a cap after the restart (docs/box-protocol.md, "Reconnect"; the
+ * target is every box back within 30 s, with room left for the node's admission control).
+ */
+export const DEFAULT_RECONNECT_MAX_MS = 20_000;
+
 /** A connection must last this long before the reconnect delays start again from the base. */
 export const DEFAULT_STABLE_MS = 30_000;
 
@@ -71,7 +79,7 @@ export class BoxLink extends EventEmitter<LinkEvents> {
     super();
     this.o = o;
     this.backoff = new Backoff({
-      stableMs: DEFAULT_STABLE_MS, ...(o.backoff ?? { baseMs: 1000, maxMs: 60_000 }),
+      stableMs: DEFAULT_STABLE_MS, ...(o.backoff ?? { baseMs: 1000, maxMs: DEFAULT_RECONNECT_MAX_MS }),
       ...(o.random ? { random: o.random } : {}), ...(o.now ? { now: o.now } : {}),
     });
   }
