@@ -7,9 +7,9 @@
 // `mosquitto_ctrl dynsec` writes (PBKDF2-SHA512, 101 iterations, a 12-byte salt), with the
 // role ExternalBroker.provisionDevice gives each box (deviceAcls). Provisioning 10,000 boxes one
 // control message at a time makes Mosquitto rewrite its whole dynsec file for each.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { pbkdf2Sync, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { deviceAcls, deviceRole } from '../../packages/server/src/broker/external-broker.ts';
@@ -66,6 +66,13 @@ export async function startPrivateMosquitto(dir: string, boxes: { uuid: string; 
     groups: [],
     defaultACLAccess: { publishClientSend: false, publishClientReceive: true, subscribe: false, unsubscribe: true },
   }), { mode: 0o600 });
+  // Run as root, Mosquitto drops to the `mosquitto` user, which must read and save these files
+  // (as start-mosquitto.sh arranges).
+  chmodSync(dir, 0o755);
+  if (process.getuid?.() === 0 && spawnSync('id', ['mosquitto'], { stdio: 'ignore' }).status === 0) {
+    writeFileSync(join(dir, 'mosquitto.log'), '');
+    execFileSync('chown', ['-R', 'mosquitto:', dir]);
+  }
   let proc: ChildProcess | undefined;
   let port = 0;
   const conf = join(dir, 'mosquitto.conf');
@@ -84,7 +91,7 @@ export async function startPrivateMosquitto(dir: string, boxes: { uuid: string; 
       .replaceAll('@DIR@', dir).replaceAll('@PLUGIN@', plugin)
       .replace('persistence false', `persistence true\npersistence_location ${dir}/\nautosave_interval 5`);
     writeFileSync(conf, text);
-    writeFileSync(log, '');
+    writeFileSync(log, ''); // truncates; the file (and its owner) stays
     try { await launch(); break; } catch (e) {
       if (i < 9 && /Address already in use/.test(String(e))) continue;
       throw e;

@@ -119,6 +119,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     let mqttUrl: string;
     let markedOffline: string[] = [];
     let sessions: () => string[] = () => [];
+    // Set once the gateway exists; logins checked before that have no messages to route yet.
+    let gatewayRef: BoxGateway | undefined;
     const sessionWatch = new SessionWatch({
       sessions: () => sessions(),
       disconnect: (uuid) => broker.disconnectDevice?.(uuid),
@@ -140,6 +142,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
           const hash = sha256(secret);
           if (!d || !sameHash(d.secret_hash, hash)) return false;
           sessionWatch.loggedIn(uuid, hash);
+          gatewayRef?.loggedIn(uuid);
           return true;
         },
         onError: (err) => log.error({ err }, 'broker listener error'),
@@ -166,6 +169,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     cleanup.unshift(() => broker.close());
 
     const gateway = new BoxGateway({ broker, devices: repos.devices, clock, nodeId: config.nodeId, log, commandTimeoutMs: config.commandTimeoutMs });
+    gatewayRef = gateway;
     await gateway.start();
     cleanup.unshift(async () => gateway.close());
     const jobRepo = new JobRepository(db.kysely, db.dialect);
@@ -211,7 +215,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     jobRunner.register(services.print.count.handler(() => clock.now()));
     jobRunner.register(services.deviceEvents.handler());
     // Boxes this start marked offline: device.offline for those that do not come back within the window.
-    for (const uuid of markedOffline) await services.deviceEvents.seen(uuid);
+    await services.deviceEvents.seenMany(markedOffline);
     const recognitionWorkers = new RecognitionWorkers(services.recognition, { work, ...(config.recognitionWorkers ? { workers: config.recognitionWorkers } : {}) });
     jobRunner.register(recognitionWorkers.pageHandler());
     jobRunner.register(recognitionWorkers.assembleHandler());
