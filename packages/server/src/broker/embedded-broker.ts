@@ -11,6 +11,7 @@ import { MAX_BOX_MESSAGE_BYTES } from './types.ts';
 import { mayPublish, maySubscribe } from './device-acl.ts';
 import { FrameGuard, type FrameProblem } from './frame-guard.ts';
 import { Admission, type AdmissionLimits } from './admission.ts';
+import { indexedMemoryPersistence } from './retained-index.ts';
 
 export interface EmbeddedBrokerOptions {
   host: string;
@@ -55,6 +56,7 @@ export class EmbeddedBroker implements Broker {
     const admission = opts.admission ? new Admission(opts.admission, clock) : undefined;
     let admissionLoggedAt = -Infinity;
     const aedes = await Aedes.createBroker({
+      persistence: indexedMemoryPersistence(),
       authenticate: (client, username, password, done) => {
         // [MQTT-3.1.3-5] client id = device uuid; it must match the username it logs in with.
         if (!username || !password || client.id !== username) {
