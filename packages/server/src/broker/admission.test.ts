@@ -49,6 +49,16 @@ test('logins being checked at once are bounded; leaving twice frees one place', 
   assert.ok(a.enter().ok);
 });
 
+test('while the event loop runs later than maxLagMs no login is taken', () => {
+  let lag = 0;
+  const a = new Admission({ concurrency: 0, rate: 0, burst: 1, maxLagMs: 200 }, new ManualClock(0), () => lag);
+  assert.ok(a.enter().ok);
+  lag = 201;
+  assert.deepEqual(a.enter(), { ok: false, reason: 'lag' });
+  lag = 200;
+  assert.ok(a.enter().ok, 'at the limit it still takes them');
+});
+
 test('over the concurrency limit a login gets CONNACK 3 at once and gets in once the others are checked', async () => {
   const refused: RefusalReason[] = [];
   let release: () => void = () => undefined;
