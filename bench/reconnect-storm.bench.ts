@@ -127,7 +127,7 @@ async function checkScans(sdk: Boxhub, runs: ScanRun[], rx: Receiver): Promise<{
     let info = await sdk.scan.info({ client_uuid: run.client, scan_uuid: run.uuid });
     while (!info.finished && Date.now() < until) { await sleep(500); info = await sdk.scan.info({ client_uuid: run.client, scan_uuid: run.uuid }); }
     if (!info.finished) { unfinished++; detail.push(`${run.uuid}: not finished`); continue; }
-    if (info.total_pages < SHEETS) { lost += SHEETS - info.total_pages; detail.push(`${run.uuid}: ${info.total_pages} of ${SHEETS} pages`); }
+    if (info.total_pages < SHEETS) { lost += SHEETS - info.total_pages; detail.push(`${run.uuid}: ${info.total_pages} of ${SHEETS} pages, error_code ${info.error_code}`); }
     if (info.total_pages > SHEETS) { twice += info.total_pages - SHEETS; detail.push(`${run.uuid}: ${info.total_pages} pages of ${SHEETS} sheets`); }
     // Callbacks: by item id; a second callback id for one item would be the item applied twice.
     const until2 = Date.now() + 30_000;
