@@ -42,9 +42,11 @@ import { SessionWatch } from './broker/session-watch.ts';
 const REFUSED_MESSAGES: Record<RefusalReason, string> = {
   connect_rate: 'box link: too many connection attempts from this address; refusing them until the window ends',
   packet_size: 'box link: packet over BOXHUB_MQTT_MAX_PACKET_BYTES or malformed; connection closed',
-  admission_busy: 'box link: as many logins being checked as BOXHUB_MQTT_ADMIT_CONCURRENCY; refusing more with CONNACK 3 (boxes back off)',
+  admission_busy: 'box link: as many logins being checked as BOXHUB_MQTT_ADMIT_CONCURRENCY; '
+    + 'refusing more with CONNACK 3 (boxes back off)',
   admission_rate: 'box link: logins over BOXHUB_MQTT_ADMIT_RATE a second; refusing more with CONNACK 3 (boxes back off)',
-  admission_lag: 'box link: the event loop runs later than BOXHUB_MQTT_ADMIT_MAX_LAG_MS; refusing logins with CONNACK 3 (boxes back off)',
+  admission_lag: 'box link: the event loop runs later than BOXHUB_MQTT_ADMIT_MAX_LAG_MS; '
+    + 'refusing logins with CONNACK 3 (boxes back off)',
 };
 
 export interface RunningServer {

@@ -50,7 +50,11 @@ export class EmbeddedBroker implements Broker {
   listenUrl: string | undefined;
 
   private readonly stopTimers: () => void;
-  private constructor(aedes: Aedes, server: Server, stopTimers: () => void) { this.aedes = aedes; this.server = server; this.stopTimers = stopTimers; }
+  private constructor(aedes: Aedes, server: Server, stopTimers: () => void) {
+    this.aedes = aedes;
+    this.server = server;
+    this.stopTimers = stopTimers;
+  }
 
   static async start(opts: EmbeddedBrokerOptions): Promise<EmbeddedBroker> {
     const clock = opts.clock ?? systemClock;

@@ -96,7 +96,8 @@ export class DeviceEventService {
       try {
         await this.d.repo.db.transaction().execute(async (trx) => {
           for (const uuid of batch) {
-            await this.d.jobs.schedule(trx, { kind: DEVICE_EVENT_JOB, ref: uuid, runAt: now + this.d.settleMs, payload: String(now) }, 'keep');
+            const job = { kind: DEVICE_EVENT_JOB, ref: uuid, runAt: now + this.d.settleMs, payload: String(now) };
+            await this.d.jobs.schedule(trx, job, 'keep');
           }
         });
       } catch (err) {
