@@ -7,6 +7,8 @@
 //   played → total buzz patterns the boxes received
 //   cpu → process.cpuUsage(); cpuWithChildren → { ownMs, childrenMs } (children: tools it ran)
 //   e2eKey → the first box's public key (hex), once it has one
+//   mark { at } → from now on, each box's first connection is noted (Unix ms) with its busy refusals
+//   recovery { at } → { times (ms after `at` of each box's first connection since mark), missing, busy }
 //   close → stops every agent and exits
 import { readFileSync } from 'node:fs';
 import { createSimulatedBox, type SimulatedBox } from '@boxhub/agent';
@@ -22,16 +24,27 @@ function setNoDelay(box: SimulatedBox): void {
   link.client?.stream?.setNoDelay?.(true);
 }
 
-async function connect(url: string, list: { uuid: string; secret: string }[], keepaliveSec: number, concurrency: number, timeoutMs: number, noDelay: boolean, devices: { scanner?: string; printer?: string } = {}) {
+type BackoffSettings = { baseMs: number; maxMs: number; stableMs?: number };
+let marked = false;
+const firstConnect = new Map<SimulatedBox, number>();
+let busyRefusals = 0;
+
+function watch(box: SimulatedBox): void {
+  box.agent.link.on('connected', () => { if (marked && !firstConnect.has(box)) firstConnect.set(box, Date.now()); });
+  box.agent.link.on('busy', () => { if (marked) busyRefusals++; });
+}
+
+async function connect(url: string, list: { uuid: string; secret: string }[], keepaliveSec: number, concurrency: number, timeoutMs: number, noDelay: boolean, devices: { scanner?: string; printer?: string } = {}, backoff: BackoffSettings = { baseMs: 500, maxMs: 5000 }) {
   const t0 = Date.now();
   const queue = [...list];
   // A bounded number of connects in flight: a real fleet does not all dial in the same ms.
   const one = (c: { uuid: string; secret: string }) => new Promise<void>((resolve, reject) => {
     const box = createSimulatedBox({
-      url, uuid: c.uuid, secret: c.secret, keepaliveSec, backoff: { baseMs: 500, maxMs: 5000 },
+      url, uuid: c.uuid, secret: c.secret, keepaliveSec, backoff,
       ...(devices.scanner ? { scanner: devices.scanner } : {}), ...(devices.printer ? { printer: devices.printer } : {}),
     });
     boxes.push(box);
+    watch(box);
     const t = setTimeout(() => reject(new Error(`box ${c.uuid} did not connect within ${timeoutMs} ms`)), timeoutMs);
     if (noDelay) box.agent.link.on('connected', () => setNoDelay(box));
     box.agent.link.once('connected', () => { clearTimeout(t); resolve(); });
@@ -47,7 +60,18 @@ async function handle(req: Request): Promise<unknown> {
   switch (req.op) {
     case 'connect':
       return connect(String(req.url), req.boxes as { uuid: string; secret: string }[], Number(req.keepaliveSec ?? 60), Number(req.concurrency ?? 50), Number(req.timeoutMs ?? 30_000), req.noDelay === true,
-        { ...(req.scanner ? { scanner: String(req.scanner) } : {}), ...(req.printer ? { printer: String(req.printer) } : {}) });
+        { ...(req.scanner ? { scanner: String(req.scanner) } : {}), ...(req.printer ? { printer: String(req.printer) } : {}) },
+        ...(req.backoff ? [req.backoff as BackoffSettings] : []));
+    case 'mark':
+      marked = true;
+      firstConnect.clear();
+      busyRefusals = 0;
+      return boxes.length;
+    case 'recovery': {
+      const at = Number(req.at);
+      const times = [...firstConnect.values()].map((t) => t - at).sort((a, b) => a - b);
+      return { times, missing: boxes.length - times.length, busy: busyRefusals };
+    }
     case 'load': {
       // Sides are generated pages, or given JPEG files the sim delivers byte for byte (a bench
       // draws them once, so the boxes' CPU is not spent drawing).

@@ -60,7 +60,7 @@ async function main(): Promise<void> {
       case 'createApp': {
         if (!running) throw new Error('no boxhub server');
         const a = await running.services.applications.create({ name: String(req.name ?? 'bench'), ess: req.ess === true });
-        return { id: a.id, api_key: a.api_key };
+        return { id: a.id, api_key: a.api_key, callback_secret: a.callback_secret };
       }
       case 'register': {
         // Provisions n boxes (database row + broker login), as an operator would.
@@ -78,6 +78,19 @@ async function main(): Promise<void> {
         if (!running) throw new Error('no boxhub server');
         const b = running.broker as { connectedClients?: number };
         return b.connectedClients ?? -1;
+      }
+      case 'onlineInDb': {
+        // Boxes the database says are online (presence applied), whatever the broker.
+        if (!running) throw new Error('no boxhub server');
+        const r = await running.db.kysely.selectFrom('devices').select((eb) => eb.fn.countAll<number>().as('n')).where('online', '=', 1).executeTakeFirstOrThrow();
+        return Number(r.n);
+      }
+      case 'reconnectedSince': {
+        // Boxes whose new session the database has: online, connected at or after `at` (Unix ms).
+        if (!running) throw new Error('no boxhub server');
+        const r = await running.db.kysely.selectFrom('devices').select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('online', '=', 1).where('last_connect_at', '>=', Number(req.at)).executeTakeFirstOrThrow();
+        return Number(r.n);
       }
       case 'pendingJobs': {
         // Rows of the jobs table of one kind still to run (done jobs are deleted).

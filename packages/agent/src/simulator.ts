@@ -9,6 +9,12 @@ import { SimScanner } from './drivers/sim/scanner.ts';
 import { SimBuzzer } from './host/buzzer.ts';
 import { BoxAgent, type AgentOptions } from './system.ts';
 
+/**
+ * Tests restart servers and brokers many times a minute; a simulated box counts a connection
+ * as stable after 1 s (the agent's default is 30 s, docs/box-protocol.md "Reconnect").
+ */
+const SIM_STABLE_MS = 1000;
+
 export interface SimulatedBox { agent: BoxAgent; printer: SimPrinter; scanner: SimScanner; buzzer: SimBuzzer; reboots: number[]; stateDir: string }
 
 export interface SimulatedBoxOptions {
@@ -21,7 +27,7 @@ export interface SimulatedBoxOptions {
   /** How long a simulated reboot keeps the box away, ms. */
   rebootMs?: number;
   statusIntervalMs?: number;
-  backoff?: { baseMs: number; maxMs: number };
+  backoff?: { baseMs: number; maxMs: number; stableMs?: number };
   /** The box's disk (journal, outbox, items); a new temporary directory by default. A box
    *  started again on the same directory is the same box after a power cycle. */
   stateDir?: string;
@@ -44,7 +50,7 @@ export function createSimulatedBox(o: SimulatedBoxOptions): SimulatedBox {
   const buzzer = new SimBuzzer();
   const reboots: number[] = [];
   const agent = new BoxAgent({
-    link: { url: o.url, uuid: o.uuid, secret: o.secret, keepaliveSec: o.keepaliveSec ?? 30, ...(o.backoff ? { backoff: o.backoff } : { backoff: { baseMs: 200, maxMs: 5000 } }) },
+    link: { url: o.url, uuid: o.uuid, secret: o.secret, keepaliveSec: o.keepaliveSec ?? 30, ...(o.backoff ? { backoff: o.backoff } : { backoff: { baseMs: 200, maxMs: 5000, stableMs: SIM_STABLE_MS } }) },
     printer, scanner, buzzer,
     identity: { model: 'BX-SIM', version: '1.0.0', firmware: 'sim-1' },
     stateDir: o.stateDir ?? mkdtempSync(join(tmpdir(), 'boxhub-box-')),

@@ -93,6 +93,7 @@ export class BoxAgent {
       this.onCommand(payload).catch((e: unknown) => this.log('command not handled', { error: (e as Error).message }));
     });
     this.link.on('error', (err) => this.log('link error', { error: err.message }));
+    this.link.on('busy', (reason) => this.log('the node cannot take this box yet; backing off', { reason }));
   }
 
   get uuid(): string { return this.o.link.uuid; }

@@ -5,7 +5,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildApp } from './app.ts';
 import { BoxGateway } from './box-link/gateway.ts';
-import { EmbeddedBroker } from './broker/embedded-broker.ts';
+import { EmbeddedBroker, type RefusalReason } from './broker/embedded-broker.ts';
 import { ExternalBroker } from './broker/external-broker.ts';
 import type { Broker } from './broker/types.ts';
 import { systemClock, type Clock } from './clock.ts';
@@ -37,6 +37,17 @@ import { WorkGate } from './work-gate.ts';
 import { createRepositories, createServices, type Repositories, type Services } from './services.ts';
 import type { CredentialHooks, RegisteredDevice } from './modules/devices/service.ts';
 import { SessionWatch } from './broker/session-watch.ts';
+
+/** What the log says when the embedded broker refuses a connection (docs/configuration.md). */
+const REFUSED_MESSAGES: Record<RefusalReason, string> = {
+  connect_rate: 'box link: too many connection attempts from this address; refusing them until the window ends',
+  packet_size: 'box link: packet over BOXHUB_MQTT_MAX_PACKET_BYTES or malformed; connection closed',
+  admission_busy: 'box link: as many logins being checked as BOXHUB_MQTT_ADMIT_CONCURRENCY; '
+    + 'refusing more with CONNACK 3 (boxes back off)',
+  admission_rate: 'box link: logins over BOXHUB_MQTT_ADMIT_RATE a second; refusing more with CONNACK 3 (boxes back off)',
+  admission_lag: 'box link: the event loop runs later than BOXHUB_MQTT_ADMIT_MAX_LAG_MS; '
+    + 'refusing logins with CONNACK 3 (boxes back off)',
+};
 
 export interface RunningServer {
   config: Config;
@@ -116,6 +127,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     let mqttUrl: string;
     let markedOffline: string[] = [];
     let sessions: () => string[] = () => [];
+    // Set once the gateway exists; logins checked before that have no messages to route yet.
+    let gatewayRef: BoxGateway | undefined;
     const sessionWatch = new SessionWatch({
       sessions: () => sessions(),
       disconnect: (uuid) => broker.disconnectDevice?.(uuid),
@@ -144,16 +157,19 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
           const hash = sha256(secret);
           if (!d || !sameHash(d.secret_hash, hash)) return false;
           sessionWatch.loggedIn(uuid, hash);
+          gatewayRef?.loggedIn(uuid);
           return true;
         },
         onError: (err) => log.error({ err }, 'broker listener error'),
         maxPacketBytes: config.mqttMaxPacketBytes,
         connectLimit: config.mqttConnectLimit,
+        admission: config.mqttAdmission,
         clock,
         onRefused: (reason, d) => {
           metrics.brokerRefused.inc({ reason });
-          // One line per address and window for a connection flood, one per oversized packet.
-          if (d.first) log.warn({ address: d.address, bytes: d.bytes }, reason === 'connect_rate' ? 'box link: too many connection attempts from this address; refusing them until the window ends' : 'box link: packet over BOXHUB_MQTT_MAX_PACKET_BYTES or malformed; connection closed');
+          // One line per address and window for a connection flood, one per oversized packet,
+          // at most one a second for logins refused by admission control.
+          if (d.first) log.warn({ address: d.address, bytes: d.bytes }, REFUSED_MESSAGES[reason]);
         },
       }).catch((e: unknown) => { throw listenError(e, 'the box link (the embedded MQTT broker)', config.mqttHost, config.mqttPort, 'BOXHUB_MQTT_PORT', 'BOXHUB_MQTT_HOST'); });
       broker = embedded;
@@ -168,6 +184,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     cleanup.unshift(() => broker.close());
 
     const gateway = new BoxGateway({ broker, devices: repos.devices, clock, nodeId: config.nodeId, log, commandTimeoutMs: config.commandTimeoutMs });
+    gatewayRef = gateway;
     await gateway.start();
     cleanup.unshift(async () => gateway.close());
     const jobRepo = new JobRepository(db.kysely, db.dialect);
@@ -213,7 +230,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     jobRunner.register(services.print.count.handler(() => clock.now()));
     jobRunner.register(services.deviceEvents.handler());
     // Boxes this start marked offline: device.offline for those that do not come back within the window.
-    for (const uuid of markedOffline) await services.deviceEvents.seen(uuid);
+    await services.deviceEvents.seenMany(markedOffline);
     const recognitionWorkers = new RecognitionWorkers(services.recognition, { work, ...(config.recognitionWorkers ? { workers: config.recognitionWorkers } : {}) });
     jobRunner.register(recognitionWorkers.pageHandler());
     jobRunner.register(recognitionWorkers.assembleHandler());

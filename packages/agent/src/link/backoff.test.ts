@@ -19,6 +19,30 @@ test('reset after a successful connection starts again from the base', () => {
   assert.equal(b.next(), 199);
 });
 
+test('a success resets the delays only once the connection has stayed up the stable period', () => {
+  let now = 0;
+  const b = new Backoff({ baseMs: 1000, maxMs: 60_000, stableMs: 30_000, random: () => 0.999999, now: () => now });
+  b.next(); b.next(); b.next();
+  // Taken, then dropped after 29 s: the next delay goes on growing.
+  b.succeeded();
+  now += 29_999;
+  assert.equal(b.attempts, 3);
+  assert.equal(b.next(), 7999);
+  // Taken, up for 30 s: the loss after it starts from the base again.
+  b.succeeded();
+  now += 30_000;
+  assert.equal(b.attempts, 0);
+  assert.equal(b.next(), 999);
+  assert.equal(b.next(), 1999, 'and grows again from there');
+});
+
+test('stableMs 0 resets at once on success', () => {
+  const b = new Backoff({ baseMs: 1000, maxMs: 60_000, stableMs: 0, random: () => 0.999999, now: () => 0 });
+  b.next(); b.next();
+  b.succeeded();
+  assert.equal(b.next(), 999);
+});
+
 test('a thousand boxes do not come back in lockstep', () => {
   let seed = 42;
   const random = () => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed / 2 ** 31; };

@@ -4,7 +4,8 @@
 // Reconnects itself with backoff and jitter; mqtt.js's fixed-period reconnect is turned off.
 // A started link is live work: its reconnect timer holds the process open (a box's agent must
 // outlive any outage), and only stop(), kill() or a definitive refusal of its credentials
-// (CONNACK 4 or 5, [MQTT-3.2.2-3]) end it.
+// (CONNACK 4 or 5, [MQTT-3.2.2-3]) end it. A node that cannot take the box yet says so in its
+// CONNACK (busyReason()); the box then waits its next backoff delay like after any failure.
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import mqtt, { type MqttClient } from 'mqtt';
@@ -16,8 +17,10 @@ export interface LinkOptions {
   uuid: string;
   secret: string;
   keepaliveSec: number;
-  backoff?: { baseMs: number; maxMs: number };
+  /** Reconnect delays; `stableMs` (default 30 s): how long a connection must last to reset them. */
+  backoff?: { baseMs: number; maxMs: number; stableMs?: number };
   random?: () => number;
+  now?: () => number;
   connectTimeoutMs?: number;
 }
 
@@ -27,8 +30,38 @@ export interface LinkEvents {
   /** The broker refused the credentials (CONNACK 4 bad username or password, 5 not authorized):
    *  retrying cannot help, so the link stops itself. */
   refused: [reason: string];
+  /** The node (or broker) cannot take the box yet (busyReason()); the link backs off and retries. */
+  busy: [reason: string];
   message: [topic: string, payload: Buffer];
   error: [err: Error];
+}
+
+/**
+ * The longest wait between attempts. It bounds how long a box stays away after its node or
+ * broker is back: a box that waited out an outage draws its next delay from [0, cap], so the
+ * last of a fleet returns up to a cap after the restart (docs/box-protocol.md, "Reconnect"; the
+ * target is every box back within 30 s, with room left for the node's admission control).
+ */
+export const DEFAULT_RECONNECT_MAX_MS = 20_000;
+
+/** A connection must last this long before the reconnect delays start again from the base. */
+export const DEFAULT_STABLE_MS = 30_000;
+
+/**
+ * CONNACK codes that mean "not now" rather than "never" (docs/box-protocol.md, "Reconnect"):
+ * MQTT 3.1.1 return code 3 (server unavailable: what the embedded broker answers past its
+ * admission limit) and the MQTT 5 reason codes 0x88 server unavailable, 0x89 server busy,
+ * 0x97 quota exceeded and 0x9F connection rate exceeded. mqtt.js reports either in `code`.
+ */
+export function busyReason(code: unknown): string | undefined {
+  switch (code) {
+    case 3: return 'server unavailable (CONNACK 3)';
+    case 0x88: return 'server unavailable (CONNACK 0x88)';
+    case 0x89: return 'server busy (CONNACK 0x89)';
+    case 0x97: return 'quota exceeded (CONNACK 0x97)';
+    case 0x9f: return 'connection rate exceeded (CONNACK 0x9F)';
+    default: return undefined;
+  }
 }
 
 export class BoxLink extends EventEmitter<LinkEvents> {
@@ -45,7 +78,10 @@ export class BoxLink extends EventEmitter<LinkEvents> {
   constructor(o: LinkOptions) {
     super();
     this.o = o;
-    this.backoff = new Backoff({ ...(o.backoff ?? { baseMs: 1000, maxMs: 60_000 }), ...(o.random ? { random: o.random } : {}) });
+    this.backoff = new Backoff({
+      stableMs: DEFAULT_STABLE_MS, ...(o.backoff ?? { baseMs: 1000, maxMs: DEFAULT_RECONNECT_MAX_MS }),
+      ...(o.random ? { random: o.random } : {}), ...(o.now ? { now: o.now } : {}),
+    });
   }
 
   start(): void {
@@ -78,7 +114,7 @@ export class BoxLink extends EventEmitter<LinkEvents> {
     client.on('connect', () => {
       if (this.client !== client) return;
       this.connected = true;
-      this.backoff.reset();
+      this.backoff.succeeded();
       client.subscribe(topics.cmd(this.o.uuid), { qos: 1 }, (err, granted) => {
         if (err || granted?.some((g) => g.qos === 128)) this.emit('error', err ?? new Error('command subscription refused'));
       });
@@ -95,6 +131,11 @@ export class BoxLink extends EventEmitter<LinkEvents> {
         this.refusal = code === 4 ? 'bad username or password (CONNACK 4)' : 'not authorized (CONNACK 5)';
         this.stopped = true;
         this.emit('refused', this.refusal);
+        return;
+      }
+      const busy = busyReason(code);
+      if (busy !== undefined) {
+        if (this.client === client) this.emit('busy', busy);
         return;
       }
       this.emit('error', err);

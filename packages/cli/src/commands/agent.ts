@@ -23,7 +23,7 @@ export const command = defineCommand({
     printer: { type: 'string', arg: 'URI', help: 'sim:, ipp://host:631/ipp/print, ipps://…, a CUPS queue (cups:NAME or\nipp://localhost:631/printers/NAME), auto (what is attached; the log says\nwhat it chose), none (default none)' },
     scanner: { type: 'string', arg: 'URI', help: 'sim:, sane:DEVICE, escl:http://host/eSCL, auto (what is attached; the log\nsays what it chose), none (default none)' },
     keepalive: { type: 'string', arg: 'SEC', help: 'MQTT keepalive, 5-300 (default 30)' },
-    'reconnect-max': { type: 'string', arg: 'SEC', help: 'longest wait between reconnection attempts, 1-600 (default 60)' },
+    'reconnect-max': { type: 'string', arg: 'SEC', help: 'longest wait between reconnection attempts, 1-600 (default 20)' },
     'state-dir': { type: 'string', arg: 'DIR', help: 'the box\'s own disk: job journal, outbox of events, scan items\n(default $STATE_DIRECTORY under systemd, else ~/.boxhub-agent)' },
     'buzzer-cmd': { type: 'string', arg: 'CMD', help: 'command per beep, {ms} is replaced by the duration (default: simulated)' },
     'reboot-cmd': { type: 'string', arg: 'CMD', help: 'command that reboots the box (default: systemctl reboot)' },
@@ -40,7 +40,7 @@ export const command = defineCommand({
     const secret = secretFrom(values['secret-file'], '--secret-file', 'BOXHUB_AGENT_SECRET');
     if (!secret) throw new UsageError('the box\'s secret is needed: --secret-file FILE or BOXHUB_AGENT_SECRET');
     const keepalive = intFlag('keepalive', values.keepalive, 5, 300) ?? 30;
-    const reconnectMax = intFlag('reconnect-max', values['reconnect-max'], 1, 600) ?? 60;
+    const reconnectMax = intFlag('reconnect-max', values['reconnect-max'], 1, 600) ?? 20; // the link's DEFAULT_RECONNECT_MAX_MS (docs/box-protocol.md)
     const rebootCmd = (values['reboot-cmd'] ?? 'systemctl reboot').split(/\s+/).filter(Boolean);
     const server = values.server!;
     const uuid = values.device!;

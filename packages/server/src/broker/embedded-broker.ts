@@ -10,6 +10,8 @@ import type { Broker, DeviceAuthenticator, MessageHandler } from './types.ts';
 import { MAX_BOX_MESSAGE_BYTES } from './types.ts';
 import { mayPublish, maySubscribe } from './device-acl.ts';
 import { FrameGuard, type FrameProblem } from './frame-guard.ts';
+import { Admission, LoopLag, type AdmissionLimits } from './admission.ts';
+import { indexedMemoryPersistence } from './retained-index.ts';
 
 export interface EmbeddedBrokerOptions {
   host: string;
@@ -20,10 +22,21 @@ export interface EmbeddedBrokerOptions {
   maxPacketBytes?: number;
   /** Connection attempts per client address (BOXHUB_MQTT_CONNECT_LIMIT); max 0: no limit. */
   connectLimit?: Limit;
+  /**
+   * Logins checked at once, taken per second and the event loop's delay past which none is
+   * taken (BOXHUB_MQTT_ADMIT_*); past them CONNACK 3 (admission.ts). Absent: no limit.
+   */
+  admission?: AdmissionLimits;
   clock?: Clock;
-  /** A connection closed by a limit: 'connect_rate' or 'packet_size' (logs and metrics). */
-  onRefused?: (reason: 'connect_rate' | 'packet_size', detail: { address: string; bytes?: number; first: boolean }) => void;
+  /**
+   * A connection closed by a limit (logs and metrics): 'connect_rate' or 'packet_size', or a
+   * login refused by admission control, 'admission_busy', 'admission_rate' or 'admission_lag'. `first` is set on
+   * the first refusal of an address and window, and for admission once a second at most.
+   */
+  onRefused?: (reason: RefusalReason, detail: { address?: string; bytes?: number; first: boolean }) => void;
 }
+
+export type RefusalReason = 'connect_rate' | 'packet_size' | 'admission_busy' | 'admission_rate' | 'admission_lag';
 
 /** Box messages are at most 256 KiB; the rest is room for the topic and properties. */
 export const DEFAULT_MAX_PACKET_BYTES = 270_000;
@@ -36,19 +49,39 @@ export class EmbeddedBroker implements Broker {
   private readonly server: Server;
   listenUrl: string | undefined;
 
-  private constructor(aedes: Aedes, server: Server) { this.aedes = aedes; this.server = server; }
+  private readonly stopTimers: () => void;
+  private constructor(aedes: Aedes, server: Server, stopTimers: () => void) {
+    this.aedes = aedes;
+    this.server = server;
+    this.stopTimers = stopTimers;
+  }
 
   static async start(opts: EmbeddedBrokerOptions): Promise<EmbeddedBroker> {
+    const clock = opts.clock ?? systemClock;
+    const loopLag = opts.admission?.maxLagMs ? new LoopLag() : undefined;
+    const admission = opts.admission ? new Admission(opts.admission, clock, () => loopLag?.ms ?? 0) : undefined;
+    let admissionLoggedAt = -Infinity;
     const aedes = await Aedes.createBroker({
+      persistence: indexedMemoryPersistence(),
       authenticate: (client, username, password, done) => {
         // [MQTT-3.1.3-5] client id = device uuid; it must match the username it logs in with.
         if (!username || !password || client.id !== username) {
           done(authError(4, 'bad username or password'), false);
           return;
         }
+        const admitted = admission?.enter() ?? { ok: true as const, leave: () => undefined };
+        if (!admitted.ok) {
+          const now = clock.now();
+          const first = now - admissionLoggedAt >= 1000;
+          if (first) admissionLoggedAt = now;
+          // A node-wide limit: no address (aedes hands over the framed stream, not the socket).
+          opts.onRefused?.(`admission_${admitted.reason}`, { first });
+          done(authError(3, 'server unavailable'), false);
+          return;
+        }
         opts.authenticate(username, password.toString('utf8')).then(
-          (ok) => done(ok ? null : authError(4, 'bad username or password'), ok),
-          () => done(authError(3, 'server unavailable'), false),
+          (ok) => { admitted.leave(); done(ok ? null : authError(4, 'bad username or password'), ok); },
+          () => { admitted.leave(); done(authError(3, 'server unavailable'), false); },
         );
       },
       authorizePublish: (client, packet, done) => {
@@ -63,7 +96,7 @@ export class EmbeddedBroker implements Broker {
     });
     const maxPacket = opts.maxPacketBytes ?? DEFAULT_MAX_PACKET_BYTES;
     const limit = opts.connectLimit ?? { max: 0, windowMs: 10_000 };
-    const attempts = new MemoryWindows(opts.clock ?? systemClock);
+    const attempts = new MemoryWindows(clock);
     const handle = aedes.handle as (s: import('node:stream').Duplex) => void;
     // noDelay: without it Nagle adds tens of ms to every command round trip (measured).
     const server = createServer({ noDelay: true }, (socket: Socket) => {
@@ -93,11 +126,12 @@ export class EmbeddedBroker implements Broker {
         server.listen(opts.port, opts.host, () => { server.off('error', reject); resolve(); });
       });
     } catch (e) {
+      loopLag?.close();
       await new Promise<void>((resolve) => aedes.close(() => resolve()));
       throw e;
     }
     server.on('error', (e) => opts.onError?.(e));
-    const b = new EmbeddedBroker(aedes, server);
+    const b = new EmbeddedBroker(aedes, server, () => loopLag?.close());
     const addr = server.address();
     const port = typeof addr === 'object' && addr ? addr.port : opts.port;
     b.listenUrl = `mqtt://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}`;
@@ -137,6 +171,7 @@ export class EmbeddedBroker implements Broker {
   }
 
   async close(): Promise<void> {
+    this.stopTimers();
     await new Promise<void>((resolve) => this.aedes.close(() => resolve()));
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }

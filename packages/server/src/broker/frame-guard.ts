@@ -54,6 +54,7 @@ export class MqttFrameReader {
 /** The socket as aedes sees it: the same bytes, cut off at the first oversized packet. */
 export class FrameGuard extends Duplex {
   private readonly socket: Socket;
+  private corked = false;
   constructor(socket: Socket, maxPacketBytes: number, onProblem: (p: FrameProblem) => void) {
     super({ allowHalfOpen: false });
     this.socket = socket;
@@ -76,6 +77,15 @@ export class FrameGuard extends Duplex {
   override _read(): void { this.socket.resume(); }
 
   override _write(chunk: Buffer, encoding: BufferEncoding, cb: (err?: Error | null) => void): void {
+    // aedes writes each packet on its own (a login's CONNACK, SUBACK and PUBACKs, a command and
+    // its retained state); the packets of one turn of the event loop go out in one writev
+    // instead of a syscall each, which was a fifth of the node's CPU in a reconnect storm
+    // (bench/README.md, "reconnect-storm").
+    if (!this.corked) {
+      this.corked = true;
+      this.socket.cork();
+      process.nextTick(() => { this.corked = false; this.socket.uncork(); });
+    }
     // Done as soon as the socket took it, unless the socket is full: then this stream's
     // buffer fills too and aedes sees write() return false (its slow-client handling).
     if (this.socket.write(chunk, encoding)) cb();

@@ -13,7 +13,7 @@ export function createMetrics() {
     callbackAttempts: new Counter({ name: 'boxhub_callback_attempts_total', help: 'Callback delivery attempts by result (ok, http_error, timeout, network, blocked)', labelNames: ['result'] as const, registers: [registry] }),
     callbackDeliveries: new Counter({ name: 'boxhub_callback_deliveries_total', help: 'Callbacks finished, by outcome (delivered, failed after the last retry)', labelNames: ['outcome'] as const, registers: [registry] }),
     callbackAttemptDuration: new Histogram({ name: 'boxhub_callback_attempt_duration_seconds', help: 'Callback attempt latency, request to answer or failure', buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [registry] }),
-    brokerRefused: new Counter({ name: 'boxhub_broker_refused_total', help: 'Embedded broker connections closed by a limit: connect_rate (attempts per address), packet_size (BOXHUB_MQTT_MAX_PACKET_BYTES)', labelNames: ['reason'] as const, registers: [registry] }),
+    brokerRefused: new Counter({ name: 'boxhub_broker_refused_total', help: 'Embedded broker connections closed by a limit: connect_rate (attempts per address), packet_size (BOXHUB_MQTT_MAX_PACKET_BYTES), admission_busy, admission_rate and admission_lag (logins refused with CONNACK 3: BOXHUB_MQTT_ADMIT_*)', labelNames: ['reason'] as const, registers: [registry] }),
     boxesOnline: new Gauge({ name: 'boxhub_broker_clients', help: 'Clients connected to the embedded broker', registers: [registry] }),
   };
 }

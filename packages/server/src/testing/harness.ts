@@ -94,6 +94,10 @@ export async function startTestServer(o: TestServerOptions = {}): Promise<TestSe
   const env: Record<string, string> = {
     PORT: '0', HOST: '127.0.0.1', BOXHUB_MQTT_PORT: '0', BOXHUB_DATA_DIR: dataDir, LOG_LEVEL: 'silent',
     BOXHUB_COMMAND_TIMEOUT_MS: String(o.commandTimeoutMs ?? 3000),
+    // The suite's own load makes a test server's event loop run late now and then; refusing box
+    // logins for it would only slow tests down. Lag admission has tests of its own
+    // (broker/admission.test.ts); a test may set it again through `env`.
+    BOXHUB_MQTT_ADMIT_MAX_LAG_MS: '0',
     // Test servers share one broker: each gets its own shared-subscription group, as two
     // deployments on one broker would.
     ...(external ? { DATABASE_URL: need('BOXHUB_TEST_DATABASE_URL'), MQTT_URL: need('BOXHUB_TEST_MQTT_URL'), BOXHUB_MQTT_SHARE_GROUP: `t${randomBytes(6).toString('hex')}` } : {}),

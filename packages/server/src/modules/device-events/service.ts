@@ -82,6 +82,31 @@ export class DeviceEventService {
     }
   }
 
+  /**
+   * Many devices changed at once (a node's start marks every box offline): a window for each,
+   * without reading each device first. The job compares when it runs, so a window opened for a
+   * device that did not change (or came back in time) sends nothing. In transactions of 500,
+   * yielding between them: 10,000 devices one by one (three statements each) held a node's
+   * start for tens of seconds (bench/README.md, "reconnect-storm").
+   */
+  async seenMany(uuids: readonly string[]): Promise<void> {
+    const now = this.d.clock.now();
+    for (let i = 0; i < uuids.length; i += 500) {
+      const batch = uuids.slice(i, i + 500);
+      try {
+        await this.d.repo.db.transaction().execute(async (trx) => {
+          for (const uuid of batch) {
+            const job = { kind: DEVICE_EVENT_JOB, ref: uuid, runAt: now + this.d.settleMs, payload: String(now) };
+            await this.d.jobs.schedule(trx, job, 'keep');
+          }
+        });
+      } catch (err) {
+        this.d.log.warn({ err, devices: batch.length }, 'device event check failed');
+      }
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+
   /** The `device.event` job: the window is over; report what still differs. */
   handler(): JobHandler {
     return {
