@@ -199,7 +199,7 @@ async function main(): Promise<void> {
     const app = await server.call<{ api_key: string; callback_secret: string }>('createApp', { name: 'storm' });
     const t0 = performance.now();
     const devs = await server.call<Dev[]>('register', { n: BOXES }, 900_000);
-    let pool = new Pool(server.ready.url, { connections: 8 });
+    const pool = new Pool(server.ready.url, { connections: 8 });
     const queue = [...devs];
     await Promise.all(Array.from({ length: 8 }, async () => {
       for (let d = queue.shift(); d; d = queue.shift()) {
