@@ -10,3 +10,4 @@ export * from './device-state.ts';
 export * from './json.ts';
 export * as api from './api/index.ts';
 export type * from './card-definition.ts';
+export * from './release.ts';

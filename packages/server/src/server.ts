@@ -194,12 +194,14 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       print: { taskTtlMs: config.taskTtlMs, downloadUrlTtlMs: config.downloadUrlTtlMs, maxFileBytes: config.printMaxFileBytes, fetchTimeoutMs: config.printFetchTimeoutMs, countWaitMs: config.printCountWaitMs },
       recognition: { taskTtlMs: config.taskTtlMs, downloadUrlTtlMs: config.downloadUrlTtlMs, endGraceMs: config.recognitionEndGraceMs },
       deviceEventSettleMs: config.deviceEventSettleMs,
+      rollouts: { stepMs: config.rolloutStepMs, sendTimeoutMs: config.commandTimeoutMs },
       ...(db.dataVersion ? { dataVersion: db.dataVersion } : {}),
       onError: (err, what) => log.warn({ err }, `${what} failed`),
     });
     jobRunner.register(services.lifecycle.expiryHandler());
     jobRunner.register(services.print.count.handler(() => clock.now()));
     jobRunner.register(services.deviceEvents.handler());
+    jobRunner.register(services.rollouts.handler());
     // Boxes this start marked offline: device.offline for those that do not come back within the window.
     for (const uuid of markedOffline) await services.deviceEvents.seen(uuid);
     const recognitionWorkers = new RecognitionWorkers(services.recognition, { work, ...(config.recognitionWorkers ? { workers: config.recognitionWorkers } : {}) });
