@@ -27,6 +27,8 @@ export const root: Group = defineGroup({
     scan: lazy('scan on a box and download the PDFs', () => import('./commands/scan.ts')),
     print: lazy('print a PDF or JPEG on a box', () => import('./commands/print.ts')),
     'device-events': lazy('where device events go: a box online/offline, printer and scanner state', () => import('./commands/device-events.ts')),
+    release: lazy('agent releases: signing keys, signing, upload', () => import('./commands/release.ts')),
+    rollout: lazy('roll an agent release out to boxes in waves', () => import('./commands/rollout.ts')),
     card: lazy('feedback cards: run a class stack, make templates, recognize scans', () => import('./commands/card.ts')),
   },
 });

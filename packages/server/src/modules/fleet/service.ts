@@ -49,8 +49,9 @@ export class FleetService {
    * Registers every box of the list that is not registered yet and gives each its labels.
    * Idempotent: a code registered before (an import retried after a lost answer) is not
    * registered again: it is listed as `exists`, without a secret (secrets are shown once).
+   * `each` hears of every box as soon as it is registered.
    */
-  async bulkRegister(body: api.BulkRegisterBody, provision?: ProvisionHook): Promise<{ devices: api.BulkRegistered[] }> {
+  async bulkRegister(body: api.BulkRegisterBody, provision?: ProvisionHook, each?: (e: api.BulkRegistered) => void): Promise<{ devices: api.BulkRegistered[] }> {
     const seen = new Set<string>();
     body.devices.forEach((d, i) => {
       const code = d.code.trim();
@@ -78,6 +79,8 @@ export class FleetService {
       }
       await this.addLabels(entry.uuid, d.labels ?? []);
       out.push(entry);
+      // As it goes: a secret is shown once, and an import that fails half-way keeps the ones made.
+      each?.(entry);
     }
     return { devices: out };
   }
