@@ -85,6 +85,12 @@ test('the fleet page: boxes by state, version and label; a label narrows it; a b
   await page.goto(url('/console/operator/fleet'));
   await go(`#fleet-boxes tr.box[data-uuid="${box.uuid}"] a`);
   assert.match(await text('#box-history'), /connect/);
+  // The same figures on /metrics.
+  const metrics = await (await fetch(url('/metrics'))).text();
+  for (const line of ['boxhub_fleet_boxes{state="online"} 1', 'boxhub_fleet_boxes{state="offline"} 2', 'boxhub_fleet_boxes_by_version{version="1.0.0"} 1',
+    'boxhub_fleet_boxes_by_label{label="school=north",online="true"} 1', 'boxhub_fleet_boxes_by_label{label="school=south",online="false"} 1']) {
+    assert.ok(metrics.split('\n').includes(line), `/metrics has ${line}`);
+  }
   // The box goes away: offline since when, and a disconnect in its history.
   await box.agent.stop();
   await eventually(async () => (await rig.t.server.repos.devices.findByUuid(box.uuid))?.online === 0, 'the box offline');
@@ -104,6 +110,9 @@ test('the rollout pages: start a rollout by label, see it wave by wave, cancel i
   // Both boxes with the label are offline: each wave waits for its box, pending.
   const waves = await page.$$eval('#rollout-waves tr.wave', (rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent ?? '').join(' ')));
   assert.deepEqual(waves, ['1 1 0 0 0 1', '2 1 0 0 0 1']);
+  const id = page.url().split('/').pop() ?? '';
+  const metrics = await (await fetch(url('/metrics'))).text();
+  assert.ok(metrics.includes(`boxhub_rollout_boxes{rollout="${id}",version="0.9.0",rollout_state="running",wave="2",state="pending"} 1`), 'the rollout on /metrics');
   await go('#cancel-rollout');
   assert.equal(await text('#rollout-state'), 'canceled');
   await page.goto(url('/console/operator/rollouts'));

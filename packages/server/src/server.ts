@@ -15,6 +15,7 @@ import { migrate } from './db/migrate.ts';
 import { startMetricsListener } from './http/metrics-listener.ts';
 import { rateLimitSweep, scheduleRateLimitSweep } from './http/rate-limit-sweep.ts';
 import { createMetrics } from './metrics/registry.ts';
+import { fleetMetrics } from './metrics/fleet.ts';
 import { callbackDelivery } from './modules/callbacks/delivery.ts';
 import { callbackRetention, scheduleRetention, sweepCallbacks } from './modules/callbacks/retention.ts';
 import { undiciTransport, type Transport } from './modules/callbacks/transport.ts';
@@ -202,6 +203,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     jobRunner.register(services.print.count.handler(() => clock.now()));
     jobRunner.register(services.deviceEvents.handler());
     jobRunner.register(services.rollouts.handler());
+    fleetMetrics(metrics.registry, services.fleet, services.rollouts);
     // Boxes this start marked offline: device.offline for those that do not come back within the window.
     for (const uuid of markedOffline) await services.deviceEvents.seen(uuid);
     const recognitionWorkers = new RecognitionWorkers(services.recognition, { work, ...(config.recognitionWorkers ? { workers: config.recognitionWorkers } : {}) });
