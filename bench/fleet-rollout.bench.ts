@@ -41,10 +41,10 @@ function release(version: string, privateKey: string, platform = 'any'): { manif
   return { manifest, signature: signManifest(privateKey, manifest), package: bytes.toString('base64') };
 }
 
-interface Box { agent: BoxAgent }
+interface Box { readonly agent: BoxAgent }
 
 function startBox(url: string, uuid: string, secret: string, publicKey: string, stateDir: string, version: string): Box {
-  const box: Box = { agent: undefined as unknown as BoxAgent };
+  let current: BoxAgent | undefined;
   const make = (v: string): BoxAgent => new BoxAgent({
     link: { url, uuid, secret, keepaliveSec: 60, backoff: { baseMs: 100, maxMs: 1000 } },
     printer: new SimPrinter('sim:'), scanner: new SimScanner('sim:'), buzzer: new SimBuzzer(),
@@ -53,15 +53,20 @@ function startBox(url: string, uuid: string, secret: string, publicKey: string, 
     update: {
       publicKey,
       // What `boxhub launch` does after exit 75: start the release `current` names.
-      restart: () => void box.agent.stop().then(async () => {
+      restart: () => void current?.stop().then(async () => {
         const { readlinkSync } = await import('node:fs');
-        box.agent = make(readlinkSync(join(stateDir, 'releases', 'current')));
-        await box.agent.start();
+        current = make(readlinkSync(join(stateDir, 'releases', 'current')));
+        await current.start();
       }),
     },
   });
-  box.agent = make(version);
-  return box;
+  current = make(version);
+  return {
+    get agent(): BoxAgent {
+      if (!current) throw new Error('no agent');
+      return current;
+    },
+  };
 }
 
 async function operator<T>(base: string, path: string, body?: unknown): Promise<T> {

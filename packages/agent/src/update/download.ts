@@ -3,8 +3,8 @@
 // of the agent) asks for the rest with a Range header and appends it. The finished file is
 // checked against the manifest's size and SHA-256 before anything else looks at it.
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
-import { rm, stat } from 'node:fs/promises';
+import { createReadStream, mkdirSync } from 'node:fs';
+import { open, rm, stat } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
@@ -48,13 +48,18 @@ async function sizeOf(path: string): Promise<number> {
 /** One GET from `from` on: appends on 206, starts over on 200. */
 async function fetchInto(url: string, path: string, from: number): Promise<void> {
   const res = await get(url, from > 0 ? { range: `bytes=${from}-` } : {});
-  if (res.statusCode === 206 && from > 0) {
-    await pipeline(res, createWriteStream(path, { flags: 'a', mode: 0o600 }));
-  } else if (res.statusCode === 200) {
-    await pipeline(res, createWriteStream(path, { flags: 'w', mode: 0o600 }));
-  } else {
+  const append = res.statusCode === 206 && from > 0;
+  if (!append && res.statusCode !== 200) {
     res.resume();
     throw new Error(`download answered HTTP ${res.statusCode ?? '?'}`);
+  }
+  // Each chunk written as it comes (not through a stream buffer a broken connection would
+  // discard): what arrived before a break is on disk for the next attempt to resume from.
+  const h = await open(path, append ? 'a' : 'w', 0o600);
+  try {
+    for await (const chunk of res) if (Buffer.isBuffer(chunk)) await h.write(chunk);
+  } finally {
+    await h.close();
   }
 }
 
