@@ -14,10 +14,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ReleaseManifest } from '@boxhub/protocol/release.ts';
-import { parseJson } from '@boxhub/protocol';
-import { ReleaseLayout, type Trial } from './layout.ts';
-import { EXIT_SWITCH } from './updater.ts';
+// Node's own modules and the layout only: the launcher stays resident beside the agent, so it
+// loads none of the agent's code (no MQTT client, no schemas; docs/box-protocol.md, "Memory").
+import { EXIT_SWITCH, ReleaseLayout, type Trial } from './layout.ts';
 
 export interface LauncherOptions {
   stateDir: string;
@@ -127,8 +126,13 @@ async function rollBack(layout: ReleaseLayout, trial: Trial, reason: string, o: 
   await layout.endTrial();
 }
 
-async function manifestOf(layout: ReleaseLayout, version: string): Promise<ReleaseManifest> {
-  const m = parseJson(ReleaseManifest, await readFile(join(layout.release(version), 'release.json'), 'utf8'));
-  if (!m.ok) throw new Error(`release ${version} has no valid release.json: ${m.error}`);
-  return m.value;
+/** The release's entry from its release.json (written by the agent once it checked the manifest). */
+async function manifestOf(layout: ReleaseLayout, version: string): Promise<{ entry: string }> {
+  let entry: unknown;
+  try { entry = (JSON.parse(await readFile(join(layout.release(version), 'release.json'), 'utf8')) as { entry?: unknown }).entry; } catch { entry = undefined; }
+  // The manifest's own pattern (protocol/release.ts): a relative path without `..`.
+  if (typeof entry !== 'string' || !/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/.test(entry) || entry.split('/').includes('..')) {
+    throw new Error(`release ${version} has no valid release.json`);
+  }
+  return { entry };
 }

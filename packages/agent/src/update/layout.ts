@@ -16,6 +16,9 @@ import { join } from 'node:path';
 import type { UpdateReport } from '@boxhub/protocol/release.ts';
 import { writeFileAtomic } from '../store/atomic-file.ts';
 
+/** The agent's exit status after switching releases: the launcher starts `current` at once. */
+export const EXIT_SWITCH = 75;
+
 export interface Trial {
   release?: string | undefined;
   /** Version on trial (the directory `current` points to while the trial lasts). */

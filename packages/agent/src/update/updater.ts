@@ -16,8 +16,7 @@ import {
 import { downloadRelease } from './download.ts';
 import { ReleaseLayout } from './layout.ts';
 
-/** The agent's exit status after switching releases: the launcher starts `current` at once. */
-export const EXIT_SWITCH = 75;
+export { EXIT_SWITCH } from './layout.ts';
 
 export interface UpdaterOptions {
   stateDir: string;

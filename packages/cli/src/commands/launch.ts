@@ -18,7 +18,8 @@ export const command = defineCommand({
   },
   examples: ['boxhub launch --state-dir /var/lib/boxhub -- agent --server mqtts://boxhub.example.org:8883 --device $UUID --secret-file /etc/boxhub/secret --release-key /etc/boxhub/release-key.pem'],
   async run(ctx) {
-    const { runLauncher } = await import('@boxhub/agent');
+    // The launcher's module alone: it stays resident beside the agent (docs/box-agent.service).
+    const { runLauncher } = await import('@boxhub/agent/update/launcher.ts');
     const stateDir = ctx.values['state-dir'] ?? process.env.STATE_DIRECTORY?.split(':')[0] ?? join(homedir(), '.boxhub-agent');
     const log = (msg: string, extra?: Record<string, unknown>) => process.stderr.write(`${new Date().toISOString()} launcher: ${msg}${extra ? ` ${JSON.stringify(extra)}` : ''}\n`);
     return runLauncher({
