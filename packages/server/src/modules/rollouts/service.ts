@@ -12,6 +12,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import type { Database, RolloutBoxesTable, RolloutsTable } from '../../db/schema.ts';
+import { transact } from '../../db/transaction.ts';
 import type { Jobs } from '../../jobs/jobs.ts';
 import type { JobHandler, JobResult } from '../../jobs/runner.ts';
 import { parseState } from '../devices/view.ts';
@@ -65,7 +66,7 @@ export class RolloutService {
       for (const uuid of uuids.slice(at, at + n)) boxes.push({ rollout_id: id, device_uuid: uuid, wave, state: 'pending', reason: null, updated_at: now });
       at += n;
     });
-    await this.db.transaction().execute(async (trx) => {
+    await transact(this.db, async (trx) => {
       await trx.insertInto('rollouts').values(row).execute();
       for (let i = 0; i < boxes.length; i += 500) await trx.insertInto('rollout_boxes').values(boxes.slice(i, i + 500)).execute();
       await this.jobs.schedule(trx, { kind: ROLLOUT_JOB, ref: id, runAt: now });
@@ -229,7 +230,7 @@ export class RolloutService {
 
   private async record(id: string, changes: ReadonlyArray<{ uuid: string; state: RolloutBoxesTable['state']; reason: string | null }>, now: number): Promise<void> {
     if (!changes.length) return;
-    await this.db.transaction().execute(async (trx) => {
+    await transact(this.db, async (trx) => {
       for (const c of changes) {
         await trx.updateTable('rollout_boxes').set({ state: c.state, reason: c.reason, updated_at: now })
           .where('rollout_id', '=', id).where('device_uuid', '=', c.uuid).execute();
