@@ -4,6 +4,7 @@
 // agent-rollback.test.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { eventually } from '@boxhub/server/testing/harness.ts';
 import { entries, makeRelease, releaseKeys, type TestRelease } from './release-rig.ts';
 import { online, operator, reported, upload, withBox } from './update-rig.ts';
 
@@ -15,8 +16,10 @@ test('a real agent release: installed beside the running one, switched to, and i
     assert.equal(sent.code, 0, sent.msg);
     const st = await reported(s, (x) => x.version === '0.2.0' && x.update?.outcome === 'updated', 'version 0.2.0 reported, update done');
     assert.equal(st.update?.release, id);
-    const history = await operator<{ history: Array<{ what: string; detail?: string }> }>(s.t, `/api/operator/device/history?uuid=${s.uuid}`);
-    assert.ok(history.data.history.some((h) => h.what === 'update' && h.detail === 'updated 0.2.0'), JSON.stringify(history.data));
+    // The history is written once the state is stored (after it, by the same node): looked for until it is there.
+    const history = () => operator<{ history: Array<{ what: string; detail?: string }> }>(s.t, `/api/operator/device/history?uuid=${s.uuid}`);
+    await eventually(async () => (await history()).data.history.some((h) => h.what === 'update' && h.detail === 'updated 0.2.0'), 'the update in the box\'s history');
+    assert.deepEqual((await history()).data.history.filter((h) => h.what === 'update').map((h) => h.detail), ['updated 0.2.0', 'installing 0.2.0']);
   });
 });
 
