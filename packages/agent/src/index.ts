@@ -10,3 +10,5 @@ export { SimBuzzer, CommandBuzzer, type Buzzer } from './host/buzzer.ts';
 export { readNetworkInfo, type NetworkInfo } from './host/network.ts';
 export { createSimulatedBox, type SimulatedBox } from './simulator.ts';
 export { systemdSupervisor, type Supervisor } from './host/systemd.ts';
+export { runLauncher, type LauncherOptions } from './update/launcher.ts';
+export { EXIT_SWITCH } from './update/updater.ts';

@@ -18,6 +18,7 @@ import { Journal } from './store/journal.ts';
 import { Outbox } from './store/outbox.ts';
 import { loadBoxKey } from './store/box-key.ts';
 import type { E2eKeyPair } from '@boxhub/protocol/e2e.ts';
+import { Updater } from './update/updater.ts';
 
 export interface BoxIdentity { model: string; version: string; firmware: string }
 
@@ -42,6 +43,9 @@ export interface AgentOptions {
   direct?: BoxJobsDeps['direct'];
   /** How long an unacknowledged event waits before it is sent again while connected (30 s). */
   outboxResendMs?: number;
+  /** Agent updates (docs/updates.md): the release public key (PEM) and what a switch does
+   *  (stop and exit for the launcher). Without `restart` the box takes no updates. */
+  update?: { publicKey: string | undefined; restart: () => void; busyPollMs?: number };
 }
 
 export class BoxAgent {
@@ -61,6 +65,7 @@ export class BoxAgent {
   readonly jobs: BoxJobs;
   /** The box's key pair for encrypted print files, loaded (or made) at start. */
   private e2eKey: E2eKeyPair | undefined;
+  readonly updater: Updater | undefined;
 
   constructor(o: AgentOptions) {
     this.o = o;
@@ -80,10 +85,19 @@ export class BoxAgent {
       ...(o.itemLimits ? { itemLimits: o.itemLimits } : {}),
       boxUuid: o.link.uuid, userAgent: `boxhub-box/${o.identity.version}`, ...(o.direct ? { direct: o.direct } : {}),
     });
+    this.updater = o.update ? new Updater({
+      stateDir: o.stateDir, publicKey: o.update.publicKey, version: o.identity.version, restart: o.update.restart,
+      busy: () => this.jobs.states().length > 0, changed: () => void this.reportState(), log,
+      ...(o.update.busyPollMs ? { busyPollMs: o.update.busyPollMs } : {}),
+    }) : undefined;
     this.link.on('connected', () => {
       this.lastState = '';
-      // State first (it lists the jobs this box holds), then the events it still owes.
-      void this.reportState().then(() => this.outbox.setConnected(true));
+      // State first (it lists the jobs this box holds), then the events it still owes. A
+      // release on trial is healthy once its state is out (docs/updates.md).
+      void this.reportState().then(async () => {
+        this.outbox.setConnected(true);
+        if (this.lastState && this.updater) await this.updater.healthy();
+      }).catch((e: unknown) => this.log('update trial not ended', { error: (e as Error).message }));
     });
     this.link.on('disconnected', () => this.outbox.setConnected(false));
     this.link.on('message', (topic, payload) => {
@@ -104,6 +118,7 @@ export class BoxAgent {
   /** Loads the journal and the outbox an earlier run left, resumes their jobs, then connects. */
   async start(): Promise<void> {
     this.e2eKey = await loadBoxKey(this.o.stateDir);
+    await this.updater?.load();
     await this.journal.load();
     await this.outbox.load();
     await this.jobs.resume();
@@ -137,7 +152,8 @@ export class BoxAgent {
     const [status, scanner, net] = await Promise.all([this.o.printer.status(), this.o.scanner.status(), this.o.network()]);
     const printer = { ...status, ...await this.capability(status) };
     const body = { ...net, model: this.o.identity.model, version: this.o.identity.version, firmware: this.o.identity.firmware, buzzer: true, printer, scanner, boot: this.boot, jobs: this.jobs.states(),
-      ...(this.e2eKey ? { e2e_public_key: this.e2eKey.publicKey } : {}) };
+      ...(this.e2eKey ? { e2e_public_key: this.e2eKey.publicKey } : {}),
+      ...(this.updater?.lastReport ? { update: this.updater.lastReport } : {}) };
     const key = JSON.stringify(body);
     if (key === this.lastState) return;
     const state: BoxState = { v: BOX_PROTOCOL_VERSION, at: Date.now(), ...body };
@@ -191,6 +207,7 @@ export class BoxAgent {
       printer: this.o.printer, scanner: this.o.scanner, buzzer: this.o.buzzer,
       reboot: () => this.o.reboot(this),
       later: (work) => { afterAck.push(work); },
+      updater: this.updater,
     };
     let body: Omit<Ack, 'v' | 'id'>;
     // A command delivered after its expiry (held in a broker queue or a stalled connection)

@@ -3,11 +3,11 @@
 // secret key: BOXHUB_SECRET_KEY or BOXHUB_SECRET_KEY_FILE, else <data dir>/secret.key).
 // The server's code is loaded only here, when such a command runs (not for its --help).
 import { join } from 'node:path';
-import type { ApplicationService, Config, DeviceService } from '@boxhub/server/admin.ts';
+import type { ApplicationService, Config, DeviceService, FleetService } from '@boxhub/server/admin.ts';
 import { Unreachable, UsageError } from './exit.ts';
 import type { Progress } from './progress.ts';
 
-export interface Admin { config: Config; applications: ApplicationService; devices: DeviceService }
+export interface Admin { config: Config; applications: ApplicationService; devices: DeviceService; fleet: FleetService }
 
 /** Where the data is, for a person: never the password of a DATABASE_URL. */
 function describeDb(config: Config): string {
@@ -42,7 +42,7 @@ export async function withAdmin<T>(progress: Progress, work: (a: Admin) => Promi
     }
     // The work prints its result on stdout: the passing state goes first.
     progress.clear();
-    return await work({ config, applications: db.applications, devices: db.devices });
+    return await work({ config, applications: db.applications, devices: db.devices, fleet: db.fleet });
   } catch (e) {
     if (e instanceof admin.SecretKeyError) throw new Unreachable(e.message);
     throw e;

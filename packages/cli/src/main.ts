@@ -18,6 +18,7 @@ export const root: Group = defineGroup({
   subcommands: {
     serve: lazy('run the service (--demo: with a demo application and a simulated box)', () => import('./commands/serve.ts')),
     agent: lazy('run the box agent: the program on the box', () => import('./commands/agent.ts')),
+    launch: lazy('run the current agent release under the box\'s supervisor; roll back a failed one', () => import('./commands/launch.ts')),
     app: lazy('applications and their API keys (on the service\'s database)', () => import('./commands/app.ts')),
     device: lazy('boxes and their secrets (on the service\'s database)', () => import('./commands/device.ts')),
     bind: lazy('bind a box to this application (by its uuid or the code on its label)', () => import('./commands/bind.ts')),
@@ -26,6 +27,8 @@ export const root: Group = defineGroup({
     scan: lazy('scan on a box and download the PDFs', () => import('./commands/scan.ts')),
     print: lazy('print a PDF or JPEG on a box', () => import('./commands/print.ts')),
     'device-events': lazy('where device events go: a box online/offline, printer and scanner state', () => import('./commands/device-events.ts')),
+    release: lazy('agent releases: signing keys, signing, upload', () => import('./commands/release.ts')),
+    rollout: lazy('roll an agent release out to boxes in waves', () => import('./commands/rollout.ts')),
     card: lazy('feedback cards: run a class stack, make templates, recognize scans', () => import('./commands/card.ts')),
   },
 });

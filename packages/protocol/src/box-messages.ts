@@ -14,6 +14,7 @@ import { ConnectionType, NetworkType } from './constants.ts';
 import { BUZZ_LIMITS } from './api/control.ts';
 import { PrinterCapability } from './capability.ts';
 import { BoxJobState, type JobCommandType } from './box-jobs.ts';
+import { UpdateReport } from './release.ts';
 
 export const BOX_PROTOCOL_VERSION = 1;
 
@@ -99,6 +100,8 @@ export const BoxState = Type.Object({
   jobs: Type.Optional(Type.Array(BoxJobState, { maxItems: 10000 })),
   /** The box's X25519 public key for end-to-end encrypted print files, hex (docs/encryption.md). */
   e2e_public_key: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+  /** The last agent update and what became of it (docs/updates.md). */
+  update: Type.Optional(UpdateReport),
 });
 export type BoxState = Static<typeof BoxState>;
 
@@ -110,8 +113,8 @@ export const Presence = Type.Object({
 });
 export type Presence = Static<typeof Presence>;
 
-/** Device control commands (docs/control.md); job commands are in box-jobs.ts. */
-export const ControlCommandType = ['buzz', 'reboot', 'head_clean', 'power_ink_flush', 'nozzle_check'] as const;
+/** Device control commands (docs/control.md; agent.update: docs/updates.md); job commands are in box-jobs.ts. */
+export const ControlCommandType = ['buzz', 'reboot', 'head_clean', 'power_ink_flush', 'nozzle_check', 'agent.update'] as const;
 export type ControlCommandType = (typeof ControlCommandType)[number];
 export type CommandType = ControlCommandType | JobCommandType;
 

@@ -58,6 +58,8 @@ export const errorCatalog = {
   CARD_TEMPLATE_LIMIT: { code: 30411, msg: 'the application has too many card templates' },
   REVIEW_REVISION_CONFLICT: { code: 30420, msg: 'the student\'s result was corrected meanwhile' },
   REVIEW_CORRECTION_INVALID: { code: 30421, msg: 'the correction cannot make a result' },
+  RELEASE_INVALID: { code: 30501, msg: 'the release does not match its manifest' },
+  RELEASE_EXISTS: { code: 30502, msg: 'a release of this version and platform exists already' },
 } as const satisfies Record<string, { code: number; msg: string }>;
 
 export type ErrorKey = keyof typeof errorCatalog;

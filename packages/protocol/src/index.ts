@@ -11,3 +11,4 @@ export * from './json.ts';
 export * from './url-length.ts';
 export * as api from './api/index.ts';
 export type * from './card-definition.ts';
+export * from './release.ts';

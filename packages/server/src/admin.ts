@@ -9,12 +9,13 @@ import { ApplicationRepository } from './modules/applications/repository.ts';
 import { ApplicationService } from './modules/applications/service.ts';
 import { DeviceRepository } from './modules/devices/repository.ts';
 import { DeviceService } from './modules/devices/service.ts';
+import { FleetService } from './modules/fleet/service.ts';
 
 export { loadConfig, ConfigError, type Config } from './config.ts';
 export { SecretKeyError } from './secret-box.ts';
-export type { ApplicationService, DeviceService };
+export type { ApplicationService, DeviceService, FleetService };
 
-export interface AdminDb { applications: ApplicationService; devices: DeviceService; close(): Promise<void> }
+export interface AdminDb { applications: ApplicationService; devices: DeviceService; fleet: FleetService; close(): Promise<void> }
 
 /** Opens the configured database (migrated) with the deployment's secret key, checked. A
  *  failure to open or migrate is thrown as `{ opening: true }` so the caller can say where. */
@@ -31,9 +32,11 @@ export async function openAdmin(config: Config): Promise<AdminDb> {
   try {
     const applications = new ApplicationRepository(db.kysely, box);
     await checkSecretKey(applications, box);
+    const devices = new DeviceService(new DeviceRepository(db.kysely, { dataVersion: db.dataVersion }), systemClock);
     return {
       applications: new ApplicationService(applications, systemClock),
-      devices: new DeviceService(new DeviceRepository(db.kysely, { dataVersion: db.dataVersion }), systemClock),
+      devices,
+      fleet: new FleetService({ db: db.kysely, devices, clock: systemClock }),
       close: () => db.close(),
     };
   } catch (e) {

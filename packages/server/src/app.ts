@@ -33,6 +33,7 @@ import { annotatedRoute } from './modules/recognition/annotated-route.ts';
 import { blobRoutes, type BlobRouteOptions } from './storage/routes.ts';
 import type { CredentialHooks } from './modules/devices/service.ts';
 import { operatorRoutes } from './modules/operator/routes.ts';
+import { fleetRoutes } from './modules/operator/fleet-routes.ts';
 import { consoleRoutes } from './modules/console/routes.ts';
 import { ConsoleSignouts } from './modules/console/repository.ts';
 import type { SecretBox } from './secret-box.ts';
@@ -46,6 +47,8 @@ export interface AppDeps {
   bodyLimit: number;
   /** Body limit of POST /api/print/create (files may come inline). */
   printBodyLimit?: number;
+  /** Largest release upload body, bytes (128 MiB). */
+  releaseBodyLimit?: number;
   /** The local blob store's signed-URL routes (absent with an external store). */
   blobs?: BlobRouteOptions;
   brokerClients?: () => number | undefined;
@@ -127,6 +130,10 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
     await api.register(recognitionRoutes, { recognition: deps.services.recognition, templates: deps.services.templates });
     await api.register(reviewRoutes, { review: deps.services.review });
     await api.register(operatorRoutes, { applications: deps.services.applications, devices: deps.services.devices, hooks: deps.credentialHooks ?? {} });
+    await api.register(fleetRoutes, {
+      releases: deps.services.releases, rollouts: deps.services.rollouts, fleet: deps.services.fleet, hooks: deps.credentialHooks ?? {},
+      releaseBodyLimit: deps.releaseBodyLimit ?? 128 * 1024 * 1024,
+    });
   });
   // The web console: its own scope (form bodies, HTML errors), the same services (docs/console.md).
   if (deps.secretBox) {

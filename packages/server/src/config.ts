@@ -68,6 +68,8 @@ export interface Config {
   printCountWaitMs: number;
   /** Device events: how long a change must hold before it is reported. */
   deviceEventSettleMs: number;
+  /** Time between steps of a running rollout (docs/updates.md, "Rollouts"). */
+  rolloutStepMs: number;
   /** Largest page image a direct transfer may carry to a recognition address. */
   directMaxPageBytes: number;
   /** A scan that ended without scan.end at its recognition address: wait this long, then 1005. */
@@ -314,6 +316,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     printFetchTimeoutMs: int(env, 'BOXHUB_PRINT_FETCH_TIMEOUT_MS', 30_000, 1000, 600_000),
     printCountWaitMs: int(env, 'BOXHUB_PRINT_COUNT_WAIT_MS', 60_000, 1000, 3_600_000),
     deviceEventSettleMs: int(env, 'BOXHUB_DEVICE_EVENT_SETTLE_MS', 30_000, 0, 3_600_000),
+    rolloutStepMs: int(env, 'BOXHUB_ROLLOUT_STEP_MS', 2000, 50, 600_000),
     directMaxPageBytes: int(env, 'BOXHUB_DIRECT_MAX_PAGE_BYTES', 16 * 1024 * 1024, 64 * 1024, 256 * 1024 * 1024),
     recognitionEndGraceMs: int(env, 'BOXHUB_RECOGNITION_END_GRACE_MS', 60_000, 0, 3_600_000),
     recognitionWorkers: env.BOXHUB_RECOGNITION_WORKERS ? int(env, 'BOXHUB_RECOGNITION_WORKERS', 1, 1, 64) : undefined,

@@ -15,6 +15,7 @@ import { migrate } from './db/migrate.ts';
 import { startMetricsListener } from './http/metrics-listener.ts';
 import { rateLimitSweep, scheduleRateLimitSweep } from './http/rate-limit-sweep.ts';
 import { createMetrics } from './metrics/registry.ts';
+import { fleetMetrics } from './metrics/fleet.ts';
 import { callbackDelivery } from './modules/callbacks/delivery.ts';
 import { callbackRetention, scheduleRetention, sweepCallbacks } from './modules/callbacks/retention.ts';
 import { undiciTransport, type Transport } from './modules/callbacks/transport.ts';
@@ -223,12 +224,15 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       print: { taskTtlMs: config.taskTtlMs, downloadUrlTtlMs: config.downloadUrlTtlMs, maxFileBytes: config.printMaxFileBytes, fetchTimeoutMs: config.printFetchTimeoutMs, countWaitMs: config.printCountWaitMs },
       recognition: { taskTtlMs: config.taskTtlMs, downloadUrlTtlMs: config.downloadUrlTtlMs, endGraceMs: config.recognitionEndGraceMs },
       deviceEventSettleMs: config.deviceEventSettleMs,
+      rollouts: { stepMs: config.rolloutStepMs, sendTimeoutMs: config.commandTimeoutMs },
       ...(db.dataVersion ? { dataVersion: db.dataVersion } : {}),
       onError: (err, what) => log.warn({ err }, `${what} failed`),
     });
     jobRunner.register(services.lifecycle.expiryHandler());
     jobRunner.register(services.print.count.handler(() => clock.now()));
     jobRunner.register(services.deviceEvents.handler());
+    jobRunner.register(services.rollouts.handler());
+    fleetMetrics(metrics.registry, services.fleet, services.rollouts);
     // Boxes this start marked offline: device.offline for those that do not come back within the window.
     await services.deviceEvents.seenMany(markedOffline);
     const recognitionWorkers = new RecognitionWorkers(services.recognition, { work, ...(config.recognitionWorkers ? { workers: config.recognitionWorkers } : {}) });

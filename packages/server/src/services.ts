@@ -7,6 +7,9 @@ import type { BoxRequestRouter } from './box-link/requests.ts';
 import type { Clock } from './clock.ts';
 import type { Db } from './db/connect.ts';
 import type { Jobs } from './jobs/jobs.ts';
+import { FleetService } from './modules/fleet/service.ts';
+import { ReleaseService } from './modules/releases/service.ts';
+import { RolloutService, type RolloutSettings } from './modules/rollouts/service.ts';
 import { ApplicationRepository } from './modules/applications/repository.ts';
 import { ApplicationService } from './modules/applications/service.ts';
 import { CallbackRepository } from './modules/callbacks/repository.ts';
@@ -57,6 +60,8 @@ export interface ServiceSettings {
   /** SQLite's data_version: lets authentication remember keys exactly (ApplicationService). */
   dataVersion?: () => number;
   onError?: (err: unknown, what: string) => void;
+  /** Rollout steps and sends (tests make steps short). */
+  rollouts?: Partial<RolloutSettings>;
 }
 
 /** What the services need besides repositories: the box link, delayed work, files, time. */
@@ -114,6 +119,12 @@ export function createServices(repos: Repositories, deps: ServiceDeps, settings:
     tasks: repos.tasks, lifecycle, devices, gateway, callbacks, blobs: deps.blobs, fetcher: deps.fetcher, work: deps.work, clock, log: deps.log, settings: settings.print, jobs,
   }, deps.events, deps.requests);
   const history = new TaskHistoryService(repos.tasks);
-  return { applications, devices, control, callbacks, e2eKeys, lifecycle, scan, print, recognition, templates, review, deviceEvents, history, work: deps.work };
+  // Running a fleet (docs/updates.md, docs/fleet.md).
+  const releases = new ReleaseService({ db: jobs.db, blobs: deps.blobs, gateway, clock });
+  const rollouts = new RolloutService({ db: jobs.db, jobs, releases, clock, log: deps.log, ...(settings.rollouts ? { settings: settings.rollouts } : {}) });
+  const fleet = new FleetService({ db: jobs.db, devices, clock });
+  gateway.onState(async (uuid, state) => { await fleet.state(uuid, state); await rollouts.nudge(uuid); });
+  gateway.onPresence(async (uuid, online) => { await fleet.presence(uuid, online); if (online) await rollouts.nudge(uuid); });
+  return { releases, rollouts, fleet, applications, devices, control, callbacks, e2eKeys, lifecycle, scan, print, recognition, templates, review, deviceEvents, history, work: deps.work };
 }
 export type Services = ReturnType<typeof createServices>;

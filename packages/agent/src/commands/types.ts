@@ -1,6 +1,7 @@
 import type { Ack, Command } from '@boxhub/protocol';
 import type { Buzzer } from '../host/buzzer.ts';
 import type { PrinterDriver, ScannerDriver } from '../drivers/types.ts';
+import type { Updater } from '../update/updater.ts';
 
 /** What a command handler may use. */
 export interface CommandContext {
@@ -11,6 +12,8 @@ export interface CommandContext {
   reboot(): Promise<void>;
   /** Runs work after the ack was sent (long operations acknowledge on start). */
   later(work: () => Promise<void>): void;
+  /** Agent updates (docs/updates.md). */
+  updater?: Updater | undefined;
 }
 
 export type AckBody = Omit<Ack, 'v' | 'id'>;

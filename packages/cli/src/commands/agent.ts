@@ -3,6 +3,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { pdfEnginesLine } from '@boxhub/protocol/pdf-engines.ts';
 import { defineCommand, intFlag } from '../command.ts';
 import { secretFrom } from '../connection.ts';
@@ -11,6 +12,12 @@ import { EXIT, Failed, UsageError } from '../exit.ts';
 /** Exit status when the broker definitively refuses the box's credentials (docs/box-agent.service):
  *  the CLI's "credentials refused" (exit.ts). */
 export const EXIT_CREDENTIALS_REFUSED = EXIT.unreachable;
+
+function readKey(file: string): string {
+  try { return readFileSync(file, 'utf8'); } catch (e) {
+    throw new UsageError(`--release-key: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+}
 
 export const command = defineCommand({
   summary: 'run the box agent: the program on the box',
@@ -28,6 +35,7 @@ export const command = defineCommand({
     'buzzer-cmd': { type: 'string', arg: 'CMD', help: 'command per beep, {ms} is replaced by the duration (default: simulated)' },
     'reboot-cmd': { type: 'string', arg: 'CMD', help: 'command that reboots the box (default: systemctl reboot)' },
     model: { type: 'string', arg: 'NAME', help: 'box model reported to the server (default BX-1)' },
+    'release-key': { type: 'string', arg: 'FILE', help: 'the operator\'s release public key (PEM): updates signed with its key are\ntaken, others refused; without it the box takes no updates (docs/updates.md)' },
     uuid: { type: 'string', arg: 'UUID', help: '', deprecatedFor: 'device' },
   },
   examples: [
@@ -44,7 +52,7 @@ export const command = defineCommand({
     const rebootCmd = (values['reboot-cmd'] ?? 'systemctl reboot').split(/\s+/).filter(Boolean);
     const server = values.server!;
     const uuid = values.device!;
-    const { BoxAgent, CommandBuzzer, SimBuzzer, createPrinterDriver, createScannerDriver, readNetworkInfo, systemdSupervisor } = await import('@boxhub/agent');
+    const { BoxAgent, EXIT_SWITCH, CommandBuzzer, SimBuzzer, createPrinterDriver, createScannerDriver, readNetworkInfo, systemdSupervisor } = await import('@boxhub/agent');
     const stateDir = values['state-dir'] ?? process.env.STATE_DIRECTORY?.split(':')[0] ?? join(homedir(), '.boxhub-agent');
     const log = (msg: string, extra?: Record<string, unknown>) => process.stderr.write(`${new Date().toISOString()} ${msg}${extra ? ` ${JSON.stringify(extra)}` : ''}\n`);
     // The state directory is made (and its journal opened) first: a box that cannot keep its
@@ -56,13 +64,18 @@ export const command = defineCommand({
       }
       return e;
     };
+    const releaseKey = values['release-key'] ? readKey(values['release-key']) : undefined;
+    // After a switch to another release the agent stops and exits EXIT_SWITCH for the launcher.
+    let switched: () => void = () => {};
     let agent: InstanceType<typeof BoxAgent>;
     try { agent = new BoxAgent({
       link: { url: server, uuid, secret, keepaliveSec: keepalive, backoff: { baseMs: Math.min(1000, reconnectMax * 1000), maxMs: reconnectMax * 1000 } },
       printer: await createPrinterDriver(values.printer, { log }),
       scanner: await createScannerDriver(values.scanner, { log }),
       buzzer: values['buzzer-cmd'] ? new CommandBuzzer(values['buzzer-cmd']) : new SimBuzzer(),
-      identity: { model: values.model ?? 'BX-1', version: '0.1.0', firmware: process.env.BOXHUB_FIRMWARE ?? 'unknown' },
+      // The launcher names the release it started (docs/updates.md); the installed agent is 0.1.0.
+      identity: { model: values.model ?? 'BX-1', version: process.env.BOXHUB_RELEASE_VERSION ?? '0.1.0', firmware: process.env.BOXHUB_FIRMWARE ?? 'unknown' },
+      update: { publicKey: releaseKey, restart: () => switched() },
       network: readNetworkInfo,
       stateDir,
       reboot: async () => {
@@ -82,6 +95,7 @@ export const command = defineCommand({
       const stop = () => { supervisor.stopping(); void agent.stop().then(() => resolve(0)); };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
+      switched = () => { supervisor.stopping(); void agent.stop().then(() => resolve(EXIT_SWITCH)); };
       agent.link.once('refused', (reason) => {
         log(`the server refused this box's credentials: ${reason}. Check --device and the secret (--secret-file or BOXHUB_AGENT_SECRET); the device may have been removed or its secret rotated.`);
         supervisor.stopping();

@@ -5,7 +5,7 @@
 // The operator API (/api/operator/device/…) does the same over HTTP.
 import { common, defineCommand, defineGroup, type Context, type Flags } from '../command.ts';
 import { withAdmin, type Admin } from '../admin-db.ts';
-import { EXIT } from '../exit.ts';
+import { EXIT, UsageError } from '../exit.ts';
 import { emit, Progress } from '../progress.ts';
 import { listText, pageFlag, pageOf } from '../page-flag.ts';
 
@@ -89,9 +89,35 @@ const list = defineCommand({
   }),
 });
 
+const importList = defineCommand({
+  summary: 'register boxes by the hundred from a CSV or JSON list; their secrets go to a file',
+  usage: 'FILE --out SECRETS.csv [--json]',
+  description: `${ENV}\nFILE: CSV with a header code,model,labels (labels separated by spaces or ;) or JSON, an array\nof {code, model, labels}. Each new box's uuid and secret go to --out (mode 0600, never\noverwritten: the secrets are shown only now) for the factory image. Idempotent: a code\nregistered before is listed as exists, without a secret, and registered nothing twice\n(docs/fleet.md).`,
+  args: { name: 'FILE', min: 1, max: 1 },
+  flags: { out: { type: 'string', arg: 'FILE', required: true, help: 'where the secrets go: CSV code,uuid,secret,status' }, json: common.json },
+  json: '{devices: [{code, uuid, status}], out} (secrets only in --out)',
+  examples: ['boxhub device import boxes.csv --out secrets-2026-11.csv'],
+  run: (ctx) => admin(ctx, async ({ config, fleet }) => {
+    const { appendFileSync, readFileSync, writeFileSync } = await import('node:fs');
+    const { parseBoxList, secretsCsv, secretsLine } = await import('../device-list-file.ts');
+    const file = ctx.args[0] ?? '';
+    const out = ctx.values.out ?? '';
+    let list;
+    try { list = parseBoxList(readFileSync(file, 'utf8'), file); } catch (e) { throw new UsageError((e as Error).message); }
+    try { writeFileSync(out, secretsCsv([]), { mode: 0o600, flag: 'wx' }); } catch (e) {
+      throw new UsageError(`--out ${out}: ${(e as NodeJS.ErrnoException).code === 'EEXIST' ? 'exists already (it may hold secrets shown only once): choose another file' : (e as Error).message}`);
+    }
+    // Each line as soon as its box is registered: an import that fails half-way keeps the secrets made.
+    const r = await fleet.bulkRegister({ devices: list }, (x) => provision(config, x.uuid, x.secret), (d) => appendFileSync(out, secretsLine(d)));
+    const made = r.devices.filter((d) => d.status === 'registered').length;
+    emit(ctx.json, { devices: r.devices.map((d) => ({ code: d.code, uuid: d.uuid, status: d.status })), out },
+      `${made} box(es) registered, ${r.devices.length - made} registered before (no new secret)\nsecrets: ${out} (shown only there; give each box its line)`);
+  }),
+});
+
 export const command = defineGroup({
   summary: 'boxes and their secrets (on the service\'s database)',
   description: ENV,
   examples: ['boxhub device register --code BX0042 --model BX-1', 'boxhub device rotate-secret --device BX0042'],
-  subcommands: { register, list, 'rotate-secret': rotateSecret, revoke },
+  subcommands: { register, import: importList, list, 'rotate-secret': rotateSecret, revoke },
 });

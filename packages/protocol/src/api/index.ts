@@ -10,3 +10,4 @@ export * from './e2e-keys.ts';
 export * from './recognition.ts';
 export * from './device-events.ts';
 export * from './task-history.ts';
+export * from './fleet.ts';

@@ -2963,6 +2963,594 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/operator/release/upload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Upload a signed agent release: its manifest, signature and tarball (base64; a body of at most 128 MiB) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        manifest: {
+                            version: string;
+                            platform: string;
+                            size: number;
+                            sha256: string;
+                            entry: string;
+                        };
+                        /** @description base64 Ed25519 signature of the canonical manifest (boxhub release sign) */
+                        signature: string;
+                        /**
+                         * Format: byte
+                         * @description the release tarball, base64
+                         */
+                        package: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description 0 on success; see docs/errors.md */
+                            code: number;
+                            msg: string;
+                            data: {
+                                id: string;
+                                version: string;
+                                platform: string;
+                                size: number;
+                                sha256: string;
+                                entry: string;
+                                /** @description Unix ms */
+                                created_at: number;
+                            } | null;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/operator/release/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Agent releases, newest first */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description 0 on success; see docs/errors.md */
+                            code: number;
+                            msg: string;
+                            data: {
+                                releases: {
+                                    id: string;
+                                    version: string;
+                                    platform: string;
+                                    size: number;
+                                    sha256: string;
+                                    entry: string;
+                                    /** @description Unix ms */
+                                    created_at: number;
+                                }[];
+                            } | null;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/operator/device/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send one online box a release now (outside any rollout); answered once the box has checked it */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description device UUID */
+                        uuid: string;
+                        /** @description release id */
+                        release_id: string;
+                        /** @description install even when the release is older than the agent running */
+                        downgrade?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description 0 on success; see docs/errors.md */
+                            code: number;
+                            msg: string;
+                            data: null;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/operator/rollout/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Roll a release out to boxes chosen by list, label or percentage, in waves */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description release id */
+                        release_id: string;
+                        uuids?: string[];
+                        /** @description a label, e.g. school=north or floor-2 */
+                        label?: string;
+                        /** @description this share of every registered box, chosen at random */
+                        percent?: number;
+                        /** @description number of waves (default 3); the first is the smallest */
+                        waves?: number;
+                        /** @description pause between waves, seconds (default 600) */
+                        wave_pause_s?: number;
+                        /** @description how long a wave waits for its boxes, seconds (default 3600) */
+                        wave_timeout_s?: number;
+                        /** @description stop when more than this share of a wave fails (default 10) */
+                        max_failed_pct?: number;
+                        downgrade?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description 0 on success; see docs/errors.md */
+                            code: number;
+                            msg: string;
+                            data: {
+                                id: string;
+                                release_id: string;
+                                version: string;
+                                state: "running" | "done" | "stopped" | "canceled";
+                                /** @description the wave under way, from 0 */
+                                wave: number;
+                                waves: {
+                                    wave: number;
+                                    boxes: number;
+                                    pending: number;
+                                    sent: number;
+                                    updated: number;
+                                    failed: number;
+                                }[];
+                                reason?: string;
+                                created_at: number;
+                                ended_at?: number;
+                            } | null;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/operator/rollout/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Rollouts, newest first, with their progress wave by wave */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description 0 on success; see docs/errors.md */
+                            code: number;
+                            msg: string;
+                            data: {
+                                rollouts: {
+                                    id: string;
+                                    release_id: string;
+                                    version: string;
+                                    state: "running" | "done" | "stopped" | "canceled";
+                                    /** @description the wave under way, from 0 */
+                                    wave: number;
+                                    waves: {
+                                        wave: number;
+                                        boxes: number;
+                                        pending: number;
+                                        sent: number;
+                                        updated: number;
+                                        failed: number;
+                                    }[];
+                                    reason?: string;
+                                    created_at: number;
+                                    ended_at?: number;
+                                }[];
+                            } | null;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/operator/rollout/info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A rollout's progress wave by wave */
+        get: {
+            parameters: {
+                query: {
+                    /** @description rollout id */
+                    id: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description 0 on success; see docs/errors.md */
+                            code: number;
+                            msg: string;
+                            data: {
+                                id: string;
+                                release_id: string;
+                                version: string;
+                                state: "running" | "done" | "stopped" | "canceled";
+                                /** @description the wave under way, from 0 */
+                                wave: number;
+                                waves: {
+                                    wave: number;
+                                    boxes: number;
+                                    pending: number;
+                                    sent: number;
+                                    updated: number;
+                                    failed: number;
+                                }[];
+                                reason?: string;
+                                created_at: number;
+                                ended_at?: number;
+                            } | null;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/operator/rollout/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** End a running rollout: no box is sent the release any more */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description rollout id */
+                        id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description 0 on success; see docs/errors.md */
+                            code: number;
+                            msg: string;
+                            data: null;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/operator/device/bulk_register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Register boxes by the hundred with labels; a code registered before is listed as exists (idempotent); secrets are shown once */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        devices: {
+                            code: string;
+                            model: string;
+                            labels?: string[];
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description 0 on success; see docs/errors.md */
+                            code: number;
+                            msg: string;
+                            data: {
+                                devices: {
+                                    code: string;
+                                    uuid: string;
+                                    secret?: string;
+                                    status: "registered" | "exists";
+                                }[];
+                            } | null;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/operator/fleet/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The fleet at a glance: boxes by state, agent version and label */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description 0 on success; see docs/errors.md */
+                            code: number;
+                            msg: string;
+                            data: {
+                                total: number;
+                                online: number;
+                                offline: number;
+                                printer_trouble: number;
+                                scanner_trouble: number;
+                                versions: {
+                                    version: string;
+                                    boxes: number;
+                                }[];
+                                labels: {
+                                    label: string;
+                                    boxes: number;
+                                    online: number;
+                                }[];
+                            } | null;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/operator/device/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A box's recent history: connects, disconnects, updates, errors (newest first) */
+        get: {
+            parameters: {
+                query: {
+                    /** @description device UUID */
+                    uuid: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description 0 on success; see docs/errors.md */
+                            code: number;
+                            msg: string;
+                            data: {
+                                history: {
+                                    at: number;
+                                    what: string;
+                                    detail?: string;
+                                }[];
+                            } | null;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "callback.test": {

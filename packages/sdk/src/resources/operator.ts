@@ -56,4 +56,52 @@ export class Operator {
   revokeDevice(body: Body<'/api/operator/device/revoke'>, o?: CallOptions) {
     return this.#t.post('/api/operator/device/revoke', body, o);
   }
+
+  // Running a fleet (docs/fleet.md, docs/updates.md).
+
+  /** Registers boxes by the hundred with labels; a code registered before is `exists` (no secret). */
+  bulkRegisterDevices(body: Body<'/api/operator/device/bulk_register'>, o?: CallOptions) {
+    return this.#t.post('/api/operator/device/bulk_register', body, o);
+  }
+
+  /** Sends one online box a release now; answered once the box has checked it. */
+  updateDevice(body: Body<'/api/operator/device/update'>, o?: CallOptions) {
+    return this.#t.post('/api/operator/device/update', body, o);
+  }
+
+  /** A box's recent connects, disconnects, updates and errors, newest first. */
+  deviceHistory(query: Query<'/api/operator/device/history'>, o?: CallOptions) {
+    return this.#t.get('/api/operator/device/history', query, o);
+  }
+
+  /** A signed agent release: manifest, signature and the tarball in base64. */
+  uploadRelease(body: Body<'/api/operator/release/upload'>, o?: CallOptions) {
+    return this.#t.post('/api/operator/release/upload', body, o);
+  }
+
+  listReleases(o?: CallOptions) {
+    return this.#t.get('/api/operator/release/list', {}, o);
+  }
+
+  /** Rolls a release out in waves to boxes chosen by list, label or percentage. */
+  createRollout(body: Body<'/api/operator/rollout/create'>, o?: CallOptions) {
+    return this.#t.post('/api/operator/rollout/create', body, o);
+  }
+
+  listRollouts(o?: CallOptions) {
+    return this.#t.get('/api/operator/rollout/list', {}, o);
+  }
+
+  rolloutInfo(query: Query<'/api/operator/rollout/info'>, o?: CallOptions) {
+    return this.#t.get('/api/operator/rollout/info', query, o);
+  }
+
+  cancelRollout(body: Body<'/api/operator/rollout/cancel'>, o?: CallOptions) {
+    return this.#t.post('/api/operator/rollout/cancel', body, o);
+  }
+
+  /** The fleet at a glance: boxes by state, agent version and label. */
+  fleetSummary(o?: CallOptions) {
+    return this.#t.get('/api/operator/fleet/summary', {}, o);
+  }
 }

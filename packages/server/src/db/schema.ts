@@ -283,6 +283,65 @@ export interface Database {
   device_callbacks: DeviceCallbacksTable;
   device_reported: DeviceReportedTable;
   task_history: TaskHistoryTable;
+  releases: ReleasesTable;
+  rollouts: RolloutsTable;
+  rollout_boxes: RolloutBoxesTable;
+  device_labels: DeviceLabelsTable;
+  device_history: DeviceHistoryTable;
+}
+
+/** A signed agent release (modules/releases; docs/updates.md). */
+export interface ReleasesTable {
+  id: string;
+  version: string;
+  platform: string;
+  size: number;
+  sha256: string;
+  entry: string;
+  signature: string;
+  created_at: number;
+}
+
+/** A release rolled out in waves (modules/rollouts). */
+export interface RolloutsTable {
+  id: string;
+  release_id: string;
+  state: 'running' | 'done' | 'stopped' | 'canceled';
+  downgrade: number;
+  waves: number;
+  wave: number;
+  wave_pause_ms: number;
+  wave_timeout_ms: number;
+  max_failed_pct: number;
+  selector: string;
+  wave_started_at: number | null;
+  reason: string | null;
+  created_at: number;
+  ended_at: number | null;
+}
+
+/** A box's place in a rollout. */
+export interface RolloutBoxesTable {
+  rollout_id: string;
+  device_uuid: string;
+  wave: number;
+  state: 'pending' | 'sent' | 'updated' | 'failed';
+  reason: string | null;
+  updated_at: number;
+}
+
+export interface DeviceLabelsTable {
+  device_uuid: string;
+  label: string;
+}
+
+/** One entry of a box's recent history (modules/fleet). */
+export interface DeviceHistoryTable {
+  id: string;
+  device_uuid: string;
+  at: number;
+  what: 'connect' | 'disconnect' | 'update' | 'error';
+  detail: string | null;
 }
 
 /** An application's device callback URL (modules/device-events). */

@@ -15,6 +15,7 @@ import * as m0023 from './0023-scan-progress.ts';
 import * as m0025 from './0025-recognition-review.ts';
 import * as m0030 from './0030-device-events.ts';
 import * as m0031 from './0031-task-history.ts';
+import * as m0040 from './0040-fleet.ts';
 
 const migrations: Record<string, Migration> = {
   '0001-initial': m0001,
@@ -31,6 +32,7 @@ const migrations: Record<string, Migration> = {
   '0025-recognition-review': m0025,
   '0030-device-events': m0030,
   '0031-task-history': m0031,
+  '0040-fleet': m0040,
 };
 
 export const migrationProvider: MigrationProvider = { getMigrations: async () => migrations };

@@ -6,7 +6,7 @@ export interface PageContext { appName?: string; operator?: boolean; csrf?: stri
 
 function nav(ctx: PageContext): Html | string {
   if (ctx.operator) {
-    return html`<a href="/console/operator/applications">Applications</a><a href="/console/operator/devices">Devices</a>
+    return html`<a href="/console/operator/applications">Applications</a><a href="/console/operator/devices">Devices</a><a href="/console/operator/fleet">Fleet</a><a href="/console/operator/rollouts">Rollouts</a>
 <span class="app"><b id="operator-badge">operator</b></span>
 <form method="post" action="/console/operator/logout"><input type="hidden" name="_csrf" value="${ctx.csrf}"><button class="secondary" type="submit">Sign out</button></form>`;
   }

@@ -13,6 +13,7 @@ import { keyPages } from './key-pages.ts';
 import { CSRF_REFUSED, ctx, formOf, Refused, type ConsoleOptions, type Form } from './kit.ts';
 import { page } from './layout.ts';
 import { operatorPages } from './operator-pages.ts';
+import { fleetPages } from './fleet-pages.ts';
 import { recognitionPages } from './recognition-pages.ts';
 import { reviewPages } from './review-pages.ts';
 import {
@@ -150,6 +151,7 @@ export async function consoleRoutes(app: FastifyInstance, o: ConsoleOptions): Pr
   keyPages(app, o);
   callbackPages(app, o);
   operatorPages(app, o);
+  fleetPages(app, o);
 
   // Any other console path: an HTML 404 (the API's envelope is for /api).
   app.get('/console/*', async () => { throw new Refused(404, 'no such page'); });

@@ -1,0 +1,42 @@
+// How the fleet commands (`boxhub release`, `boxhub rollout`) reach the operator API: --server /
+// BOXHUB_URL and the operator token from --token-file or BOXHUB_OPERATOR_TOKEN (never a flag: a
+// command line shows in `ps`). Answers are the API's envelope; a non-zero code fails the
+// command with the service's message (docs/cli.md).
+import type { Context, Flags } from './command.ts';
+import { Failed, Unreachable, UsageError } from './exit.ts';
+import { secretFrom } from './connection.ts';
+
+export const operatorFlags = {
+  server: { type: 'string', arg: 'URL', help: 'the boxhub service (default $BOXHUB_URL, else http://127.0.0.1:8080)' },
+  'token-file': { type: 'string', arg: 'FILE', help: 'file holding the operator token (default $BOXHUB_OPERATOR_TOKEN)' },
+} as const satisfies Flags;
+
+export interface OperatorClient {
+  get<T>(path: string): Promise<T>;
+  post<T>(path: string, body: unknown): Promise<T>;
+}
+
+export function operatorClient(ctx: Context<Flags>): OperatorClient {
+  const v = ctx.values as { server?: string; 'token-file'?: string };
+  const server = (v.server ?? (process.env.BOXHUB_URL || undefined) ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
+  const token = secretFrom(v['token-file'], '--token-file', 'BOXHUB_OPERATOR_TOKEN');
+  if (!token) throw new UsageError('the operator token is needed: set BOXHUB_OPERATOR_TOKEN or give --token-file FILE');
+  ctx.server = server;
+  const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => {
+    let res: Response;
+    try {
+      res = await fetch(`${server}${path}`, {
+        method, headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    } catch (e) {
+      throw new Unreachable(`cannot reach ${server}: ${(e as Error).message}`);
+    }
+    const env = await res.json().catch(() => undefined) as { code?: number; msg?: string; data?: T } | undefined;
+    if (!env || typeof env.code !== 'number') throw new Failed(`${server}${path} answered HTTP ${res.status} without the API's envelope`);
+    if (env.code === 20003) throw new Unreachable(`the service refused the operator token: error 20003: ${env.msg ?? ''} (${v['token-file'] ? `--token-file ${v['token-file']}` : 'BOXHUB_OPERATOR_TOKEN'})`, env.code);
+    if (env.code !== 0) throw new Failed(`error ${env.code}: ${env.msg ?? 'failed'}`, env.code);
+    return env.data as T;
+  };
+  return { get: (path) => call('GET', path), post: (path, body) => call('POST', path, body) };
+}
