@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -104,6 +104,29 @@ test('a busy box downloads and unpacks the release, and switches only once its j
     assert.deepEqual(JSON.parse(readFileSync(join(stateDir, 'releases', 'trial.json'), 'utf8')), { release: 'r1', to: '0.2.0', from: null, starts: 0, started_at: 0 });
   } finally {
     server.close();
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+});
+
+test('once a release proves healthy, the box keeps it and the one it came from, and removes older ones', async () => {
+  const stateDir = mkdtempSync(join(tmpdir(), 'box-'));
+  const releases = join(stateDir, 'releases');
+  try {
+    for (const v of ['0.1.0', '0.2.0', '0.3.0', 'downloads']) mkdirSync(join(releases, v), { recursive: true });
+    writeFileSync(join(releases, 'downloads', 'r9.part'), 'partial');
+    symlinkSync('0.3.0', join(releases, 'current'));
+    writeFileSync(join(releases, 'trial.json'), JSON.stringify({ release: 'r3', to: '0.3.0', from: '0.2.0', starts: 1, started_at: 1 }));
+    const updater = new Updater({
+      stateDir, publicKey: newReleaseKeys().publicKey, version: '0.3.0', busy: () => false,
+      restart: () => {}, changed: () => {}, log: () => {},
+    });
+    await updater.load();
+    await updater.healthy();
+    assert.equal(updater.lastReport?.outcome, 'updated');
+    assert.deepEqual(readdirSync(releases).sort(), ['0.2.0', '0.3.0', 'current', 'downloads', 'result.json']);
+    assert.equal(readFileSync(join(releases, 'downloads', 'r9.part'), 'utf8'), 'partial', 'a partial download stays');
+    assert.equal(readlinkSync(join(releases, 'current')), '0.3.0');
+  } finally {
     rmSync(stateDir, { recursive: true, force: true });
   }
 });

@@ -11,7 +11,7 @@
 // Every change is one atomic step (a rename of a file or of a symlink, then the directory
 // flushed), so a power cut at any point leaves `current` naming one of the two releases.
 import { randomBytes } from 'node:crypto';
-import { open, readFile, readlink, rename, rm, symlink } from 'node:fs/promises';
+import { open, readdir, readFile, readlink, rename, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { UpdateReport } from '@boxhub/protocol/release.ts';
 import { writeFileAtomic } from '../store/atomic-file.ts';
@@ -64,6 +64,22 @@ export class ReleaseLayout {
   async endTrial(): Promise<void> {
     await rm(join(this.dir, 'trial.json'), { force: true });
     await this.syncDir();
+  }
+
+  /**
+   * Removes every release but `keep` (the one that runs and the one it would go back to), so a
+   * box that takes update after update keeps two releases on its disk, not all of them. Partial
+   * downloads, temporary names and the state files stay.
+   */
+  async prune(keep: ReadonlyArray<string | null>): Promise<string[]> {
+    const kept = new Set(keep.filter((v): v is string => v !== null));
+    const removed: string[] = [];
+    for (const e of await readdir(this.dir, { withFileTypes: true })) {
+      if (!e.isDirectory() || e.name === 'downloads' || e.name.startsWith('.') || kept.has(e.name)) continue;
+      await rm(join(this.dir, e.name), { recursive: true, force: true });
+      removed.push(e.name);
+    }
+    return removed;
   }
 
   async readResult(): Promise<UpdateReport | null> { return readJson<UpdateReport>(join(this.dir, 'result.json')); }

@@ -66,6 +66,13 @@ export class Updater {
     await this.setReport({ release: trial.release, version: trial.to, outcome: 'updated', at: Date.now() });
     await this.layout.endTrial();
     this.o.log('update: the new release is healthy', { version: trial.to, from: trial.from });
+    // Older releases go once the new one has proved itself: the box keeps this one and the one
+    // it came from (docs/updates.md, "On the box").
+    const removed = await this.layout.prune([trial.to, trial.from]).catch((e: unknown) => {
+      this.o.log('update: older releases not removed', { error: (e as Error).message });
+      return [];
+    });
+    if (removed.length) this.o.log('update: older releases removed', { versions: removed });
   }
 
   /** The checks made before the command is answered. */
