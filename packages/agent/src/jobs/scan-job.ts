@@ -214,7 +214,7 @@ export class ScanJob {
   private async batch(signal: AbortSignal): Promise<void> {
     const o = this.entry.data.params.options;
     const first = this.entry.data.sheets;
-    const req: ScanRequest = { duplex: o.duplex, resolution: o.resolution, color: o.color, jpegQuality: o.quality };
+    const req: ScanRequest = { duplex: o.duplex, resolution: o.resolution, color: o.color, jpegQuality: o.quality, task: this.task };
     const dir = join(this.d.dir, this.task);
     await mkdir(dir, { recursive: true, mode: 0o700 });
     // The scanner stops on a stop or a halt; the assembly only on a stop, so that on a halt the
