@@ -2,7 +2,8 @@
 // touches the machine's shared one: initdb from the installed binaries, pg_ctl to start, stop
 // (immediate: a crash) and start again on the same port and data.
 import { execFileSync } from 'node:child_process';
-import { chownSync, mkdirSync, readdirSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, readdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { join } from 'node:path';
 import { userInfo } from 'node:os';
 import { freePort } from './ports.ts';
@@ -25,6 +26,7 @@ export async function startPostgres(dir: string): Promise<Postgres> {
   if (asRoot) {
     const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
     const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
+    chmodSync(dirname(dir), 0o755); // mkdtemp makes it 0700: the postgres user must get through
     chownSync(dir, uid, gid);
     chownSync(data, uid, gid);
   }

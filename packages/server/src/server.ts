@@ -96,7 +96,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     log.warn({ keyFile: config.secretKey.path }, 'DATABASE_URL is set and the secret key is this node\'s own file: every node and the CLI need the same key (BOXHUB_SECRET_KEY or BOXHUB_SECRET_KEY_FILE)');
   }
   let db: Db;
-  try { db = await openConfiguredDb(config, opts.pgSchema); } catch (e) { throw databaseError(dataDirError(e, config.dataDir), config.databaseUrl); }
+  try { db = await openConfiguredDb(config, opts.pgSchema, (err) => log.warn({ err: err.message }, 'database connection lost; the pool opens another')); } catch (e) { throw databaseError(dataDirError(e, config.dataDir), config.databaseUrl); }
   const cleanup: (() => Promise<void>)[] = [() => db.close()];
   try {
     try { await migrate(db); } catch (e) { throw databaseError(dataDirError(e, config.dataDir), config.databaseUrl); }
