@@ -26,7 +26,10 @@ export async function startBalancer(): Promise<Balancer> {
     if (!node) { res.writeHead(503).end('no node'); return; }
     const up = request({ host: '127.0.0.1', port: node.port, agent: false, method: req.method, path: req.url, headers: req.headers, timeout: 30_000 }, (r) => {
       const status = r.statusCode ?? 0;
-      if (status >= 500) b.errors.push({ node: node.name, status, method: req.method ?? '', path: (req.url ?? '').split('?')[0] ?? '', at: Date.now() });
+      // 503 with Retry-After is the documented "not stored, try again" of a direct-transfer
+      // receiver whose storage is away (docs/direct-transfer.md): backpressure, not a failure.
+      const tryAgain = status === 503 && r.headers['retry-after'] !== undefined;
+      if (status >= 500 && !tryAgain) b.errors.push({ node: node.name, status, method: req.method ?? '', path: (req.url ?? '').split('?')[0] ?? '', at: Date.now() });
       res.writeHead(status, r.headers);
       r.pipe(res);
       r.on('error', () => res.destroy());

@@ -23,6 +23,9 @@ interface ItemRow { task_uuid: string; item_id: number; pages: number; page_list
 interface CallbackRow { id: string; event: string; task_uuid: string | null; url: string; method: string; body: string; status: string; created_at: number; completed_at: number | null }
 interface AttemptRow { callback_id: string; attempt: number; started_at: number; duration_ms: number; status_code: number | null }
 
+/** Every code docs/errors.md explains (its tables' first column): an ended task says why by one. */
+const documented = new Set([0, ...[...readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8').matchAll(/^\| (\d{4,5}) \|/gm)].map((m) => Number(m[1]))]);
+
 const RETRY_DELAYS_MS = [8000, 13000, 21000];
 /** Slack for timers and a loaded machine: a retry may come late, never this much early. */
 const EARLY_MS = 250;
@@ -90,9 +93,10 @@ export async function check(dep: Deployment, stats: WorkloadStats, faults: Fault
         }
       }
       const made = produced.get(t.uuid) ?? 0;
-      // A power cut (or a full disk) may lose the pages in hand; nothing may be made up or doubled.
-      const loose = cycled(t);
-      if (!direct && (loose ? pages > made : pages !== made)) add('scan-pages', `scan ${t.uuid} (${rec.get(t.uuid)?.flavor ?? '?'}, end ${t.error_code}): scanner made ${made} pages, items hold ${pages}${loose ? ' (box power-cycled)' : ''}`, from, to);
+      // A power cut (or a full disk) may lose the pages in hand, and a stop the item being
+      // assembled or uploaded (docs/scanning.md, "Stop"); nothing may be made up or doubled.
+      const loose = cycled(t) || rec.get(t.uuid)?.stopped === true;
+      if (!direct && (loose ? pages > made : pages !== made)) add('scan-pages', `scan ${t.uuid} (${rec.get(t.uuid)?.flavor ?? '?'}, end ${t.error_code}): scanner made ${made} pages, items hold ${pages}${loose ? ' (power-cycled or stopped)' : ''}`, from, to);
     }
 
     // Stored files: each item's MD5 against the bytes in S3.
@@ -129,7 +133,7 @@ export async function check(dep: Deployment, stats: WorkloadStats, faults: Fault
       if (p && (p.completed > 1 || (want !== undefined && p.sides > want))) add('print-once', `print ${t.uuid}: ${p.jobs.size} printer jobs, ${p.completed} completed, ${p.sides} sides printed of ${want ?? '?'}`, ...span(t));
     }
     for (const t of tasks) {
-      if (t.finished_at !== null && t.error_code !== 0 && !t.error_message) add('ended-says-why', `${t.kind} ${t.uuid}: ended with ${t.error_code} and no message`, ...span(t));
+      if (t.finished_at !== null && !documented.has(t.error_code)) add('ended-says-why', `${t.kind} ${t.uuid}: ended with ${t.error_code}, a code docs/errors.md does not explain`, ...span(t));
       if (t.finished_at === null) add('task-not-stuck', `${t.kind} ${t.uuid} (${rec.get(t.uuid)?.flavor ?? '?'}) still ${t.state} after the drain`, ...span(t));
     }
 

@@ -22,6 +22,8 @@ export interface TaskRecord {
   recognition?: string;
   /** Sides the document takes (print). */
   sides?: number;
+  /** The application stopped it (scan/stop): the item in hand is not recorded (docs/scanning.md). */
+  stopped?: boolean;
 }
 
 export interface WorkloadStats {
@@ -93,11 +95,13 @@ export async function runWorkload(dep: Deployment, rng: Rng, untilMs: number): P
         const created = await sdk.scan.create({ client_uuid: b.uuid, options });
         const uuid = created.uuid;
         if (!uuid) throw new Error('scan create gave no uuid');
-        stats.tasks.push({ uuid, kind: 'scan', flavor, box: b.index, app, createdAt: Date.now(), ...(recognition ? { recognition } : {}) });
+        const task: TaskRecord = { uuid, kind: 'scan', flavor, box: b.index, app, createdAt: Date.now(), ...(recognition ? { recognition } : {}) };
+        stats.tasks.push(task);
         const stopAt = Date.now() + (flavor === 'stopped' ? r.int(300, 1500) : flavor === 'continuous' ? r.int(4000, 9000) : 60_000);
         for (;;) {
           await sleep(500);
           if (Date.now() >= stopAt || !live()) {
+            task.stopped = true; // asked, whether or not the answer arrives
             try { await sdk.scan.stop({ client_uuid: b.uuid }); stats.stops++; } catch (e) { refused('scan.stop', e); }
             break;
           }
