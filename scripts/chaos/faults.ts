@@ -22,12 +22,16 @@ function busy(path: string, ms: number): boolean {
   try { return Date.now() - statSync(path).mtimeMs < ms; } catch { return false; }
 }
 
-function fill(dir: string): string {
+/** Fills the disk and keeps it full (space the box frees is taken again at once, as by other
+ *  writers on a real disk) until the returned function frees it. */
+function keepFull(dir: string): () => void {
   const file = join(dir, 'chaos-filler');
-  const fd = openSync(file, 'w');
-  const block = Buffer.alloc(1 << 20, 1);
-  try { for (;;) writeSync(fd, block); } catch { /* ENOSPC: full */ } finally { closeSync(fd); }
-  return file;
+  const fd = openSync(file, 'a');
+  const block = Buffer.alloc(1 << 16, 1);
+  const top = () => { try { for (;;) writeSync(fd, block); } catch { /* ENOSPC: full again */ } };
+  top();
+  const timer = setInterval(top, 20);
+  return () => { clearInterval(timer); closeSync(fd); rmSync(file, { force: true }); };
 }
 
 export async function runFaults(dep: Deployment, rng: Rng, startMs: number, untilMs: number, keepaliveSec: number, log: (s: string) => void): Promise<FaultRecord[]> {
@@ -109,9 +113,9 @@ export async function runFaults(dep: Deployment, rng: Rng, startMs: number, unti
           if (!b) { rec.target = 'no small disk (not root)'; break; }
           rec.target = `box ${b.index}`;
           await hold('disk', async () => {
-            const file = fill(b.stateDir);
+            const free = keepFull(b.stateDir);
             await sleep(rng.int(8000, 20000));
-            rmSync(file, { force: true });
+            free();
           });
           break;
         }
