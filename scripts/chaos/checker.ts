@@ -153,7 +153,8 @@ export async function check(dep: Deployment, stats: WorkloadStats, faults: Fault
       for (let k = 1; k < as.length; k++) {
         const prev = as[k - 1]!;
         const cur = as[k]!;
-        const delay = RETRY_DELAYS_MS[Math.min(cur.attempt, RETRY_DELAYS_MS.length) - 1] ?? 0;
+        // Attempts count from 1: attempt 2 is the first retry.
+        const delay = RETRY_DELAYS_MS[Math.min(cur.attempt - 1, RETRY_DELAYS_MS.length) - 1] ?? 0;
         const gap = cur.started_at - (prev.started_at + prev.duration_ms);
         if (gap < delay - EARLY_MS) add('callback-retry-timing', `callback ${id}: attempt ${cur.attempt} ${gap} ms after the previous failure (the schedule says ${delay} ms)`, prev.started_at, cur.started_at);
       }
