@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import pg from 'pg';
-import type { Deployment } from './deployment.ts';
+import { appOf, type Deployment } from './deployment.ts';
 import type { FaultRecord } from './faults.ts';
 import type { TaskRecord, WorkloadStats } from './workload.ts';
 
@@ -150,9 +150,9 @@ export async function check(dep: Deployment, stats: WorkloadStats, faults: Fault
     const byCallback = new Map<string, AttemptRow[]>();
     for (const a of attempts) byCallback.set(a.callback_id, [...(byCallback.get(a.callback_id) ?? []), a]);
     for (const [id, as] of byCallback) {
-      for (let k = 1; k < as.length; k++) {
-        const prev = as[k - 1]!;
-        const cur = as[k]!;
+      for (const [k, cur] of as.entries()) {
+        const prev = as[k - 1];
+        if (!prev) continue;
         // Attempts count from 1: attempt 2 is the first retry.
         const delay = RETRY_DELAYS_MS[Math.min(cur.attempt - 1, RETRY_DELAYS_MS.length) - 1] ?? 0;
         const gap = cur.started_at - (prev.started_at + prev.duration_ms);
@@ -165,7 +165,7 @@ export async function check(dep: Deployment, stats: WorkloadStats, faults: Fault
       const open = tasks.filter((t) => t.kind === 'scan' && t.device_uuid === b.uuid && t.finished_at === null);
       if (b.app < 0) continue;
       try {
-        const cur = await dep.apps[b.app]!.sdk.scan.current({ client_uuid: b.uuid });
+        const cur = await appOf(dep.apps, b.app).sdk.scan.current({ client_uuid: b.uuid });
         if (cur.exist && open.length === 0) add('device-unlocked', `box ${b.index}: scan/current names ${cur.scan_uuid ?? '?'} though every scan of it ended`, endedAt);
       } catch (e) { add('device-unlocked', `box ${b.index}: scan/current failed: ${(e as Error).message}`, endedAt); }
     }

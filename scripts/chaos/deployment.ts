@@ -44,6 +44,13 @@ export interface Box {
 
 export interface App { id: string; key: string; secret: string; sdk: Boxhub }
 
+/** The application at `i` (0 or 1; a box not bound now counts as the first's). */
+export function appOf(apps: readonly App[], i: number): App {
+  const a = apps[Math.max(0, i)];
+  if (!a) throw new Error(`no application ${i}`);
+  return a;
+}
+
 export interface Deployment {
   dir: string;
   pg: Postgres;
@@ -90,19 +97,22 @@ export async function deploy(dir: string, o: { agents: number; log: (s: string) 
     // workload's own polling.
     BOXHUB_RATE_LIMIT_APP: '600000/1m', BOXHUB_RATE_LIMIT_ADDRESS: '600000/1m',
   };
+  const launchNode = (name: string, env: Record<string, string>, prev?: Proc) =>
+    startProc(`node ${name}`, process.execPath, [bin, 'serve'], { env: sourceEnv({ ...process.env, ...env }), log: join(dir, `node-${name}.log`) }, prev);
+  const ready = (n: Node) => until(async () => (await fetch(`http://127.0.0.1:${n.port}/healthz`)).ok, `node ${n.name}`, 90_000);
+  const startNode = async (n: Node) => { n.proc = launchNode(n.name, n.env, n.proc); await ready(n); };
   const nodes: Node[] = [];
+  // One after the other: the first runs the migrations.
   for (const name of ['a', 'b']) {
+    o.log(`server node ${name}…`);
     const port = await freePort();
     const dataDir = join(dir, `node-${name}`);
     mkdirSync(dataDir, { recursive: true });
-    nodes.push({ name, port, proc: undefined as unknown as Proc, env: { ...common, PORT: String(port), BOXHUB_DATA_DIR: dataDir, BOXHUB_NODE_ID: `chaos-${name}` } });
+    const env = { ...common, PORT: String(port), BOXHUB_DATA_DIR: dataDir, BOXHUB_NODE_ID: `chaos-${name}` };
+    const n: Node = { name, port, env, proc: launchNode(name, env) };
+    nodes.push(n);
+    await ready(n);
   }
-  const startNode = async (n: Node) => {
-    n.proc = startProc(`node ${n.name}`, process.execPath, [bin, 'serve'], { env: sourceEnv({ ...process.env, ...n.env }), log: join(dir, `node-${n.name}.log`) }, n.proc);
-    await until(async () => (await fetch(`http://127.0.0.1:${n.port}/healthz`)).ok, `node ${n.name}`, 90_000);
-  };
-  // One after the other: the first runs the migrations.
-  for (const n of nodes) { o.log(`server node ${n.name}…`); await startNode(n); }
   lb.setNodes(nodes.map((n) => ({ name: n.name, port: n.port })));
 
   const op = new Boxhub({ baseUrl: lb.url, apiKey: OPERATOR_TOKEN });
@@ -113,13 +123,14 @@ export async function deploy(dir: string, o: { agents: number; log: (s: string) 
   }
 
   const boxes: Box[] = [];
-  const startAgent = (b: Box) => {
+  const launchAgent = (b: Omit<Box, 'proc'>, prev?: Proc) => {
     const args = [bin, 'agent', '--server', b.proxy.url, '--device', b.uuid, '--secret-file', join(b.dir, 'secret'),
       '--printer', `sim:?side_ms=150&log=${b.printerLog}`,
       '--scanner', `sim:?paper=3&back=text&refill=2&ppm=300&log=${b.scannerLog}`,
       '--keepalive', '5', '--reconnect-max', '2', '--state-dir', b.stateDir];
-    b.proc = startProc(`agent ${b.index}`, process.execPath, args, { env: sourceEnv(), log: join(b.dir, 'agent.log') }, b.proc);
+    return startProc(`agent ${b.index}`, process.execPath, args, { env: sourceEnv(), log: join(b.dir, 'agent.log') }, prev);
   };
+  const startAgent = (b: Box) => { b.proc = launchAgent(b, b.proc); };
   const brokerPort = broker.port;
   for (let i = 0; i < o.agents; i++) {
     const d = await op.operator.registerDevice({ code: `CH${String(i).padStart(4, '0')}${randomBytes(2).toString('hex').toUpperCase()}`, model: 'BX-SIM' });
@@ -132,18 +143,17 @@ export async function deploy(dir: string, o: { agents: number; log: (s: string) 
     writeFileSync(join(bdir, 'secret'), d.secret, { mode: 0o600 });
     const proxy = await startTcpProxy('127.0.0.1', brokerPort);
     const app = i % 4 === 3 ? 1 : 0;
-    await apps[app]!.sdk.devices.bind({ uuid: d.uuid, name: `box ${i}` });
-    const b: Box = {
+    await appOf(apps, app).sdk.devices.bind({ uuid: d.uuid, name: `box ${i}` });
+    const box = {
       index: i, uuid: d.uuid, secret: d.secret, dir: bdir, stateDir, smallDisk, proxy, app,
-      scannerLog: join(bdir, 'scanner.jsonl'), printerLog: join(bdir, 'printer.jsonl'), proc: undefined as unknown as Proc,
+      scannerLog: join(bdir, 'scanner.jsonl'), printerLog: join(bdir, 'printer.jsonl'),
     };
-    boxes.push(b);
-    startAgent(b);
+    boxes.push({ ...box, proc: launchAgent(box) });
   }
   o.log(`${o.agents} agents started; waiting for them online…`);
   await until(async () => {
     let on = 0;
-    for (const b of boxes) if ((await apps[b.app]!.sdk.devices.info({ uuid: b.uuid })).client?.online) on++;
+    for (const b of boxes) if ((await appOf(apps, b.app).sdk.devices.info({ uuid: b.uuid })).client?.online) on++;
     return on === boxes.length;
   }, 'every box online', 180_000);
 

@@ -43,7 +43,7 @@ export async function runFaults(dep: Deployment, rng: Rng, startMs: number, unti
   const count = Math.max(FAULT_KINDS.length, Math.round(span / 12_000));
   const plan: Array<{ at: number; kind: FaultKind }> = [];
   for (let i = 0; i < count; i++) {
-    const kind = i < FAULT_KINDS.length ? FAULT_KINDS[i]! : rng.pick(FAULT_KINDS);
+    const kind = FAULT_KINDS[i] ?? rng.pick(FAULT_KINDS);
     plan.push({ at: startMs + 5_000 + Math.floor(rng.next() * Math.max(1, span - 45_000)), kind });
   }
   plan.sort((a, b) => a.at - b.at);

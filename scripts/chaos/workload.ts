@@ -5,7 +5,7 @@
 // from the seed; refusals (a box offline, no paper yet, a node away) are recorded, not errors.
 import { PDFDocument } from 'pdf-lib';
 import { BoxhubError, generateKeyPair } from '@boxhub/sdk';
-import type { Deployment, Box } from './deployment.ts';
+import { appOf, type Deployment, type Box } from './deployment.ts';
 import type { Rng } from './rng.ts';
 
 export type ScanFlavor = 'plain' | 'continuous' | 'encrypted' | 'recognition' | 'stopped';
@@ -55,10 +55,10 @@ export async function runWorkload(dep: Deployment, rng: Rng, untilMs: number): P
     const k = await generateKeyPair();
     await a.sdk.encryption.registerKey({ public_key: k.publicKey });
   }
-  const docs = await Promise.all([1, 2, 3].map(pdf));
+  const docs = await Promise.all([1, 2, 3].map(async (n) => (await pdf(n)).toString('base64')));
   const rx = dep.rx.url;
   const live = () => Date.now() < untilMs;
-  const sdkOf = (b: Box) => dep.apps[b.app === -1 ? 0 : b.app]!.sdk;
+  const sdkOf = (b: Box) => appOf(dep.apps, b.app).sdk;
 
   const scanWorker = async (b: Box, r: Rng) => {
     let n = 0;
@@ -70,12 +70,12 @@ export async function runWorkload(dep: Deployment, rng: Rng, untilMs: number): P
           await sdkOf(b).devices.unbind({ uuid: b.uuid });
           b.app = -1;
           const next = n % 8 === 0 ? 0 : 1;
-          await dep.apps[next]!.sdk.devices.bind({ uuid: b.uuid, name: `box ${b.index}` });
+          await appOf(dep.apps, next).sdk.devices.bind({ uuid: b.uuid, name: `box ${b.index}` });
           b.app = next;
           stats.binds++;
         } catch (e) {
           refused('bind', e);
-          if (b.app === -1) { try { await dep.apps[0]!.sdk.devices.bind({ uuid: b.uuid, name: `box ${b.index}` }); b.app = 0; } catch (e2) { refused('rebind', e2); } }
+          if (b.app === -1) { try { await appOf(dep.apps, 0).sdk.devices.bind({ uuid: b.uuid, name: `box ${b.index}` }); b.app = 0; } catch (e2) { refused('rebind', e2); } }
         }
       }
       const flavor = r.pick<ScanFlavor>(['plain', 'plain', 'continuous', 'encrypted', 'recognition', 'stopped']);
@@ -125,10 +125,11 @@ export async function runWorkload(dep: Deployment, rng: Rng, untilMs: number): P
         continue;
       }
       const flavor: PrintFlavor = r.next() < 0.3 ? 'cancelled' : 'strict';
-      const pages = r.int(1, 3);
+      const pages = r.int(1, docs.length);
+      const doc = docs[pages - 1] ?? '';
       try {
         const created = await sdk.print.create({
-          client_uuid: b.uuid, file_type: 'pdf', file_content: docs[pages - 1]!.toString('base64'),
+          client_uuid: b.uuid, file_type: 'pdf', file_content: doc,
           options: { callback_url: `${rx}/print`, strict: true, number: 1 },
         });
         const uuid = created.uuid;
