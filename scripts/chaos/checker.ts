@@ -48,6 +48,7 @@ export async function check(dep: Deployment, stats: WorkloadStats, faults: Fault
     const callbacks = (await db.query<CallbackRow>('select id, event, task_uuid, url, method, body, status, created_at, completed_at from callbacks')).rows;
     const attempts = (await db.query<AttemptRow>('select callback_id, attempt, started_at, duration_ms, status_code from callback_attempts order by callback_id, attempt')).rows;
     const byUuid = new Map(tasks.map((t) => [t.uuid, t]));
+    const scanOf = new Map((await db.query<{ task_uuid: string; scan_uuid: string | null }>('select task_uuid, scan_uuid from recognitions')).rows.map((r) => [r.task_uuid, r.scan_uuid ?? '']));
     const rec = new Map(stats.tasks.map((t) => [t.uuid, t]));
     const boxOf = new Map(dep.boxes.map((b) => [b.uuid, b]));
     const powerCycles = faults.filter((f) => f.kind === 'box-power-cycle' || f.kind === 'box-disk-full');
@@ -135,9 +136,10 @@ export async function check(dep: Deployment, stats: WorkloadStats, faults: Fault
     }
     for (const t of tasks) {
       if (t.finished_at !== null && !documented.has(t.error_code)) add('ended-says-why', `${t.kind} ${t.uuid}: ended with ${t.error_code}, a code docs/errors.md does not explain`, ...span(t));
-      // A recognition task no scan ever named (its scan create was refused) waits for one
-      // until it expires, as documented (docs/tasks.md): it is not stuck.
-      const unbound = t.kind === 'recognition' && t.state === 'created';
+      // A recognition task no scan ever named, or whose scan the box refused (that scan was
+      // forgotten, and the address may be used again), waits for a scan until it expires, as
+      // documented (docs/tasks.md, docs/cards.md): it is not stuck.
+      const unbound = t.kind === 'recognition' && !byUuid.has(scanOf.get(t.uuid) ?? '');
       if (t.finished_at === null && !unbound) add('task-not-stuck', `${t.kind} ${t.uuid} (${rec.get(t.uuid)?.flavor ?? '?'}) still ${t.state} after the drain`, ...span(t));
     }
 

@@ -52,7 +52,8 @@ try {
   await db.connect();
   const drainUntil = Date.now() + DRAIN_MS;
   for (;;) {
-    const open = Number((await db.query<{ n: string }>("select count(*) as n from tasks where finished_at is null and not (kind = 'recognition' and state = 'created')")).rows[0]?.n ?? 0);
+    const open = Number((await db.query<{ n: string }>("select count(*) as n from tasks t where finished_at is null and not (kind = 'recognition' and not exists " +
+      '(select 1 from recognitions r join tasks s on s.uuid = r.scan_uuid where r.task_uuid = t.uuid))')).rows[0]?.n ?? 0);
     const pending = Number((await db.query<{ n: string }>("select count(*) as n from callbacks where status = 'pending'")).rows[0]?.n ?? 0);
     if ((open === 0 && pending === 0) || Date.now() > drainUntil) { log(`drained: ${open} tasks open, ${pending} callbacks pending`); break; }
     await new Promise((r) => setTimeout(r, 2000));

@@ -87,9 +87,10 @@ export async function runWorkload(dep: Deployment, rng: Rng, untilMs: number): P
         if (flavor === 'continuous') Object.assign(options, { continuous: true, continuous_wait: r.int(2, 4) });
         if (flavor === 'encrypted') options.encrypt = true;
         if (flavor === 'recognition') {
-          const t = await sdk.recognition.create({ callback_url: `${rx}/rec/${stats.recognitions.length}` });
+          const path = `/rec/${b.index}-${n}`; // one receiver path per recognition run
+          const t = await sdk.recognition.create({ callback_url: `${rx}${path}` });
           recognition = t.uuid;
-          stats.recognitions.push({ uuid: t.uuid, box: b.index, path: `/hook/rec/${stats.recognitions.length}` });
+          stats.recognitions.push({ uuid: t.uuid, box: b.index, path: `${new URL(rx).pathname}${path}` });
           Object.assign(options, { direct_mode: 1, direct_addr: t.direct_addr, direct_page_size: 2, callback_url: `${rx}/scan` });
         }
         const created = await sdk.scan.create({ client_uuid: b.uuid, options });
