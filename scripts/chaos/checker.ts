@@ -26,6 +26,9 @@ interface AttemptRow { callback_id: string; attempt: number; started_at: number;
 /** Every code docs/errors.md explains (its tables' first column): an ended task says why by one. */
 const documented = new Set([0, ...[...readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8').matchAll(/^\| (\d{4,5}) \|/gm)].map((m) => Number(m[1]))]);
 
+/** Scan errors of a task the server ended without the box's end (docs/errors.md). */
+const SERVER_ENDED = new Set([2201, 2202, 2203, 2204]);
+
 const RETRY_DELAYS_MS = [8000, 13000, 21000];
 /** Slack for timers and a loaded machine: a retry may come late, never this much early. */
 const EARLY_MS = 250;
@@ -97,7 +100,9 @@ export async function check(dep: Deployment, stats: WorkloadStats, faults: Fault
       const made = produced.get(t.uuid) ?? 0;
       // A power cut (or a full disk) may lose the pages in hand, and a stop the item being
       // assembled or uploaded (docs/scanning.md, "Stop"); nothing may be made up or doubled.
-      const loose = cycled(t) || rec.get(t.uuid)?.stopped === true;
+      // The same for a scan the server ended on its own (2201-2204: stopped while the box was
+      // away, lost, not acknowledged in time, expired): what the box scans after is dropped.
+      const loose = cycled(t) || rec.get(t.uuid)?.stopped === true || SERVER_ENDED.has(t.error_code);
       if (!direct && (loose ? pages > made : pages !== made)) add('scan-pages', `scan ${t.uuid} (${rec.get(t.uuid)?.flavor ?? '?'}, end ${t.error_code}): scanner made ${made} pages, items hold ${pages}${loose ? ' (power-cycled or stopped)' : ''}`, from, to);
     }
 

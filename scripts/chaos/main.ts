@@ -68,7 +68,8 @@ try {
 } finally {
   clearInterval(sampler);
   await dep.close();
-  if (!values.keep) rmSync(dir, { recursive: true, force: true });
+  // A run with violations keeps its directory: the logs and disks explain them.
+  if (!values.keep && code === 0) rmSync(dir, { recursive: true, force: true });
   else log(`kept ${dir}`);
 }
 process.exit(code);

@@ -110,10 +110,25 @@ export async function runWorkload(dep: Deployment, rng: Rng, untilMs: number): P
         }
       } catch (e) {
         refused(`scan.create/${flavor}`, e);
+        // No answer (a node away, a timeout): the scan may have been created all the same. A
+        // continuous one would scan the refilling feeder for ever; it is found and stopped.
+        if (!(e instanceof BoxhubError && e.kind === 'api')) await adopt(b, flavor);
         await sleep(1000);
       }
       await sleep(r.int(200, 1500));
     }
+  };
+
+  /** Records and stops the scan a create that got no answer may have started. */
+  const adopt = async (b: Box, flavor: ScanFlavor) => {
+    try {
+      const sdk = sdkOf(b);
+      const cur = await sdk.scan.current({ client_uuid: b.uuid });
+      if (!cur.exist || !cur.scan_uuid || stats.tasks.some((t) => t.uuid === cur.scan_uuid)) return;
+      stats.tasks.push({ uuid: cur.scan_uuid, kind: 'scan', flavor, box: b.index, app: b.app, createdAt: Date.now(), stopped: true });
+      await sdk.scan.stop({ client_uuid: b.uuid });
+      stats.stops++;
+    } catch (e) { refused('scan.adopt', e); }
   };
 
   const printWorker = async (b: Box, r: Rng) => {
