@@ -23,7 +23,11 @@ const bin = new URL('../../packages/cli/bin/boxhub.mjs', import.meta.url).pathna
 const sourceEnv = (env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv => ({ ...env });
 const OPERATOR_TOKEN = randomBytes(24).toString('hex');
 
-export interface Node { name: string; port: number; proc: Proc; env: Record<string, string> }
+export interface Node {
+  name: string; port: number; proc: Proc; env: Record<string, string>;
+  /** Starts that failed (the node exited before it served) and were tried again. */
+  startRetries: number;
+}
 
 export interface Box {
   index: number;
@@ -100,7 +104,26 @@ export async function deploy(dir: string, o: { agents: number; log: (s: string) 
   const launchNode = (name: string, env: Record<string, string>, prev?: Proc) =>
     startProc(`node ${name}`, process.execPath, [bin, 'serve'], { env: sourceEnv({ ...process.env, ...env }), log: join(dir, `node-${name}.log`) }, prev);
   const ready = (n: Node) => until(async () => (await fetch(`http://127.0.0.1:${n.port}/healthz`)).ok, `node ${n.name}`, 90_000);
-  const startNode = async (n: Node) => { n.proc = launchNode(n.name, n.env, n.proc); await ready(n); };
+  /**
+   * Starts a node as a supervisor would (docs/box-agent.service's Restart=always): a node that
+   * cannot start (its database is being restarted) exits 1 with the reason, documented in
+   * docs/configuration.md, "When the service cannot start"; it is started again a second later.
+   * Such an exit is no crash of a running node.
+   */
+  const startNode = async (n: Node) => {
+    for (let tries = 0; ; tries++) {
+      n.proc = launchNode(n.name, n.env, n.proc);
+      const proc = n.proc;
+      let gone = false;
+      void proc.exited.then(() => { gone = true; });
+      const up = await until(async () => gone || (await fetch(`http://127.0.0.1:${n.port}/healthz`)).ok, `node ${n.name}`, 90_000).then(() => !gone);
+      if (up) return;
+      n.proc.crashes.pop();
+      n.startRetries++;
+      if (tries > 30) throw new Error(`node ${n.name} does not start`);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  };
   const nodes: Node[] = [];
   // One after the other: the first runs the migrations.
   for (const name of ['a', 'b']) {
@@ -109,7 +132,7 @@ export async function deploy(dir: string, o: { agents: number; log: (s: string) 
     const dataDir = join(dir, `node-${name}`);
     mkdirSync(dataDir, { recursive: true });
     const env = { ...common, PORT: String(port), BOXHUB_DATA_DIR: dataDir, BOXHUB_NODE_ID: `chaos-${name}` };
-    const n: Node = { name, port, env, proc: launchNode(name, env) };
+    const n: Node = { name, port, env, proc: launchNode(name, env), startRetries: 0 };
     nodes.push(n);
     await ready(n);
   }

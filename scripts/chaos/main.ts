@@ -62,6 +62,7 @@ try {
   const endedAt = Date.now();
   const violations = await check(dep, stats, faults, endedAt);
   log(`refusals and failed calls during faults (information): ${[...stats.refusals].map(([k, n]) => `${k}×${n}`).join(', ') || 'none'}`);
+  log(`node starts tried again (the node could not start yet): ${dep.nodes.map((n) => `${n.name} ${n.startRetries}`).join(', ')}`);
   log(`binds ${stats.binds}, stops ${stats.stops}, cancels ${stats.cancels}, control ${stats.controls}, recognitions ${stats.recognitions.length}, requests ${dep.lb.requests}`);
   console.log(`\n${report(faults, violations, stats.tasks.length)}`);
   code = violations.length === 0 ? 0 : 1;
