@@ -34,6 +34,10 @@ const log = (s: string) => console.log(`[${((Date.now() - t0) / 1000).toFixed(0)
 const dir = mkdtempSync(join(tmpdir(), 'boxhub-chaos-'));
 log(`seed ${seed}, ${minutes} min, ${agents} agents, in ${dir}`);
 const dep = await deploy(dir, { agents, log });
+// Interrupted (Ctrl-C): the deployment's processes go too (PostgreSQL and Mosquitto run detached).
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => { log(`${sig}: stopping the deployment`); void dep.close().finally(() => process.exit(130)); });
+}
 const sampler = setInterval(() => sampleRss([...dep.nodes.map((n) => n.proc), ...dep.boxes.map((b) => b.proc)]), 2000);
 let code = 1;
 try {
