@@ -103,7 +103,11 @@ export async function runWorkload(dep: Deployment, rng: Rng, untilMs: number): P
           await sleep(500);
           if (Date.now() >= stopAt || !live()) {
             task.stopped = true; // asked, whether or not the answer arrives
-            try { await sdk.scan.stop({ client_uuid: b.uuid }); stats.stops++; } catch (e) { refused('scan.stop', e); }
+            // Asked again until answered (a node away): a continuous scan on a feeder that
+            // refills would otherwise scan for ever.
+            for (let k = 0; k < 30; k++) {
+              try { await sdk.scan.stop({ client_uuid: b.uuid }); stats.stops++; break; } catch (e) { refused('scan.stop', e); await sleep(1000); }
+            }
             break;
           }
           try { if ((await sdk.scan.info({ client_uuid: b.uuid, scan_uuid: uuid })).finished) break; } catch (e) { refused('scan.info', e); }
