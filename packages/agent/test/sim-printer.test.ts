@@ -53,6 +53,17 @@ test('a 3-page document two-sided prints 4 sides, one at a time, and is recorded
   assert.equal((await p.status()).state, 'idle');
 });
 
+test('log=FILE: a line per job start, printed side and job end, written as it happens', async () => {
+  const log = join(mkdtempSync(join(tmpdir(), 'sim-printer-log-')), 'printer.jsonl');
+  const p = new SimPrinter(`sim:?side_ms=0&log=${encodeURIComponent(log)}`);
+  const r = req(await numberedPdf(2));
+  assert.equal((await p.print(r, hooks())).state, 'completed');
+  const lines = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { event: string; task: string; impressions: number; state: string });
+  assert.deepEqual(lines.map((l) => [l.event, l.task, l.impressions, l.state]), [
+    ['start', r.task, 0, 'processing'], ['side', r.task, 1, 'processing'], ['side', r.task, 2, 'processing'], ['end', r.task, 2, 'completed'],
+  ]);
+});
+
 test('the box builds what the simulated printer cannot do: reverse, copies beyond its own', async () => {
   const out = mkdtempSync(join(tmpdir(), 'boxhub-simout-'));
   const p = new SimPrinter(`sim:?side_ms=0&copies=1&out=${encodeURIComponent(out)}`);

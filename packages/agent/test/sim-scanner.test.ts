@@ -2,7 +2,7 @@
 // time and mid-stack, continuous-mode paper sensing, URI options, pacing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -195,4 +195,19 @@ test('a resolution the scanner lacks is NotSupportedError; a disconnected scanne
   assert.ok(off.error instanceof ScanFault && off.error.kind === 'unavailable');
   assert.deepEqual(await s.status(), { connected: false, supported: false });
   assert.equal(s.sheets, 1);
+});
+
+test('log=FILE: a line per side handed over, naming the task the pages are for', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sim-scanner-log-'));
+  try {
+    const log = join(dir, 'scanner.jsonl');
+    const s = new SimScanner(`sim:?paper=2&log=${encodeURIComponent(log)}`);
+    const { pages } = await collect(s.scan(req({ task: 't-1' }), new AbortController().signal));
+    assert.equal(pages.length, 4);
+    const lines = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { task: string; sheet: number; front: boolean });
+    assert.deepEqual(lines.map((l) => [l.task, l.sheet, l.front]), [['t-1', 1, true], ['t-1', 1, false], ['t-1', 2, true], ['t-1', 2, false]]);
+    await s.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

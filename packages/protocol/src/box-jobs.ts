@@ -141,6 +141,9 @@ export const ReplyParams = Type.Object({
   ok: Type.Boolean(),
   data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   error: Type.Optional(Type.String({ maxLength: 512 })),
+  /** Not a refusal but a failure for now (the server's database or storage out of reach): the
+   *  box asks again later, as when no reply comes (docs/box-protocol.md, "Requests"). */
+  retry: Type.Optional(Type.Boolean()),
 });
 export type ReplyParams = Static<typeof ReplyParams>;
 

@@ -8,9 +8,12 @@ import { ensureDataDir, openDb, type Db } from './db/connect.ts';
 import type { ApplicationRepository } from './modules/applications/repository.ts';
 import { loadSecretBox, SecretKeyError, type SecretBox } from './secret-box.ts';
 
-export function openConfiguredDb(config: Config, pgSchema?: string): Promise<Db> {
+export function openConfiguredDb(config: Config, pgSchema?: string, onConnectionError?: (err: Error) => void): Promise<Db> {
   const schema = pgSchema ?? config.databaseSchema;
-  return openDb({ url: config.databaseUrl, sqlitePath: join(config.dataDir, 'boxhub.sqlite'), ...(schema ? { pgSchema: schema } : {}) });
+  return openDb({
+    url: config.databaseUrl, sqlitePath: join(config.dataDir, 'boxhub.sqlite'),
+    ...(schema ? { pgSchema: schema } : {}), ...(onConnectionError ? { onConnectionError } : {}),
+  });
 }
 
 /** The key that encrypts stored secrets; the default key file lives in the data directory. */

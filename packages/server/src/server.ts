@@ -113,7 +113,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   let failWith: (e: StartupError) => void = () => undefined;
   const failed = new Promise<StartupError>((resolve) => { failWith = resolve; });
   let db: Db;
-  try { db = await openConfiguredDb(config, opts.pgSchema); } catch (e) { throw databaseError(dataDirError(e, config.dataDir), config.databaseUrl); }
+  try { db = await openConfiguredDb(config, opts.pgSchema, (err) => log.warn({ err: err.message }, 'database connection lost; the pool opens another')); } catch (e) { throw databaseError(dataDirError(e, config.dataDir), config.databaseUrl); }
   const cleanup: (() => Promise<void>)[] = [() => db.close()];
   try {
     try { await migrate(db); } catch (e) { throw databaseError(dataDirError(e, config.dataDir), config.databaseUrl); }

@@ -91,6 +91,8 @@ export interface ScanRequest {
   /** JPEG quality 1-100 the job wants: a driver whose device makes JPEG asks for it, so the
    *  page can be passed through unchanged. */
   jpegQuality: number;
+  /** The scan task the pages are for (a simulated scanner's log names it). */
+  task?: string;
 }
 
 /** One scanned side. Drivers deliver pages as they come, never the whole stack at once. */

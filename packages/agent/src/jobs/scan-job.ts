@@ -121,7 +121,7 @@ export class ScanJob {
         },
       });
     }
-    this.done = (resume ? this.resume() : this.run()).catch((e: unknown) => d.log('scan job failed', { task: this.task, error: (e as Error).message }));
+    this.done = (resume ? this.resume() : this.run()).catch((e: unknown) => this.failed(e));
   }
 
   private halting = false;
@@ -216,7 +216,7 @@ export class ScanJob {
   private async batch(signal: AbortSignal): Promise<void> {
     const o = this.entry.data.params.options;
     const first = this.entry.data.sheets;
-    const req: ScanRequest = { duplex: o.duplex, resolution: o.resolution, color: o.color, jpegQuality: o.quality };
+    const req: ScanRequest = { duplex: o.duplex, resolution: o.resolution, color: o.color, jpegQuality: o.quality, task: this.task };
     const dir = join(this.d.dir, this.task);
     await mkdir(dir, { recursive: true, mode: 0o700 });
     // The scanner stops on a stop or a halt; the assembly only on a stop, so that on a halt the
@@ -356,6 +356,27 @@ export class ScanJob {
     }
   }
 
+  /**
+   * The job failed where no scanner fault is caught: its end could not be written (the box's
+   * disk is full), say. The task must still end, or the server waits for it until it expires
+   * (docs/chaos.md): the end is written as soon as it can be, tried again with backoff, with
+   * the failure as a scanner error (2003). A halt leaves it to the next start, which resumes.
+   */
+  private async failed(e: unknown): Promise<void> {
+    const message = `the box could not go on with the scan: ${(e as Error).message}`;
+    this.d.log('scan job failed', { task: this.task, error: (e as Error).message });
+    const backoff = new Backoff(this.d.backoff ?? { baseMs: 1000, maxMs: 30_000 });
+    while (!this.halting && !this.entry.data.finished) {
+      try {
+        await this.end({ error_code: ScanError.scanner_error, message });
+        return;
+      } catch (again) {
+        this.d.log('scan end not written yet; trying again', { task: this.task, error: (again as Error).message });
+        await pause(backoff.next(), this.haltAc.signal);
+      }
+    }
+  }
+
   private async end(result: { error_code: number; message?: string }): Promise<void> {
     if (this.entry.data.finished) return;
     const items = this.entry.data.items.filter((i) => i.state === 'reported');
@@ -368,7 +389,8 @@ export class ScanJob {
   }
 
   private save(): Promise<void> {
-    this.saving = this.saving.then(() => this.d.journal.put(this.entry));
+    // A failed write (a full disk) fails its caller; the next save writes the entry afresh.
+    this.saving = this.saving.catch(() => undefined).then(() => this.d.journal.put(this.entry));
     return this.saving;
   }
 

@@ -10,11 +10,11 @@ import type { BoxLink } from './connection.ts';
 export class RequestRefusedError extends Error {}
 
 export class BoxRequests {
-  private readonly link: BoxLink;
+  private readonly link: Pick<BoxLink, 'publish'>;
   private readonly uuid: string;
   private readonly pending = new Map<string, { resolve: (r: ReplyParams) => void; timer: NodeJS.Timeout }>();
 
-  constructor(link: BoxLink, uuid: string) { this.link = link; this.uuid = uuid; }
+  constructor(link: Pick<BoxLink, 'publish'>, uuid: string) { this.link = link; this.uuid = uuid; }
 
   async ask(type: BoxRequestType, params: Record<string, unknown>, timeoutMs = 10_000): Promise<Record<string, unknown>> {
     const id = randomUUID();
@@ -30,6 +30,8 @@ export class BoxRequests {
       throw e;
     }
     const r = await answered;
+    // A failure for now is no refusal: the caller asks again, as after no reply at all.
+    if (!r.ok && r.retry) throw new Error(`${type} failed on the server (${r.error ?? 'no reason given'}); asking again`);
     if (!r.ok) throw new RequestRefusedError(r.error ?? `${type} refused`);
     return r.data ?? {};
   }

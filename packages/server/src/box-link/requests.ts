@@ -14,10 +14,10 @@ export type RequestHandler<T extends BoxRequestType> =
 
 export class BoxRequestRouter {
   private readonly handlers = new Map<BoxRequestType, RequestHandler<BoxRequestType>>();
-  private readonly gateway: BoxGateway;
+  private readonly gateway: Pick<BoxGateway, 'onRequest' | 'send'>;
   private readonly log: Logger;
 
-  constructor(gateway: BoxGateway, log: Logger) {
+  constructor(gateway: Pick<BoxGateway, 'onRequest' | 'send'>, log: Logger) {
     this.gateway = gateway;
     this.log = log;
     gateway.onRequest((uuid, r) => this.handle(uuid, r));
@@ -38,7 +38,9 @@ export class BoxRequestRouter {
         reply = { request: r.id, ok: true, data: await handler(device, params.value as never) };
       } catch (e) {
         if (!(e instanceof RequestRefused)) this.log.error({ err: e, device, type: r.type }, 'box request failed');
-        reply = { request: r.id, ok: false, error: e instanceof RequestRefused ? e.message : 'server error' };
+        // Only a refusal is final; anything else (the database restarting, storage away) is
+        // answered as a failure for now, which the box asks again about (docs/box-protocol.md).
+        reply = e instanceof RequestRefused ? { request: r.id, ok: false, error: e.message } : { request: r.id, ok: false, error: 'server error; ask again', retry: true };
       }
     }
     await this.gateway.send(device, 'reply', reply).catch((err: unknown) => this.log.warn({ err, device }, 'reply to a box request not sent'));

@@ -37,6 +37,12 @@ export interface DbOptions {
   /** PostgreSQL schema to work in (tests use one per app); created if missing. */
   pgSchema?: string;
   poolSize?: number;
+  /**
+   * A PostgreSQL connection lost outside a query (the server restarted, the network dropped):
+   * told here, never thrown. The pool drops that connection and the next query opens another;
+   * a query that was running fails with its own error.
+   */
+  onConnectionError?: (err: Error) => void;
 }
 
 export async function openDb(opts: DbOptions): Promise<Db> {
@@ -54,6 +60,12 @@ export async function openDb(opts: DbOptions): Promise<Db> {
       types,
       ...(schema ? { options: `-c search_path=${schema}` } : {}),
     });
+    // node-postgres emits a lost connection as an 'error' event: on the pool for an idle
+    // client, on the client itself for one checked out (between the queries of a transaction).
+    // Unheard, either ends the process; each is only a connection to drop (docs/chaos.md).
+    // The client's own listener reports it; the pool's re-emits the same error for an idle one.
+    pool.on('error', () => undefined);
+    pool.on('connect', (client) => { client.on('error', (err: Error) => opts.onConnectionError?.(err)); });
     if (schema) await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { kysely, dialect: 'postgres', ...(schema ? { schema } : {}), close: once(() => kysely.destroy()) };

@@ -29,6 +29,20 @@ const fastifyCodes: Record<string, ErrorKey> = {
   FST_ERR_CTP_INVALID_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
 };
 
+/** Codes of a dependency out of reach for now (storage, the database): the network's errors and
+ *  PostgreSQL's connection classes (08…, 57P01-57P03: shut down, starting up). */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', '57P01', '57P02', '57P03']);
+
+/** The code of an error raised because a dependency is unreachable, or undefined. */
+export function unreachableCode(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && (UNREACHABLE.has(code) || /^08/.test(code))) return code;
+    if (e instanceof Error && /^Connection terminated|^Client has encountered a connection error/.test(e.message)) return 'connection-lost';
+  }
+  return undefined;
+}
+
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
   app.decorateRequest('envelopeCode', 0);
 
@@ -54,6 +68,13 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
     if (err.statusCode === 400) return send(req, reply, 'INVALID_PARAMETER', err.message);
     if (err.statusCode === 413) return send(req, reply, 'PAYLOAD_TOO_LARGE');
     if (err.statusCode === 415) return send(req, reply, 'UNSUPPORTED_MEDIA_TYPE');
+    // A dependency out of reach (storage, the database restarting): the caller may retry
+    // (docs/errors.md 10503), and it is no fault of ours to log as one.
+    const unreachable = unreachableCode(err);
+    if (unreachable) {
+      req.log.warn({ err: err.message, code: unreachable }, 'a dependency is unreachable');
+      return send(req, reply, 'SERVICE_UNAVAILABLE', `a dependency of this request is unreachable for now (${unreachable}); try again (request id ${req.id})`);
+    }
     // Anything else is our fault: log it with the request id, answer without internals.
     req.log.error({ err }, 'unhandled error');
     return send(req, reply, 'INTERNAL_ERROR', `internal error (request id ${req.id})`);

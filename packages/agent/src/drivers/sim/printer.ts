@@ -9,9 +9,13 @@
 //       &fault=media-empty    a standing fault from the start (jobs wait until it is cleared)
 //       &out=/path/dir        render each job: <task>.pdf (as sent), <task>-N.png (each printed side,
 //                             copies included, in reading order), <task>.json
+//       &log=/path/file      appends a JSON line per job start, printed side and job end
+//                            ({event, task, job, sides, impressions, state, at}): what left the
+//                            printer, for a checker (docs/chaos.md)
 //       &duplex=0 &color=0 &copies=1   a printer without two-sided, colour, or copies
 //       &connected=0
 // At run time: setFault(), failAfter(), pauseAfter()/resume(), setConnected().
+import { appendFileSync } from 'node:fs';
 import { EventEmitter } from 'node:events';
 import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { onPath, renderEngine } from '@boxhub/protocol/pdf-engines.ts';
@@ -96,6 +100,8 @@ export class SimPrinter implements PrinterDriver {
   sideMs: number;
   /** Where jobs are rendered; null: not rendered. */
   outDir: string | null;
+  /** Where job starts, sides and ends are logged; null: not logged. */
+  readonly logFile: string | null;
   /** Every maintenance operation run, in order (tests read it). */
   readonly history: MaintenanceOp[] = [];
   /** Every job, in order (tests read it). */
@@ -118,6 +124,7 @@ export class SimPrinter implements PrinterDriver {
     if (q.get('connected') === '0') this.connected = false;
     this.sideMs = Math.max(0, Number(q.get('side_ms') ?? 20) || 0);
     this.outDir = q.get('out');
+    this.logFile = q.get('log');
     const failAfter = q.get('fail_after');
     if (failAfter !== null) this.failing = { after: Math.max(0, Number(failAfter) || 0), fault: faultOf(q.get('fail')) ?? 'media-empty' };
     this.attributes = simPrinterAttributes({ duplex: q.get('duplex') !== '0', color: q.get('color') !== '0', copies: Number(q.get('copies') ?? 99) || 1 });
@@ -268,7 +275,11 @@ export class SimPrinter implements PrinterDriver {
     });
     const failing = this.failing;
     this.failing = null;
+    const log = (event: 'start' | 'side' | 'end') => {
+      if (this.logFile) appendFileSync(this.logFile, `${JSON.stringify({ event, task: job.task, job: job.id, sides: job.sides, impressions: job.impressions, state: job.state, at: Date.now() })}\n`);
+    };
     const done = (async (): Promise<PrintOutcome> => {
+      log('start');
       this.events.emit('change');
       // A printer in error holds the job until the fault is cleared (ippeveprinter does the
       // same while media-empty).
@@ -285,10 +296,12 @@ export class SimPrinter implements PrinterDriver {
         await (this.sideMs > 0 ? wait(this.sideMs) : new Promise<void>((r) => setImmediate(r)));
         if (cancelled) break;
         job.impressions++;
+        log('side');
         for (const l of listeners) l(job.impressions);
         this.events.emit('side', job);
       }
       if (job.state === 'processing') job.state = cancelled ? 'canceled' : 'completed';
+      log('end');
       signal.removeEventListener('abort', cancel);
       this.running = null;
       this.byId.set(job.id, job);

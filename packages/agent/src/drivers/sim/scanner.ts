@@ -10,11 +10,14 @@
 //   fault=jammed|cover-open   starts in that fault
 //   jam=N             jams after N more sheets (the next sheet stays in the feeder)
 //   format=jpeg|raw|png   how pages are handed over (default jpeg, at the task's quality)
+//   log=FILE          appends a JSON line per side handed over ({task, sheet, front, at}), written
+//                     before the box sees the page: what the scanner produced, for a checker
+//                     that compares it with the items the server recorded (docs/chaos.md)
 //
 // At run time: load(sheets) puts paper in the feeder (generated sides or given JPEG/PNG images,
 // e.g. filled feedback cards), unload() takes it out, setFault()/jamAfter() cause faults.
 import { EventEmitter } from 'node:events';
-import { existsSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
 import type { ScannerStatus } from '@boxhub/protocol';
 import { NotSupportedError, ScanFault, type ScannedPage, type ScannerDriver, type ScanRequest } from '../types.ts';
 import { SCANNER_STATUS_ERRORS, simScannerFaults, type SimScannerFault } from './faults.ts';
@@ -57,6 +60,8 @@ export class SimScanner implements ScannerDriver {
   readonly format: SimPageFormat;
   /** Pages per minute, or undefined for no pacing. */
   readonly ppm: number | undefined;
+  /** Where each side handed over is logged, or undefined. */
+  readonly log: string | undefined;
   private readonly events = new EventEmitter();
   private readonly sleep: NonNullable<SimScannerOptions['sleep']>;
   private readonly feeder: SimSheet[] = [];
@@ -101,6 +106,7 @@ export class SimScanner implements ScannerDriver {
     const format = q.get('format') ?? 'jpeg';
     if (format !== 'jpeg' && format !== 'raw' && format !== 'png') throw new TypeError(`sim scanner URI: format must be jpeg, raw or png, not '${format}'`);
     this.format = format;
+    this.log = q.get('log') ?? undefined;
     this.sleep = options.sleep ?? abortableSleep;
   }
 
@@ -198,6 +204,7 @@ export class SimScanner implements ScannerDriver {
           if (this.ppm) await this.sleep(60_000 / this.ppm, signal);
           const img = await this.render(side, req);
           signal.throwIfAborted();
+          if (this.log) appendFileSync(this.log, `${JSON.stringify({ task: req.task ?? null, sheet, front, at: Date.now() })}\n`);
           yield { sheet, front, dpi: req.resolution, ...img };
         }
       }

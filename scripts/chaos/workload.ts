@@ -1,0 +1,179 @@
+// The workload: everything at once on every box (docs/chaos.md, "Workload"). Each box has a
+// scan worker (plain, continuous, encrypted and recognition scans with direct transfer, some
+// stopped early; every few scans the box is unbound and bound to the other application) and a
+// print worker (strict prints, some cancelled, control commands between them). Choices come
+// from the seed; refusals (a box offline, no paper yet, a node away) are recorded, not errors.
+import { PDFDocument } from 'pdf-lib';
+import { BoxhubError, generateKeyPair } from '@boxhub/sdk';
+import { appOf, type Deployment, type Box } from './deployment.ts';
+import type { Rng } from './rng.ts';
+
+export type ScanFlavor = 'plain' | 'continuous' | 'encrypted' | 'recognition' | 'stopped';
+export type PrintFlavor = 'strict' | 'cancelled';
+
+export interface TaskRecord {
+  uuid: string;
+  kind: 'scan' | 'print';
+  flavor: ScanFlavor | PrintFlavor;
+  box: number;
+  app: number;
+  createdAt: number;
+  /** The recognition task a scan feeds (recognition flavor). */
+  recognition?: string;
+  /** Sides the document takes (print). */
+  sides?: number;
+  /** The application stopped it (scan/stop): the item in hand is not recorded (docs/scanning.md). */
+  stopped?: boolean;
+}
+
+export interface WorkloadStats {
+  tasks: TaskRecord[];
+  recognitions: Array<{ uuid: string; box: number; path: string }>;
+  /** Calls refused or failed, by kind: normal under faults, reported for information. */
+  refusals: Map<string, number>;
+  controls: number;
+  binds: number;
+  stops: number;
+  cancels: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function pdf(pages: number): Promise<Buffer> {
+  const d = await PDFDocument.create();
+  for (let i = 0; i < pages; i++) d.addPage([595.28, 841.89]).drawText(`chaos page ${i + 1}`, { x: 50, y: 700, size: 30 });
+  return Buffer.from(await d.save());
+}
+
+export async function runWorkload(dep: Deployment, rng: Rng, untilMs: number): Promise<WorkloadStats> {
+  const stats: WorkloadStats = { tasks: [], recognitions: [], refusals: new Map(), controls: 0, binds: 0, stops: 0, cancels: 0 };
+  const refused = (what: string, e: unknown) => {
+    const why = e instanceof BoxhubError ? (e.kind === 'api' ? `${what} ${e.code}` : `${what} ${e.kind}`) : `${what} ${(e as Error).message.slice(0, 40)}`;
+    stats.refusals.set(why, (stats.refusals.get(why) ?? 0) + 1);
+  };
+  for (const a of dep.apps) {
+    const k = await generateKeyPair();
+    await a.sdk.encryption.registerKey({ public_key: k.publicKey });
+  }
+  const docs = await Promise.all([1, 2, 3].map(async (n) => (await pdf(n)).toString('base64')));
+  const rx = dep.rx.url;
+  const live = () => Date.now() < untilMs;
+  const sdkOf = (b: Box) => appOf(dep.apps, b.app).sdk;
+
+  const scanWorker = async (b: Box, r: Rng) => {
+    let n = 0;
+    while (live()) {
+      n++;
+      if (b.index % 5 === 2 && n % 4 === 0) {
+        // Unbind and bind to the other application (the box is idle here).
+        try {
+          await sdkOf(b).devices.unbind({ uuid: b.uuid });
+          b.app = -1;
+          const next = n % 8 === 0 ? 0 : 1;
+          await appOf(dep.apps, next).sdk.devices.bind({ uuid: b.uuid, name: `box ${b.index}` });
+          b.app = next;
+          stats.binds++;
+        } catch (e) {
+          refused('bind', e);
+          if (b.app === -1) { try { await appOf(dep.apps, 0).sdk.devices.bind({ uuid: b.uuid, name: `box ${b.index}` }); b.app = 0; } catch (e2) { refused('rebind', e2); } }
+        }
+      }
+      const flavor = r.pick<ScanFlavor>(['plain', 'plain', 'continuous', 'encrypted', 'recognition', 'stopped']);
+      const sdk = sdkOf(b);
+      const app = b.app;
+      let recognition: string | undefined;
+      try {
+        const options: Record<string, unknown> = { callback_url: `${rx}/scan`, duplex: true, resolution: 100 };
+        if (flavor === 'continuous') Object.assign(options, { continuous: true, continuous_wait: r.int(2, 4) });
+        if (flavor === 'encrypted') options.encrypt = true;
+        if (flavor === 'recognition') {
+          const path = `/rec/${b.index}-${n}`; // one receiver path per recognition run
+          const t = await sdk.recognition.create({ callback_url: `${rx}${path}` });
+          recognition = t.uuid;
+          stats.recognitions.push({ uuid: t.uuid, box: b.index, path: `${new URL(rx).pathname}${path}` });
+          Object.assign(options, { direct_mode: 1, direct_addr: t.direct_addr, direct_page_size: 2, callback_url: `${rx}/scan` });
+        }
+        const created = await sdk.scan.create({ client_uuid: b.uuid, options });
+        const uuid = created.uuid;
+        if (!uuid) throw new Error('scan create gave no uuid');
+        const task: TaskRecord = { uuid, kind: 'scan', flavor, box: b.index, app, createdAt: Date.now(), ...(recognition ? { recognition } : {}) };
+        stats.tasks.push(task);
+        const stopAt = Date.now() + (flavor === 'stopped' ? r.int(300, 1500) : flavor === 'continuous' ? r.int(4000, 9000) : 60_000);
+        for (;;) {
+          await sleep(500);
+          if (Date.now() >= stopAt || !live()) {
+            task.stopped = true; // asked, whether or not the answer arrives
+            // Asked again until answered (a node away): a continuous scan on a feeder that
+            // refills would otherwise scan for ever.
+            for (let k = 0; k < 30; k++) {
+              try { await sdk.scan.stop({ client_uuid: b.uuid }); stats.stops++; break; } catch (e) { refused('scan.stop', e); await sleep(1000); }
+            }
+            break;
+          }
+          try { if ((await sdk.scan.info({ client_uuid: b.uuid, scan_uuid: uuid })).finished) break; } catch (e) { refused('scan.info', e); }
+        }
+      } catch (e) {
+        refused(`scan.create/${flavor}`, e);
+        // No answer (a node away, a timeout): the scan may have been created all the same. A
+        // continuous one would scan the refilling feeder for ever; it is found and stopped.
+        if (!(e instanceof BoxhubError && e.kind === 'api')) await adopt(b, flavor);
+        await sleep(1000);
+      }
+      await sleep(r.int(200, 1500));
+    }
+  };
+
+  /** Records and stops the scan a create that got no answer may have started. */
+  const adopt = async (b: Box, flavor: ScanFlavor) => {
+    try {
+      const sdk = sdkOf(b);
+      const cur = await sdk.scan.current({ client_uuid: b.uuid });
+      if (!cur.exist || !cur.scan_uuid || stats.tasks.some((t) => t.uuid === cur.scan_uuid)) return;
+      stats.tasks.push({ uuid: cur.scan_uuid, kind: 'scan', flavor, box: b.index, app: b.app, createdAt: Date.now(), stopped: true });
+      await sdk.scan.stop({ client_uuid: b.uuid });
+      stats.stops++;
+    } catch (e) { refused('scan.adopt', e); }
+  };
+
+  const printWorker = async (b: Box, r: Rng) => {
+    while (live()) {
+      const sdk = sdkOf(b);
+      const app = b.app;
+      if (r.next() < 0.25) {
+        try { await sdk.control.buzz({ client_uuid: b.uuid, buzz: [20] }); stats.controls++; } catch (e) { refused('control.buzz', e); }
+        await sleep(r.int(300, 1500));
+        continue;
+      }
+      const flavor: PrintFlavor = r.next() < 0.3 ? 'cancelled' : 'strict';
+      const pages = r.int(1, docs.length);
+      const doc = docs[pages - 1] ?? '';
+      try {
+        const created = await sdk.print.create({
+          client_uuid: b.uuid, file_type: 'pdf', file_content: doc,
+          options: { callback_url: `${rx}/print`, strict: true, number: 1 },
+        });
+        const uuid = created.uuid;
+        if (!uuid) throw new Error('print create gave no uuid');
+        stats.tasks.push({ uuid, kind: 'print', flavor, box: b.index, app, createdAt: Date.now(), sides: pages });
+        const cancelAt = flavor === 'cancelled' ? Date.now() + r.int(200, 1500) : Infinity;
+        const giveUp = Date.now() + 60_000;
+        for (;;) {
+          await sleep(400);
+          if (Date.now() >= cancelAt) {
+            try { await sdk.print.cancel({ client_uuid: b.uuid }); stats.cancels++; } catch (e) { refused('print.cancel', e); }
+            break;
+          }
+          if (Date.now() > giveUp || !live()) break;
+          try { if ((await sdk.print.info({ client_uuid: b.uuid, print_uuid: uuid })).finished) break; } catch (e) { refused('print.info', e); }
+        }
+      } catch (e) {
+        refused('print.create', e);
+        await sleep(1000);
+      }
+      await sleep(r.int(200, 1500));
+    }
+  };
+
+  await Promise.all(dep.boxes.flatMap((b) => [scanWorker(b, rng.fork()), printWorker(b, rng.fork())]));
+  return stats;
+}
