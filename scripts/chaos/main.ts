@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { UNACKED_AFTER_MS } from '@boxhub/server/tasks/lifecycle.ts';
 import { check } from './checker.ts';
 import { deploy } from './deployment.ts';
 import { runFaults } from './faults.ts';
@@ -26,8 +27,9 @@ if (!(minutes > 0) || !Number.isInteger(seed) || !(agents >= 2)) {
   process.exit(2);
 }
 const KEEPALIVE_SEC = 5;
-/** After the workload: how long every task has to end and every callback to be delivered. */
-const DRAIN_MS = 120_000;
+/** After the workload: how long every task has to end and every callback to be delivered; past
+ *  the time a create that never finished takes to end (docs/tasks.md), with a minute to spare. */
+const DRAIN_MS = UNACKED_AFTER_MS + 60_000;
 
 const t0 = Date.now();
 const log = (s: string) => console.log(`[${((Date.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${s}`);

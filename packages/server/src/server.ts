@@ -229,6 +229,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       onError: (err, what) => log.warn({ err }, `${what} failed`),
     });
     jobRunner.register(services.lifecycle.expiryHandler());
+    jobRunner.register(services.lifecycle.unackedHandler());
     jobRunner.register(services.print.count.handler(() => clock.now()));
     jobRunner.register(services.deviceEvents.handler());
     jobRunner.register(services.rollouts.handler());

@@ -15,10 +15,16 @@ import type { NewTask, TaskRepository } from './repository.ts';
 import { transact } from '../db/transaction.ts';
 
 export const EXPIRE_JOB = 'task.expire';
+/** A scan or print task whose box acknowledgement was never recorded (docs/tasks.md, "A create
+ *  that never finished"): ended once this long after its creation. The create itself waits for
+ *  the box at most the command timeout (seconds), so only a create that failed half-way (its
+ *  node killed, its database gone) is still unacknowledged by then. */
+export const UNACKED_JOB = 'task.unacked';
+export const UNACKED_AFTER_MS = 2 * 60_000;
 export const TASK_PAGE_SIZE = 20;
 
 /** Why the server ends a task without its box. */
-export type EndReason = 'box.lost' | 'expire' | 'unbind';
+export type EndReason = 'box.lost' | 'expire' | 'unbind' | 'box.refused';
 
 export interface TaskKindHooks {
   /** The box has taken the task (its ack, or its first event, whichever the server sees first):
@@ -61,6 +67,7 @@ export class TaskLifecycle {
     await this.d.tasks.insert(trx, t);
     if (t.kind !== 'recognition') await this.d.tasks.history.add(trx, t.uuid, { at: t.created_at, source: 'server', what: 'created', detail: { kind: t.kind } });
     await this.d.jobs.schedule(trx, { kind: EXPIRE_JOB, ref: t.uuid, runAt: t.expires_at });
+    if (t.kind !== 'recognition') await this.d.jobs.schedule(trx, { kind: UNACKED_JOB, ref: t.uuid, runAt: t.created_at + UNACKED_AFTER_MS });
   }
 
   /**
@@ -75,6 +82,7 @@ export class TaskLifecycle {
       return (await this.d.tasks.find(trx, task.uuid)) ?? task;
     }
     const set = { acked_at: now, ...(boot ? { box_boot: boot } : {}) };
+    await this.d.jobs.cancel(trx, UNACKED_JOB, task.uuid);
     await this.d.tasks.history.add(trx, task.uuid, { at: now, source: 'box', what: 'acknowledged', detail: boot ? { boot } : {} });
     const moved = await this.d.tasks.transition(trx, task, 'box.ack', 'received', set);
     if (!moved) await this.d.tasks.update(trx, task.uuid, set);
@@ -86,6 +94,7 @@ export class TaskLifecycle {
   /** Forgets a task that never went anywhere (the box refused it), with its expiry. */
   async discard(trx: Trx, uuid: string): Promise<void> {
     await this.d.jobs.cancel(trx, EXPIRE_JOB, uuid);
+    await this.d.jobs.cancel(trx, UNACKED_JOB, uuid);
     await this.d.tasks.delete(trx, uuid);
   }
 
@@ -144,6 +153,42 @@ export class TaskLifecycle {
             if (await tasks.delete(trx, task.uuid)) this.d.log.info({ task: task.uuid, kind: task.kind }, 'task expired and destroyed');
           },
         };
+      },
+    };
+  }
+
+  /**
+   * The `task.unacked` job: a scan or print task still waiting for its box's acknowledgement
+   * UNACKED_AFTER_MS after it was created belongs to a create that failed half-way (the node
+   * that made it was killed, or its database failed, before the box's answer was recorded), so
+   * its caller was never told it exists. Left alone it would hold the device until it expires
+   * (a second scan answers 30204 for a day); it ends as not acknowledged, with its callback, and
+   * a box that took it after all is told to drop it. A task the box reported on meanwhile (its
+   * first event acknowledges it) is left alone.
+   */
+  unackedHandler(): JobHandler {
+    return {
+      kind: UNACKED_JOB,
+      concurrency: 8,
+      leaseMs: 60_000,
+      run: async (job) => {
+        const { tasks, clock } = this.d;
+        const task = await tasks.find(tasks.db, job.ref);
+        if (!task || task.acked_at !== null || task.state !== 'created') return { next: 'done' };
+        const hooks = this.hooks.get(task.kind as TaskKind);
+        if (!hooks) return { next: 'done' };
+        let ended = false;
+        await transact(tasks.db, async (trx) => {
+          const current = await tasks.find(trx, task.uuid);
+          if (!current || current.acked_at !== null || current.state !== 'created') return;
+          await hooks.end(trx, current, 'box.refused', clock.now());
+          ended = true;
+        });
+        if (ended) {
+          this.d.log.warn({ task: task.uuid, kind: task.kind, device: task.device_uuid }, 'a task whose create never finished (no acknowledgement recorded): ended');
+          await hooks.dropOnBox(task.device_uuid, [task.uuid]).catch(() => undefined);
+        }
+        return { next: 'done' };
       },
     };
   }

@@ -67,7 +67,9 @@ interface StoredPrint {
 }
 
 /** The error code of a print task the server ends without its box, by why. */
-const END_CODES: Record<EndReason, number> = { expire: PrintError.expired, 'box.lost': PrintError.interrupted, unbind: PrintError.unbound };
+const END_CODES: Record<EndReason, number> = {
+  expire: PrintError.expired, 'box.lost': PrintError.interrupted, unbind: PrintError.unbound, 'box.refused': PrintError.box_error,
+};
 
 const fileKey = (task: string, format: 'pdf' | 'jpg', encrypted: boolean) => `print/${task}/document.${format}${encrypted ? '.enc' : ''}`;
 

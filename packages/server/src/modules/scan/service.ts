@@ -66,7 +66,9 @@ export interface DirectTargets {
 }
 
 /** The error code of a scan the server ends without its box, by why. */
-const END_CODES: Record<EndReason, number> = { expire: ScanError.expired, 'box.lost': ScanError.box_lost, unbind: ScanError.unbound };
+const END_CODES: Record<EndReason, number> = {
+  expire: ScanError.expired, 'box.lost': ScanError.box_lost, unbind: ScanError.unbound, 'box.refused': ScanError.not_acknowledged,
+};
 
 const itemKey = (task: string, itemId: number) => `scan/${task}/${itemId}.pdf`;
 /** The application key an encrypted scan's items are encrypted to (docs/encryption.md). */
