@@ -112,7 +112,7 @@ test('unknown commands, a group without its command, and boxhub alone are usage 
   assert.equal(sub.stderr, "boxhub app key: unknown command 'rotat' (did you mean rotate?); see 'boxhub app key --help'\n");
   const group = await boxhub(['device'], env);
   assert.equal(group.code, 2);
-  assert.equal(group.stderr, "boxhub device: a command is needed (register, list, rotate-secret, revoke); see 'boxhub device --help'\n");
+  assert.equal(group.stderr, "boxhub device: a command is needed (register, import, list, rotate-secret, revoke); see 'boxhub device --help'\n");
   const alone = await boxhub([], env);
   assert.equal(alone.code, 2);
   assert.match(alone.stderr, /^usage: boxhub <command>/);

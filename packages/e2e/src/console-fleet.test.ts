@@ -94,6 +94,9 @@ test('the fleet page: boxes by state, version and label; a label narrows it; a b
   // The box goes away: offline since when, and a disconnect in its history.
   await box.agent.stop();
   await eventually(async () => (await rig.t.server.repos.devices.findByUuid(box.uuid))?.online === 0, 'the box offline');
+  // The history entry is written by the presence listener, after the device row.
+  await eventually(async () => (await rig.t.server.db.kysely.selectFrom('device_history').select('id')
+    .where('device_uuid', '=', box.uuid).where('what', '=', 'disconnect').execute()).length > 0, 'the disconnect in its history');
   await page.reload();
   assert.match(await text('#box-history tr.entry.disconnect'), /disconnect/);
   await page.goto(url('/console/operator/fleet'));

@@ -18,14 +18,20 @@ async function syncDir(dir: string): Promise<void> {
 
 export async function writeFileAtomic(path: string, data: string | Buffer): Promise<void> {
   const tmp = join(dirname(path), `.${randomBytes(6).toString('hex')}.tmp`);
-  const h = await open(tmp, 'w', 0o600);
   try {
-    await h.writeFile(data);
-    await h.sync();
-  } finally {
-    await h.close();
+    const h = await open(tmp, 'w', 0o600);
+    try {
+      await h.writeFile(data);
+      await h.sync();
+    } finally {
+      await h.close();
+    }
+    await rename(tmp, path);
+  } catch (e) {
+    // A write that failed (a full disk) leaves no half-written temporary file taking space.
+    await rm(tmp, { force: true }).catch(() => undefined);
+    throw e;
   }
-  await rename(tmp, path);
   await syncDir(dirname(path));
 }
 

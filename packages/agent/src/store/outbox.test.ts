@@ -3,7 +3,7 @@
 // acknowledgements that arrive while earlier ones are still being written off.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { JobEvent } from '@boxhub/protocol';
@@ -65,5 +65,31 @@ test('what an earlier run left is loaded and sent again; seq goes on where it wa
     const e2 = await next.append('task-a', 'scan.finished', finished);
     assert.equal(e2.seq, 2, 'a task\'s seq never repeats');
     next.close();
+  } finally { cleanUp(); }
+});
+
+test('seqs.json that cannot be written (a full disk) neither holds an event back nor lets a restart reuse a seq', async () => {
+  const { dir, sent, box, cleanUp } = setup();
+  try {
+    await box.load();
+    box.setConnected(true);
+    // seqs.json as a directory: every write of it fails, as on a full disk, while event files
+    // (new names) are still written.
+    mkdirSync(join(dir, 'seqs.json'));
+    const e1 = await box.append('task-a', 'scan.finished', finished);
+    assert.deepEqual(sent.map((e) => e.id), [e1.id], 'the event on disk is sent although seqs.json was not written');
+    await box.ack([e1.id]);
+    const files = () => readdirSync(dir).filter((f) => f !== 'seqs.json');
+    assert.equal(files().length, 1, 'its file stays while seqs.json is behind');
+    // A restart now takes the seq from that file: the next event is 2, not 1 again.
+    const again = new Outbox({ dir, publish: async () => undefined });
+    await again.load();
+    assert.equal((await again.append('task-a', 'scan.finished', finished)).seq, 2);
+    again.close();
+    // Once seqs.json can be written, acknowledged files go.
+    rmSync(join(dir, 'seqs.json'), { recursive: true });
+    const e2 = await box.append('task-b', 'scan.finished', finished);
+    await box.ack([e2.id]);
+    assert.deepEqual(files().filter((f) => f.endsWith(`${e1.id}.json`) || f.endsWith(`${e2.id}.json`)), []);
   } finally { cleanUp(); }
 });

@@ -29,6 +29,11 @@ export class Outbox {
   private readonly queue: Stored[] = [];
   /** Last sequence number used per task (kept on disk in seqs.json). */
   private seqs = new Map<string, number>();
+  /** seqs.json is behind the events on disk (its write failed: a full disk). */
+  private seqsBehind = false;
+  /** Files of acknowledged events kept until seqs.json is written again: load() takes a task's
+   *  seq from them, so a restart never numbers a new event with a seq the server has seen. */
+  private readonly acknowledgedFiles: string[] = [];
   private counter = 0;
   private timer: NodeJS.Timeout | undefined;
   private connected = false;
@@ -60,10 +65,14 @@ export class Outbox {
     const event: JobEvent = { v: 1, id: randomUUID(), task, seq, at: this.o.now(), type, data: data as Record<string, unknown> };
     const file = `${String(++this.counter).padStart(12, '0')}-${event.id}.json`;
     await writeFileAtomic(join(this.o.dir, file), JSON.stringify(event));
+    // The event is on disk: it is recorded, and it goes to the server whatever happens to
+    // seqs.json next. Failing here instead (seqs.json not written on a full disk) left the
+    // event unsent while the caller's retry numbered the next one past it, which the server
+    // never applies (out of order): the task waited until it expired.
     this.seqs.set(task, seq);
-    await this.saveSeqs();
     this.queue.push({ file, event, sentAt: 0 });
     this.flush();
+    await this.saveSeqs().catch(() => undefined);
     return event;
   }
 
@@ -76,7 +85,8 @@ export class Outbox {
     const gone = this.queue.filter((s) => set.has(s.event.id));
     if (gone.length === 0) return;
     for (const g of gone) this.queue.splice(this.queue.indexOf(g), 1);
-    for (const g of gone) await removeFile(join(this.o.dir, g.file));
+    this.acknowledgedFiles.push(...gone.map((g) => g.file));
+    await this.removeAcknowledged();
     const done = gone.map((g) => g.event.id);
     for (const l of this.listeners) l(done);
     this.flush();
@@ -146,6 +156,16 @@ export class Outbox {
   }
 
   private async saveSeqs(): Promise<void> {
+    this.seqsBehind = true;
     await writeFileAtomic(join(this.o.dir, 'seqs.json'), JSON.stringify(Object.fromEntries(this.seqs)));
+    this.seqsBehind = false;
+  }
+
+  /** Deletes the files of acknowledged events, once seqs.json holds their seqs. A file left
+   *  (seqs.json cannot be written yet) is loaded again after a restart and sent again: the
+   *  server answers a repeat as a duplicate, and it goes then. */
+  private async removeAcknowledged(): Promise<void> {
+    if (this.seqsBehind && !(await this.saveSeqs().then(() => true, () => false))) return;
+    for (const file of this.acknowledgedFiles.splice(0)) await removeFile(join(this.o.dir, file));
   }
 }
