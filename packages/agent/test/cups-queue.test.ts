@@ -182,12 +182,22 @@ describe('CUPS says what it handed on; the printer says what it printed', () => 
       await off;
       // print() fails once the box has given up on the printer; wait for that end.
       await beforeHang((async () => { while (failure === undefined) await new Promise((r) => setTimeout(r, 50)); })(), 30_000, 'print() to fail');
+      // Never "completed": the printer went away mid-job, so it fails as not connected.
       assert.ok(failure instanceof IppTransportError, String(failure));
-      assert.match((failure as Error).message, /the printer behind the CUPS queue \(ipp:\/\/localhost:\d+\/ipp\/print\) did not answer for 1 s; the job was cancelled in CUPS/);
+      const message = (failure as Error).message;
       const viaCups = (await driver.queue.jobs('all')).find((j) => j.name === t.task)!;
-      assert.equal(viaCups.state, 'canceled');
-      // A restart would find the job in CUPS and follow it: it settles as not connected too.
-      await assert.rejects(driver.follow(String(viaCups.id), hooks()), IppTransportError);
+      if (/the job was cancelled in CUPS/.test(message)) {
+        // CUPS still held the job (its backend retrying): the box cancelled it there.
+        assert.match(message, /the printer behind the CUPS queue \(ipp:\/\/localhost:\d+\/ipp\/print\) did not answer for 1 s; the job was cancelled in CUPS/);
+        assert.equal(viaCups.state, 'canceled');
+        // A restart would find the job in CUPS and follow it: it settles as not connected too.
+        await assert.rejects(driver.follow(String(viaCups.id), hooks()), IppTransportError);
+      } else {
+        // CUPS's backend had handed the data on and called the job completed once it lost the
+        // printer (a busy machine lets it get there first): CUPS's word is not taken.
+        assert.match(message, /the printer behind the CUPS queue \(ipp:\/\/localhost:\d+\/ipp\/print\) does not answer/);
+        assert.equal(viaCups.state, 'completed');
+      }
     } finally {
       await driver.close();
       await printer.close();
