@@ -11,6 +11,7 @@
 // operation or event of the document has no section.
 import { readFile, writeFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
+import { openApiOf } from './generate.ts';
 
 export const API_DOC = new URL('../../../docs/api.md', import.meta.url);
 
@@ -165,35 +166,16 @@ export function renderDoc(text: string, document: ApiDocument): { text: string; 
   return { text: rendered, missing: [...sections.keys()].filter((k) => !seen.has(k)), unknown };
 }
 
-export async function fetchApiDocument(baseUrl: string): Promise<ApiDocument> {
-  const res = await fetch(new URL('/openapi.json', baseUrl));
-  if (res.status !== 200) throw new Error(`GET ${baseUrl}/openapi.json: HTTP ${res.status}`);
-  return await res.json() as ApiDocument;
-}
-
 async function main(argv: string[]): Promise<void> {
-  const at = argv.indexOf('--url');
-  let url = at >= 0 ? argv[at + 1] : undefined;
-  let stop = async () => {};
-  if (!url) {
-    const { startTestServer } = await import('@boxhub/server/testing/harness.ts');
-    const server = await startTestServer();
-    url = server.url;
-    stop = () => server.close();
+  const document = await openApiOf<ApiDocument>(argv);
+  const result = renderDoc(await readFile(API_DOC, 'utf8'), document);
+  await writeFile(API_DOC, result.text);
+  process.stdout.write('wrote docs/api.md\n');
+  for (const k of result.missing) {
+    process.stdout.write(`no section in docs/api.md for ${k}: add <!-- fields: ${k} --><!-- /fields -->\n`);
   }
-  try {
-    const document = await fetchApiDocument(url);
-    const result = renderDoc(await readFile(API_DOC, 'utf8'), document);
-    await writeFile(API_DOC, result.text);
-    process.stdout.write('wrote docs/api.md\n');
-    for (const k of result.missing) {
-      process.stdout.write(`no section in docs/api.md for ${k}: add <!-- fields: ${k} --><!-- /fields -->\n`);
-    }
-    for (const k of result.unknown) process.stdout.write(`docs/api.md names ${k}, which /openapi.json does not have\n`);
-    if (result.missing.length + result.unknown.length > 0) process.exitCode = 1;
-  } finally {
-    await stop();
-  }
+  for (const k of result.unknown) process.stdout.write(`docs/api.md names ${k}, which /openapi.json does not have\n`);
+  if (result.missing.length + result.unknown.length > 0) process.exitCode = 1;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main(process.argv.slice(2));

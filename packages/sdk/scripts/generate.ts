@@ -68,31 +68,32 @@ export const RecognitionErrorCode = ${JSON.stringify(RECOGNITION_ERRORS, null, 2
 `;
 }
 
-export async function fetchOpenApi(baseUrl: string): Promise<OpenApiDocument> {
+export async function fetchOpenApi<T = OpenApiDocument>(baseUrl: string): Promise<T> {
   const res = await fetch(new URL('/openapi.json', baseUrl));
   if (res.status !== 200) throw new Error(`GET ${baseUrl}/openapi.json: HTTP ${res.status}`);
-  return await res.json() as OpenApiDocument;
+  return await res.json() as T;
+}
+
+/** /openapi.json of the server at `--url URL`, or of a throwaway one (temp data dir, embedded
+ *  database and broker, free ports) started and stopped here. Also for scripts/api-doc.ts. */
+export async function openApiOf<T = OpenApiDocument>(argv: string[]): Promise<T> {
+  const at = argv.indexOf('--url');
+  const url = at >= 0 ? argv[at + 1] : undefined;
+  if (url) return fetchOpenApi<T>(url);
+  const { startTestServer } = await import('@boxhub/server/testing/harness.ts');
+  const server = await startTestServer();
+  try {
+    return await fetchOpenApi<T>(server.url);
+  } finally {
+    await server.close();
+  }
 }
 
 async function main(argv: string[]): Promise<void> {
-  const at = argv.indexOf('--url');
-  let url = at >= 0 ? argv[at + 1] : undefined;
-  let stop = async () => {};
-  if (!url) {
-    // A throwaway server: temp data dir, embedded database and broker, free ports.
-    const { startTestServer } = await import('@boxhub/server/testing/harness.ts');
-    const server = await startTestServer();
-    url = server.url;
-    stop = () => server.close();
-  }
-  try {
-    const files = await generateFiles(await fetchOpenApi(url));
-    for (const [name, text] of Object.entries(files)) {
-      await writeFile(new URL(name, GENERATED_DIR), text);
-      process.stdout.write(`wrote packages/sdk/src/generated/${name}\n`);
-    }
-  } finally {
-    await stop();
+  const files = await generateFiles(await openApiOf(argv));
+  for (const [name, text] of Object.entries(files)) {
+    await writeFile(new URL(name, GENERATED_DIR), text);
+    process.stdout.write(`wrote packages/sdk/src/generated/${name}\n`);
   }
 }
 

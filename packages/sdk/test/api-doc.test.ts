@@ -5,12 +5,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { startTestServer } from '@boxhub/server/testing/harness.ts';
-import { API_DOC, fetchApiDocument, renderDoc, renderSections } from '../scripts/api-doc.ts';
+import { API_DOC, renderDoc, renderSections, type ApiDocument } from '../scripts/api-doc.ts';
+import { fetchOpenApi } from '../scripts/generate.ts';
 
 test('docs/api.md has a section for every operation and callback, with the tables /openapi.json gives', async () => {
   const server = await startTestServer();
   try {
-    const document = await fetchApiDocument(server.url);
+    const document = await fetchOpenApi<ApiDocument>(server.url);
     assert.ok(renderSections(document).size > 50, 'the document has its operations and callbacks');
     const committed = await readFile(API_DOC, 'utf8');
     const { text, missing, unknown } = renderDoc(committed, document);
