@@ -143,14 +143,13 @@ export class CupsQueueDriver implements PrinterDriver {
   async print(req: PrintRequest, hooks: PrintHooks): Promise<PrintOutcome> {
     let job: string | undefined;
     const watching = new AbortController();
-    const seen = { away: false };
-    const watch = this.watchPrinter(req.task, hooks, watching.signal, () => job, seen);
+    const watch = this.watchPrinter(req.task, hooks, watching.signal, () => job);
     try {
       const viaCups = await this.queue.print(req, { ...hooks, progress: () => undefined, submitted: (ref) => { job = ref; return hooks.submitted(ref); } });
       watching.abort();
       const gaveUp = await watch;
       if (gaveUp) throw new IppTransportError(gaveUp);
-      return await this.settle(req.task, await this.withCupsWords(viaCups, job), hooks, seen.away);
+      return await this.settle(req.task, await this.withCupsWords(viaCups, job), hooks);
     } finally {
       watching.abort();
       await watch;
@@ -165,11 +164,7 @@ export class CupsQueueDriver implements PrinterDriver {
    * (it must not print later unseen) and resolves with why, which print() throws as a transport
    * error: the task ends "printer not connected" (docs/printers-and-scanners.md, "Plug and play").
    */
-  private async watchPrinter(
-    task: string, hooks: Omit<PrintHooks, 'submitted'>, stop: AbortSignal, cupsJob: () => string | undefined,
-    /** Set while the printer does not answer: what the last poll found when CUPS ended the job. */
-    seen: { away: boolean },
-  ): Promise<string | undefined> {
+  private async watchPrinter(task: string, hooks: Omit<PrintHooks, 'submitted'>, stop: AbortSignal, cupsJob: () => string | undefined): Promise<string | undefined> {
     let behind: IppPrinterDriver | undefined;
     try {
       behind = this.behind((await this.queueAttributes(['device-uri'])).string('device-uri'));
@@ -193,11 +188,9 @@ export class CupsQueueDriver implements PrinterDriver {
           }
         }
         awaySince = undefined;
-        seen.away = false;
       } catch (e) {
         if (!stop.aborted && e instanceof IppTransportError) {
           awaySince ??= Date.now();
-          seen.away = true;
           const id = cupsJob();
           if (Date.now() - awaySince > unreachableMs && id !== undefined && !hooks.signal.aborted) {
             await this.queue.cancel(Number(id)).catch(() => undefined);
@@ -238,9 +231,7 @@ export class CupsQueueDriver implements PrinterDriver {
     return task ? this.settle(task, viaCups, hooks) : untrusted(viaCups);
   }
 
-  /** `printerAway`: the printer behind did not answer when CUPS ended the job (switched off
-   *  while CUPS still sent or followed it). */
-  private async settle(task: string, viaCups: PrintOutcome, hooks: Omit<PrintHooks, 'submitted'>, printerAway = false): Promise<PrintOutcome> {
+  private async settle(task: string, viaCups: PrintOutcome, hooks: Omit<PrintHooks, 'submitted'>): Promise<PrintOutcome> {
     let behind: IppPrinterDriver | undefined;
     try {
       behind = this.behind((await this.queueAttributes(['device-uri'])).string('device-uri'));
@@ -252,11 +243,10 @@ export class CupsQueueDriver implements PrinterDriver {
     try {
       ref = await behind.find(task);
     } catch (e) {
-      // A job CUPS did not finish, or one it calls completed while the printer had already
-      // stopped answering (its backend lost the printer after handing the data on), with the
-      // printer gone: not known to have printed, and not to be settled by CUPS's word
-      // (docs/printers-and-scanners.md, "CUPS queues").
-      if (e instanceof IppTransportError && (viaCups.state !== 'completed' || printerAway) && !hooks.signal.aborted) {
+      // The printer behind does not answer: whatever CUPS says (its "completed" means it handed
+      // the data on, and its backend calls a job completed when it loses the printer after
+      // that), the job is not known to have printed (docs/printers-and-scanners.md, "CUPS queues").
+      if (e instanceof IppTransportError && !hooks.signal.aborted) {
         throw new IppTransportError(`the printer behind the CUPS queue (${behind.uri}) does not answer: ${e.message}`);
       }
       ref = undefined;
