@@ -41,7 +41,9 @@ before(async () => {
     log: (msg: string, extra?: Record<string, unknown>) => { logs.push(`${msg}${extra ? ` ${JSON.stringify(extra)}` : ''}`); },
     // A printer that stops answering mid-job is given up on after 1.5 s (10 min by default).
     printer: { timing: { pollMs: 100, unreachableMs: 1500 }, timeoutMs: 2000 },
-    escl: { retryDelayMs: 50, busyTries: 4, paperPollMs: 50, timeoutMs: 2000 },
+    // eSCL requests keep the default 10 s time-out: a pulled scanner refuses at once, and a
+    // 2 s one failed a loaded CI machine's scan before its first page.
+    escl: { retryDelayMs: 50, busyTries: 4, paperPollMs: 50 },
   };
   agent = new BoxAgent({
     stateDir: mkdtempSync(join(tmpdir(), 'boxhub-box-')),
@@ -114,8 +116,14 @@ test('scanner auto: an eSCL scanner announced on loopback is found; pulled mid-s
   first.server.sheets = 40;
   await eventually(async () => (await client())?.scanner?.connected === true, 'scanner ready');
   const created = await eventually(async () => rig.sdk.scan.create({ client_uuid: uuid, options: { duplex: false, resolution: 300 } }).catch(() => undefined), 'scan created');
-  // Two pages sent: the first has surely arrived whole.
-  await eventually(() => (first.server.jobs.at(-1)?.pages ?? 0) >= 2, 'pages scanned', 30_000);
+  // Two pages sent: the first has surely arrived whole. A scan that ended before that fails
+  // here with its own code and message and the box's log, not with a time-out.
+  await eventually(async () => {
+    if ((first.server.jobs.at(-1)?.pages ?? 0) >= 2) return true;
+    const info = await rig.sdk.scan.info({ client_uuid: uuid, scan_uuid: created.uuid! });
+    if (info.finished) assert.fail(`the scan ended before 2 pages: ${JSON.stringify(info)}\n${logs.join('\n')}`);
+    return false;
+  }, 'pages scanned', 30_000);
   // Unplugged mid-stack.
   await first.ad.close();
   await first.server.close();
