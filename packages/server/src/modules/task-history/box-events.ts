@@ -5,7 +5,8 @@ import type { TypedJobEvent } from '@boxhub/protocol';
 import type { HistoryEntry } from './repository.ts';
 
 const printerSaid = (code: number) => code === 4202 || (code >= 4300 && code < 4400);
-const scannerSaid = (code: number) => code >= 2001 && code <= 2004;
+// 2006 (the scanner went away) is what the box saw, not what the scanner said.
+const scannerSaid = (code: number) => code >= 2001 && code <= 2007 && code !== 2006;
 
 export function historyOfEvent(e: TypedJobEvent): Omit<HistoryEntry, 'at'> {
   switch (e.type) {
