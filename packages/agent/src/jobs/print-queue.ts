@@ -17,15 +17,15 @@ import {
   type PrintFinishedData, type PrintStartParams as PrintStart,
 } from '@boxhub/protocol';
 import { PrintRejectedError, type PrinterDriver, type PrintOutcome } from '../drivers/types.ts';
-import { Backoff } from '../link/backoff.ts';
-import { pause } from '../link/pause.ts';
+import { Backoff } from '../timing/backoff.ts';
+import { pause } from '../timing/pause.ts';
 import type { BoxRequests } from '../link/requests.ts';
 import { RequestRefusedError } from '../link/requests.ts';
 import type { Journal, JournalEntry } from '../store/journal.ts';
 import type { Outbox } from '../store/outbox.ts';
 import type { JobAck } from './job-ack.ts';
 import type { E2eKeyPair } from '@boxhub/protocol/e2e.ts';
-import { printFileKey, printPages } from '../print/encrypted.ts';
+import { printFileKey, printPages } from './print-encrypted.ts';
 import { E2eError, openStream } from '@boxhub/protocol/e2e.ts';
 
 export interface PrintJobData {

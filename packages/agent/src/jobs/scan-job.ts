@@ -13,12 +13,12 @@ import { e2eInfo, FileSealer, newContentKey, wrapContentKey } from '@boxhub/prot
 import type { ScannerDriver, ScanRequest } from '../drivers/types.ts';
 import { ScanFault } from '../drivers/types.ts';
 import { RequestRefusedError, type BoxRequests } from '../link/requests.ts';
-import { Backoff } from '../link/backoff.ts';
-import { pause } from '../link/pause.ts';
+import { Backoff } from '../timing/backoff.ts';
+import { pause } from '../timing/pause.ts';
 import { assembleItems, ITEM_RULE, type ItemLimits } from '../scan/index.ts';
 import { ScanProgressReporter } from './scan-progress.ts';
 import type { KeptPage } from '../scan/assemble.ts';
-import { putFile } from '../scan/upload.ts';
+import { putFile } from '../transfer/put-file.ts';
 import { DirectSender, newDirectState, type DirectFailure, type DirectRetry, type DirectState } from '../scan/direct/sender.ts';
 import type { Journal, JournalEntry } from '../store/journal.ts';
 import type { Outbox } from '../store/outbox.ts';

@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import type { PrinterStatus } from '@boxhub/protocol';
 import { PrinterError } from '@boxhub/protocol/printer-errors.ts';
 import { disconnectedPrinter, NotSupportedError, type MaintenanceOp, type PrintHooks, type PrintOutcome, type PrinterDriver, type PrintRequest } from '../types.ts';
-import { DEFAULT_DOCUMENT_LIMITS, prepareDocument, type DocumentLimits } from '../../print/document.ts';
+import { DEFAULT_DOCUMENT_LIMITS, prepareDocument, type DocumentLimits } from '../../media/document.ts';
 import { IppClient, type IppClientOptions } from './client.ts';
 import { IppStatusError } from './errors.ts';
 import { capabilityFrom, type PrinterCapability } from './capability.ts';

@@ -28,9 +28,9 @@ import { boolean, collection, enumAttr, integer, IppAttributes, keyword, mimeMed
 import type { IppAttribute } from '../ipp/model.ts';
 import { capabilityFrom } from '../ipp/capability.ts';
 import { planIppJob } from '../ipp/job-plan.ts';
-import { prepareDocument } from '../../print/document.ts';
-import { sidesFor } from '../../print/document-plan.ts';
-import { DEFAULT_TOOL_LIMITS, runLimited } from '../../print/document-tools.ts';
+import { prepareDocument } from '../../media/document.ts';
+import { sidesFor } from '../../media/document-plan.ts';
+import { DEFAULT_TOOL_LIMITS, runLimited } from '../../media/document-tools.ts';
 
 const OPS: MaintenanceOp[] = ['head_clean', 'power_ink_flush', 'nozzle_check'];
 

@@ -6,7 +6,7 @@
 // (the server could not read it).
 import { e2eInfo, E2eError, unwrapContentKey, type E2eKeyPair } from '@boxhub/protocol/e2e.ts';
 import type { PrintJobOptions } from '@boxhub/protocol';
-import { selectedPages } from './document-plan.ts';
+import { selectedPages } from '../media/document-plan.ts';
 
 /** The content key of a print file, or why it does not open (the task fails with 4003). */
 export async function printFileKey(cipher: string, deviceUuid: string, key: E2eKeyPair | undefined): Promise<{ ok: true; key: Buffer } | { ok: false; message: string }> {
