@@ -9,8 +9,8 @@
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
-  parseJson, PrintCancelParams, PrintError, printErrorForPrinter, PrintStartParams,
-  type PrintFinishedData, type PrintStartParams as PrintStart,
+  PrintError, printErrorForPrinter,
+  type PrintCancelParams as PrintCancel, type PrintFinishedData, type PrintStartParams as PrintStart,
 } from '@boxhub/protocol';
 import { PrintRejectedError, type PrinterDriver, type PrintOutcome } from '../drivers/types.ts';
 import { Backoff } from '../timing/backoff.ts';
@@ -104,10 +104,8 @@ export class PrintQueue {
   }
 
   /** print.start: journal first, then the ack (a task the box took survives a power cut). */
-  async take(params: unknown): Promise<JobAck> {
-    const p = parseJson(PrintStartParams, JSON.stringify(params));
-    if (!p.ok) return { ok: false, reason: 'invalid', message: `print.start params ${p.error}` };
-    const { task } = p.value;
+  async take(p: PrintStart): Promise<JobAck> {
+    const { task } = p;
     const refusal: JobAck = { ok: false, reason: 'failed', message: `print task ${task} was cancelled` };
     if (this.tombstones.has(task)) return refusal;
     if (this.d.journal.get(task)) return { ok: true, data: { boot: this.d.boot } };
@@ -117,7 +115,7 @@ export class PrintQueue {
       if (!status?.connected) return { ok: false, reason: 'failed', message: 'the printer is not connected' };
       // A cancel that came while the printer was asked: this task is one it ended.
       if (this.tombstones.has(task)) return refusal;
-      const entry: JournalEntry<PrintJobData> = { task, kind: 'print', state: 'queued', boot: this.d.boot, acceptedAt: this.d.now(), data: { params: p.value, phase: 'queued' } };
+      const entry: JournalEntry<PrintJobData> = { task, kind: 'print', state: 'queued', boot: this.d.boot, acceptedAt: this.d.now(), data: { params: p, phase: 'queued' } };
       await this.d.journal.put(entry);
       // Or while the entry was written: it goes again (nothing was printed or said of it).
       if (this.tombstones.has(task)) { await this.d.journal.remove(task); return refusal; }
@@ -131,15 +129,13 @@ export class PrintQueue {
 
   /** print.cancel: the listed tasks (with `all`, every task the box holds) end cancelled; the
    *  listed ones it does not hold yet are refused if they come later. */
-  async cancel(params: unknown): Promise<JobAck> {
-    const p = parseJson(PrintCancelParams, JSON.stringify(params));
-    if (!p.ok) return { ok: false, reason: 'invalid', message: `print.cancel params ${p.error}` };
-    for (const t of p.value.tasks) if (!this.d.journal.get(t)) this.tombstones.add(t);
-    if (p.value.all) for (const t of this.taking) this.tombstones.add(t);
+  async cancel(p: PrintCancel): Promise<JobAck> {
+    for (const t of p.tasks) if (!this.d.journal.get(t)) this.tombstones.add(t);
+    if (p.all) for (const t of this.taking) this.tombstones.add(t);
     if (this.tombstones.size > 10_000) this.tombstones.clear();
-    const listed = new Set(p.value.tasks);
+    const listed = new Set(p.tasks);
     for (const e of this.entries()) {
-      if (e.data.phase === 'done' || (!p.value.all && !listed.has(e.task))) continue;
+      if (e.data.phase === 'done' || (!p.all && !listed.has(e.task))) continue;
       if (this.running?.task === e.task) { this.running.ac.abort(new Cancelled('cancelled')); continue; }
       await this.finish(e, { outcome: 'canceled', error_code: PrintError.cancelled, message: 'cancelled before printing' });
     }
