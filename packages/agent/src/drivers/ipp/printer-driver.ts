@@ -104,7 +104,7 @@ export class IppPrinterDriver implements PrinterDriver {
 
   /**
    * Prints one task: checks its options against the printer's own attributes (PrintRejectedError
-   * names what it lacks), prepares the document (print/document.ts: PrintDocumentError when it
+   * names what it lacks), prepares the document (media/document.ts: PrintDocumentError when it
    * cannot), sends Print-Job with job-name = the task uuid, awaits hooks.submitted(job id),
    * then follows the job to its end. docs/printing.md, "Box-side printing".
    */
