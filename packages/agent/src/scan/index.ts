@@ -1,5 +1,6 @@
 // The box's scan page pipeline (docs/scanning.md, "On the box"): small parts the job runner
-// composes, and assembleItems, which composes them for one batch of paper.
+// composes (the media helpers of media/, the item rule), and assembleItems, which composes them
+// for one batch of paper.
 export { BLANK_RULE, detectBlank, greyThumbnail, inkCoverage, type BlankRule, type BlankVerdict, type GreyImage, type InkMeasure } from '../media/blank.ts';
 export { PASS_THROUGH_SLACK, pageToJpeg, type PageJpeg } from '../media/jpeg.ts';
 export { estimateQuality, jpegInfo, type JpegInfo } from '../media/jpeg-info.ts';
