@@ -19,8 +19,8 @@ import { join } from 'node:path';
 import { SimScanner, type SimSide } from '../../packages/agent/src/drivers/sim/scanner.ts';
 import type { ScannedPage, ScanRequest } from '../../packages/agent/src/drivers/types.ts';
 import { assembleItems, type AssembledItem } from '../../packages/agent/src/scan/assemble.ts';
-import { detectBlank } from '../../packages/agent/src/scan/blank.ts';
-import { putFile } from '../../packages/agent/src/scan/upload.ts';
+import { detectBlank } from '../../packages/agent/src/media/blank.ts';
+import { putFile } from '../../packages/agent/src/transfer/put-file.ts';
 import { e2eInfo, FileSealer, newContentKey, wrapContentKey } from '../../packages/protocol/src/e2e.ts';
 
 if (!process.send) throw new Error('scan-process.ts must be forked with an IPC channel');

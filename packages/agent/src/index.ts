@@ -2,7 +2,7 @@ export { BoxAgent, type AgentOptions, type BoxIdentity } from './system.ts';
 export {
   BoxLink, DEFAULT_RECONNECT_MAX_MS, DEFAULT_STABLE_MS, busyReason, type LinkOptions,
 } from './link/connection.ts';
-export { Backoff } from './link/backoff.ts';
+export { Backoff } from './timing/backoff.ts';
 export { createPrinterDriver, createScannerDriver } from './drivers/registry.ts';
 export { SimPrinter } from './drivers/sim/printer.ts';
 export { SimScanner } from './drivers/sim/scanner.ts';

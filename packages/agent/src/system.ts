@@ -5,9 +5,9 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import {
   BOX_PROTOCOL_VERSION, Command, EventsAckParams, parseJson, ReplyParams, topics,
-  type Ack, type BoxState, type ControlCommandType, type PrinterCapability, type PrinterStatus,
+  type Ack, type BoxState, type PrinterCapability, type PrinterStatus,
 } from '@boxhub/protocol';
-import { commandHandlers, type CommandContext } from './commands/index.ts';
+import { commandHandlers, type CommandContext, type CommandHandler } from './commands/index.ts';
 import type { PrinterDriver, ScannerDriver } from './drivers/types.ts';
 import type { Buzzer } from './host/buzzer.ts';
 import type { NetworkInfo } from './host/network.ts';
@@ -201,13 +201,13 @@ export class BoxAgent {
     if (earlier) { await this.sendAck(cmd, earlier); return; }
     if (this.seen.includes(cmd.id)) return;
     this.remember(cmd.id);
-    const handler = (commandHandlers as Record<string, (typeof commandHandlers)[ControlCommandType]>)[cmd.type];
+    const handler = (commandHandlers as Record<string, CommandHandler>)[cmd.type];
     const afterAck: (() => Promise<void>)[] = [];
     const ctx: CommandContext = {
       printer: this.o.printer, scanner: this.o.scanner, buzzer: this.o.buzzer,
       reboot: () => this.o.reboot(this),
       later: (work) => { afterAck.push(work); },
-      updater: this.updater,
+      updater: this.updater, jobs: this.jobs,
     };
     let body: Omit<Ack, 'v' | 'id'>;
     // A command delivered after its expiry (held in a broker queue or a stalled connection)
@@ -217,7 +217,7 @@ export class BoxAgent {
     const lateMs = Date.now() - cmd.expires_at;
     try {
       body = lateMs > 0 ? { ok: false, reason: 'expired', message: `command expired ${lateMs} ms before it could run (by the box's clock)` }
-        : (await this.jobs.command(cmd)) ?? (handler ? await handler(cmd, ctx) : { ok: false, reason: 'not_supported', message: `unknown command '${cmd.type}'` });
+        : handler ? await handler(cmd, ctx) : { ok: false, reason: 'not_supported', message: `unknown command '${cmd.type}'` };
     } catch (e) {
       body = { ok: false, reason: 'failed', message: (e as Error).message };
     }

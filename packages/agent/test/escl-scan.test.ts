@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { EsclScannerDriver } from '../src/drivers/escl/scanner-driver.ts';
 import { compressionFactor, parseCapabilities, scanSettings } from '../src/drivers/escl/settings.ts';
 import { NotSupportedError, ScanFault, type ScannedPage, type ScanRequest } from '../src/drivers/types.ts';
-import { jpegInfo } from '../src/scan/jpeg-info.ts';
-import { pageToJpeg } from '../src/scan/jpeg.ts';
+import { jpegInfo } from '../src/media/jpeg-info.ts';
+import { pageToJpeg } from '../src/media/jpeg.ts';
 import { startEsclServer } from './escl-server.ts';
 import { saneTestConfig, type SaneTestConfig } from './sane.ts';
 

@@ -10,7 +10,7 @@ import type { PrintJobOptions } from '@boxhub/protocol';
 import { PrinterError } from '@boxhub/protocol/printer-errors.ts';
 import { IppPrinterDriver } from '../src/drivers/ipp/printer-driver.ts';
 import { PrintRejectedError, type PrintHooks, type PrintOutcome } from '../src/drivers/types.ts';
-import { PrintDocumentError } from '../src/print/document.ts';
+import { PrintDocumentError } from '../src/media/document.ts';
 import { startIppEvePrinter, type IppEvePrinter } from './ippeveprinter.ts';
 import { jpeg, numberedPdf, pageSizes, pageTexts, withExifOrientation } from './print-fixtures.ts';
 

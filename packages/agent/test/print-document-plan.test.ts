@@ -1,7 +1,7 @@
-// Which pages the box sends and what it leaves to the printer (print/document-plan.ts).
+// Which pages the box sends and what it leaves to the printer (media/document-plan.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PageRangeError, planPages, selectedPages, type PageRequest, type PrinterPageFeatures } from '../src/print/document-plan.ts';
+import { PageRangeError, planPages, selectedPages, type PageRequest, type PrinterPageFeatures } from '../src/media/document-plan.ts';
 
 /** A printer that does nothing itself but print pages. */
 const bare: PrinterPageFeatures = { pageRanges: false, maxCopies: 1, collation: { collated: false, uncollated: false } };

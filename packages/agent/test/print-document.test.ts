@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PrintJobOptions } from '@boxhub/protocol';
 import { displayedSize, JpegError, readJpegHeader } from '@boxhub/protocol/jpeg-header.ts';
-import { placement } from '../src/print/document-jpeg.ts';
-import { prepareDocument, PrintDocumentError, DEFAULT_DOCUMENT_LIMITS, type PrinterDocumentFeatures } from '../src/print/document.ts';
-import { describeFailure, runLimited } from '../src/print/document-tools.ts';
+import { placement } from '../src/media/document-jpeg.ts';
+import { prepareDocument, PrintDocumentError, DEFAULT_DOCUMENT_LIMITS, type PrinterDocumentFeatures } from '../src/media/document.ts';
+import { describeFailure, runLimited } from '../src/media/document-tools.ts';
 import { jpegOf, objectStreamBomb } from '@boxhub/protocol/testing/hostile-pdf.ts';
 import { jpeg, numberedPdf, pageSizes, pageTexts, withExifOrientation } from './print-fixtures.ts';
 

@@ -11,7 +11,7 @@ import { SaneScannerDriver } from '../src/drivers/sane/scanner-driver.ts';
 import { faultOfExit, planScan } from '../src/drivers/sane/plan.ts';
 import { parseOptions } from '../src/drivers/sane/options.ts';
 import { NotSupportedError, ScanFault, type ScannedPage, type ScanRequest } from '../src/drivers/types.ts';
-import { jpegInfo } from '../src/scan/jpeg-info.ts';
+import { jpegInfo } from '../src/media/jpeg-info.ts';
 import { saneTestConfig, type SaneTestConfig } from './sane.ts';
 
 const req = (o: Partial<ScanRequest> = {}): ScanRequest => ({ duplex: false, resolution: 100, color: 'color', jpegQuality: 85, ...o });

@@ -4,7 +4,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
-import { BLANK_RULE, detectBlank, greyThumbnail, inkCoverage } from '../src/scan/blank.ts';
+import { BLANK_RULE, detectBlank, greyThumbnail, inkCoverage } from '../src/media/blank.ts';
 import { SimScanner } from '../src/drivers/sim/scanner.ts';
 import { asJpeg, asRaw, backing, paper, showThrough, streak, stroke, word, type Sheet } from './support/paper.ts';
 

@@ -10,7 +10,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { PdfItemWriter, PDF_FILE_OVERHEAD, PDF_PAGE_OVERHEAD } from '../src/scan/pdf-writer.ts';
+import { PdfItemWriter, PDF_FILE_OVERHEAD, PDF_PAGE_OVERHEAD } from '../src/media/pdf-writer.ts';
 import { capsOf, closesNow, ITEM_LIMITS, ITEM_RULE, startsNewItem } from '../src/scan/item-rule.ts';
 import { assembleItems, type AssembledItem, type PageOutcome } from '../src/scan/assemble.ts';
 import { SimScanner } from '../src/drivers/sim/scanner.ts';

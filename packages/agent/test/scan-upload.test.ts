@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { putFile } from '../src/scan/upload.ts';
+import { putFile } from '../src/transfer/put-file.ts';
 
 interface Got { method?: string; url?: string; headers: IncomingHttpHeaders; md5: string; size: number }
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { SimScanner } from '../src/drivers/sim/scanner.ts';
 import { NotSupportedError, ScanFault, type ScannedPage, type ScanRequest } from '../src/drivers/types.ts';
-import { jpegInfo } from '../src/scan/jpeg-info.ts';
+import { jpegInfo } from '../src/media/jpeg-info.ts';
 
 const req = (o: Partial<ScanRequest> = {}): ScanRequest => ({ duplex: true, resolution: 100, color: 'color', jpegQuality: 80, ...o });
 

@@ -53,7 +53,7 @@ rmSync(stateDir, { recursive: true, force: true });`);
 
 test('sharp is loaded by the first page that needs it', async () => {
   const loaded = await packagesLoadedBy(`
-const { loadSharp } = await import('@boxhub/agent/scan/page-image.ts');
+const { loadSharp } = await import('@boxhub/agent/media/page-image.ts');
 const sharp = await loadSharp();
 if (typeof sharp !== 'function') throw new Error('not sharp');`);
   assert.ok(loaded.has('sharp'), [...loaded].join(', '));

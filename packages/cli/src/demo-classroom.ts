@@ -43,7 +43,7 @@ export interface ClassTruth {
 /**
  * The sides the printer was sent, in the order a person takes them from its tray. The simulated
  * printer has no reverse delivery, so a job asking for reverse order (the API's default) reached
- * it reversed by the box, sheet by sheet when two-sided (print/document-plan.ts); a face-up tray
+ * it reversed by the box, sheet by sheet when two-sided (media/document-plan.ts); a face-up tray
  * stacks that in reading order.
  */
 export function trayOrder(pages: Uint8Array[], o: { reverse: boolean; duplex: boolean }): Uint8Array[] {

@@ -1,12 +1,25 @@
-// The dispatch table: one entry per command type of docs/box-protocol.md.
-import type { ControlCommandType } from '@boxhub/protocol';
+// The dispatch table: one entry per command type of docs/box-protocol.md, device control and
+// jobs alike (the job commands hand their task to the scan runner or the print queue).
+import type { ControlCommandType, JobCommandType } from '@boxhub/protocol';
 import { agentUpdate } from './agent-update.ts';
 import { buzz } from './buzz.ts';
 import { maintenance } from './maintenance.ts';
+import { printCancel } from './print-cancel.ts';
+import { printStart } from './print-start.ts';
 import { reboot } from './reboot.ts';
+import { scanStart } from './scan-start.ts';
+import { scanStop } from './scan-stop.ts';
 import type { CommandHandler } from './types.ts';
 
-export const commandHandlers: Record<ControlCommandType, CommandHandler> = {
+/** Job commands that are answered with an ack (`events.ack` and `reply` are one-way messages
+ *  system.ts takes itself). */
+type AckedJobCommand = Exclude<JobCommandType, 'events.ack' | 'reply'>;
+
+export const commandHandlers: Record<ControlCommandType | AckedJobCommand, CommandHandler> = {
+  'scan.start': scanStart,
+  'scan.stop': scanStop,
+  'print.start': printStart,
+  'print.cancel': printCancel,
   buzz,
   reboot,
   head_clean: maintenance('head_clean'),

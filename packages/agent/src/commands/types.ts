@@ -1,6 +1,8 @@
 import type { Ack, Command } from '@boxhub/protocol';
 import type { Buzzer } from '../host/buzzer.ts';
 import type { PrinterDriver, ScannerDriver } from '../drivers/types.ts';
+import type { PrintQueue } from '../jobs/print-queue.ts';
+import type { ScanRunner } from '../jobs/scan-runner.ts';
 import type { Updater } from '../update/updater.ts';
 
 /** What a command handler may use. */
@@ -14,6 +16,8 @@ export interface CommandContext {
   later(work: () => Promise<void>): void;
   /** Agent updates (docs/updates.md). */
   updater?: Updater | undefined;
+  /** The job runners: scans and prints. */
+  jobs: { scans: ScanRunner; prints: PrintQueue };
 }
 
 export type AckBody = Omit<Ack, 'v' | 'id'>;

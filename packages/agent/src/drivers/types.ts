@@ -10,9 +10,10 @@ export class NotSupportedError extends Error {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Printing (docs/printing.md). The agent's print queue (print/) downloads and checks the file,
-// records durably that it hands the task to the printer, then calls print(); after a restart it
-// calls follow() for a task it had handed over instead of printing it again (at most once).
+// Printing (docs/printing.md). The agent's print queue (jobs/print-queue.ts) downloads and
+// checks the file, records durably that it hands the task to the printer, then calls print();
+// after a restart it calls follow() for a task it had handed over instead of printing it again
+// (at most once).
 
 /** A document ready to print: downloaded, checksum verified, decrypted when it was encrypted. */
 export interface PrintRequest {

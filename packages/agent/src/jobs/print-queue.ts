@@ -6,27 +6,23 @@
 // over, and once the printer has accepted it, the printer's job reference; after a restart a
 // task in either phase is never printed again: its job is found on the printer and followed,
 // or it ends as interrupted. Cancel ends every task the box holds and empties the queue.
-import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import {
-  parseJson, PrintCancelParams, PrintError, printErrorForPrinter, PrintStartParams,
-  type PrintFinishedData, type PrintStartParams as PrintStart,
+  PrintError, printErrorForPrinter,
+  type PrintCancelParams as PrintCancel, type PrintFinishedData, type PrintStartParams as PrintStart,
 } from '@boxhub/protocol';
 import { PrintRejectedError, type PrinterDriver, type PrintOutcome } from '../drivers/types.ts';
-import { Backoff } from '../link/backoff.ts';
-import { pause } from '../link/pause.ts';
+import { Backoff } from '../timing/backoff.ts';
 import type { BoxRequests } from '../link/requests.ts';
 import { RequestRefusedError } from '../link/requests.ts';
 import type { Journal, JournalEntry } from '../store/journal.ts';
 import type { Outbox } from '../store/outbox.ts';
 import type { JobAck } from './job-ack.ts';
 import type { E2eKeyPair } from '@boxhub/protocol/e2e.ts';
-import { printFileKey, printPages } from '../print/encrypted.ts';
-import { E2eError, openStream } from '@boxhub/protocol/e2e.ts';
+import { printFileKey, printPages } from './print-encrypted.ts';
+import { getFile } from '../transfer/get-file.ts';
+import { retry } from '../transfer/retry.ts';
 
 export interface PrintJobData {
   params: PrintStart;
@@ -108,10 +104,8 @@ export class PrintQueue {
   }
 
   /** print.start: journal first, then the ack (a task the box took survives a power cut). */
-  async take(params: unknown): Promise<JobAck> {
-    const p = parseJson(PrintStartParams, JSON.stringify(params));
-    if (!p.ok) return { ok: false, reason: 'invalid', message: `print.start params ${p.error}` };
-    const { task } = p.value;
+  async take(p: PrintStart): Promise<JobAck> {
+    const { task } = p;
     const refusal: JobAck = { ok: false, reason: 'failed', message: `print task ${task} was cancelled` };
     if (this.tombstones.has(task)) return refusal;
     if (this.d.journal.get(task)) return { ok: true, data: { boot: this.d.boot } };
@@ -121,7 +115,7 @@ export class PrintQueue {
       if (!status?.connected) return { ok: false, reason: 'failed', message: 'the printer is not connected' };
       // A cancel that came while the printer was asked: this task is one it ended.
       if (this.tombstones.has(task)) return refusal;
-      const entry: JournalEntry<PrintJobData> = { task, kind: 'print', state: 'queued', boot: this.d.boot, acceptedAt: this.d.now(), data: { params: p.value, phase: 'queued' } };
+      const entry: JournalEntry<PrintJobData> = { task, kind: 'print', state: 'queued', boot: this.d.boot, acceptedAt: this.d.now(), data: { params: p, phase: 'queued' } };
       await this.d.journal.put(entry);
       // Or while the entry was written: it goes again (nothing was printed or said of it).
       if (this.tombstones.has(task)) { await this.d.journal.remove(task); return refusal; }
@@ -135,15 +129,13 @@ export class PrintQueue {
 
   /** print.cancel: the listed tasks (with `all`, every task the box holds) end cancelled; the
    *  listed ones it does not hold yet are refused if they come later. */
-  async cancel(params: unknown): Promise<JobAck> {
-    const p = parseJson(PrintCancelParams, JSON.stringify(params));
-    if (!p.ok) return { ok: false, reason: 'invalid', message: `print.cancel params ${p.error}` };
-    for (const t of p.value.tasks) if (!this.d.journal.get(t)) this.tombstones.add(t);
-    if (p.value.all) for (const t of this.taking) this.tombstones.add(t);
+  async cancel(p: PrintCancel): Promise<JobAck> {
+    for (const t of p.tasks) if (!this.d.journal.get(t)) this.tombstones.add(t);
+    if (p.all) for (const t of this.taking) this.tombstones.add(t);
     if (this.tombstones.size > 10_000) this.tombstones.clear();
-    const listed = new Set(p.value.tasks);
+    const listed = new Set(p.tasks);
     for (const e of this.entries()) {
-      if (e.data.phase === 'done' || (!p.value.all && !listed.has(e.task))) continue;
+      if (e.data.phase === 'done' || (!p.all && !listed.has(e.task))) continue;
       if (this.running?.task === e.task) { this.running.ac.abort(new Cancelled('cancelled')); continue; }
       await this.finish(e, { outcome: 'canceled', error_code: PrintError.cancelled, message: 'cancelled before printing' });
     }
@@ -279,52 +271,54 @@ export class PrintQueue {
       const problem = await this.d.directAllowed(url);
       if (problem) { await this.finish(e, { outcome: 'failed', error_code: PrintError.download_failed, message: `file_url: ${problem}` }); return false; }
     }
-    for (let attempt = 1; ; attempt++) {
-      if (signal.aborted) {
+    return retry<boolean>({
+      backoff, signal,
+      aborted: async () => {
         if (signal.reason instanceof Cancelled) { await this.finish(e, { outcome: 'canceled', error_code: PrintError.cancelled }); return false; }
         throw signal.reason;
-      }
-      if (!f.direct && expires !== undefined && expires - 30_000 < this.d.now()) {
-        try {
-          const fresh = await this.d.requests.ask('download.url', { task: e.task });
-          url = String(fresh.url);
-          expires = Number(fresh.expires_at);
-        } catch (err) {
-          if (err instanceof RequestRefusedError) { await this.finish(e, { outcome: 'failed', error_code: PrintError.download_failed, message: err.message }); return false; }
-          await pause(backoff.next(), signal);
-          continue;
+      },
+      attempt: async (attempt) => {
+        if (!f.direct && expires !== undefined && expires - 30_000 < this.d.now()) {
+          try {
+            const fresh = await this.d.requests.ask('download.url', { task: e.task });
+            url = String(fresh.url);
+            expires = Number(fresh.expires_at);
+          } catch (err) {
+            if (err instanceof RequestRefusedError) { await this.finish(e, { outcome: 'failed', error_code: PrintError.download_failed, message: err.message }); return { done: false }; }
+            return { again: (err as Error).message };
+          }
         }
-      }
-      const r = await fetchTo(url, target, this.d.maxFileBytes ?? 256 * 1024 * 1024, signal, key);
-      const checked = r.ok || r.tag;
-      if (checked) {
-        if ((f.size !== undefined && r.size !== f.size) || (f.md5 !== undefined && r.md5 !== f.md5)) {
+        const r = await getFile(url, target, this.d.maxFileBytes ?? 256 * 1024 * 1024, signal, key);
+        const checked = r.ok || r.tag;
+        if (checked) {
+          if ((f.size !== undefined && r.size !== f.size) || (f.md5 !== undefined && r.md5 !== f.md5)) {
+            await rm(target, { force: true });
+            await this.finish(e, { outcome: 'failed', error_code: PrintError.checksum_mismatch, message: `downloaded ${r.size} bytes with MD5 ${r.md5}; the task names ${f.size ?? '?'} bytes with MD5 ${f.md5 ?? '?'}` });
+            return { done: false };
+          }
+          if (!r.ok) {
+            // The bytes are the task's (the MD5 above is of the encrypted file) but fail their GCM
+            // tag: altered before the MD5 was taken, or the cipher belongs to another file.
+            await rm(target, { force: true });
+            await this.finish(e, { outcome: 'failed', error_code: PrintError.decrypt_failed, message: `${r.error}; nothing was printed` });
+            return { done: false };
+          }
+          if (key) await rename(target, path);
+          e.data = { ...e.data, phase: 'downloaded', file: path };
+          await this.d.journal.put(e);
+          await this.d.outbox.append(e.task, 'print.downloaded', { download_spent_ms: this.d.now() - t0, size: r.size });
+          return { done: true };
+        }
+        // 403 on our store: the URL expired; ask for a fresh one. Other refusals are final.
+        if (r.status === 403 && !f.direct) { expires = 0; return { now: true }; }
+        if (!r.retry || attempt >= 20) {
           await rm(target, { force: true });
-          await this.finish(e, { outcome: 'failed', error_code: PrintError.checksum_mismatch, message: `downloaded ${r.size} bytes with MD5 ${r.md5}; the task names ${f.size ?? '?'} bytes with MD5 ${f.md5 ?? '?'}` });
-          return false;
+          await this.finish(e, { outcome: 'failed', error_code: PrintError.download_failed, message: r.error });
+          return { done: false };
         }
-        if (!r.ok) {
-          // The bytes are the task's (the MD5 above is of the encrypted file) but fail their GCM
-          // tag: altered before the MD5 was taken, or the cipher belongs to another file.
-          await rm(target, { force: true });
-          await this.finish(e, { outcome: 'failed', error_code: PrintError.decrypt_failed, message: `${r.error}; nothing was printed` });
-          return false;
-        }
-        if (key) await rename(target, path);
-        e.data = { ...e.data, phase: 'downloaded', file: path };
-        await this.d.journal.put(e);
-        await this.d.outbox.append(e.task, 'print.downloaded', { download_spent_ms: this.d.now() - t0, size: r.size });
-        return true;
-      }
-      // 403 on our store: the URL expired; ask for a fresh one. Other refusals are final.
-      if (r.status === 403 && !f.direct) { expires = 0; continue; }
-      if (!r.retry || attempt >= 20) {
-        await rm(target, { force: true });
-        await this.finish(e, { outcome: 'failed', error_code: PrintError.download_failed, message: r.error });
-        return false;
-      }
-      await pause(backoff.next(), signal);
-    }
+        return { again: r.error };
+      },
+    });
   }
 
   private async finish(e: JournalEntry<PrintJobData>, data: PrintFinishedData): Promise<void> {
@@ -339,48 +333,3 @@ export class PrintQueue {
     await this.d.ended(e.task);
   }
 }
-
-type FetchResult = { ok: true; tag?: false; size: number; md5: string }
-  | { ok: false; tag: true; size: number; md5: string; error: string }
-  | { ok: false; tag?: false; retry: boolean; status?: number; error: string };
-
-/**
- * GET to a file, hashing as it streams, refusing redirects and more than `max` bytes. With `key`
- * the bytes are an encrypted file: hashed as they come, decrypted into `path` (the caller gives
- * a temporary name); a file that fails its GCM tag answers `tag: true` with its MD5 and size.
- */
-async function fetchTo(url: string, path: string, max: number, signal: AbortSignal, key?: Buffer): Promise<FetchResult> {
-  let size = 0;
-  const hash = createHash('md5');
-  // undici is loaded with the first print file, not at the agent's start (docs/box-protocol.md,
-  // "Memory on the box").
-  const { request } = await import('undici');
-  try {
-    const res = await request(url, { method: 'GET', signal, headersTimeout: 60_000, bodyTimeout: 60_000 });
-    if (res.statusCode !== 200) {
-      res.body.on('error', ignore).destroy();
-      const retry = res.statusCode === 408 || res.statusCode === 429 || res.statusCode >= 500;
-      return { ok: false, retry, status: res.statusCode, error: `HTTP ${res.statusCode}${res.statusCode >= 300 && res.statusCode < 400 ? ' (redirects are not followed)' : ''}` };
-    }
-    const meter = new Transform({
-      transform(chunk: Buffer, _e, done) {
-        size += chunk.length;
-        if (size > max) { done(new Error(`the file is larger than the ${max} bytes the box takes`)); return; }
-        hash.update(chunk);
-        done(null, chunk);
-      },
-    });
-    if (key) await pipeline(res.body, meter, openStream(key), createWriteStream(path, { mode: 0o600 }));
-    else await pipeline(res.body, meter, createWriteStream(path, { mode: 0o600 }));
-    return { ok: true, size, md5: hash.digest('hex') };
-  } catch (err) {
-    if (signal.aborted) throw signal.reason;
-    if (err instanceof E2eError) return { ok: false, tag: true, size, md5: hash.digest('hex'), error: err.message };
-    const e = err as Error & { code?: string };
-    const tooBig = /larger than/.test(e.message);
-    return { ok: false, retry: !tooBig, error: `${e.code ? `${e.code}: ` : ''}${e.message}` };
-  }
-}
-
-/** An answer body dropped unread: its "aborted" error must not become an uncaught exception. */
-const ignore = (): void => undefined;

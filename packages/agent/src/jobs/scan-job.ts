@@ -13,12 +13,13 @@ import { e2eInfo, FileSealer, newContentKey, wrapContentKey } from '@boxhub/prot
 import type { ScannerDriver, ScanRequest } from '../drivers/types.ts';
 import { ScanFault } from '../drivers/types.ts';
 import { RequestRefusedError, type BoxRequests } from '../link/requests.ts';
-import { Backoff } from '../link/backoff.ts';
-import { pause } from '../link/pause.ts';
+import { Backoff } from '../timing/backoff.ts';
+import { pause } from '../timing/pause.ts';
 import { assembleItems, ITEM_RULE, type ItemLimits } from '../scan/index.ts';
 import { ScanProgressReporter } from './scan-progress.ts';
 import type { KeptPage } from '../scan/assemble.ts';
-import { putFile } from '../scan/upload.ts';
+import { putFile } from '../transfer/put-file.ts';
+import { retry, retryableStatus } from '../transfer/retry.ts';
 import { DirectSender, newDirectState, type DirectFailure, type DirectRetry, type DirectState } from '../scan/direct/sender.ts';
 import type { Journal, JournalEntry } from '../store/journal.ts';
 import type { Outbox } from '../store/outbox.ts';
@@ -299,37 +300,37 @@ export class ScanJob {
       item.state = 'uploaded';
     }
     if (item.state === 'written') {
-      const backoff = new Backoff(this.d.backoff ?? { baseMs: 1000, maxMs: 60_000 });
-      for (;;) {
-        if (signal.aborted) return;
-        let grant: Record<string, unknown>;
-        try {
-          grant = await this.d.requests.ask('upload.url', { task: this.task, item_id: item.item_id, size: item.size, md5: item.md5 });
-        } catch (e) {
-          if (e instanceof RequestRefusedError) throw new Error(`the server refused item ${item.item_id}: ${e.message}`);
-          await pause(backoff.next(), signal);
-          continue;
-        }
-        const t0 = this.d.now();
-        let status: number;
-        let answer = '';
-        try {
-          const r = await putFile(String(grant.url), item.file, { headers: grant.headers as Record<string, string>, signal });
-          status = r.status;
-          answer = r.body.slice(0, 300).trim();
-        } catch (e) {
-          if (signal.aborted) return;
-          this.d.log('item upload failed; retrying', { task: this.task, item: item.item_id, error: (e as Error).message });
-          await pause(backoff.next(), signal);
-          continue;
-        }
-        if (status >= 200 && status < 300) { item.upload_spent_ms = this.d.now() - t0; break; }
-        // 403: the URL expired while waiting; ask for a new one. 408, 429, 5xx: try again.
-        // Other 4xx: the server refuses these bytes, and will again.
-        if (status !== 403 && status !== 408 && status !== 429 && status < 500) throw new Error(`upload of item ${item.item_id} refused: HTTP ${status}${answer ? `: ${answer}` : ''}`);
-        this.d.log('item upload failed; retrying', { task: this.task, item: item.item_id, error: `HTTP ${status}` });
-        await pause(backoff.next(), signal);
-      }
+      const uploaded = await retry<boolean>({
+        backoff: new Backoff(this.d.backoff ?? { baseMs: 1000, maxMs: 60_000 }), signal, aborted: () => false,
+        attempt: async () => {
+          let grant: Record<string, unknown>;
+          try {
+            grant = await this.d.requests.ask('upload.url', { task: this.task, item_id: item.item_id, size: item.size, md5: item.md5 });
+          } catch (e) {
+            if (e instanceof RequestRefusedError) throw new Error(`the server refused item ${item.item_id}: ${e.message}`);
+            return { again: (e as Error).message };
+          }
+          const t0 = this.d.now();
+          let status: number;
+          let answer = '';
+          try {
+            const r = await putFile(String(grant.url), item.file, { headers: grant.headers as Record<string, string>, signal });
+            status = r.status;
+            answer = r.body.slice(0, 300).trim();
+          } catch (e) {
+            if (signal.aborted) return { done: false };
+            this.d.log('item upload failed; retrying', { task: this.task, item: item.item_id, error: (e as Error).message });
+            return { again: (e as Error).message };
+          }
+          if (status >= 200 && status < 300) { item.upload_spent_ms = this.d.now() - t0; return { done: true }; }
+          // 403: the URL expired while waiting; ask for a new one. 408, 429, 5xx: try again.
+          // Other 4xx: the server refuses these bytes, and will again.
+          if (status !== 403 && !retryableStatus(status)) throw new Error(`upload of item ${item.item_id} refused: HTTP ${status}${answer ? `: ${answer}` : ''}`);
+          this.d.log('item upload failed; retrying', { task: this.task, item: item.item_id, error: `HTTP ${status}` });
+          return { again: `HTTP ${status}` };
+        },
+      });
+      if (!uploaded) return;
       item.state = 'uploaded';
       await this.save();
     }

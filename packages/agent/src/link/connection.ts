@@ -10,7 +10,7 @@ import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import mqtt, { type MqttClient } from 'mqtt';
 import { BOX_PROTOCOL_VERSION, topics, type Presence } from '@boxhub/protocol';
-import { Backoff } from './backoff.ts';
+import { Backoff } from '../timing/backoff.ts';
 
 export interface LinkOptions {
   url: string;

@@ -9,10 +9,10 @@
 // and throws the abort reason. Items already yielded belong to the caller.
 import { join } from 'node:path';
 import type { ScannedPage, ScanRequest } from '../drivers/types.ts';
-import { BLANK_RULE, detectBlank, type BlankRule } from './blank.ts';
+import { BLANK_RULE, detectBlank, type BlankRule } from '../media/blank.ts';
 import { capsOf, closesNow, ITEM_LIMITS, ITEM_RULE, type ItemLimits, type ItemRule } from './item-rule.ts';
-import { pageToJpeg } from './jpeg.ts';
-import { PdfItemWriter, type ItemSealer, type PdfItemFile } from './pdf-writer.ts';
+import { pageToJpeg } from '../media/jpeg.ts';
+import { PdfItemWriter, type ItemSealer, type PdfItemFile } from '../media/pdf-writer.ts';
 
 export interface AssembleOptions {
   /** Directory the item files are written to. */

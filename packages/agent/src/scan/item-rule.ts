@@ -14,7 +14,7 @@
 //    its own (a page cannot be split).
 // The caps count the file as written: JPEG bytes plus PDF_PAGE_OVERHEAD per page plus
 // PDF_FILE_OVERHEAD, so an item's file never exceeds maxBytes unless one page alone does.
-import { PDF_FILE_OVERHEAD, PDF_PAGE_OVERHEAD } from './pdf-writer.ts';
+import { PDF_FILE_OVERHEAD, PDF_PAGE_OVERHEAD } from '../media/pdf-writer.ts';
 
 export interface ItemLimits {
   /** Pages (scanned sides kept) per item. */

@@ -22,7 +22,7 @@ import { DEFAULT_JOB_TIMING } from '../ipp/print-job.ts';
 import { IppPrinterDriver, type IppPrinterDriverOptions } from '../ipp/printer-driver.ts';
 import { connectionTypeFor, kindOf, parseDeviceId, STATUS_ATTRIBUTES } from '../ipp/printer-status.ts';
 import { PrinterState } from '../ipp/tags.ts';
-import { pause } from '../../link/pause.ts';
+import { pause } from '../../timing/pause.ts';
 import { cleanMakeAndModel, cupsQueueUri, isCupsQueueUri } from './queue-uri.ts';
 
 /**

@@ -14,8 +14,8 @@
 import { ScanError, type ScannerStatus } from '@boxhub/protocol';
 import { disconnectedScanner, ScanFault, type ScannedPage, type ScannerDriver, type ScanRequest } from '../types.ts';
 import { connectionTypeFor } from '../ipp/printer-status.ts';
-import { jpegInfo } from '../../scan/jpeg-info.ts';
-import { pause } from '../../link/pause.ts';
+import { jpegInfo } from '../../media/jpeg-info.ts';
+import { pause } from '../../timing/pause.ts';
 import { esclRequest, type EsclResponse } from './http.ts';
 import { adfFault, adfMeaning, elements, jobInfos, parseCapabilities, retryAfterMs, scanSettings } from './settings.ts';
 

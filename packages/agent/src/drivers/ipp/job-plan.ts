@@ -6,8 +6,8 @@
 import type { PrintJobOptions } from '@boxhub/protocol';
 import { COLOR_MODE_MAP, DUPLEX_MAP, QUALITY_MAP, hmmToPoints, keywordForSvc } from '@boxhub/protocol/print-mapping.ts';
 import { PrintRejectedError } from '../types.ts';
-import type { PrinterDocumentFeatures } from '../../print/document.ts';
-import type { Margins } from '../../print/document-jpeg.ts';
+import type { PrinterDocumentFeatures } from '../../media/document.ts';
+import type { Margins } from '../../media/document-jpeg.ts';
 import type { IppAttributes } from './attributes.ts';
 import { canDrive, colorModes, duplexModes, MediaCatalog, qualities, type MediaEntry } from './capability.ts';
 import type { JobTemplate } from './operations.ts';

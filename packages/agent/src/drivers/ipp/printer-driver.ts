@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import type { PrinterStatus } from '@boxhub/protocol';
 import { PrinterError } from '@boxhub/protocol/printer-errors.ts';
 import { disconnectedPrinter, NotSupportedError, type MaintenanceOp, type PrintHooks, type PrintOutcome, type PrinterDriver, type PrintRequest } from '../types.ts';
-import { DEFAULT_DOCUMENT_LIMITS, prepareDocument, type DocumentLimits } from '../../print/document.ts';
+import { DEFAULT_DOCUMENT_LIMITS, prepareDocument, type DocumentLimits } from '../../media/document.ts';
 import { IppClient, type IppClientOptions } from './client.ts';
 import { IppStatusError } from './errors.ts';
 import { capabilityFrom, type PrinterCapability } from './capability.ts';
@@ -104,7 +104,7 @@ export class IppPrinterDriver implements PrinterDriver {
 
   /**
    * Prints one task: checks its options against the printer's own attributes (PrintRejectedError
-   * names what it lacks), prepares the document (print/document.ts: PrintDocumentError when it
+   * names what it lacks), prepares the document (media/document.ts: PrintDocumentError when it
    * cannot), sends Print-Job with job-name = the task uuid, awaits hooks.submitted(job id),
    * then follows the job to its end. docs/printing.md, "Box-side printing".
    */

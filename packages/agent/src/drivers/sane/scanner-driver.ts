@@ -7,8 +7,8 @@
 // the raw page never enters the JavaScript heap, and the pipeline passes the JPEG through.
 import { ScanError, type ScannerStatus } from '@boxhub/protocol';
 import { disconnectedScanner, ScanFault, type ScannedPage, type ScannerDriver, type ScanRequest } from '../types.ts';
-import { jpegOptions, loadSharp } from '../../scan/page-image.ts';
-import { pause } from '../../link/pause.ts';
+import { jpegOptions, loadSharp } from '../../media/page-image.ts';
+import { pause } from '../../timing/pause.ts';
 import { scanimageBatch } from './batch.ts';
 import { listValues, parseOptions, resolutionsOf, type SaneOption } from './options.ts';
 import { paperSensor, planScan } from './plan.ts';

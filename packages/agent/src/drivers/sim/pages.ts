@@ -5,8 +5,8 @@
 import { readFile } from 'node:fs/promises';
 import type { Sharp } from 'sharp';
 import type { ScannedPage, ScanRequest } from '../types.ts';
-import { jpegInfo } from '../../scan/jpeg-info.ts';
-import { jpegOptions, loadSharp } from '../../scan/page-image.ts';
+import { jpegInfo } from '../../media/jpeg-info.ts';
+import { jpegOptions, loadSharp } from '../../media/page-image.ts';
 
 export interface SimLook {
   /** Paper grey level 0-255 (default 246: white office paper as scanners see it). */

@@ -1,6 +1,6 @@
 // A virtual printer for the demo and the tests that really prints: it describes itself with
 // IPP attributes like a real inkjet, so the box checks options and prepares documents exactly
-// as for an IPP printer (ipp/job-plan.ts, print/document.ts), then "prints" the prepared PDF
+// as for an IPP printer (ipp/job-plan.ts, media/document.ts), then "prints" the prepared PDF
 // one side at a time, counting impressions, and can render what it printed to PNG files.
 //
 //   sim:?kind=inkjet&strict=1&make=Epson&model=ET-2850&maintenance=head_clean,nozzle_check
@@ -28,9 +28,9 @@ import { boolean, collection, enumAttr, integer, IppAttributes, keyword, mimeMed
 import type { IppAttribute } from '../ipp/model.ts';
 import { capabilityFrom } from '../ipp/capability.ts';
 import { planIppJob } from '../ipp/job-plan.ts';
-import { prepareDocument } from '../../print/document.ts';
-import { sidesFor } from '../../print/document-plan.ts';
-import { DEFAULT_TOOL_LIMITS, runLimited } from '../../print/document-tools.ts';
+import { prepareDocument } from '../../media/document.ts';
+import { sidesFor } from '../../media/document-plan.ts';
+import { DEFAULT_TOOL_LIMITS, runLimited } from '../../media/document-tools.ts';
 
 const OPS: MaintenanceOp[] = ['head_clean', 'power_ink_flush', 'nozzle_check'];
 

@@ -13,8 +13,8 @@ import { ScanError, type DirectTransfer } from '@boxhub/protocol';
 import { partName, type DirectPageMeta, type EndManifest, type Manifest, type PagesManifest } from '@boxhub/protocol/direct-wire.ts';
 import { e2eInfo, sealBuffer } from '@boxhub/protocol/e2e.ts';
 import type { Dispatcher } from 'undici';
-import { Backoff } from '../../link/backoff.ts';
-import { pause } from '../../link/pause.ts';
+import { Backoff } from '../../timing/backoff.ts';
+import { retry } from '../../transfer/retry.ts';
 import { writeFileAtomic } from '../../store/atomic-file.ts';
 import { attempt, directDispatcher, type DirectHttpOptions, type Outcome } from './http.ts';
 import { buildRequest } from './wire.ts';
@@ -198,33 +198,45 @@ export class DirectSender {
    * retries no more; a halt abandons it (throws).
    */
   private async send(manifest: Manifest, images: string[], once: boolean): Promise<string | undefined> {
-    const backoff = new Backoff({ baseMs: this.retry.baseMs, maxMs: this.retry.maxMs });
     const t0 = this.d.now();
     this.s.tried = Math.max(this.s.tried, manifest.batch);
-    for (let n = 1; ; n++) {
-      const req = buildRequest({ manifest, images, secret: this.d.options.secret, timestamp: Math.floor(this.d.now() / 1000), userAgent: this.d.userAgent });
-      // The one attempt after a stop or a give-up is short; a stop's grace cuts the one on the wire.
-      const cut = once ? AbortSignal.timeout(this.d.stopGraceMs ?? STOP_GRACE_MS) : this.graceAc.signal;
-      let r: Outcome;
-      try {
-        r = await attempt(this.dispatcher, this.d.options.addr, req, AbortSignal.any([this.haltAc.signal, cut]), this.d.now);
-      } catch (e) {
-        if (this.haltAc.signal.aborted) throw e;
-        return `${this.d.options.addr}: no answer within the ${Math.round((this.d.stopGraceMs ?? STOP_GRACE_MS) / 1000)} s allowed after a stop or a failure`;
-      }
-      if (r.kind === 'ok') return undefined;
-      if (r.kind === 'refused') return `${this.d.options.addr} refused it: ${r.why}`;
-      const waited = this.d.now() - t0;
-      const delay = Math.min(this.retry.maxMs, Math.max(backoff.next(), r.retryAfterMs ?? 0));
-      if (once || this.stopAc.signal.aborted) return `${this.d.options.addr}: ${r.why}`;
-      if (waited + delay > this.retry.giveUpMs) {
-        return `no 2xx from ${this.d.options.addr} after ${n} attempts in ${Math.round(waited / 1000)} s (the limit is ${Math.round(this.retry.giveUpMs / 1000)} s); last: ${r.why}`;
-      }
-      this.d.log('direct transfer attempt failed; retrying', { task: this.d.task, batch: manifest.batch, attempt: n, in_ms: delay, error: r.why });
-      await pause(delay, AbortSignal.any([this.haltAc.signal, this.stopAc.signal]));
-      this.haltAc.signal.throwIfAborted();
-      if (this.stopAc.signal.aborted) return `${this.d.options.addr}: ${r.why}`;
-    }
+    const addr = this.d.options.addr;
+    let last = '';
+    return retry<string | undefined>({
+      backoff: new Backoff({ baseMs: this.retry.baseMs, maxMs: this.retry.maxMs }),
+      // The wait ends early on a halt or a stop; the next attempt then sees which.
+      signal: AbortSignal.any([this.haltAc.signal, this.stopAc.signal]),
+      attempt: async (n) => {
+        if (n > 1) {
+          this.haltAc.signal.throwIfAborted();
+          if (this.stopAc.signal.aborted) return { done: `${addr}: ${last}` };
+        }
+        const req = buildRequest({ manifest, images, secret: this.d.options.secret, timestamp: Math.floor(this.d.now() / 1000), userAgent: this.d.userAgent });
+        // The one attempt after a stop or a give-up is short; a stop's grace cuts the one on the wire.
+        const cut = once ? AbortSignal.timeout(this.d.stopGraceMs ?? STOP_GRACE_MS) : this.graceAc.signal;
+        let r: Outcome;
+        try {
+          r = await attempt(this.dispatcher, addr, req, AbortSignal.any([this.haltAc.signal, cut]), this.d.now);
+        } catch (e) {
+          if (this.haltAc.signal.aborted) throw e;
+          return { done: `${addr}: no answer within the ${Math.round((this.d.stopGraceMs ?? STOP_GRACE_MS) / 1000)} s allowed after a stop or a failure` };
+        }
+        if (r.kind === 'ok') return { done: undefined };
+        if (r.kind === 'refused') return { done: `${addr} refused it: ${r.why}` };
+        if (once || this.stopAc.signal.aborted) return { done: `${addr}: ${r.why}` };
+        last = r.why;
+        return { again: r.why, ...(r.retryAfterMs !== undefined ? { afterMs: r.retryAfterMs } : {}) };
+      },
+      delay: (backoffMs, afterMs) => Math.min(this.retry.maxMs, Math.max(backoffMs, afterMs ?? 0)),
+      waiting: (why, n, delay) => {
+        const waited = this.d.now() - t0;
+        if (waited + delay > this.retry.giveUpMs) {
+          return { done: `no 2xx from ${addr} after ${n} attempts in ${Math.round(waited / 1000)} s (the limit is ${Math.round(this.retry.giveUpMs / 1000)} s); last: ${why}` };
+        }
+        this.d.log('direct transfer attempt failed; retrying', { task: this.d.task, batch: manifest.batch, attempt: n, in_ms: delay, error: why });
+        return undefined;
+      },
+    });
   }
 
   private fail(message: string): void {

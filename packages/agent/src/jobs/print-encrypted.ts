@@ -1,12 +1,12 @@
 // An end-to-end encrypted print file on the box (docs/encryption.md, "Printing"). The content
 // key is opened from the task's cipher with the box's key for this device; the file is then
-// decrypted as it downloads (print-queue.ts fetchTo), into a file that takes its real name only
+// decrypted as it downloads (transfer/get-file.ts), into a file that takes its real name only
 // once the MD5 of the encrypted bytes and the GCM tag have both verified, so nothing
 // unauthenticated can reach the printer. `pages` is counted from the document as prepared
 // (the server could not read it).
 import { e2eInfo, E2eError, unwrapContentKey, type E2eKeyPair } from '@boxhub/protocol/e2e.ts';
 import type { PrintJobOptions } from '@boxhub/protocol';
-import { selectedPages } from './document-plan.ts';
+import { selectedPages } from '../media/document-plan.ts';
 
 /** The content key of a print file, or why it does not open (the task fails with 4003). */
 export async function printFileKey(cipher: string, deviceUuid: string, key: E2eKeyPair | undefined): Promise<{ ok: true; key: Buffer } | { ok: false; message: string }> {
