@@ -24,7 +24,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import sharp from 'sharp';
-import { contentBomb } from '../packages/protocol/src/testing/hostile-pdf.ts';
+import { contentBomb } from '../packages/pdf-tools/src/testing/hostile-pdf.ts';
 import { pagesManifest, sendDirect, type DirectPage } from '../packages/e2e/src/direct-sender.ts';
 import { forkChild, header, LIMITS_OUT_OF_REACH, sleep, tempDir, type Child } from './support/child.ts';
 

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
 import { PDFDocument, type PDFName, drawObject, popGraphicsState, pushGraphicsState, concatTransformationMatrix } from 'pdf-lib';
 import { checkPrintDocument } from '../packages/server/src/modules/print/document-check.ts';
-import * as corpus from '../packages/protocol/src/testing/hostile-pdf.ts';
+import * as corpus from '../packages/pdf-tools/src/testing/hostile-pdf.ts';
 import { header, median, percentile } from './support/child.ts';
 import { scannedPdf } from './print/pdf.ts';
 

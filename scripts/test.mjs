@@ -38,7 +38,7 @@ const isInstallTest = (f) => f.endsWith('.install.test.ts');
 const all = selected.filter((f) => !isInstallTest(f));
 const installTests = selected.filter(isInstallTest);
 // Tests whose behaviour depends on the database or broker engine opt in to pass 2 by living
-// in these packages; pure libraries (protocol, recognizer, agent drivers) run once.
+// in these packages; pure libraries (protocol, pdf-tools, recognizer, agent drivers) run once.
 // The CLI's command-line contract and pure helpers touch neither (they spawn ~100 commands
 // for nothing on the second pass).
 const engineFree = new Set(['packages/cli/src/usage.test.ts', 'packages/cli/src/demo-classroom.test.ts', 'packages/e2e/src/architecture-map.test.ts', 'packages/e2e/src/citations.test.ts']);

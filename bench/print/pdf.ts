@@ -3,7 +3,7 @@
 // asked), as a scanned worksheet is.
 import { randomBytes } from 'node:crypto';
 import { PDFDocument } from 'pdf-lib';
-import { jpegOf } from '../../packages/protocol/src/testing/hostile-pdf.ts';
+import { jpegOf } from '../../packages/pdf-tools/src/testing/hostile-pdf.ts';
 
 const A4: [number, number] = [595.28, 841.89];
 

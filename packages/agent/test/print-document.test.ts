@@ -1,6 +1,6 @@
 // The box's document work: JPEG headers, the JPEG page placement, and prepareDocument with the
 // real qpdf under prlimit (documents built, limits enforced, hostile input refused; hostile files
-// from the corpus the server's document check is tested on, @boxhub/protocol/testing/hostile-pdf.ts).
+// from the corpus the server's document check is tested on, @boxhub/pdf-tools/testing/hostile-pdf.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { displayedSize, JpegError, readJpegHeader } from '@boxhub/protocol/jpeg-
 import { placement } from '../src/media/document-jpeg.ts';
 import { prepareDocument, PrintDocumentError, DEFAULT_DOCUMENT_LIMITS, type PrinterDocumentFeatures } from '../src/media/document.ts';
 import { describeFailure, runLimited } from '../src/media/document-tools.ts';
-import { jpegOf, objectStreamBomb } from '@boxhub/protocol/testing/hostile-pdf.ts';
+import { jpegOf, objectStreamBomb } from '@boxhub/pdf-tools/testing/hostile-pdf.ts';
 import { jpeg, numberedPdf, pageSizes, pageTexts, withExifOrientation } from './print-fixtures.ts';
 
 const page = { width: 595.28, height: 841.89, margins: { top: 10, bottom: 10, left: 10, right: 10 } };

@@ -10,7 +10,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SimPrinter, SimScanner } from '@boxhub/agent';
-import { runLimited } from '@boxhub/protocol/limited-tool.ts';
+import { runLimited } from '@boxhub/pdf-tools/limited-tool.ts';
 import { createLayoutSet, printedSides, recognizePage, scanPages, type Layout, type PageReading } from '@boxhub/recognizer';
 import { studentKey, studentKeyHex } from '@boxhub/recognizer/id-strip.ts';
 import { expectedFills, fillCard, type MarkMix } from '@boxhub/recognizer/synthetic/filled-card.ts';

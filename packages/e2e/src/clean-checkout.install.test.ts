@@ -186,7 +186,7 @@ test('npm pack: the SDK and the CLI install from their tarballs into empty direc
   const tarballs = mkdtempSync(join(work, 'tarballs-'));
   // The CLI's own packages are not on the registry: they are packed and installed with it.
   const packed = JSON.parse(await npm('npm pack', ['pack', '--json', '--pack-destination', tarballs,
-    ...['sdk', 'cli', 'server', 'agent', 'protocol', 'recognizer'].flatMap((p) => ['-w', `@boxhub/${p}`])], checkout)) as Array<{ name: string; filename: string; files: Array<{ path: string }> }>;
+    ...['sdk', 'cli', 'server', 'agent', 'protocol', 'pdf-tools', 'recognizer'].flatMap((p) => ['-w', `@boxhub/${p}`])], checkout)) as Array<{ name: string; filename: string; files: Array<{ path: string }> }>;
   const tgz = Object.fromEntries(packed.map((p) => [p.name, join(tarballs, p.filename)]));
   const sdkFiles = packed.find((p) => p.name === '@boxhub/sdk')!.files.map((f) => f.path);
   for (const f of ['package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/generated/openapi.d.ts']) assert.ok(sdkFiles.includes(f), `the SDK tarball lacks ${f}`);
@@ -198,6 +198,10 @@ test('npm pack: the SDK and the CLI install from their tarballs into empty direc
   const app = join(work, 'sdk-app');
   mkdirSync(app);
   await npm('npm install sdk', ['install', tgz['@boxhub/sdk']!, tgz['@boxhub/protocol']!], app);
+  // The protocol holds shapes and the scheme only: no PDF library comes with the SDK.
+  for (const heavy of ['@boxhub/pdf-tools', 'pdf-lib', 'pdfjs-dist']) {
+    assert.equal(existsSync(join(app, 'node_modules', heavy)), false, `the SDK installs without ${heavy}`);
+  }
   const server = await startTestServer({ env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1' } });
   try {
     const account = await server.createApp();
@@ -252,7 +256,7 @@ export async function f(e: CallbackEvent): Promise<string | undefined> {
   // The CLI with the packages it depends on, into another empty directory.
   const cli = join(work, 'cli-app');
   mkdirSync(cli);
-  await npm('npm install cli', ['install', ...['cli', 'sdk', 'server', 'agent', 'protocol', 'recognizer'].map((p) => tgz[`@boxhub/${p}`]!)], cli);
+  await npm('npm install cli', ['install', ...['cli', 'sdk', 'server', 'agent', 'protocol', 'pdf-tools', 'recognizer'].map((p) => tgz[`@boxhub/${p}`]!)], cli);
   const help = await run('boxhub --help', 'npx', ['boxhub', '--help'], cli);
   for (const c of ['serve', 'app', 'device', 'agent', 'card']) assert.match(help, new RegExp(`^  ${c} `, 'm'));
   const env = cleanEnv({ BOXHUB_DATA_DIR: join(cli, 'data') });

@@ -15,7 +15,7 @@ import { eventually } from '@boxhub/server/testing/harness.ts';
 import { startReceiver, type Receiver } from '@boxhub/server/testing/receiver.ts';
 import { randomBytes } from 'node:crypto';
 import { keyId } from '@boxhub/protocol/e2e.ts';
-import { jpegOf } from '@boxhub/protocol/testing/hostile-pdf.ts';
+import { jpegOf } from '@boxhub/pdf-tools/testing/hostile-pdf.ts';
 import type { PrinterCapability } from '@boxhub/protocol';
 import { cardStack, exampleCard } from './card-stack.ts';
 import { startRig, type Rig, type RigBox } from './fixtures.ts';

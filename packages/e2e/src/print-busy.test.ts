@@ -4,7 +4,7 @@
 // one is kept, and the node takes work again as soon as the burst is over.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { contentBomb } from '@boxhub/protocol/testing/hostile-pdf.ts';
+import { contentBomb } from '@boxhub/pdf-tools/testing/hostile-pdf.ts';
 import { startRig, type Rig } from './fixtures.ts';
 
 let rig: Rig;

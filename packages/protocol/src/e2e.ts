@@ -1,6 +1,8 @@
 // End-to-end encryption of scans and print files, scheme `boxhub-e2e-v1` (docs/encryption.md).
 // The one implementation of the scheme: the box, the server (key ids), the SDK and the tests use
-// it. Nothing here is home-made cryptography:
+// it. Bytes in, bytes out (openStream is a transform on a stream its caller opens): no file,
+// process or network here; the SDK's e2e-files.ts reads and writes files. Nothing here is
+// home-made cryptography:
 //
 //   content key K   32 random bytes, fresh per file
 //   cipher          lowercase hex( enc(32) ‖ HPKE.Seal(pkR, info, aad = "", K)(48) ) = 160 hex
@@ -12,10 +14,7 @@
 //                   print: "boxhub/e2e/v1 print {client_uuid}"
 //   kid             first 8 bytes of SHA-256(raw 32-byte public key), lowercase hex
 import { createCipheriv, createDecipheriv, createHash, randomBytes, webcrypto, type CipherGCM, type DecipherGCM } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
 import { Transform, type TransformCallback } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { Aes256Gcm, CipherSuite, DhkemX25519HkdfSha256, HkdfSha256 } from '@hpke/core';
 
 export const E2E_SCHEME = 'boxhub-e2e-v1';
@@ -169,7 +168,7 @@ export class FileSealer {
 /**
  * A stream that decrypts an encrypted file: nonce from its first 12 bytes, the last 16 held
  * back as the tag. It fails (E2eError) at its end when the tag does not verify: what it let
- * through is then not to be used, so write it to a temporary file (openFile does).
+ * through is then not to be used, so write it to a temporary file (the SDK's openFile, packages/sdk/src/e2e-files.ts, does).
  */
 export function openStream(contentKey: Uint8Array): Transform {
   let head = Buffer.alloc(0);
@@ -236,43 +235,4 @@ export async function openBuffer(privateKey: KeyInput, info: string, cipher: str
   } catch {
     throw new E2eError('the encrypted file fails its GCM tag check: it was altered, or the cipher belongs to another file');
   }
-}
-
-/** Encrypts a file to another, streamed: the cipher, and the size and MD5 of the encrypted file. */
-export async function sealFile(src: string, dst: string, recipientPublicKey: KeyInput, info: string): Promise<{ cipher: string; size: number; md5: string }> {
-  const key = newContentKey();
-  const cipher = await wrapContentKey(recipientPublicKey, info, key);
-  const s = new FileSealer(key);
-  const md5 = createHash('md5');
-  let size = 0;
-  const out = (b: Buffer) => { md5.update(b); size += b.length; return b; };
-  let first = true;
-  await pipeline(createReadStream(src), new Transform({
-    transform(chunk: Buffer, _e, done) {
-      const parts = first ? [out(s.header)] : [];
-      first = false;
-      parts.push(out(s.update(chunk)));
-      done(null, Buffer.concat(parts));
-    },
-    flush(done) { done(null, Buffer.concat([...(first ? [out(s.header)] : []), out(s.final())])); },
-  }), createWriteStream(dst, { mode: 0o600 }));
-  return { cipher, size, md5: md5.digest('hex') };
-}
-
-/**
- * Decrypts an encrypted file to `dst`, streamed. The plaintext is written to `dst.part` and
- * renamed to `dst` only after the GCM tag verified, so `dst` exists only for an authentic file.
- */
-export async function openFile(src: string, dst: string, privateKey: KeyInput, info: string, cipher: string): Promise<{ size: number }> {
-  const key = await unwrapContentKey(privateKey, info, cipher);
-  const part = `${dst}.part`;
-  let size = 0;
-  try {
-    await pipeline(createReadStream(src), openStream(key), new Transform({ transform(c: Buffer, _e, done) { size += c.length; done(null, c); } }), createWriteStream(part, { mode: 0o600 }));
-  } catch (e) {
-    await rm(part, { force: true });
-    throw e;
-  }
-  await rename(part, dst);
-  return { size };
 }

@@ -5,8 +5,8 @@ import { execFile, type ExecFileException } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { renderEngine } from '@boxhub/protocol/pdf-engines.ts';
-import { runBuiltin } from '@boxhub/protocol/builtin-pdf/run.ts';
+import { renderEngine } from '@boxhub/pdf-tools/pdf-engines.ts';
+import { runBuiltin } from '@boxhub/pdf-tools/builtin-pdf/run.ts';
 import type { ScanPagesOptions } from './scan-pages.ts';
 
 /** The scanPages options the renderer uses. */

@@ -3,8 +3,9 @@
 // the one implementation the box and the server use too.
 import { createHash } from 'node:crypto';
 import {
-  E2eError, e2eInfo, generateKeyPair, keyId, openBuffer, openFile, sealBuffer, sealFile, type E2eKeyPair,
+  E2eError, e2eInfo, generateKeyPair, keyId, openBuffer, sealBuffer, type E2eKeyPair,
 } from '@boxhub/protocol/e2e.ts';
+import { openFile, sealFile } from './e2e-files.ts';
 
 export { E2eError, generateKeyPair, keyId, type E2eKeyPair };
 

@@ -3,9 +3,9 @@
 // document the box sends (pages selected, reordered, blank backs, copies).
 // qpdf extracts pages in 18 ms and reverses 200 pages in 32 ms (docs/printing.md, "Document preparation").
 import { writeFile } from 'node:fs/promises';
-import { structureEngine } from '@boxhub/protocol/pdf-engines.ts';
-import { runBuiltin, type BuiltinOutcome } from '@boxhub/protocol/builtin-pdf/run.ts';
-import type { InspectResult } from '@boxhub/protocol/builtin-pdf/tasks.ts';
+import { structureEngine } from '@boxhub/pdf-tools/pdf-engines.ts';
+import { runBuiltin, type BuiltinOutcome } from '@boxhub/pdf-tools/builtin-pdf/run.ts';
+import type { InspectResult } from '@boxhub/pdf-tools/builtin-pdf/tasks.ts';
 import { describeFailure, runLimited, type ToolLimits } from './document-tools.ts';
 import type { PageItem } from './document-plan.ts';
 

@@ -1,7 +1,7 @@
 // The box's document tools (qpdf, pdftoppm) run under memory and time limits through the
-// runner the server uses too (@boxhub/protocol limited-tool.ts); here, the box's default limits
+// runner the server uses too (@boxhub/pdf-tools limited-tool.ts); here, the box's default limits
 // and the words for a failed run in a task's message.
-import { runLimited as run, type ToolLimits, type ToolResult } from '@boxhub/protocol/limited-tool.ts';
+import { runLimited as run, type ToolLimits, type ToolResult } from '@boxhub/pdf-tools/limited-tool.ts';
 
 export type { ToolLimits, ToolResult };
 

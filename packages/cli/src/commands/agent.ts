@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { pdfEnginesLine } from '@boxhub/protocol/pdf-engines.ts';
+import { pdfEnginesLine } from '@boxhub/pdf-tools/pdf-engines.ts';
 import { defineCommand, intFlag } from '../command.ts';
 import { secretFrom } from '../connection.ts';
 import { EXIT, Failed, UsageError } from '../exit.ts';

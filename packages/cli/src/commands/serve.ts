@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { SimulatedBox } from '@boxhub/agent';
 import type { RunningServer } from '@boxhub/server';
 import type { Layout } from '@boxhub/recognizer';
-import { pdfEnginesLine } from '@boxhub/protocol/pdf-engines.ts';
+import { pdfEnginesLine } from '@boxhub/pdf-tools/pdf-engines.ts';
 import { common, defineCommand } from '../command.ts';
 import { EXIT, Failed, UsageError } from '../exit.ts';
 

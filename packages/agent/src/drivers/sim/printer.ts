@@ -18,8 +18,8 @@
 import { appendFileSync } from 'node:fs';
 import { EventEmitter } from 'node:events';
 import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { onPath, renderEngine } from '@boxhub/protocol/pdf-engines.ts';
-import { runBuiltin } from '@boxhub/protocol/builtin-pdf/run.ts';
+import { onPath, renderEngine } from '@boxhub/pdf-tools/pdf-engines.ts';
+import { runBuiltin } from '@boxhub/pdf-tools/builtin-pdf/run.ts';
 import { dirname, join } from 'node:path';
 import type { PrinterCapability, PrinterStatus, PrintJobOptions } from '@boxhub/protocol';
 import { printerErrorFor, simPrinterFaults, type SimPrinterFault } from './faults.ts';

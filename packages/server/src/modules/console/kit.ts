@@ -6,15 +6,52 @@ import type { Clock } from '../../clock.ts';
 import type { ApiLimits } from '../../http/rate-limits.ts';
 import type { ConsoleSignouts } from './repository.ts';
 import type { SecretBox } from '../../secret-box.ts';
-import type { Services } from '../../services.ts';
-import type { CredentialHooks } from '../devices/service.ts';
+import type { TaskLifecycle } from '../../tasks/lifecycle.ts';
+import type { WorkGate } from '../../work-gate.ts';
+import type { ApplicationService } from '../applications/service.ts';
+import type { CallbackService } from '../callbacks/service.ts';
+import type { ControlService } from '../control/service.ts';
+import type { DeviceEventService } from '../device-events/service.ts';
+import type { CredentialHooks, DeviceService } from '../devices/service.ts';
+import type { E2eKeyService } from '../e2e-keys/service.ts';
+import type { FleetService } from '../fleet/service.ts';
+import type { PrintService } from '../print/service.ts';
+import type { ReviewService } from '../recognition/review.ts';
+import type { RecognitionService } from '../recognition/service.ts';
+import type { CardTemplateService } from '../recognition/templates.ts';
+import type { ReleaseService } from '../releases/service.ts';
+import type { RolloutService } from '../rollouts/service.ts';
+import type { ScanService } from '../scan/service.ts';
+import type { TaskHistoryService } from '../task-history/service.ts';
 import type { Danger } from './dangers.ts';
 import type { Html } from './html.ts';
 import { page, type PageContext } from './layout.ts';
 import { CONFIRMED_FIELD, confirmView } from './widgets.ts';
 
+/** The services the console's pages call, the same the API's routes call. The wiring
+ *  (services.ts) builds them and sits above the modules: the console names only what it reads. */
+export interface ConsoleServices {
+  applications: ApplicationService;
+  callbacks: CallbackService;
+  control: ControlService;
+  deviceEvents: DeviceEventService;
+  devices: DeviceService;
+  e2eKeys: E2eKeyService;
+  fleet: FleetService;
+  history: TaskHistoryService;
+  lifecycle: TaskLifecycle;
+  print: PrintService;
+  recognition: RecognitionService;
+  releases: ReleaseService;
+  review: ReviewService;
+  rollouts: RolloutService;
+  scan: ScanService;
+  templates: CardTemplateService;
+  work: WorkGate;
+}
+
 export interface ConsoleOptions {
-  services: Services;
+  services: ConsoleServices;
   box: SecretBox;
   limits: ApiLimits;
   clock: Clock;

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiError, type ErrorKey } from '@boxhub/protocol';
 import { checkPrintDocument, DOCUMENT_CHECK_LIMITS, type DocumentCheckInput } from './document-check.ts';
-import * as corpus from '@boxhub/protocol/testing/hostile-pdf.ts';
+import * as corpus from '@boxhub/pdf-tools/testing/hostile-pdf.ts';
 
 process.env.BOXHUB_PDF_ENGINE = 'builtin';
 

@@ -1,5 +1,5 @@
 // The print document check (document-check.ts) on good files and on a generated hostile corpus
-// (@boxhub/protocol testing/hostile-pdf.ts): every hostile file gets a clear ApiError within the limits, never a hang
+// (@boxhub/pdf-tools testing/hostile-pdf.ts): every hostile file gets a clear ApiError within the limits, never a hang
 // or a crash. The limits are the service's own defaults.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiError, type ErrorKey } from '@boxhub/protocol';
 import { checkPrintDocument, DOCUMENT_CHECK_LIMITS, type DocumentCheckInput } from './document-check.ts';
-import * as corpus from '@boxhub/protocol/testing/hostile-pdf.ts';
+import * as corpus from '@boxhub/pdf-tools/testing/hostile-pdf.ts';
 
 const check = (file: Uint8Array | string, o: Partial<DocumentCheckInput> = {}) => checkPrintDocument({ file, fileType: 'pdf', mediaSize: 'SVC_MS_A4', copies: 1, ...o });
 

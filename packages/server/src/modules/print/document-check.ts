@@ -3,7 +3,7 @@
 // size, that it opens, is not encrypted, has pages within the limit, every page of the size of
 // media_size, page_ranges within it; and counts `pages` = selected pages × copies.
 //
-// PDFs are read by qpdf in child processes under prlimit (@boxhub/protocol limited-tool.ts), never
+// PDFs are read by qpdf in child processes under prlimit (@boxhub/pdf-tools limited-tool.ts), never
 // in this process: pdf-lib in-process inflates object streams without a memory bound and overflows
 // the stack on a cyclic page tree (docs/printing.md, "Document checks and limits"). Two runs, side
 // by side: `qpdf --json` (page list, encryption, the objects' dictionaries without stream data) and
@@ -18,10 +18,10 @@ import { join } from 'node:path';
 import { ApiError, type MediaSize, type PageRange } from '@boxhub/protocol';
 import { hmmToPoints, mediaSizeFor, mediaSizeOf } from '@boxhub/protocol/print-mapping.ts';
 import { isJpeg, JpegError, readJpegHeader } from '@boxhub/protocol/jpeg-header.ts';
-import { runLimited, type ToolLimits } from '@boxhub/protocol/limited-tool.ts';
-import { structureEngine } from '@boxhub/protocol/pdf-engines.ts';
-import { runBuiltin } from '@boxhub/protocol/builtin-pdf/run.ts';
-import type { InspectResult } from '@boxhub/protocol/builtin-pdf/tasks.ts';
+import { runLimited, type ToolLimits } from '@boxhub/pdf-tools/limited-tool.ts';
+import { structureEngine } from '@boxhub/pdf-tools/pdf-engines.ts';
+import { runBuiltin } from '@boxhub/pdf-tools/builtin-pdf/run.ts';
+import type { InspectResult } from '@boxhub/pdf-tools/builtin-pdf/tasks.ts';
 import { limitHit } from './limit-hit.ts';
 
 export interface DocumentCheckLimits {
@@ -206,7 +206,7 @@ async function checkPdf(i: DocumentCheckInput, limits: DocumentCheckLimits, byte
 }
 
 /** The same check with the built-in engine (no qpdf on this machine): pdf-lib on a worker thread
- *  under the same limits, answering in qpdf's JSON shape (@boxhub/protocol builtin-pdf/). */
+ *  under the same limits, answering in qpdf's JSON shape (@boxhub/pdf-tools builtin-pdf/). */
 async function checkPdfBuiltin(path: string, i: DocumentCheckInput, limits: DocumentCheckLimits, bytes: number): Promise<Omit<DocumentCheckResult, 'selectedPages' | 'pages'>> {
   const r = await runBuiltin<InspectResult>({ kind: 'inspect', path }, limits.tool, i.signal);
   if (!r.ok) {

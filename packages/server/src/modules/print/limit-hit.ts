@@ -1,7 +1,7 @@
 // The server's print check runs qpdf under memory and time limits through the runner the box
-// uses too (@boxhub/protocol limited-tool.ts); here, the words for a run a limit stopped, as the
+// uses too (@boxhub/pdf-tools limited-tool.ts); here, the words for a run a limit stopped, as the
 // application reads them in a refusal.
-import type { ToolLimits, ToolResult } from '@boxhub/protocol/limited-tool.ts';
+import type { ToolLimits, ToolResult } from '@boxhub/pdf-tools/limited-tool.ts';
 
 /** Why a run was stopped by a limit, or undefined when it ended on its own. */
 export function limitHit(r: ToolResult, l: ToolLimits): string | undefined {
