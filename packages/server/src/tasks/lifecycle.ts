@@ -84,7 +84,7 @@ export class TaskLifecycle {
     const set = { acked_at: now, ...(boot ? { box_boot: boot } : {}) };
     await this.d.jobs.cancel(trx, UNACKED_JOB, task.uuid);
     await this.d.tasks.history.add(trx, task.uuid, { at: now, source: 'box', what: 'acknowledged', detail: boot ? { boot } : {} });
-    const moved = await this.d.tasks.transition(trx, task, 'box.ack', 'received', set);
+    const moved = await this.d.tasks.transition(trx, task, 'box.ack', set);
     if (!moved) await this.d.tasks.update(trx, task.uuid, set);
     const after = (await this.d.tasks.find(trx, task.uuid)) ?? task;
     await this.hooks.get(task.kind as TaskKind)?.acked?.(trx, after, now);

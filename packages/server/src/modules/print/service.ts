@@ -87,14 +87,14 @@ export class PrintService {
       await d.tasks.update(trx, c.task.uuid, { download_spent_ms: c.event.data.download_spent_ms, ...direct });
     });
     events.on('print.started', async (trx, c) => {
-      const t = await d.tasks.transition(trx, c.task, 'print.started', 'started', { started_at: c.now, pages: c.event.data.pages });
+      const t = await d.tasks.transition(trx, c.task, 'print.started', { started_at: c.now, pages: c.event.data.pages });
       if (t) await this.notify(trx, t, 'print.started', c.now);
     });
     events.on('print.finished', async (trx, c) => {
       const e = c.event.data;
       const strict = (JSON.parse(c.task.options) as StoredPrint).job.strict;
       const printed = strict && e.printed_pages !== undefined ? e.printed_pages : null;
-      const t = await d.tasks.transition(trx, c.task, 'print.finished', 'ended', {
+      const t = await d.tasks.transition(trx, c.task, 'print.finished', {
         finished_at: c.now, error_code: e.error_code, error_message: e.message?.slice(0, 500) ?? null, printed_pages: printed,
       });
       if (t) { await this.notify(trx, t, 'print.finished', c.now); return; }
@@ -306,7 +306,7 @@ export class PrintService {
     // the box never took; for one it holds, the callback waits for the printer's count.
     const strictCancel = trigger === 'print.cancel' && (JSON.parse(task.options) as StoredPrint).job.strict;
     const held = task.acked_at !== null;
-    const t = await this.d.tasks.transition(trx, task, trigger, 'ended', {
+    const t = await this.d.tasks.transition(trx, task, trigger, {
       finished_at: now, error_code: code, error_message: message ?? null, ...(strictCancel && !held ? { printed_pages: 0 } : {}),
     });
     if (!t) return;

@@ -95,7 +95,7 @@ export class RecognitionService {
     this.d = d;
     d.lifecycle.registerKind('recognition', {
       // Expired before its end: nothing more is sent (the application's task is gone).
-      end: async (trx, task, _why, now) => { await d.tasks.transition(trx, task, 'expire', 'ended', { finished_at: now }); },
+      end: async (trx, task, _why, now) => { await d.tasks.transition(trx, task, 'expire', { finished_at: now }); },
       dropOnBox: async () => undefined,
     });
   }
@@ -170,7 +170,7 @@ export class RecognitionService {
       const again = await this.d.repo.find(trx, task.uuid);
       throw new ApiError('RECOGNITION_TASK_TAKEN', `recognition task ${task.uuid} already serves scan ${again?.scan_uuid ?? 'another scan'}`, { scan_uuid: again?.scan_uuid ?? null });
     }
-    if (task.state === 'created') await this.d.tasks.transition(trx, task, 'recognition.bound', 'received', { acked_at: this.d.clock.now() });
+    if (task.state === 'created') await this.d.tasks.transition(trx, task, 'recognition.bound', { acked_at: this.d.clock.now() });
     return true;
   }
 

@@ -248,7 +248,7 @@ export class ScanService {
 
   /** Ends a task (any trigger), records why, sends scan.finish. No-op when it ended already. */
   private async finish(trx: Trx, task: TaskRow, trigger: 'scan.finished' | 'scan.stop' | 'box.refused' | EndReason, errorCode: number, now: number): Promise<void> {
-    const ended = await this.d.tasks.transition(trx, task, trigger, 'ended', { error_code: errorCode, finished_at: now });
+    const ended = await this.d.tasks.transition(trx, task, trigger, { error_code: errorCode, finished_at: now });
     if (!ended) return;
     await this.d.directTargets?.scanEnded(trx, ended, now);
     if (ended.callback_url) {
