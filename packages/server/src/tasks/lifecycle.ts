@@ -32,7 +32,7 @@ export interface TaskKindHooks {
   acked?(trx: Trx, task: TaskRow, now: number): Promise<void>;
   /** Ends an active task without its box (the box lost it, it expired, or its application
    *  unbound the box): state, error code and callbacks, in the caller's transaction. */
-  end(trx: Trx, task: TaskRow, why: EndReason, now: number): Promise<void>;
+  end(trx: Trx, task: TaskRow, why: EndReason, now: number, message?: string): Promise<void>;
   /** Tells a box to drop tasks it still holds although the server has ended them. */
   dropOnBox(device: string, tasks: string[]): Promise<void>;
 }
@@ -89,6 +89,17 @@ export class TaskLifecycle {
     const after = (await this.d.tasks.find(trx, task.uuid)) ?? task;
     await this.hooks.get(task.kind as TaskKind)?.acked?.(trx, after, now);
     return after;
+  }
+
+  /** Ends an active task without its box through its kind's hooks (`message`: the task's
+   *  error_message, for a kind that keeps one). */
+  async end(trx: Trx, task: TaskRow, why: EndReason, now: number, message?: string): Promise<void> {
+    await this.hooks.get(task.kind as TaskKind)?.end(trx, task, why, now, message);
+  }
+
+  /** Tells a box to drop tasks of a kind the server has ended (the kind's command). */
+  async dropOnBox(kind: TaskKind, device: string, tasks: string[]): Promise<void> {
+    await this.hooks.get(kind)?.dropOnBox(device, tasks);
   }
 
   /** Forgets a task that never went anywhere (the box refused it), with its expiry. */

@@ -19,6 +19,7 @@ import type { Trx } from '../../jobs/repository.ts';
 import type { BlobStore } from '../../storage/blob-store.ts';
 import type { EndReason, TaskLifecycle } from '../../tasks/lifecycle.ts';
 import type { TaskRepository } from '../../tasks/repository.ts';
+import { CreateHandshake } from '../../tasks/handshake.ts';
 import type { CallbackService } from '../callbacks/service.ts';
 import type { DeviceService } from '../devices/service.ts';
 import { parseState } from '../devices/view.ts';
@@ -76,9 +77,11 @@ const fileKey = (task: string, format: 'pdf' | 'jpg', encrypted: boolean) => `pr
 export class PrintService {
   private readonly d: PrintServiceDeps;
   readonly count: CancelCount;
+  private readonly handshake: CreateHandshake;
 
   constructor(d: PrintServiceDeps, events: JobEventRouter, requests: BoxRequestRouter) {
     this.d = d;
+    this.handshake = new CreateHandshake(d);
     this.count = new CancelCount({ jobs: d.jobs, tasks: d.tasks, waitMs: d.settings.countWaitMs ?? COUNT_WAIT_MS, send: (trx, t, now) => this.notify(trx, t, 'print.finished', now) });
     events.on('print.downloaded', async (trx, c) => {
       if (c.task.state === 'ended') return;
@@ -108,7 +111,7 @@ export class PrintService {
     requests.on('download.url', (device, p) => this.downloadUrl(device, p.task));
     d.lifecycle.registerKind('print', {
       acked: (trx, task, now) => this.notify(trx, task, 'print.ack', now),
-      end: (trx, task, why, now) => this.end(trx, task, why, END_CODES[why], now),
+      end: (trx, task, why, now, message) => this.end(trx, task, why, END_CODES[why], now, message),
       dropOnBox: (device, tasks) => this.cancelOnBox(device, tasks),
     });
   }
@@ -164,41 +167,20 @@ export class PrintService {
       stored = { job, file: { key: file.key, format: body.file_type, size: file.size, md5: file.md5, ...e2e } };
     }
 
-    await transact(this.d.tasks.db, (trx) => this.d.lifecycle.create(trx, {
-      uuid, kind: 'print', app_id: appId, device_uuid: device.uuid, callback_url: o.callback_url ?? null,
-      options: JSON.stringify(stored), created_at: now, expires_at: expiresAt, ...(stored.file.size ? { file_bytes: stored.file.size } : {}),
-    }));
-    const params: PrintStartParams = { task: uuid, created_at: now, file: await this.boxFile(uuid, stored), options: job, ...(pages !== undefined ? { pages } : {}) };
-    await this.d.tasks.history.add(this.d.tasks.db, uuid, { at: this.d.clock.now(), source: 'server', what: 'sent', detail: { ...(pages !== undefined ? { pages } : {}), ...(stored.file.direct ? { direct: true } : {}) } });
-    let ack;
-    try {
-      ack = await this.d.gateway.command(device.uuid, 'print.start', params);
-    } catch (e) {
-      // No answer in time: the box may hold the task. It ends here; a box that took it is told
-      // to drop it when it next reports its jobs, so it is printed at most once (maybe never).
-      await transact(this.d.tasks.db, async (trx) => {
-        const t = await this.d.tasks.find(trx, uuid);
-        if (t) await this.end(trx, t, 'box.refused', PrintError.box_error, this.d.clock.now(), 'the box did not acknowledge the task');
-      });
-      if (e instanceof ApiError && e.key === 'DEVICE_TIMEOUT') throw new ApiError('DEVICE_TIMEOUT', `${e.message}; the print task ${uuid} was ended`, { uuid });
-      throw e;
-    }
-    if (!ack.ok) {
-      await transact(this.d.tasks.db, (trx) => this.d.lifecycle.discard(trx, uuid));
-      await this.d.blobs.deletePrefix(`print/${uuid}`).catch(() => undefined);
-      const why = ack.message ? `: ${ack.message}` : '';
-      if (ack.reason === 'busy') throw new ApiError('DEVICE_BUSY', `the box refused the print${why}`);
-      if (ack.reason === 'not_supported') throw new ApiError('PRINTER_UNSUPPORTED', `the box refused the print${why}`);
-      throw new ApiError('DEVICE_REJECTED', `the box refused the print${why}`);
-    }
-    const boot = typeof ack.data?.boot === 'string' ? ack.data.boot.slice(0, 64) : null;
-    const ended = await transact(this.d.tasks.db, async (trx) => {
-      const t = await this.d.tasks.find(trx, uuid);
-      if (!t) return true;
-      return (await this.d.lifecycle.acknowledge(trx, t, this.d.clock.now(), boot)).state === 'ended';
+    // The box takes the task at once (queued per printer) or says why not; a cancel that races
+    // this create ends the task before the box holds it, and the box drops it.
+    await this.handshake.run({
+      task: {
+        uuid, kind: 'print', app_id: appId, device_uuid: device.uuid, callback_url: o.callback_url ?? null,
+        options: JSON.stringify(stored), created_at: now, expires_at: expiresAt, ...(stored.file.size ? { file_bytes: stored.file.size } : {}),
+      },
+      command: 'print.start',
+      params: async (): Promise<PrintStartParams> => ({ task: uuid, created_at: now, file: await this.boxFile(uuid, stored), options: job, ...(pages !== undefined ? { pages } : {}) }),
+      sentDetail: { ...(pages !== undefined ? { pages } : {}), ...(stored.file.direct ? { direct: true } : {}) },
+      refusals: { busy: 'DEVICE_BUSY', not_supported: 'PRINTER_UNSUPPORTED' },
+      unansweredMessage: 'the box did not acknowledge the task',
+      afterRefusal: () => this.d.blobs.deletePrefix(`print/${uuid}`).catch(() => undefined),
     });
-    // A cancel that raced this create ended the task before the box held it: the box drops it.
-    if (ended) await this.cancelOnBox(device.uuid, [uuid]);
     return { uuid, expires_at: Math.floor(expiresAt / 1000) };
   }
 

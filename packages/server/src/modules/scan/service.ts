@@ -10,13 +10,13 @@ import type { BoxGateway } from '../../box-link/gateway.ts';
 import type { JobEventRouter } from '../../box-link/job-events.ts';
 import { RequestRefused, type BoxRequestRouter } from '../../box-link/requests.ts';
 import type { Clock } from '../../clock.ts';
-import { isUniqueViolation } from '../../db/errors.ts';
 import type { TaskRow } from '../../db/schema.ts';
 import type { Trx } from '../../jobs/repository.ts';
 import type { SecretBox } from '../../secret-box.ts';
 import type { BlobStore } from '../../storage/blob-store.ts';
 import type { TaskLifecycle, EndReason } from '../../tasks/lifecycle.ts';
 import type { TaskRepository } from '../../tasks/repository.ts';
+import { CreateHandshake } from '../../tasks/handshake.ts';
 import type { CallbackService } from '../callbacks/service.ts';
 import type { DeviceService } from '../devices/service.ts';
 import type { E2eKeyService } from '../e2e-keys/service.ts';
@@ -79,8 +79,11 @@ const itemType = (task: Pick<TaskRow, 'options'>) => (encryptedTo(task) ? { ext:
 export class ScanService {
   private readonly d: ScanServiceDeps;
 
+  private readonly handshake: CreateHandshake;
+
   constructor(d: ScanServiceDeps, events: JobEventRouter, requests: BoxRequestRouter) {
     this.d = d;
+    this.handshake = new CreateHandshake(d);
     events.on('scan.item', (trx, c) => this.onItem(trx, c.task, c.event.data, c.now));
     events.on('scan.finished', (trx, c) => this.onFinished(trx, c.task, c.event.data.error_code, c.now));
     requests.on('upload.url', (device, p) => this.uploadUrl(device, p.task, p.item_id, p.size, p.md5));
@@ -127,36 +130,19 @@ export class ScanService {
     const uuid = randomUUID();
     const expiresAt = now + this.d.settings.taskTtlMs;
     const stored: ScanJobOptions = job.direct ? { ...job, direct: { ...job.direct, secret: this.d.secretBox.seal(job.direct.secret) } } : job;
-    await this.lock(appId, device.uuid, { uuid, callbackUrl, job: stored, now, expiresAt });
-
     // The box answers at once: it has taken the task (its journal is on its disk) or says why not.
     const params: ScanStartParams = { task: uuid, options: job };
-    await this.d.tasks.history.add(this.d.tasks.db, uuid, { at: this.d.clock.now(), source: 'server', what: 'sent' });
-    let ack;
-    try {
-      ack = await this.d.gateway.command(device.uuid, 'scan.start', params);
-    } catch (e) {
-      // No answer in time: the box may or may not have it. The task ends here (its lock is
-      // released); a box that did start is told to stop when it next reports its jobs.
-      await transact(this.d.tasks.db, async (trx) => {
-        const t = await this.d.tasks.find(trx, uuid);
-        if (t) await this.finish(trx, t, 'box.refused', ScanError.not_acknowledged, this.d.clock.now());
-      });
-      if (e instanceof ApiError && e.key === 'DEVICE_TIMEOUT') throw new ApiError('DEVICE_TIMEOUT', `${e.message}; the scan task ${uuid} was ended`, { uuid });
-      throw e;
-    }
-    if (!ack.ok) {
-      // Refused before anything happened: the task is forgotten, as if never created.
-      await transact(this.d.tasks.db, (trx) => this.d.lifecycle.discard(trx, uuid));
-      const why = ack.message ? `: ${ack.message}` : '';
-      if (ack.reason === 'busy') throw new ApiError('SCANNER_BUSY', `the box refused the scan${why}`);
-      if (ack.reason === 'not_supported') throw new ApiError('SCAN_OPTION_UNSUPPORTED', `the box refused the scan${why}`);
-      throw new ApiError('DEVICE_REJECTED', `the box refused the scan${why}`);
-    }
-    const boot = typeof ack.data?.boot === 'string' ? ack.data.boot.slice(0, 64) : null;
-    await transact(this.d.tasks.db, async (trx) => {
-      const t = await this.d.tasks.find(trx, uuid);
-      if (t) await this.d.lifecycle.acknowledge(trx, t, this.d.clock.now(), boot);
+    await this.handshake.run({
+      task: { uuid, kind: 'scan', app_id: appId, device_uuid: device.uuid, callback_url: callbackUrl ?? null, options: JSON.stringify(stored), created_at: now, expires_at: expiresAt },
+      // The insert is the lock: the partial unique index refuses a second active scan (30204).
+      alsoInTransaction: async (trx) => { if (stored.direct) await this.d.directTargets?.bindScan(trx, appId, stored.direct.addr, uuid); },
+      conflict: async () => {
+        const existing = await this.d.tasks.activeScan(this.d.tasks.db, device.uuid);
+        // The other task ended between the insert and this read: try once more.
+        return existing ? scanExists(appId, existing) : undefined;
+      },
+      command: 'scan.start', params: () => params,
+      refusals: { busy: 'SCANNER_BUSY', not_supported: 'SCAN_OPTION_UNSUPPORTED' },
     });
     return { uuid, expires_at: Math.floor(expiresAt / 1000), ...(directSecret ? { direct_secret: directSecret } : {}) };
   }
@@ -166,28 +152,6 @@ export class ScanService {
   directOf(task: Pick<TaskRow, 'options'>): DirectTransfer | undefined {
     const d = (JSON.parse(task.options) as ScanJobOptions).direct;
     return d ? { ...d, secret: this.d.secretBox.open(d.secret) } : undefined;
-  }
-
-  /** Inserts the task: the partial unique index refuses a second active scan (30204). */
-  private async lock(appId: string, device: string, t: { uuid: string; callbackUrl: string | undefined; job: ScanJobOptions; now: number; expiresAt: number }): Promise<void> {
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        await transact(this.d.tasks.db, async (trx) => {
-          await this.d.lifecycle.create(trx, {
-            uuid: t.uuid, kind: 'scan', app_id: appId, device_uuid: device, callback_url: t.callbackUrl ?? null,
-            options: JSON.stringify(t.job), created_at: t.now, expires_at: t.expiresAt,
-          });
-          if (t.job.direct) await this.d.directTargets?.bindScan(trx, appId, t.job.direct.addr, t.uuid);
-        });
-        return;
-      } catch (e) {
-        if (!isUniqueViolation(e)) throw e;
-        const existing = await this.d.tasks.activeScan(this.d.tasks.db, device);
-        // The other task ended between the insert and this read: try once more.
-        if (existing) throw scanExists(appId, existing);
-      }
-    }
-    throw new ApiError('SERVICE_UNAVAILABLE', 'the device is busy starting and ending scans; try again');
   }
 
   /**
