@@ -23,6 +23,7 @@ import type { SecretBox } from './secret-box.ts';
 import type { WorkGate } from './work-gate.ts';
 import { ScanItemRepository } from './modules/scan/repository.ts';
 import { ScanService, type ScanSettings } from './modules/scan/service.ts';
+import { ScanDirectSecrets } from './modules/scan/direct-secrets.ts';
 import { PrintService, type PrintSettings } from './modules/print/service.ts';
 import type { Dispatcher } from 'undici';
 import type { BlobStore } from './storage/blob-store.ts';
@@ -103,17 +104,17 @@ export function createServices(repos: Repositories, deps: ServiceDeps, settings:
   gateway.onState((uuid, state) => lifecycle.reconcile(uuid, state));
   deps.events.beforeFirst = (trx, task, now) => lifecycle.acknowledge(trx, task, now);
   devices.onUnbind((appId, uuid) => lifecycle.endForApp(appId, uuid));
-  // The receiver reads a scan task's direct secret through the scan service (it is sealed).
-  let scan: ScanService | undefined;
+  // Scan create seals a task's direct secret; the recognition receiver opens it.
+  const directSecrets = new ScanDirectSecrets(deps.secretBox);
   const annotated = new AnnotatedLinks(deps.secretBox, deps.publicUrl, clock);
   const recognition = new RecognitionService({
     tasks: repos.tasks, repo: repos.recognition, lifecycle, callbacks, jobs, blobs: deps.blobs, clock, log: deps.log, publicUrl: deps.publicUrl, settings: settings.recognition,
-    directSecret: (task) => scan?.directOf(task)?.secret, annotated,
+    directSecrets, annotated,
   });
   const review = new ReviewService(recognition, new CorrectionRepository(repos.recognition.db), annotated);
   const templates = new CardTemplateService(repos.recognition, deps.blobs, clock);
-  scan = new ScanService({
-    tasks: repos.tasks, items: repos.scanItems, lifecycle, devices, e2eKeys, gateway, callbacks, blobs: deps.blobs, secretBox: deps.secretBox, clock, log: deps.log, settings: settings.scan, directTargets: recognition,
+  const scan = new ScanService({
+    tasks: repos.tasks, items: repos.scanItems, lifecycle, devices, e2eKeys, gateway, callbacks, blobs: deps.blobs, directSecrets, clock, log: deps.log, settings: settings.scan, directTargets: recognition,
   }, deps.events, deps.requests);
   const print = new PrintService({
     tasks: repos.tasks, lifecycle, devices, gateway, callbacks, blobs: deps.blobs, fetcher: deps.fetcher, work: deps.work, clock, log: deps.log, settings: settings.print, jobs,

@@ -17,6 +17,7 @@ import type { TaskRepository } from '../../tasks/repository.ts';
 import type { CallbackService, CallbackStatus } from '../callbacks/service.ts';
 import type { RecognitionRepository } from './repository.ts';
 import type { AnnotatedLinks } from './annotated-links.ts';
+import type { ScanDirectSecrets } from '../scan/direct-secrets.ts';
 import { transact } from '../../db/transaction.ts';
 import { DIRECT_PATH, DIRECT_TOKEN, directAddress, newDirectToken } from './direct-address.ts';
 
@@ -79,8 +80,8 @@ export interface RecognitionServiceDeps {
   log: Logger;
   /** This service's public base URL (BOXHUB_PUBLIC_URL, or where it listens). */
   publicUrl: () => string;
-  /** A scan task's direct-transfer secret, opened (the scan service keeps it sealed). */
-  directSecret: (scan: TaskRow) => string | undefined;
+  /** Opens a scan task's direct-transfer secret (it is stored sealed; modules/scan/direct-secrets.ts). */
+  directSecrets: ScanDirectSecrets;
   settings: RecognitionSettings;
   /** Links to each page's annotated image, carried by the result callbacks (review loop). */
   annotated?: AnnotatedLinks;

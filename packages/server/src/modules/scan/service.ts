@@ -12,7 +12,6 @@ import { RequestRefused, type BoxRequestRouter } from '../../box-link/requests.t
 import type { Clock } from '../../clock.ts';
 import type { TaskRow } from '../../db/schema.ts';
 import type { Trx } from '../../jobs/repository.ts';
-import type { SecretBox } from '../../secret-box.ts';
 import type { BlobStore } from '../../storage/blob-store.ts';
 import type { TaskLifecycle, EndReason } from '../../tasks/lifecycle.ts';
 import type { TaskRepository } from '../../tasks/repository.ts';
@@ -23,6 +22,7 @@ import type { E2eKeyService } from '../e2e-keys/service.ts';
 import { parseState } from '../devices/view.ts';
 import { offlineError } from '../devices/offline.ts';
 import { checkScanner, newDirectSecret, resolveScanOptions } from './options.ts';
+import type { ScanDirectSecrets } from './direct-secrets.ts';
 import type { ScanItemRepository } from './repository.ts';
 import { finishEvent, itemDataEvent, scanInfo, scanItem } from './views.ts';
 import { RECOGNITION_MAX_DPI } from '../recognition/page-pixels.ts';
@@ -46,8 +46,8 @@ export interface ScanServiceDeps {
   gateway: BoxGateway;
   callbacks: CallbackService;
   blobs: BlobStore;
-  /** Seals the direct-transfer secrets stored with the tasks. */
-  secretBox: SecretBox;
+  /** Seals the direct-transfer secrets stored with the tasks (and opens them). */
+  directSecrets: ScanDirectSecrets;
   clock: Clock;
   log: Logger;
   settings: ScanSettings;
@@ -129,7 +129,7 @@ export class ScanService {
     const now = this.d.clock.now();
     const uuid = randomUUID();
     const expiresAt = now + this.d.settings.taskTtlMs;
-    const stored: ScanJobOptions = job.direct ? { ...job, direct: { ...job.direct, secret: this.d.secretBox.seal(job.direct.secret) } } : job;
+    const stored = this.d.directSecrets.sealed(job);
     // The box answers at once: it has taken the task (its journal is on its disk) or says why not.
     const params: ScanStartParams = { task: uuid, options: job };
     await this.handshake.run({
@@ -147,12 +147,8 @@ export class ScanService {
     return { uuid, expires_at: Math.floor(expiresAt / 1000), ...(directSecret ? { direct_secret: directSecret } : {}) };
   }
 
-  /** The direct-transfer options of a scan task, its secret opened (for a receiver of this
-   *  service, e.g. the recognition module); undefined when the task has no direct transfer. */
-  directOf(task: Pick<TaskRow, 'options'>): DirectTransfer | undefined {
-    const d = (JSON.parse(task.options) as ScanJobOptions).direct;
-    return d ? { ...d, secret: this.d.secretBox.open(d.secret) } : undefined;
-  }
+  /** The direct-transfer options of a scan task, its secret opened (direct-secrets.ts). */
+  directOf(task: Pick<TaskRow, 'options'>): DirectTransfer | undefined { return this.d.directSecrets.of(task); }
 
   /**
    * Stop (docs/api.md, "Scan task": at once): the task ends now; with the box answering, error code 0.
