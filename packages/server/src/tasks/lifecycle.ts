@@ -48,10 +48,18 @@ export interface TaskLifecycleDeps {
 export class TaskLifecycle {
   private readonly d: TaskLifecycleDeps;
   private readonly hooks = new Map<TaskKind, TaskKindHooks>();
+  /** Kinds whose tasks run on a box (modules/kinds.ts). */
+  private readonly onBox = new Set<TaskKind>();
 
   constructor(d: TaskLifecycleDeps) { this.d = d; }
 
-  registerKind(kind: TaskKind, hooks: TaskKindHooks): void { this.hooks.set(kind, hooks); }
+  /** Registers a kind's hooks (modules/kinds.ts, from its declaration). `onBox`: its tasks run
+   *  on a box, so they wait for its acknowledgement and end when their application unbinds it. */
+  registerKind(kind: TaskKind, hooks: TaskKindHooks, o: { onBox: boolean }): void {
+    this.hooks.set(kind, hooks);
+    if (o.onBox) this.onBox.add(kind);
+    else this.onBox.delete(kind);
+  }
 
   /** The application's newest scan and print tasks on a device, newest first (until they expire). */
   recent(appId: string, deviceUuid: string, limit = 10) { return this.d.tasks.recent(appId, deviceUuid, limit); }
@@ -64,10 +72,11 @@ export class TaskLifecycle {
 
   /** Records a task and its expiry in the caller's transaction. */
   async create(trx: Trx, t: NewTask): Promise<void> {
+    const onBox = this.onBox.has(t.kind as TaskKind);
     await this.d.tasks.insert(trx, t);
-    if (t.kind !== 'recognition') await this.d.tasks.history.add(trx, t.uuid, { at: t.created_at, source: 'server', what: 'created', detail: { kind: t.kind } });
+    if (onBox) await this.d.tasks.history.add(trx, t.uuid, { at: t.created_at, source: 'server', what: 'created', detail: { kind: t.kind } });
     await this.d.jobs.schedule(trx, { kind: EXPIRE_JOB, ref: t.uuid, runAt: t.expires_at });
-    if (t.kind !== 'recognition') await this.d.jobs.schedule(trx, { kind: UNACKED_JOB, ref: t.uuid, runAt: t.created_at + UNACKED_AFTER_MS });
+    if (onBox) await this.d.jobs.schedule(trx, { kind: UNACKED_JOB, ref: t.uuid, runAt: t.created_at + UNACKED_AFTER_MS });
   }
 
   /**
@@ -120,7 +129,7 @@ export class TaskLifecycle {
     await transact(tasks.db, async (trx) => {
       for (const t of await tasks.active(trx, device, undefined, appId)) {
         const hooks = this.hooks.get(t.kind as TaskKind);
-        if (!hooks || t.kind === 'recognition') continue;
+        if (!hooks || !this.onBox.has(t.kind as TaskKind)) continue;
         await hooks.end(trx, t, 'unbind', clock.now());
         ended.set(t.kind as TaskKind, [...(ended.get(t.kind as TaskKind) ?? []), t.uuid]);
       }

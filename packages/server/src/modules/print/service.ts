@@ -11,8 +11,7 @@ import type { api, PrintJobOptions } from '@boxhub/protocol';
 import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import type { BoxGateway } from '../../box-link/gateway.ts';
-import type { JobEventRouter } from '../../box-link/job-events.ts';
-import { RequestRefused, type BoxRequestRouter } from '../../box-link/requests.ts';
+import { RequestRefused } from '../../box-link/requests.ts';
 import type { Clock } from '../../clock.ts';
 import type { DeviceRow, TaskRow } from '../../db/schema.ts';
 import type { Trx } from '../../jobs/repository.ts';
@@ -20,6 +19,7 @@ import type { BlobStore } from '../../storage/blob-store.ts';
 import type { EndReason, TaskLifecycle } from '../../tasks/lifecycle.ts';
 import type { TaskRepository } from '../../tasks/repository.ts';
 import { CreateHandshake } from '../../tasks/handshake.ts';
+import type { KindWiring } from '../../tasks/kind.ts';
 import type { CallbackService } from '../callbacks/service.ts';
 import type { DeviceService } from '../devices/service.ts';
 import { parseState } from '../devices/view.ts';
@@ -79,41 +79,53 @@ export class PrintService {
   readonly count: CancelCount;
   private readonly handshake: CreateHandshake;
 
-  constructor(d: PrintServiceDeps, events: JobEventRouter, requests: BoxRequestRouter) {
+  constructor(d: PrintServiceDeps) {
     this.d = d;
     this.handshake = new CreateHandshake(d);
     this.count = new CancelCount({ jobs: d.jobs, tasks: d.tasks, waitMs: d.settings.countWaitMs ?? COUNT_WAIT_MS, send: (trx, t, now) => this.notify(trx, t, 'print.finished', now) });
-    events.on('print.downloaded', async (trx, c) => {
-      if (c.task.state === 'ended') return;
-      // A direct file was never on the server: its size is the box's (print info `file_size`).
-      const direct = Number(c.task.file_bytes) === 0 ? { file_bytes: c.event.data.size } : {};
-      await d.tasks.update(trx, c.task.uuid, { download_spent_ms: c.event.data.download_spent_ms, ...direct });
-    });
-    events.on('print.started', async (trx, c) => {
-      const t = await d.tasks.transition(trx, c.task, 'print.started', { started_at: c.now, pages: c.event.data.pages });
-      if (t) await this.notify(trx, t, 'print.started', c.now);
-    });
-    events.on('print.finished', async (trx, c) => {
-      const e = c.event.data;
-      const strict = (JSON.parse(c.task.options) as StoredPrint).job.strict;
-      const printed = strict && e.printed_pages !== undefined ? e.printed_pages : null;
-      const t = await d.tasks.transition(trx, c.task, 'print.finished', {
-        finished_at: c.now, error_code: e.error_code, error_message: e.message?.slice(0, 500) ?? null, printed_pages: printed,
-      });
-      if (t) { await this.notify(trx, t, 'print.finished', c.now); return; }
-      // Ended on the server already (a cancel answers at once): the printer's own count of what
-      // it printed before it stopped still belongs to the task; a job that never reached the
-      // printer printed nothing.
-      const count = printed ?? (strict && c.task.started_at === null ? 0 : null);
-      if (count !== null && c.task.printed_pages === null) await d.tasks.update(trx, c.task.uuid, { printed_pages: count });
-      await this.count.arrived(trx, c.task.uuid, c.now);
-    });
-    requests.on('download.url', (device, p) => this.downloadUrl(device, p.task));
-    d.lifecycle.registerKind('print', {
-      acked: (trx, task, now) => this.notify(trx, task, 'print.ack', now),
-      end: (trx, task, why, now, message) => this.end(trx, task, why, END_CODES[why], now, message),
-      dropOnBox: (device, tasks) => this.cancelOnBox(device, tasks),
-    });
+  }
+
+  /** The handlers of what the print kind declares (kind.ts). */
+  wiring(): KindWiring {
+    const d = this.d;
+    return {
+      hooks: {
+        acked: (trx, task, now) => this.notify(trx, task, 'print.ack', now),
+        end: (trx, task, why, now, message) => this.end(trx, task, why, END_CODES[why], now, message),
+        dropOnBox: (device, tasks) => this.cancelOnBox(device, tasks),
+      },
+      events: {
+        'print.downloaded': async (trx, c) => {
+          if (c.task.state === 'ended') return;
+          // A direct file was never on the server: its size is the box's (print info `file_size`).
+          const direct = Number(c.task.file_bytes) === 0 ? { file_bytes: c.event.data.size } : {};
+          await d.tasks.update(trx, c.task.uuid, { download_spent_ms: c.event.data.download_spent_ms, ...direct });
+        },
+        'print.started': async (trx, c) => {
+          const t = await d.tasks.transition(trx, c.task, 'print.started', { started_at: c.now, pages: c.event.data.pages });
+          if (t) await this.notify(trx, t, 'print.started', c.now);
+        },
+        // Progress is the task's history alone (docs/tasks.md, "History"), recorded with every event.
+        'print.progress': async () => undefined,
+        'print.finished': async (trx, c) => {
+          const e = c.event.data;
+          const strict = (JSON.parse(c.task.options) as StoredPrint).job.strict;
+          const printed = strict && e.printed_pages !== undefined ? e.printed_pages : null;
+          const t = await d.tasks.transition(trx, c.task, 'print.finished', {
+            finished_at: c.now, error_code: e.error_code, error_message: e.message?.slice(0, 500) ?? null, printed_pages: printed,
+          });
+          if (t) { await this.notify(trx, t, 'print.finished', c.now); return; }
+          // Ended on the server already (a cancel answers at once): the printer's own count of what
+          // it printed before it stopped still belongs to the task; a job that never reached the
+          // printer printed nothing.
+          const count = printed ?? (strict && c.task.started_at === null ? 0 : null);
+          if (count !== null && c.task.printed_pages === null) await d.tasks.update(trx, c.task.uuid, { printed_pages: count });
+          await this.count.arrived(trx, c.task.uuid, c.now);
+        },
+      },
+      requests: { 'download.url': (device, p) => this.downloadUrl(device, p.task) },
+      jobs: [this.count.handler(() => d.clock.now())],
+    };
   }
 
   async capability(appId: string, deviceUuid: string): Promise<import('@boxhub/protocol').PrinterCapability> {

@@ -12,7 +12,7 @@ import type { RecognitionRow, TaskRow } from '../../db/schema.ts';
 import type { Jobs } from '../../jobs/jobs.ts';
 import type { Trx } from '../../jobs/repository.ts';
 import type { BlobStore } from '../../storage/blob-store.ts';
-import type { TaskLifecycle } from '../../tasks/lifecycle.ts';
+import type { TaskKindHooks, TaskLifecycle } from '../../tasks/lifecycle.ts';
 import type { TaskRepository } from '../../tasks/repository.ts';
 import type { CallbackService, CallbackStatus } from '../callbacks/service.ts';
 import type { RecognitionRepository } from './repository.ts';
@@ -67,6 +67,8 @@ export interface RecognitionSettings {
   /** After the scan task ends without a scan.end at the address, how long to wait for it
    *  before the transfer counts as broken (1005). */
   endGraceMs: number;
+  /** Worker threads of the engine on this node (BOXHUB_RECOGNITION_WORKERS; default: cores). */
+  workers?: number;
 }
 
 export interface RecognitionServiceDeps {
@@ -84,7 +86,7 @@ export interface RecognitionServiceDeps {
   directSecrets: ScanDirectSecrets;
   settings: RecognitionSettings;
   /** Links to each page's annotated image, carried by the result callbacks (review loop). */
-  annotated?: AnnotatedLinks;
+  annotated: AnnotatedLinks;
 }
 
 export { DIRECT_PATH } from './direct-address.ts';
@@ -94,11 +96,15 @@ export class RecognitionService {
 
   constructor(d: RecognitionServiceDeps) {
     this.d = d;
-    d.lifecycle.registerKind('recognition', {
+  }
+
+  /** The recognition kind's lifecycle hooks: it has no box. */
+  hooks(): TaskKindHooks {
+    return {
       // Expired before its end: nothing more is sent (the application's task is gone).
-      end: async (trx, task, _why, now) => { await d.tasks.transition(trx, task, 'expire', { finished_at: now }); },
+      end: async (trx, task, _why, now) => { await this.d.tasks.transition(trx, task, 'expire', { finished_at: now }); },
       dropOnBox: async () => undefined,
-    });
+    };
   }
 
   async create(app: { id: string; cap_ess: number }, body: api.EssCreateBody): Promise<api.EssCreateResult> {

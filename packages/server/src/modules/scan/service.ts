@@ -7,8 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiError, type api, ScanError, type DirectTransfer, type ScanJobOptions, type ScanProgressParams, type ScanStartParams } from '@boxhub/protocol';
 import type { Logger } from 'pino';
 import type { BoxGateway } from '../../box-link/gateway.ts';
-import type { JobEventRouter } from '../../box-link/job-events.ts';
-import { RequestRefused, type BoxRequestRouter } from '../../box-link/requests.ts';
+import { RequestRefused } from '../../box-link/requests.ts';
 import type { Clock } from '../../clock.ts';
 import type { TaskRow } from '../../db/schema.ts';
 import type { Trx } from '../../jobs/repository.ts';
@@ -16,6 +15,7 @@ import type { BlobStore } from '../../storage/blob-store.ts';
 import type { TaskLifecycle, EndReason } from '../../tasks/lifecycle.ts';
 import type { TaskRepository } from '../../tasks/repository.ts';
 import { CreateHandshake } from '../../tasks/handshake.ts';
+import type { KindWiring } from '../../tasks/kind.ts';
 import type { CallbackService } from '../callbacks/service.ts';
 import type { DeviceService } from '../devices/service.ts';
 import type { E2eKeyService } from '../e2e-keys/service.ts';
@@ -81,17 +81,28 @@ export class ScanService {
 
   private readonly handshake: CreateHandshake;
 
-  constructor(d: ScanServiceDeps, events: JobEventRouter, requests: BoxRequestRouter) {
+  constructor(d: ScanServiceDeps) {
     this.d = d;
     this.handshake = new CreateHandshake(d);
-    events.on('scan.item', (trx, c) => this.onItem(trx, c.task, c.event.data, c.now));
-    events.on('scan.finished', (trx, c) => this.onFinished(trx, c.task, c.event.data.error_code, c.now));
-    requests.on('upload.url', (device, p) => this.uploadUrl(device, p.task, p.item_id, p.size, p.md5));
-    requests.on('scan.progress', (device, p) => this.onProgress(device, p));
-    d.lifecycle.registerKind('scan', {
-      end: (trx, task, why, now) => this.finish(trx, task, why, END_CODES[why], now),
-      dropOnBox: (device, tasks) => this.stopOnBox(device, tasks),
-    });
+  }
+
+  /** The handlers of what the scan kind declares (kind.ts). */
+  wiring(): KindWiring {
+    return {
+      hooks: {
+        end: (trx, task, why, now) => this.finish(trx, task, why, END_CODES[why], now),
+        dropOnBox: (device, tasks) => this.stopOnBox(device, tasks),
+      },
+      events: {
+        'scan.item': (trx, c) => this.onItem(trx, c.task, c.event.data, c.now),
+        'scan.finished': (trx, c) => this.onFinished(trx, c.task, c.event.data.error_code, c.now),
+      },
+      requests: {
+        'upload.url': (device, p) => this.uploadUrl(device, p.task, p.item_id, p.size, p.md5),
+        'scan.progress': (device, p) => this.onProgress(device, p),
+      },
+      jobs: [],
+    };
   }
 
   async create(appId: string, body: api.ScanCreateBody): Promise<api.ScanCreateResult> {
