@@ -40,11 +40,11 @@ export class JobEventRouter {
   private ackQueued = false;
   private readonly db: Kysely<Database>;
   private readonly tasks: TaskRepository;
-  private readonly gateway: BoxGateway;
+  private readonly gateway: Pick<BoxGateway, 'onJobEvent' | 'send'>;
   private readonly clock: Clock;
   private readonly log: Logger;
 
-  constructor(o: { db: Kysely<Database>; tasks: TaskRepository; gateway: BoxGateway; clock: Clock; log: Logger }) {
+  constructor(o: { db: Kysely<Database>; tasks: TaskRepository; gateway: Pick<BoxGateway, 'onJobEvent' | 'send'>; clock: Clock; log: Logger }) {
     this.db = o.db;
     this.tasks = o.tasks;
     this.gateway = o.gateway;

@@ -20,7 +20,8 @@ import type { NewTask, TaskRepository } from './repository.ts';
 export interface HandshakeDeps {
   tasks: TaskRepository;
   lifecycle: TaskLifecycle;
-  gateway: BoxGateway;
+  /** Only its commands are used. */
+  gateway: Pick<BoxGateway, 'command'>;
   clock: Clock;
 }
 
