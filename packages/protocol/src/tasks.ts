@@ -70,9 +70,9 @@ export class NoTransition extends Error {
 /** The state a trigger moves a task of this kind to (every row of a trigger and kind has the
  *  same target); throws NoTransition when the table has no row for them. */
 export function targetOf(kind: TaskKind, trigger: TaskTrigger): TaskState {
-  const rows = TRANSITIONS.filter((t) => t.trigger === trigger && t.kinds.includes(kind));
-  if (rows.length === 0) throw new NoTransition(kind, trigger);
-  return rows[0]!.to;
+  const row = TRANSITIONS.find((t) => t.trigger === trigger && t.kinds.includes(kind));
+  if (!row) throw new NoTransition(kind, trigger);
+  return row.to;
 }
 
 /** Every state a trigger may leave from, for a kind (the repository's `WHERE state IN (…)`). */

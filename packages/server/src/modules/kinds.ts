@@ -21,6 +21,8 @@ export type KindServices = { [M in (typeof TASK_KINDS)[number] as M['kind']]: M 
 
 export interface BuiltKinds {
   services: KindServices;
+  /** A kind's service, by its name (for what reads the table, not one kind). */
+  serviceOf(kind: TaskKind): unknown;
   /** Each kind's wiring, as registered (the kinds test reads it). */
   wiring: Map<TaskKind, KindWiring>;
   /** The kinds' job handlers, for the job runner. */
@@ -59,7 +61,7 @@ export function buildKinds(ctx: KindContext, events: JobEventRouter, requests: B
     if (w.close) closes.push(w.close);
   }
   return {
-    services: built as KindServices, wiring, jobs,
+    services: built as KindServices, serviceOf: (kind) => built[kind], wiring, jobs,
     close: async () => { for (const c of closes) await c(); },
   };
 }
@@ -81,5 +83,5 @@ export function checkWiring(m: AnyKind, w: KindWiring): void {
 /** Registers one kind's API routes (`routes`) or its routes with credentials of their own
  *  (`publicRoutes`), with its built service. */
 export async function registerKindRoutes(m: AnyKind, which: 'routes' | 'publicRoutes', app: FastifyInstance, services: { kinds: BuiltKinds }, ctx: KindRouteContext): Promise<void> {
-  await m[which]?.(app, (services.kinds.services as Record<TaskKind, unknown>)[m.kind], ctx);
+  await m[which]?.(app, services.kinds.serviceOf(m.kind), ctx);
 }

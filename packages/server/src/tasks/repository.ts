@@ -86,8 +86,9 @@ export class TaskRepository {
    * kind, throws (NoTransition): a caller's mistake, not a race.
    */
   async transition(trx: Trx, task: Pick<TaskRow, 'uuid' | 'kind'>, trigger: TaskTrigger, set: Updateable<TasksTable> = {}): Promise<TaskRow | undefined> {
-    const to = targetOf(task.kind as TaskKind, trigger);
-    const from = sourcesOf(task.kind as TaskKind, trigger);
+    const kind = task.kind as TaskKind;
+    const to = targetOf(kind, trigger);
+    const from = sourcesOf(kind, trigger);
     const r = await trx.updateTable('tasks').set({ ...set, state: to }).where('uuid', '=', task.uuid).where('state', 'in', from).executeTakeFirst();
     if (r.numUpdatedRows !== 1n) return undefined;
     const ending = SERVER_ENDINGS[trigger];
