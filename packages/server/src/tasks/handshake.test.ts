@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiError, type Ack, type CommandType } from '@boxhub/protocol';
+import { eventually } from '../testing/harness.ts';
 import { startTaskRig, type TaskRig } from '../testing/task-rig.ts';
 import { CreateHandshake, type HandshakeSpec } from './handshake.ts';
 import type { EndReason } from './lifecycle.ts';
@@ -94,7 +95,8 @@ test('the box stays silent: when the command times out on the clock the task end
     const s = spec(r, { unansweredMessage: 'the box did not acknowledge the task' }, { kind: 'print' });
     const run = handshake.run({ ...s, command: 'print.start' });
     const outcome = run.then(() => 'resolved', (e: unknown) => e);
-    await new Promise((resolve) => setImmediate(resolve));
+    // The command's time-out runs from when it is sent (after the row is written).
+    await eventually(() => box.sent.length === 1, 'the start command sent');
     await r.clock.advance(TIMEOUT_MS - 1);
     assert.equal(await Promise.race([outcome, new Promise((resolve) => setImmediate(() => resolve('pending')))]), 'pending', 'still waiting a millisecond before');
     await r.clock.advance(1);
