@@ -75,6 +75,30 @@ test('acknowledge: received at the clock\'s time, the unacked job cancelled, the
     assert.equal(again.box_boot, 'boot-2');
     assert.deepEqual(seen.acked, [t.uuid], 'the kind is told once');
     assert.deepEqual(await historyOf(r, t.uuid), ['created', 'acknowledged']);
+    // The command's answer and the first event handled at once: the later one, holding the row
+    // as it was read before the other committed, records nothing and tells nobody.
+    const late = await r.db.kysely.transaction().execute((trx) => r.lifecycle.acknowledge(trx, row, r.clock.now()));
+    assert.equal(Number(late.acked_at), t.created_at + 1_500);
+    assert.deepEqual(seen.acked, [t.uuid], 'print.ack would go out once');
+    assert.deepEqual(await historyOf(r, t.uuid), ['created', 'acknowledged']);
+  } finally { await r.close(); }
+});
+
+test('acknowledge after the task ended (a cancel raced the create): recorded, once, and the kind told', async () => {
+  const { r, seen } = await rig();
+  try {
+    const t = r.newTask();
+    await r.db.kysely.transaction().execute((trx) => r.lifecycle.create(trx, t));
+    await r.db.kysely.transaction().execute(async (trx) => { await r.lifecycle.end(trx, (await r.tasks.find(trx, t.uuid))!, 'unbind', r.clock.now()); });
+    const ended = (await r.tasks.find(r.db.kysely, t.uuid))!;
+    await r.clock.advance(500);
+    const after = await r.db.kysely.transaction().execute((trx) => r.lifecycle.acknowledge(trx, ended, r.clock.now(), 'boot-1'));
+    assert.equal(after.state, 'ended');
+    assert.equal(Number(after.acked_at), r.clock.now());
+    assert.equal(after.box_boot, 'boot-1');
+    await r.db.kysely.transaction().execute((trx) => r.lifecycle.acknowledge(trx, ended, r.clock.now()));
+    assert.deepEqual(seen.acked, [t.uuid]);
+    assert.deepEqual(await historyOf(r, t.uuid), ['created', 'unbound', 'acknowledged']);
   } finally { await r.close(); }
 });
 

@@ -91,10 +91,18 @@ export class TaskLifecycle {
       return (await this.d.tasks.find(trx, task.uuid)) ?? task;
     }
     const set = { acked_at: now, ...(boot ? { box_boot: boot } : {}) };
+    // Recorded first, and only where no acknowledgement is yet: the start command's answer and
+    // the box's first event may be handled at once (two nodes, or two transactions on
+    // PostgreSQL), and only the one that records it cancels the unacked job, writes the history
+    // and tells the kind (print.ack goes out once). A task ended before its box answered (a
+    // cancel racing the create) is not in `created` any more; it is acknowledged all the same.
+    const moved = await this.d.tasks.transition(trx, task, 'box.ack', set);
+    if (!moved && !(await this.d.tasks.recordAck(trx, task.uuid, set))) {
+      if (boot) await this.d.tasks.update(trx, task.uuid, { box_boot: boot });
+      return (await this.d.tasks.find(trx, task.uuid)) ?? task;
+    }
     await this.d.jobs.cancel(trx, UNACKED_JOB, task.uuid);
     await this.d.tasks.history.add(trx, task.uuid, { at: now, source: 'box', what: 'acknowledged', detail: boot ? { boot } : {} });
-    const moved = await this.d.tasks.transition(trx, task, 'box.ack', set);
-    if (!moved) await this.d.tasks.update(trx, task.uuid, set);
     const after = (await this.d.tasks.find(trx, task.uuid)) ?? task;
     await this.hooks.get(task.kind as TaskKind)?.acked?.(trx, after, now);
     return after;

@@ -102,6 +102,13 @@ export class TaskRepository {
     return this.find(trx, task.uuid);
   }
 
+  /** Records the box's acknowledgement of a task outside the transition (the task has left
+   *  `created` already), unless one is recorded: whether this call recorded it. */
+  async recordAck(trx: Trx, uuid: string, set: Pick<Updateable<TasksTable>, 'acked_at' | 'box_boot'>): Promise<boolean> {
+    const r = await trx.updateTable('tasks').set(set).where('uuid', '=', uuid).where('acked_at', 'is', null).executeTakeFirst();
+    return r.numUpdatedRows === 1n;
+  }
+
   /** Updates fields that are not part of the state (counters, seq). */
   async update(trx: Trx, uuid: string, set: Updateable<TasksTable>): Promise<void> {
     await trx.updateTable('tasks').set(set).where('uuid', '=', uuid).execute();
