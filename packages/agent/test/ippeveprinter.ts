@@ -3,6 +3,7 @@
 // -c job scripts run as its children) and waits for it to exit.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IppClient } from '../src/drivers/ipp/client.ts';
@@ -183,6 +184,18 @@ function stop(child: ChildProcess): Promise<void> {
   });
 }
 
+/** A port the kernel calls free now (bound to 0 and let go). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
 export async function startIppEvePrinter(o: IppEvePrinterOptions = {}): Promise<IppEvePrinter> {
   ensureDbusAvahi();
   const dir = mkdtempSync(join(tmpdir(), 'boxhub-ippeve-'));
@@ -197,9 +210,12 @@ export async function startIppEvePrinter(o: IppEvePrinterOptions = {}): Promise<
   writeFileSync(cancelTest, CANCEL_TEST);
   // The printer's URI is known once it listens; the print command reads it from this file.
   const uriFile = join(dir, 'printer-uri');
-  // -p 0: ippeveprinter binds a free port itself and says which ("Listening on port N."), so
-  // no port is found, released and bound again (another process could take it in between).
-  const args = [...(o.announce ? [] : ['-r', 'off']), '-n', 'localhost', '-p', '0', '-k', '-d', spoolDir, '-K', keyDir];
+  // The port is asked of the kernel (a random free one), not left to ippeveprinter: with -p 0
+  // it takes the first free port from 8000 up, so a printer started by another test right after
+  // this one closed took its port, and a box following a job on the pulled printer found the
+  // other one answering there (a job "aborted" instead of a printer gone). A port another
+  // process takes between the look and ippeveprinter's bind makes it exit; it is tried again.
+  const args = [...(o.announce ? [] : ['-r', 'off']), '-n', 'localhost', '-k', '-d', spoolDir, '-K', keyDir];
   const formats = (o.formats ?? ['application/pdf', 'image/jpeg']).join(',');
   if (o.attributes) {
     // -a excludes -f (and -2, -s): the formats go in the file. ippeveprinter then adds its
@@ -223,32 +239,39 @@ export async function startIppEvePrinter(o: IppEvePrinterOptions = {}): Promise<
   // detached: own process group, so close() also ends running job scripts.
   // stdbuf -oL: ippeveprinter reports some events (Identify-Printer) with printf on stdout,
   // which a pipe would hold in libc's buffer until it exits.
-  const child = spawn('stdbuf', ['-oL', 'ippeveprinter', ...args], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
+  let child: ChildProcess | undefined;
   let out = '';
-  const listening = new Promise<number>((resolve, reject) => {
-    const seen = (d: Buffer) => {
-      out += d.toString();
-      const m = /Listening on port (\d+)\./.exec(out);
-      if (m) resolve(Number(m[1]));
-    };
-    child.stdout!.on('data', seen);
-    child.stderr!.on('data', seen);
-    child.once('exit', (code, sig) => reject(new Error(`ippeveprinter exited (${code ?? sig}) before listening: ${out}`)));
-    setTimeout(() => reject(new Error(`ippeveprinter did not say which port it listens on within 10 s: ${out}`)), 10_000).unref();
-  });
   try {
-    const port = await listening;
+    let port = 0;
+    for (let attempt = 1; ; attempt++) {
+      port = await freePort();
+      // With a port given, ippeveprinter says nothing when it listens: it is ready once it
+      // answers Get-Printer-Attributes. One that lost the port exits saying "Unable to create".
+      const started = spawn('stdbuf', ['-oL', 'ippeveprinter', ...args.slice(0, -1), '-p', String(port), ...args.slice(-1)], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
+      child = started;
+      out = '';
+      const seen = (d: Buffer) => { out += d.toString(); };
+      started.stdout!.on('data', seen);
+      started.stderr!.on('data', seen);
+      try {
+        await waitReady(`ipp://localhost:${port}/ipp/print`, started, () => out, 10_000);
+        break;
+      } catch (e) {
+        await stop(started);
+        if (attempt >= 5 || !/Unable to create/.test(out)) throw e;
+      }
+    }
     const uri = `ipp://localhost:${port}/ipp/print`;
     writeFileSync(uriFile, uri);
-    await waitReady(uri, child, () => out, 10_000);
+    const running = child!;
     return {
       uri, ippsUri: uri.replace(/^ipp:/, 'ipps:'), port, spoolDir,
       log: () => out,
       received: () => readReceived(recordDir),
-      async close() { await stop(child); rmSync(dir, { recursive: true, force: true }); },
+      async close() { await stop(running); rmSync(dir, { recursive: true, force: true }); },
     };
   } catch (e) {
-    await stop(child);
+    if (child) await stop(child);
     rmSync(dir, { recursive: true, force: true });
     throw e;
   }

@@ -94,8 +94,8 @@ test('printer auto: an IPP printer announced on loopback is found; pulled mid-jo
   const second = await startIppEvePrinter({ name: `Boxhub PnP Printer ${tag} again`, announce: true });
   peers.push(second);
   await eventually(async () => (await client())?.printer?.connected === true, 'printer back without restarting the agent', 30_000);
-  // ippeveprinter takes the first free port from 8000 up, often the one it had: then the same
-  // driver answers again; on another port the agent switched to it and said so.
+  // The test printer gets a random free port, almost surely not the one it had: the agent
+  // switched to it and said so (on the same port, the same driver would simply answer again).
   const again = second.uri.replace('localhost', '127.0.0.1');
   if (again !== first.uri.replace('localhost', '127.0.0.1')) assert.ok(logs.some((l) => l.startsWith(`printer auto: chose ${again}`) && l.includes('instead_of')), logs.join('\n'));
 });

@@ -95,7 +95,8 @@ describe('pages reach the receiver in order', () => {
     const rx = await receiver('tls');
     const box = await rig.box({ direct: { ca: tls.cert } });
     await rig.load(box, 3);
-    const { uuid } = await scan(box, rx, { direct_mode: 2, direct_page_size: 10 });
+    // item_seconds 0: one item for the batch however slowly a loaded machine scans it.
+    const { uuid } = await scan(box, rx, { direct_mode: 2, direct_page_size: 10, item_seconds: 0 });
     const done = await finished(box, uuid);
     assert.equal(done.error_code, 0);
     assert.ok((done.total_file_size ?? 0) > 0);

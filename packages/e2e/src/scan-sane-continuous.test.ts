@@ -57,7 +57,7 @@ test('continuous_wait > 0 on a SANE scanner without a paper sensor: the scan end
   await agent.start();
   await eventually(async () => (await rig.sdk.devices.info({ uuid: d.uuid })).client?.scanner?.connected === true, 'the SANE scanner is connected');
 
-  const uuid = (await rig.sdk.scan.create({ client_uuid: d.uuid, options: { continuous: true, continuous_wait: 1, duplex: false, resolution: 100, blank_page_skip: false } })).uuid!;
+  const uuid = (await rig.sdk.scan.create({ client_uuid: d.uuid, options: { continuous: true, continuous_wait: 1, duplex: false, resolution: 100, blank_page_skip: false, item_seconds: 0 } })).uuid!;
   // Before the fix every empty try restarted the wait: the task never finished and this timed out.
   const done = await rig.sdk.scan.waitForFinish({ client_uuid: d.uuid, scan_uuid: uuid }, { intervalMs: 100, timeoutMs: 60_000 })
     .catch((e: unknown) => { throw new Error(`${(e as Error).message}; the agent said:\n${agentLog.slice(-40).join('\n')}`); });
