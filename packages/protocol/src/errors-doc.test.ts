@@ -7,6 +7,7 @@ import { errorCatalog } from './errors.ts';
 import { PRINTER_ERRORS } from './printer-errors.ts';
 import { SCAN_ERRORS } from './scan-errors.ts';
 import { PRINT_ERRORS } from './print-errors.ts';
+import { RECOGNITION_ERRORS } from './recognition-errors.ts';
 
 const doc = readFileSync(new URL('../../../docs/errors.md', import.meta.url), 'utf8');
 const section = (title: string) => {
@@ -51,4 +52,9 @@ test('every print error code is documented, and nothing else', () => {
   const documented = rows(section('Print error codes')).map(([c, n]) => `${c} ${n}`).sort();
   assert.deepEqual(documented, PRINT_ERRORS.map((e) => `${e.code} ${e.name}`).sort());
   assert.equal(new Set(PRINT_ERRORS.map((e) => e.code)).size, PRINT_ERRORS.length);
+});
+
+test('every recognition error code is documented, and nothing else', () => {
+  const documented = [...section('Recognition module error codes').matchAll(/^\| (\d+) \| [^|]+ \|$/gm)].map((m) => Number(m[1])).sort((a, b) => a - b);
+  assert.deepEqual(documented, Object.values(RECOGNITION_ERRORS).sort((a, b) => a - b));
 });

@@ -6,6 +6,7 @@ export * from './capability.ts';
 export * from './tasks.ts';
 export * from './scan-errors.ts';
 export * from './print-errors.ts';
+export * from './recognition-errors.ts';
 export * from './device-state.ts';
 export * from './json.ts';
 export * from './url-length.ts';

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { ACTIVE_STATES, sourcesOf, TaskKind, TaskState, transition, TRANSITIONS } from './tasks.ts';
+import { ACTIVE_STATES, NoTransition, sourcesOf, targetOf, TaskKind, TaskState, TaskTrigger, transition, TRANSITIONS } from './tasks.ts';
 
 test('docs/tasks.md lists every transition as the code has it, and nothing else', () => {
   const doc = readFileSync(new URL('../../../docs/tasks.md', import.meta.url), 'utf8');
@@ -30,4 +30,17 @@ test('nothing leaves ended but expiry; a scan is never started; a print ends by 
   assert.equal(transition('scan', 'ended', 'scan.stop'), undefined, 'a second stop changes nothing');
   assert.deepEqual(sourcesOf('scan', 'scan.stop').sort(), ['created', 'received']);
   assert.deepEqual([...ACTIVE_STATES], ['created', 'received', 'started']);
+});
+
+test('a trigger has one target state per kind, and a trigger without a row for the kind throws', () => {
+  for (const kind of TaskKind) for (const trigger of TaskTrigger) {
+    const targets = new Set(TRANSITIONS.filter((t) => t.trigger === trigger && t.kinds.includes(kind)).map((t) => t.to));
+    assert.ok(targets.size <= 1, `${kind} ${trigger}: ${[...targets].join(', ')}`);
+    if (targets.size === 1) assert.equal(targetOf(kind, trigger), [...targets][0]);
+    else assert.throws(() => targetOf(kind, trigger), NoTransition, `${kind} ${trigger}`);
+  }
+  assert.equal(targetOf('print', 'print.started'), 'started');
+  assert.equal(targetOf('recognition', 'recognition.bound'), 'received');
+  assert.throws(() => targetOf('scan', 'print.started'), /no row for trigger 'print.started' of a scan task/);
+  assert.throws(() => targetOf('recognition', 'box.ack'), NoTransition);
 });

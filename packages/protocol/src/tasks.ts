@@ -58,6 +58,23 @@ export function transition(kind: TaskKind, from: TaskState, trigger: TaskTrigger
   return TRANSITIONS.find((t) => t.trigger === trigger && t.kinds.includes(kind) && t.from.includes(from));
 }
 
+/** A trigger the kind's table has no row for: a programming error, never a race (a race
+ *  finds the task in no source state and changes nothing). */
+export class NoTransition extends Error {
+  constructor(kind: TaskKind, trigger: TaskTrigger) {
+    super(`the transition table has no row for trigger '${trigger}' of a ${kind} task`);
+    this.name = 'NoTransition';
+  }
+}
+
+/** The state a trigger moves a task of this kind to (every row of a trigger and kind has the
+ *  same target); throws NoTransition when the table has no row for them. */
+export function targetOf(kind: TaskKind, trigger: TaskTrigger): TaskState {
+  const row = TRANSITIONS.find((t) => t.trigger === trigger && t.kinds.includes(kind));
+  if (!row) throw new NoTransition(kind, trigger);
+  return row.to;
+}
+
 /** Every state a trigger may leave from, for a kind (the repository's `WHERE state IN (…)`). */
 export function sourcesOf(kind: TaskKind, trigger: TaskTrigger): TaskState[] {
   return [...new Set(TRANSITIONS.filter((t) => t.trigger === trigger && t.kinds.includes(kind)).flatMap((t) => t.from))];

@@ -6,7 +6,7 @@
 //   callback-schemas.ts  the JSON Schema of each callback body, for the SDK's runtime checks
 //   error-codes.ts       ErrorCode: every envelope code (packages/protocol/src/errors.ts) and
 //                        RecognitionErrorCode: the error_code of recognition callbacks
-//                        (packages/recognizer/src/error-codes.ts)
+//                        (packages/protocol/src/recognition-errors.ts)
 //
 // Run from the repository root: `npm run sdk:generate` (starts a server of its own on free
 // ports, embedded engines) or `npm run sdk:generate -- --url http://127.0.0.1:8080`.
@@ -14,8 +14,7 @@
 import { writeFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { errorCatalog } from '@boxhub/protocol';
-import { RECOGNITION_ERRORS } from '@boxhub/recognizer/error-codes.ts';
+import { errorCatalog, RECOGNITION_ERRORS } from '@boxhub/protocol';
 
 export const GENERATED_DIR = new URL('../src/generated/', import.meta.url);
 

@@ -5,6 +5,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import type { Db } from './db/connect.ts';
 import { installAccess } from './http/auth.ts';
+import { registerKindRoutes, TASK_KINDS } from './modules/kinds.ts';
+import type { KindRouteContext } from './tasks/kind.ts';
 import { answersWithStatus, clientErrorHandler, MAX_HEADER_BYTES, refuseConnect, rememberPath, REQUEST_TIMEOUT_MS } from './http/edge.ts';
 import { installErrorHandling, send } from './http/error-handler.ts';
 import { installJsonParser } from './http/json-body.ts';
@@ -23,13 +25,7 @@ import { deviceEventRoutes } from './modules/device-events/routes.ts';
 import { taskHistoryRoutes } from './modules/task-history/routes.ts';
 import { controlRoutes } from './modules/control/routes.ts';
 import { deviceRoutes } from './modules/devices/routes.ts';
-import { scanRoutes } from './modules/scan/routes.ts';
 import { e2eKeyRoutes } from './modules/e2e-keys/routes.ts';
-import { printRoutes } from './modules/print/routes.ts';
-import { recognitionRoutes } from './modules/recognition/routes.ts';
-import { directReceiverRoutes } from './modules/recognition/receiver.ts';
-import { reviewRoutes } from './modules/recognition/review-routes.ts';
-import { annotatedRoute } from './modules/recognition/annotated-route.ts';
 import { blobRoutes, type BlobRouteOptions } from './storage/routes.ts';
 import type { CredentialHooks } from './modules/devices/service.ts';
 import { operatorRoutes } from './modules/operator/routes.ts';
@@ -118,6 +114,10 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   const limits = await ApiLimits.install(app, deps.rateLimits, deps.clock, deps.db.kysely);
   installAccess(app, { applications: deps.services.applications, limits, operatorToken: deps.operatorToken });
 
+  const kindRoutes: KindRouteContext = {
+    work: deps.services.work, printBodyLimit: deps.printBodyLimit ?? 64 * 1024 * 1024, templates: deps.services.templates, review: deps.services.review,
+    directMaxPageBytes: deps.directMaxPageBytes ?? 16 * 1024 * 1024,
+  };
   await app.register(async (api) => {
     await api.register(deviceRoutes, { devices: deps.services.devices, limits });
     await api.register(controlRoutes, { control: deps.services.control });
@@ -125,10 +125,8 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
     await api.register(deviceEventRoutes, { deviceEvents: deps.services.deviceEvents });
     await api.register(taskHistoryRoutes, { history: deps.services.history });
     await api.register(e2eKeyRoutes, { keys: deps.services.e2eKeys });
-    await api.register(scanRoutes, { scan: deps.services.scan });
-    await api.register(printRoutes, { print: deps.services.print, createBodyLimit: deps.printBodyLimit ?? 64 * 1024 * 1024, work: deps.services.work });
-    await api.register(recognitionRoutes, { recognition: deps.services.recognition, templates: deps.services.templates });
-    await api.register(reviewRoutes, { review: deps.services.review });
+    // Each task kind's routes, in the order modules/kinds.ts lists the kinds.
+    for (const kind of TASK_KINDS) await registerKindRoutes(kind, 'routes', api, deps.services, kindRoutes);
     await api.register(operatorRoutes, { applications: deps.services.applications, devices: deps.services.devices, hooks: deps.credentialHooks ?? {} });
     await api.register(fleetRoutes, {
       releases: deps.services.releases, rollouts: deps.services.rollouts, fleet: deps.services.fleet, hooks: deps.credentialHooks ?? {},
@@ -145,11 +143,9 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   }
   // Signed URLs are their own credential: outside API-key auth and the envelope.
   if (deps.blobs) await app.register(blobRoutes, deps.blobs);
-  // Direct transfers to recognition tasks: signed by the scan's direct secret, outside API-key
-  // auth and the envelope, with their own body limit (docs/direct-transfer.md).
-  // Annotated page images (review loop): the sealed link is the credential (annotated-links.ts).
-  await app.register(annotatedRoute, { review: deps.services.review });
-  await app.register(directReceiverRoutes, { recognition: deps.services.recognition, maxPageBytes: deps.directMaxPageBytes ?? 16 * 1024 * 1024 });
+  // A kind's routes with credentials of their own (recognition: annotated page links, direct
+  // transfers signed by the scan's direct secret, docs/direct-transfer.md).
+  for (const kind of TASK_KINDS) await registerKindRoutes(kind, 'publicRoutes', app, deps.services, kindRoutes);
 
   return { app, limits };
 }

@@ -104,7 +104,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       callbacks: { allowPrivateNetworks: config.allowPrivateNetworks, secretGraceMs: config.callbackSecretGraceMs },
       scan: { taskTtlMs: config.taskTtlMs, downloadUrlTtlMs: config.downloadUrlTtlMs, uploadUrlTtlMs: config.uploadUrlTtlMs, blobMaxBytes: config.blobMaxBytes },
       print: { taskTtlMs: config.taskTtlMs, downloadUrlTtlMs: config.downloadUrlTtlMs, maxFileBytes: config.printMaxFileBytes, fetchTimeoutMs: config.printFetchTimeoutMs, countWaitMs: config.printCountWaitMs },
-      recognition: { taskTtlMs: config.taskTtlMs, downloadUrlTtlMs: config.downloadUrlTtlMs, endGraceMs: config.recognitionEndGraceMs },
+      recognition: { taskTtlMs: config.taskTtlMs, downloadUrlTtlMs: config.downloadUrlTtlMs, endGraceMs: config.recognitionEndGraceMs, ...(config.recognitionWorkers ? { workers: config.recognitionWorkers } : {}) },
       deviceEventSettleMs: config.deviceEventSettleMs,
       rollouts: { stepMs: config.rolloutStepMs, sendTimeoutMs: config.commandTimeoutMs },
       ...(db.dataVersion ? { dataVersion: db.dataVersion } : {}),
@@ -113,7 +113,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     fleetMetrics(metrics.registry, services.fleet, services.rollouts);
     // Boxes this start marked offline: device.offline for those that do not come back within the window.
     await services.deviceEvents.seenMany(markedOffline);
-    const retention = await registerJobs({ config, services, repos, jobRunner, jobRepo, jobs, work, clock, log, metrics, cleanup, callbackTransport: opts.callbackTransport });
+    const retention = await registerJobs({ config, services, repos, jobRunner, jobRepo, jobs, clock, log, metrics, cleanup, callbackTransport: opts.callbackTransport });
     const credentialHooks = credentialHooksOf(broker);
     const { app, url, metricsUrl } = await serveHttp({ config, db, box, broker, services, credentialHooks, localBlobs, jobRunner, jobs, metrics, clock, log, cleanup, publicUrl });
     if (!baseUrl) baseUrl = url;

@@ -22,16 +22,17 @@ import { E2eKeyService } from './modules/e2e-keys/service.ts';
 import type { SecretBox } from './secret-box.ts';
 import type { WorkGate } from './work-gate.ts';
 import { ScanItemRepository } from './modules/scan/repository.ts';
-import { ScanService, type ScanSettings } from './modules/scan/service.ts';
-import { PrintService, type PrintSettings } from './modules/print/service.ts';
+import type { ScanSettings } from './modules/scan/service.ts';
+import { ScanDirectSecrets } from './modules/scan/direct-secrets.ts';
+import type { PrintSettings } from './modules/print/service.ts';
 import type { Dispatcher } from 'undici';
 import type { BlobStore } from './storage/blob-store.ts';
 import { TaskLifecycle } from './tasks/lifecycle.ts';
 import { TaskRepository } from './tasks/repository.ts';
 import { RecognitionRepository } from './modules/recognition/repository.ts';
-import { RecognitionService, type RecognitionSettings } from './modules/recognition/service.ts';
+import type { RecognitionSettings } from './modules/recognition/service.ts';
+import { buildKinds } from './modules/kinds.ts';
 import { CardTemplateService } from './modules/recognition/templates.ts';
-import { AnnotatedLinks } from './modules/recognition/annotated-links.ts';
 import { CorrectionRepository } from './modules/recognition/review-repository.ts';
 import { ReviewService } from './modules/recognition/review.ts';
 import { DeviceEventRepository } from './modules/device-events/repository.ts';
@@ -103,21 +104,15 @@ export function createServices(repos: Repositories, deps: ServiceDeps, settings:
   gateway.onState((uuid, state) => lifecycle.reconcile(uuid, state));
   deps.events.beforeFirst = (trx, task, now) => lifecycle.acknowledge(trx, task, now);
   devices.onUnbind((appId, uuid) => lifecycle.endForApp(appId, uuid));
-  // The receiver reads a scan task's direct secret through the scan service (it is sealed).
-  let scan: ScanService | undefined;
-  const annotated = new AnnotatedLinks(deps.secretBox, deps.publicUrl, clock);
-  const recognition = new RecognitionService({
-    tasks: repos.tasks, repo: repos.recognition, lifecycle, callbacks, jobs, blobs: deps.blobs, clock, log: deps.log, publicUrl: deps.publicUrl, settings: settings.recognition,
-    directSecret: (task) => scan?.directOf(task)?.secret, annotated,
-  });
-  const review = new ReviewService(recognition, new CorrectionRepository(repos.recognition.db), annotated);
+  // Every task kind (modules/kinds.ts): built from its declaration, its box events, requests
+  // and hooks registered. Scan create seals a task's direct secret; the recognition receiver opens it.
+  const kinds = buildKinds({
+    repos, tasks: repos.tasks, lifecycle, devices, e2eKeys, callbacks, gateway, jobs, blobs: deps.blobs, clock, log: deps.log, fetcher: deps.fetcher,
+    work: deps.work, publicUrl: deps.publicUrl, secretBox: deps.secretBox, directSecrets: new ScanDirectSecrets(deps.secretBox), settings,
+  }, deps.events, deps.requests);
+  const { scan, print, recognition } = kinds.services;
+  const review = new ReviewService(recognition, new CorrectionRepository(repos.recognition.db), recognition.d.annotated);
   const templates = new CardTemplateService(repos.recognition, deps.blobs, clock);
-  scan = new ScanService({
-    tasks: repos.tasks, items: repos.scanItems, lifecycle, devices, e2eKeys, gateway, callbacks, blobs: deps.blobs, secretBox: deps.secretBox, clock, log: deps.log, settings: settings.scan, directTargets: recognition,
-  }, deps.events, deps.requests);
-  const print = new PrintService({
-    tasks: repos.tasks, lifecycle, devices, gateway, callbacks, blobs: deps.blobs, fetcher: deps.fetcher, work: deps.work, clock, log: deps.log, settings: settings.print, jobs,
-  }, deps.events, deps.requests);
   const history = new TaskHistoryService(repos.tasks);
   // Running a fleet (docs/updates.md, docs/fleet.md).
   const releases = new ReleaseService({ db: jobs.db, blobs: deps.blobs, gateway, clock });
@@ -125,6 +120,6 @@ export function createServices(repos: Repositories, deps: ServiceDeps, settings:
   const fleet = new FleetService({ db: jobs.db, devices, clock });
   gateway.onState(async (uuid, state) => { await fleet.state(uuid, state); await rollouts.nudge(uuid); });
   gateway.onPresence(async (uuid, online) => { await fleet.presence(uuid, online); if (online) await rollouts.nudge(uuid); });
-  return { releases, rollouts, fleet, applications, devices, control, callbacks, e2eKeys, lifecycle, scan, print, recognition, templates, review, deviceEvents, history, work: deps.work };
+  return { releases, rollouts, fleet, applications, devices, control, callbacks, e2eKeys, lifecycle, kinds, scan, print, recognition, templates, review, deviceEvents, history, work: deps.work };
 }
 export type Services = ReturnType<typeof createServices>;

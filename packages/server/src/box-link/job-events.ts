@@ -4,7 +4,7 @@
 // after the commit is the event acknowledged to the box, which until then keeps it on its disk
 // and sends it again after every reconnect. So an event is never lost (the box holds it until
 // the database does) and never applied twice (its id and seq are in the database).
-import { JobEventData, parseJson, type JobEvent, type JobEventType, type TypedJobEvent } from '@boxhub/protocol';
+import { JobEventData, parseJson, type JobEvent, type JobEventType, type TaskKind, type TypedJobEvent } from '@boxhub/protocol';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
@@ -29,25 +29,22 @@ export type EventApplier<T extends JobEventType = JobEventType> = (trx: Trx, ctx
 
 export type EventOutcome = 'applied' | 'duplicate' | 'unknown-task' | 'out-of-order' | 'invalid' | 'wrong-kind';
 
-/** The kind of task each event is about: an event is applied only to a task of its kind. */
-const EVENT_KIND: Record<JobEventType, TaskRow['kind']> = {
-  'scan.item': 'scan', 'scan.finished': 'scan',
-  'print.downloaded': 'print', 'print.started': 'print', 'print.progress': 'print', 'print.finished': 'print',
-};
-
 export class JobEventRouter {
   private readonly appliers = new Map<JobEventType, EventApplier>();
+  /** The kind of task each event is about (its kind's declaration, modules/kinds.ts): an event
+   *  is applied only to a task of its kind. */
+  private readonly kinds = new Map<JobEventType, TaskKind>();
   /** Runs before the first applied event of a task the server has not seen acknowledged. */
   beforeFirst: ((trx: Trx, task: TaskRow, now: number) => Promise<TaskRow>) | undefined;
   private readonly pendingAcks = new Map<string, string[]>();
   private ackQueued = false;
   private readonly db: Kysely<Database>;
   private readonly tasks: TaskRepository;
-  private readonly gateway: BoxGateway;
+  private readonly gateway: Pick<BoxGateway, 'onJobEvent' | 'send'>;
   private readonly clock: Clock;
   private readonly log: Logger;
 
-  constructor(o: { db: Kysely<Database>; tasks: TaskRepository; gateway: BoxGateway; clock: Clock; log: Logger }) {
+  constructor(o: { db: Kysely<Database>; tasks: TaskRepository; gateway: Pick<BoxGateway, 'onJobEvent' | 'send'>; clock: Clock; log: Logger }) {
     this.db = o.db;
     this.tasks = o.tasks;
     this.gateway = o.gateway;
@@ -56,7 +53,9 @@ export class JobEventRouter {
     this.gateway.onJobEvent((uuid, e) => this.handle(uuid, e).then(() => undefined));
   }
 
-  on<T extends JobEventType>(type: T, applier: EventApplier<T>): void {
+  /** Registers the applier of an event about tasks of one kind. */
+  on<T extends JobEventType>(kind: TaskKind, type: T, applier: EventApplier<T>): void {
+    this.kinds.set(type, kind);
     this.appliers.set(type, applier as unknown as EventApplier);
   }
 
@@ -80,7 +79,8 @@ export class JobEventRouter {
         if (!task || task.device_uuid !== device) return 'unknown-task';
         // A scan event on the box's own print task (or the other way round) means nothing for
         // it: dropped like invalid data, the task untouched (its seq too).
-        if (task.kind !== EVENT_KIND[e.type]) return 'wrong-kind';
+        const kind = this.kinds.get(e.type);
+        if (kind !== undefined && task.kind !== kind) return 'wrong-kind';
         if (e.seq <= task.last_seq) return 'duplicate';
         // An earlier event is missing: the box re-sends everything unacknowledged in order.
         if (e.seq > task.last_seq + 1) return 'out-of-order';
@@ -92,7 +92,7 @@ export class JobEventRouter {
         await this.tasks.history.add(trx, e.task, { at: now, ...historyOfEvent(typed) });
         if (applier) {
           await applier(trx, { device, task: current, event: typed, now, afterCommit: (fn) => after.push(fn) });
-        } else if (e.type !== 'print.progress') {
+        } else {
           this.log.warn({ device, type: e.type }, 'box job event of a type nothing applies');
         }
         await this.tasks.update(trx, e.task, { last_seq: e.seq });

@@ -1,6 +1,7 @@
 // The delayed-work step of a start (server.ts): every kind of job the jobs table holds gets its
-// handler here (docs/jobs.md): task expiry and unacknowledged creates, print
-// counts, device events, rollouts, recognition pages, callback delivery and retention.
+// handler here (docs/jobs.md): task expiry and unacknowledged creates, the jobs each task kind
+// declares (print counts, recognition pages and assembly: modules/kinds.ts), device events,
+// rollouts, callback delivery and retention.
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -11,10 +12,8 @@ import type { Metrics } from '../metrics/registry.ts';
 import { callbackDelivery } from '../modules/callbacks/delivery.ts';
 import { callbackRetention, scheduleRetention, type CallbackRetentionDeps } from '../modules/callbacks/retention.ts';
 import { undiciTransport, type Transport } from '../modules/callbacks/transport.ts';
-import { RecognitionWorkers } from '../modules/recognition/worker.ts';
 import { createGuardedAgent } from '../net/guarded-agent.ts';
 import type { Repositories, Services } from '../services.ts';
-import type { WorkGate } from '../work-gate.ts';
 import type { Cleanup } from './cleanup.ts';
 
 /** Completed callbacks are looked for hourly: retention is counted in days. */
@@ -27,7 +26,6 @@ export interface JobStepDeps {
   jobRunner: JobRunner;
   jobRepo: JobRepository;
   jobs: Jobs;
-  work: WorkGate;
   clock: Clock;
   log: Logger;
   metrics: Metrics;
@@ -41,15 +39,14 @@ export async function registerJobs(d: JobStepDeps): Promise<CallbackRetentionDep
   const { config, services, jobRunner, clock, log, metrics } = d;
   jobRunner.register(services.lifecycle.expiryHandler());
   jobRunner.register(services.lifecycle.unackedHandler());
-  jobRunner.register(services.print.count.handler(() => clock.now()));
+  // Each task kind's jobs, as its declaration lists them (modules/kinds.ts).
+  for (const handler of services.kinds.jobs) jobRunner.register(handler);
   jobRunner.register(services.deviceEvents.handler());
   jobRunner.register(services.rollouts.handler());
-  const recognitionWorkers = new RecognitionWorkers(services.recognition, { work: d.work, ...(config.recognitionWorkers ? { workers: config.recognitionWorkers } : {}) });
-  jobRunner.register(recognitionWorkers.pageHandler());
-  jobRunner.register(recognitionWorkers.assembleHandler());
-  // Stopped after the HTTP app (no new work) and before the database (it gives claims back).
+  // Stopped after the HTTP app (no new work) and before the database (it gives claims back);
+  // the kinds' own work (recognition's engine threads) after the runner.
   const callbackAgent = createGuardedAgent({ allowPrivateNetworks: config.allowPrivateNetworks, connectTimeoutMs: config.callbackTimeoutMs });
-  d.cleanup.push(async () => { await jobRunner.stop(); await callbackAgent.destroy(); await recognitionWorkers.close(); });
+  d.cleanup.push(async () => { await jobRunner.stop(); await callbackAgent.destroy(); await services.kinds.close(); });
   jobRunner.register(callbackDelivery({
     repo: d.repos.callbacks, jobs: d.jobRepo, clock, log,
     transport: d.callbackTransport ?? undiciTransport(callbackAgent, { clock }),

@@ -32,7 +32,7 @@ export interface TaskKindHooks {
   acked?(trx: Trx, task: TaskRow, now: number): Promise<void>;
   /** Ends an active task without its box (the box lost it, it expired, or its application
    *  unbound the box): state, error code and callbacks, in the caller's transaction. */
-  end(trx: Trx, task: TaskRow, why: EndReason, now: number): Promise<void>;
+  end(trx: Trx, task: TaskRow, why: EndReason, now: number, message?: string): Promise<void>;
   /** Tells a box to drop tasks it still holds although the server has ended them. */
   dropOnBox(device: string, tasks: string[]): Promise<void>;
 }
@@ -48,10 +48,18 @@ export interface TaskLifecycleDeps {
 export class TaskLifecycle {
   private readonly d: TaskLifecycleDeps;
   private readonly hooks = new Map<TaskKind, TaskKindHooks>();
+  /** Kinds whose tasks run on a box (modules/kinds.ts). */
+  private readonly onBox = new Set<TaskKind>();
 
   constructor(d: TaskLifecycleDeps) { this.d = d; }
 
-  registerKind(kind: TaskKind, hooks: TaskKindHooks): void { this.hooks.set(kind, hooks); }
+  /** Registers a kind's hooks (modules/kinds.ts, from its declaration). `onBox`: its tasks run
+   *  on a box, so they wait for its acknowledgement and end when their application unbinds it. */
+  registerKind(kind: TaskKind, hooks: TaskKindHooks, o: { onBox: boolean }): void {
+    this.hooks.set(kind, hooks);
+    if (o.onBox) this.onBox.add(kind);
+    else this.onBox.delete(kind);
+  }
 
   /** The application's newest scan and print tasks on a device, newest first (until they expire). */
   recent(appId: string, deviceUuid: string, limit = 10) { return this.d.tasks.recent(appId, deviceUuid, limit); }
@@ -64,10 +72,11 @@ export class TaskLifecycle {
 
   /** Records a task and its expiry in the caller's transaction. */
   async create(trx: Trx, t: NewTask): Promise<void> {
+    const onBox = this.onBox.has(t.kind as TaskKind);
     await this.d.tasks.insert(trx, t);
-    if (t.kind !== 'recognition') await this.d.tasks.history.add(trx, t.uuid, { at: t.created_at, source: 'server', what: 'created', detail: { kind: t.kind } });
+    if (onBox) await this.d.tasks.history.add(trx, t.uuid, { at: t.created_at, source: 'server', what: 'created', detail: { kind: t.kind } });
     await this.d.jobs.schedule(trx, { kind: EXPIRE_JOB, ref: t.uuid, runAt: t.expires_at });
-    if (t.kind !== 'recognition') await this.d.jobs.schedule(trx, { kind: UNACKED_JOB, ref: t.uuid, runAt: t.created_at + UNACKED_AFTER_MS });
+    if (onBox) await this.d.jobs.schedule(trx, { kind: UNACKED_JOB, ref: t.uuid, runAt: t.created_at + UNACKED_AFTER_MS });
   }
 
   /**
@@ -82,13 +91,32 @@ export class TaskLifecycle {
       return (await this.d.tasks.find(trx, task.uuid)) ?? task;
     }
     const set = { acked_at: now, ...(boot ? { box_boot: boot } : {}) };
+    // Recorded first, and only where no acknowledgement is yet: the start command's answer and
+    // the box's first event may be handled at once (two nodes, or two transactions on
+    // PostgreSQL), and only the one that records it cancels the unacked job, writes the history
+    // and tells the kind (print.ack goes out once). A task ended before its box answered (a
+    // cancel racing the create) is not in `created` any more; it is acknowledged all the same.
+    const moved = await this.d.tasks.transition(trx, task, 'box.ack', set);
+    if (!moved && !(await this.d.tasks.recordAck(trx, task.uuid, set))) {
+      if (boot) await this.d.tasks.update(trx, task.uuid, { box_boot: boot });
+      return (await this.d.tasks.find(trx, task.uuid)) ?? task;
+    }
     await this.d.jobs.cancel(trx, UNACKED_JOB, task.uuid);
     await this.d.tasks.history.add(trx, task.uuid, { at: now, source: 'box', what: 'acknowledged', detail: boot ? { boot } : {} });
-    const moved = await this.d.tasks.transition(trx, task, 'box.ack', 'received', set);
-    if (!moved) await this.d.tasks.update(trx, task.uuid, set);
     const after = (await this.d.tasks.find(trx, task.uuid)) ?? task;
     await this.hooks.get(task.kind as TaskKind)?.acked?.(trx, after, now);
     return after;
+  }
+
+  /** Ends an active task without its box through its kind's hooks (`message`: the task's
+   *  error_message, for a kind that keeps one). */
+  async end(trx: Trx, task: TaskRow, why: EndReason, now: number, message?: string): Promise<void> {
+    await this.hooks.get(task.kind as TaskKind)?.end(trx, task, why, now, message);
+  }
+
+  /** Tells a box to drop tasks of a kind the server has ended (the kind's command). */
+  async dropOnBox(kind: TaskKind, device: string, tasks: string[]): Promise<void> {
+    await this.hooks.get(kind)?.dropOnBox(device, tasks);
   }
 
   /** Forgets a task that never went anywhere (the box refused it), with its expiry. */
@@ -109,7 +137,7 @@ export class TaskLifecycle {
     await transact(tasks.db, async (trx) => {
       for (const t of await tasks.active(trx, device, undefined, appId)) {
         const hooks = this.hooks.get(t.kind as TaskKind);
-        if (!hooks || t.kind === 'recognition') continue;
+        if (!hooks || !this.onBox.has(t.kind as TaskKind)) continue;
         await hooks.end(trx, t, 'unbind', clock.now());
         ended.set(t.kind as TaskKind, [...(ended.get(t.kind as TaskKind) ?? []), t.uuid]);
       }

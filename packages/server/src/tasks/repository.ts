@@ -2,7 +2,7 @@
 // names the states it may leave (protocol/tasks.ts), so a race loses cleanly. Every method
 // takes the caller's transaction: a task's change, its box event and its callback commit
 // together.
-import { sourcesOf, type TaskKind, type TaskState, type TaskTrigger } from '@boxhub/protocol';
+import { sourcesOf, targetOf, type TaskKind, type TaskTrigger } from '@boxhub/protocol';
 import type { Kysely, Updateable } from 'kysely';
 import type { Database, TaskRow, TasksTable } from '../db/schema.ts';
 import type { Trx } from '../jobs/repository.ts';
@@ -79,13 +79,16 @@ export class TaskRepository {
   }
 
   /**
-   * Applies a trigger of the transition table to a task: the update happens only while the task
-   * is in one of the trigger's source states. Returns the task as it is after, or undefined
-   * when the transition did not apply (another change came first).
+   * Applies a trigger of the transition table to a task: the state it moves to is the table's
+   * (protocol/tasks.ts), and the update happens only while the task is in one of the trigger's
+   * source states. Returns the task as it is after, or undefined when the transition did not
+   * apply (another change came first). A trigger the table has no row for, for the task's
+   * kind, throws (NoTransition): a caller's mistake, not a race.
    */
-  async transition(trx: Trx, task: Pick<TaskRow, 'uuid' | 'kind'>, trigger: TaskTrigger, to: TaskState, set: Updateable<TasksTable> = {}): Promise<TaskRow | undefined> {
-    const from = sourcesOf(task.kind as TaskKind, trigger);
-    if (from.length === 0) return undefined;
+  async transition(trx: Trx, task: Pick<TaskRow, 'uuid' | 'kind'>, trigger: TaskTrigger, set: Updateable<TasksTable> = {}): Promise<TaskRow | undefined> {
+    const kind = task.kind as TaskKind;
+    const to = targetOf(kind, trigger);
+    const from = sourcesOf(kind, trigger);
     const r = await trx.updateTable('tasks').set({ ...set, state: to }).where('uuid', '=', task.uuid).where('state', 'in', from).executeTakeFirst();
     if (r.numUpdatedRows !== 1n) return undefined;
     const ending = SERVER_ENDINGS[trigger];
@@ -97,6 +100,13 @@ export class TaskRepository {
       });
     }
     return this.find(trx, task.uuid);
+  }
+
+  /** Records the box's acknowledgement of a task outside the transition (the task has left
+   *  `created` already), unless one is recorded: whether this call recorded it. */
+  async recordAck(trx: Trx, uuid: string, set: Pick<Updateable<TasksTable>, 'acked_at' | 'box_boot'>): Promise<boolean> {
+    const r = await trx.updateTable('tasks').set(set).where('uuid', '=', uuid).where('acked_at', 'is', null).executeTakeFirst();
+    return r.numUpdatedRows === 1n;
   }
 
   /** Updates fields that are not part of the state (counters, seq). */

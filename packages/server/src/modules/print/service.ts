@@ -11,14 +11,15 @@ import type { api, PrintJobOptions } from '@boxhub/protocol';
 import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import type { BoxGateway } from '../../box-link/gateway.ts';
-import type { JobEventRouter } from '../../box-link/job-events.ts';
-import { RequestRefused, type BoxRequestRouter } from '../../box-link/requests.ts';
+import { RequestRefused } from '../../box-link/requests.ts';
 import type { Clock } from '../../clock.ts';
 import type { DeviceRow, TaskRow } from '../../db/schema.ts';
 import type { Trx } from '../../jobs/repository.ts';
 import type { BlobStore } from '../../storage/blob-store.ts';
 import type { EndReason, TaskLifecycle } from '../../tasks/lifecycle.ts';
 import type { TaskRepository } from '../../tasks/repository.ts';
+import { CreateHandshake } from '../../tasks/handshake.ts';
+import type { KindWiring } from '../../tasks/kind.ts';
 import type { CallbackService } from '../callbacks/service.ts';
 import type { DeviceService } from '../devices/service.ts';
 import { parseState } from '../devices/view.ts';
@@ -76,41 +77,55 @@ const fileKey = (task: string, format: 'pdf' | 'jpg', encrypted: boolean) => `pr
 export class PrintService {
   private readonly d: PrintServiceDeps;
   readonly count: CancelCount;
+  private readonly handshake: CreateHandshake;
 
-  constructor(d: PrintServiceDeps, events: JobEventRouter, requests: BoxRequestRouter) {
+  constructor(d: PrintServiceDeps) {
     this.d = d;
+    this.handshake = new CreateHandshake(d);
     this.count = new CancelCount({ jobs: d.jobs, tasks: d.tasks, waitMs: d.settings.countWaitMs ?? COUNT_WAIT_MS, send: (trx, t, now) => this.notify(trx, t, 'print.finished', now) });
-    events.on('print.downloaded', async (trx, c) => {
-      if (c.task.state === 'ended') return;
-      // A direct file was never on the server: its size is the box's (print info `file_size`).
-      const direct = Number(c.task.file_bytes) === 0 ? { file_bytes: c.event.data.size } : {};
-      await d.tasks.update(trx, c.task.uuid, { download_spent_ms: c.event.data.download_spent_ms, ...direct });
-    });
-    events.on('print.started', async (trx, c) => {
-      const t = await d.tasks.transition(trx, c.task, 'print.started', 'started', { started_at: c.now, pages: c.event.data.pages });
-      if (t) await this.notify(trx, t, 'print.started', c.now);
-    });
-    events.on('print.finished', async (trx, c) => {
-      const e = c.event.data;
-      const strict = (JSON.parse(c.task.options) as StoredPrint).job.strict;
-      const printed = strict && e.printed_pages !== undefined ? e.printed_pages : null;
-      const t = await d.tasks.transition(trx, c.task, 'print.finished', 'ended', {
-        finished_at: c.now, error_code: e.error_code, error_message: e.message?.slice(0, 500) ?? null, printed_pages: printed,
-      });
-      if (t) { await this.notify(trx, t, 'print.finished', c.now); return; }
-      // Ended on the server already (a cancel answers at once): the printer's own count of what
-      // it printed before it stopped still belongs to the task; a job that never reached the
-      // printer printed nothing.
-      const count = printed ?? (strict && c.task.started_at === null ? 0 : null);
-      if (count !== null && c.task.printed_pages === null) await d.tasks.update(trx, c.task.uuid, { printed_pages: count });
-      await this.count.arrived(trx, c.task.uuid, c.now);
-    });
-    requests.on('download.url', (device, p) => this.downloadUrl(device, p.task));
-    d.lifecycle.registerKind('print', {
-      acked: (trx, task, now) => this.notify(trx, task, 'print.ack', now),
-      end: (trx, task, why, now) => this.end(trx, task, why, END_CODES[why], now),
-      dropOnBox: (device, tasks) => this.cancelOnBox(device, tasks),
-    });
+  }
+
+  /** The handlers of what the print kind declares (kind.ts). */
+  wiring(): KindWiring {
+    const d = this.d;
+    return {
+      hooks: {
+        acked: (trx, task, now) => this.notify(trx, task, 'print.ack', now),
+        end: (trx, task, why, now, message) => this.end(trx, task, why, END_CODES[why], now, message),
+        dropOnBox: (device, tasks) => this.cancelOnBox(device, tasks),
+      },
+      events: {
+        'print.downloaded': async (trx, c) => {
+          if (c.task.state === 'ended') return;
+          // A direct file was never on the server: its size is the box's (print info `file_size`).
+          const direct = Number(c.task.file_bytes) === 0 ? { file_bytes: c.event.data.size } : {};
+          await d.tasks.update(trx, c.task.uuid, { download_spent_ms: c.event.data.download_spent_ms, ...direct });
+        },
+        'print.started': async (trx, c) => {
+          const t = await d.tasks.transition(trx, c.task, 'print.started', { started_at: c.now, pages: c.event.data.pages });
+          if (t) await this.notify(trx, t, 'print.started', c.now);
+        },
+        // Progress is the task's history alone (docs/tasks.md, "History"), recorded with every event.
+        'print.progress': async () => undefined,
+        'print.finished': async (trx, c) => {
+          const e = c.event.data;
+          const strict = (JSON.parse(c.task.options) as StoredPrint).job.strict;
+          const printed = strict && e.printed_pages !== undefined ? e.printed_pages : null;
+          const t = await d.tasks.transition(trx, c.task, 'print.finished', {
+            finished_at: c.now, error_code: e.error_code, error_message: e.message?.slice(0, 500) ?? null, printed_pages: printed,
+          });
+          if (t) { await this.notify(trx, t, 'print.finished', c.now); return; }
+          // Ended on the server already (a cancel answers at once): the printer's own count of what
+          // it printed before it stopped still belongs to the task; a job that never reached the
+          // printer printed nothing.
+          const count = printed ?? (strict && c.task.started_at === null ? 0 : null);
+          if (count !== null && c.task.printed_pages === null) await d.tasks.update(trx, c.task.uuid, { printed_pages: count });
+          await this.count.arrived(trx, c.task.uuid, c.now);
+        },
+      },
+      requests: { 'download.url': (device, p) => this.downloadUrl(device, p.task) },
+      jobs: [this.count.handler(() => d.clock.now())],
+    };
   }
 
   async capability(appId: string, deviceUuid: string): Promise<import('@boxhub/protocol').PrinterCapability> {
@@ -164,41 +179,20 @@ export class PrintService {
       stored = { job, file: { key: file.key, format: body.file_type, size: file.size, md5: file.md5, ...e2e } };
     }
 
-    await transact(this.d.tasks.db, (trx) => this.d.lifecycle.create(trx, {
-      uuid, kind: 'print', app_id: appId, device_uuid: device.uuid, callback_url: o.callback_url ?? null,
-      options: JSON.stringify(stored), created_at: now, expires_at: expiresAt, ...(stored.file.size ? { file_bytes: stored.file.size } : {}),
-    }));
-    const params: PrintStartParams = { task: uuid, created_at: now, file: await this.boxFile(uuid, stored), options: job, ...(pages !== undefined ? { pages } : {}) };
-    await this.d.tasks.history.add(this.d.tasks.db, uuid, { at: this.d.clock.now(), source: 'server', what: 'sent', detail: { ...(pages !== undefined ? { pages } : {}), ...(stored.file.direct ? { direct: true } : {}) } });
-    let ack;
-    try {
-      ack = await this.d.gateway.command(device.uuid, 'print.start', params);
-    } catch (e) {
-      // No answer in time: the box may hold the task. It ends here; a box that took it is told
-      // to drop it when it next reports its jobs, so it is printed at most once (maybe never).
-      await transact(this.d.tasks.db, async (trx) => {
-        const t = await this.d.tasks.find(trx, uuid);
-        if (t) await this.end(trx, t, 'box.refused', PrintError.box_error, this.d.clock.now(), 'the box did not acknowledge the task');
-      });
-      if (e instanceof ApiError && e.key === 'DEVICE_TIMEOUT') throw new ApiError('DEVICE_TIMEOUT', `${e.message}; the print task ${uuid} was ended`, { uuid });
-      throw e;
-    }
-    if (!ack.ok) {
-      await transact(this.d.tasks.db, (trx) => this.d.lifecycle.discard(trx, uuid));
-      await this.d.blobs.deletePrefix(`print/${uuid}`).catch(() => undefined);
-      const why = ack.message ? `: ${ack.message}` : '';
-      if (ack.reason === 'busy') throw new ApiError('DEVICE_BUSY', `the box refused the print${why}`);
-      if (ack.reason === 'not_supported') throw new ApiError('PRINTER_UNSUPPORTED', `the box refused the print${why}`);
-      throw new ApiError('DEVICE_REJECTED', `the box refused the print${why}`);
-    }
-    const boot = typeof ack.data?.boot === 'string' ? ack.data.boot.slice(0, 64) : null;
-    const ended = await transact(this.d.tasks.db, async (trx) => {
-      const t = await this.d.tasks.find(trx, uuid);
-      if (!t) return true;
-      return (await this.d.lifecycle.acknowledge(trx, t, this.d.clock.now(), boot)).state === 'ended';
+    // The box takes the task at once (queued per printer) or says why not; a cancel that races
+    // this create ends the task before the box holds it, and the box drops it.
+    await this.handshake.run({
+      task: {
+        uuid, kind: 'print', app_id: appId, device_uuid: device.uuid, callback_url: o.callback_url ?? null,
+        options: JSON.stringify(stored), created_at: now, expires_at: expiresAt, ...(stored.file.size ? { file_bytes: stored.file.size } : {}),
+      },
+      command: 'print.start',
+      params: async (): Promise<PrintStartParams> => ({ task: uuid, created_at: now, file: await this.boxFile(uuid, stored), options: job, ...(pages !== undefined ? { pages } : {}) }),
+      sentDetail: { ...(pages !== undefined ? { pages } : {}), ...(stored.file.direct ? { direct: true } : {}) },
+      refusals: { busy: 'DEVICE_BUSY', not_supported: 'PRINTER_UNSUPPORTED' },
+      unansweredMessage: 'the box did not acknowledge the task',
+      afterRefusal: () => this.d.blobs.deletePrefix(`print/${uuid}`).catch(() => undefined),
     });
-    // A cancel that raced this create ended the task before the box held it: the box drops it.
-    if (ended) await this.cancelOnBox(device.uuid, [uuid]);
     return { uuid, expires_at: Math.floor(expiresAt / 1000) };
   }
 
@@ -306,7 +300,7 @@ export class PrintService {
     // the box never took; for one it holds, the callback waits for the printer's count.
     const strictCancel = trigger === 'print.cancel' && (JSON.parse(task.options) as StoredPrint).job.strict;
     const held = task.acked_at !== null;
-    const t = await this.d.tasks.transition(trx, task, trigger, 'ended', {
+    const t = await this.d.tasks.transition(trx, task, trigger, {
       finished_at: now, error_code: code, error_message: message ?? null, ...(strictCancel && !held ? { printed_pages: 0 } : {}),
     });
     if (!t) return;

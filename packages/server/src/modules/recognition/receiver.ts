@@ -63,7 +63,7 @@ export async function directReceiverRoutes(app: FastifyInstance, o: ReceiverOpti
       if (!r || !task) throw new Refusal(404, 'no recognition task at this address');
       if (Number(task.expires_at) <= clock.now()) throw new Refusal(410, 'this recognition task has expired');
       const scan = r.scan_uuid ? await tasks.find(tasks.db, r.scan_uuid) : undefined;
-      const secret = scan ? recognition.d.directSecret(scan) : undefined;
+      const secret = scan ? recognition.d.directSecrets.secretOf(scan) : undefined;
       if (!scan || !secret) throw new Refusal(403, 'no scan task sends to this address (give it as options.direct_addr of a scan create)');
       const id = req.headers['webhook-id'];
       const ts = req.headers['webhook-timestamp'];

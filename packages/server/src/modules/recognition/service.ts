@@ -12,11 +12,12 @@ import type { RecognitionRow, TaskRow } from '../../db/schema.ts';
 import type { Jobs } from '../../jobs/jobs.ts';
 import type { Trx } from '../../jobs/repository.ts';
 import type { BlobStore } from '../../storage/blob-store.ts';
-import type { TaskLifecycle } from '../../tasks/lifecycle.ts';
+import type { TaskKindHooks, TaskLifecycle } from '../../tasks/lifecycle.ts';
 import type { TaskRepository } from '../../tasks/repository.ts';
 import type { CallbackService, CallbackStatus } from '../callbacks/service.ts';
 import type { RecognitionRepository } from './repository.ts';
 import type { AnnotatedLinks } from './annotated-links.ts';
+import type { ScanDirectSecrets } from '../scan/direct-secrets.ts';
 import { transact } from '../../db/transaction.ts';
 import { DIRECT_PATH, DIRECT_TOKEN, directAddress, newDirectToken } from './direct-address.ts';
 
@@ -66,6 +67,8 @@ export interface RecognitionSettings {
   /** After the scan task ends without a scan.end at the address, how long to wait for it
    *  before the transfer counts as broken (1005). */
   endGraceMs: number;
+  /** Worker threads of the engine on this node (BOXHUB_RECOGNITION_WORKERS; default: cores). */
+  workers?: number;
 }
 
 export interface RecognitionServiceDeps {
@@ -79,11 +82,11 @@ export interface RecognitionServiceDeps {
   log: Logger;
   /** This service's public base URL (BOXHUB_PUBLIC_URL, or where it listens). */
   publicUrl: () => string;
-  /** A scan task's direct-transfer secret, opened (the scan service keeps it sealed). */
-  directSecret: (scan: TaskRow) => string | undefined;
+  /** Opens a scan task's direct-transfer secret (it is stored sealed; modules/scan/direct-secrets.ts). */
+  directSecrets: ScanDirectSecrets;
   settings: RecognitionSettings;
   /** Links to each page's annotated image, carried by the result callbacks (review loop). */
-  annotated?: AnnotatedLinks;
+  annotated: AnnotatedLinks;
 }
 
 export { DIRECT_PATH } from './direct-address.ts';
@@ -93,11 +96,15 @@ export class RecognitionService {
 
   constructor(d: RecognitionServiceDeps) {
     this.d = d;
-    d.lifecycle.registerKind('recognition', {
+  }
+
+  /** The recognition kind's lifecycle hooks: it has no box. */
+  hooks(): TaskKindHooks {
+    return {
       // Expired before its end: nothing more is sent (the application's task is gone).
-      end: async (trx, task, _why, now) => { await d.tasks.transition(trx, task, 'expire', 'ended', { finished_at: now }); },
+      end: async (trx, task, _why, now) => { await this.d.tasks.transition(trx, task, 'expire', { finished_at: now }); },
       dropOnBox: async () => undefined,
-    });
+    };
   }
 
   async create(app: { id: string; cap_ess: number }, body: api.EssCreateBody): Promise<api.EssCreateResult> {
@@ -170,7 +177,7 @@ export class RecognitionService {
       const again = await this.d.repo.find(trx, task.uuid);
       throw new ApiError('RECOGNITION_TASK_TAKEN', `recognition task ${task.uuid} already serves scan ${again?.scan_uuid ?? 'another scan'}`, { scan_uuid: again?.scan_uuid ?? null });
     }
-    if (task.state === 'created') await this.d.tasks.transition(trx, task, 'recognition.bound', 'received', { acked_at: this.d.clock.now() });
+    if (task.state === 'created') await this.d.tasks.transition(trx, task, 'recognition.bound', { acked_at: this.d.clock.now() });
     return true;
   }
 

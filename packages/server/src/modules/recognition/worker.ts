@@ -214,7 +214,7 @@ export class RecognitionWorkers {
                 appId: task.app_id, url: task.callback_url!, method: 'PUT', event: 'recognition.end', taskUuid: uuid, body: { uuid, finish: true },
                 ...(results.length > 0 ? { waitFor: group(results.length - 1) } : {}),
               });
-              await tasks.transition(trx, task, 'recognition.finished', 'ended', { finished_at: clock.now() });
+              await tasks.transition(trx, task, 'recognition.finished', { finished_at: clock.now() });
               return;
             }
             // A page read (or the end) while this run worked: run again.

@@ -7,22 +7,22 @@ import { randomUUID } from 'node:crypto';
 import { ApiError, type api, ScanError, type DirectTransfer, type ScanJobOptions, type ScanProgressParams, type ScanStartParams } from '@boxhub/protocol';
 import type { Logger } from 'pino';
 import type { BoxGateway } from '../../box-link/gateway.ts';
-import type { JobEventRouter } from '../../box-link/job-events.ts';
-import { RequestRefused, type BoxRequestRouter } from '../../box-link/requests.ts';
+import { RequestRefused } from '../../box-link/requests.ts';
 import type { Clock } from '../../clock.ts';
-import { isUniqueViolation } from '../../db/errors.ts';
 import type { TaskRow } from '../../db/schema.ts';
 import type { Trx } from '../../jobs/repository.ts';
-import type { SecretBox } from '../../secret-box.ts';
 import type { BlobStore } from '../../storage/blob-store.ts';
 import type { TaskLifecycle, EndReason } from '../../tasks/lifecycle.ts';
 import type { TaskRepository } from '../../tasks/repository.ts';
+import { CreateHandshake } from '../../tasks/handshake.ts';
+import type { KindWiring } from '../../tasks/kind.ts';
 import type { CallbackService } from '../callbacks/service.ts';
 import type { DeviceService } from '../devices/service.ts';
 import type { E2eKeyService } from '../e2e-keys/service.ts';
 import { parseState } from '../devices/view.ts';
 import { offlineError } from '../devices/offline.ts';
 import { checkScanner, newDirectSecret, resolveScanOptions } from './options.ts';
+import type { ScanDirectSecrets } from './direct-secrets.ts';
 import type { ScanItemRepository } from './repository.ts';
 import { finishEvent, itemDataEvent, scanInfo, scanItem } from './views.ts';
 import { RECOGNITION_MAX_DPI } from '../recognition/page-pixels.ts';
@@ -46,8 +46,8 @@ export interface ScanServiceDeps {
   gateway: BoxGateway;
   callbacks: CallbackService;
   blobs: BlobStore;
-  /** Seals the direct-transfer secrets stored with the tasks. */
-  secretBox: SecretBox;
+  /** Seals the direct-transfer secrets stored with the tasks (and opens them). */
+  directSecrets: ScanDirectSecrets;
   clock: Clock;
   log: Logger;
   settings: ScanSettings;
@@ -79,16 +79,30 @@ const itemType = (task: Pick<TaskRow, 'options'>) => (encryptedTo(task) ? { ext:
 export class ScanService {
   private readonly d: ScanServiceDeps;
 
-  constructor(d: ScanServiceDeps, events: JobEventRouter, requests: BoxRequestRouter) {
+  private readonly handshake: CreateHandshake;
+
+  constructor(d: ScanServiceDeps) {
     this.d = d;
-    events.on('scan.item', (trx, c) => this.onItem(trx, c.task, c.event.data, c.now));
-    events.on('scan.finished', (trx, c) => this.onFinished(trx, c.task, c.event.data.error_code, c.now));
-    requests.on('upload.url', (device, p) => this.uploadUrl(device, p.task, p.item_id, p.size, p.md5));
-    requests.on('scan.progress', (device, p) => this.onProgress(device, p));
-    d.lifecycle.registerKind('scan', {
-      end: (trx, task, why, now) => this.finish(trx, task, why, END_CODES[why], now),
-      dropOnBox: (device, tasks) => this.stopOnBox(device, tasks),
-    });
+    this.handshake = new CreateHandshake(d);
+  }
+
+  /** The handlers of what the scan kind declares (kind.ts). */
+  wiring(): KindWiring {
+    return {
+      hooks: {
+        end: (trx, task, why, now) => this.finish(trx, task, why, END_CODES[why], now),
+        dropOnBox: (device, tasks) => this.stopOnBox(device, tasks),
+      },
+      events: {
+        'scan.item': (trx, c) => this.onItem(trx, c.task, c.event.data, c.now),
+        'scan.finished': (trx, c) => this.onFinished(trx, c.task, c.event.data.error_code, c.now),
+      },
+      requests: {
+        'upload.url': (device, p) => this.uploadUrl(device, p.task, p.item_id, p.size, p.md5),
+        'scan.progress': (device, p) => this.onProgress(device, p),
+      },
+      jobs: [],
+    };
   }
 
   async create(appId: string, body: api.ScanCreateBody): Promise<api.ScanCreateResult> {
@@ -126,69 +140,26 @@ export class ScanService {
     const now = this.d.clock.now();
     const uuid = randomUUID();
     const expiresAt = now + this.d.settings.taskTtlMs;
-    const stored: ScanJobOptions = job.direct ? { ...job, direct: { ...job.direct, secret: this.d.secretBox.seal(job.direct.secret) } } : job;
-    await this.lock(appId, device.uuid, { uuid, callbackUrl, job: stored, now, expiresAt });
-
+    const stored = this.d.directSecrets.sealed(job);
     // The box answers at once: it has taken the task (its journal is on its disk) or says why not.
     const params: ScanStartParams = { task: uuid, options: job };
-    await this.d.tasks.history.add(this.d.tasks.db, uuid, { at: this.d.clock.now(), source: 'server', what: 'sent' });
-    let ack;
-    try {
-      ack = await this.d.gateway.command(device.uuid, 'scan.start', params);
-    } catch (e) {
-      // No answer in time: the box may or may not have it. The task ends here (its lock is
-      // released); a box that did start is told to stop when it next reports its jobs.
-      await transact(this.d.tasks.db, async (trx) => {
-        const t = await this.d.tasks.find(trx, uuid);
-        if (t) await this.finish(trx, t, 'box.refused', ScanError.not_acknowledged, this.d.clock.now());
-      });
-      if (e instanceof ApiError && e.key === 'DEVICE_TIMEOUT') throw new ApiError('DEVICE_TIMEOUT', `${e.message}; the scan task ${uuid} was ended`, { uuid });
-      throw e;
-    }
-    if (!ack.ok) {
-      // Refused before anything happened: the task is forgotten, as if never created.
-      await transact(this.d.tasks.db, (trx) => this.d.lifecycle.discard(trx, uuid));
-      const why = ack.message ? `: ${ack.message}` : '';
-      if (ack.reason === 'busy') throw new ApiError('SCANNER_BUSY', `the box refused the scan${why}`);
-      if (ack.reason === 'not_supported') throw new ApiError('SCAN_OPTION_UNSUPPORTED', `the box refused the scan${why}`);
-      throw new ApiError('DEVICE_REJECTED', `the box refused the scan${why}`);
-    }
-    const boot = typeof ack.data?.boot === 'string' ? ack.data.boot.slice(0, 64) : null;
-    await transact(this.d.tasks.db, async (trx) => {
-      const t = await this.d.tasks.find(trx, uuid);
-      if (t) await this.d.lifecycle.acknowledge(trx, t, this.d.clock.now(), boot);
+    await this.handshake.run({
+      task: { uuid, kind: 'scan', app_id: appId, device_uuid: device.uuid, callback_url: callbackUrl ?? null, options: JSON.stringify(stored), created_at: now, expires_at: expiresAt },
+      // The insert is the lock: the partial unique index refuses a second active scan (30204).
+      alsoInTransaction: async (trx) => { if (stored.direct) await this.d.directTargets?.bindScan(trx, appId, stored.direct.addr, uuid); },
+      conflict: async () => {
+        const existing = await this.d.tasks.activeScan(this.d.tasks.db, device.uuid);
+        // The other task ended between the insert and this read: try once more.
+        return existing ? scanExists(appId, existing) : undefined;
+      },
+      command: 'scan.start', params: () => params,
+      refusals: { busy: 'SCANNER_BUSY', not_supported: 'SCAN_OPTION_UNSUPPORTED' },
     });
     return { uuid, expires_at: Math.floor(expiresAt / 1000), ...(directSecret ? { direct_secret: directSecret } : {}) };
   }
 
-  /** The direct-transfer options of a scan task, its secret opened (for a receiver of this
-   *  service, e.g. the recognition module); undefined when the task has no direct transfer. */
-  directOf(task: Pick<TaskRow, 'options'>): DirectTransfer | undefined {
-    const d = (JSON.parse(task.options) as ScanJobOptions).direct;
-    return d ? { ...d, secret: this.d.secretBox.open(d.secret) } : undefined;
-  }
-
-  /** Inserts the task: the partial unique index refuses a second active scan (30204). */
-  private async lock(appId: string, device: string, t: { uuid: string; callbackUrl: string | undefined; job: ScanJobOptions; now: number; expiresAt: number }): Promise<void> {
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        await transact(this.d.tasks.db, async (trx) => {
-          await this.d.lifecycle.create(trx, {
-            uuid: t.uuid, kind: 'scan', app_id: appId, device_uuid: device, callback_url: t.callbackUrl ?? null,
-            options: JSON.stringify(t.job), created_at: t.now, expires_at: t.expiresAt,
-          });
-          if (t.job.direct) await this.d.directTargets?.bindScan(trx, appId, t.job.direct.addr, t.uuid);
-        });
-        return;
-      } catch (e) {
-        if (!isUniqueViolation(e)) throw e;
-        const existing = await this.d.tasks.activeScan(this.d.tasks.db, device);
-        // The other task ended between the insert and this read: try once more.
-        if (existing) throw scanExists(appId, existing);
-      }
-    }
-    throw new ApiError('SERVICE_UNAVAILABLE', 'the device is busy starting and ending scans; try again');
-  }
+  /** The direct-transfer options of a scan task, its secret opened (direct-secrets.ts). */
+  directOf(task: Pick<TaskRow, 'options'>): DirectTransfer | undefined { return this.d.directSecrets.of(task); }
 
   /**
    * Stop (docs/api.md, "Scan task": at once): the task ends now; with the box answering, error code 0.
@@ -248,7 +219,7 @@ export class ScanService {
 
   /** Ends a task (any trigger), records why, sends scan.finish. No-op when it ended already. */
   private async finish(trx: Trx, task: TaskRow, trigger: 'scan.finished' | 'scan.stop' | 'box.refused' | EndReason, errorCode: number, now: number): Promise<void> {
-    const ended = await this.d.tasks.transition(trx, task, trigger, 'ended', { error_code: errorCode, finished_at: now });
+    const ended = await this.d.tasks.transition(trx, task, trigger, { error_code: errorCode, finished_at: now });
     if (!ended) return;
     await this.d.directTargets?.scanEnded(trx, ended, now);
     if (ended.callback_url) {
