@@ -174,13 +174,18 @@ async function waitReady(uri: string, child: ChildProcess, log: () => string, de
   }
 }
 
+/**
+ * Ends the printer as a pulled cable or a power switch does: ippeveprinter itself is killed at
+ * once, so it never answers again, then its job scripts. A SIGTERM to the whole group killed the
+ * running job's script first, and for a moment ippeveprinter still answered, with that job
+ * aborted: a box following it read "the printer aborted the job" (4104), not a printer gone.
+ */
 function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
-    const kill = (sig: NodeJS.Signals) => { try { process.kill(-child.pid!, sig); } catch { /* already gone */ } };
-    const hard = setTimeout(() => kill('SIGKILL'), 3000);
-    child.once('exit', () => { clearTimeout(hard); kill('SIGKILL'); resolve(); });
-    kill('SIGTERM');
+    const kill = (pid: number, sig: NodeJS.Signals) => { try { process.kill(pid, sig); } catch { /* already gone */ } };
+    child.once('exit', () => { kill(-child.pid!, 'SIGKILL'); resolve(); });
+    kill(child.pid!, 'SIGKILL');
   });
 }
 
