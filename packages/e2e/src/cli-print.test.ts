@@ -75,7 +75,7 @@ test('print --encrypt encrypts to the box\'s key before sending; scan --encrypt 
   const dir = mkdtempSync(join(tmpdir(), 'boxhub-cli-scan-'));
   writeFileSync(join(dir, 'key'), `${keys.privateKey}\n`);
   await rig.load(box, 2);
-  const s = await boxhub(['scan', '--device', box.code, '--simplex', '--encrypt', '--decrypt-key', join(dir, 'key'), '--out', join(dir, 'out'), '--json']);
+  const s = await boxhub(['scan', '--device', box.code, '--simplex', '--item-seconds', '0', '--encrypt', '--decrypt-key', join(dir, 'key'), '--out', join(dir, 'out'), '--json']);
   assert.equal(s.code, 0, s.stderr);
   const result = JSON.parse(s.stdout) as { items: { path: string }[] };
   assert.equal(result.items.length, 1);

@@ -90,7 +90,8 @@ test('a scan: created, sent, acknowledged, each item stored, finished; a stopped
   const box = await rig.box();
   await rig.load(box, 2);
   await clock.catchUp();
-  const uuid = (await rig.sdk.scan.create({ client_uuid: box.uuid, options: { duplex: false } })).uuid!;
+  // item_seconds 0: one item however slowly a loaded machine scans the two sheets.
+  const uuid = (await rig.sdk.scan.create({ client_uuid: box.uuid, options: { duplex: false, item_seconds: 0 } })).uuid!;
   await rig.sdk.scan.waitForFinish({ client_uuid: box.uuid, scan_uuid: uuid }, { intervalMs: 50, timeoutMs: 30_000 });
   const h = await rig.sdk.tasks.history({ uuid });
   assert.equal(h.kind, 'scan');
