@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Db } from './db/connect.ts';
 import { installAccess } from './http/auth.ts';
 import { registerKindRoutes, TASK_KINDS } from './modules/kinds.ts';
-import type { KindRouteContext } from './tasks/kind.ts';
+import type { KindRouteContext } from './modules/kind-module.ts';
 import { answersWithStatus, clientErrorHandler, MAX_HEADER_BYTES, refuseConnect, rememberPath, REQUEST_TIMEOUT_MS } from './http/edge.ts';
 import { installErrorHandling, send } from './http/error-handler.ts';
 import { installJsonParser } from './http/json-body.ts';

@@ -13,7 +13,7 @@ import type { Db } from './db/connect.ts';
 import { Jobs } from './jobs/jobs.ts';
 import { JobRepository } from './jobs/repository.ts';
 import { JobRunner } from './jobs/runner.ts';
-import { fleetMetrics } from './metrics/fleet.ts';
+import { fleetMetrics } from './modules/fleet/metrics.ts';
 import { createMetrics } from './metrics/registry.ts';
 import { sweepCallbacks } from './modules/callbacks/retention.ts';
 import type { Transport } from './modules/callbacks/transport.ts';

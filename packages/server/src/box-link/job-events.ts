@@ -14,7 +14,7 @@ import type { Trx } from '../jobs/repository.ts';
 import type { TaskRepository } from '../tasks/repository.ts';
 import type { BoxGateway } from './gateway.ts';
 import { transact } from '../db/transaction.ts';
-import { historyOfEvent } from '../modules/task-history/box-events.ts';
+import { historyOfEvent } from '../tasks/history-of-event.ts';
 
 export interface EventContext<T extends JobEventType = JobEventType> {
   device: string;

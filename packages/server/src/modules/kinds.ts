@@ -1,5 +1,5 @@
 // Every task kind the server runs (docs/tasks.md, "Adding a task kind"): one line each. Each
-// kind's folder declares it (its kind.ts, tasks/kind.ts says what a declaration holds);
+// kind's folder declares it (its kind.ts, kind-module.ts says what a declaration holds);
 // buildKinds builds the kinds' services and registers what they declare with the box link's
 // routers and the task lifecycle. The order is the order of their routes in the API (and so
 // in /openapi.json); a kind is built after the kinds it needs.
@@ -7,7 +7,7 @@ import type { TaskKind } from '@boxhub/protocol';
 import type { EventApplier, JobEventRouter } from '../box-link/job-events.ts';
 import type { BoxRequestRouter, RequestHandler } from '../box-link/requests.ts';
 import type { JobHandler } from '../jobs/runner.ts';
-import type { KindContext, KindRouteContext, KindWiring, TaskKindModule } from '../tasks/kind.ts';
+import type { KindContext, KindRouteContext, KindWiring, TaskKindModule } from './kind-module.ts';
 import type { FastifyInstance } from 'fastify';
 import { printKind } from './print/kind.ts';
 import { recognitionKind } from './recognition/kind.ts';

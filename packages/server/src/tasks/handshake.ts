@@ -9,7 +9,6 @@
 // never created. (5) The box took it: its acknowledgement is recorded, and a task ended while
 // the box was taking it (a cancel or stop raced the create) is dropped on the box.
 import { ApiError, type Ack, type CommandType, type ErrorKey, type TaskKind } from '@boxhub/protocol';
-import type { BoxGateway } from '../box-link/gateway.ts';
 import type { Clock } from '../clock.ts';
 import { isUniqueViolation } from '../db/errors.ts';
 import { transact } from '../db/transaction.ts';
@@ -20,8 +19,9 @@ import type { NewTask, TaskRepository } from './repository.ts';
 export interface HandshakeDeps {
   tasks: TaskRepository;
   lifecycle: TaskLifecycle;
-  /** Only its commands are used. */
-  gateway: Pick<BoxGateway, 'command'>;
+  /** Sends a command to a box and resolves with its answer (the box link's gateway; named
+   *  here by what the handshake uses, so the task core imports nothing from the box link). */
+  gateway: { command(uuid: string, type: CommandType, params?: Record<string, unknown>, timeoutMs?: number): Promise<Ack> };
   clock: Clock;
 }
 

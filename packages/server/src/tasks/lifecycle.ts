@@ -59,6 +59,7 @@ export class TaskLifecycle {
     this.hooks.set(kind, hooks);
     if (o.onBox) this.onBox.add(kind);
     else this.onBox.delete(kind);
+    this.d.tasks.keepHistory(kind, o.onBox);
   }
 
   /** The application's newest scan and print tasks on a device, newest first (until they expire). */

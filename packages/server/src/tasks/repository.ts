@@ -6,7 +6,7 @@ import { sourcesOf, targetOf, type TaskKind, type TaskTrigger } from '@boxhub/pr
 import type { Kysely, Updateable } from 'kysely';
 import type { Database, TaskRow, TasksTable } from '../db/schema.ts';
 import type { Trx } from '../jobs/repository.ts';
-import { TaskHistoryRepository } from '../modules/task-history/repository.ts';
+import { TaskHistoryRepository } from './history.ts';
 
 /** Triggers the server decides alone, and how the task's history names them (docs/tasks.md,
  *  "History"); the box's own reports are recorded as they are applied (box-link/job-events.ts). */
@@ -18,9 +18,17 @@ export type NewTask = Pick<TaskRow, 'uuid' | 'kind' | 'app_id' | 'device_uuid' |
 
 export class TaskRepository {
   readonly db: Kysely<Database>;
-  /** Every task's timeline (modules/task-history). */
+  /** Every task's timeline (history.ts). */
   readonly history: TaskHistoryRepository;
+  /** Kinds whose tasks keep a timeline: those that run on a box (TaskLifecycle.registerKind). */
+  private readonly withHistory = new Set<TaskKind>();
   constructor(db: Kysely<Database>) { this.db = db; this.history = new TaskHistoryRepository(db); }
+
+  /** Whether a kind's tasks keep a timeline, which then records the server's own endings. */
+  keepHistory(kind: TaskKind, keep: boolean): void {
+    if (keep) this.withHistory.add(kind);
+    else this.withHistory.delete(kind);
+  }
 
   /** Inserts a task in state `created`. A second active scan on a device violates the partial
    *  unique index (isUniqueViolation): the caller answers 30204. */
@@ -92,7 +100,7 @@ export class TaskRepository {
     const r = await trx.updateTable('tasks').set({ ...set, state: to }).where('uuid', '=', task.uuid).where('state', 'in', from).executeTakeFirst();
     if (r.numUpdatedRows !== 1n) return undefined;
     const ending = SERVER_ENDINGS[trigger];
-    if (ending && (task.kind === 'scan' || task.kind === 'print') && set.finished_at != null) {
+    if (ending && this.withHistory.has(kind) && set.finished_at != null) {
       const code = set.error_code != null ? Number(set.error_code) : undefined;
       await this.history.add(trx, task.uuid, {
         at: Number(set.finished_at), source: 'server', what: ending,

@@ -1,6 +1,6 @@
 // The print kind (docs/printing.md, docs/tasks.md): what it declares, listed in modules/kinds.ts.
 import { TRANSITIONS } from '@boxhub/protocol';
-import type { TaskKindModule } from '../../tasks/kind.ts';
+import type { TaskKindModule } from '../kind-module.ts';
 import { COUNT_JOB } from './cancel-count.ts';
 import { printRoutes } from './routes.ts';
 import { PrintService } from './service.ts';

@@ -19,7 +19,7 @@ import type { BlobStore } from '../../storage/blob-store.ts';
 import type { EndReason, TaskLifecycle } from '../../tasks/lifecycle.ts';
 import type { TaskRepository } from '../../tasks/repository.ts';
 import { CreateHandshake } from '../../tasks/handshake.ts';
-import type { KindWiring } from '../../tasks/kind.ts';
+import type { KindWiring } from '../kind-module.ts';
 import type { CallbackService } from '../callbacks/service.ts';
 import type { DeviceService } from '../devices/service.ts';
 import { parseState } from '../devices/view.ts';

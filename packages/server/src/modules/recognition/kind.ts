@@ -3,7 +3,7 @@
 // through its own receiver (a direct transfer signed with the scan's secret) and are read by
 // its jobs.
 import { TRANSITIONS } from '@boxhub/protocol';
-import type { TaskKindModule } from '../../tasks/kind.ts';
+import type { TaskKindModule } from '../kind-module.ts';
 import { AnnotatedLinks } from './annotated-links.ts';
 import { annotatedRoute } from './annotated-route.ts';
 import { directReceiverRoutes } from './receiver.ts';

@@ -1,6 +1,6 @@
 // The scan kind (docs/scanning.md, docs/tasks.md): what it declares, listed in modules/kinds.ts.
 import { TRANSITIONS } from '@boxhub/protocol';
-import type { TaskKindModule } from '../../tasks/kind.ts';
+import type { TaskKindModule } from '../kind-module.ts';
 import type { DirectTargets } from './service.ts';
 import { ScanService } from './service.ts';
 import { scanRoutes } from './routes.ts';

@@ -15,7 +15,7 @@ import type { BlobStore } from '../../storage/blob-store.ts';
 import type { TaskLifecycle, EndReason } from '../../tasks/lifecycle.ts';
 import type { TaskRepository } from '../../tasks/repository.ts';
 import { CreateHandshake } from '../../tasks/handshake.ts';
-import type { KindWiring } from '../../tasks/kind.ts';
+import type { KindWiring } from '../kind-module.ts';
 import type { CallbackService } from '../callbacks/service.ts';
 import type { DeviceService } from '../devices/service.ts';
 import type { E2eKeyService } from '../e2e-keys/service.ts';

@@ -2,8 +2,8 @@
 // with their task (foreign key, cascade), so the history expires with it.
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Database } from '../../db/schema.ts';
-import type { Trx } from '../../jobs/repository.ts';
+import type { Database } from '../db/schema.ts';
+import type { Trx } from '../jobs/repository.ts';
 
 export type HistorySource = 'server' | 'box' | 'printer' | 'scanner';
 

@@ -1,8 +1,8 @@
 // The fleet's figures on /metrics (docs/fleet.md, "Metrics"): the same ones the console's fleet
 // page shows, read from the database when Prometheus scrapes (every node answers the same).
 import { Gauge, type Registry } from 'prom-client';
-import type { FleetService } from '../modules/fleet/service.ts';
-import type { RolloutService } from '../modules/rollouts/service.ts';
+import type { FleetService } from './service.ts';
+import type { RolloutService } from '../rollouts/service.ts';
 
 export function fleetMetrics(registry: Registry, fleet: FleetService, rollouts: RolloutService): void {
   const collect = () => read();

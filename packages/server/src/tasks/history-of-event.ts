@@ -2,7 +2,7 @@
 // so: the box, or the printer or scanner it relays. Recorded in the transaction that applies
 // the event (box-link/job-events.ts), so an event is in the history exactly once.
 import type { TypedJobEvent } from '@boxhub/protocol';
-import type { HistoryEntry } from './repository.ts';
+import type { HistoryEntry } from './history.ts';
 
 const printerSaid = (code: number) => code === 4202 || (code >= 4300 && code < 4400);
 // 2006 (the scanner went away) is what the box saw, not what the scanner said.

@@ -14,21 +14,26 @@ import type { RequestHandler } from '../box-link/requests.ts';
 import type { Clock } from '../clock.ts';
 import type { Jobs } from '../jobs/jobs.ts';
 import type { JobHandler } from '../jobs/runner.ts';
-import type { CallbackService } from '../modules/callbacks/service.ts';
-import type { DeviceService } from '../modules/devices/service.ts';
-import type { E2eKeyService } from '../modules/e2e-keys/service.ts';
-import type { CardTemplateService } from '../modules/recognition/templates.ts';
-import type { ReviewService } from '../modules/recognition/review.ts';
-import type { ScanDirectSecrets } from '../modules/scan/direct-secrets.ts';
-import type { Repositories, ServiceSettings } from '../services.ts';
+import type { CallbackService } from './callbacks/service.ts';
+import type { DeviceService } from './devices/service.ts';
+import type { E2eKeyService } from './e2e-keys/service.ts';
+import type { CardTemplateService } from './recognition/templates.ts';
+import type { ReviewService } from './recognition/review.ts';
+import type { ScanDirectSecrets } from './scan/direct-secrets.ts';
+import type { PrintSettings } from './print/service.ts';
+import type { RecognitionRepository } from './recognition/repository.ts';
+import type { RecognitionSettings } from './recognition/service.ts';
+import type { ScanItemRepository } from './scan/repository.ts';
+import type { ScanSettings } from './scan/service.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
 import type { WorkGate } from '../work-gate.ts';
-import type { TaskKindHooks, TaskLifecycle } from './lifecycle.ts';
-import type { TaskRepository } from './repository.ts';
+import type { TaskKindHooks, TaskLifecycle } from '../tasks/lifecycle.ts';
+import type { TaskRepository } from '../tasks/repository.ts';
 
 /** What a kind's service is built from: the shared parts, built before any kind. */
 export interface KindContext {
-  repos: Repositories;
+  /** The kinds' own repositories (services.ts makes them with the others). */
+  repos: { scanItems: ScanItemRepository; recognition: RecognitionRepository };
   tasks: TaskRepository;
   lifecycle: TaskLifecycle;
   devices: DeviceService;
@@ -49,7 +54,8 @@ export interface KindContext {
   secretBox: import('../secret-box.ts').SecretBox;
   /** Seals and opens scan tasks' direct secrets (scan stores them, recognition reads them). */
   directSecrets: ScanDirectSecrets;
-  settings: ServiceSettings;
+  /** Each kind's settings (from the service's configuration). */
+  settings: { scan: ScanSettings; print: PrintSettings; recognition: RecognitionSettings };
 }
 
 /** What a kind's routes are registered with besides its own service. */
