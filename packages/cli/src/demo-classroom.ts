@@ -16,6 +16,7 @@ import { studentKey, studentKeyHex } from '@boxhub/recognizer/id-strip.ts';
 import { expectedFills, fillCard, type MarkMix } from '@boxhub/recognizer/synthetic/filled-card.ts';
 import { renderScan } from '@boxhub/recognizer/synthetic/render-scan.ts';
 import { mulberry32 } from '@boxhub/recognizer/synthetic/random.ts';
+import { messageOf } from './exit.ts';
 
 /** Clear pen and pencil marks, as a class that was told how to fill the cards: the demo shows
  *  the flow; the recognizer's hard cases are the benchmark's (docs/cards.md, section 8). */
@@ -138,7 +139,7 @@ export function startClassroom(o: ClassroomOptions): () => void {
       o.scanner.load(sheets.map((x) => ({ front: { image: x.front, dpi: SCAN_DPI }, back: { image: x.back, dpi: SCAN_DPI } })));
       await writeFile(truthFile, `${JSON.stringify(truth, null, 2)}\n`);
       o.log(`classroom: ${truth.students.length} student(s) filled in card ${truth.template_id}; the ${sheets.length} sheet(s) are in the demo box's feeder (what they marked: ${truthFile})`);
-    }).catch((e: unknown) => o.log(`classroom: the printed cards were not filled in: ${(e as Error).message}`));
+    }).catch((e: unknown) => o.log(`classroom: the printed cards were not filled in: ${messageOf(e)}`));
   });
   return off;
 }

@@ -3,6 +3,7 @@
 // array of {code, model, labels}), and their secrets out, as CSV `code,uuid,secret,status` for
 // the factory image. A CSV field may be quoted ("…", "" for a quote inside).
 import { api, parseJson } from '@boxhub/protocol';
+import { messageOf } from './exit.ts';
 
 export type BoxEntry = api.BulkRegisterBody['devices'][number];
 
@@ -16,7 +17,7 @@ export function parseBoxList(text: string, name: string): BoxEntry[] {
 
 function fromJson(text: string, name: string): unknown {
   let v: unknown;
-  try { v = JSON.parse(text); } catch (e) { throw new Error(`${name} is not JSON: ${(e as Error).message}`); }
+  try { v = JSON.parse(text); } catch (e) { throw new Error(`${name} is not JSON: ${messageOf(e)}`); }
   return Array.isArray(v) ? v : (v as { devices?: unknown }).devices;
 }
 

@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { common, defineCommand, intFlag } from '../command.ts';
 import { connect, connectionFlags, deviceUuid, secretFrom } from '../connection.ts';
-import { EXIT, UsageError } from '../exit.ts';
+import { EXIT, messageOf, UsageError } from '../exit.ts';
 import { Interrupt, Progress } from '../progress.ts';
 import { studentLine, type StudentResultLike } from './card-text.ts';
 
@@ -104,7 +104,7 @@ export const command = defineCommand({
           process.stdout.write(`${studentLine(parsed)}\n`);
         }
         progress.status(state());
-      }).catch((e: unknown) => { if (!res.headersSent) res.writeHead(500).end(); progress.line(`callback not handled: ${(e as Error).message}`); });
+      }).catch((e: unknown) => { if (!res.headersSent) res.writeHead(500).end(); progress.line(`callback not handled: ${messageOf(e)}`); });
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', (e: NodeJS.ErrnoException) => reject(new UsageError(`--listen ${host}:${port}: ${e.code ?? e.message}`)));
@@ -114,8 +114,8 @@ export const command = defineCommand({
     try {
       const addr = server.address() as AddressInfo;
       const callbackUrl = values['callback-url'] ?? `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}/results`;
-      const client_uuid = await deviceUuid(boxhub, values.device!);
-      const template = await boxhub.recognition.templateInfo({ template_id: values.template! });
+      const client_uuid = await deviceUuid(boxhub, values.device);
+      const template = await boxhub.recognition.templateInfo({ template_id: values.template });
       progress.status('starting the scan…');
       const { task, scan } = await boxhub.recognition.scanAndRecognize(client_uuid, callbackUrl, { resolution: resolution as 200, ...(values.simplex ? { duplex: false } : {}) });
       progress.line(`card ${template.card_id} (template ${template.template_id}); recognition ${task.uuid}; scan ${scan.uuid} on ${client_uuid}; results to ${callbackUrl}`);

@@ -63,7 +63,7 @@ export const command = defineCommand({
       void stopScan?.();
     });
     try {
-      const client_uuid = await deviceUuid(boxhub, values.device!);
+      const client_uuid = await deviceUuid(boxhub, values.device);
       const options = {
         ...(values.duplex ? { duplex: true } : values.simplex ? { duplex: false } : {}),
         ...(resolution !== undefined ? { resolution: resolution as 200 } : {}),
