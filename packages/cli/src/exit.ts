@@ -6,6 +6,9 @@
 // that this file loads neither (`boxhub --help` and `boxhub agent` stay quick and small).
 import type { ApiError } from '@boxhub/protocol';
 import type { BoxhubError } from '@boxhub/sdk';
+import { errnoCode, messageOf } from '@boxhub/protocol/caught.ts';
+
+export { errnoCode, messageOf };
 
 export const EXIT = {
   /** Done. */
@@ -46,16 +49,6 @@ export interface Outcome { exit: number; code: number | null; message: string }
 /** Recognises an error by its class's name (see above: without loading the module that defines it). */
 function isNamed<T extends Error = Error>(e: unknown, name: T['name']): e is T {
   return e instanceof Error && e.name === name;
-}
-
-/** What a caught value says: an Error's message (what is thrown is one, in practice), else the value. */
-export function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
-/** The system error code of a caught value (ENOENT, ECONNREFUSED, ERR_PARSE_ARGS_...), if it has one. */
-export function errnoCode(e: unknown): string | undefined {
-  return typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string' ? e.code : undefined;
 }
 
 /** What a failure means for the caller. */

@@ -10,6 +10,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { InvalidCallbackError } from './errors.ts';
 import { parseCallback, type CallbackEvent } from './events.ts';
+import { messageOf } from '@boxhub/protocol/caught.ts';
 
 export type CallbackHeaders = Headers | IncomingHttpHeaders | Record<string, string | string[] | undefined>;
 
@@ -43,7 +44,7 @@ export class CallbackReceiver {
     const { id, body } = this.verify(callback);
     let json: unknown;
     try { json = JSON.parse(body); } catch (e) {
-      throw new InvalidCallbackError('body', `callback ${id}: the body is not JSON: ${(e as Error).message}`);
+      throw new InvalidCallbackError('body', `callback ${id}: the body is not JSON: ${messageOf(e)}`);
     }
     return parseCallback({ method: callback.method, id, body: json });
   }

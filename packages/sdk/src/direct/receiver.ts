@@ -17,6 +17,7 @@ import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import {
   checkManifest, MAX_PAGES_PER_BATCH, webhookId, type DirectPageMeta, type EndManifest, type Manifest, type PagesManifest,
 } from '@boxhub/protocol/direct-wire.ts';
+import { messageOf } from '@boxhub/protocol/caught.ts';
 
 /** A page of a batch: its manifest entry (`part` p1 … p10; `content_type` image/jpeg, or
  *  application/octet-stream with `cipher` for a page of an encrypted scan, which
@@ -109,7 +110,7 @@ export class DirectTransferReceiver {
       if (req.method !== 'POST') { answer(req, res, { status: 405, body: { ok: false, error: 'POST only' }, close: true }); return; }
       this.receive({ headers: req.headers as DirectHeaders, body: req as Readable })
         .then((a) => answer(req, res, a))
-        .catch((e: unknown) => answer(req, res, { status: 500, body: { ok: false, error: (e as Error).message }, close: true }));
+        .catch((e: unknown) => answer(req, res, { status: 500, body: { ok: false, error: messageOf(e) }, close: true }));
     };
   }
 
@@ -181,7 +182,7 @@ export class DirectTransferReceiver {
           isPartAFile: () => true,
           limits: { files: MAX_PAGES_PER_BATCH + 1, parts: MAX_PAGES_PER_BATCH + 1, fileSize: Math.max(o.maxPageBytes, MAX_META), fields: 0, headerPairs: 20 },
         });
-      } catch (e) { reject(new Refusal(400, `multipart: ${(e as Error).message}`)); return; }
+      } catch (e) { reject(new Refusal(400, `multipart: ${messageOf(e)}`)); return; }
       const fail = (e: unknown) => {
         if (failure) return;
         failure = e;

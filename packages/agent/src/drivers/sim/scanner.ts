@@ -22,6 +22,7 @@ import type { ScannerStatus } from '@boxhub/protocol';
 import { NotSupportedError, ScanFault, type ScannedPage, type ScannerDriver, type ScanRequest } from '../types.ts';
 import { SCANNER_STATUS_ERRORS, simScannerFaults, type SimScannerFault } from './faults.ts';
 import { generatedOf, imageBytes, imageKind, renderGenerated, renderGiven, type PageImage, type SimPageFormat, type SimSheet, type SimSide } from './pages.ts';
+import { messageOf } from '@boxhub/protocol/caught.ts';
 
 export type { SimLook, SimPageFormat, SimSheet, SimSide } from './pages.ts';
 
@@ -264,7 +265,7 @@ export class SimScanner implements ScannerDriver {
       try {
         return await renderGiven(await imageBytes(given), given.dpi, o);
       } catch (e) {
-        throw new ScanFault('io', `cannot scan the sheet image: ${(e as Error).message}`);
+        throw new ScanFault('io', `cannot scan the sheet image: ${messageOf(e)}`);
       }
     }
     const key = JSON.stringify([g, o]);
