@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { type Ack, BOX_PROTOCOL_VERSION, type BoxState, Command, EventsAckParams, messageOf, parseJson, type PrinterCapability, type PrinterStatus, ReplyParams, topics } from '@boxhub/protocol';
-import { commandHandlers, type CommandContext, type CommandHandler } from './commands/index.ts';
+import { type CommandContext, handlerFor } from './commands/index.ts';
 import type { PrinterDriver, ScannerDriver } from './drivers/types.ts';
 import type { Buzzer } from './host/buzzer.ts';
 import type { NetworkInfo } from './host/network.ts';
@@ -198,7 +198,7 @@ export class BoxAgent {
     if (earlier) { await this.sendAck(cmd, earlier); return; }
     if (this.seen.includes(cmd.id)) return;
     this.remember(cmd.id);
-    const handler = (commandHandlers as Record<string, CommandHandler>)[cmd.type];
+    const handler = handlerFor(cmd.type);
     const afterAck: (() => Promise<void>)[] = [];
     const ctx: CommandContext = {
       printer: this.o.printer, scanner: this.o.scanner, buzzer: this.o.buzzer,

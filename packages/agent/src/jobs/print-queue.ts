@@ -93,7 +93,7 @@ export class PrintQueue {
     this.wake?.();
     const r = this.running;
     if (!r) { await this.loop; return; }
-    const phase = (this.d.journal.get(r.task)?.data as PrintJobData | undefined)?.phase;
+    const phase = this.d.journal.get<PrintJobData>(r.task)?.data.phase;
     if (phase === 'queued' || phase === 'downloaded') {
       r.ac.abort(new Error('agent stopping'));
       await this.loop;

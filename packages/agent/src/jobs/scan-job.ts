@@ -223,6 +223,8 @@ export class ScanJob {
     // The scanner stops on a stop or a halt; the assembly only on a stop, so that on a halt the
     // open item is finished (for the restart) rather than dropped.
     const pages = this.d.scanner.scan(req, AbortSignal.any([signal, this.haltAc.signal]));
+    const { direct } = this;
+    const { encrypt } = o;
     for await (const item of assembleItems(pages, {
       dir, request: req, blankPageSkip: o.blank_page_skip, signal: this.stopSignal(),
       firstItem: this.entry.data.items.length + 1, fileName: (n) => `${n}.pdf`, now: this.d.now,
@@ -235,15 +237,15 @@ export class ScanJob {
         else data.skipped = (data.skipped ?? 0) + 1;
         if (!signal.aborted) this.progress.report({ task: this.task, pages: data.kept ?? 0, skipped: data.skipped ?? 0, at: this.d.now() });
       },
-      ...(this.direct ? {
+      ...(direct ? {
         onKeep: (p: KeptPage) => {
           const paper = first + p.sheet;
-          return this.direct!.add(p.jpeg, {
+          return direct.add(p.jpeg, {
             item_id: p.item, paper_number: paper, page_number: (paper - 1) * 2 + (p.front ? 1 : 2), front: p.front, width: p.width, height: p.height, dpi: p.dpi,
           });
         },
       } : {}),
-      ...(o.encrypt ? { seal: (item: number) => this.sealer(o.encrypt!.public_key, item) } : {}),
+      ...(encrypt ? { seal: (item: number) => this.sealer(encrypt.public_key, item) } : {}),
     })) {
       const record: ItemRecord = {
         item_id: item.item, file: item.path, size: item.size, md5: item.md5, scanned_at: item.scannedAt, state: 'written',
