@@ -37,7 +37,7 @@ export async function withAdmin<T>(progress: Progress, work: (a: Admin) => Promi
       // openAdmin checks the key against the database's.
       db = await admin.openAdmin(config);
     } catch (e) {
-      if ((e as { opening?: boolean }).opening) throw new Unreachable(`cannot open the database (${where}): ${messageOf(e)}`);
+      if (typeof e === 'object' && e !== null && 'opening' in e && e.opening) throw new Unreachable(`cannot open the database (${where}): ${messageOf(e)}`);
       throw e;
     }
     // The work prints its result on stdout: the passing state goes first.

@@ -18,7 +18,8 @@ export function parseBoxList(text: string, name: string): BoxEntry[] {
 function fromJson(text: string, name: string): unknown {
   let v: unknown;
   try { v = JSON.parse(text); } catch (e) { throw new Error(`${name} is not JSON: ${messageOf(e)}`); }
-  return Array.isArray(v) ? v : (v as { devices?: unknown }).devices;
+  // A JSON null or number has no list: undefined, which the schema check then refuses.
+  return Array.isArray(v) ? v : typeof v === 'object' && v !== null && 'devices' in v ? v.devices : undefined;
 }
 
 function fromCsv(text: string, name: string): BoxEntry[] {

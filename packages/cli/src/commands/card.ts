@@ -112,8 +112,8 @@ const recognize = defineCommand({
       const pending: Array<{ source: PageSource; reading: Promise<PageReading> }> = [];
       let read = 0;
       const settle = async (keep: number) => {
-        while (pending.length > keep) {
-          const p = pending.shift()!;
+        // Nothing is added while this runs: the loop below awaits it before reading on.
+        for (const p of pending.splice(0, Math.max(0, pending.length - keep))) {
           const reading = await p.reading;
           read++;
           show(assembler.push(p.source, reading));

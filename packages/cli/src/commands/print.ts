@@ -88,7 +88,7 @@ export const command = defineCommand({
           },
         });
       } catch (e) {
-        if ((e as Error).name === 'WaitTimeoutError') timedOut = true;
+        if (e instanceof Error && e.name === 'WaitTimeoutError') timedOut = true;
         else if (!interrupt.interrupted) throw e;
       }
       progress.done();

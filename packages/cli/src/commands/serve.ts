@@ -68,7 +68,7 @@ export const command = defineCommand({
     // A service that cannot start says why, naming the setting that fixes it, and exits 1
     // (docs/configuration.md, "When the service cannot start").
     try { server = await startServer(config, logger ? { logger } : {}); } catch (e) {
-      if ((e as Error).name === 'StartupError') throw new Failed(`cannot start: ${messageOf(e)}`);
+      if (e instanceof Error && e.name === 'StartupError') throw new Failed(`cannot start: ${messageOf(e)}`);
       throw e;
     }
     let box: SimulatedBox | undefined;
