@@ -211,13 +211,16 @@ export class PrintQueue {
       if (!got) return;
     }
     if (signal.aborted) throw signal.reason;
+    // download() set it with the phase 'downloaded', and a journal entry keeps it from then on.
+    const { file } = e.data;
+    if (file === undefined) throw new Error(`print task ${e.task} is ${e.data.phase} but has no downloaded file`);
     e.data = { ...e.data, phase: 'handing' };
     e.state = 'running';
     await this.d.journal.put(e);
     this.d.changed();
     let outcome: PrintOutcome;
     try {
-      outcome = await this.d.printer.print({ task: e.task, file: e.data.file!, format: params.file.format, options: params.options }, hooks);
+      outcome = await this.d.printer.print({ task: e.task, file, format: params.file.format, options: params.options }, hooks);
     } catch (err) {
       if (err instanceof PrintRejectedError) {
         await this.finish(e, { outcome: 'failed', error_code: err.name === 'PrintDocumentError' ? PrintError.document_invalid : PrintError.printer_rejected, message: err.message.slice(0, 500) });
