@@ -71,7 +71,8 @@ export const command = defineCommand({
       } else {
         created = await boxhub.print.file(client_uuid, plain, { options });
       }
-      const print_uuid = created.uuid!;
+      const print_uuid = created.uuid;
+      if (!print_uuid) throw new Failed('the service created the print task but gave no uuid');
       progress.line(`print ${print_uuid} sent to ${client_uuid}`);
       // Ctrl-C ends the wait (the signal), not the print.
       const stopWaiting = new AbortController();

@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import type { Boxhub, ScanInfo, ScanItem } from '@boxhub/sdk';
 import { common, defineCommand, intFlag } from '../command.ts';
 import { connect, connectionFlags, deviceUuid } from '../connection.ts';
-import { EXIT, UsageError } from '../exit.ts';
+import { EXIT, Failed, UsageError } from '../exit.ts';
 import { emit, Interrupt, pageBar, Progress } from '../progress.ts';
 
 export const command = defineCommand({
@@ -77,7 +77,8 @@ export const command = defineCommand({
       };
       progress.status('starting the scan…');
       const created = await boxhub.scan.create({ client_uuid, options });
-      const scan_uuid = created.uuid!;
+      const scan_uuid = created.uuid;
+      if (!scan_uuid) throw new Failed('the service created the scan task but gave no uuid');
       const out = resolve(values.out ?? join('scans', scan_uuid));
       await mkdir(out, { recursive: true });
       progress.line(`scan ${scan_uuid} started on ${client_uuid}; PDFs go to ${out}`);
