@@ -32,11 +32,13 @@ export function operatorClient(ctx: Context<typeof operatorFlags>): OperatorClie
     } catch (e) {
       throw new Unreachable(`cannot reach ${server}: ${messageOf(e)}`);
     }
-    const env = await res.json().catch(() => undefined) as { code?: number; msg?: string; data?: T } | undefined;
-    if (!env || typeof env.code !== 'number') throw new Failed(`${server}${path} answered HTTP ${res.status} without the API's envelope`);
-    if (env.code === 20003) throw new Unreachable(`the service refused the operator token: error 20003: ${env.msg ?? ''} (${v['token-file'] ? `--token-file ${v['token-file']}` : 'BOXHUB_OPERATOR_TOKEN'})`, env.code);
-    if (env.code !== 0) throw new Failed(`error ${env.code}: ${env.msg ?? 'failed'}`, env.code);
-    return env.data as T;
+    const env: unknown = await res.json().catch(() => undefined);
+    if (typeof env !== 'object' || env === null || !('code' in env) || typeof env.code !== 'number') throw new Failed(`${server}${path} answered HTTP ${res.status} without the API's envelope`);
+    const msg = 'msg' in env ? env.msg : undefined;
+    if (env.code === 20003) throw new Unreachable(`the service refused the operator token: error 20003: ${msg ?? ''} (${v['token-file'] ? `--token-file ${v['token-file']}` : 'BOXHUB_OPERATOR_TOKEN'})`, env.code);
+    if (env.code !== 0) throw new Failed(`error ${env.code}: ${msg ?? 'failed'}`, env.code);
+    // The data of this path's answer, of the shape docs/fleet.md gives it: the caller names it.
+    return ('data' in env ? env.data : undefined) as T;
   };
   return { get: (path) => call('GET', path), post: (path, body) => call('POST', path, body) };
 }
