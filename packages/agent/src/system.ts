@@ -3,11 +3,8 @@
 // changes do; the others are polled).
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import {
-  BOX_PROTOCOL_VERSION, Command, EventsAckParams, parseJson, ReplyParams, topics,
-  type Ack, type BoxState, type PrinterCapability, type PrinterStatus,
-} from '@boxhub/protocol';
-import { commandHandlers, type CommandContext, type CommandHandler } from './commands/index.ts';
+import { type Ack, BOX_PROTOCOL_VERSION, type BoxState, Command, EventsAckParams, messageOf, parseJson, type PrinterCapability, type PrinterStatus, ReplyParams, topics } from '@boxhub/protocol';
+import { type CommandContext, handlerFor } from './commands/index.ts';
 import type { PrinterDriver, ScannerDriver } from './drivers/types.ts';
 import type { Buzzer } from './host/buzzer.ts';
 import type { NetworkInfo } from './host/network.ts';
@@ -97,14 +94,14 @@ export class BoxAgent {
       void this.reportState().then(async () => {
         this.outbox.setConnected(true);
         if (this.lastState && this.updater) await this.updater.healthy();
-      }).catch((e: unknown) => this.log('update trial not ended', { error: (e as Error).message }));
+      }).catch((e: unknown) => this.log('update trial not ended', { error: messageOf(e) }));
     });
     this.link.on('disconnected', () => this.outbox.setConnected(false));
     this.link.on('message', (topic, payload) => {
       if (topic !== topics.cmd(o.link.uuid)) return;
       // A command's failure is answered in its ack; what fails around it (an acknowledgement's
       // files, the disk) is logged, never left to end the process.
-      this.onCommand(payload).catch((e: unknown) => this.log('command not handled', { error: (e as Error).message }));
+      this.onCommand(payload).catch((e: unknown) => this.log('command not handled', { error: messageOf(e) }));
     });
     this.link.on('error', (err) => this.log('link error', { error: err.message }));
     this.link.on('busy', (reason) => this.log('the node cannot take this box yet; backing off', { reason }));
@@ -143,7 +140,7 @@ export class BoxAgent {
   /** Publishes the box state if it changed since the last report (or after a reconnect). */
   reportState(): Promise<void> {
     // Serialised: two overlapping reports must not publish out of order.
-    this.publishing = this.publishing.then(() => this.doReport()).catch((e: unknown) => this.log('state report failed', { error: (e as Error).message }));
+    this.publishing = this.publishing.then(() => this.doReport()).catch((e: unknown) => this.log('state report failed', { error: messageOf(e) }));
     return this.publishing;
   }
 
@@ -174,7 +171,7 @@ export class BoxAgent {
       try {
         this.cap = { key, value: await this.o.printer.capability() };
       } catch (e) {
-        this.log('printer capability not read', { error: (e as Error).message });
+        this.log('printer capability not read', { error: messageOf(e) });
         return {};
       }
     }
@@ -201,7 +198,7 @@ export class BoxAgent {
     if (earlier) { await this.sendAck(cmd, earlier); return; }
     if (this.seen.includes(cmd.id)) return;
     this.remember(cmd.id);
-    const handler = (commandHandlers as Record<string, CommandHandler>)[cmd.type];
+    const handler = handlerFor(cmd.type);
     const afterAck: (() => Promise<void>)[] = [];
     const ctx: CommandContext = {
       printer: this.o.printer, scanner: this.o.scanner, buzzer: this.o.buzzer,
@@ -219,18 +216,18 @@ export class BoxAgent {
       body = lateMs > 0 ? { ok: false, reason: 'expired', message: `command expired ${lateMs} ms before it could run (by the box's clock)` }
         : handler ? await handler(cmd, ctx) : { ok: false, reason: 'not_supported', message: `unknown command '${cmd.type}'` };
     } catch (e) {
-      body = { ok: false, reason: 'failed', message: (e as Error).message };
+      body = { ok: false, reason: 'failed', message: messageOf(e) };
     }
     if (lateMs > 0) this.log('command expired', { id: cmd.id, type: cmd.type, late_ms: lateMs });
     const ack: Ack = { v: BOX_PROTOCOL_VERSION, id: cmd.id, ...body };
     this.acks.set(cmd.id, ack);
     await this.sendAck(cmd, ack);
-    for (const w of afterAck) await w().catch((e: unknown) => this.log(`${cmd.type} failed after ack`, { error: (e as Error).message }));
+    for (const w of afterAck) await w().catch((e: unknown) => this.log(`${cmd.type} failed after ack`, { error: messageOf(e) }));
     void this.reportState();
   }
 
   private async sendAck(cmd: Command, ack: Ack): Promise<void> {
-    await this.link.publish(topics.ack(this.uuid, cmd.reply_to), JSON.stringify(ack), { qos: 1 }).catch((e: unknown) => this.log('ack not sent', { error: (e as Error).message }));
+    await this.link.publish(topics.ack(this.uuid, cmd.reply_to), JSON.stringify(ack), { qos: 1 }).catch((e: unknown) => this.log('ack not sent', { error: messageOf(e) }));
   }
 
   private remember(id: string): void {

@@ -4,7 +4,7 @@
 // The server's code is loaded only here, when such a command runs (not for its --help).
 import { join } from 'node:path';
 import type { ApplicationService, Config, DeviceService, FleetService } from '@boxhub/server/admin.ts';
-import { Unreachable, UsageError } from './exit.ts';
+import { messageOf, Unreachable, UsageError } from './exit.ts';
 import type { Progress } from './progress.ts';
 
 export interface Admin { config: Config; applications: ApplicationService; devices: DeviceService; fleet: FleetService }
@@ -37,7 +37,7 @@ export async function withAdmin<T>(progress: Progress, work: (a: Admin) => Promi
       // openAdmin checks the key against the database's.
       db = await admin.openAdmin(config);
     } catch (e) {
-      if ((e as { opening?: boolean }).opening) throw new Unreachable(`cannot open the database (${where}): ${(e as Error).message}`);
+      if (typeof e === 'object' && e !== null && 'opening' in e && e.opening) throw new Unreachable(`cannot open the database (${where}): ${messageOf(e)}`);
       throw e;
     }
     // The work prints its result on stdout: the passing state goes first.

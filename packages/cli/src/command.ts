@@ -2,7 +2,7 @@
 // the same way (strict: an unknown option is a usage error), answers --help the same way, and
 // fails the same way (exit.ts). A group (app, device, card, app key) holds subcommands.
 import { parseArgs } from 'node:util';
-import { EXIT, report, UsageError } from './exit.ts';
+import { errnoCode, EXIT, report, UsageError } from './exit.ts';
 
 export interface Flag {
   type: 'string' | 'boolean';
@@ -17,9 +17,13 @@ export interface Flag {
 
 export type Flags = Record<string, Flag>;
 
-type Values<F extends Flags> = {
-  [K in keyof F]?: F[K] extends { type: 'boolean' } ? boolean : F[K] extends { multiple: true } ? string[] : string;
-};
+// Flag itself (a command's flags not known): whatever node:util's parseArgs may give.
+type Value<F extends Flag> = Flag extends F ? string | boolean | Array<string | boolean> : F extends { type: 'boolean' } ? boolean : F extends { multiple: true } ? string[] : string;
+
+/** A required flag is always there when run() is called: runLeaf checks it first. */
+type Values<F extends Flags> =
+  & { [K in keyof F as F[K] extends { required: true } ? K : never]: Value<F[K]> }
+  & { [K in keyof F as F[K] extends { required: true } ? never : K]?: Value<F[K]> };
 
 export interface Context<F extends Flags> {
   /** e.g. "app key list" */
@@ -124,15 +128,22 @@ export function groupHelp(path: string, g: Group): string {
 
 /** Edit distance (a swap of two letters counts one), to suggest the flag or command that was meant. */
 function distance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  // One row per letter of a (row i: the distances from a's first i letters), the row before and
+  // the one before that kept for the swap; at(-1) of a full row is the distance to all of b.
+  const at = (row: number[], j: number): number => row[j] ?? Number.POSITIVE_INFINITY;
+  let before: number[] = [];
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
+    const row = [i];
     for (let j = 1; j <= b.length; j++) {
-      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+      let best = Math.min(at(prev, j) + 1, at(row, j - 1) + 1, at(prev, j - 1) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, at(before, j - 2) + 1);
+      row.push(best);
     }
+    before = prev;
+    prev = row;
   }
-  return d[a.length]![b.length]!;
+  return at(prev, b.length);
 }
 
 export function suggest(word: string, choices: string[]): string {
@@ -146,12 +157,12 @@ const wantsHelp = (argv: string[]): boolean => {
 };
 
 /** node:util's messages are long and capitalised; these are one short line each. */
-function parseProblem(e: NodeJS.ErrnoException, flags: Flags): string {
+function parseProblem(e: Error, flags: Flags): string {
   const quoted = /'([^']+)'/.exec(e.message)?.[1] ?? '';
-  switch (e.code) {
+  switch (errnoCode(e)) {
     case 'ERR_PARSE_ARGS_UNKNOWN_OPTION': {
-      const name = quoted.split('=')[0]!;
-      return `unknown option '${name}'${suggest(name, Object.keys(flags).filter((n) => !flags[n]!.deprecatedFor).map((n) => `--${n}`))}`;
+      const [name = ''] = quoted.split('=');
+      return `unknown option '${name}'${suggest(name, Object.entries(flags).filter(([, f]) => !f.deprecatedFor).map(([n]) => `--${n}`))}`;
     }
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE': {
       const name = /--[a-z0-9-]+/.exec(e.message)?.[0] ?? quoted;
@@ -172,11 +183,10 @@ export async function runLeaf(path: string, spec: CommandSpec<Flags>, argv: stri
       const options = Object.fromEntries(Object.entries(spec.flags).map(([n, f]) => [n, { type: f.type, ...(f.multiple ? { multiple: true } : {}) }]));
       parsed = parseArgs({ args: argv, options, strict: true, allowPositionals: true });
     } catch (e) {
-      const err = e as NodeJS.ErrnoException;
-      if (err.code?.startsWith('ERR_PARSE_ARGS')) throw new UsageError(parseProblem(err, spec.flags));
+      if (e instanceof Error && errnoCode(e)?.startsWith('ERR_PARSE_ARGS')) throw new UsageError(parseProblem(e, spec.flags));
       throw e;
     }
-    const values = parsed.values as Record<string, string | boolean | string[] | undefined>;
+    const values: Values<Flags> = parsed.values;
     for (const [name, f] of Object.entries(spec.flags)) {
       if (!f.deprecatedFor || values[name] === undefined) continue;
       if (values[f.deprecatedFor] !== undefined) throw new UsageError(`--${name} is an old spelling of --${f.deprecatedFor}: give one of them`);
@@ -185,13 +195,14 @@ export async function runLeaf(path: string, spec: CommandSpec<Flags>, argv: stri
       delete values[name];
     }
     for (const [name, f] of Object.entries(spec.flags)) {
-      if (f.required && (values[name] === undefined || (typeof values[name] === 'string' && !(values[name] as string).trim()))) throw new UsageError(`--${name} is required`);
+      const value = values[name];
+      if (f.required && (value === undefined || (typeof value === 'string' && !value.trim()))) throw new UsageError(`--${name} is required`);
     }
     const { name, min, max } = spec.args ?? { name: '', min: 0, max: 0 };
     const args = parsed.positionals;
     if (args.length > max) throw new UsageError(`unexpected argument '${args[max]}'`);
     if (args.length < min) throw new UsageError(`${name} is needed`);
-    ctx.values = values as Context<Flags>['values'];
+    ctx.values = values;
     ctx.args = args;
     return await spec.run(ctx);
   } catch (e) {
@@ -205,8 +216,7 @@ export async function walk(root: Group, words: string[]): Promise<{ node: Node; 
   const path: string[] = [];
   let help = false;
   let i = 0;
-  while (node.kind === 'group' && i < words.length && !words[i]!.startsWith('-')) {
-    const name = words[i]!;
+  for (let name = words[i]; node.kind === 'group' && name !== undefined && !name.startsWith('-'); name = words[i]) {
     // `boxhub card help recognize` is `boxhub help card recognize`.
     if (name === 'help' && !Object.hasOwn(node.subcommands, name)) { help = true; i++; continue; }
     const next: Node | Lazy | undefined = Object.hasOwn(node.subcommands, name) ? node.subcommands[name] : undefined;

@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Boxhub } from '@boxhub/sdk';
 import { common, type Context, type Flags } from './command.ts';
-import { Failed, UsageError } from './exit.ts';
+import { errnoCode, Failed, messageOf, UsageError } from './exit.ts';
 
 export const connectionFlags = { server: common.server, 'key-file': common.keyFile } as const satisfies Flags;
 
@@ -14,13 +14,13 @@ export const connectionFlags = { server: common.server, 'key-file': common.keyFi
 export function secretFrom(file: string | undefined, flag: string, envName: string): string | undefined {
   if (!file) return process.env[envName] || undefined;
   let text;
-  try { text = readFileSync(file, 'utf8').trim(); } catch (e) { throw new UsageError(`cannot read ${flag} ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`); }
+  try { text = readFileSync(file, 'utf8').trim(); } catch (e) { throw new UsageError(`cannot read ${flag} ${file}: ${errnoCode(e) ?? messageOf(e)}`); }
   if (!text) throw new UsageError(`${flag} ${file} is empty`);
   return text;
 }
 
-export async function connect(ctx: Context<Flags>): Promise<Boxhub> {
-  const v = ctx.values as { server?: string; 'key-file'?: string };
+export async function connect(ctx: Context<typeof connectionFlags>): Promise<Boxhub> {
+  const v = ctx.values;
   const demoFile = join(resolve(process.env.BOXHUB_DATA_DIR ?? './data'), 'demo.json');
   const demo = existsSync(demoFile) ? JSON.parse(readFileSync(demoFile, 'utf8')) as { base_url?: string; api_key?: string } : undefined;
   const server = v.server ?? (process.env.BOXHUB_URL || undefined) ?? demo?.base_url ?? 'http://127.0.0.1:8080';

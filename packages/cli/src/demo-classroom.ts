@@ -16,6 +16,7 @@ import { studentKey, studentKeyHex } from '@boxhub/recognizer/id-strip.ts';
 import { expectedFills, fillCard, type MarkMix } from '@boxhub/recognizer/synthetic/filled-card.ts';
 import { renderScan } from '@boxhub/recognizer/synthetic/render-scan.ts';
 import { mulberry32 } from '@boxhub/recognizer/synthetic/random.ts';
+import { messageOf } from './exit.ts';
 
 /** Clear pen and pencil marks, as a class that was told how to fill the cards: the demo shows
  *  the flow; the recognizer's hard cases are the benchmark's (docs/cards.md, section 8). */
@@ -72,7 +73,8 @@ export async function fillPrintedCards(
   const set = createLayoutSet(layouts);
   const first = pages[0] ? await recognizePage(pages[0], set) : undefined;
   if (first?.status !== 'ok') return null;
-  const layout = layouts.find((l) => l.layout_id === first.layout_id)!;
+  const layout = layouts.find((l) => l.layout_id === first.layout_id);
+  if (!layout) throw new Error(`page 1 was read as layout ${first.layout_id}, which is not among the demo's layouts`);
   const order = printedSides(layout);
   if (pages.length % order.length !== 0) throw new Error(`${pages.length} printed pages are not whole cards of ${order.length} pages (only some pages printed?)`);
   const r = mulberry32(seed);
@@ -82,14 +84,21 @@ export async function fillPrintedCards(
   const ownNumber = await personalNumbers(pdfPath, layout);
   // Each printed page is recognized at most once (the first one already was; copies repeat pages).
   const readings = new Map<number, Promise<PageReading>>([[0, Promise.resolve(first)]]);
-  const read = (i: number) => readings.get(i) ?? readings.set(i, recognizePage(pages[i]!, set)).get(i)!;
+  const read = (i: number): Promise<PageReading> => {
+    const known = readings.get(i);
+    if (known) return known;
+    const page = pages[i];
+    if (!page) throw new Error(`no printed page ${i + 1} of ${pages.length}`);
+    const reading = recognizePage(page, set);
+    readings.set(i, reading);
+    return reading;
+  };
   for (let c = 0; c < cards; c++) {
     const at = (c * order.length) % pages.length;
     const studentId = ownNumber?.(await read(at));
     // Marks only: the printed page underneath is the card's drawing.
     const card = fillCard(layout, { sides: layout.sides.map((s) => ({ sheet: s.sheet, side: s.side, ops: [] })) }, r, CLASS_MIX, studentId ? { studentId } : {});
-    for (let k = 0; k < order.length; k++) {
-      const i = order[k]!;
+    for (const [k, i] of order.entries()) {
       const n = sides.length;
       sides.push(await renderScan([], i === null ? [] : card.sides[i]!.marks, { dpi: SCAN_DPI, printed: pages[at + k]!, rotationDeg: ((n * 7) % 11 - 5) / 10, noise: 2, jpegQuality: 85, seed: seed + n }));
     }
@@ -138,7 +147,7 @@ export function startClassroom(o: ClassroomOptions): () => void {
       o.scanner.load(sheets.map((x) => ({ front: { image: x.front, dpi: SCAN_DPI }, back: { image: x.back, dpi: SCAN_DPI } })));
       await writeFile(truthFile, `${JSON.stringify(truth, null, 2)}\n`);
       o.log(`classroom: ${truth.students.length} student(s) filled in card ${truth.template_id}; the ${sheets.length} sheet(s) are in the demo box's feeder (what they marked: ${truthFile})`);
-    }).catch((e: unknown) => o.log(`classroom: the printed cards were not filled in: ${(e as Error).message}`));
+    }).catch((e: unknown) => o.log(`classroom: the printed cards were not filled in: ${messageOf(e)}`));
   });
   return off;
 }

@@ -3,6 +3,7 @@
 // array of {code, model, labels}), and their secrets out, as CSV `code,uuid,secret,status` for
 // the factory image. A CSV field may be quoted ("…", "" for a quote inside).
 import { api, parseJson } from '@boxhub/protocol';
+import { messageOf } from './exit.ts';
 
 export type BoxEntry = api.BulkRegisterBody['devices'][number];
 
@@ -16,8 +17,9 @@ export function parseBoxList(text: string, name: string): BoxEntry[] {
 
 function fromJson(text: string, name: string): unknown {
   let v: unknown;
-  try { v = JSON.parse(text); } catch (e) { throw new Error(`${name} is not JSON: ${(e as Error).message}`); }
-  return Array.isArray(v) ? v : (v as { devices?: unknown }).devices;
+  try { v = JSON.parse(text); } catch (e) { throw new Error(`${name} is not JSON: ${messageOf(e)}`); }
+  // A JSON null or number has no list: undefined, which the schema check then refuses.
+  return Array.isArray(v) ? v : typeof v === 'object' && v !== null && 'devices' in v ? v.devices : undefined;
 }
 
 function fromCsv(text: string, name: string): BoxEntry[] {

@@ -6,6 +6,9 @@
 // that this file loads neither (`boxhub --help` and `boxhub agent` stay quick and small).
 import type { ApiError } from '@boxhub/protocol';
 import type { BoxhubError } from '@boxhub/sdk';
+import { errnoCode, messageOf } from '@boxhub/protocol/caught.ts';
+
+export { errnoCode, messageOf };
 
 export const EXIT = {
   /** Done. */
@@ -43,14 +46,18 @@ const NETWORK = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH
 
 export interface Outcome { exit: number; code: number | null; message: string }
 
+/** Recognises an error by its class's name (see above: without loading the module that defines it). */
+function isNamed<T extends Error = Error>(e: unknown, name: T['name']): e is T {
+  return e instanceof Error && e.name === name;
+}
+
 /** What a failure means for the caller. */
 export function outcome(e: unknown, server?: string, found?: { server: string; key: string }): Outcome {
   if (e instanceof UsageError) return { exit: EXIT.usage, code: null, message: e.message };
   if (e instanceof Failed) return { exit: EXIT.failed, code: e.code, message: e.message };
   if (e instanceof Unreachable) return { exit: EXIT.unreachable, code: e.code, message: e.message };
-  const named = (e as Error | undefined)?.name;
-  if (named === 'BoxhubError') {
-    const b = e as BoxhubError;
+  if (isNamed<BoxhubError>(e, 'BoxhubError')) {
+    const b = e;
     if (b.kind === 'api' && b.code !== null && CREDENTIALS_REFUSED.has(b.code)) {
       return { exit: EXIT.unreachable, code: b.code, message: `the service refused the credentials: error ${b.code}: ${b.msg}${found ? ` (the API key from ${found.key}; the service ${server} from ${found.server})` : ''}` };
     }
@@ -58,16 +65,19 @@ export function outcome(e: unknown, server?: string, found?: { server: string; k
     return { exit: EXIT.unreachable, code: null, message: `cannot reach the service${server ? ` at ${server}` : ''}${found ? ` (from ${found.server})` : ''}: ${b.msg}` };
   }
   // The administration commands work on the service's own layer, which throws the catalog's errors.
-  if (named === 'ApiError') return { exit: EXIT.failed, code: (e as ApiError).code, message: `error ${(e as ApiError).code}: ${(e as ApiError).message}` };
-  if (named === 'WaitTimeoutError' || named === 'DownloadError') return { exit: EXIT.failed, code: null, message: (e as Error).message };
+  if (isNamed<ApiError>(e, 'ApiError')) return { exit: EXIT.failed, code: e.code, message: `error ${e.code}: ${e.message}` };
+  if (isNamed(e, 'WaitTimeoutError') || isNamed(e, 'DownloadError')) return { exit: EXIT.failed, code: null, message: e.message };
   // fetch (a download) that got no answer: its cause has the socket error.
-  if (named === 'TypeError' && (e as Error).message === 'fetch failed') {
-    const cause = (e as Error & { cause?: { code?: string; message?: string } }).cause;
-    return { exit: EXIT.unreachable, code: null, message: `cannot reach the service${server ? ` at ${server}` : ''}${found ? ` (from ${found.server})` : ''}: ${cause?.code ?? cause?.message ?? 'fetch failed'}` };
+  if (isNamed<TypeError>(e, 'TypeError') && e.message === 'fetch failed') {
+    const cause = e.cause;
+    const detail = typeof cause === 'object' && cause !== null
+      ? ('code' in cause && cause.code != null ? cause.code : 'message' in cause ? cause.message : undefined)
+      : undefined;
+    return { exit: EXIT.unreachable, code: null, message: `cannot reach the service${server ? ` at ${server}` : ''}${found ? ` (from ${found.server})` : ''}: ${detail ?? 'fetch failed'}` };
   }
-  const sys = e as NodeJS.ErrnoException;
-  if (typeof sys?.code === 'string' && NETWORK.has(sys.code)) return { exit: EXIT.unreachable, code: null, message: `cannot reach ${sys.message}` };
-  if (typeof sys?.code === 'string' && sys.code.startsWith('ERR_PARSE_ARGS')) return { exit: EXIT.usage, code: null, message: sys.message };
+  const sysCode = errnoCode(e);
+  if (sysCode !== undefined && NETWORK.has(sysCode)) return { exit: EXIT.unreachable, code: null, message: `cannot reach ${messageOf(e)}` };
+  if (sysCode?.startsWith('ERR_PARSE_ARGS')) return { exit: EXIT.usage, code: null, message: messageOf(e) };
   // Anything else is a bug: the stack helps whoever reports it.
   const err = e instanceof Error ? e : new Error(String(e));
   return { exit: EXIT.failed, code: null, message: `unexpected error: ${err.stack ?? err.message}` };

@@ -57,12 +57,13 @@ export async function main(argv: string[]): Promise<number> {
     const helpFlag = rest.length === 1 && (rest[0] === '--help' || rest[0] === '-h');
     if ((asking && rest.length === 0) || helpFlag) { process.stdout.write(groupHelp(name, node)); return EXIT.ok; }
     const where = name ? `boxhub ${name}` : 'boxhub';
-    if (rest.length === 0) {
+    const [word] = rest;
+    if (word === undefined) {
       // `boxhub` alone: what there is, on stderr (the command line is incomplete).
       if (!name) { process.stderr.write(groupHelp(name, node)); return EXIT.usage; }
       throw new UsageError(`${where}: a command is needed (${Object.keys(node.subcommands).join(', ')}); see '${where} --help'`);
     }
-    throw new UsageError(`${where}: ${rest[0]!.startsWith('-') ? `unknown option '${rest[0]}'` : `unknown command '${rest[0]}'`}; see '${where} --help'`);
+    throw new UsageError(`${where}: ${word.startsWith('-') ? `unknown option '${word}'` : `unknown command '${word}'`}; see '${where} --help'`);
   } catch (e) {
     if (e instanceof UsageError) { process.stderr.write(`${e.message}\n`); return EXIT.usage; }
     return report(e, { path: '', json: false });

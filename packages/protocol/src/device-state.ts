@@ -47,8 +47,7 @@ export type StateReason = (typeof STATE_REASON_NAMES)[number];
 
 const byIpp = new Map<string, StateReason>(STATE_REASONS.flatMap((r) => r.ipp.map((k) => [k, r.name] as const)));
 const byScanner = new Map<string, StateReason>(STATE_REASONS.flatMap((r) => [...r.sane, ...r.escl].map((k) => [k, r.name] as const)));
-const order = new Map<StateReason, number>(STATE_REASON_NAMES.map((n, i) => [n, i]));
-const sorted = (s: Set<StateReason>): StateReason[] => [...s].sort((a, b) => order.get(a)! - order.get(b)!);
+const sorted = (s: Set<StateReason>): StateReason[] => [...s].sort((a, b) => STATE_REASON_NAMES.indexOf(a) - STATE_REASON_NAMES.indexOf(b));
 
 /**
  * A printer's normalised reasons. Not connected → offline. Each IPP reason of the table counts

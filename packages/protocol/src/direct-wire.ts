@@ -97,27 +97,35 @@ export function checkManifest(m: unknown, rules: ManifestRules = {}): Manifest |
   if (!Array.isArray(m.pages) || m.pages.length < 1 || m.pages.length > MAX_PAGES_PER_BATCH) return `meta.pages must hold 1 to ${MAX_PAGES_PER_BATCH} pages`;
   const pages: DirectPageMeta[] = [];
   const parts = new Set<string>();
-  for (const [i, p] of (m.pages as unknown[]).entries()) {
+  const list: unknown[] = m.pages;
+  for (const [i, p] of list.entries()) {
     const at = `meta.pages[${i}]`;
     if (!isObj(p)) return `${at} must be an object`;
     if (typeof p.part !== 'string' || !PART_NAME.test(p.part)) return `${at}.part must be p1 … p${MAX_PAGES_PER_BATCH}`;
     if (parts.has(p.part)) return `${at}.part: ${p.part} is named twice`;
     parts.add(p.part);
-    for (const f of ['item_id', 'paper_number', 'page_number', 'width', 'height', 'dpi', 'bytes'] as const) {
-      if (!isInt(p[f], 1)) return `${at}.${f} must be a positive integer`;
-    }
+    const { item_id, paper_number, page_number, width, height, dpi, bytes } = p;
+    const positive = (f: string) => `${at}.${f} must be a positive integer`;
+    if (!isInt(item_id, 1)) return positive('item_id');
+    if (!isInt(paper_number, 1)) return positive('paper_number');
+    if (!isInt(page_number, 1)) return positive('page_number');
+    if (!isInt(width, 1)) return positive('width');
+    if (!isInt(height, 1)) return positive('height');
+    if (!isInt(dpi, 1)) return positive('dpi');
+    if (!isInt(bytes, 1)) return positive('bytes');
     if (typeof p.front !== 'boolean') return `${at}.front must be true or false`;
     if (typeof p.sha256 !== 'string' || !SHA256_HEX.test(p.sha256)) return `${at}.sha256 must be 64 lowercase hex digits`;
     const encrypted = p.content_type === 'application/octet-stream';
     if (!encrypted && p.content_type !== 'image/jpeg' || encrypted && !rules.encrypted) {
       return `${at}.content_type must be image/jpeg${rules.encrypted ? ', or application/octet-stream for an encrypted page' : ' (this receiver takes no encrypted pages)'}`;
     }
-    if (encrypted && (typeof p.cipher !== 'string' || !CIPHER_HEX.test(p.cipher))) return `${at}.cipher must be ${E2E.cipherHexLength} lowercase hex digits (an encrypted page)`;
-    if (!encrypted && p.cipher !== undefined) return `${at}.cipher is for an encrypted page only (content_type application/octet-stream)`;
+    const { cipher } = p;
+    if (encrypted && (typeof cipher !== 'string' || !CIPHER_HEX.test(cipher))) return `${at}.cipher must be ${E2E.cipherHexLength} lowercase hex digits (an encrypted page)`;
+    if (!encrypted && cipher !== undefined) return `${at}.cipher is for an encrypted page only (content_type application/octet-stream)`;
     pages.push({
-      part: p.part, item_id: p.item_id as number, paper_number: p.paper_number as number, page_number: p.page_number as number, front: p.front,
-      width: p.width as number, height: p.height as number, dpi: p.dpi as number, bytes: p.bytes as number, sha256: p.sha256,
-      ...(encrypted ? { content_type: 'application/octet-stream' as const, cipher: p.cipher as string } : { content_type: 'image/jpeg' as const }),
+      part: p.part, item_id, paper_number, page_number, front: p.front, width, height, dpi, bytes, sha256: p.sha256,
+      // A cipher is there exactly when the page is encrypted (checked just above).
+      ...(typeof cipher === 'string' ? { content_type: 'application/octet-stream' as const, cipher } : { content_type: 'image/jpeg' as const }),
     });
   }
   return { ...head, type: 'pages', pages };

@@ -109,7 +109,8 @@ function keyCache(size: number, load: (raw: Buffer) => Promise<webcrypto.CryptoK
       k = load(raw);
       // A key that fails to import is not kept (the next call reports it again).
       k.catch(() => keys.delete(id));
-      if (keys.size >= size) keys.delete(keys.keys().next().value!);
+      const oldest = keys.keys().next();
+      if (keys.size >= size && !oldest.done) keys.delete(oldest.value);
       keys.set(id, k);
     }
     return k;

@@ -10,6 +10,7 @@ export * from './recognition-errors.ts';
 export * from './device-state.ts';
 export * from './json.ts';
 export * from './url-length.ts';
+export * from './caught.ts';
 export * as api from './api/index.ts';
 export type * from './card-definition.ts';
 export * from './release.ts';

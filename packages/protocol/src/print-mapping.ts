@@ -94,7 +94,10 @@ export function mediaSizeFor(x: number, y: number): MediaSizeMapping | undefined
 }
 
 export function mediaSizeOf(svc: MediaSize): MediaSizeMapping {
-  return MEDIA_SIZE_MAP.find((m) => m.svc === svc)!;
+  const found = MEDIA_SIZE_MAP.find((m) => m.svc === svc);
+  // The table has a row for every MediaSize (a test checks it): this is a caller's cast gone wrong.
+  if (!found) throw new Error(`no media size ${String(svc)}`);
+  return found;
 }
 
 /**

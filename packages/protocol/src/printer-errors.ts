@@ -50,7 +50,7 @@ export function splitReason(reason: string): { base: string; severity: 'error' |
 export function printerErrorCode(state: 'idle' | 'processing' | 'stopped' | undefined, reasons: readonly string[]): number {
   const parts = reasons.filter((r) => r !== 'none').map(splitReason);
   for (const entry of PRINTER_ERRORS) {
-    if (entry.code !== 0 && parts.some((p) => (entry.reasons as readonly string[]).includes(p.base))) return entry.code;
+    if (entry.code !== 0 && parts.some((p) => entry.reasons.some((r) => r === p.base))) return entry.code;
   }
   if (parts.some((p) => p.severity === 'error') || state === 'stopped') return PrinterError.other;
   return PrinterError.none;

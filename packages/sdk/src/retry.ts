@@ -36,11 +36,11 @@ export function classifyNetworkError(e: unknown): NetworkFailure {
   const codes: string[] = [];
   const collect = (x: unknown) => {
     if (!x || typeof x !== 'object') return;
-    const code = (x as { code?: unknown }).code;
+    const code = 'code' in x ? x.code : undefined;
     if (typeof code === 'string') codes.push(code);
     if (x instanceof AggregateError) for (const inner of x.errors) collect(inner);
   };
-  collect((e as { cause?: unknown } | null)?.cause);
+  collect(typeof e === 'object' && e !== null && 'cause' in e ? e.cause : undefined);
   return codes.length > 0 && codes.every((c) => NOT_SENT.has(c)) ? 'not-sent' : 'maybe-sent';
 }
 

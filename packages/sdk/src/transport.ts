@@ -121,16 +121,20 @@ function unwrap(status: number, text: string, fail: (i: Omit<BoxhubErrorInit, 'm
   try { envelope = JSON.parse(text); } catch {
     throw fail({ kind: 'http', code: null, status, msg: `the answer is not JSON: ${excerpt}` });
   }
-  const e = envelope as { code?: unknown; msg?: unknown; data?: unknown } | null;
-  if (!e || typeof e !== 'object' || !Number.isInteger(e.code) || typeof e.msg !== 'string' || !('data' in e)) {
+  const e = envelope;
+  if (!e || typeof e !== 'object' || !('code' in e) || typeof e.code !== 'number' || !Number.isInteger(e.code)
+    || !('msg' in e) || typeof e.msg !== 'string' || !('data' in e)) {
     throw fail({ kind: 'http', code: null, status, msg: `the answer is not a {code, msg, data} envelope: ${excerpt}` });
   }
-  if (e.code !== 0) throw fail({ kind: 'api', code: e.code as number, msg: e.msg, data: e.data, status });
+  if (e.code !== 0) throw fail({ kind: 'api', code: e.code, msg: e.msg, data: e.data, status });
   return e.data === null ? undefined : e.data;
 }
 
 function describeNetworkError(e: unknown): string {
-  const cause = (e as { cause?: { code?: string; message?: string } } | null)?.cause;
-  if (cause?.code) return `${cause.code}: ${cause.message ?? ''}`.trim();
-  return (e as Error)?.message ?? String(e);
+  const cause = typeof e === 'object' && e !== null && 'cause' in e ? e.cause : undefined;
+  if (typeof cause === 'object' && cause !== null && 'code' in cause && cause.code) {
+    return `${String(cause.code)}: ${'message' in cause ? String(cause.message ?? '') : ''}`.trim();
+  }
+  const message = typeof e === 'object' && e !== null && 'message' in e ? e.message : undefined;
+  return typeof message === 'string' ? message : String(e);
 }

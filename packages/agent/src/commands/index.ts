@@ -27,4 +27,12 @@ export const commandHandlers: Record<ControlCommandType | AckedJobCommand, Comma
   nozzle_check: maintenance('nozzle_check'),
   'agent.update': agentUpdate,
 };
+/** The handler of a command type; undefined for a type this agent does not know (an own key only:
+ *  'constructor' is not a command). */
+export function handlerFor(type: string): CommandHandler | undefined {
+  return isHandled(type) ? commandHandlers[type] : undefined;
+}
+
+const isHandled = (type: string): type is keyof typeof commandHandlers => Object.hasOwn(commandHandlers, type);
+
 export type { CommandContext, CommandHandler } from './types.ts';

@@ -1,5 +1,6 @@
 import { NotSupportedError, type MaintenanceOp } from '../drivers/types.ts';
 import type { CommandHandler } from './types.ts';
+import { messageOf } from '@boxhub/protocol/caught.ts';
 
 /**
  * Head cleaning, heavy ink flush and the nozzle check page. Acknowledged once the printer has
@@ -15,7 +16,7 @@ export const maintenance = (op: MaintenanceOp): CommandHandler => async (_cmd, c
     await ctx.printer.maintenance(op);
   } catch (e) {
     if (e instanceof NotSupportedError) return { ok: false, reason: 'not_supported', message: e.message };
-    return { ok: false, reason: 'failed', message: (e as Error).message };
+    return { ok: false, reason: 'failed', message: messageOf(e) };
   }
   return { ok: true };
 };

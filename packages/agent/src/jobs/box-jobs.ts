@@ -13,6 +13,7 @@ import type { Journal } from '../store/journal.ts';
 import type { Outbox } from '../store/outbox.ts';
 import type { ScanJobDeps } from './scan-job.ts';
 import { ScanRunner } from './scan-runner.ts';
+import { messageOf } from '@boxhub/protocol/caught.ts';
 
 export interface BoxJobsDeps {
   boot: string;
@@ -63,7 +64,7 @@ export class BoxJobs {
       ...(d.deviceUuid ? { deviceUuid: d.deviceUuid } : {}), ...(d.boxKey ? { boxKey: d.boxKey } : {}),
     });
     d.outbox.onAcked((ids) => {
-      const cleanup = this.onAcked(ids).catch((e: unknown) => d.log('acknowledged events not cleaned up', { error: (e as Error).message }))
+      const cleanup = this.onAcked(ids).catch((e: unknown) => d.log('acknowledged events not cleaned up', { error: messageOf(e) }))
         .finally(() => this.cleanups.delete(cleanup));
       this.cleanups.add(cleanup);
     });

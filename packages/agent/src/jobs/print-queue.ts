@@ -8,10 +8,7 @@
 // or it ends as interrupted. Cancel ends every task the box holds and empties the queue.
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  PrintError, printErrorForPrinter,
-  type PrintCancelParams as PrintCancel, type PrintFinishedData, type PrintStartParams as PrintStart,
-} from '@boxhub/protocol';
+import { messageOf, type PrintCancelParams as PrintCancel, PrintError, printErrorForPrinter, type PrintFinishedData, type PrintStartParams as PrintStart } from '@boxhub/protocol';
 import { PrintRejectedError, type PrinterDriver, type PrintOutcome } from '../drivers/types.ts';
 import { Backoff } from '../timing/backoff.ts';
 import type { BoxRequests } from '../link/requests.ts';
@@ -96,7 +93,7 @@ export class PrintQueue {
     this.wake?.();
     const r = this.running;
     if (!r) { await this.loop; return; }
-    const phase = (this.d.journal.get(r.task)?.data as PrintJobData | undefined)?.phase;
+    const phase = this.d.journal.get<PrintJobData>(r.task)?.data.phase;
     if (phase === 'queued' || phase === 'downloaded') {
       r.ac.abort(new Error('agent stopping'));
       await this.loop;
@@ -165,8 +162,8 @@ export class PrintQueue {
         await this.print(e, ac.signal);
       } catch (err) {
         if (this.stopped) break;
-        this.d.log('print task failed', { task: e.task, error: (err as Error).message });
-        await this.finish(e, { outcome: 'failed', error_code: PrintError.box_error, message: (err as Error).message.slice(0, 500) }).catch(() => undefined);
+        this.d.log('print task failed', { task: e.task, error: messageOf(err) });
+        await this.finish(e, { outcome: 'failed', error_code: PrintError.box_error, message: messageOf(err).slice(0, 500) }).catch(() => undefined);
       } finally {
         this.running = undefined;
       }
@@ -214,13 +211,16 @@ export class PrintQueue {
       if (!got) return;
     }
     if (signal.aborted) throw signal.reason;
+    // download() set it with the phase 'downloaded', and a journal entry keeps it from then on.
+    const { file } = e.data;
+    if (file === undefined) throw new Error(`print task ${e.task} is ${e.data.phase} but has no downloaded file`);
     e.data = { ...e.data, phase: 'handing' };
     e.state = 'running';
     await this.d.journal.put(e);
     this.d.changed();
     let outcome: PrintOutcome;
     try {
-      outcome = await this.d.printer.print({ task: e.task, file: e.data.file!, format: params.file.format, options: params.options }, hooks);
+      outcome = await this.d.printer.print({ task: e.task, file, format: params.file.format, options: params.options }, hooks);
     } catch (err) {
       if (err instanceof PrintRejectedError) {
         await this.finish(e, { outcome: 'failed', error_code: err.name === 'PrintDocumentError' ? PrintError.document_invalid : PrintError.printer_rejected, message: err.message.slice(0, 500) });
@@ -233,7 +233,7 @@ export class PrintQueue {
       // The printer could not be reached: it may or may not have the job. Never resent blindly.
       const ref = await this.d.printer.find(e.task).catch(() => undefined);
       const followed = ref ? await this.d.printer.follow(ref, hooks).catch(() => undefined) : undefined;
-      await this.finish(e, followed ? this.result(followed, signal, params.options.strict) : { outcome: 'failed', error_code: PrintError.printer_not_connected, message: (err as Error).message.slice(0, 500) });
+      await this.finish(e, followed ? this.result(followed, signal, params.options.strict) : { outcome: 'failed', error_code: PrintError.printer_not_connected, message: messageOf(err).slice(0, 500) });
       return;
     }
     await this.finish(e, this.result(outcome, signal, params.options.strict));
@@ -285,7 +285,7 @@ export class PrintQueue {
             expires = Number(fresh.expires_at);
           } catch (err) {
             if (err instanceof RequestRefusedError) { await this.finish(e, { outcome: 'failed', error_code: PrintError.download_failed, message: err.message }); return { done: false }; }
-            return { again: (err as Error).message };
+            return { again: messageOf(err) };
           }
         }
         const r = await getFile(url, target, this.d.maxFileBytes ?? 256 * 1024 * 1024, signal, key);

@@ -8,7 +8,7 @@
 // interrupted; an item's file is deleted only once the server has recorded it.
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ScanError, type ScanPageInfo, type ScanStartParams } from '@boxhub/protocol';
+import { messageOf, ScanError, type ScanPageInfo, type ScanStartParams } from '@boxhub/protocol';
 import { e2eInfo, FileSealer, newContentKey, wrapContentKey } from '@boxhub/protocol/e2e.ts';
 import type { ScannerDriver, ScanRequest } from '../drivers/types.ts';
 import { ScanFault } from '../drivers/types.ts';
@@ -189,7 +189,7 @@ export class ScanJob {
         fault = e instanceof ScanFault
           ? { error_code: FAULT_CODES[e.kind], message: e.message }
           : e instanceof EncryptFailure ? { error_code: ScanError.encrypt_failed, message: e.message }
-            : { error_code: ScanError.scanner_error, message: (e as Error).message };
+            : { error_code: ScanError.scanner_error, message: messageOf(e) };
         this.d.log('scan ended by a scanner fault', { task: this.task, ...fault });
       }
     }
@@ -223,6 +223,8 @@ export class ScanJob {
     // The scanner stops on a stop or a halt; the assembly only on a stop, so that on a halt the
     // open item is finished (for the restart) rather than dropped.
     const pages = this.d.scanner.scan(req, AbortSignal.any([signal, this.haltAc.signal]));
+    const { direct } = this;
+    const { encrypt } = o;
     for await (const item of assembleItems(pages, {
       dir, request: req, blankPageSkip: o.blank_page_skip, signal: this.stopSignal(),
       firstItem: this.entry.data.items.length + 1, fileName: (n) => `${n}.pdf`, now: this.d.now,
@@ -235,15 +237,15 @@ export class ScanJob {
         else data.skipped = (data.skipped ?? 0) + 1;
         if (!signal.aborted) this.progress.report({ task: this.task, pages: data.kept ?? 0, skipped: data.skipped ?? 0, at: this.d.now() });
       },
-      ...(this.direct ? {
+      ...(direct ? {
         onKeep: (p: KeptPage) => {
           const paper = first + p.sheet;
-          return this.direct!.add(p.jpeg, {
+          return direct.add(p.jpeg, {
             item_id: p.item, paper_number: paper, page_number: (paper - 1) * 2 + (p.front ? 1 : 2), front: p.front, width: p.width, height: p.height, dpi: p.dpi,
           });
         },
       } : {}),
-      ...(o.encrypt ? { seal: (item: number) => this.sealer(o.encrypt!.public_key, item) } : {}),
+      ...(encrypt ? { seal: (item: number) => this.sealer(encrypt.public_key, item) } : {}),
     })) {
       const record: ItemRecord = {
         item_id: item.item, file: item.path, size: item.size, md5: item.md5, scanned_at: item.scannedAt, state: 'written',
@@ -270,7 +272,7 @@ export class ScanJob {
     try {
       return { sealer: new FileSealer(key), cipher: await wrapContentKey(publicKey, e2eInfo.scan(this.task, item), key) };
     } catch (e) {
-      throw new EncryptFailure(`item ${item} could not be encrypted to the task's public key: ${(e as Error).message}`);
+      throw new EncryptFailure(`item ${item} could not be encrypted to the task's public key: ${messageOf(e)}`);
     }
   }
 
@@ -284,7 +286,7 @@ export class ScanJob {
   private queueUpload(item: ItemRecord): void {
     this.uploads = this.uploads.then(() => this.deliver(item)).catch((e: unknown) => {
       if (this.ac.signal.aborted) return;
-      this.uploadFailure ??= { error_code: ScanError.upload_failed, message: (e as Error).message };
+      this.uploadFailure ??= { error_code: ScanError.upload_failed, message: messageOf(e) };
       // A refused item ends the scan: there is no point feeding more paper.
       this.ac.abort(e);
     });
@@ -308,7 +310,7 @@ export class ScanJob {
             grant = await this.d.requests.ask('upload.url', { task: this.task, item_id: item.item_id, size: item.size, md5: item.md5 });
           } catch (e) {
             if (e instanceof RequestRefusedError) throw new Error(`the server refused item ${item.item_id}: ${e.message}`);
-            return { again: (e as Error).message };
+            return { again: messageOf(e) };
           }
           const t0 = this.d.now();
           let status: number;
@@ -319,8 +321,8 @@ export class ScanJob {
             answer = r.body.slice(0, 300).trim();
           } catch (e) {
             if (signal.aborted) return { done: false };
-            this.d.log('item upload failed; retrying', { task: this.task, item: item.item_id, error: (e as Error).message });
-            return { again: (e as Error).message };
+            this.d.log('item upload failed; retrying', { task: this.task, item: item.item_id, error: messageOf(e) });
+            return { again: messageOf(e) };
           }
           if (status >= 200 && status < 300) { item.upload_spent_ms = this.d.now() - t0; return { done: true }; }
           // 403: the URL expired while waiting; ask for a new one. 408, 429, 5xx: try again.
@@ -364,15 +366,15 @@ export class ScanJob {
    * the failure as a scanner error (2003). A halt leaves it to the next start, which resumes.
    */
   private async failed(e: unknown): Promise<void> {
-    const message = `the box could not go on with the scan: ${(e as Error).message}`;
-    this.d.log('scan job failed', { task: this.task, error: (e as Error).message });
+    const message = `the box could not go on with the scan: ${messageOf(e)}`;
+    this.d.log('scan job failed', { task: this.task, error: messageOf(e) });
     const backoff = new Backoff(this.d.backoff ?? { baseMs: 1000, maxMs: 30_000 });
     while (!this.halting && !this.entry.data.finished) {
       try {
         await this.end({ error_code: ScanError.scanner_error, message });
         return;
       } catch (again) {
-        this.d.log('scan end not written yet; trying again', { task: this.task, error: (again as Error).message });
+        this.d.log('scan end not written yet; trying again', { task: this.task, error: messageOf(again) });
         await pause(backoff.next(), this.haltAc.signal);
       }
     }

@@ -8,6 +8,7 @@ import type { Journal, JournalEntry } from '../store/journal.ts';
 import type { Outbox } from '../store/outbox.ts';
 import type { JobAck } from './job-ack.ts';
 import { ScanJob, type ScanJobData, type ScanJobDeps } from './scan-job.ts';
+import { messageOf } from '@boxhub/protocol/caught.ts';
 
 export interface ScanRunnerDeps {
   boot: string;
@@ -109,7 +110,7 @@ export class ScanRunner {
     // Cleaning up is best effort (a disk error must not take the agent down); what stays is
     // taken up at the next acknowledgement or start.
     const cleanup = job.done.then(() => { this.d.changed(); return this.d.ended(entry.task); })
-      .catch((e: unknown) => this.d.log('finished scan not cleaned up', { task: entry.task, error: (e as Error).message }))
+      .catch((e: unknown) => this.d.log('finished scan not cleaned up', { task: entry.task, error: messageOf(e) }))
       .finally(() => this.cleanups.delete(cleanup));
     this.cleanups.add(cleanup);
   }

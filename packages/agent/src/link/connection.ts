@@ -123,7 +123,7 @@ export class BoxLink extends EventEmitter<LinkEvents> {
     });
     client.on('message', (topic, payload) => this.emit('message', topic, payload));
     client.on('error', (err) => {
-      const code = (err as Error & { code?: unknown }).code;
+      const code = 'code' in err ? err.code : undefined;
       // MQTT 3.1.1 CONNACK return codes 4 and 5 answer the credentials themselves; 1-3
       // (protocol, identifier, server unavailable) and network errors are transient.
       if (code === 4 || code === 5) {

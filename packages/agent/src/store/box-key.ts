@@ -5,6 +5,7 @@ import { chmod, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { generateKeyPair, keyId, publicKeyOf, type E2eKeyPair } from '@boxhub/protocol/e2e.ts';
 import { ensureDir, writeFileAtomic } from './atomic-file.ts';
+import { errnoCode } from '@boxhub/protocol/caught.ts';
 
 export const BOX_KEY_FILE = 'e2e-key.json';
 
@@ -14,7 +15,7 @@ export async function loadBoxKey(stateDir: string): Promise<E2eKeyPair> {
   try {
     text = await readFile(path, 'utf8');
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    if (errnoCode(e) !== 'ENOENT') throw e;
   }
   if (text !== undefined) {
     const k = JSON.parse(text) as { private_key?: string };

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { errnoCode, messageOf } from '@boxhub/protocol/caught.ts';
 import { E2eError, openStream } from '@boxhub/protocol/e2e.ts';
 import { retryableStatus } from './retry.ts';
 
@@ -44,9 +45,10 @@ export async function getFile(url: string, path: string, max: number, signal: Ab
   } catch (err) {
     if (signal.aborted) throw signal.reason;
     if (err instanceof E2eError) return { ok: false, tag: true, size, md5: hash.digest('hex'), error: err.message };
-    const e = err as Error & { code?: string };
-    const tooBig = /larger than/.test(e.message);
-    return { ok: false, retry: !tooBig, error: `${e.code ? `${e.code}: ` : ''}${e.message}` };
+    const code = errnoCode(err);
+    const message = messageOf(err);
+    const tooBig = /larger than/.test(message);
+    return { ok: false, retry: !tooBig, error: `${code ? `${code}: ` : ''}${message}` };
   }
 }
 

@@ -50,21 +50,23 @@ export async function putFile(url: string, path: string, o: PutFileOptions = {})
       });
       req.setTimeout(o.timeoutMs ?? 30_000, () => req.destroy(new Error(`upload to ${target.host} made no progress for ${o.timeoutMs ?? 30_000} ms`)));
       req.on('error', (e) => reject(o.signal?.aborted ? o.signal.reason : e));
-      const buffers = [Buffer.allocUnsafe(CHUNK), Buffer.allocUnsafe(CHUNK)];
-      const free: Promise<void>[] = [Promise.resolve(), Promise.resolve()];
+      // Two buffers in turn: one is read into while the socket takes the other.
+      let slot = { buffer: Buffer.allocUnsafe(CHUNK), free: Promise.resolve() };
+      let other = { buffer: Buffer.allocUnsafe(CHUNK), free: Promise.resolve() };
       void (async () => {
         let pos = 0;
-        for (let i = 0; pos < size; i ^= 1) {
-          await free[i];
+        for (; pos < size; [slot, other] = [other, slot]) {
+          await slot.free;
           if (req.destroyed) return;
-          const { bytesRead } = await fh.read(buffers[i]!, 0, Math.min(CHUNK, size - pos), pos);
+          const { bytesRead } = await fh.read(slot.buffer, 0, Math.min(CHUNK, size - pos), pos);
           if (bytesRead === 0) throw new Error(`${path} ended at ${pos} of ${size} bytes`);
           pos += bytesRead;
           // The buffer is used again only once the socket has taken this chunk.
-          free[i] = new Promise<void>((r) => req.write(buffers[i]!.subarray(0, bytesRead), () => r()));
+          const chunk = slot.buffer.subarray(0, bytesRead);
+          slot.free = new Promise<void>((r) => req.write(chunk, () => r()));
         }
         req.end();
-      })().catch((e: unknown) => req.destroy(e as Error));
+      })().catch((e: unknown) => req.destroy(e instanceof Error ? e : new Error(String(e))));
     });
   } finally {
     await fh.close();

@@ -48,7 +48,7 @@ export async function runLauncher(o: LauncherOptions): Promise<number> {
       if (version) {
         try { entry = join(layout.release(version), (await manifestOf(layout, version)).entry); } catch (e) {
           if (!trial) throw e;
-          await rollBack(layout, trial, (e as Error).message, o);
+          await rollBack(layout, trial, e instanceof Error ? e.message : String(e), o);
           continue;
         }
       }

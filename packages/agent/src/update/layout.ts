@@ -16,6 +16,9 @@ import { join } from 'node:path';
 import type { UpdateReport } from '@boxhub/protocol/release.ts';
 import { writeFileAtomic } from '../store/atomic-file.ts';
 
+/** A file or link that is not there (ENOENT); the launcher loads this module, so no protocol import. */
+const isMissing = (e: unknown): boolean => e instanceof Error && 'code' in e && e.code === 'ENOENT';
+
 /** The agent's exit status after switching releases: the launcher starts `current` at once. */
 export const EXIT_SWITCH = 75;
 
@@ -42,7 +45,7 @@ export class ReleaseLayout {
   /** The version `current` points to, or null when the installed agent runs. */
   async currentVersion(): Promise<string | null> {
     try { return await readlink(this.current); } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      if (isMissing(e)) return null;
       throw e;
     }
   }
@@ -94,7 +97,7 @@ export class ReleaseLayout {
 async function readJson<T>(path: string): Promise<T | null> {
   let text: string;
   try { text = await readFile(path, 'utf8'); } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if (isMissing(e)) return null;
     throw e;
   }
   // Written atomically, so never half; a file that does not parse was not written by us.

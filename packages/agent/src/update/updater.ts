@@ -15,6 +15,7 @@ import {
 } from '@boxhub/protocol/release.ts';
 import { downloadRelease } from './download.ts';
 import { ReleaseLayout } from './layout.ts';
+import { messageOf } from '@boxhub/protocol/caught.ts';
 
 export { EXIT_SWITCH } from './layout.ts';
 
@@ -69,7 +70,7 @@ export class Updater {
     // Older releases go once the new one has proved itself: the box keeps this one and the one
     // it came from (docs/updates.md, "On the box").
     const removed = await this.layout.prune([trial.to, trial.from]).catch((e: unknown) => {
-      this.o.log('update: older releases not removed', { error: (e as Error).message });
+      this.o.log('update: older releases not removed', { error: messageOf(e) });
       return [];
     });
     if (removed.length) this.o.log('update: older releases removed', { versions: removed });
@@ -131,7 +132,7 @@ export class Updater {
       this.o.restart();
     } catch (e) {
       this.working = undefined;
-      const reason = (e as Error).message;
+      const reason = messageOf(e);
       this.o.log('update failed', { version: m.version, reason });
       await this.setReport({ release: p.release, version: m.version, outcome: 'failed', reason: reason.slice(0, 500), at: Date.now() });
     }

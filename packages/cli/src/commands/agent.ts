@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { pdfEnginesLine } from '@boxhub/pdf-tools/pdf-engines.ts';
 import { defineCommand, intFlag } from '../command.ts';
 import { secretFrom } from '../connection.ts';
-import { EXIT, Failed, UsageError } from '../exit.ts';
+import { errnoCode, EXIT, Failed, messageOf, UsageError } from '../exit.ts';
 
 /** Exit status when the broker definitively refuses the box's credentials (docs/box-agent.service):
  *  the CLI's "credentials refused" (exit.ts). */
@@ -15,7 +15,7 @@ export const EXIT_CREDENTIALS_REFUSED = EXIT.unreachable;
 
 function readKey(file: string): string {
   try { return readFileSync(file, 'utf8'); } catch (e) {
-    throw new UsageError(`--release-key: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new UsageError(`--release-key: cannot read ${file} (${errnoCode(e) ?? messageOf(e)})`);
   }
 }
 
@@ -50,15 +50,15 @@ export const command = defineCommand({
     const keepalive = intFlag('keepalive', values.keepalive, 5, 300) ?? 30;
     const reconnectMax = intFlag('reconnect-max', values['reconnect-max'], 1, 600) ?? 20; // the link's DEFAULT_RECONNECT_MAX_MS (docs/box-protocol.md)
     const rebootCmd = (values['reboot-cmd'] ?? 'systemctl reboot').split(/\s+/).filter(Boolean);
-    const server = values.server!;
-    const uuid = values.device!;
+    const server = values.server;
+    const uuid = values.device;
     const { BoxAgent, EXIT_SWITCH, CommandBuzzer, SimBuzzer, createPrinterDriver, createScannerDriver, readNetworkInfo, systemdSupervisor } = await import('@boxhub/agent');
     const stateDir = values['state-dir'] ?? process.env.STATE_DIRECTORY?.split(':')[0] ?? join(homedir(), '.boxhub-agent');
     const log = (msg: string, extra?: Record<string, unknown>) => process.stderr.write(`${new Date().toISOString()} ${msg}${extra ? ` ${JSON.stringify(extra)}` : ''}\n`);
     // The state directory is made (and its journal opened) first: a box that cannot keep its
     // work says so and exits 1 instead of running without a disk (docs/box-protocol.md).
     const notWritable = (e: unknown): unknown => {
-      const code = (e as NodeJS.ErrnoException).code;
+      const code = errnoCode(e);
       if (code && /^(EACCES|EPERM|EROFS|ENOTDIR|EEXIST|ENOSPC|EDQUOT|ELOOP|ENAMETOOLONG)$/.test(code)) {
         return new Failed(`cannot start: the state directory ${stateDir} cannot be created or written (${code}): set --state-dir (or STATE_DIRECTORY) to a directory this user can write`);
       }

@@ -29,7 +29,7 @@ const create = defineCommand({
   json: '{id, api_key, key_id, callback_secret}',
   examples: ['boxhub app create --name "Springfield School" --ess', 'boxhub app create --name Test --json | jq -r .api_key > api.key'],
   run: (ctx) => admin(ctx, async ({ applications }) => {
-    const a = await applications.create({ name: ctx.values.name!, ess: ctx.values.ess === true });
+    const a = await applications.create({ name: ctx.values.name, ess: ctx.values.ess === true });
     emit(ctx.json, { id: a.id, api_key: a.api_key, key_id: a.key_id, callback_secret: a.callback_secret },
       `application ${a.name} (${a.id})\napi key:         ${a.api_key}  (key id ${a.key_id}, "default")\ncallback secret: ${a.callback_secret}\nfeedback cards:  ${a.ess ? 'allowed' : 'not allowed'}\nThe API key and the secret are shown only now; store them.`);
   }),
@@ -59,7 +59,7 @@ const keyList = defineCommand({
   json: '{keys: [{id, name, prefix, created_at, last_used_at, revoked_at}]} (times in ms since 1970)',
   examples: ['boxhub app key list --app $APP_ID'],
   run: (ctx) => admin(ctx, async ({ applications }) => {
-    const keys = await applications.listKeys(ctx.values.app!);
+    const keys = await applications.listKeys(ctx.values.app);
     emit(ctx.json, { keys }, keys.map((k) => `${k.id}  ${k.name.padEnd(16)} ${k.prefix}…  created ${when(k.created_at)}  last used ${when(k.last_used_at)}${k.revoked_at ? `  REVOKED ${when(k.revoked_at)}` : ''}`).join('\n') || '(no keys)');
   }),
 });
@@ -72,7 +72,7 @@ const keyCreate = defineCommand({
   json: '{id, app_id, name, api_key}',
   examples: ['boxhub app key create --app $APP_ID --name "grading server"'],
   run: (ctx) => admin(ctx, async ({ applications }) => {
-    const k = await applications.createKey(ctx.values.app!, ctx.values.name!);
+    const k = await applications.createKey(ctx.values.app, ctx.values.name);
     emit(ctx.json, k, `api key: ${k.api_key}  (key id ${k.id}, "${k.name}")\nShown only now; store it.`);
   }),
 });
@@ -85,7 +85,7 @@ const keyRotate = defineCommand({
   json: '{id, app_id, name, api_key} (the new key)',
   examples: ['boxhub app key rotate --key $KEY_ID'],
   run: (ctx) => admin(ctx, async ({ applications }) => {
-    const k = await applications.rotateKey(ctx.values.key!);
+    const k = await applications.rotateKey(ctx.values.key);
     emit(ctx.json, k, `api key: ${k.api_key}  (key id ${k.id}, "${k.name}"); ${ctx.values.key} is revoked.\nShown only now; store it.`);
   }),
 });
@@ -98,7 +98,7 @@ const keyRevoke = defineCommand({
   json: '{revoked: KEY_ID}',
   examples: ['boxhub app key revoke --key $KEY_ID'],
   run: (ctx) => admin(ctx, async ({ applications }) => {
-    await applications.revokeKey(ctx.values.key!);
+    await applications.revokeKey(ctx.values.key);
     emit(ctx.json, { revoked: ctx.values.key }, `${ctx.values.key} is revoked.`);
   }),
 });

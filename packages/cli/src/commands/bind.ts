@@ -22,8 +22,8 @@ export const command = defineCommand({
   examples: ['boxhub bind --device BX0042 --name "Room 12"', 'boxhub bind --device BX0042 --name "Room 12" --json | jq -r .client.uuid'],
   async run(ctx) {
     const boxhub = await connect(ctx);
-    const uuid = await deviceUuid(boxhub, ctx.values.device!);
-    await boxhub.devices.bind({ uuid, name: ctx.values.name!, ...(ctx.values.remark !== undefined ? { remark: ctx.values.remark } : {}) });
+    const uuid = await deviceUuid(boxhub, ctx.values.device);
+    await boxhub.devices.bind({ uuid, name: ctx.values.name, ...(ctx.values.remark !== undefined ? { remark: ctx.values.remark } : {}) });
     const { client } = await boxhub.devices.info({ uuid });
     emit(ctx.json, { client }, `bound: ${client ? clientLine(client) : uuid}`);
     return EXIT.ok;

@@ -3,10 +3,9 @@
 // recognition task, starts a scan on the box with direct transfer to the task's address, and
 // prints each student's result as it arrives; ends with the PUT end callback.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { common, defineCommand, intFlag } from '../command.ts';
 import { connect, connectionFlags, deviceUuid, secretFrom } from '../connection.ts';
-import { EXIT, UsageError } from '../exit.ts';
+import { EXIT, messageOf, UsageError } from '../exit.ts';
 import { Interrupt, Progress } from '../progress.ts';
 import { studentLine, type StudentResultLike } from './card-text.ts';
 
@@ -22,7 +21,8 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-const RESOLUTIONS = [100, 150, 200, 240, 300, 400, 600, 1200];
+const RESOLUTIONS = [100, 150, 200, 240, 300, 400, 600, 1200] as const;
+const isResolution = (n: number): n is (typeof RESOLUTIONS)[number] => RESOLUTIONS.some((r) => r === n);
 
 export const command = defineCommand({
   summary: 'scan a class\'s cards on a box and print each student\'s result as it comes',
@@ -51,7 +51,7 @@ export const command = defineCommand({
     const values = ctx.values;
     if (values.duplex && values.simplex) throw new UsageError('--duplex and --simplex are exclusive');
     const resolution = values.resolution === undefined ? 200 : Number(values.resolution);
-    if (!RESOLUTIONS.includes(resolution)) throw new UsageError(`--resolution must be one of ${RESOLUTIONS.join(', ')}, not '${values.resolution}'`);
+    if (!isResolution(resolution)) throw new UsageError(`--resolution must be one of ${RESOLUTIONS.join(', ')}, not '${values.resolution}'`);
     const timeout = intFlag('timeout', values.timeout, 1, 7 * 86400);
     const [host, portText] = (values.listen ?? '127.0.0.1:0').split(/:(?=\d+$)/);
     const port = Number(portText ?? 0);
@@ -104,7 +104,7 @@ export const command = defineCommand({
           process.stdout.write(`${studentLine(parsed)}\n`);
         }
         progress.status(state());
-      }).catch((e: unknown) => { if (!res.headersSent) res.writeHead(500).end(); progress.line(`callback not handled: ${(e as Error).message}`); });
+      }).catch((e: unknown) => { if (!res.headersSent) res.writeHead(500).end(); progress.line(`callback not handled: ${messageOf(e)}`); });
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', (e: NodeJS.ErrnoException) => reject(new UsageError(`--listen ${host}:${port}: ${e.code ?? e.message}`)));
@@ -112,12 +112,13 @@ export const command = defineCommand({
     });
     const polling = new AbortController();
     try {
-      const addr = server.address() as AddressInfo;
+      const addr = server.address();
+      if (addr === null || typeof addr === 'string') throw new Error(`the callback listener on ${host}:${port} has no TCP address`);
       const callbackUrl = values['callback-url'] ?? `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}/results`;
-      const client_uuid = await deviceUuid(boxhub, values.device!);
-      const template = await boxhub.recognition.templateInfo({ template_id: values.template! });
+      const client_uuid = await deviceUuid(boxhub, values.device);
+      const template = await boxhub.recognition.templateInfo({ template_id: values.template });
       progress.status('starting the scan…');
-      const { task, scan } = await boxhub.recognition.scanAndRecognize(client_uuid, callbackUrl, { resolution: resolution as 200, ...(values.simplex ? { duplex: false } : {}) });
+      const { task, scan } = await boxhub.recognition.scanAndRecognize(client_uuid, callbackUrl, { resolution, ...(values.simplex ? { duplex: false } : {}) });
       progress.line(`card ${template.card_id} (template ${template.template_id}); recognition ${task.uuid}; scan ${scan.uuid} on ${client_uuid}; results to ${callbackUrl}`);
       if (json) out({ event: 'started', recognition_uuid: task.uuid, scan_uuid: scan.uuid, client_uuid, card_id: template.card_id, template_id: template.template_id, callback_url: callbackUrl });
       const stopScan = () => boxhub.scan.stop({ client_uuid }).catch(() => undefined);

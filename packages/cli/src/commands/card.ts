@@ -3,14 +3,14 @@
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { common, defineCommand, defineGroup, intFlag, lazy } from '../command.ts';
-import { EXIT, UsageError } from '../exit.ts';
+import { errnoCode, EXIT, messageOf, UsageError } from '../exit.ts';
 import { emit, Progress } from '../progress.ts';
 import { studentLine } from './card-text.ts';
 
 async function readJson(path: string, what: string): Promise<unknown> {
   let text: string;
-  try { text = await readFile(path, 'utf8'); } catch (e) { throw new UsageError(`cannot read ${what} ${path}: ${(e as Error).message}`); }
-  try { return JSON.parse(text); } catch (e) { throw new UsageError(`${what} ${path} is not JSON: ${(e as Error).message}`); }
+  try { text = await readFile(path, 'utf8'); } catch (e) { throw new UsageError(`cannot read ${what} ${path}: ${messageOf(e)}`); }
+  try { return JSON.parse(text); } catch (e) { throw new UsageError(`${what} ${path} is not JSON: ${messageOf(e)}`); }
 }
 
 const template = defineCommand({
@@ -31,7 +31,7 @@ const template = defineCommand({
   async run(ctx) {
     const values = ctx.values;
     const rec = await import('@boxhub/recognizer');
-    const definition = await readJson(values.definition!, 'definition');
+    const definition = await readJson(values.definition, 'definition');
     const problems = rec.validateCardDefinition(definition);
     if (problems.length > 0) throw new UsageError(`invalid definition ${values.definition}: ${problems.join('; ')}`);
     let students: Array<{ student_id: string; name?: string }> | undefined;
@@ -45,9 +45,9 @@ const template = defineCommand({
       if (e instanceof rec.LayoutError) throw new UsageError(e.message);
       throw e;
     }
-    await mkdir(values.out!, { recursive: true });
-    const pdf = join(values.out!, 'card.pdf');
-    const layout = join(values.out!, 'layout.json');
+    await mkdir(values.out, { recursive: true });
+    const pdf = join(values.out, 'card.pdf');
+    const layout = join(values.out, 'layout.json');
     await writeFile(pdf, out.pdf);
     await writeFile(layout, `${JSON.stringify(out.layout, null, 2)}\n`);
     const l = out.layout;
@@ -86,14 +86,14 @@ const recognize = defineCommand({
     for (const path of ctx.args) {
       let st;
       try { st = await stat(path); } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code;
-        throw new UsageError(`cannot read ${path}: ${code === 'ENOENT' ? 'no such file' : code ?? (e as Error).message}`);
+        const code = errnoCode(e);
+        throw new UsageError(`cannot read ${path}: ${code === 'ENOENT' ? 'no such file' : code ?? messageOf(e)}`);
       }
       if (st.isDirectory()) throw new UsageError(`${path} is a directory: give the scanned files in it (${path.replace(/\/$/, '')}/*.pdf)`);
     }
     const rec = await import('@boxhub/recognizer');
     let layouts;
-    try { layouts = await rec.loadLayoutDirs(values.layouts!); } catch (e) { throw new UsageError((e as Error).message); }
+    try { layouts = await rec.loadLayoutDirs(values.layouts); } catch (e) { throw new UsageError(messageOf(e)); }
     const progress = new Progress({ json: ctx.json });
     // A PDF or TIFF may hold many pages, so the page count is not known here.
     const pool = new rec.PagePool({ layouts: layouts.all(), workers: workers ?? 2 });
@@ -112,8 +112,8 @@ const recognize = defineCommand({
       const pending: Array<{ source: PageSource; reading: Promise<PageReading> }> = [];
       let read = 0;
       const settle = async (keep: number) => {
-        while (pending.length > keep) {
-          const p = pending.shift()!;
+        // Nothing is added while this runs: the loop below awaits it before reading on.
+        for (const p of pending.splice(0, Math.max(0, pending.length - keep))) {
           const reading = await p.reading;
           read++;
           show(assembler.push(p.source, reading));
@@ -158,7 +158,7 @@ async function* filePages(rec: Recognizer, path: string): AsyncGenerator<{ image
     if (size > rec.SCAN_LIMITS.maxBytes) { yield { error: `${path}: file too large (${size} bytes; at most ${rec.SCAN_LIMITS.maxBytes})` }; return; }
     bytes = await readFile(path);
   } catch (e) {
-    yield { error: `cannot read ${path}: ${(e as Error).message}` };
+    yield { error: `cannot read ${path}: ${messageOf(e)}` };
     return;
   }
   for await (const page of rec.scanPages(bytes)) {

@@ -26,8 +26,8 @@ export const command = defineCommand({
     const url = ctx.args[0];
     if (url !== undefined && ctx.values.off) throw new UsageError('give a URL or --off, not both');
     const boxhub = await connect(ctx);
-    const setting = url !== undefined || ctx.values.off
-      ? await boxhub.devices.setEventCallback({ callback_url: ctx.values.off ? '' : url! })
+    const setting = ctx.values.off ? await boxhub.devices.setEventCallback({ callback_url: '' })
+      : url !== undefined ? await boxhub.devices.setEventCallback({ callback_url: url })
       : await boxhub.devices.eventCallback();
     const settle = `${Math.round(setting.settle_ms / 1000)} s`;
     emit(ctx.json, setting, setting.callback_url

@@ -5,7 +5,7 @@
 // The operator API (/api/operator/device/…) does the same over HTTP.
 import { common, defineCommand, defineGroup, type Context, type Flags } from '../command.ts';
 import { withAdmin, type Admin } from '../admin-db.ts';
-import { EXIT, UsageError } from '../exit.ts';
+import { errnoCode, EXIT, messageOf, UsageError } from '../exit.ts';
 import { emit, Progress } from '../progress.ts';
 import { listText, pageFlag, pageOf } from '../page-flag.ts';
 
@@ -42,7 +42,7 @@ const register = defineCommand({
   json: '{uuid, code, secret}',
   examples: ['boxhub device register --code BX0042 --model BX-1', 'boxhub device register --code BX0042 --model BX-1 --json | jq -r .secret > secret'],
   run: (ctx) => admin(ctx, async ({ config, devices }) => {
-    const d = await devices.register({ code: ctx.values.code!, model: ctx.values.model! }, (x) => provision(config, x.uuid, x.secret));
+    const d = await devices.register({ code: ctx.values.code, model: ctx.values.model }, (x) => provision(config, x.uuid, x.secret));
     emit(ctx.json, { uuid: d.uuid, code: d.code, secret: d.secret }, `device ${d.code} (${d.model})\nuuid:   ${d.uuid}\nsecret: ${d.secret}\nThe secret is shown only now; give it to the box's agent.`);
   }),
 });
@@ -55,7 +55,7 @@ const rotateSecret = defineCommand({
   json: '{uuid, code, secret}',
   examples: ['boxhub device rotate-secret --device BX0042', 'boxhub device rotate-secret --device $UUID --json'],
   run: (ctx) => admin(ctx, async ({ config, devices }) => {
-    const uuid = await uuidOf(devices, ctx.values.device!);
+    const uuid = await uuidOf(devices, ctx.values.device);
     const d = await devices.rotateSecret(uuid, { provision: (x) => provision(config, x.uuid, x.secret) });
     emit(ctx.json, { uuid: d.uuid, code: d.code, secret: d.secret }, `device ${d.code} (${d.uuid})\nnew secret: ${d.secret}\nThe old secret no longer works. Shown only now; give it to the box's agent.`);
   }),
@@ -69,7 +69,7 @@ const revoke = defineCommand({
   json: '{revoked: UUID}',
   examples: ['boxhub device revoke --device BX0042'],
   run: (ctx) => admin(ctx, async ({ config, devices }) => {
-    const uuid = await uuidOf(devices, ctx.values.device!);
+    const uuid = await uuidOf(devices, ctx.values.device);
     const { deprovisionOnBroker } = await import('@boxhub/server/broker/provision.ts');
     await devices.revokeSecret(uuid, { deprovision: (u) => deprovisionOnBroker(config, u) });
     emit(ctx.json, { revoked: uuid }, `device ${uuid}: secret revoked; it cannot log in until its secret is rotated.`);
@@ -103,9 +103,9 @@ const importList = defineCommand({
     const file = ctx.args[0] ?? '';
     const out = ctx.values.out ?? '';
     let list;
-    try { list = parseBoxList(readFileSync(file, 'utf8'), file); } catch (e) { throw new UsageError((e as Error).message); }
+    try { list = parseBoxList(readFileSync(file, 'utf8'), file); } catch (e) { throw new UsageError(messageOf(e)); }
     try { writeFileSync(out, secretsCsv([]), { mode: 0o600, flag: 'wx' }); } catch (e) {
-      throw new UsageError(`--out ${out}: ${(e as NodeJS.ErrnoException).code === 'EEXIST' ? 'exists already (it may hold secrets shown only once): choose another file' : (e as Error).message}`);
+      throw new UsageError(`--out ${out}: ${errnoCode(e) === 'EEXIST' ? 'exists already (it may hold secrets shown only once): choose another file' : messageOf(e)}`);
     }
     // Each line as soon as its box is registered: an import that fails half-way keeps the secrets made.
     const r = await fleet.bulkRegister({ devices: list }, (x) => provision(config, x.uuid, x.secret), (d) => appendFileSync(out, secretsLine(d)));

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import type { PrintInfo } from '@boxhub/sdk';
 import { common, defineCommand, intFlag } from '../command.ts';
 import { connect, connectionFlags, deviceUuid } from '../connection.ts';
-import { EXIT, Failed, UsageError } from '../exit.ts';
+import { errnoCode, EXIT, Failed, messageOf, UsageError } from '../exit.ts';
 import { emit, Interrupt, Progress } from '../progress.ts';
 
 export const command = defineCommand({
@@ -40,12 +40,12 @@ export const command = defineCommand({
     if (values.duplex && values['duplex-short']) throw new UsageError('--duplex and --duplex-short are exclusive');
     const timeout = intFlag('timeout', values.timeout, 1, 7 * 86400);
     let plain: Buffer;
-    try { plain = await readFile(file); } catch (e) { throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`); }
+    try { plain = await readFile(file); } catch (e) { throw new UsageError(`cannot read ${file}: ${errnoCode(e) === 'ENOENT' ? 'no such file' : messageOf(e)}`); }
     const boxhub = await connect(ctx);
     const progress = new Progress({ json: ctx.json });
     let interrupt: Interrupt | undefined;
     try {
-      const client_uuid = await deviceUuid(boxhub, values.device!);
+      const client_uuid = await deviceUuid(boxhub, values.device);
       const options = {
         ...(copies !== undefined ? { number: copies } : {}),
         ...(values.duplex ? { duplex: 'SVC_DP_NOTUMBLE' as const } : values['duplex-short'] ? { duplex: 'SVC_DP_TUMBLE' as const } : {}),
@@ -71,7 +71,8 @@ export const command = defineCommand({
       } else {
         created = await boxhub.print.file(client_uuid, plain, { options });
       }
-      const print_uuid = created.uuid!;
+      const print_uuid = created.uuid;
+      if (!print_uuid) throw new Failed('the service created the print task but gave no uuid');
       progress.line(`print ${print_uuid} sent to ${client_uuid}`);
       // Ctrl-C ends the wait (the signal), not the print.
       const stopWaiting = new AbortController();
@@ -88,7 +89,7 @@ export const command = defineCommand({
           },
         });
       } catch (e) {
-        if ((e as Error).name === 'WaitTimeoutError') timedOut = true;
+        if (e instanceof Error && e.name === 'WaitTimeoutError') timedOut = true;
         else if (!interrupt.interrupted) throw e;
       }
       progress.done();

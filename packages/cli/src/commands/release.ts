@@ -4,12 +4,12 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineCommand, defineGroup, common } from '../command.ts';
-import { EXIT, UsageError } from '../exit.ts';
+import { errnoCode, EXIT, messageOf, UsageError } from '../exit.ts';
 import { emit } from '../progress.ts';
 import { operatorClient, operatorFlags } from '../operator-client.ts';
 
 function read(file: string, what: string): Buffer {
-  try { return readFileSync(file); } catch (e) { throw new UsageError(`cannot read ${what} ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`); }
+  try { return readFileSync(file); } catch (e) { throw new UsageError(`cannot read ${what} ${file}: ${errnoCode(e) ?? messageOf(e)}`); }
 }
 
 const keygen = defineCommand({
@@ -58,7 +58,7 @@ const sign = defineCommand({
     }));
     if (!m.ok) throw new UsageError(`the manifest is not valid: ${m.error}`);
     let signature: string;
-    try { signature = signManifest(read(ctx.values.key ?? '', '--key').toString('utf8'), m.value); } catch (e) { throw new UsageError(`--key: ${(e as Error).message}`); }
+    try { signature = signManifest(read(ctx.values.key ?? '', '--key').toString('utf8'), m.value); } catch (e) { throw new UsageError(`--key: ${messageOf(e)}`); }
     const out = `${file}.release.json`;
     writeFileSync(out, `${JSON.stringify({ manifest: m.value, signature }, null, 2)}\n`);
     emit(ctx.json, { manifest: m.value, signature, file: out }, `signed ${m.value.version} (${m.value.platform}, ${m.value.size} bytes): ${out}`);

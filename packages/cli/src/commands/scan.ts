@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import type { Boxhub, ScanInfo, ScanItem } from '@boxhub/sdk';
 import { common, defineCommand, intFlag } from '../command.ts';
 import { connect, connectionFlags, deviceUuid } from '../connection.ts';
-import { EXIT, UsageError } from '../exit.ts';
+import { EXIT, Failed, UsageError } from '../exit.ts';
 import { emit, Interrupt, pageBar, Progress } from '../progress.ts';
 
 export const command = defineCommand({
@@ -63,7 +63,7 @@ export const command = defineCommand({
       void stopScan?.();
     });
     try {
-      const client_uuid = await deviceUuid(boxhub, values.device!);
+      const client_uuid = await deviceUuid(boxhub, values.device);
       const options = {
         ...(values.duplex ? { duplex: true } : values.simplex ? { duplex: false } : {}),
         ...(resolution !== undefined ? { resolution: resolution as 200 } : {}),
@@ -77,7 +77,8 @@ export const command = defineCommand({
       };
       progress.status('starting the scan…');
       const created = await boxhub.scan.create({ client_uuid, options });
-      const scan_uuid = created.uuid!;
+      const scan_uuid = created.uuid;
+      if (!scan_uuid) throw new Failed('the service created the scan task but gave no uuid');
       const out = resolve(values.out ?? join('scans', scan_uuid));
       await mkdir(out, { recursive: true });
       progress.line(`scan ${scan_uuid} started on ${client_uuid}; PDFs go to ${out}`);
@@ -92,8 +93,9 @@ export const command = defineCommand({
           for await (const item of boxhub.scan.items({ client_uuid, scan_uuid })) {
             if (fetched.has(item.item_id)) continue;
             fetched.add(item.item_id);
-            files.push(await save(boxhub, item, out, scan_uuid, privateKey));
-            progress.line(`item ${item.item_id}: ${item.pages} page${item.pages === 1 ? '' : 's'}, ${item.file_size ?? 0} KB, MD5 checked${item.cipher ? (privateKey ? ', decrypted' : ', encrypted') : ''} → ${files.at(-1)!.path}`);
+            const saved = await save(boxhub, item, out, scan_uuid, privateKey);
+            files.push(saved);
+            progress.line(`item ${item.item_id}: ${item.pages} page${item.pages === 1 ? '' : 's'}, ${item.file_size ?? 0} KB, MD5 checked${item.cipher ? (privateKey ? ', decrypted' : ', encrypted') : ''} → ${saved.path}`);
           }
         });
         return downloads;
@@ -111,7 +113,7 @@ export const command = defineCommand({
           },
         });
       } catch (e) {
-        if ((e as Error).name !== 'WaitTimeoutError') throw e;
+        if (!(e instanceof Error && e.name === 'WaitTimeoutError')) throw e;
         timedOut = true;
         progress.line(`no end after ${timeout} s: stopping the scan`);
         await stopScan();
@@ -158,10 +160,15 @@ async function save(boxhub: Boxhub, item: ScanItem, dir: string, scanUuid: strin
   return { item_id: item.item_id, pages: item.pages, ...r, path: pdf };
 }
 
+/** `private_key` of the key file's JSON (text that starts with `{`: an object, or not JSON at all). */
+function privateKeyField(json: unknown): unknown {
+  return typeof json === 'object' && json !== null && 'private_key' in json ? json.private_key : undefined;
+}
+
 /** The application's private key from a file: 64 hex digits, or JSON with `private_key`. */
 async function readKey(path: string): Promise<string> {
   const text = (await readFile(path, 'utf8').catch(() => { throw new UsageError(`cannot read --decrypt-key ${path}`); })).trim();
-  const key = text.startsWith('{') ? String((JSON.parse(text) as { private_key?: unknown }).private_key ?? '') : text;
+  const key = text.startsWith('{') ? String(privateKeyField(JSON.parse(text)) ?? '') : text;
   if (!/^[0-9a-fA-F]{64}$/.test(key)) throw new UsageError(`--decrypt-key ${path} holds no private key (64 hex digits, or JSON with private_key)`);
   return key.toLowerCase();
 }

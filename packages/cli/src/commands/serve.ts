@@ -9,7 +9,7 @@ import type { RunningServer } from '@boxhub/server';
 import type { Layout } from '@boxhub/recognizer';
 import { pdfEnginesLine } from '@boxhub/pdf-tools/pdf-engines.ts';
 import { common, defineCommand } from '../command.ts';
-import { EXIT, Failed, UsageError } from '../exit.ts';
+import { EXIT, Failed, messageOf, UsageError } from '../exit.ts';
 
 interface DemoFiles { demo: { base_url: string; api_key: string; device_code: string }; box: { uuid: string; secret: string }; appId: string }
 
@@ -68,7 +68,7 @@ export const command = defineCommand({
     // A service that cannot start says why, naming the setting that fixes it, and exits 1
     // (docs/configuration.md, "When the service cannot start").
     try { server = await startServer(config, logger ? { logger } : {}); } catch (e) {
-      if ((e as Error).name === 'StartupError') throw new Failed(`cannot start: ${(e as Error).message}`);
+      if (e instanceof Error && e.name === 'StartupError') throw new Failed(`cannot start: ${messageOf(e)}`);
       throw e;
     }
     let box: SimulatedBox | undefined;

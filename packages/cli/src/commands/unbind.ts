@@ -14,7 +14,7 @@ export const command = defineCommand({
   examples: ['boxhub unbind --device BX0042', 'boxhub unbind --device 0b6f…-uuid --json'],
   async run(ctx) {
     const boxhub = await connect(ctx);
-    const uuid = await deviceUuid(boxhub, ctx.values.device!);
+    const uuid = await deviceUuid(boxhub, ctx.values.device);
     await boxhub.devices.unbind({ uuid });
     emit(ctx.json, { unbound: uuid }, `unbound: ${uuid}`);
     return EXIT.ok;

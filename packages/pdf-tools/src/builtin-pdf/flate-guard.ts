@@ -35,7 +35,7 @@ export function checkFlateStreams(pdf: Uint8Array, maxBytes: number): number {
         inflateSync(buf.subarray(start, end), { maxOutputLength: maxBytes, finishFlush: 2 /* Z_SYNC_FLUSH: a stream cut short still counts */ });
         checked++;
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
+        if (e instanceof Error && 'code' in e && e.code === 'ERR_BUFFER_TOO_LARGE') {
           throw new InflateBombError(`a stream inflates to more than ${maxBytes >> 20} MiB (a compression bomb?)`);
         }
       }

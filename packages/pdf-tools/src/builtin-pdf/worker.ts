@@ -11,6 +11,8 @@ import { checkFlateStreams } from './flate-guard.ts';
 import type { BuiltinTask, InspectResult, Json } from './tasks.ts';
 
 const task = workerData as BuiltinTask;
+const port = parentPort;
+if (!port) throw new Error('builtin-pdf/worker.ts runs in a worker thread (run.ts starts it)');
 
 async function bytesOf(path: string, maxInflate: number): Promise<Uint8Array> {
   const bytes = new Uint8Array(await readFile(path));
@@ -142,8 +144,15 @@ async function main(): Promise<unknown> {
 
 main().then(
   (value) => {
-    const transfer = Array.isArray(value) ? value.filter((v): v is Uint8Array => v instanceof Uint8Array).map((v) => v.buffer as ArrayBuffer) : [];
-    parentPort!.postMessage({ ok: true, value }, transfer);
+    const transfer = Array.isArray(value) ? value.flatMap((v) => (v instanceof Uint8Array && v.buffer instanceof ArrayBuffer ? [v.buffer] : [])) : [];
+    port.postMessage({ ok: true, value }, transfer);
   },
-  (e: unknown) => parentPort!.postMessage({ ok: false, name: (e as Error)?.name ?? 'Error', message: (e as Error)?.message ?? String(e) }),
+  (e: unknown) => {
+    const thrown = typeof e === 'object' && e !== null ? e : {};
+    port.postMessage({
+      ok: false,
+      name: ('name' in thrown ? thrown.name : undefined) ?? 'Error',
+      message: ('message' in thrown ? thrown.message : undefined) ?? String(e),
+    });
+  },
 );

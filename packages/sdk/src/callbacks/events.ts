@@ -49,11 +49,14 @@ for (const [name, e] of entries) {
   if (named) byEventField.set(named, name);
   else byMethod.set(e.method, name);
 }
+const schemaByName = new Map(entries);
 const validators = new Map<string, ReturnType<typeof Compile>>();
 function validator(name: string) {
   let v = validators.get(name);
   if (!v) {
-    v = Compile((callbackSchemas as Record<string, SchemaEntry>)[name]!.schema as Parameters<typeof Compile>[0]);
+    const entry = schemaByName.get(name);
+    if (!entry) throw new Error(`no callback schema named ${name}`);
+    v = Compile(entry.schema as Parameters<typeof Compile>[0]);
     validators.set(name, v);
   }
   return v;
@@ -67,7 +70,7 @@ function validator(name: string) {
 export function parseCallback(input: { method: string; id: string; body: unknown }): CallbackEvent {
   const method = input.method.toUpperCase();
   const { id, body } = input;
-  const field = body && typeof body === 'object' && !Array.isArray(body) ? (body as { event?: unknown }).event : undefined;
+  const field = body && typeof body === 'object' && !Array.isArray(body) && 'event' in body ? body.event : undefined;
   const name = typeof field === 'string' ? byEventField.get(field) : byMethod.get(method);
   if (!name) return { type: 'unknown', event: typeof field === 'string' ? field : undefined, id, method, body };
   const [ok, errors] = validator(name).Errors(body);

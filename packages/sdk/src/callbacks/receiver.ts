@@ -10,6 +10,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { InvalidCallbackError } from './errors.ts';
 import { parseCallback, type CallbackEvent } from './events.ts';
+import { messageOf } from '@boxhub/protocol/caught.ts';
 
 export type CallbackHeaders = Headers | IncomingHttpHeaders | Record<string, string | string[] | undefined>;
 
@@ -43,7 +44,7 @@ export class CallbackReceiver {
     const { id, body } = this.verify(callback);
     let json: unknown;
     try { json = JSON.parse(body); } catch (e) {
-      throw new InvalidCallbackError('body', `callback ${id}: the body is not JSON: ${(e as Error).message}`);
+      throw new InvalidCallbackError('body', `callback ${id}: the body is not JSON: ${messageOf(e)}`);
     }
     return parseCallback({ method: callback.method, id, body: json });
   }
@@ -66,15 +67,20 @@ export class CallbackReceiver {
         last = e;
       }
     }
-    const message = (last as Error).message;
+    const message = messageOf(last);
     throw new InvalidCallbackError(/timestamp too/i.test(message) ? 'timestamp' : /headers/i.test(message) ? 'headers' : 'signature', `callback ${headers['webhook-id']}: ${message}`);
   }
 }
 
+/** A fetch Headers object, by its methods (another realm's or undici's own pass too); a header
+ *  named "entries" in a plain object is a string, not a function. */
+function isHeaders(h: CallbackHeaders): h is Headers {
+  return 'entries' in h && typeof h.entries === 'function' && 'get' in h && typeof h.get === 'function';
+}
+
 function flatHeaders(h: CallbackHeaders): Record<string, string> {
   const out: Record<string, string> = {};
-  const entries: Iterable<[string, unknown]> = typeof (h as Headers).entries === 'function' && typeof (h as Headers).get === 'function'
-    ? (h as Headers).entries() : Object.entries(h);
+  const entries: Iterable<[string, unknown]> = isHeaders(h) ? h.entries() : Object.entries(h);
   for (const [k, v] of entries) {
     if (v === undefined) continue;
     out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);

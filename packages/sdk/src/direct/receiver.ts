@@ -17,6 +17,7 @@ import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import {
   checkManifest, MAX_PAGES_PER_BATCH, webhookId, type DirectPageMeta, type EndManifest, type Manifest, type PagesManifest,
 } from '@boxhub/protocol/direct-wire.ts';
+import { messageOf } from '@boxhub/protocol/caught.ts';
 
 /** A page of a batch: its manifest entry (`part` p1 … p10; `content_type` image/jpeg, or
  *  application/octet-stream with `cipher` for a page of an encrypted scan, which
@@ -107,9 +108,9 @@ export class DirectTransferReceiver {
   handler(): (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void {
     return (req, res) => {
       if (req.method !== 'POST') { answer(req, res, { status: 405, body: { ok: false, error: 'POST only' }, close: true }); return; }
-      this.receive({ headers: req.headers as DirectHeaders, body: req as Readable })
+      this.receive({ headers: req.headers, body: req })
         .then((a) => answer(req, res, a))
-        .catch((e: unknown) => answer(req, res, { status: 500, body: { ok: false, error: (e as Error).message }, close: true }));
+        .catch((e: unknown) => answer(req, res, { status: 500, body: { ok: false, error: messageOf(e) }, close: true }));
     };
   }
 
@@ -121,8 +122,9 @@ export class DirectTransferReceiver {
     try {
       const ct = headers['content-type'] ?? '';
       if (!/^multipart\/form-data\s*;/i.test(ct)) throw new Refusal(415, `expected multipart/form-data, got '${ct.slice(0, 100)}'`);
-      if (!headers['webhook-id'] || !headers['webhook-timestamp'] || !headers['webhook-signature']) throw new Refusal(401, 'missing webhook-id, webhook-timestamp or webhook-signature header');
-      const r = await this.#parse(headers, stream);
+      const id = headers['webhook-id'];
+      if (!id || !headers['webhook-timestamp'] || !headers['webhook-signature']) throw new Refusal(401, 'missing webhook-id, webhook-timestamp or webhook-signature header');
+      const r = await this.#parse({ ...headers, 'content-type': ct }, id, stream);
       read = true;
       return r;
     } catch (e) {
@@ -131,9 +133,8 @@ export class DirectTransferReceiver {
     }
   }
 
-  async #parse(headers: Record<string, string>, stream: Readable): Promise<DirectAnswer> {
+  async #parse(headers: Record<string, string> & { 'content-type': string }, id: string, stream: Readable): Promise<DirectAnswer> {
     const o = this.#o;
-    const id = headers['webhook-id']!;
     let manifest: Manifest | undefined;
     let pages: Map<string, DirectPageMeta> | undefined;
     let duplicate = false;
@@ -177,11 +178,11 @@ export class DirectTransferReceiver {
       let bb: InstanceType<typeof Busboy>;
       try {
         bb = new Busboy({
-          headers: headers as { 'content-type': string },
+          headers,
           isPartAFile: () => true,
           limits: { files: MAX_PAGES_PER_BATCH + 1, parts: MAX_PAGES_PER_BATCH + 1, fileSize: Math.max(o.maxPageBytes, MAX_META), fields: 0, headerPairs: 20 },
         });
-      } catch (e) { reject(new Refusal(400, `multipart: ${(e as Error).message}`)); return; }
+      } catch (e) { reject(new Refusal(400, `multipart: ${messageOf(e)}`)); return; }
       const fail = (e: unknown) => {
         if (failure) return;
         failure = e;
@@ -233,13 +234,19 @@ export class DirectTransferReceiver {
     if (!manifest) throw new Refusal(400, 'no meta part');
     const m = manifest;
     if (m.type === 'pages') {
-      const missing = [...pages!.keys()].filter((k) => !data.has(k));
+      const missing = [...new Set(m.pages.map((p) => p.part))].filter((k) => !data.has(k));
       if (missing.length > 0) throw new Refusal(422, `part(s) ${missing.join(', ')} of the manifest are missing`);
     }
     if (duplicate) return { status: 200, body: { ok: true, duplicate: true } };
     const { v: _v, ...rest } = m;
     if (rest.type === 'pages') {
-      const event: DirectPagesBatch = { ...rest, id, pages: rest.pages.map((p) => ({ ...p, data: data.get(p.part)! })) };
+      const event: DirectPagesBatch = {
+        ...rest, id, pages: rest.pages.map((p) => {
+          const bytes = data.get(p.part);
+          if (!bytes) throw new Refusal(422, `part ${p.part} of the manifest is missing`);
+          return { ...p, data: bytes };
+        }),
+      };
       await this.#o.onPages(event);
       await this.#o.state.accepted(event.scan_uuid, event.batch, id);
       return { status: 200, body: { ok: true }, event };
@@ -264,6 +271,6 @@ function answer(req: IncomingMessage | Http2ServerRequest, res: ServerResponse |
   const h: Record<string, string | number> = { ...a.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
   // HTTP/1.1: a body left unread would stall the connection; HTTP/2 has no Connection header.
   if (a.close && req.httpVersionMajor === 1) h.connection = 'close';
-  (res as ServerResponse).writeHead(a.status, h);
-  (res as ServerResponse).end(body);
+  // The same two calls either way: TypeScript cannot call a union of the two classes' overloads.
+  if ('stream' in res) { res.writeHead(a.status, h); res.end(body); } else { res.writeHead(a.status, h); res.end(body); }
 }

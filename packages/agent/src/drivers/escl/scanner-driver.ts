@@ -11,7 +11,7 @@
 // is empty or another client scans, the end of the paper said with 409 instead of 404, and a
 // job the device drops on its own (listed Aborted in ScannerStatus). Faults and their scan
 // error codes: scan() below and docs/printers-and-scanners.md, "eSCL faults".
-import { ScanError, type ScannerStatus } from '@boxhub/protocol';
+import { messageOf, ScanError, type ScannerStatus } from '@boxhub/protocol';
 import { disconnectedScanner, ScanFault, type ScannedPage, type ScannerDriver, type ScanRequest } from '../types.ts';
 import { connectionTypeFor } from '../ipp/printer-status.ts';
 import { jpegInfo } from '../../media/jpeg-info.ts';
@@ -131,7 +131,7 @@ export class EsclScannerDriver implements ScannerDriver {
       capsXml = await this.get('ScannerCapabilities', signal);
     } catch (e) {
       if (signal.aborted) throw e;
-      throw new ScanFault('unavailable', `cannot reach the eSCL scanner at ${this.base.href}: ${(e as Error).message}`);
+      throw new ScanFault('unavailable', `cannot reach the eSCL scanner at ${this.base.href}: ${messageOf(e)}`);
     }
     const plan = scanSettings(parseCapabilities(capsXml), req, device);
     if (plan.feeder) {
@@ -251,7 +251,7 @@ export class EsclScannerDriver implements ScannerDriver {
         r = await send();
       } catch (e) {
         if (signal.aborted) throw signal.reason;
-        throw new ScanFault(failKind, `the scanner did not answer: ${(e as Error).message}`);
+        throw new ScanFault(failKind, `the scanner did not answer: ${messageOf(e)}`);
       }
       if (r.status !== 503 || i >= this.opts.busyTries) return r;
       const after = retryAfterMs(r.headers['retry-after']);

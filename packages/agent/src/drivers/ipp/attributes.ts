@@ -24,7 +24,7 @@ export class IppAttributes {
   has(name: string): boolean { return this.byName.has(name); }
   values(name: string): IppValue[] { return this.byName.get(name)?.values ?? []; }
   strings(name: string): string[] {
-    return this.values(name).flatMap((v) => (typeof (v as { value?: unknown }).value === 'string' ? [(v as { value: string }).value] : []));
+    return this.values(name).flatMap((v) => ('value' in v && typeof v.value === 'string' ? [v.value] : []));
   }
   string(name: string): string | undefined { return this.strings(name)[0]; }
   /** integer and enum values. */

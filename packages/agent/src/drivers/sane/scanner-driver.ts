@@ -5,7 +5,7 @@
 // written (batch.ts); options come from the device's own option list (plan.ts). Pages are
 // encoded to JPEG here, at the task's quality, straight from scanimage's TIFF file by libvips:
 // the raw page never enters the JavaScript heap, and the pipeline passes the JPEG through.
-import { ScanError, type ScannerStatus } from '@boxhub/protocol';
+import { messageOf, ScanError, type ScannerStatus } from '@boxhub/protocol';
 import { disconnectedScanner, ScanFault, type ScannedPage, type ScannerDriver, type ScanRequest } from '../types.ts';
 import { jpegOptions, loadSharp } from '../../media/page-image.ts';
 import { pause } from '../../timing/pause.ts';
@@ -153,7 +153,7 @@ export class SaneScannerDriver implements ScannerDriver {
         opts = await this.options(signal);
       } catch (e) {
         if (signal.aborted) throw e;
-        throw new ScanFault('unavailable', `cannot reach ${this.device}: ${(e as Error).message}`);
+        throw new ScanFault('unavailable', `cannot reach ${this.device}: ${messageOf(e)}`);
       }
       if (!opts) throw new ScanFault('unavailable', `cannot open ${this.device}`);
       this.statusFrom(opts);
@@ -173,7 +173,7 @@ export class SaneScannerDriver implements ScannerDriver {
           const { data, info } = await s.jpeg(jpegOptions(req.jpegQuality)).toBuffer({ resolveWithObject: true });
           page = { sheet, front, dpi: req.resolution, width: info.width, height: info.height, image: { format: 'jpeg', data, quality: req.jpegQuality } };
         } catch (e) {
-          throw new ScanFault('io', `page ${p.n} from scanimage is unreadable: ${(e as Error).message}`);
+          throw new ScanFault('io', `page ${p.n} from scanimage is unreadable: ${messageOf(e)}`);
         }
         signal.throwIfAborted();
         yield page;

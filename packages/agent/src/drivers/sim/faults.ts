@@ -15,6 +15,9 @@ export function printerErrorFor(f: SimPrinterFault): number {
 export const simScannerFaults = ['jammed', 'cover-open'] as const;
 export type SimScannerFault = (typeof simScannerFaults)[number];
 
+export const isSimPrinterFault = (v: string): v is SimPrinterFault => simPrinterFaults.some((f) => f === v);
+export const isSimScannerFault = (v: string): v is SimScannerFault => simScannerFaults.some((f) => f === v);
+
 /** The scanner status error_code of a fault, as the box reports it in its state
  *  (ScannerStatus.error_code, internal to the box protocol: the API's scanner object has none). */
 export const SCANNER_STATUS_ERRORS: Readonly<Record<SimScannerFault, number>> = Object.freeze({ jammed: 2001, 'cover-open': 2002 });

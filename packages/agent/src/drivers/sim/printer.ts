@@ -22,7 +22,7 @@ import { onPath, renderEngine } from '@boxhub/pdf-tools/pdf-engines.ts';
 import { runBuiltin } from '@boxhub/pdf-tools/builtin-pdf/run.ts';
 import { dirname, join } from 'node:path';
 import type { PrinterCapability, PrinterStatus, PrintJobOptions } from '@boxhub/protocol';
-import { printerErrorFor, simPrinterFaults, type SimPrinterFault } from './faults.ts';
+import { isSimPrinterFault, printerErrorFor, type SimPrinterFault } from './faults.ts';
 import { NotSupportedError, type MaintenanceOp, type PrinterDriver, type PrintHooks, type PrintOutcome, type PrintRequest } from '../types.ts';
 import { boolean, collection, enumAttr, integer, IppAttributes, keyword, mimeMediaType, rangeOfInteger } from '../ipp/attributes.ts';
 import type { IppAttribute } from '../ipp/model.ts';
@@ -119,7 +119,7 @@ export class SimPrinter implements PrinterDriver {
     this.make = q.get('make') ?? 'boxhub';
     this.model = q.get('model') ?? (this.kind === 'inkjet' ? 'Sim Inkjet' : 'Sim Laser');
     const m = q.get('maintenance');
-    this.ops = m === null ? (this.kind === 'inkjet' ? OPS : []) : (m.split(',').filter((x): x is MaintenanceOp => (OPS as string[]).includes(x)));
+    this.ops = m === null ? (this.kind === 'inkjet' ? OPS : []) : (m.split(',').filter((x): x is MaintenanceOp => OPS.some((op) => op === x)));
     this.fault = faultOf(q.get('fault'));
     if (q.get('connected') === '0') this.connected = false;
     this.sideMs = Math.max(0, Number(q.get('side_ms') ?? 20) || 0);
@@ -198,7 +198,7 @@ export class SimPrinter implements PrinterDriver {
         pages: doc.sentPages, copies: doc.printer.copies, sides: sidesFor(doc.sentPages, duplex) * doc.printer.copies,
         impressions: 0, state: 'processing',
       };
-      if (this.outDir) job.rendered = await this.render(doc.path, req.task, job);
+      if (this.outDir) job.rendered = await this.render(this.outDir, doc.path, req.task, job);
       this.jobs.push(job);
       const run = this.start(job, hooks.signal);
       await hooks.submitted(String(job.id));
@@ -323,8 +323,7 @@ export class SimPrinter implements PrinterDriver {
    * output stack first, so a job the box reversed for a face-up tray reads 1, 2, 3
    * (docs/printing.md, "The simulated printer"). <task>.json maps each PNG to the page sent.
    */
-  private async render(pdf: string, task: string, job: SimPrintJob): Promise<string> {
-    const dir = this.outDir!;
+  private async render(dir: string, pdf: string, task: string, job: SimPrintJob): Promise<string> {
     await mkdir(dir, { recursive: true });
     const safe = task.replace(/[^A-Za-z0-9._-]/g, '_');
     const out = join(dir, `${safe}.pdf`);
@@ -380,5 +379,5 @@ export function readingOrder(pages: number, copies: number, duplex: boolean, rev
 }
 
 function faultOf(v: string | null): SimPrinterFault | null {
-  return v !== null && (simPrinterFaults as readonly string[]).includes(v) ? (v as SimPrinterFault) : null;
+  return v !== null && isSimPrinterFault(v) ? v : null;
 }

@@ -20,8 +20,9 @@ import { EventEmitter } from 'node:events';
 import { appendFileSync, existsSync } from 'node:fs';
 import type { ScannerStatus } from '@boxhub/protocol';
 import { NotSupportedError, ScanFault, type ScannedPage, type ScannerDriver, type ScanRequest } from '../types.ts';
-import { SCANNER_STATUS_ERRORS, simScannerFaults, type SimScannerFault } from './faults.ts';
+import { isSimScannerFault, SCANNER_STATUS_ERRORS, simScannerFaults, type SimScannerFault } from './faults.ts';
 import { generatedOf, imageBytes, imageKind, renderGenerated, renderGiven, type PageImage, type SimPageFormat, type SimSheet, type SimSide } from './pages.ts';
+import { messageOf } from '@boxhub/protocol/caught.ts';
 
 export type { SimLook, SimPageFormat, SimSheet, SimSide } from './pages.ts';
 
@@ -98,8 +99,8 @@ export class SimScanner implements ScannerDriver {
     this.ppm = intParam(q, 'ppm', 1, 10_000);
     const fault = q.get('fault');
     if (fault !== null) {
-      if (!(simScannerFaults as readonly string[]).includes(fault)) throw new TypeError(`sim scanner URI: fault must be ${simScannerFaults.join(' or ')}, not '${fault}'`);
-      this.fault = fault as SimScannerFault;
+      if (!isSimScannerFault(fault)) throw new TypeError(`sim scanner URI: fault must be ${simScannerFaults.join(' or ')}, not '${fault}'`);
+      this.fault = fault;
     }
     const jam = intParam(q, 'jam', 0, 10_000);
     if (jam !== undefined) this.armed = { sheets: jam, fault: 'jammed' };
@@ -195,7 +196,8 @@ export class SimScanner implements ScannerDriver {
           this.changed();
           this.checkFault();
         }
-        const s = this.feeder.shift()!;
+        const s = this.feeder.shift();
+        if (s === undefined) break;
         sheet++;
         this.fed++;
         if (this.feeder.length === 0) this.changed();
@@ -264,7 +266,7 @@ export class SimScanner implements ScannerDriver {
       try {
         return await renderGiven(await imageBytes(given), given.dpi, o);
       } catch (e) {
-        throw new ScanFault('io', `cannot scan the sheet image: ${(e as Error).message}`);
+        throw new ScanFault('io', `cannot scan the sheet image: ${messageOf(e)}`);
       }
     }
     const key = JSON.stringify([g, o]);

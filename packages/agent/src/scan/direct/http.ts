@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { BuiltRequest } from './wire.ts';
+import { errnoCode, messageOf } from '@boxhub/protocol/caught.ts';
 
 export interface DirectHttpOptions {
   h2c?: boolean;
@@ -61,8 +62,10 @@ export async function attempt(dispatcher: Dispatcher, addr: string, req: BuiltRe
     });
   } catch (e) {
     if (signal.aborted) throw signal.reason;
-    const err = e as Error & { code?: string; cause?: { message?: string } };
-    return { kind: 'retry', why: `${err.code ? `${err.code}: ` : ''}${err.message}${err.cause?.message ? ` (${err.cause.message})` : ''}` };
+    const code = errnoCode(e);
+    const cause = e instanceof Error ? e.cause : undefined;
+    const causeMessage = cause instanceof Error ? cause.message : undefined;
+    return { kind: 'retry', why: `${code ? `${code}: ` : ''}${messageOf(e)}${causeMessage ? ` (${causeMessage})` : ''}` };
   }
   const answer = await readSome(res.body);
   const status = res.statusCode;

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ScanError, type DirectTransfer } from '@boxhub/protocol';
+import { type DirectTransfer, messageOf, ScanError } from '@boxhub/protocol';
 import { partName, type DirectPageMeta, type EndManifest, type Manifest, type PagesManifest } from '@boxhub/protocol/direct-wire.ts';
 import { e2eInfo, sealBuffer } from '@boxhub/protocol/e2e.ts';
 import type { Dispatcher } from 'undici';
@@ -170,7 +170,7 @@ export class DirectSender {
 
   private queue(b: DirectBatch): void {
     this.chain = this.chain.then(() => this.deliver(b)).catch((e: unknown) => {
-      if (!this.haltAc.signal.aborted) this.d.log('direct transfer failed', { task: this.d.task, error: (e as Error).message });
+      if (!this.haltAc.signal.aborted) this.d.log('direct transfer failed', { task: this.d.task, error: messageOf(e) });
     });
   }
 
