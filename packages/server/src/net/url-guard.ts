@@ -11,6 +11,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { MAX_URL_CHARS, urlChars } from '@boxhub/protocol';
+import { thrownCode, thrownMessage } from '../thrown.ts';
 
 export const MAX_URL_LENGTH = MAX_URL_CHARS;
 
@@ -147,7 +148,7 @@ export class UrlGuard {
     }
     let addrs: string[];
     try { addrs = await this.resolve(host); } catch (e) {
-      return { kind: 'syntax', reason: `host '${host}' does not resolve (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` };
+      return { kind: 'syntax', reason: `host '${host}' does not resolve (${thrownCode(e) ?? thrownMessage(e)})` };
     }
     for (const a of addrs) {
       const p = addressProblem(a, this.allowPrivateNetworks);

@@ -24,6 +24,7 @@ import { CONSOLE_CSS } from './style.ts';
 import { taskPages } from './task-pages.ts';
 import { templatePages } from './template-pages.ts';
 import { errorView, loginView } from './views.ts';
+import { thrownMessage, thrownStatus } from '../../thrown.ts';
 
 export type { ConsoleOptions } from './kit.ts';
 
@@ -96,14 +97,15 @@ export async function consoleRoutes(app: FastifyInstance, o: ConsoleOptions): Pr
   app.setErrorHandler((err, req, reply) => {
     let status = 500;
     let message = `internal error (request id ${req.id})`;
+    const errStatus = thrownStatus(err);
     if (err instanceof Refused) { status = err.status; message = err.message; }
     else if (isApiError(err)) {
       status = err.key === 'NOT_FOUND' || err.key === 'DEVICE_NOT_FOUND' ? 404 : err.key === 'RATE_LIMITED' ? 429 : err.key === 'SERVER_BUSY' ? 503 : 400;
       const after = (err.data as { retry_after?: unknown } | null)?.retry_after;
       if (typeof after === 'number') reply.header('retry-after', String(after));
       message = `${err.message} (code ${err.code})`;
-    } else if ((err as { statusCode?: number }).statusCode && (err as { statusCode: number }).statusCode < 500) {
-      status = (err as { statusCode: number }).statusCode; message = (err as Error).message;
+    } else if (errStatus && errStatus < 500) {
+      status = errStatus; message = thrownMessage(err);
     } else req.log.error({ err }, 'console: unhandled error');
     const home = req.operatorSession ? `${OPERATOR_PATH}/applications` : req.consoleSession ? '/console/devices' : '/console/login';
     return reply.code(status).type('text/html; charset=utf-8').send(page('Error', ctx(req), errorView(status, message, home)));
