@@ -43,7 +43,7 @@ export function templatePages(app: FastifyInstance, o: ConsoleOptions): void {
     const definition = form.definition ?? '';
     const students = form.students ?? '';
     try {
-      const body = checkBody<api.CardTemplateCreateBody>(api.CardTemplateCreateBody, createBody(definition, students));
+      const body = checkBody(api.CardTemplateCreateBody, createBody(definition, students));
       const t = await s.templates.create(appId, body);
       return reply.redirect(`/console/templates/${enc(t.template_id)}?msg=template_created`, 303);
     } catch (e) {
