@@ -131,7 +131,8 @@ export class RecognitionWorkers {
     const fresh = new TaskAssembly(key, set);
     if (kept?.busy) return fresh;
     this.assemblies.delete(uuid);
-    if (this.assemblies.size >= 64) this.assemblies.delete(this.assemblies.keys().next().value!);
+    const oldest = this.assemblies.keys().next();
+    if (this.assemblies.size >= 64 && !oldest.done) this.assemblies.delete(oldest.value);
     this.assemblies.set(uuid, fresh);
     return fresh;
   }
@@ -200,19 +201,24 @@ export class RecognitionWorkers {
         return {
           ...(waiting ? { next: 'again' as const, at: graceUntil } : { next: 'done' as const }),
           effect: async (trx: Trx) => {
+            // A recognition task is created with its callback_url.
+            const url = (): string => {
+              if (!task.callback_url) throw new Error(`recognition task '${uuid}' has no callback_url`);
+              return task.callback_url;
+            };
             if (bodies.length > 0 || final) {
               if (!(await repo.sent(trx, uuid, sentBefore, results.length))) return;
             }
             for (const [i, body] of bodies.entries()) {
               const k = sentBefore + i;
               await callbacks.enqueue(trx, {
-                appId: task.app_id, url: task.callback_url!, method: 'POST', event: 'recognition.result', taskUuid: uuid, body, group: group(k),
+                appId: task.app_id, url: url(), method: 'POST', event: 'recognition.result', taskUuid: uuid, body, group: group(k),
                 ...(k > 0 ? { waitFor: group(k - 1) } : {}),
               });
             }
             if (final) {
               await callbacks.enqueue(trx, {
-                appId: task.app_id, url: task.callback_url!, method: 'PUT', event: 'recognition.end', taskUuid: uuid, body: { uuid, finish: true },
+                appId: task.app_id, url: url(), method: 'PUT', event: 'recognition.end', taskUuid: uuid, body: { uuid, finish: true },
                 ...(results.length > 0 ? { waitFor: group(results.length - 1) } : {}),
               });
               await tasks.transition(trx, task, 'recognition.finished', { finished_at: clock.now() });
