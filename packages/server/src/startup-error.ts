@@ -15,18 +15,15 @@ export class StartupError extends Error {
 }
 
 import { BrokerUnfit, BrokerUnreachable } from './broker/capabilities.ts';
+import { thrownCause, thrownCode } from './thrown.ts';
 
-const code = (e: unknown): string | undefined => {
-  const c = (e as { code?: unknown } | undefined)?.code;
-  return typeof c === 'string' ? c : undefined;
-};
 
 /** Errors of a file system that cannot hold the data directory (for this user or at all). */
 const NOT_WRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EEXIST', 'ENOSPC', 'EDQUOT', 'ELOOP', 'ENAMETOOLONG', 'SQLITE_CANTOPEN', 'SQLITE_READONLY', 'SQLITE_IOERR', 'SQLITE_FULL']);
 
 /** The data directory (SQLite database, key file, blobs) could not be made or written. */
 export function dataDirError(e: unknown, dir: string): unknown {
-  const c = code(e);
+  const c = thrownCode(e);
   if (!c || !NOT_WRITABLE.has(c)) return e;
   return new StartupError(`the data directory ${dir} cannot be created or written (${c}): set BOXHUB_DATA_DIR to a directory this user can write`, 'BOXHUB_DATA_DIR', { cause: e });
 }
@@ -38,9 +35,9 @@ const DB_UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOST
 /** The database of DATABASE_URL could not be reached; the message names its host, never its password. */
 export function databaseError(e: unknown, url: string | undefined): unknown {
   if (!url) return e;
-  const inner = (e as { cause?: unknown } | undefined)?.cause ?? e;
-  const c = code(inner) ?? code(e);
-  const timedOut = /timeout/i.test((inner as Error | undefined)?.message ?? '');
+  const inner = thrownCause(e) ?? e;
+  const c = thrownCode(inner) ?? thrownCode(e);
+  const timedOut = /timeout/i.test(inner instanceof Error ? inner.message : '');
   if (!(c && DB_UNREACHABLE.has(c)) && !timedOut) return e;
   let where = 'the database';
   try { const u = new URL(url); where = `the database at ${u.hostname}:${u.port || '5432'}${u.pathname}`; } catch { /* an unparseable URL fails in loadConfig first */ }
@@ -52,7 +49,7 @@ export function databaseError(e: unknown, url: string | undefined): unknown {
 
 /** A listener (HTTP, the embedded broker, metrics) could not take its address. */
 export function listenError(e: unknown, what: string, host: string, port: number, setting: string, hostSetting: string): unknown {
-  const c = code(e);
+  const c = thrownCode(e);
   if (c === 'EADDRINUSE') {
     return new StartupError(`${what} cannot listen on ${host}:${port}: the port is in use (another boxhub serve or npm start?); stop that process or set ${setting} to a free port`, setting, { cause: e });
   }

@@ -13,6 +13,7 @@ import type { Broker } from '../broker/types.ts';
 import type { Clock } from '../clock.ts';
 import type { DeviceRow } from '../db/schema.ts';
 import { KeyedQueue } from './keyed-queue.ts';
+import { thrownMessage } from '../thrown.ts';
 
 /** Applies a box's job event; resolves once it is applied (or known to be a duplicate). */
 export type JobEventHandler = (uuid: string, event: JobEvent) => Promise<void>;
@@ -125,7 +126,7 @@ export class BoxGateway {
     } catch (e) {
       const p = this.pending.get(id);
       if (p) { clearTimeout(p.timer); this.pending.delete(id); }
-      throw new ApiError('SERVICE_UNAVAILABLE', `could not reach the box link: ${(e as Error).message}`);
+      throw new ApiError('SERVICE_UNAVAILABLE', `could not reach the box link: ${thrownMessage(e)}`);
     }
     return acked;
   }

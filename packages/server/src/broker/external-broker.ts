@@ -12,6 +12,7 @@ import mqtt, { type MqttClient } from 'mqtt';
 import type { Broker, MessageHandler, SubscribeOptions } from './types.ts';
 import { redact } from './broker-url.ts';
 import { BrokerUnfit, BrokerUnreachable, isUnsupportedVersion, probeBroker } from './capabilities.ts';
+import { thrownMessage } from '../thrown.ts';
 
 const DYNSEC_TOPIC = '$CONTROL/dynamic-security/v1';
 const DYNSEC_RESPONSE_TOPIC = `${DYNSEC_TOPIC}/response`;
@@ -239,17 +240,14 @@ export class ExternalBroker implements Broker {
     if (!SAFE_UUID.test(uuid)) throw new Error(`cannot provision '${uuid}': a box id must be 1-64 characters of A-Z a-z 0-9 _ . : -`);
     const rolename = deviceRole(uuid);
     const client = { command: 'createClient', username: uuid, clientid: uuid, password: secret, roles: [{ rolename }] };
-    const [role, created] = await this.control([
-      { command: 'createRole', rolename, acls: deviceAcls(uuid) },
-      client,
-    ]);
-    if (role!.error && !/already exists/i.test(role!.error)) throw dynsecError(uuid, role!);
-    if (!created!.error) return;
-    if (!/already exists/i.test(created!.error)) throw dynsecError(uuid, created!);
+    const [role, created] = await this.controlPair({ command: 'createRole', rolename, acls: deviceAcls(uuid) }, client);
+    if (role.error && !/already exists/i.test(role.error)) throw dynsecError(uuid, role);
+    if (!created.error) return;
+    if (!/already exists/i.test(created.error)) throw dynsecError(uuid, created);
     // Deleting also disconnects a box still logged in with the old secret.
-    const [deleted, again] = await this.control([{ command: 'deleteClient', username: uuid }, client]);
-    if (deleted!.error) throw dynsecError(uuid, deleted!);
-    if (again!.error) throw dynsecError(uuid, again!);
+    const [deleted, again] = await this.controlPair({ command: 'deleteClient', username: uuid }, client);
+    if (deleted.error) throw dynsecError(uuid, deleted);
+    if (again.error) throw dynsecError(uuid, again);
   }
 
   /** Removes a box's login and role (a deleted or replaced box). Missing ones are fine. */
@@ -257,6 +255,13 @@ export class ExternalBroker implements Broker {
     if (this.provision === 'none') return;
     const rs = await this.control([{ command: 'deleteClient', username: uuid }, { command: 'deleteRole', rolename: deviceRole(uuid) }]);
     for (const r of rs) if (r.error && !/not found/i.test(r.error)) throw dynsecError(uuid, r);
+  }
+
+  /** Two dynsec commands in one message, and their two answers in order. */
+  private async controlPair(first: DynsecCommand, second: DynsecCommand): Promise<[DynsecResponse, DynsecResponse]> {
+    const [a, b] = await this.control([first, second]);
+    if (!a || !b) throw new Error('the broker answered fewer dynsec commands than it was sent');
+    return [a, b];
   }
 
   /** Sends dynsec commands in one message and returns their answers, in order. */
@@ -279,7 +284,7 @@ export class ExternalBroker implements Broker {
       await this.client.publishAsync(DYNSEC_TOPIC, JSON.stringify({ commands: tagged }), { qos: 1 });
     } catch (e) {
       for (const c of tagged) { const p = this.pendingControl.get(c.correlationData); if (p) { clearTimeout(p.timer); this.pendingControl.delete(c.correlationData); } }
-      throw new Error(`the broker refused a dynsec command: ${(e as Error).message} (may the server's MQTT user publish to ${DYNSEC_TOPIC}?)`);
+      throw new Error(`the broker refused a dynsec command: ${thrownMessage(e)} (may the server's MQTT user publish to ${DYNSEC_TOPIC}?)`);
     }
     return Promise.all(answers);
   }
@@ -288,10 +293,11 @@ export class ExternalBroker implements Broker {
     let body: { responses?: DynsecResponse[] };
     try { body = JSON.parse(payload.toString('utf8')) as typeof body; } catch { return; }
     for (const r of body.responses ?? []) {
-      const p = r.correlationData ? this.pendingControl.get(r.correlationData) : undefined;
-      if (!p) continue; // another node's command
+      const id = r.correlationData;
+      const p = id ? this.pendingControl.get(id) : undefined;
+      if (!id || !p) continue; // another node's command
       clearTimeout(p.timer);
-      this.pendingControl.delete(r.correlationData!);
+      this.pendingControl.delete(id);
       p.resolve(r);
     }
   }

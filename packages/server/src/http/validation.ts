@@ -6,6 +6,7 @@
 import { ApiError } from '@boxhub/protocol';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
+import type { Static, TSchema } from 'typebox';
 
 const base = { allErrors: true, removeAdditional: false, useDefaults: false, strict: true, strictRequired: false } as const;
 const strictAjv = new Ajv({ ...base, coerceTypes: false });
@@ -19,7 +20,10 @@ const EXACT: Record<string, { form: RegExp; value: (s: string) => unknown }> = {
 /** Converts the query fields the schema types as integer, number or boolean, when written exactly. */
 function exactQueryForms(schema: { properties?: Record<string, { type?: unknown }> }): (q: Record<string, unknown>) => void {
   const fields = Object.entries(schema.properties ?? {})
-    .flatMap(([name, p]) => (typeof p.type === 'string' && EXACT[p.type] ? [[name, EXACT[p.type]!] as const] : []));
+    .flatMap(([name, p]) => {
+      const t = typeof p.type === 'string' ? EXACT[p.type] : undefined;
+      return t ? [[name, t] as const] : [];
+    });
   return (q) => {
     for (const [name, t] of fields) {
       const v = q[name];
@@ -42,33 +46,34 @@ export function placesOf(schema: SchemaNode, name: string, at = '', depth = 0, o
 }
 
 /** Adds `params.belongsIn` to unknown-field errors whose field the schema takes elsewhere. */
-function withPlaces(validate: ValidateFunction, schema: object): ValidateFunction {
-  const wrapped = ((data: unknown) => {
+function withPlaces(validate: ValidateFunction, schema: SchemaNode): ValidateFunction {
+  const wrapped = Object.assign((data: unknown): data is unknown => {
     const ok = validate(data);
     wrapped.errors = validate.errors;
     for (const e of validate.errors ?? []) {
       if (e.keyword !== 'additionalProperties') continue;
-      const field = String((e.params as { additionalProperty?: unknown }).additionalProperty);
+      const params: Record<string, unknown> = e.params;
+      const field = String(params.additionalProperty);
       const here = (e.instancePath ?? '').split('/').filter(Boolean).join('.');
-      const places = placesOf(schema as SchemaNode, field).filter((p) => p !== here);
-      if (places.length) (e.params as Record<string, unknown>).belongsIn = places;
+      const places = placesOf(schema, field).filter((p) => p !== here);
+      if (places.length) params.belongsIn = places;
     }
     return ok;
-  }) as ValidateFunction;
+  }, { schema: validate.schema, schemaEnv: validate.schemaEnv, errors: validate.errors });
   return wrapped;
 }
 
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
   const validate = withPlaces(strictAjv.compile(schema), schema);
-  if (httpPart !== 'querystring' && httpPart !== 'params') return validate as ReturnType<FastifySchemaCompiler<object>>;
-  const convert = exactQueryForms(schema as Parameters<typeof exactQueryForms>[0]);
-  const wrapped = ((data: Record<string, unknown>) => {
+  if (httpPart !== 'querystring' && httpPart !== 'params') return validate;
+  const convert = exactQueryForms(schema);
+  const wrapped = Object.assign((data: Record<string, unknown>): boolean => {
     if (data && typeof data === 'object') convert(data);
     const ok = validate(data);
     wrapped.errors = validate.errors;
     return ok;
-  }) as ValidateFunction;
-  return wrapped as ReturnType<FastifySchemaCompiler<object>>;
+  }, { errors: validate.errors });
+  return wrapped;
 };
 
 /** One readable sentence per problem: "body.uuid must be string; body has unknown field 'x'". */
@@ -77,14 +82,17 @@ export function describeValidation(part: string, errors: ErrorObject[] | Partial
   const lines = errors.slice(0, 5).map((e) => {
     const path = (e.instancePath ?? '').split('/').filter(Boolean).join('.');
     const at = path ? `${where}.${path}` : where;
-    const p = (e.params ?? {}) as Record<string, unknown>;
+    const p: Record<string, unknown> = e.params ?? {};
     switch (e.keyword) {
       case 'additionalProperties': {
-        const places = (p.belongsIn as string[] | undefined)?.map((x) => `${where}.${x}`);
-        return `${at} has unknown field '${String(p.additionalProperty)}'${places?.length ? ` (it belongs in ${places.join(' or ')})` : ''}`;
+        const places = (Array.isArray(p.belongsIn) ? p.belongsIn.map(String) : []).map((x) => `${where}.${x}`);
+        return `${at} has unknown field '${String(p.additionalProperty)}'${places.length ? ` (it belongs in ${places.join(' or ')})` : ''}`;
       }
       case 'required': return `${at} is missing required field '${String(p.missingProperty)}'`;
-      case 'enum': return `${at} must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+      case 'enum': {
+        const allowed: unknown[] = Array.isArray(p.allowedValues) ? p.allowedValues : [];
+        return `${at} must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`;
+      }
       case 'pattern': return `${at} must not be blank`;
       default: return `${at} ${e.message ?? 'is invalid'}`;
     }
@@ -99,9 +107,14 @@ const compiled = new WeakMap<object, ValidateFunction>();
  * Checks a body built elsewhere than the API's JSON parser (the web console's forms) against the
  * API's schema for it, with the same rules and the same message (10001) the API gives.
  */
-export function checkBody<T>(schema: object, body: unknown): T {
+export function checkBody<S extends TSchema>(schema: S, body: unknown): Static<S> {
   let validate = compiled.get(schema);
   if (!validate) { validate = withPlaces(strictAjv.compile(schema), schema); compiled.set(schema, validate); }
-  if (!validate(body)) throw new ApiError('INVALID_PARAMETER', describeValidation('body', validate.errors ?? []));
-  return body as T;
+  if (!conforms(validate, schema, body)) throw new ApiError('INVALID_PARAMETER', describeValidation('body', validate.errors ?? []));
+  return body;
+}
+
+/** The check that `validate`, compiled from `schema`, passes `body`: so `body` is of the schema's type. */
+function conforms<S extends TSchema>(validate: ValidateFunction, _schema: S, body: unknown): body is Static<S> {
+  return validate(body);
 }

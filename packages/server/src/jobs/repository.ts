@@ -3,16 +3,13 @@
 // and jobs": without SKIP LOCKED the nodes deadlock); SQLite has one writer at a time, so the
 // same UPDATE without the locking clause is already exclusive.
 import { randomUUID } from 'node:crypto';
-import { sql, type CompiledQuery, type Kysely, type Transaction } from 'kysely';
+import { sql, type CompiledQuery, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Dialect } from '../db/connect.ts';
-import type { Database } from '../db/schema.ts';
+import type { Database, JobsTable } from '../db/schema.ts';
 
 export type Trx = Kysely<Database> | Transaction<Database>;
 
-export interface JobRow {
-  id: string; kind: string; ref: string; fair_key: string | null; payload: string | null;
-  run_at: number; claim_token: string | null; attempts: number; created_at: number;
-}
+export type JobRow = Selectable<JobsTable>;
 
 export interface NewJob {
   kind: string;
@@ -82,7 +79,7 @@ export class JobRepository {
   }
 
   find(kind: string, ref: string): Promise<JobRow | undefined> {
-    return this.db.selectFrom('jobs').selectAll().where('kind', '=', kind).where('ref', '=', ref).executeTakeFirst() as Promise<JobRow | undefined>;
+    return this.db.selectFrom('jobs').selectAll().where('kind', '=', kind).where('ref', '=', ref).executeTakeFirst();
   }
 
   /** Claims due jobs of one kind: their run_at becomes the lease expiry, under `token`. */
@@ -91,33 +88,33 @@ export class JobRepository {
     let due = db.selectFrom('jobs').where('kind', '=', c.kind).where('run_at', '<=', c.now);
     if (c.held.length > 0) due = due.where('id', 'not in', c.held);
     let pick;
-    if (c.fair) {
+    const fair = c.fair;
+    if (fair) {
       // Round robin between keys: rank each key's due jobs by due time and take the first
       // `perRound` of every key before the next ones of any; a key at its limit is left out.
-      if (c.fair.saturated.length > 0) due = due.where((eb) => eb.or([eb('fair_key', 'is', null), eb('fair_key', 'not in', c.fair!.saturated)]));
+      if (fair.saturated.length > 0) due = due.where((eb) => eb.or([eb('fair_key', 'is', null), eb('fair_key', 'not in', fair.saturated)]));
       const ranked = due.select(['id', 'run_at', sql<number>`ROW_NUMBER() OVER (PARTITION BY fair_key ORDER BY run_at, id)`.as('rn')]);
-      const ranked2 = c.fair.busy.length > 0
-        ? ranked.select((eb) => eb.case().when('fair_key', 'in', c.fair!.busy).then(1).else(0).end().as('busy'))
+      const ranked2 = fair.busy.length > 0
+        ? ranked.select((eb) => eb.case().when('fair_key', 'in', fair.busy).then(1).else(0).end().as('busy'))
         : ranked.select(sql<number>`0`.as('busy'));
       // Slots usually free one at a time; ordering by due time alone would hand each to the
       // oldest backlog. A key with nothing in flight here goes first, then the rest by due time.
-      pick = db.selectFrom(ranked2.as('r')).select('r.id').where('r.rn', '<=', c.fair.perRound)
+      pick = db.selectFrom(ranked2.as('r')).select('r.id').where('r.rn', '<=', fair.perRound)
         .orderBy('r.rn').orderBy('r.busy').orderBy('r.run_at').limit(c.limit);
     } else {
       pick = due.select('id').orderBy('run_at').limit(c.limit);
     }
-    let lock = pick;
-    if (this.dialect === 'postgres') {
-      // FOR UPDATE is not allowed beside a window function, so the rows are locked one level up,
-      // re-checking that each is still due (another node may have claimed it meanwhile).
-      lock = db.selectFrom('jobs').select('id').where('id', 'in', pick).where('run_at', '<=', c.now).forUpdate().skipLocked() as unknown as typeof pick;
-    }
+    // FOR UPDATE is not allowed beside a window function, so on PostgreSQL the rows are locked one
+    // level up, re-checking that each is still due (another node may have claimed it meanwhile).
+    const lock = this.dialect === 'postgres'
+      ? db.selectFrom('jobs').select('id').where('id', 'in', pick).where('run_at', '<=', c.now).forUpdate().skipLocked()
+      : pick;
     const rows = await db.updateTable('jobs')
       .set((eb) => ({ run_at: c.leaseUntil, claim_token: c.token, attempts: eb('attempts', '+', 1) }))
       .where('id', 'in', lock)
       .returningAll()
       .execute();
-    return rows as JobRow[];
+    return rows;
   }
 
   /**
@@ -160,7 +157,7 @@ export class JobRepository {
     const held = new Set<string>();
     if (items.length === 0) return held;
     const done = items.filter((i) => i.next.kind === 'done');
-    const moved = items.filter((i) => i.next.kind !== 'done');
+    const moved = items.flatMap((i) => (i.next.kind === 'done' ? [] : [{ id: i.id, token: i.token, next: i.next }]));
     if (this.dialect === 'postgres') {
       // One statement per batch and outcome kind: each statement is a network round trip.
       if (done.length > 0) {
@@ -170,7 +167,7 @@ export class JobRepository {
       }
       if (moved.length > 0) {
         const values = moved.map((m) => {
-          const n = m.next as Exclude<Settle['next'], { kind: 'done' }>;
+          const n = m.next;
           const payload = n.kind === 'again' && n.payload !== undefined ? n.payload : null;
           const keep = !(n.kind === 'again' && n.payload !== undefined );
           return sql`(${m.id}::varchar, ${m.token}::varchar, ${n.at}::bigint, ${payload}::text, ${keep}::boolean)`;
@@ -188,7 +185,7 @@ export class JobRepository {
       if (r.numDeletedRows > 0n) held.add(d.id);
     }
     for (const m of moved) {
-      const n = m.next as Exclude<Settle['next'], { kind: 'done' }>;
+      const n = m.next;
       const set = n.kind === 'again' && n.payload !== undefined
         ? { run_at: n.at, claim_token: null, payload: n.payload }
         : { run_at: n.at, claim_token: null };

@@ -207,7 +207,7 @@ export class JobRunner {
         const leaseUntil = now + h.leaseMs;
         const rows = await this.repo.claim({
           kind: h.kind, now, leaseUntil, token, limit, held: this.overdue(h.kind, now),
-          ...(h.fair ? { fair: { perRound: h.fair.perRound, ...this.keyLoad(h) } } : {}),
+          ...(h.fair ? { fair: { perRound: h.fair.perRound, ...this.keyLoad(h.kind, h.fair) } } : {}),
         });
         if (this.stopped) {
           // Claimed while stopping: give them straight back.
@@ -250,13 +250,13 @@ export class JobRunner {
 
   /** Keys with work in flight on this node, and those that could pass their per-node limit
    *  with one more round. */
-  private keyLoad(h: AnyHandler): { busy: string[]; saturated: string[] } {
+  private keyLoad(kind: string, fair: { perKey: number; perRound: number }): { busy: string[]; saturated: string[] } {
     const perKey = new Map<string, number>();
     for (const f of this.inFlight.values()) {
-      if (f.job.kind === h.kind && f.job.fairKey !== null) perKey.set(f.job.fairKey, (perKey.get(f.job.fairKey) ?? 0) + 1);
+      if (f.job.kind === kind && f.job.fairKey !== null) perKey.set(f.job.fairKey, (perKey.get(f.job.fairKey) ?? 0) + 1);
     }
     const saturated: string[] = [];
-    for (const [k, n] of perKey) if (n + h.fair!.perRound > h.fair!.perKey) saturated.push(k);
+    for (const [k, n] of perKey) if (n + fair.perRound > fair.perKey) saturated.push(k);
     return { busy: [...perKey.keys()].filter((k) => !saturated.includes(k)), saturated };
   }
 
@@ -338,7 +338,8 @@ export class JobRunner {
         byKind.set(f.job.kind, list);
       }
       for (const [kind, items] of byKind) {
-        const h = this.handlers.get(kind)!;
+        const h = this.handlers.get(kind);
+        if (!h) throw new Error(`no handler for job kind '${kind}'`);
         if (h.record) await h.record(trx, items);
         else for (const i of items) await (i.result as { effect: Effect }).effect(trx);
       }

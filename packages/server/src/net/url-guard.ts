@@ -11,6 +11,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { MAX_URL_CHARS, urlChars } from '@boxhub/protocol';
+import { thrownCode, thrownMessage } from '../thrown.ts';
 
 export const MAX_URL_LENGTH = MAX_URL_CHARS;
 
@@ -61,6 +62,14 @@ function v6Range(addr: ipaddr.IPv6): string {
   return range;
 }
 
+/** The eight 16-bit words of an IPv6 address (ipaddr.js always holds eight). */
+type Words = [number, number, number, number, number, number, number, number];
+const isWords = (parts: number[]): parts is Words => parts.length === 8;
+function words(addr: ipaddr.IPv6): Words {
+  if (!isWords(addr.parts)) throw new Error(`an IPv6 address with ${addr.parts.length} words`);
+  return addr.parts;
+}
+
 /**
  * Every IPv4 address an IPv6 address may stand for: the last 32 bits of the mapped,
  * translated (RFC 6145), IPv4-compatible and NAT64 forms, for a local-use NAT64 prefix every
@@ -68,15 +77,17 @@ function v6Range(addr: ipaddr.IPv6): string {
  * addresses a Teredo address carries (server: bits 32-63; client: the last 32 bits inverted).
  */
 function embeddedV4s(addr: ipaddr.IPv6, range: string): ipaddr.IPv4[] {
-  const p = addr.parts as number[];
-  const b = (i: number): number => (p[i >> 1]! >> (i % 2 === 0 ? 8 : 0)) & 0xff; // byte i of 16
-  const bytes = (...idx: number[]): ipaddr.IPv4 => new ipaddr.IPv4(idx.map(b));
+  const p = words(addr);
   switch (range) {
-    case 'ipv4Mapped': case 'rfc6145': case 'ipv4Compatible': case 'nat64': return [v4(p[6]!, p[7]!)];
-    // Byte 8 (bits 64-71) is always zero in RFC 6052 forms, so it is skipped.
-    case 'nat64LocalUse': return [bytes(6, 7, 9, 10), bytes(7, 9, 10, 11), bytes(9, 10, 11, 12), v4(p[6]!, p[7]!)];
-    case '6to4': return [v4(p[1]!, p[2]!)];
-    case 'teredo': return [v4(p[2]!, p[3]!), v4(p[6]! ^ 0xffff, p[7]! ^ 0xffff)];
+    case 'ipv4Mapped': case 'rfc6145': case 'ipv4Compatible': case 'nat64': return [v4(p[6], p[7])];
+    case 'nat64LocalUse': {
+      // Bytes 6, 7 and 9-12; byte 8 (bits 64-71) is always zero in RFC 6052 forms, so it is skipped.
+      const by = addr.toByteArray();
+      const run = [...by.slice(6, 8), ...by.slice(9, 13)];
+      return [new ipaddr.IPv4(run.slice(0, 4)), new ipaddr.IPv4(run.slice(1, 5)), new ipaddr.IPv4(run.slice(2, 6)), v4(p[6], p[7])];
+    }
+    case '6to4': return [v4(p[1], p[2])];
+    case 'teredo': return [v4(p[2], p[3]), v4(p[6] ^ 0xffff, p[7] ^ 0xffff)];
     default: return [];
   }
 }
@@ -91,20 +102,20 @@ const isMetadata = (a: ipaddr.IPv4 | ipaddr.IPv6): boolean => METADATA.has(a.toS
  */
 export function addressProblem(ip: string, allowPrivateNetworks: boolean): string | undefined {
   let addr: ipaddr.IPv4 | ipaddr.IPv6;
-  try { addr = ipaddr.parse(stripBrackets(ip).split('%')[0]!); } catch { return `'${ip}' is not an IP address`; }
-  if (addr.kind() === 'ipv4') {
+  try { addr = ipaddr.parse(stripBrackets(ip).replace(/%.*/s, '')); } catch { return `'${ip}' is not an IP address`; }
+  if (addr instanceof ipaddr.IPv4) {
     if (isMetadata(addr)) return `${ip} is a cloud metadata address`;
     if (allowPrivateNetworks) return undefined;
     const range = addr.range();
     return range === 'unicast' ? undefined : `${ip} is in a non-public range (${range})`;
   }
-  const v6 = addr as ipaddr.IPv6;
+  const v6 = addr;
   const range = v6Range(v6);
   const inner = embeddedV4s(v6, range);
   if (isMetadata(v6) || inner.some(isMetadata)) return `${ip} is a cloud metadata address`;
   if (allowPrivateNetworks) return undefined;
-  if (TRANSLATED.has(range)) {
-    const v = inner[0]!;
+  const [v] = inner;
+  if (TRANSLATED.has(range) && v) {
     const p = addressProblem(v.toString(), false);
     return p ? `${ip} embeds ${v.toString()}: ${p}` : undefined;
   }
@@ -147,7 +158,7 @@ export class UrlGuard {
     }
     let addrs: string[];
     try { addrs = await this.resolve(host); } catch (e) {
-      return { kind: 'syntax', reason: `host '${host}' does not resolve (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` };
+      return { kind: 'syntax', reason: `host '${host}' does not resolve (${thrownCode(e) ?? thrownMessage(e)})` };
     }
     for (const a of addrs) {
       const p = addressProblem(a, this.allowPrivateNetworks);

@@ -47,9 +47,10 @@ export interface TaskLifecycleDeps {
 
 export class TaskLifecycle {
   private readonly d: TaskLifecycleDeps;
-  private readonly hooks = new Map<TaskKind, TaskKindHooks>();
+  /** By kind name: registerKind() adds only TaskKinds, a task row's kind is text, looked up as is. */
+  private readonly hooks = new Map<string, TaskKindHooks>();
   /** Kinds whose tasks run on a box (modules/kinds.ts). */
-  private readonly onBox = new Set<TaskKind>();
+  private readonly onBox = new Set<string>();
 
   constructor(d: TaskLifecycleDeps) { this.d = d; }
 
@@ -73,7 +74,7 @@ export class TaskLifecycle {
 
   /** Records a task and its expiry in the caller's transaction. */
   async create(trx: Trx, t: NewTask): Promise<void> {
-    const onBox = this.onBox.has(t.kind as TaskKind);
+    const onBox = this.onBox.has(t.kind);
     await this.d.tasks.insert(trx, t);
     if (onBox) await this.d.tasks.history.add(trx, t.uuid, { at: t.created_at, source: 'server', what: 'created', detail: { kind: t.kind } });
     await this.d.jobs.schedule(trx, { kind: EXPIRE_JOB, ref: t.uuid, runAt: t.expires_at });
@@ -105,14 +106,14 @@ export class TaskLifecycle {
     await this.d.jobs.cancel(trx, UNACKED_JOB, task.uuid);
     await this.d.tasks.history.add(trx, task.uuid, { at: now, source: 'box', what: 'acknowledged', detail: boot ? { boot } : {} });
     const after = (await this.d.tasks.find(trx, task.uuid)) ?? task;
-    await this.hooks.get(task.kind as TaskKind)?.acked?.(trx, after, now);
+    await this.hooks.get(task.kind)?.acked?.(trx, after, now);
     return after;
   }
 
   /** Ends an active task without its box through its kind's hooks (`message`: the task's
    *  error_message, for a kind that keeps one). */
   async end(trx: Trx, task: TaskRow, why: EndReason, now: number, message?: string): Promise<void> {
-    await this.hooks.get(task.kind as TaskKind)?.end(trx, task, why, now, message);
+    await this.hooks.get(task.kind)?.end(trx, task, why, now, message);
   }
 
   /** Tells a box to drop tasks of a kind the server has ended (the kind's command). */
@@ -134,13 +135,13 @@ export class TaskLifecycle {
    */
   async endForApp(appId: string, device: string): Promise<number> {
     const { tasks, clock } = this.d;
-    const ended = new Map<TaskKind, string[]>();
+    const ended = new Map<string, string[]>();
     await transact(tasks.db, async (trx) => {
       for (const t of await tasks.active(trx, device, undefined, appId)) {
-        const hooks = this.hooks.get(t.kind as TaskKind);
-        if (!hooks || !this.onBox.has(t.kind as TaskKind)) continue;
+        const hooks = this.hooks.get(t.kind);
+        if (!hooks || !this.onBox.has(t.kind)) continue;
         await hooks.end(trx, t, 'unbind', clock.now());
-        ended.set(t.kind as TaskKind, [...(ended.get(t.kind as TaskKind) ?? []), t.uuid]);
+        ended.set(t.kind, [...(ended.get(t.kind) ?? []), t.uuid]);
       }
     });
     for (const [kind, ids] of ended) {
@@ -163,7 +164,7 @@ export class TaskLifecycle {
         const { tasks, clock } = this.d;
         const task = await tasks.find(tasks.db, job.ref);
         if (!task) return { next: 'done' };
-        const hooks = this.hooks.get(task.kind as TaskKind);
+        const hooks = this.hooks.get(task.kind);
         if (task.state !== 'ended') {
           // The end is recorded before the box hears of it, so its own report of the end (a
           // stopped scan) cannot come first and take the expiry's error code.
@@ -204,7 +205,7 @@ export class TaskLifecycle {
         const { tasks, clock } = this.d;
         const task = await tasks.find(tasks.db, job.ref);
         if (!task || task.acked_at !== null || task.state !== 'created') return { next: 'done' };
-        const hooks = this.hooks.get(task.kind as TaskKind);
+        const hooks = this.hooks.get(task.kind);
         if (!hooks) return { next: 'done' };
         let ended = false;
         await transact(tasks.db, async (trx) => {
@@ -237,7 +238,7 @@ export class TaskLifecycle {
     const active = await tasks.active(tasks.db, device);
     for (const t of active) {
       if (listed.has(t.uuid) || !t.box_boot || t.box_boot === state.boot) continue;
-      const hooks = this.hooks.get(t.kind as TaskKind);
+      const hooks = this.hooks.get(t.kind);
       if (!hooks) continue;
       await transact(tasks.db, async (trx) => {
         const current = await tasks.find(trx, t.uuid);

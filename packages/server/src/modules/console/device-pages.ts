@@ -226,7 +226,7 @@ export function devicePages(app: FastifyInstance, o: ConsoleOptions): void {
       if (!file || file.length === 0) throw new ApiError('INVALID_PARAMETER', 'choose a PDF or JPG file to print');
       const options = printOptionsOf(chosen);
       // The API's own schema and the API's own service: the same checks and messages as POST /api/print/create.
-      const body = checkBody<api.PrintCreateBody>(api.PrintCreateBody, {
+      const body = checkBody(api.PrintCreateBody, {
         client_uuid: uuid, file_type: fileTypeOf(file), file_content: INLINE_PLACEHOLDER, ...(Object.keys(options).length ? { options } : {}),
       });
       hold.holdFile(file);

@@ -31,7 +31,7 @@ export function fleetPages(app: FastifyInstance, o: ConsoleOptions): void {
     show(reply, req, 'Rollout', rolloutView(await rollouts.view(idParam(req.params.id)), operatorOf(req).csrf)));
   app.post(`${OPERATOR_PATH}/rollouts/create`, async (req, reply) => {
     const f = formOf(req);
-    const body = checkBody<api.RolloutCreateBody>(api.RolloutCreateBody, {
+    const body = checkBody(api.RolloutCreateBody, {
       release_id: f.release_id ?? '', ...(f.label ? { label: f.label } : { percent: int(f.percent) ?? 100 }),
       waves: int(f.waves) ?? 3, wave_pause_s: int(f.wave_pause_s) ?? 600, max_failed_pct: int(f.max_failed_pct) ?? 10,
     });

@@ -44,7 +44,7 @@ export function keyPages(app: FastifyInstance, o: ConsoleOptions): void {
   });
 
   app.post('/console/keys/e2e', async (req, reply) => {
-    const body = checkBody<api.E2eKeyRegisterBody>(api.E2eKeyRegisterBody, { public_key: (formOf(req).public_key ?? '').trim() });
+    const body = checkBody(api.E2eKeyRegisterBody, { public_key: (formOf(req).public_key ?? '').trim() });
     await s.e2eKeys.register(sess(req).appId, body);
     return reply.redirect('/console/keys?msg=e2e_registered', 303);
   });

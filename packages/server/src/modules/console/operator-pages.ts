@@ -62,7 +62,7 @@ export function operatorPages(app: FastifyInstance, o: ConsoleOptions): void {
   // The new application's key and secret are shown in this answer only.
   app.post(`${OPERATOR_PATH}/applications/create`, async (req, reply) => {
     const form = formOf(req);
-    const body = checkBody<{ name: string; ess?: boolean }>(api.OperatorAppCreateBody, { name: form.name ?? '', ess: form.ess === '1' });
+    const body = checkBody(api.OperatorAppCreateBody, { name: form.name ?? '', ess: form.ess === '1' });
     return appsPage(req, reply, 1, await applications.create({ name: body.name, ess: body.ess ?? false }));
   });
 
@@ -74,7 +74,7 @@ export function operatorPages(app: FastifyInstance, o: ConsoleOptions): void {
     appPage(req, reply, idParam(req.params.id), undefined, req.query.msg));
   app.post<{ Params: { id: string } }>(`${OPERATOR_PATH}/applications/:id/keys/create`, async (req, reply) => {
     const appId = idParam(req.params.id);
-    const body = checkBody<{ app_id: string; name: string }>(api.KeyCreateBody, { app_id: appId, name: formOf(req).name ?? '' });
+    const body = checkBody(api.KeyCreateBody, { app_id: appId, name: formOf(req).name ?? '' });
     return appPage(req, reply, appId, { ...(await applications.createKey(body.app_id, body.name)), rotated: false });
   });
   app.post<{ Params: { key: string } }>(`${OPERATOR_PATH}/keys/:key/rotate`, async (req, reply) => {
@@ -99,7 +99,7 @@ export function operatorPages(app: FastifyInstance, o: ConsoleOptions): void {
   // The box's secret is shown in this answer only.
   app.post(`${OPERATOR_PATH}/devices/register`, async (req, reply) => {
     const form = formOf(req);
-    const body = checkBody<{ code: string; model: string }>(api.DeviceRegisterBody, { code: form.code ?? '', model: form.model ?? '' });
+    const body = checkBody(api.DeviceRegisterBody, { code: form.code ?? '', model: form.model ?? '' });
     return devicesPage(req, reply, 1, await devices.register(body, hooks.provision));
   });
   app.post<{ Params: { uuid: string } }>(`${OPERATOR_PATH}/devices/:uuid/rotate_secret`, async (req, reply) => {

@@ -25,9 +25,9 @@ export function recognitionPages(app: FastifyInstance, o: ConsoleOptions): void 
     const appId = sess(req).appId;
     const device = idParam((form.device ?? '').trim() || '-');
     await s.devices.info(appId, device);
-    const body = checkBody<api.EssCreateBody>(api.EssCreateBody, { callback_url: (form.callback_url ?? '').trim() });
+    const body = checkBody(api.EssCreateBody, { callback_url: (form.callback_url ?? '').trim() });
     const task = await s.recognition.create(req.application, body);
-    const scan = checkBody<api.ScanCreateBody>(api.ScanCreateBody, {
+    const scan = checkBody(api.ScanCreateBody, {
       client_uuid: device, options: { direct_mode: 1, direct_addr: task.direct_addr, duplex: form.simplex !== '1', resolution: 200 },
     });
     await s.scan.create(appId, scan);

@@ -75,7 +75,7 @@ export function reviewPages(app: FastifyInstance, o: ConsoleOptions): void {
         `Send the corrected result of student ${index} to the task's callback URL as revision ${state.revision + 1}? The application gets it as a new callback; sheets marked as not a card are left out of this student's result.`));
     }
     try {
-      const body = checkBody<api.ReviewCorrectBody>(api.ReviewCorrectBody, correction(uuid, index, form, state.current));
+      const body = checkBody(api.ReviewCorrectBody, correction(uuid, index, form, state.current));
       await review.correct(sess(req).appId, { keyId: req.application.key_id, via: 'console', ...(body.reviewer ? { name: body.reviewer } : {}) }, body);
     } catch (e) {
       if (!isApiError(e) || !FORM_ERRORS.has(e.key)) throw e;

@@ -24,6 +24,7 @@ import { CONSOLE_CSS } from './style.ts';
 import { taskPages } from './task-pages.ts';
 import { templatePages } from './template-pages.ts';
 import { errorView, loginView } from './views.ts';
+import { thrownMessage, thrownStatus } from '../../thrown.ts';
 
 export type { ConsoleOptions } from './kit.ts';
 
@@ -39,8 +40,9 @@ export async function consoleRoutes(app: FastifyInstance, o: ConsoleOptions): Pr
   // Pages, not API: kept out of /openapi.json (and so out of the SDK).
   app.addHook('onRoute', (route) => { route.schema = { ...route.schema, hide: true }; });
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_req, body, done) => {
+    // parseAs: 'string' hands a string (toString() is for the type's Buffer branch).
     const form: Form = Object.create(null) as Form;
-    for (const [k, v] of new URLSearchParams(body as string)) form[k] = v;
+    for (const [k, v] of new URLSearchParams(body.toString())) form[k] = v;
     done(null, form);
   });
   // The print upload: its fields (the token first), one file.
@@ -89,21 +91,22 @@ export async function consoleRoutes(app: FastifyInstance, o: ConsoleOptions): Pr
     const session = req.consoleSession ?? req.operatorSession;
     if (req.method !== 'POST' || !session) return;
     if (req.routeOptions.url === PRINT_ROUTE && req.isMultipart()) return;
-    const sent = (req.body as Form | undefined)?._csrf ?? headerValue(req.headers['x-csrf-token']);
+    const sent = formOf(req)._csrf ?? headerValue(req.headers['x-csrf-token']);
     if (!sameToken(sent, session.csrf)) throw new Refused(403, CSRF_REFUSED);
   });
 
   app.setErrorHandler((err, req, reply) => {
     let status = 500;
     let message = `internal error (request id ${req.id})`;
+    const errStatus = thrownStatus(err);
     if (err instanceof Refused) { status = err.status; message = err.message; }
     else if (isApiError(err)) {
       status = err.key === 'NOT_FOUND' || err.key === 'DEVICE_NOT_FOUND' ? 404 : err.key === 'RATE_LIMITED' ? 429 : err.key === 'SERVER_BUSY' ? 503 : 400;
-      const after = (err.data as { retry_after?: unknown } | null)?.retry_after;
+      const after = err.data?.retry_after;
       if (typeof after === 'number') reply.header('retry-after', String(after));
       message = `${err.message} (code ${err.code})`;
-    } else if ((err as { statusCode?: number }).statusCode && (err as { statusCode: number }).statusCode < 500) {
-      status = (err as { statusCode: number }).statusCode; message = (err as Error).message;
+    } else if (errStatus && errStatus < 500) {
+      status = errStatus; message = thrownMessage(err);
     } else req.log.error({ err }, 'console: unhandled error');
     const home = req.operatorSession ? `${OPERATOR_PATH}/applications` : req.consoleSession ? '/console/devices' : '/console/login';
     return reply.code(status).type('text/html; charset=utf-8').send(page('Error', ctx(req), errorView(status, message, home)));

@@ -6,6 +6,7 @@ import { checkBody } from '../../http/validation.ts';
 import { dangers } from './dangers.ts';
 import { askFirst, confirmed, enc, formOf, idParam, sess, show, type ConsoleOptions } from './kit.ts';
 import { EXAMPLE_DEFINITION, templatesView, templateView } from './template-views.ts';
+import { thrownMessage } from '../../thrown.ts';
 
 /** Answers that are about what was typed: the form comes back with them. */
 const FORM_ERRORS = new Set(['INVALID_PARAMETER', 'CARD_DEFINITION_INVALID', 'CARD_TEMPLATE_LIMIT']);
@@ -17,7 +18,7 @@ const CREATE_BODY_LIMIT = 3 * 1024 * 1024;
 function createBody(definition: string, students: string): unknown {
   let parsed: unknown;
   try { parsed = JSON.parse(definition); } catch (e) {
-    throw new ApiError('INVALID_PARAMETER', `body.definition is not valid JSON: ${(e as Error).message}`);
+    throw new ApiError('INVALID_PARAMETER', `body.definition is not valid JSON: ${thrownMessage(e)}`);
   }
   const lines = students.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
   const list = lines.map((l) => {
@@ -42,7 +43,7 @@ export function templatePages(app: FastifyInstance, o: ConsoleOptions): void {
     const definition = form.definition ?? '';
     const students = form.students ?? '';
     try {
-      const body = checkBody<api.CardTemplateCreateBody>(api.CardTemplateCreateBody, createBody(definition, students));
+      const body = checkBody(api.CardTemplateCreateBody, createBody(definition, students));
       const t = await s.templates.create(appId, body);
       return reply.redirect(`/console/templates/${enc(t.template_id)}?msg=template_created`, 303);
     } catch (e) {

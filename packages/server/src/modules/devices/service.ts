@@ -9,6 +9,7 @@ import type { DeviceRow } from '../../db/schema.ts';
 import { newDeviceSecret, sha256 } from '../../secrets.ts';
 import type { DeviceRepository } from './repository.ts';
 import { toClient } from './view.ts';
+import { thrownMessage } from '../../thrown.ts';
 
 export const DEVICE_PAGE_SIZE = 100;
 
@@ -112,7 +113,7 @@ export class DeviceService {
     try {
       await hooks.deprovision?.(uuid);
     } catch (e) {
-      throw new ApiError('SERVICE_UNAVAILABLE', `the secret is revoked in the database, but the broker could not remove the login (${(e as Error).message}); revoke again`);
+      throw new ApiError('SERVICE_UNAVAILABLE', `the secret is revoked in the database, but the broker could not remove the login (${thrownMessage(e)}); revoke again`);
     }
     hooks.disconnect?.(uuid);
   }

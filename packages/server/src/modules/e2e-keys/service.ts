@@ -8,6 +8,7 @@ import { isUniqueViolation } from '../../db/errors.ts';
 import type { E2eKeyRow } from '../../db/schema.ts';
 import type { E2eKeyRepository } from './repository.ts';
 import { transact } from '../../db/transaction.ts';
+import { thrownMessage } from '../../thrown.ts';
 
 export class E2eKeyService {
   private readonly repo: E2eKeyRepository;
@@ -19,7 +20,7 @@ export class E2eKeyService {
     try {
       raw = rawKey(body.public_key.trim(), 'public_key');
     } catch (e) {
-      throw new ApiError('INVALID_PARAMETER', (e as Error).message);
+      throw new ApiError('INVALID_PARAMETER', thrownMessage(e));
     }
     // The all-zero point (and the other low-order points X25519 maps to zero) gives a shared
     // secret of zero: WebCrypto refuses it at use, so it is refused here, at registration.

@@ -3,6 +3,7 @@
 // within a size and a time limit, the answer read as it streams and dropped at the limit.
 import { ApiError } from '@boxhub/protocol';
 import { request, type Dispatcher } from 'undici';
+import { thrownMessage } from '../../thrown.ts';
 
 export interface FetchLimits { maxBytes: number; timeoutMs: number }
 
@@ -46,7 +47,7 @@ export async function fetchFile(url: string, dispatcher: Dispatcher, limits: Fet
       }
     } catch (e) {
       if (e instanceof ApiError) throw e;
-      throw new ApiError('PRINT_FETCH_FAILED', ac.signal.aborted ? `file_url did not send the whole file within ${limits.timeoutMs / 1000} s` : `file_url's answer broke off: ${(e as Error).message}`);
+      throw new ApiError('PRINT_FETCH_FAILED', ac.signal.aborted ? `file_url did not send the whole file within ${limits.timeoutMs / 1000} s` : `file_url's answer broke off: ${thrownMessage(e)}`);
     }
     return Buffer.concat(chunks, size);
   } finally {

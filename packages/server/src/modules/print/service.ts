@@ -62,9 +62,14 @@ export interface PrintServiceDeps {
 }
 
 /** What a print task keeps of its request (tasks.options). */
+interface StoredFileCommon { format: 'pdf' | 'jpg'; md5?: string; cipher?: string; e2e_kid?: string }
+/** A direct print's file: the box fetches file_url itself. */
+interface DirectFile extends StoredFileCommon { direct: true; url: string; key?: undefined; size?: undefined }
+/** A file held in the blob store. */
+interface HeldFile extends StoredFileCommon { direct?: false; key: string; size: number; md5: string; url?: undefined }
 interface StoredPrint {
   job: PrintJobOptions;
-  file: { key?: string; url?: string; format: 'pdf' | 'jpg'; size?: number; md5?: string; direct?: boolean; cipher?: string; e2e_kid?: string };
+  file: DirectFile | HeldFile;
 }
 
 /** The error code of a print task the server ends without its box, by why. */
@@ -171,8 +176,9 @@ export class PrintService {
     const expiresAt = now + this.d.settings.taskTtlMs;
     let stored: StoredPrint;
     let pages: number | undefined;
-    if (o.direct) {
-      stored = { job, file: { url: body.file_url!, format: body.file_type, direct: true, ...(wantMd5 ? { md5: wantMd5 } : {}), ...e2e } };
+    // options.direct without file_url was refused above.
+    if (o.direct && body.file_url !== undefined) {
+      stored = { job, file: { url: body.file_url, format: body.file_type, direct: true, ...(wantMd5 ? { md5: wantMd5 } : {}), ...e2e } };
     } else {
       const file = await this.storeFile(uuid, body, job, wantMd5, cipher, held);
       pages = file.pages;
@@ -277,13 +283,13 @@ export class PrintService {
   /** The file as the box fetches it: a fresh signed URL of the stored file, or the direct URL. */
   private async boxFile(task: string, s: StoredPrint): Promise<PrintStartParams['file']> {
     const cipher = s.file.cipher ? { cipher: s.file.cipher } : {};
-    if (s.file.direct) return { url: s.file.url!, format: s.file.format, direct: true, ...(s.file.md5 ? { md5: s.file.md5 } : {}), ...cipher };
+    if (s.file.direct) return { url: s.file.url, format: s.file.format, direct: true, ...(s.file.md5 ? { md5: s.file.md5 } : {}), ...cipher };
     const expiresAt = this.d.clock.now() + this.d.settings.downloadUrlTtlMs;
-    const url = await this.d.blobs.downloadUrl(s.file.key!, {
+    const url = await this.d.blobs.downloadUrl(s.file.key, {
       fileName: `print-${task.slice(0, 8)}.${s.file.format}${s.file.cipher ? '.enc' : ''}`,
       contentType: s.file.cipher ? 'application/octet-stream' : s.file.format === 'pdf' ? 'application/pdf' : 'image/jpeg', expiresInMs: this.d.settings.downloadUrlTtlMs,
     });
-    return { url, url_expires_at: expiresAt, format: s.file.format, md5: s.file.md5!, size: s.file.size!, ...cipher };
+    return { url, url_expires_at: expiresAt, format: s.file.format, md5: s.file.md5, size: s.file.size, ...cipher };
   }
 
   private async downloadUrl(device: string, taskUuid: string): Promise<Record<string, unknown>> {

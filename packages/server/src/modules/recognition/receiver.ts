@@ -15,6 +15,7 @@ import { ASSEMBLE_JOB, PAGE_JOB, type RecognitionService } from './service.ts';
 import { checkTimestamp, verify } from './signature.ts';
 import { jpegSize, pageTooLarge } from './page-pixels.ts';
 import { transact } from '../../db/transaction.ts';
+import { thrownMessage, thrownStatus } from '../../thrown.ts';
 
 export interface ReceiverOptions {
   recognition: RecognitionService;
@@ -47,8 +48,8 @@ export async function directReceiverRoutes(app: FastifyInstance, o: ReceiverOpti
   // Never the API's envelope (HTTP 200 with an error code): a box takes any 2xx for "stored".
   // What the handler did not answer itself is a 5xx, which the box sends again.
   app.setErrorHandler((err, req, reply) => {
-    const status = (err as { statusCode?: number }).statusCode;
-    if (status && status >= 400 && status < 500) return answer(req, reply, status, (err as Error).message, true);
+    const status = thrownStatus(err);
+    if (status && status >= 400 && status < 500) return answer(req, reply, status, thrownMessage(err), true);
     req.log.error({ err }, 'direct transfer failed');
     reply.header('retry-after', '1');
     return answer(req, reply, 503, `not stored, try again (request id ${req.id})`, true);
@@ -100,7 +101,8 @@ export async function directReceiverRoutes(app: FastifyInstance, o: ReceiverOpti
   });
 
   async function end(_req: FastifyRequest, reply: FastifyReply, task: TaskRow, m: EndManifest, id: string) {
-    const r = (await repo.find(repo.db, task.uuid))!;
+    const r = await repo.find(repo.db, task.uuid);
+    if (!r) throw new Error(`recognition task '${task.uuid}' has no receiver state`);
     // Again (its answer was lost): the same answer, even once the task has ended on it.
     if (r.end_error !== null) return reply.code(200).send({ duplicate: true, id });
     if (task.state === 'ended') throw new Refusal(410, 'this recognition task has ended');
@@ -120,7 +122,8 @@ export async function directReceiverRoutes(app: FastifyInstance, o: ReceiverOpti
 
   async function pages(_req: FastifyRequest, reply: FastifyReply, task: TaskRow, m: PagesManifest, id: string,
     parts: AsyncGenerator<Part>) {
-    const r = (await repo.find(repo.db, task.uuid))!;
+    const r = await repo.find(repo.db, task.uuid);
+    if (!r) throw new Error(`recognition task '${task.uuid}' has no receiver state`);
     if (m.batch < r.next_batch) {
       const before = await repo.batch(repo.db, task.uuid, m.batch);
       if (before?.webhook_id === id) { await drain(parts); return reply.code(200).send({ duplicate: true, id }); }
@@ -155,7 +158,11 @@ export async function directReceiverRoutes(app: FastifyInstance, o: ReceiverOpti
       seq: r.pages_received + i + 1, batch: m.batch, item_id: p.item_id, paper_number: p.paper_number, page_number: p.page_number, front: p.front,
       blob_key: pageKey(task.uuid, r.pages_received + i + 1),
     }));
-    for (const [i, row] of rows.entries()) await blobs.put(row.blob_key, images.get(m.pages[i]!.part)!, { contentType: 'image/jpeg' });
+    for (const [i, p] of m.pages.entries()) {
+      const image = images.get(p.part);
+      if (!image) throw new Refusal(422, `parts missing: ${p.part}`); // checked above
+      await blobs.put(pageKey(task.uuid, r.pages_received + i + 1), image, { contentType: 'image/jpeg' });
+    }
     const stored = await transact(repo.db, async (trx) => {
       if (!(await repo.addBatch(trx, task.uuid, m.batch, id, rows, now))) return false;
       for (const row of rows) await jobs.schedule(trx, { kind: PAGE_JOB, ref: pageJobRef(task.uuid, row.seq), runAt: now, fairKey: task.uuid });

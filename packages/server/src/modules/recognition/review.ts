@@ -8,7 +8,7 @@
 import { ApiError, type api } from '@boxhub/protocol';
 import {
   RECOGNITION_ERRORS, annotatePage, cornerHomography, imageSize, pageOverlay,
-  type AreaState, type Layout, type PageOverlay, type PageReading, type PageSource,
+  type AreaState, type Layout, type PageReading, type PageSource,
 } from '@boxhub/recognizer';
 import type { RecognitionCorrectionRow, RecognitionPageRow } from '../../db/schema.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
@@ -105,11 +105,12 @@ export class ReviewService {
   }
 
   private async layoutOf(appId: string, layoutId: string, cache = new Map<string, Layout | null>()): Promise<Layout | null> {
-    if (!cache.has(layoutId)) {
-      const t = await this.rec.d.repo.template(this.rec.d.repo.db, appId, layoutId);
-      cache.set(layoutId, t ? JSON.parse(t.layout) as Layout : null);
-    }
-    return cache.get(layoutId)!;
+    const cached = cache.get(layoutId);
+    if (cached !== undefined) return cached;
+    const t = await this.rec.d.repo.template(this.rec.d.repo.db, appId, layoutId);
+    const layout = t ? JSON.parse(t.layout) as Layout : null;
+    cache.set(layoutId, layout);
+    return layout;
   }
 
   private async sources(appId: string, uuid: string): Promise<CorrectionSources> {
@@ -144,11 +145,14 @@ export class ReviewService {
       result: s.current.result,
       // The console's list polls every second and shows no links: it asks for none.
       pages: o.links === false ? [] : await this.pageLinks(appId, uuid, s.current.pages.length > 0 ? s.current.pages : s.original.body.pages),
-      corrections: s.corrections.map((c) => ({
-        revision: Number(c.revision), created_at: Number(c.created_at), key_id: c.key_id, via: c.via === 'console' ? 'console' : 'api',
-        ...(c.reviewer ? { reviewer: c.reviewer } : {}), callback_id: c.callback_id,
-        ...(statuses.has(c.callback_id) ? { callback_status: statuses.get(c.callback_id)! } : {}),
-      })),
+      corrections: s.corrections.map((c) => {
+        const status = statuses.get(c.callback_id);
+        return {
+          revision: Number(c.revision), created_at: Number(c.created_at), key_id: c.key_id, via: c.via === 'console' ? 'console' : 'api',
+          ...(c.reviewer ? { reviewer: c.reviewer } : {}), callback_id: c.callback_id,
+          ...(status !== undefined ? { callback_status: status } : {}),
+        };
+      }),
     })));
     return { uuid, state: task.state, students: students.length, items };
   }
@@ -177,8 +181,9 @@ export class ReviewService {
     await this.task(appId, uuid);
     const { located, overlay, detail, student, row, width, height } = await this.overlayOf(appId, uuid, pageNumber, true);
     const [links] = await this.pageLinks(appId, uuid, [{ paper_number: Number(row.paper_number), page_number: pageNumber, front: Number(row.front) === 1, item_id: Number(row.item_id) }]);
+    if (!links) throw new Error(`no links for page ${pageNumber} of recognition task '${uuid}'`);
     return {
-      page_number: pageNumber, student, width, height, temp_download_url: links!.temp_download_url, annotated_url: links!.annotated_url, located,
+      page_number: pageNumber, student, width, height, temp_download_url: links.temp_download_url, annotated_url: links.annotated_url, located,
       ...(detail ? { detail } : {}),
       areas: overlay?.areas ?? [],
       student_number: overlay?.student ? { kind: overlay.student.kind, outline: overlay.student.outline } : null,
@@ -217,7 +222,7 @@ export class ReviewService {
     await this.task(ref.appId, ref.taskUuid);
     const o = await this.overlayOf(ref.appId, ref.taskUuid, ref.pageNumber, false);
     const bytes = await this.rec.d.blobs.getBytes(o.row.blob_key);
-    return this.bounded(() => annotatePage(bytes, o.overlay as PageOverlay | null, o.detail ? `page ${ref.pageNumber}: ${o.detail}` : undefined));
+    return this.bounded(() => annotatePage(bytes, o.overlay, o.detail ? `page ${ref.pageNumber}: ${o.detail}` : undefined));
   }
 
   private async bounded<T>(f: () => Promise<T>): Promise<T> {
@@ -265,10 +270,13 @@ export class ReviewService {
     // previous revision), so a receiver never gets an older result after a newer one.
     const k = s.index - 1;
     const group = (r: number) => (r === 0 ? `recognition:${task.uuid}:${k}` : `recognition:${task.uuid}:${k}:r${r}`);
+    // A recognition task is created with its callback_url (the students' results went there).
+    const url = task.callback_url;
+    if (!url) throw new Error(`recognition task '${task.uuid}' has no callback_url`);
     try {
       await transact(this.corrections.db, async (trx) => {
         row.callback_id = await callbacks.enqueue(trx, {
-          appId, url: task.callback_url!, method: 'POST', event: 'recognition.revision', taskUuid: task.uuid, body: sent, group: group(revision), waitFor: group(s.revision),
+          appId, url, method: 'POST', event: 'recognition.revision', taskUuid: task.uuid, body: sent, group: group(revision), waitFor: group(s.revision),
         });
         await this.corrections.insert(trx, row);
       });

@@ -18,6 +18,7 @@ import { ASSEMBLE_JOB, PAGE_JOB, type RecognitionService } from './service.ts';
 import { TaskAssembly } from './task-assembly.ts';
 import type { WorkGate } from '../../work-gate.ts';
 import { jpegSize, pageTooLarge } from './page-pixels.ts';
+import { thrownMessage } from '../../thrown.ts';
 
 /**
  * A page read makes the task's assembly due this much later, not at once: the pages the engine
@@ -102,7 +103,7 @@ export class RecognitionWorkers {
           reading = this.work ? await this.work.background(read) : await read();
         } catch (e) {
           // An image the engine cannot read fails this page (and so its student), not the task.
-          reading = { status: 'unreadable', error_code: RECOGNITION_ERRORS.imageAcquisition, detail: `page image could not be read: ${(e as Error).message}`, ms: 0 };
+          reading = { status: 'unreadable', error_code: RECOGNITION_ERRORS.imageAcquisition, detail: `page image could not be read: ${thrownMessage(e)}`, ms: 0 };
         }
         // The engine knows only this application's layouts: say so in the application's terms.
         if (reading.status === 'unreadable') {
@@ -130,7 +131,8 @@ export class RecognitionWorkers {
     const fresh = new TaskAssembly(key, set);
     if (kept?.busy) return fresh;
     this.assemblies.delete(uuid);
-    if (this.assemblies.size >= 64) this.assemblies.delete(this.assemblies.keys().next().value!);
+    const oldest = this.assemblies.keys().next();
+    if (this.assemblies.size >= 64 && !oldest.done) this.assemblies.delete(oldest.value);
     this.assemblies.set(uuid, fresh);
     return fresh;
   }
@@ -199,19 +201,24 @@ export class RecognitionWorkers {
         return {
           ...(waiting ? { next: 'again' as const, at: graceUntil } : { next: 'done' as const }),
           effect: async (trx: Trx) => {
+            // A recognition task is created with its callback_url.
+            const url = (): string => {
+              if (!task.callback_url) throw new Error(`recognition task '${uuid}' has no callback_url`);
+              return task.callback_url;
+            };
             if (bodies.length > 0 || final) {
               if (!(await repo.sent(trx, uuid, sentBefore, results.length))) return;
             }
             for (const [i, body] of bodies.entries()) {
               const k = sentBefore + i;
               await callbacks.enqueue(trx, {
-                appId: task.app_id, url: task.callback_url!, method: 'POST', event: 'recognition.result', taskUuid: uuid, body, group: group(k),
+                appId: task.app_id, url: url(), method: 'POST', event: 'recognition.result', taskUuid: uuid, body, group: group(k),
                 ...(k > 0 ? { waitFor: group(k - 1) } : {}),
               });
             }
             if (final) {
               await callbacks.enqueue(trx, {
-                appId: task.app_id, url: task.callback_url!, method: 'PUT', event: 'recognition.end', taskUuid: uuid, body: { uuid, finish: true },
+                appId: task.app_id, url: url(), method: 'PUT', event: 'recognition.end', taskUuid: uuid, body: { uuid, finish: true },
                 ...(results.length > 0 ? { waitFor: group(results.length - 1) } : {}),
               });
               await tasks.transition(trx, task, 'recognition.finished', { finished_at: clock.now() });

@@ -44,12 +44,14 @@ export function resolveScanOptions(o: api.ScanOptions = {}): ResolvedScan & { di
     item_pages: o.item_pages ?? api.SCAN_ITEM_DEFAULTS.item_pages,
     item_seconds: o.item_seconds ?? api.SCAN_ITEM_DEFAULTS.item_seconds,
   };
-  if (directMode > 0) {
-    const t = directTarget(o.direct_addr!);
+  // Only with direct transfer on (direct_addr without it, or it without direct_addr, was refused above).
+  const directAddr = directMode > 0 ? o.direct_addr : undefined;
+  if (directAddr) {
+    const t = directTarget(directAddr);
     // The secret is the service's to make (and to store sealed); the box gets it in scan.start.
     job.direct = { mode: directMode as 1 | 2, page_size: o.direct_page_size ?? d.direct_page_size, addr: t.addr, secret: '', ...(t.h2c ? { h2c: true } : {}) };
   }
-  return { job, callbackUrl: o.callback_url, directMode, directAddr: o.direct_addr };
+  return { job, callbackUrl: o.callback_url, directMode, directAddr };
 }
 
 /**

@@ -106,12 +106,12 @@ export class ScanService {
   }
 
   async create(appId: string, body: api.ScanCreateBody): Promise<api.ScanCreateResult> {
-    const { job: wanted, callbackUrl, directMode, directAddr } = resolveScanOptions(body.options);
+    const { job: wanted, callbackUrl, directAddr } = resolveScanOptions(body.options);
     if (callbackUrl) await this.d.callbacks.checkUrl(callbackUrl, 'options.callback_url');
     // An address of this service's own recognition tasks is always allowed (and bound to this
     // scan in the creating transaction); any other goes through the URL guard.
-    const ours = directMode > 0 && this.d.directTargets?.tokenOf(directAddr!) !== undefined;
-    if (directMode > 0 && !ours) await this.d.callbacks.checkUrl(directAddr!, 'options.direct_addr');
+    const ours = directAddr !== undefined && this.d.directTargets?.tokenOf(directAddr) !== undefined;
+    if (directAddr !== undefined && !ours) await this.d.callbacks.checkUrl(directAddr, 'options.direct_addr');
     // Recognition must read the pages; an encrypted scan's pages (direct transfer included,
     // docs/encryption.md) are for the application alone.
     if (ours && body.options?.encrypt) throw new ApiError('SCAN_ENCRYPTED', 'options.encrypt: a recognition task must read the pages, so it cannot take an encrypted scan; scan to it without encrypt');
@@ -134,8 +134,8 @@ export class ScanService {
     const job = encrypt ? { ...checked, encrypt } : checked;
     // One secret per task (docs/direct-transfer.md, "Signing"): returned once, given to the box,
     // and stored sealed with the secret box (the recognition receiver reads it back).
-    const directSecret = job.direct ? newDirectSecret() : undefined;
-    if (job.direct) job.direct.secret = directSecret!;
+    let directSecret: string | undefined;
+    if (job.direct) { directSecret = newDirectSecret(); job.direct.secret = directSecret; }
 
     const now = this.d.clock.now();
     const uuid = randomUUID();
