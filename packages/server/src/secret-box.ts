@@ -10,7 +10,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, linkSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import type { SecretKeySource } from './config.ts';
-import { thrownCode, thrownMessage } from './thrown.ts';
+import { errnoCode, messageOf } from '@boxhub/protocol';
 
 const PREFIX = 'enc:v1:';
 
@@ -64,7 +64,7 @@ export function loadSecretBox(source: SecretKeySource): SecretBox {
   try {
     fd = openSync(source.path, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch (e) {
-    if (thrownCode(e) !== 'ENOENT') throw new SecretKeyError(`cannot open the secret key file ${source.path}: ${thrownMessage(e)}`);
+    if (errnoCode(e) !== 'ENOENT') throw new SecretKeyError(`cannot open the secret key file ${source.path}: ${messageOf(e)}`);
     if (source.explicit) throw new SecretKeyError(`BOXHUB_SECRET_KEY_FILE ${source.path} does not exist (make one: head -c 32 /dev/urandom | base64 > FILE; chmod 600 FILE)`);
     return createKeyFile(source.path);
   }
@@ -95,8 +95,8 @@ function createKeyFile(path: string): SecretBox {
   try {
     linkSync(tmp, path);
   } catch (e) {
-    if (thrownCode(e) === 'EEXIST') return loadSecretBox({ kind: 'file', path, explicit: true });
-    throw new SecretKeyError(`cannot create the secret key file ${path}: ${thrownMessage(e)}`);
+    if (errnoCode(e) === 'EEXIST') return loadSecretBox({ kind: 'file', path, explicit: true });
+    throw new SecretKeyError(`cannot create the secret key file ${path}: ${messageOf(e)}`);
   } finally {
     unlinkSync(tmp);
   }

@@ -15,7 +15,7 @@ export class StartupError extends Error {
 }
 
 import { BrokerUnfit, BrokerUnreachable } from './broker/capabilities.ts';
-import { thrownCause, thrownCode } from './thrown.ts';
+import { causeOf, errnoCode } from '@boxhub/protocol';
 
 
 /** Errors of a file system that cannot hold the data directory (for this user or at all). */
@@ -23,7 +23,7 @@ const NOT_WRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EEXIST', '
 
 /** The data directory (SQLite database, key file, blobs) could not be made or written. */
 export function dataDirError(e: unknown, dir: string): unknown {
-  const c = thrownCode(e);
+  const c = errnoCode(e);
   if (!c || !NOT_WRITABLE.has(c)) return e;
   return new StartupError(`the data directory ${dir} cannot be created or written (${c}): set BOXHUB_DATA_DIR to a directory this user can write`, 'BOXHUB_DATA_DIR', { cause: e });
 }
@@ -35,8 +35,8 @@ const DB_UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOST
 /** The database of DATABASE_URL could not be reached; the message names its host, never its password. */
 export function databaseError(e: unknown, url: string | undefined): unknown {
   if (!url) return e;
-  const inner = thrownCause(e) ?? e;
-  const c = thrownCode(inner) ?? thrownCode(e);
+  const inner = causeOf(e) ?? e;
+  const c = errnoCode(inner) ?? errnoCode(e);
   const timedOut = /timeout/i.test(inner instanceof Error ? inner.message : '');
   if (!(c && DB_UNREACHABLE.has(c)) && !timedOut) return e;
   let where = 'the database';
@@ -49,7 +49,7 @@ export function databaseError(e: unknown, url: string | undefined): unknown {
 
 /** A listener (HTTP, the embedded broker, metrics) could not take its address. */
 export function listenError(e: unknown, what: string, host: string, port: number, setting: string, hostSetting: string): unknown {
-  const c = thrownCode(e);
+  const c = errnoCode(e);
   if (c === 'EADDRINUSE') {
     return new StartupError(`${what} cannot listen on ${host}:${port}: the port is in use (another boxhub serve or npm start?); stop that process or set ${setting} to a free port`, setting, { cause: e });
   }

@@ -4,16 +4,12 @@
 // and state are idempotent; events are not de-duplicated here (QoS 1 is at-least-once), so an
 // event handler applies each event once by its id.
 import { randomUUID } from 'node:crypto';
-import {
-  Ack, ApiError, BOX_PROTOCOL_VERSION, BoxRequest, BoxState, JobEvent, parseBoxTopic, parseJson, Presence, topics,
-  type Command, type CommandType, type JobCommandType,
-} from '@boxhub/protocol';
+import { Ack, ApiError, BOX_PROTOCOL_VERSION, BoxRequest, BoxState, JobEvent, parseBoxTopic, parseJson, Presence, topics, type Command, type CommandType, type JobCommandType, messageOf } from '@boxhub/protocol';
 import type { Logger } from 'pino';
 import type { Broker } from '../broker/types.ts';
 import type { Clock } from '../clock.ts';
 import type { DeviceRow } from '../db/schema.ts';
 import { KeyedQueue } from './keyed-queue.ts';
-import { thrownMessage } from '../thrown.ts';
 
 /** Applies a box's job event; resolves once it is applied (or known to be a duplicate). */
 export type JobEventHandler = (uuid: string, event: JobEvent) => Promise<void>;
@@ -126,7 +122,7 @@ export class BoxGateway {
     } catch (e) {
       const p = this.pending.get(id);
       if (p) { clearTimeout(p.timer); this.pending.delete(id); }
-      throw new ApiError('SERVICE_UNAVAILABLE', `could not reach the box link: ${thrownMessage(e)}`);
+      throw new ApiError('SERVICE_UNAVAILABLE', `could not reach the box link: ${messageOf(e)}`);
     }
     return acked;
   }

@@ -12,7 +12,7 @@ import mqtt, { type MqttClient } from 'mqtt';
 import type { Broker, MessageHandler, SubscribeOptions } from './types.ts';
 import { redact } from './broker-url.ts';
 import { BrokerUnfit, BrokerUnreachable, isUnsupportedVersion, probeBroker } from './capabilities.ts';
-import { thrownMessage } from '../thrown.ts';
+import { messageOf } from '@boxhub/protocol';
 
 const DYNSEC_TOPIC = '$CONTROL/dynamic-security/v1';
 const DYNSEC_RESPONSE_TOPIC = `${DYNSEC_TOPIC}/response`;
@@ -284,7 +284,7 @@ export class ExternalBroker implements Broker {
       await this.client.publishAsync(DYNSEC_TOPIC, JSON.stringify({ commands: tagged }), { qos: 1 });
     } catch (e) {
       for (const c of tagged) { const p = this.pendingControl.get(c.correlationData); if (p) { clearTimeout(p.timer); this.pendingControl.delete(c.correlationData); } }
-      throw new Error(`the broker refused a dynsec command: ${thrownMessage(e)} (may the server's MQTT user publish to ${DYNSEC_TOPIC}?)`);
+      throw new Error(`the broker refused a dynsec command: ${messageOf(e)} (may the server's MQTT user publish to ${DYNSEC_TOPIC}?)`);
     }
     return Promise.all(answers);
   }

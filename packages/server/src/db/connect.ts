@@ -6,7 +6,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import type { Database } from './schema.ts';
 import { withStatementCache } from './statement-cache.ts';
-import { thrownCode } from '../thrown.ts';
+import { errnoCode } from '@boxhub/protocol';
 
 export type Dialect = 'sqlite' | 'postgres';
 export interface Db {
@@ -77,7 +77,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     // Created here owner-only (0600) before SQLite opens it: SQLite would create it 0644 less
     // the umask, and its -wal and -shm files take the database file's mode.
     try { closeSync(openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600)); } catch (e) {
-      if (thrownCode(e) !== 'EEXIST') throw e;
+      if (errnoCode(e) !== 'EEXIST') throw e;
     }
   }
   const sqlite = new SQLite(path);

@@ -1,7 +1,7 @@
 import { Migrator } from 'kysely';
 import { migrationProvider } from '../migrations/index.ts';
 import type { Db } from './connect.ts';
-import { thrownMessage } from '../thrown.ts';
+import { messageOf } from '@boxhub/protocol';
 
 /** Brings the schema up to date. Safe to run from several nodes: Kysely takes a lock. */
 export async function migrate(db: Db): Promise<void> {
@@ -15,6 +15,6 @@ export async function migrate(db: Db): Promise<void> {
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
     // The cause keeps the driver's error (its code says "unreachable" to startup-error.ts).
-    throw new Error(`database migration failed${failed ? ` at ${failed.migrationName}` : ''}: ${thrownMessage(error)}`, { cause: error });
+    throw new Error(`database migration failed${failed ? ` at ${failed.migrationName}` : ''}: ${messageOf(error)}`, { cause: error });
   }
 }

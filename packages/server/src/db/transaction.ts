@@ -10,11 +10,11 @@
 // SQLite has one writer at a time and never reports either condition.
 import type { IsolationLevel, Kysely, Transaction } from 'kysely';
 import type { Database } from './schema.ts';
-import { thrownCode } from '../thrown.ts';
+import { errnoCode } from '@boxhub/protocol';
 
 /** Deadlock detected (40P01) or serialization failure (40001). */
 export function isTransactionConflict(e: unknown): boolean {
-  const code = thrownCode(e);
+  const code = errnoCode(e);
   return code === '40P01' || code === '40001';
 }
 

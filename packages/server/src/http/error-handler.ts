@@ -1,10 +1,9 @@
 // The one place where failures become the envelope (conventions: errors mapped once at the
 // edge). Every answer is HTTP 200 (docs/api.md, "Conventions"); the outcome is in `code`.
-import { ApiError, errorCatalog, type ErrorKey } from '@boxhub/protocol';
+import { ApiError, errorCatalog, type ErrorKey, errnoCode } from '@boxhub/protocol';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { describeValidation } from './validation.ts';
 import { answersWithStatus } from './edge.ts';
-import { thrownCode } from '../thrown.ts';
 
 declare module 'fastify' {
   interface FastifyRequest { envelopeCode: number }
@@ -37,7 +36,7 @@ const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE',
 /** The code of an error raised because a dependency is unreachable, or undefined. */
 export function unreachableCode(err: unknown): string | undefined {
   for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 4; e = 'cause' in e ? e.cause : undefined, depth++) {
-    const code = thrownCode(e);
+    const code = errnoCode(e);
     if (typeof code === 'string' && (UNREACHABLE.has(code) || /^08/.test(code))) return code;
     if (e instanceof Error && /^Connection terminated|^Client has encountered a connection error/.test(e.message)) return 'connection-lost';
   }

@@ -3,9 +3,8 @@
 // secure-json-parse is what Fastify itself uses; `__proto__` / `constructor.prototype` keys
 // are refused outright rather than silently stripped.
 import sjson from 'secure-json-parse';
-import { ApiError } from '@boxhub/protocol';
+import { ApiError, messageOf } from '@boxhub/protocol';
 import type { FastifyInstance } from 'fastify';
-import { thrownMessage } from '../thrown.ts';
 
 export function installJsonParser(app: FastifyInstance): void {
   // Fastify parses text/plain by default; the API takes JSON only (docs/errors.md 10004), and
@@ -25,7 +24,7 @@ export function parseJsonText(text: string): unknown {
   try {
     return sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch (e) {
-    const msg = thrownMessage(e);
+    const msg = messageOf(e);
     if (/forbidden (prototype|constructor) property/i.test(msg)) {
       throw new ApiError('INVALID_PARAMETER', 'request body contains a forbidden property (__proto__ or constructor.prototype)');
     }

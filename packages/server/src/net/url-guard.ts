@@ -10,8 +10,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { MAX_URL_CHARS, urlChars } from '@boxhub/protocol';
-import { thrownCode, thrownMessage } from '../thrown.ts';
+import { MAX_URL_CHARS, urlChars, errnoCode, messageOf } from '@boxhub/protocol';
 
 export const MAX_URL_LENGTH = MAX_URL_CHARS;
 
@@ -158,7 +157,7 @@ export class UrlGuard {
     }
     let addrs: string[];
     try { addrs = await this.resolve(host); } catch (e) {
-      return { kind: 'syntax', reason: `host '${host}' does not resolve (${thrownCode(e) ?? thrownMessage(e)})` };
+      return { kind: 'syntax', reason: `host '${host}' does not resolve (${errnoCode(e) ?? messageOf(e)})` };
     }
     for (const a of addrs) {
       const p = addressProblem(a, this.allowPrivateNetworks);

@@ -10,7 +10,7 @@ import type { LocalBlobStore } from './local-store.ts';
 import { UploadMismatch } from './local-store.ts';
 import { attachment } from './content-disposition.ts';
 import { verify } from './signed-url.ts';
-import { thrownMessage, thrownStatus } from '../thrown.ts';
+import { messageOf, statusOf } from '@boxhub/protocol';
 
 export interface BlobRouteOptions { store: LocalBlobStore; clock: Clock; maxBytes: number }
 
@@ -27,8 +27,8 @@ export async function blobRoutes(app: FastifyInstance, o: BlobRouteOptions): Pro
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
   app.setErrorHandler((err, req, reply) => {
-    const status = thrownStatus(err);
-    if (status && status >= 400 && status < 500) return plain(reply, status, thrownMessage(err));
+    const status = statusOf(err);
+    if (status && status >= 400 && status < 500) return plain(reply, status, messageOf(err));
     req.log.error({ err }, 'blob route failed');
     return plain(reply, 500, `internal error (request id ${req.id})`);
   });

@@ -7,8 +7,7 @@
 // (packages/e2e/src/console.test.ts) presses them on an online box.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { BoxState, PrinterCapability } from '@boxhub/protocol';
-import { BOX_PROTOCOL_VERSION } from '@boxhub/protocol';
+import { BOX_PROTOCOL_VERSION, type BoxState, type PrinterCapability } from '@boxhub/protocol';
 import { escapeHtml } from './html.ts';
 import { ConsoleClient } from '../../testing/console-client.ts';
 import { startTestServer, type ApiClient, type TestServer } from '../../testing/harness.ts';

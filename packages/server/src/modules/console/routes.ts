@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import multipart from '@fastify/multipart';
-import { isApiError } from '@boxhub/protocol';
+import { isApiError, messageOf, statusOf } from '@boxhub/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { callbackPages } from './callback-pages.ts';
 import { devicePages, PRINT_FIELDS, PRINT_ROUTE } from './device-pages.ts';
@@ -24,7 +24,6 @@ import { CONSOLE_CSS } from './style.ts';
 import { taskPages } from './task-pages.ts';
 import { templatePages } from './template-pages.ts';
 import { errorView, loginView } from './views.ts';
-import { thrownMessage, thrownStatus } from '../../thrown.ts';
 
 export type { ConsoleOptions } from './kit.ts';
 
@@ -98,7 +97,7 @@ export async function consoleRoutes(app: FastifyInstance, o: ConsoleOptions): Pr
   app.setErrorHandler((err, req, reply) => {
     let status = 500;
     let message = `internal error (request id ${req.id})`;
-    const errStatus = thrownStatus(err);
+    const errStatus = statusOf(err);
     if (err instanceof Refused) { status = err.status; message = err.message; }
     else if (isApiError(err)) {
       status = err.key === 'NOT_FOUND' || err.key === 'DEVICE_NOT_FOUND' ? 404 : err.key === 'RATE_LIMITED' ? 429 : err.key === 'SERVER_BUSY' ? 503 : 400;
@@ -106,7 +105,7 @@ export async function consoleRoutes(app: FastifyInstance, o: ConsoleOptions): Pr
       if (typeof after === 'number') reply.header('retry-after', String(after));
       message = `${err.message} (code ${err.code})`;
     } else if (errStatus && errStatus < 500) {
-      status = errStatus; message = thrownMessage(err);
+      status = errStatus; message = messageOf(err);
     } else req.log.error({ err }, 'console: unhandled error');
     const home = req.operatorSession ? `${OPERATOR_PATH}/applications` : req.consoleSession ? '/console/devices' : '/console/login';
     return reply.code(status).type('text/html; charset=utf-8').send(page('Error', ctx(req), errorView(status, message, home)));

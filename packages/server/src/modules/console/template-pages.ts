@@ -1,12 +1,11 @@
 // Card templates (docs/console.md "Pages"): list, create from a definition with the API's
 // validation and messages, the template's layout and PDF, delete; through CardTemplateService.
-import { api, ApiError, isApiError } from '@boxhub/protocol';
+import { api, ApiError, isApiError, messageOf } from '@boxhub/protocol';
 import type { FastifyInstance } from 'fastify';
 import { checkBody } from '../../http/validation.ts';
 import { dangers } from './dangers.ts';
 import { askFirst, confirmed, enc, formOf, idParam, sess, show, type ConsoleOptions } from './kit.ts';
 import { EXAMPLE_DEFINITION, templatesView, templateView } from './template-views.ts';
-import { thrownMessage } from '../../thrown.ts';
 
 /** Answers that are about what was typed: the form comes back with them. */
 const FORM_ERRORS = new Set(['INVALID_PARAMETER', 'CARD_DEFINITION_INVALID', 'CARD_TEMPLATE_LIMIT']);
@@ -18,7 +17,7 @@ const CREATE_BODY_LIMIT = 3 * 1024 * 1024;
 function createBody(definition: string, students: string): unknown {
   let parsed: unknown;
   try { parsed = JSON.parse(definition); } catch (e) {
-    throw new ApiError('INVALID_PARAMETER', `body.definition is not valid JSON: ${thrownMessage(e)}`);
+    throw new ApiError('INVALID_PARAMETER', `body.definition is not valid JSON: ${messageOf(e)}`);
   }
   const lines = students.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
   const list = lines.map((l) => {

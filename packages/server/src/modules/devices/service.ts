@@ -2,14 +2,13 @@
 // An application sees only devices bound to it: any other device answers 30002 exactly like
 // one that does not exist, except get_uuid and bind, which answer 30003.
 import { randomUUID } from 'node:crypto';
-import { ApiError, type api } from '@boxhub/protocol';
+import { ApiError, type api, messageOf } from '@boxhub/protocol';
 import type { Clock } from '../../clock.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { DeviceRow } from '../../db/schema.ts';
 import { newDeviceSecret, sha256 } from '../../secrets.ts';
 import type { DeviceRepository } from './repository.ts';
 import { toClient } from './view.ts';
-import { thrownMessage } from '../../thrown.ts';
 
 export const DEVICE_PAGE_SIZE = 100;
 
@@ -113,7 +112,7 @@ export class DeviceService {
     try {
       await hooks.deprovision?.(uuid);
     } catch (e) {
-      throw new ApiError('SERVICE_UNAVAILABLE', `the secret is revoked in the database, but the broker could not remove the login (${thrownMessage(e)}); revoke again`);
+      throw new ApiError('SERVICE_UNAVAILABLE', `the secret is revoked in the database, but the broker could not remove the login (${messageOf(e)}); revoke again`);
     }
     hooks.disconnect?.(uuid);
   }

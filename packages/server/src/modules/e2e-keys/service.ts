@@ -1,14 +1,13 @@
 // An application's public keys for end-to-end encrypted scans (docs/encryption.md, "Keys").
 // Registering a key makes it the current one; the one before is retired, never deleted: a scan
 // task keeps the key it was created with (in its options, sent to the box with the task).
-import { ApiError, type api } from '@boxhub/protocol';
+import { ApiError, type api, messageOf } from '@boxhub/protocol';
 import { keyId, rawKey } from '@boxhub/protocol/e2e.ts';
 import type { Clock } from '../../clock.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { E2eKeyRow } from '../../db/schema.ts';
 import type { E2eKeyRepository } from './repository.ts';
 import { transact } from '../../db/transaction.ts';
-import { thrownMessage } from '../../thrown.ts';
 
 export class E2eKeyService {
   private readonly repo: E2eKeyRepository;
@@ -20,7 +19,7 @@ export class E2eKeyService {
     try {
       raw = rawKey(body.public_key.trim(), 'public_key');
     } catch (e) {
-      throw new ApiError('INVALID_PARAMETER', thrownMessage(e));
+      throw new ApiError('INVALID_PARAMETER', messageOf(e));
     }
     // The all-zero point (and the other low-order points X25519 maps to zero) gives a shared
     // secret of zero: WebCrypto refuses it at use, so it is refused here, at registration.

@@ -1,9 +1,8 @@
 // Fetches a print create's file_url (docs/api.md, "POST /api/print/create"): only through the URL guard
 // (public addresses, checked again at connect time after DNS), never following a redirect,
 // within a size and a time limit, the answer read as it streams and dropped at the limit.
-import { ApiError } from '@boxhub/protocol';
+import { ApiError, messageOf } from '@boxhub/protocol';
 import { request, type Dispatcher } from 'undici';
-import { thrownMessage } from '../../thrown.ts';
 
 export interface FetchLimits { maxBytes: number; timeoutMs: number }
 
@@ -47,7 +46,7 @@ export async function fetchFile(url: string, dispatcher: Dispatcher, limits: Fet
       }
     } catch (e) {
       if (e instanceof ApiError) throw e;
-      throw new ApiError('PRINT_FETCH_FAILED', ac.signal.aborted ? `file_url did not send the whole file within ${limits.timeoutMs / 1000} s` : `file_url's answer broke off: ${thrownMessage(e)}`);
+      throw new ApiError('PRINT_FETCH_FAILED', ac.signal.aborted ? `file_url did not send the whole file within ${limits.timeoutMs / 1000} s` : `file_url's answer broke off: ${messageOf(e)}`);
     }
     return Buffer.concat(chunks, size);
   } finally {

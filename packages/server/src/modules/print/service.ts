@@ -5,9 +5,8 @@
 // per printer in creation order, prints it at most once and reports download, start and end as
 // durable events; cancel ends every task of the device at once and empties the box's queue.
 import { createHash, randomUUID } from 'node:crypto';
-import { ApiError, PrintError, type PrintStartParams } from '@boxhub/protocol';
+import { ApiError, PrintError, type PrintStartParams, type api, type PrintJobOptions } from '@boxhub/protocol';
 import { E2E, keyId } from '@boxhub/protocol/e2e.ts';
-import type { api, PrintJobOptions } from '@boxhub/protocol';
 import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import type { BoxGateway } from '../../box-link/gateway.ts';

@@ -15,7 +15,7 @@ import { ASSEMBLE_JOB, PAGE_JOB, type RecognitionService } from './service.ts';
 import { checkTimestamp, verify } from './signature.ts';
 import { jpegSize, pageTooLarge } from './page-pixels.ts';
 import { transact } from '../../db/transaction.ts';
-import { thrownMessage, thrownStatus } from '../../thrown.ts';
+import { messageOf, statusOf } from '@boxhub/protocol';
 
 export interface ReceiverOptions {
   recognition: RecognitionService;
@@ -48,8 +48,8 @@ export async function directReceiverRoutes(app: FastifyInstance, o: ReceiverOpti
   // Never the API's envelope (HTTP 200 with an error code): a box takes any 2xx for "stored".
   // What the handler did not answer itself is a 5xx, which the box sends again.
   app.setErrorHandler((err, req, reply) => {
-    const status = thrownStatus(err);
-    if (status && status >= 400 && status < 500) return answer(req, reply, status, thrownMessage(err), true);
+    const status = statusOf(err);
+    if (status && status >= 400 && status < 500) return answer(req, reply, status, messageOf(err), true);
     req.log.error({ err }, 'direct transfer failed');
     reply.header('retry-after', '1');
     return answer(req, reply, 503, `not stored, try again (request id ${req.id})`, true);

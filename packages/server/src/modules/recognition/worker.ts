@@ -11,14 +11,13 @@
 // callbacks. A node keeps each task's assembler between runs (TaskAssembly) only as a cache.
 import { availableParallelism } from 'node:os';
 import { RECOGNITION_ERRORS, PagePool, createLayoutSet, type Layout, type LayoutSet, type PageReading } from '@boxhub/recognizer';
-import { ScanError } from '@boxhub/protocol';
+import { ScanError, messageOf } from '@boxhub/protocol';
 import type { JobHandler } from '../../jobs/runner.ts';
 import type { Trx } from '../../jobs/repository.ts';
 import { ASSEMBLE_JOB, PAGE_JOB, type RecognitionService } from './service.ts';
 import { TaskAssembly } from './task-assembly.ts';
 import type { WorkGate } from '../../work-gate.ts';
 import { jpegSize, pageTooLarge } from './page-pixels.ts';
-import { thrownMessage } from '../../thrown.ts';
 
 /**
  * A page read makes the task's assembly due this much later, not at once: the pages the engine
@@ -103,7 +102,7 @@ export class RecognitionWorkers {
           reading = this.work ? await this.work.background(read) : await read();
         } catch (e) {
           // An image the engine cannot read fails this page (and so its student), not the task.
-          reading = { status: 'unreadable', error_code: RECOGNITION_ERRORS.imageAcquisition, detail: `page image could not be read: ${thrownMessage(e)}`, ms: 0 };
+          reading = { status: 'unreadable', error_code: RECOGNITION_ERRORS.imageAcquisition, detail: `page image could not be read: ${messageOf(e)}`, ms: 0 };
         }
         // The engine knows only this application's layouts: say so in the application's terms.
         if (reading.status === 'unreadable') {
