@@ -19,7 +19,18 @@ import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { createSimulatedBox } from '@boxhub/agent';
-import { forkChild, header, LIMITS_OUT_OF_REACH, tempDir, median, percentile, pin, sleep, verdict, type Child } from './support/child.ts';
+import {
+  forkChild,
+  header,
+  LIMITS_OUT_OF_REACH,
+  tempDir,
+  median,
+  percentile,
+  pin,
+  sleep,
+  verdict,
+  type Child,
+} from './support/child.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -28,9 +39,23 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const TARGET = 0.5;
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info'; // the server's default (config.ts)
 
-interface Run { rps: number; errors: number; p50: number; p99: number; serverCpu: number; loadCpu: number; usPerReq: number }
+interface Run {
+  rps: number;
+  errors: number;
+  p50: number;
+  p99: number;
+  serverCpu: number;
+  loadCpu: number;
+  usPerReq: number;
+}
 
-async function load(child: Child, path: string, headers: Record<string, string>, expectLength: number, seconds: number): Promise<Run> {
+async function load(
+  child: Child,
+  path: string,
+  headers: Record<string, string>,
+  expectLength: number,
+  seconds: number,
+): Promise<Run> {
   const pool = new Pool(child.ready.url, { connections: CONNECTIONS, pipelining: 1, keepAliveTimeout: 60_000 });
   const lat: number[] = [];
   let ok = 0;
@@ -46,8 +71,13 @@ async function load(child: Child, path: string, headers: Record<string, string>,
         const r = await pool.request({ method: 'GET', path, headers });
         await r.body.dump({ limit: 1 << 20 });
         // Every answer is HTTP 200 (envelope); a different length means a different envelope.
-        if (r.statusCode === 200 && Number(r.headers['content-length']) === expectLength) { ok++; lat.push(performance.now() - s); } else errors++;
-      } catch { errors++; }
+        if (r.statusCode === 200 && Number(r.headers['content-length']) === expectLength) {
+          ok++;
+          lat.push(performance.now() - s);
+        } else errors++;
+      } catch {
+        errors++;
+      }
     }
   };
   await Promise.all(Array.from({ length: CONNECTIONS }, worker));
@@ -59,7 +89,10 @@ async function load(child: Child, path: string, headers: Record<string, string>,
   const serverCpuUs = srv1.user - srv0.user + srv1.system - srv0.system;
   return {
     usPerReq: serverCpuUs / Math.max(1, ok),
-    rps: ok / (wall / 1000), errors, p50: percentile(lat, 50), p99: percentile(lat, 99),
+    rps: ok / (wall / 1000),
+    errors,
+    p50: percentile(lat, 50),
+    p99: percentile(lat, 99),
     serverCpu: (srv1.user - srv0.user + srv1.system - srv0.system) / 1000 / wall,
     loadCpu: (cpu1.user + cpu1.system) / 1000 / wall,
   };
@@ -69,13 +102,27 @@ async function main(): Promise<void> {
   const dataDir = tempDir();
   const children: Child[] = [];
   let box: ReturnType<typeof createSimulatedBox> | undefined;
-  const watchdog = setTimeout(() => { console.error('api-throughput: gave up after 240 s'); rmSync(dataDir, { recursive: true, force: true }); process.exit(2); }, 240_000);
+  const watchdog = setTimeout(() => {
+    console.error('api-throughput: gave up after 240 s');
+    rmSync(dataDir, { recursive: true, force: true });
+    process.exit(2);
+  }, 240_000);
   watchdog.unref();
   try {
     const boxhub = await forkChild('server-process.ts', ['boxhub'], {
-      env: { PORT: '0', HOST: '127.0.0.1', BOXHUB_MQTT_PORT: '0', BOXHUB_MQTT_HOST: '127.0.0.1', BOXHUB_DATA_DIR: dataDir, LOG_LEVEL, ...LIMITS_OUT_OF_REACH },
+      env: {
+        PORT: '0',
+        HOST: '127.0.0.1',
+        BOXHUB_MQTT_PORT: '0',
+        BOXHUB_MQTT_HOST: '127.0.0.1',
+        BOXHUB_DATA_DIR: dataDir,
+        LOG_LEVEL,
+        ...LIMITS_OUT_OF_REACH,
+      },
       // BENCH_CPU_PROF=<dir>: write a V8 CPU profile of the boxhub server (open in Chrome DevTools).
-      ...(process.env.BENCH_CPU_PROF ? { execArgv: ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] } : {}),
+      ...(process.env.BENCH_CPU_PROF
+        ? { execArgv: ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] }
+        : {}),
     });
     children.push(boxhub);
 
@@ -84,7 +131,11 @@ async function main(): Promise<void> {
     const app = await boxhub.call<{ api_key: string }>('createApp', { name: 'bench' });
     const [dev] = await boxhub.call<{ uuid: string; secret: string }[]>('register', { n: 1 });
     const auth = { authorization: `Bearer ${app.api_key}` };
-    const bind = await fetch(`${boxhub.ready.url}/api/client/bind`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ uuid: dev!.uuid, name: 'bench box' }) });
+    const bind = await fetch(`${boxhub.ready.url}/api/client/bind`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ uuid: dev!.uuid, name: 'bench box' }),
+    });
     if (((await bind.json()) as { code: number }).code !== 0) throw new Error('bind failed');
     box = createSimulatedBox({ url: boxhub.ready.mqttUrl!, uuid: dev!.uuid, secret: dev!.secret, keepaliveSec: 60 });
     box.agent.start();
@@ -115,10 +166,14 @@ async function main(): Promise<void> {
       `processes: each server in its own process; ${pinned ? 'servers pinned to CPU 1, load generator to CPU 0' : 'not pinned (BENCH_PIN=0, one core, or no taskset)'}`,
     ]);
 
-    const targets = [{ name: 'bare', child: bare }, { name: 'boxhub', child: boxhub }] as const;
+    const targets = [
+      { name: 'bare', child: bare },
+      { name: 'boxhub', child: boxhub },
+    ] as const;
     for (const t of targets) await load(t.child, path, auth, length, WARMUP);
     const runs: Record<'bare' | 'boxhub', Run[]> = { bare: [], boxhub: [] };
-    const fmt = (r: Run) => `${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  errors ${r.errors}  cpu server ${(r.serverCpu * 100).toFixed(0)}% (${r.usPerReq.toFixed(0)} µs/req) load-gen ${(r.loadCpu * 100).toFixed(0)}%`;
+    const fmt = (r: Run) =>
+      `${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  errors ${r.errors}  cpu server ${(r.serverCpu * 100).toFixed(0)}% (${r.usPerReq.toFixed(0)} µs/req) load-gen ${(r.loadCpu * 100).toFixed(0)}%`;
     for (let i = 0; i < ROUNDS; i++) {
       for (const t of targets) {
         const r = await load(t.child, path, auth, length, SECONDS);
@@ -132,19 +187,29 @@ async function main(): Promise<void> {
     const ratio = mx / mb;
     const errors = [...runs.bare, ...runs.boxhub].reduce((n, r) => n + r.errors, 0);
     console.log('');
-    console.log(`median bare   ${mb.toFixed(0)} req/s  (server cpu ${(median(runs.bare.map((r) => r.serverCpu)) * 100).toFixed(0)}%, load-gen cpu ${(median(runs.bare.map((r) => r.loadCpu)) * 100).toFixed(0)}%)`);
-    console.log(`median boxhub ${mx.toFixed(0)} req/s  (server cpu ${(median(runs.boxhub.map((r) => r.serverCpu)) * 100).toFixed(0)}%, load-gen cpu ${(median(runs.boxhub.map((r) => r.loadCpu)) * 100).toFixed(0)}%)`);
+    console.log(
+      `median bare   ${mb.toFixed(0)} req/s  (server cpu ${(median(runs.bare.map((r) => r.serverCpu)) * 100).toFixed(0)}%, load-gen cpu ${(median(runs.bare.map((r) => r.loadCpu)) * 100).toFixed(0)}%)`,
+    );
+    console.log(
+      `median boxhub ${mx.toFixed(0)} req/s  (server cpu ${(median(runs.boxhub.map((r) => r.serverCpu)) * 100).toFixed(0)}%, load-gen cpu ${(median(runs.boxhub.map((r) => r.loadCpu)) * 100).toFixed(0)}%)`,
+    );
     console.log(`per-round ratios: ${ratios.map((r) => r.toFixed(2)).join(' ')}`);
     // Server CPU time per answered request does not depend on how much CPU the machine could
     // spare, so on a busy machine it is the steadier comparison of the two servers' cost.
     const cb = median(runs.bare.map((r) => r.usPerReq));
     const cx = median(runs.boxhub.map((r) => r.usPerReq));
-    console.log(`server cpu per request: bare ${cb.toFixed(0)} µs, boxhub ${cx.toFixed(0)} µs → cpu-normalised ratio ${(cb / cx).toFixed(2)} (what the throughput ratio would be with a full core each)`);
+    console.log(
+      `server cpu per request: bare ${cb.toFixed(0)} µs, boxhub ${cx.toFixed(0)} µs → cpu-normalised ratio ${(cb / cx).toFixed(2)} (what the throughput ratio would be with a full core each)`,
+    );
     if (median(runs.bare.map((r) => r.serverCpu)) < 0.85) {
-      console.log('note: the bare server was not CPU-bound (load generator or machine limited); the ratio flatters boxhub');
+      console.log(
+        'note: the bare server was not CPU-bound (load generator or machine limited); the ratio flatters boxhub',
+      );
     }
     if (errors) console.log(`errors or unexpected answers: ${errors}`);
-    console.log(`ratio boxhub/bare = ${ratio.toFixed(2)} (target ≥ ${TARGET})  ${verdict(ratio >= TARGET && errors === 0)}`);
+    console.log(
+      `ratio boxhub/bare = ${ratio.toFixed(2)} (target ≥ ${TARGET})  ${verdict(ratio >= TARGET && errors === 0)}`,
+    );
     // A FAIL is a figure, not a crash: the bench exits 0 unless requests went wrong.
     process.exitCode = errors === 0 ? 0 : 1;
   } finally {

@@ -8,7 +8,14 @@
 // Env: BENCH_ROUNDS (20).
 import { createHash } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
-import { PDFDocument, type PDFName, drawObject, popGraphicsState, pushGraphicsState, concatTransformationMatrix } from 'pdf-lib';
+import {
+  PDFDocument,
+  type PDFName,
+  drawObject,
+  popGraphicsState,
+  pushGraphicsState,
+  concatTransformationMatrix,
+} from 'pdf-lib';
 import { checkPrintDocument } from '../packages/server/src/modules/print/document-check.ts';
 import * as corpus from '../packages/pdf-tools/src/testing/hostile-pdf.ts';
 import { header, median, percentile } from './support/child.ts';
@@ -23,11 +30,23 @@ async function flatePdf(bytesPerPage: number): Promise<Uint8Array> {
   const side = Math.floor(Math.sqrt(bytesPerPage / 3));
   for (let i = 0; i < PAGES; i++) {
     const pixels = randomBytes(side * side * 3); // incompressible: the file is as big as the pixels
-    const stream = doc.context.flateStream(pixels, { Type: 'XObject', Subtype: 'Image', Width: side, Height: side, ColorSpace: 'DeviceRGB', BitsPerComponent: 8 });
+    const stream = doc.context.flateStream(pixels, {
+      Type: 'XObject',
+      Subtype: 'Image',
+      Width: side,
+      Height: side,
+      ColorSpace: 'DeviceRGB',
+      BitsPerComponent: 8,
+    });
     const ref = doc.context.register(stream);
     const page = doc.addPage(A4);
     const name: PDFName = page.node.newXObject('Im', ref);
-    page.pushOperators(pushGraphicsState(), concatTransformationMatrix(A4[0], 0, 0, A4[0], 0, 100), drawObject(name), popGraphicsState());
+    page.pushOperators(
+      pushGraphicsState(),
+      concatTransformationMatrix(A4[0], 0, 0, A4[0], 0, 100),
+      drawObject(name),
+      popGraphicsState(),
+    );
   }
   return doc.save();
 }
@@ -38,10 +57,16 @@ async function time<T>(f: () => Promise<T> | T): Promise<number> {
   return performance.now() - t0;
 }
 
-header('print document check: 20-page 10 MB PDF vs MD5 of the same bytes', [`${ROUNDS} rounds each after 3 warm-up runs; qpdf ${'--json'} and ${'--check'} run side by side under prlimit`]);
-for (const [kind, pdf] of [['scanned (JPEG pages)', await scannedPdf(PAGES, PAGES * 500_000)], ['flate (compressed image pages)', await flatePdf(500_000)]] as const) {
+header('print document check: 20-page 10 MB PDF vs MD5 of the same bytes', [
+  `${ROUNDS} rounds each after 3 warm-up runs; qpdf ${'--json'} and ${'--check'} run side by side under prlimit`,
+]);
+for (const [kind, pdf] of [
+  ['scanned (JPEG pages)', await scannedPdf(PAGES, PAGES * 500_000)],
+  ['flate (compressed image pages)', await flatePdf(500_000)],
+] as const) {
   const mb = pdf.length / 2 ** 20;
-  for (let i = 0; i < 3; i++) await checkPrintDocument({ file: pdf, fileType: 'pdf', mediaSize: 'SVC_MS_A4', copies: 1 });
+  for (let i = 0; i < 3; i++)
+    await checkPrintDocument({ file: pdf, fileType: 'pdf', mediaSize: 'SVC_MS_A4', copies: 1 });
   const check: number[] = [];
   const md5: number[] = [];
   for (let i = 0; i < ROUNDS; i++) {
@@ -53,7 +78,9 @@ for (const [kind, pdf] of [['scanned (JPEG pages)', await scannedPdf(PAGES, PAGE
   const c = median(check);
   const m = median(md5);
   console.log(`${kind}: ${mb.toFixed(1)} MB, ${PAGES} pages`);
-  console.log(`  check  median ${c.toFixed(1)} ms (p90 ${percentile(check, 90).toFixed(1)}), ${(c / mb).toFixed(1)} ms/MB`);
+  console.log(
+    `  check  median ${c.toFixed(1)} ms (p90 ${percentile(check, 90).toFixed(1)}), ${(c / mb).toFixed(1)} ms/MB`,
+  );
   console.log(`  md5    median ${m.toFixed(1)} ms, ${(m / mb).toFixed(2)} ms/MB`);
   console.log(`  ratio check / md5: ${(c / m).toFixed(1)}`);
 }
@@ -70,7 +97,11 @@ const hostile: Array<[string, Uint8Array]> = [
 for (const [name, file] of hostile) {
   let outcome = 'accepted';
   const ms = await time(async () => {
-    try { await checkPrintDocument({ file, fileType: 'pdf', mediaSize: 'SVC_MS_A4', copies: 1 }); } catch (e) { outcome = (e as { key?: string }).key ?? String(e); }
+    try {
+      await checkPrintDocument({ file, fileType: 'pdf', mediaSize: 'SVC_MS_A4', copies: 1 });
+    } catch (e) {
+      outcome = (e as { key?: string }).key ?? String(e);
+    }
   });
   console.log(`  ${name} (${file.length} bytes): ${outcome} in ${Math.round(ms)} ms`);
 }

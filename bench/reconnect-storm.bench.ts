@@ -30,7 +30,16 @@ import { Pool } from 'undici';
 import { Boxhub } from '@boxhub/sdk';
 import { DEFAULT_RECONNECT_MAX_MS, DEFAULT_STABLE_MS } from '@boxhub/agent';
 import { startReceiver, type Receiver } from '../packages/server/src/testing/receiver.ts';
-import { forkChild, header, LIMITS_OUT_OF_REACH, percentile, sleep, tempDir, verdict, type Child } from './support/child.ts';
+import {
+  forkChild,
+  header,
+  LIMITS_OUT_OF_REACH,
+  percentile,
+  sleep,
+  tempDir,
+  verdict,
+  type Child,
+} from './support/child.ts';
 import { startPrivateMosquitto } from './support/mosquitto.ts';
 
 const BOXES = Number(process.env.BENCH_BOXES ?? 10_000);
@@ -46,15 +55,31 @@ const GIVE_UP_MS = 120_000;
 const AGENT_BACKOFF = { baseMs: 1000, maxMs: DEFAULT_RECONNECT_MAX_MS, stableMs: DEFAULT_STABLE_MS };
 
 type Dev = { uuid: string; secret: string };
-interface Recovery { times: number[]; missing: number; busy: number }
-
-function fdLimit(): number {
-  try { return Number(execFileSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).trim()); } catch { return NaN; }
+interface Recovery {
+  times: number[];
+  missing: number;
+  busy: number;
 }
 
-async function api(pool: Pool, path: string, key: string, method: 'GET' | 'POST' = 'GET', body?: unknown): Promise<{ code: number; msg: string }> {
+function fdLimit(): number {
+  try {
+    return Number(execFileSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).trim());
+  } catch {
+    return NaN;
+  }
+}
+
+async function api(
+  pool: Pool,
+  path: string,
+  key: string,
+  method: 'GET' | 'POST' = 'GET',
+  body?: unknown,
+): Promise<{ code: number; msg: string }> {
   const r = await pool.request({
-    method, path, headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    method,
+    path,
+    headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   const text = await r.body.text();
@@ -70,7 +95,11 @@ class Trickle {
   private readonly url: () => string;
   private readonly key: string;
   private readonly devs: Dev[];
-  constructor(url: () => string, key: string, devs: Dev[]) { this.url = url; this.key = key; this.devs = devs; }
+  constructor(url: () => string, key: string, devs: Dev[]) {
+    this.url = url;
+    this.key = key;
+    this.devs = devs;
+  }
   start(): void {
     let pool = new Pool(this.url(), { connections: 8, keepAliveTimeout: 10_000, connectTimeout: 2000 });
     let poolUrl = this.url();
@@ -79,13 +108,21 @@ class Trickle {
       const gap = 1000 / API_RATE;
       let next = performance.now();
       while (!this.stopped) {
-        if (this.url() !== poolUrl) { void pool.destroy(); poolUrl = this.url(); pool = new Pool(poolUrl, { connections: 8, keepAliveTimeout: 10_000, connectTimeout: 2000 }); }
+        if (this.url() !== poolUrl) {
+          void pool.destroy();
+          poolUrl = this.url();
+          pool = new Pool(poolUrl, { connections: 8, keepAliveTimeout: 10_000, connectTimeout: 2000 });
+        }
         const at = Date.now();
         const s = performance.now();
         const d = this.devs[Math.floor(Math.random() * this.devs.length)]!;
         const p = api(pool, `/api/client/info?uuid=${d.uuid}`, this.key)
-          .then((r) => { this.calls.push({ at, ms: performance.now() - s, ok: r.code === 0 }); })
-          .catch(() => { this.calls.push({ at, ms: performance.now() - s, ok: false }); })
+          .then((r) => {
+            this.calls.push({ at, ms: performance.now() - s, ok: r.code === 0 });
+          })
+          .catch(() => {
+            this.calls.push({ at, ms: performance.now() - s, ok: false });
+          })
           .finally(() => inFlight.delete(p));
         inFlight.add(p);
         next += gap;
@@ -95,10 +132,16 @@ class Trickle {
       await pool.close().catch(() => undefined);
     })();
   }
-  async stop(): Promise<void> { this.stopped = true; await this.done; }
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.done;
+  }
 }
 
-interface ScanRun { uuid: string; client: string }
+interface ScanRun {
+  uuid: string;
+  client: string;
+}
 
 async function startScans(sdk: Boxhub, scanners: Child, devs: Dev[], rx: Receiver): Promise<ScanRun[]> {
   await scanners.call('load', { sheets: SHEETS, back: 'blank' });
@@ -119,28 +162,62 @@ async function startScans(sdk: Boxhub, scanners: Child, devs: Dev[], rx: Receive
   return runs;
 }
 
-async function checkScans(sdk: Boxhub, runs: ScanRun[], rx: Receiver): Promise<{ lost: number; twice: number; unfinished: number; detail: string[] }> {
+async function checkScans(
+  sdk: Boxhub,
+  runs: ScanRun[],
+  rx: Receiver,
+): Promise<{ lost: number; twice: number; unfinished: number; detail: string[] }> {
   const detail: string[] = [];
-  let lost = 0; let twice = 0; let unfinished = 0;
+  let lost = 0;
+  let twice = 0;
+  let unfinished = 0;
   const until = Date.now() + 90_000;
   for (const run of runs) {
     let info = await sdk.scan.info({ client_uuid: run.client, scan_uuid: run.uuid });
-    while (!info.finished && Date.now() < until) { await sleep(500); info = await sdk.scan.info({ client_uuid: run.client, scan_uuid: run.uuid }); }
-    if (!info.finished) { unfinished++; detail.push(`${run.uuid}: not finished`); continue; }
-    if (info.total_pages < SHEETS) { lost += SHEETS - info.total_pages; detail.push(`${run.uuid}: ${info.total_pages} of ${SHEETS} pages, error_code ${info.error_code}`); }
-    if (info.total_pages > SHEETS) { twice += info.total_pages - SHEETS; detail.push(`${run.uuid}: ${info.total_pages} pages of ${SHEETS} sheets`); }
+    while (!info.finished && Date.now() < until) {
+      await sleep(500);
+      info = await sdk.scan.info({ client_uuid: run.client, scan_uuid: run.uuid });
+    }
+    if (!info.finished) {
+      unfinished++;
+      detail.push(`${run.uuid}: not finished`);
+      continue;
+    }
+    if (info.total_pages < SHEETS) {
+      lost += SHEETS - info.total_pages;
+      detail.push(`${run.uuid}: ${info.total_pages} of ${SHEETS} pages, error_code ${info.error_code}`);
+    }
+    if (info.total_pages > SHEETS) {
+      twice += info.total_pages - SHEETS;
+      detail.push(`${run.uuid}: ${info.total_pages} pages of ${SHEETS} sheets`);
+    }
     // Callbacks: by item id; a second callback id for one item would be the item applied twice.
     const until2 = Date.now() + 30_000;
-    const mine = () => rx.received.map((r) => ({ id: r.id, b: JSON.parse(r.body) as { event?: string; uuid?: string; item_id?: number } })).filter((r) => r.b.uuid === run.uuid);
+    const mine = () =>
+      rx.received
+        .map((r) => ({ id: r.id, b: JSON.parse(r.body) as { event?: string; uuid?: string; item_id?: number } }))
+        .filter((r) => r.b.uuid === run.uuid);
     while (!mine().some((r) => r.b.event === 'scan.finish') && Date.now() < until2) await sleep(200);
     const cbs = mine();
     const items = new Map<number, Set<string>>();
-    for (const c of cbs) if (c.b.event === 'scan.item_data' && c.b.item_id !== undefined) (items.get(c.b.item_id) ?? items.set(c.b.item_id, new Set()).get(c.b.item_id)!).add(c.id);
+    for (const c of cbs)
+      if (c.b.event === 'scan.item_data' && c.b.item_id !== undefined)
+        (items.get(c.b.item_id) ?? items.set(c.b.item_id, new Set()).get(c.b.item_id)!).add(c.id);
     const finishes = new Set(cbs.filter((c) => c.b.event === 'scan.finish').map((c) => c.id)).size;
     const numbered = [...items.keys()].sort((a, b) => a - b);
-    if (items.size !== info.item_size || numbered.some((n, i) => n !== i + 1)) { lost++; detail.push(`${run.uuid}: item callbacks ${numbered.join(',')} for ${info.item_size} items`); }
-    for (const [n, ids] of items) if (ids.size > 1) { twice++; detail.push(`${run.uuid}: item ${n} delivered as ${ids.size} callbacks`); }
-    if (finishes !== 1) { finishes === 0 ? lost++ : twice++; detail.push(`${run.uuid}: ${finishes} scan.finish callbacks`); }
+    if (items.size !== info.item_size || numbered.some((n, i) => n !== i + 1)) {
+      lost++;
+      detail.push(`${run.uuid}: item callbacks ${numbered.join(',')} for ${info.item_size} items`);
+    }
+    for (const [n, ids] of items)
+      if (ids.size > 1) {
+        twice++;
+        detail.push(`${run.uuid}: item ${n} delivered as ${ids.size} callbacks`);
+      }
+    if (finishes !== 1) {
+      finishes === 0 ? lost++ : twice++;
+      detail.push(`${run.uuid}: ${finishes} scan.finish callbacks`);
+    }
   }
   return { lost, twice, unfinished, detail };
 }
@@ -152,14 +229,24 @@ function dist(label: string, times: number[]): string {
 }
 
 /** Waits until the database has every box's new session (last_connect_at at or after `at`). */
-async function serverRecovery(server: () => Child, at: number): Promise<{ allMs: number | undefined; curve: string[] }> {
+async function serverRecovery(
+  server: () => Child,
+  at: number,
+): Promise<{ allMs: number | undefined; curve: string[] }> {
   const curve: string[] = [];
   let lastMark = 0;
   for (;;) {
     const elapsed = Date.now() - at;
     let n = -1;
-    try { n = await server().call<number>('reconnectedSince', { at }, 10_000); } catch { /* the server is not up yet */ }
-    if (elapsed - lastMark >= 5000) { lastMark = elapsed - (elapsed % 5000); curve.push(`${(elapsed / 1000).toFixed(0)} s: ${Math.max(0, n)}`); }
+    try {
+      n = await server().call<number>('reconnectedSince', { at }, 10_000);
+    } catch {
+      /* the server is not up yet */
+    }
+    if (elapsed - lastMark >= 5000) {
+      lastMark = elapsed - (elapsed % 5000);
+      curve.push(`${(elapsed / 1000).toFixed(0)} s: ${Math.max(0, n)}`);
+    }
     if (n >= BOXES) return { allMs: elapsed, curve };
     if (elapsed > GIVE_UP_MS) return { allMs: undefined, curve: [...curve, `gave up with ${n} of ${BOXES}`] };
     await sleep(200);
@@ -169,28 +256,43 @@ async function serverRecovery(server: () => Child, at: number): Promise<{ allMs:
 async function main(): Promise<void> {
   const fds = fdLimit();
   const perProc = Math.ceil(BOXES / BOX_PROCS);
-  if (fds < BOXES + 500 || fds < perProc * 2 + 500) throw new Error(`the open-file limit (ulimit -n) is ${fds}; ${BOXES} boxes need at least ${BOXES + 500}: raise it (ulimit -n 65536) or lower BENCH_BOXES`);
+  if (fds < BOXES + 500 || fds < perProc * 2 + 500)
+    throw new Error(
+      `the open-file limit (ulimit -n) is ${fds}; ${BOXES} boxes need at least ${BOXES + 500}: raise it (ulimit -n 65536) or lower BENCH_BOXES`,
+    );
   const dataDir = tempDir();
   const brokerDir = tempDir();
-  const watchdog = setTimeout(() => { console.error('reconnect-storm: gave up after 20 min'); process.exit(2); }, 20 * 60_000);
+  const watchdog = setTimeout(() => {
+    console.error('reconnect-storm: gave up after 20 min');
+    process.exit(2);
+  }, 20 * 60_000);
   watchdog.unref();
   const children = new Set<Child>();
   const rx = await startReceiver();
   const results: string[] = [];
   let allOk = true;
   try {
-    header(`reconnect storm: ${BOXES} boxes on one node lose it at once (${PASSES.join(', ')} restart); back online ≤ ${ONLINE_TARGET_MS / 1000} s, API p99 < ${API_P99_TARGET_MS} ms, no event lost or applied twice`, [
-      `server: its own process (SQLite, LOG_LEVEL=warn, admission BOXHUB_MQTT_ADMIT_* at their defaults unless set); boxes: ${BOX_PROCS} processes of agent links (reconnect 1 s base, ${DEFAULT_RECONNECT_MAX_MS / 1000} s cap, full jitter, reset after ${DEFAULT_STABLE_MS / 1000} s up), keepalive 30 s`,
-      `events: ${SCANNERS} boxes scanning ${SHEETS} sheets each at 60 a minute through the loss; API: ${API_RATE} GET /api/client/info a second; open-file limit ${fds}`,
-    ]);
+    header(
+      `reconnect storm: ${BOXES} boxes on one node lose it at once (${PASSES.join(', ')} restart); back online ≤ ${ONLINE_TARGET_MS / 1000} s, API p99 < ${API_P99_TARGET_MS} ms, no event lost or applied twice`,
+      [
+        `server: its own process (SQLite, LOG_LEVEL=warn, admission BOXHUB_MQTT_ADMIT_* at their defaults unless set); boxes: ${BOX_PROCS} processes of agent links (reconnect 1 s base, ${DEFAULT_RECONNECT_MAX_MS / 1000} s cap, full jitter, reset after ${DEFAULT_STABLE_MS / 1000} s up), keepalive 30 s`,
+        `events: ${SCANNERS} boxes scanning ${SHEETS} sheets each at 60 a minute through the loss; API: ${API_RATE} GET /api/client/info a second; open-file limit ${fds}`,
+      ],
+    );
     const baseEnv: Record<string, string> = {
-      HOST: '127.0.0.1', BOXHUB_MQTT_HOST: '127.0.0.1', BOXHUB_DATA_DIR: dataDir, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
-      BOXHUB_ALLOW_PRIVATE_NETWORKS: '1', ...LIMITS_OUT_OF_REACH,
+      HOST: '127.0.0.1',
+      BOXHUB_MQTT_HOST: '127.0.0.1',
+      BOXHUB_DATA_DIR: dataDir,
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+      BOXHUB_ALLOW_PRIVATE_NETWORKS: '1',
+      ...LIMITS_OUT_OF_REACH,
     };
     const startServer = async (env: Record<string, string>): Promise<Child> => {
       const prof = process.env.BENCH_CPU_PROF;
       const c = await forkChild('server-process.ts', ['boxhub'], {
-        env: { ...baseEnv, ...env }, readyTimeoutMs: 120_000, ...(prof ? { execArgv: ['--cpu-prof', `--cpu-prof-dir=${prof}`] } : {}),
+        env: { ...baseEnv, ...env },
+        readyTimeoutMs: 120_000,
+        ...(prof ? { execArgv: ['--cpu-prof', `--cpu-prof-dir=${prof}`] } : {}),
       });
       children.add(c);
       return c;
@@ -201,12 +303,17 @@ async function main(): Promise<void> {
     const devs = await server.call<Dev[]>('register', { n: BOXES }, 900_000);
     const pool = new Pool(server.ready.url, { connections: 8 });
     const queue = [...devs];
-    await Promise.all(Array.from({ length: 8 }, async () => {
-      for (let d = queue.shift(); d; d = queue.shift()) {
-        const r = await api(pool, '/api/client/bind', app.api_key, 'POST', { uuid: d.uuid, name: `box ${d.uuid.slice(0, 8)}` });
-        if (r.code !== 0) throw new Error(`bind ${d.uuid}: ${r.code} ${r.msg}`);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        for (let d = queue.shift(); d; d = queue.shift()) {
+          const r = await api(pool, '/api/client/bind', app.api_key, 'POST', {
+            uuid: d.uuid,
+            name: `box ${d.uuid.slice(0, 8)}`,
+          });
+          if (r.code !== 0) throw new Error(`bind ${d.uuid}: ${r.code} ${r.msg}`);
+        }
+      }),
+    );
     await pool.close();
     console.log(`registered and bound ${BOXES} boxes in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     const scanDevs = devs.slice(0, SCANNERS);
@@ -217,20 +324,56 @@ async function main(): Promise<void> {
       const scanners = await forkChild('boxes-process.ts', []);
       children.add(scanners);
       const procs = [scanners];
-      for (let i = 0; i < BOX_PROCS; i++) { const c = await forkChild('boxes-process.ts', []); children.add(c); procs.push(c); }
+      for (let i = 0; i < BOX_PROCS; i++) {
+        const c = await forkChild('boxes-process.ts', []);
+        children.add(c);
+        procs.push(c);
+      }
       const share = Math.ceil(plainDevs.length / BOX_PROCS);
       await Promise.all([
-        scanners.call('connect', { url, boxes: scanDevs, keepaliveSec: 30, concurrency: 10, timeoutMs: 300_000, scanner: 'sim:?ppm=60', backoff: AGENT_BACKOFF }, 600_000),
-        ...procs.slice(1).map((p, i) => p.call('connect', { url, boxes: plainDevs.slice(i * share, (i + 1) * share), keepaliveSec: 30, concurrency: 50, timeoutMs: 300_000, backoff: AGENT_BACKOFF }, 600_000)),
+        scanners.call(
+          'connect',
+          {
+            url,
+            boxes: scanDevs,
+            keepaliveSec: 30,
+            concurrency: 10,
+            timeoutMs: 300_000,
+            scanner: 'sim:?ppm=60',
+            backoff: AGENT_BACKOFF,
+          },
+          600_000,
+        ),
+        ...procs.slice(1).map((p, i) =>
+          p.call(
+            'connect',
+            {
+              url,
+              boxes: plainDevs.slice(i * share, (i + 1) * share),
+              keepaliveSec: 30,
+              concurrency: 50,
+              timeoutMs: 300_000,
+              backoff: AGENT_BACKOFF,
+            },
+            600_000,
+          ),
+        ),
       ]);
       console.log(`${BOXES} boxes connected in ${((performance.now() - t) / 1000).toFixed(1)} s`);
       return { all: procs, scanners };
     };
 
-    const storm = async (name: string, boxes: { all: Child[]; scanners: Child }, cause: () => Promise<string>): Promise<void> => {
+    const storm = async (
+      name: string,
+      boxes: { all: Child[]; scanners: Child },
+      cause: () => Promise<string>,
+    ): Promise<void> => {
       // Every box online in the database before the loss.
       const until = Date.now() + 300_000;
-      while ((await server.call<number>('onlineInDb')) < BOXES) { if (Date.now() > until) throw new Error('not every box came online before the storm'); await sleep(500); }
+      while ((await server.call<number>('onlineInDb')) < BOXES) {
+        if (Date.now() > until) throw new Error('not every box came online before the storm');
+        await sleep(500);
+      }
       // A fleet that has been up a while: each link's delays are back at the base (stableMs).
       await sleep(DEFAULT_STABLE_MS + 1000);
       const sdk = new Boxhub({ baseUrl: server.ready.url, apiKey: app.api_key, retry: { retries: 0 } });
@@ -251,25 +394,47 @@ async function main(): Promise<void> {
       const busy = rec.reduce((n, r) => n + r.busy, 0);
       const endAt = at + (srv.allMs ?? GIVE_UP_MS);
       const during = trickle.calls.filter((c) => c.at >= upAt && c.at <= endAt);
-      const okLat = during.filter((c) => c.ok).map((c) => c.ms).sort((a, b) => a - b);
+      const okLat = during
+        .filter((c) => c.ok)
+        .map((c) => c.ms)
+        .sort((a, b) => a - b);
       const failedDuring = during.filter((c) => !c.ok).length;
       const down = trickle.calls.filter((c) => c.at < upAt);
       const p99 = percentile(okLat, 99);
-      const ev = await checkScans(new Boxhub({ baseUrl: server.ready.url, apiKey: app.api_key, retry: { retries: 0 } }), runs, rx);
+      const ev = await checkScans(
+        new Boxhub({ baseUrl: server.ready.url, apiKey: app.api_key, retry: { retries: 0 } }),
+        runs,
+        rx,
+      );
       console.log(`\n## ${name}: ${what}`);
-      console.log(dist('boxes back online, box side (CONNACK after the loss)', times) + (missing ? `  (${missing} never)` : ''));
+      console.log(
+        dist('boxes back online, box side (CONNACK after the loss)', times) + (missing ? `  (${missing} never)` : ''),
+      );
       const backMs = srv.allMs === undefined ? undefined : srv.allMs - (upAt - at);
-      console.log(`every box back online, server side (new session in the database): ${srv.allMs === undefined ? 'NOT within 120 s' : `${(srv.allMs / 1000).toFixed(1)} s after the loss, ${(backMs! / 1000).toFixed(1)} s after the ${name.split(' ')[0] === 'server' ? 'node' : 'broker'} was back`}; per 5 s after the loss: ${srv.curve.join(', ')}`);
-      console.log(dist('boxes back online, box side, after it was back', times.map((t) => t - (upAt - at))));
+      console.log(
+        `every box back online, server side (new session in the database): ${srv.allMs === undefined ? 'NOT within 120 s' : `${(srv.allMs / 1000).toFixed(1)} s after the loss, ${(backMs! / 1000).toFixed(1)} s after the ${name.split(' ')[0] === 'server' ? 'node' : 'broker'} was back`}; per 5 s after the loss: ${srv.curve.join(', ')}`,
+      );
+      console.log(
+        dist(
+          'boxes back online, box side, after it was back',
+          times.map((t) => t - (upAt - at)),
+        ),
+      );
       console.log(`logins refused while busy (CONNACK 3, box side): ${busy}`);
-      console.log(`API during the storm: ${okLat.length} answered, ${failedDuring} failed; p50 ${percentile(okLat, 50).toFixed(1)} ms  p99 ${p99.toFixed(1)} ms  max ${(okLat[okLat.length - 1] ?? NaN).toFixed(1)} ms (${down.length} calls while the server was coming back, ${down.filter((c) => !c.ok).length} of them failed)`);
-      console.log(`events: ${runs.length} scans of ${SHEETS} sheets: ${ev.lost} lost, ${ev.twice} applied twice, ${ev.unfinished} unfinished`);
+      console.log(
+        `API during the storm: ${okLat.length} answered, ${failedDuring} failed; p50 ${percentile(okLat, 50).toFixed(1)} ms  p99 ${p99.toFixed(1)} ms  max ${(okLat[okLat.length - 1] ?? NaN).toFixed(1)} ms (${down.length} calls while the server was coming back, ${down.filter((c) => !c.ok).length} of them failed)`,
+      );
+      console.log(
+        `events: ${runs.length} scans of ${SHEETS} sheets: ${ev.lost} lost, ${ev.twice} applied twice, ${ev.unfinished} unfinished`,
+      );
       for (const d of ev.detail.slice(0, 10)) console.log(`  ${d}`);
       const onlineOk = backMs !== undefined && backMs <= ONLINE_TARGET_MS && missing === 0;
       const apiOk = p99 < API_P99_TARGET_MS && failedDuring === 0;
       const evOk = ev.lost === 0 && ev.twice === 0 && ev.unfinished === 0;
       allOk &&= onlineOk && apiOk && evOk;
-      results.push(`${name}: every box back online ${backMs === undefined ? '>120 s after the loss' : `${(backMs / 1000).toFixed(1)} s after it was back (${(srv.allMs! / 1000).toFixed(1)} s after the loss)`} (target ≤ 30 s) ${verdict(onlineOk)}; API p99 ${p99.toFixed(1)} ms (target < 100 ms, no failures) ${verdict(apiOk)}; events lost ${ev.lost}, twice ${ev.twice} ${verdict(evOk)}`);
+      results.push(
+        `${name}: every box back online ${backMs === undefined ? '>120 s after the loss' : `${(backMs / 1000).toFixed(1)} s after it was back (${(srv.allMs! / 1000).toFixed(1)} s after the loss)`} (target ≤ 30 s) ${verdict(onlineOk)}; API p99 ${p99.toFixed(1)} ms (target < 100 ms, no failures) ${verdict(apiOk)}; events lost ${ev.lost}, twice ${ev.twice} ${verdict(evOk)}`,
+      );
     };
 
     if (PASSES.includes('server')) {
@@ -286,7 +451,10 @@ async function main(): Promise<void> {
         if (process.env.BENCH_DEBUG) console.log(server.tail());
         return `server down ${((Date.now() - t) / 1000).toFixed(1)} s (start-up of the new process)`;
       });
-      for (const b of boxes.all) { await b.stop(); children.delete(b); }
+      for (const b of boxes.all) {
+        await b.stop();
+        children.delete(b);
+      }
     }
     if (PASSES.includes('broker')) {
       await server.stop();
@@ -294,11 +462,18 @@ async function main(): Promise<void> {
       const mosq = await startPrivateMosquitto(brokerDir, devs);
       server = await startServer({ PORT: '0', MQTT_URL: mosq.serverUrl });
       const boxes = await startBoxes(mosq.boxUrl);
-      await storm('external broker restart (Mosquitto 2.0, persistence on, SIGTERM and started again)', boxes, async () => {
-        const r = await mosq.restart();
-        return `broker down ${(r.downMs / 1000).toFixed(1)} s`;
-      });
-      for (const b of boxes.all) { await b.stop(); children.delete(b); }
+      await storm(
+        'external broker restart (Mosquitto 2.0, persistence on, SIGTERM and started again)',
+        boxes,
+        async () => {
+          const r = await mosq.restart();
+          return `broker down ${(r.downMs / 1000).toFixed(1)} s`;
+        },
+      );
+      for (const b of boxes.all) {
+        await b.stop();
+        children.delete(b);
+      }
       await server.stop();
       children.delete(server);
       await mosq.stop();

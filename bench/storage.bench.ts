@@ -27,9 +27,19 @@ const PDF = 'application/pdf';
 
 async function signing(store: BlobStore, what: 'download' | 'upload'): Promise<number> {
   const md5 = createHash('md5').update('x').digest('hex');
-  const one = (i: number) => what === 'download'
-    ? store.downloadUrl(`scan/00000000-0000-4000-8000-000000000000/${i}.pdf`, { fileName: `scan-${i}.pdf`, contentType: PDF, expiresInMs: 3_600_000 })
-    : store.uploadUrl(`scan/00000000-0000-4000-8000-000000000000/${i}.pdf`, { size: 1_000_000, md5, contentType: PDF, expiresInMs: 900_000 });
+  const one = (i: number) =>
+    what === 'download'
+      ? store.downloadUrl(`scan/00000000-0000-4000-8000-000000000000/${i}.pdf`, {
+          fileName: `scan-${i}.pdf`,
+          contentType: PDF,
+          expiresInMs: 3_600_000,
+        })
+      : store.uploadUrl(`scan/00000000-0000-4000-8000-000000000000/${i}.pdf`, {
+          size: 1_000_000,
+          md5,
+          contentType: PDF,
+          expiresInMs: 900_000,
+        });
   for (let i = 0; i < 500; i++) await one(i);
   const runs: number[] = [];
   for (let r = 0; r < 3; r++) {
@@ -42,17 +52,35 @@ async function signing(store: BlobStore, what: 'download' | 'upload'): Promise<n
 
 async function pool<T>(n: number, items: T[], fn: (x: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: n }, async () => { while (next < items.length) await fn(items[next++]!); }));
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
 }
 
-async function transfer(name: string, store: BlobStore, bodies: Buffer[], dispatcher: Agent): Promise<{ up: number; down: number }> {
+async function transfer(
+  name: string,
+  store: BlobStore,
+  bodies: Buffer[],
+  dispatcher: Agent,
+): Promise<{ up: number; down: number }> {
   const prefix = `scan/${randomBytes(8).toString('hex')}`;
-  const jobs = bodies.map((b, i) => ({ key: `${prefix}/${i + 1}.pdf`, body: b, md5: createHash('md5').update(b).digest('hex') }));
+  const jobs = bodies.map((b, i) => ({
+    key: `${prefix}/${i + 1}.pdf`,
+    body: b,
+    md5: createHash('md5').update(b).digest('hex'),
+  }));
   const mb = bodies.reduce((s, b) => s + b.length, 0) / 2 ** 20;
   let t0 = performance.now();
   await pool(CONCURRENCY, jobs, async (j) => {
     const g = await store.uploadUrl(j.key, { size: j.body.length, md5: j.md5, contentType: PDF, expiresInMs: 900_000 });
-    const res = await request(g.url, { method: 'PUT', headers: { ...g.headers, 'content-length': String(j.body.length) }, body: j.body, dispatcher });
+    const res = await request(g.url, {
+      method: 'PUT',
+      headers: { ...g.headers, 'content-length': String(j.body.length) },
+      body: j.body,
+      dispatcher,
+    });
     await res.body.dump();
     if (res.statusCode !== 200) throw new Error(`${name}: upload answered ${res.statusCode}`);
   });
@@ -63,10 +91,14 @@ async function transfer(name: string, store: BlobStore, bodies: Buffer[], dispat
   }
   t0 = performance.now();
   await pool(CONCURRENCY, jobs, async (j) => {
-    const res = await request(await store.downloadUrl(j.key, { fileName: 'x.pdf', contentType: PDF, expiresInMs: 60_000 }), { dispatcher });
+    const res = await request(
+      await store.downloadUrl(j.key, { fileName: 'x.pdf', contentType: PDF, expiresInMs: 60_000 }),
+      { dispatcher },
+    );
     let n = 0;
     for await (const c of res.body) n += (c as Buffer).length;
-    if (res.statusCode !== 200 || n !== j.body.length) throw new Error(`${name}: download answered ${res.statusCode} with ${n} bytes`);
+    if (res.statusCode !== 200 || n !== j.body.length)
+      throw new Error(`${name}: download answered ${res.statusCode} with ${n} bytes`);
   });
   const down = mb / ((performance.now() - t0) / 1000);
   await store.deletePrefix(prefix);
@@ -80,11 +112,23 @@ async function main(): Promise<void> {
   const dataDir = tempDir();
   const secret = randomBytes(32);
   const server = await forkChild('server-process.ts', ['boxhub'], {
-    env: { PORT: '0', HOST: '127.0.0.1', BOXHUB_MQTT_PORT: '0', BOXHUB_DATA_DIR: dataDir, LOG_LEVEL: 'warn', BOXHUB_BLOB_SECRET: secret.toString('hex') },
+    env: {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      BOXHUB_MQTT_PORT: '0',
+      BOXHUB_DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      BOXHUB_BLOB_SECRET: secret.toString('hex'),
+    },
   });
   const s3 = await startS3();
   // The same key, root and URL as the server's own store: these URLs are the ones it would sign.
-  const local = new LocalBlobStore({ root: join(dataDir, 'blobs'), secret, baseUrl: () => server.ready.url, clock: systemClock });
+  const local = new LocalBlobStore({
+    root: join(dataDir, 'blobs'),
+    secret,
+    baseUrl: () => server.ready.url,
+    clock: systemClock,
+  });
   const remote = new S3BlobStore({ target: s3.target, clock: systemClock, spoolDir: join(dataDir, 'spool') });
   const dispatcher = new Agent({ connections: CONCURRENCY * 2 });
   try {
@@ -92,21 +136,34 @@ async function main(): Promise<void> {
     for (const what of ['download', 'upload'] as const) {
       const l = await signing(local, what);
       const r = await signing(remote, what);
-      console.log(`  ${what.padEnd(8)}  local HMAC ${l.toFixed(1).padStart(6)}   S3 SigV4 ${r.toFixed(1).padStart(6)}   ratio S3/local ${(r / l).toFixed(1)}`);
+      console.log(
+        `  ${what.padEnd(8)}  local HMAC ${l.toFixed(1).padStart(6)}   S3 SigV4 ${r.toFixed(1).padStart(6)}   ratio S3/local ${(r / l).toFixed(1)}`,
+      );
     }
     const bodies = Array.from({ length: ITEMS }, () => randomBytes(ITEM_MB << 20));
     console.log(`\ntransfers through signed URLs, MiB/s (runs alternate; median of 3)`);
-    const res: Record<string, { up: number[]; down: number[] }> = { local: { up: [], down: [] }, s3rver: { up: [], down: [] } };
+    const res: Record<string, { up: number[]; down: number[] }> = {
+      local: { up: [], down: [] },
+      s3rver: { up: [], down: [] },
+    };
     for (let r = 0; r < 3; r++) {
-      for (const [name, store] of [['local', local], ['s3rver', remote]] as const) {
+      for (const [name, store] of [
+        ['local', local],
+        ['s3rver', remote],
+      ] as const) {
         const t = await transfer(name, store, bodies, dispatcher);
         res[name]!.up.push(t.up);
         res[name]!.down.push(t.down);
       }
     }
-    const l = res.local!, s = res.s3rver!;
-    console.log(`  upload    local ${median(l.up).toFixed(0).padStart(5)}   s3rver ${median(s.up).toFixed(0).padStart(5)}   ratio s3rver/local ${(median(s.up) / median(l.up)).toFixed(2)}`);
-    console.log(`  download  local ${median(l.down).toFixed(0).padStart(5)}   s3rver ${median(s.down).toFixed(0).padStart(5)}   ratio s3rver/local ${(median(s.down) / median(l.down)).toFixed(2)}`);
+    const l = res.local!,
+      s = res.s3rver!;
+    console.log(
+      `  upload    local ${median(l.up).toFixed(0).padStart(5)}   s3rver ${median(s.up).toFixed(0).padStart(5)}   ratio s3rver/local ${(median(s.up) / median(l.up)).toFixed(2)}`,
+    );
+    console.log(
+      `  download  local ${median(l.down).toFixed(0).padStart(5)}   s3rver ${median(s.down).toFixed(0).padStart(5)}   ratio s3rver/local ${(median(s.down) / median(l.down)).toFixed(2)}`,
+    );
     console.log('\nno target (figures for docs/storage.md)');
   } finally {
     await dispatcher.close();

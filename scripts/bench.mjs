@@ -16,12 +16,17 @@ function walk(dir, out) {
   }
   return out;
 }
-const files = walk(join(root, 'bench'), []).sort().filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
+const files = walk(join(root, 'bench'), [])
+  .sort()
+  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
 let failed = 0;
 for (const f of files) {
   console.log(`\n=== ${f}`);
   // On the sources (scripts/source-mode.mjs), like the tests: no build needed.
   const r = spawnSync(process.execPath, [f], { stdio: 'inherit', cwd: root, env: sourceEnv() });
-  if (r.status !== 0) { failed = 1; console.log(`!!! ${f} exited with ${r.status}`); }
+  if (r.status !== 0) {
+    failed = 1;
+    console.log(`!!! ${f} exited with ${r.status}`);
+  }
 }
 process.exit(failed);

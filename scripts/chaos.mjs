@@ -5,5 +5,9 @@ import { spawnSync } from 'node:child_process';
 import { sourceEnv } from './source-mode.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
-const r = spawnSync(process.execPath, ['scripts/chaos/main.ts', ...process.argv.slice(2)], { stdio: 'inherit', cwd: root, env: sourceEnv() });
+const r = spawnSync(process.execPath, ['scripts/chaos/main.ts', ...process.argv.slice(2)], {
+  stdio: 'inherit',
+  cwd: root,
+  env: sourceEnv(),
+});
 process.exit(r.status ?? 1);

@@ -33,11 +33,17 @@ for (const file of ['packages', 'bench', 'scripts'].flatMap((d) => sources(join(
       const t = node.type;
       const isConst = ts.isTypeReferenceNode(t) && t.typeName.getText(sf) === 'const';
       if (!isConst) counts.as++;
-      if (ts.isAsExpression(node.expression) && node.expression.type.kind === ts.SyntaxKind.UnknownKeyword) counts.asUnknownAs++;
+      if (ts.isAsExpression(node.expression) && node.expression.type.kind === ts.SyntaxKind.UnknownKeyword)
+        counts.asUnknownAs++;
     } else if (ts.isNonNullExpression(node)) counts.nonNull++;
     ts.forEachChild(node, visit);
   };
   visit(sf);
 }
 if (process.argv.includes('--json')) console.log(JSON.stringify(counts));
-else console.log(Object.entries(counts).map(([k, v]) => `${k} ${v}`).join('\n'));
+else
+  console.log(
+    Object.entries(counts)
+      .map(([k, v]) => `${k} ${v}`)
+      .join('\n'),
+  );

@@ -32,7 +32,8 @@ function walk(dir, out) {
   return out;
 }
 
-const selected = walk(join(root, 'packages'), []).sort()
+const selected = walk(join(root, 'packages'), [])
+  .sort()
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
 const isInstallTest = (f) => f.endsWith('.install.test.ts');
 const all = selected.filter((f) => !isInstallTest(f));
@@ -41,15 +42,22 @@ const installTests = selected.filter(isInstallTest);
 // in these packages; pure libraries (protocol, pdf-tools, recognizer, agent drivers) run once.
 // The CLI's command-line contract and pure helpers touch neither (they spawn ~100 commands
 // for nothing on the second pass).
-const engineFree = new Set(['packages/cli/src/usage.test.ts', 'packages/cli/src/demo-classroom.test.ts', 'packages/e2e/src/architecture-map.test.ts', 'packages/e2e/src/citations.test.ts']);
+const engineFree = new Set([
+  'packages/cli/src/usage.test.ts',
+  'packages/cli/src/demo-classroom.test.ts',
+  'packages/e2e/src/architecture-map.test.ts',
+  'packages/e2e/src/citations.test.ts',
+]);
 const engineBound = all.filter((f) => /^packages\/(server|e2e|cli)\//.test(f) && !engineFree.has(f));
 
 function run(label, files, env, { concurrency = 3, timeoutMs = 120_000 } = {}) {
   if (files.length === 0) return 0;
   console.log(`\n# ${label}: ${files.length} file(s)`);
-  const r = spawnSync(process.execPath, [
-    '--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, ...files,
-  ], { stdio: 'inherit', cwd: root, env: sourceEnv({ ...process.env, ...env }) });
+  const r = spawnSync(
+    process.execPath,
+    ['--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, ...files],
+    { stdio: 'inherit', cwd: root, env: sourceEnv({ ...process.env, ...env }) },
+  );
   return r.status ?? 1;
 }
 
@@ -67,10 +75,19 @@ if (!passes.has('external')) {
   failed = run('scale-out engines (PostgreSQL, Mosquitto)', engineBound, { BOXHUB_TEST_ENGINE: 'external' }) || failed;
 } else {
   console.log('\n# scale-out pass skipped: set BOXHUB_TEST_DATABASE_URL and BOXHUB_TEST_MQTT_URL (see .ci/run)');
-  if (process.env.CI) { console.log('# CI must run the scale-out pass'); failed = 1; }
+  if (process.env.CI) {
+    console.log('# CI must run the scale-out pass');
+    failed = 1;
+  }
 }
 if (passes.has('install')) {
-  failed = run('install (build, pack and install in a fresh copy; plain node)', installTests, {}, { concurrency: 1, timeoutMs: 30 * 60_000 }) || failed;
+  failed =
+    run(
+      'install (build, pack and install in a fresh copy; plain node)',
+      installTests,
+      {},
+      { concurrency: 1, timeoutMs: 30 * 60_000 },
+    ) || failed;
 }
 process.exit(failed);
 

@@ -25,7 +25,11 @@ const ROUNDS = Number(process.env.BENCH_PRINT_ROUNDS ?? 2);
 const MB = Number(process.env.BENCH_PRINT_MB ?? 10);
 const PAGES = 20;
 
-interface Envelope { code: number; msg: string; data: { uuid: string } }
+interface Envelope {
+  code: number;
+  msg: string;
+  data: { uuid: string };
+}
 
 async function main(): Promise<void> {
   header('print create: server cost of a 20-page PDF sent inline', [
@@ -38,7 +42,14 @@ async function main(): Promise<void> {
 
   const dataDir = tempDir();
   const server = await forkChild('server-process.ts', ['boxhub'], {
-    env: { PORT: '0', HOST: '127.0.0.1', BOXHUB_MQTT_PORT: '0', BOXHUB_DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...LIMITS_OUT_OF_REACH },
+    env: {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      BOXHUB_MQTT_PORT: '0',
+      BOXHUB_DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      ...LIMITS_OUT_OF_REACH,
+    },
   });
   const boxes = await forkChild('boxes-process.ts', []);
   const pool = new Pool(server.ready.url, { connections: CLIENTS });
@@ -53,7 +64,8 @@ async function main(): Promise<void> {
     for (const d of list) await post('/api/client/bind', { uuid: d.uuid, name: 'bench' });
     await boxes.call('connect', { url: server.ready.mqttUrl, boxes: list, printer: 'sim:?side_ms=3600000' }, 60_000);
 
-    const bodyOf = (file: Buffer, box: string) => JSON.stringify({ client_uuid: box, file_type: 'pdf', file_content: file.toString('base64') });
+    const bodyOf = (file: Buffer, box: string) =>
+      JSON.stringify({ client_uuid: box, file_type: 'pdf', file_content: file.toString('base64') });
     const create = async (body: string): Promise<number> => {
       const t0 = performance.now();
       const r = await pool.request({ method: 'POST', path: '/api/print/create', headers: auth, body });
@@ -63,7 +75,11 @@ async function main(): Promise<void> {
     };
     // The boxes report their printer (and its capability) once connected; wait for it.
     for (let i = 0; ; i++) {
-      const e = await post('/api/print/create', { client_uuid: list[0]!.uuid, file_type: 'pdf', file_content: small.toString('base64') });
+      const e = await post('/api/print/create', {
+        client_uuid: list[0]!.uuid,
+        file_type: 'pdf',
+        file_content: small.toString('base64'),
+      });
       if (e.code === 0) break;
       if (i > 100) throw new Error(`the boxes' printers never became ready: ${e.code} ${e.msg}`);
       await sleep(100);
@@ -82,9 +98,15 @@ async function main(): Promise<void> {
     };
 
     const serialTimes: number[] = [];
-    const serial = await cpuMs(async () => { for (let i = 0; i < SERIAL; i++) serialTimes.push(await create(bodies[0]!)); });
+    const serial = await cpuMs(async () => {
+      for (let i = 0; i < SERIAL; i++) serialTimes.push(await create(bodies[0]!));
+    });
     const concurrent = await cpuMs(async () => {
-      await Promise.all(bodies.map(async (b) => { for (let i = 0; i < ROUNDS; i++) await create(b); }));
+      await Promise.all(
+        bodies.map(async (b) => {
+          for (let i = 0; i < ROUNDS; i++) await create(b);
+        }),
+      );
     });
 
     // The floor, in this process: parse the same body, decode, MD5, write the file.
@@ -104,10 +126,18 @@ async function main(): Promise<void> {
     const floorPerMb = median(floorTimes) / mib;
     const serialPerMb = serial.cpu / SERIAL / mib;
     const concPerMb = concurrent.cpu / n / mib;
-    console.log(`file: ${mib.toFixed(2)} MiB PDF, ${PAGES} pages (${(pdf.length * 4 / 3 / 2 ** 20).toFixed(2)} MiB of Base64)`);
-    console.log(`one at a time: ${serialPerMb.toFixed(1)} ms server CPU per MiB (${(serial.cpu / SERIAL).toFixed(0)} ms per create), median create round trip ${median(serialTimes).toFixed(0)} ms`);
-    console.log(`${CLIENTS} clients: ${(n / (concurrent.wall / 1000)).toFixed(1)} creates/s (${(n * mib / (concurrent.wall / 1000)).toFixed(0)} MiB/s), ${concPerMb.toFixed(1)} ms server CPU per MiB`);
-    console.log(`floor (JSON.parse + Base64 + MD5 + write, this process): ${floorPerMb.toFixed(1)} ms per MiB; server / floor: ${(serialPerMb / floorPerMb).toFixed(2)}× one at a time, ${(concPerMb / floorPerMb).toFixed(2)}× with ${CLIENTS} clients`);
+    console.log(
+      `file: ${mib.toFixed(2)} MiB PDF, ${PAGES} pages (${((pdf.length * 4) / 3 / 2 ** 20).toFixed(2)} MiB of Base64)`,
+    );
+    console.log(
+      `one at a time: ${serialPerMb.toFixed(1)} ms server CPU per MiB (${(serial.cpu / SERIAL).toFixed(0)} ms per create), median create round trip ${median(serialTimes).toFixed(0)} ms`,
+    );
+    console.log(
+      `${CLIENTS} clients: ${(n / (concurrent.wall / 1000)).toFixed(1)} creates/s (${((n * mib) / (concurrent.wall / 1000)).toFixed(0)} MiB/s), ${concPerMb.toFixed(1)} ms server CPU per MiB`,
+    );
+    console.log(
+      `floor (JSON.parse + Base64 + MD5 + write, this process): ${floorPerMb.toFixed(1)} ms per MiB; server / floor: ${(serialPerMb / floorPerMb).toFixed(2)}× one at a time, ${(concPerMb / floorPerMb).toFixed(2)}× with ${CLIENTS} clients`,
+    );
   } finally {
     await pool.close();
     await boxes.stop();
@@ -115,4 +145,7 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((e: unknown) => { console.error(e); process.exit(1); });
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -26,7 +26,13 @@ const PAGES = Number(process.env.BENCH_LATENCY_PAGES ?? 1);
 const RATE = Number(process.env.BENCH_LATENCY_RATE ?? 5);
 const TARGET_P99 = 250;
 
-interface Info { created_at: number; action_ack_at?: number; started_at?: number; finished: boolean; error_code: number }
+interface Info {
+  created_at: number;
+  action_ack_at?: number;
+  started_at?: number;
+  finished: boolean;
+  error_code: number;
+}
 
 async function body(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
@@ -61,11 +67,27 @@ async function main(): Promise<void> {
   const callbackUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/print`;
 
   const server = await forkChild('server-process.ts', ['boxhub'], {
-    env: { PORT: '0', HOST: '127.0.0.1', BOXHUB_MQTT_PORT: '0', BOXHUB_DATA_DIR: tempDir(), LOG_LEVEL: 'warn', BOXHUB_ALLOW_PRIVATE_NETWORKS: '1', ...LIMITS_OUT_OF_REACH },
+    env: {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      BOXHUB_MQTT_PORT: '0',
+      BOXHUB_DATA_DIR: tempDir(),
+      LOG_LEVEL: 'warn',
+      BOXHUB_ALLOW_PRIVATE_NETWORKS: '1',
+      ...LIMITS_OUT_OF_REACH,
+    },
     // BENCH_CPU_PROF=<dir>: V8 CPU profiles of the server and of the boxes' process.
-    ...(process.env.BENCH_CPU_PROF ? { execArgv: ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}/server`] } : {}),
+    ...(process.env.BENCH_CPU_PROF
+      ? { execArgv: ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}/server`] }
+      : {}),
   });
-  const boxes = await forkChild('boxes-process.ts', [], process.env.BENCH_CPU_PROF ? { execArgv: ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}/boxes`] } : {});
+  const boxes = await forkChild(
+    'boxes-process.ts',
+    [],
+    process.env.BENCH_CPU_PROF
+      ? { execArgv: ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}/boxes`] }
+      : {},
+  );
   const pool = new Pool(server.ready.url, { connections: BOXES * 2 });
   try {
     const app = await server.call<{ id: string; api_key: string }>('createApp', { name: 'print-latency' });
@@ -82,13 +104,21 @@ async function main(): Promise<void> {
     const roundTrips: number[] = [];
     const printOne = async (box: string): Promise<{ uuid: string; box: string }> => {
       const t0 = performance.now();
-      const e = await post<{ uuid: string }>('/api/print/create', { client_uuid: box, file_type: 'pdf', file_content: pdf, options: { callback_url: callbackUrl } });
+      const e = await post<{ uuid: string }>('/api/print/create', {
+        client_uuid: box,
+        file_type: 'pdf',
+        file_content: pdf,
+        options: { callback_url: callbackUrl },
+      });
       if (e.code !== 0) throw Object.assign(new Error(`print create refused: ${e.code} ${e.msg}`), { code: e.code });
       roundTrips.push(performance.now() - t0);
       sent.set(e.data.uuid, t0);
       await new Promise<void>((resolve, reject) => {
         const t = setTimeout(() => reject(new Error(`task ${e.data.uuid} did not finish within 60 s`)), 60_000);
-        finishers.set(e.data.uuid, () => { clearTimeout(t); resolve(); });
+        finishers.set(e.data.uuid, () => {
+          clearTimeout(t);
+          resolve();
+        });
       });
       return { uuid: e.data.uuid, box };
     };
@@ -96,14 +126,17 @@ async function main(): Promise<void> {
       const acked: number[] = [];
       const started: number[] = [];
       const observed: number[] = [];
-      const infos = await Promise.all(tasks.map(async (t) => {
-        const r = await post<Info>('/api/print/info', { client_uuid: t.box, print_uuid: t.uuid });
-        if (r.code !== 0) throw new Error(`print/info ${t.uuid}: ${r.code} ${r.msg}`);
-        return r.data;
-      }));
+      const infos = await Promise.all(
+        tasks.map(async (t) => {
+          const r = await post<Info>('/api/print/info', { client_uuid: t.box, print_uuid: t.uuid });
+          if (r.code !== 0) throw new Error(`print/info ${t.uuid}: ${r.code} ${r.msg}`);
+          return r.data;
+        }),
+      );
       for (const [k, info] of infos.entries()) {
         const { uuid } = tasks[k]!;
-        if (info.error_code !== 0 || info.action_ack_at === undefined || info.started_at === undefined) throw new Error(`task ${uuid} did not print: ${JSON.stringify(info)}`);
+        if (info.error_code !== 0 || info.action_ack_at === undefined || info.started_at === undefined)
+          throw new Error(`task ${uuid} did not print: ${JSON.stringify(info)}`);
         acked.push(info.action_ack_at - info.created_at);
         started.push(info.started_at - info.created_at);
         const st = startedAt.get(uuid);
@@ -114,12 +147,16 @@ async function main(): Promise<void> {
     };
     // The boxes report their printer's capability once connected: the first create waits for it.
     for (let i = 0; ; i++) {
-      try { await printOne(list[0]!.uuid); break; } catch (e) {
+      try {
+        await printOne(list[0]!.uuid);
+        break;
+      } catch (e) {
         if (i > 100 || (e as { code?: number }).code === undefined) throw e;
         await sleep(100);
       }
     }
-    sent.clear(); roundTrips.length = 0;
+    sent.clear();
+    roundTrips.length = 0;
 
     // Phase 1, the target: tasks arrive at a steady RATE per second (an open loop, as
     // applications send them), round robin over the boxes, whatever the state of the ones
@@ -127,33 +164,47 @@ async function main(): Promise<void> {
     // is only (tasks in flight) / (throughput) and says nothing about the path itself.
     const done: { uuid: string; box: string }[] = [];
     const t0 = performance.now();
-    await Promise.all(Array.from({ length: TASKS }, async (_, k) => {
-      const at = t0 + (k * 1000) / RATE;
-      const wait = at - performance.now();
-      if (wait > 0) await sleep(wait);
-      done.push(await printOne(list[k % BOXES]!.uuid));
-    }));
+    await Promise.all(
+      Array.from({ length: TASKS }, async (_, k) => {
+        const at = t0 + (k * 1000) / RATE;
+        const wait = at - performance.now();
+        if (wait > 0) await sleep(wait);
+        done.push(await printOne(list[k % BOXES]!.uuid));
+      }),
+    );
     const seconds = (performance.now() - t0) / 1000;
     const figures = await collect(done);
-    const p99 = percentile([...figures.started].sort((a, b) => a - b), 99);
+    const p99 = percentile(
+      [...figures.started].sort((a, b) => a - b),
+      99,
+    );
     console.log(`## at ${RATE} tasks/s (open loop): ${done.length} tasks printed in ${seconds.toFixed(1)} s`);
     console.log(stats('created → acknowledged (server)', figures.acked));
     console.log(stats('created → printing started (server)', figures.started));
-    console.log(`  target p99 < ${TARGET_P99} ms: ${verdict(p99 < TARGET_P99)} (${(p99 / TARGET_P99).toFixed(2)}× the target)`);
+    console.log(
+      `  target p99 < ${TARGET_P99} ms: ${verdict(p99 < TARGET_P99)} (${(p99 / TARGET_P99).toFixed(2)}× the target)`,
+    );
     console.log(stats('create round trip (application)', roundTrips));
     console.log(stats('create sent → print.started callback received (application)', figures.observed));
 
     // Phase 2, capacity: every box prints without pause (the next task is created when the one
     // before has finished), so BOXES tasks are always in flight. Throughput is the figure; the
     // latency here is mostly waiting for CPU (server, boxes and tools share this machine).
-    sent.clear(); roundTrips.length = 0;
+    sent.clear();
+    roundTrips.length = 0;
     const perBox = Math.ceil(TASKS / BOXES);
     const sat: { uuid: string; box: string }[] = [];
     const t1 = performance.now();
-    await Promise.all(list.map(async (d) => { for (let i = 0; i < perBox; i++) sat.push(await printOne(d.uuid)); }));
+    await Promise.all(
+      list.map(async (d) => {
+        for (let i = 0; i < perBox; i++) sat.push(await printOne(d.uuid));
+      }),
+    );
     const satSeconds = (performance.now() - t1) / 1000;
     const satFigures = await collect(sat);
-    console.log(`## saturation (${BOXES} in flight, closed loop): ${sat.length} tasks in ${satSeconds.toFixed(1)} s = ${(sat.length / satSeconds).toFixed(1)} tasks/s`);
+    console.log(
+      `## saturation (${BOXES} in flight, closed loop): ${sat.length} tasks in ${satSeconds.toFixed(1)} s = ${(sat.length / satSeconds).toFixed(1)} tasks/s`,
+    );
     console.log(stats('created → printing started (server)', satFigures.started));
   } finally {
     await pool.close();
@@ -163,4 +214,7 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((e: unknown) => { console.error(e); process.exit(1); });
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});

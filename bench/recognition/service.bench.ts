@@ -41,25 +41,43 @@ async function main(): Promise<void> {
   ]);
   const t0 = performance.now();
   const stack = await cardStack(STUDENTS, { dpi: 200, seed: 2026 });
-  console.log(`stack drawn in ${((performance.now() - t0) / 1000).toFixed(1)} s; mean page ${Math.round(stack.pages.reduce((a, p) => a + p.jpeg.length, 0) / stack.pages.length / 1024)} KB`);
+  console.log(
+    `stack drawn in ${((performance.now() - t0) / 1000).toFixed(1)} s; mean page ${Math.round(stack.pages.reduce((a, p) => a + p.jpeg.length, 0) / stack.pages.length / 1024)} KB`,
+  );
 
   // Callback receiver: arrival time of each student's callback, and the end.
   let onCallback: (path: string, method: string, body: string, at: number) => void = () => undefined;
   const receiver = createServer((req, res) => {
-    void body(req).then((text) => { const at = performance.now(); res.writeHead(200).end(); onCallback(req.url ?? '', req.method ?? '', text, at); });
+    void body(req).then((text) => {
+      const at = performance.now();
+      res.writeHead(200).end();
+      onCallback(req.url ?? '', req.method ?? '', text, at);
+    });
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   const rxUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
 
   const server = await forkChild('server-process.ts', ['boxhub'], {
-    env: { PORT: '0', HOST: '127.0.0.1', BOXHUB_MQTT_PORT: '0', BOXHUB_DATA_DIR: tempDir(), LOG_LEVEL: 'warn', BOXHUB_ALLOW_PRIVATE_NETWORKS: '1' },
+    env: {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      BOXHUB_MQTT_PORT: '0',
+      BOXHUB_DATA_DIR: tempDir(),
+      LOG_LEVEL: 'warn',
+      BOXHUB_ALLOW_PRIVATE_NETWORKS: '1',
+    },
     // BENCH_CPU_PROF=<dir>: a V8 CPU profile of the server's main thread (open in Chrome DevTools).
     ...(process.env.BENCH_CPU_PROF ? { execArgv: ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] } : {}),
   });
   const boxes = await forkChild('boxes-process.ts', []);
   const pool = new Pool(server.ready.url, { connections: 4 });
   const api = async <T>(path: string, payload: unknown, key: string): Promise<T> => {
-    const r = await pool.request({ method: 'POST', path, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(payload) });
+    const r = await pool.request({
+      method: 'POST',
+      path,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(payload),
+    });
     const e = JSON.parse(await r.body.text()) as { code: number; msg: string; data: T };
     if (e.code !== 0) throw new Error(`${path}: ${e.code} ${e.msg}`);
     return e.data;
@@ -76,12 +94,26 @@ async function main(): Promise<void> {
     const bound = async (path: string) => {
       await boxes.call('load', { sheets: 1 });
       await new Promise((r) => setTimeout(r, 500));
-      const task = await api<{ uuid: string; direct_addr: string }>('/api/application/ess/create', { callback_url: `${rxUrl}${path}` }, app.api_key);
+      const task = await api<{ uuid: string; direct_addr: string }>(
+        '/api/application/ess/create',
+        { callback_url: `${rxUrl}${path}` },
+        app.api_key,
+      );
       let scan: { uuid: string; direct_secret: string } | undefined;
       for (let i = 0; i < 40 && !scan; i++) {
         try {
-          scan = await api('/api/scan/create', { client_uuid: device!.uuid, options: { direct_mode: 1, direct_addr: task.direct_addr, continuous: true, continuous_wait: 0 } }, app.api_key);
-        } catch (e) { if (!/30203|30204/.test((e as Error).message)) throw e; await new Promise((r) => setTimeout(r, 250)); }
+          scan = await api(
+            '/api/scan/create',
+            {
+              client_uuid: device!.uuid,
+              options: { direct_mode: 1, direct_addr: task.direct_addr, continuous: true, continuous_wait: 0 },
+            },
+            app.api_key,
+          );
+        } catch (e) {
+          if (!/30203|30204/.test((e as Error).message)) throw e;
+          await new Promise((r) => setTimeout(r, 250));
+        }
       }
       if (!scan) throw new Error('scan create kept failing');
       return { task, scan, stop: () => api('/api/scan/stop', { client_uuid: device!.uuid }, app.api_key) };
@@ -90,10 +122,15 @@ async function main(): Promise<void> {
       const got: Array<{ at: number; body: { finish: boolean; error_code: number } }> = [];
       let end = 0;
       let resolveEnd: () => void = () => undefined;
-      const ended = new Promise<void>((r) => { resolveEnd = r; });
+      const ended = new Promise<void>((r) => {
+        resolveEnd = r;
+      });
       onCallback = (p, method, text, at) => {
         if (!p.endsWith(path)) return;
-        if (method === 'PUT') { end = at; resolveEnd(); } else got.push({ at, body: JSON.parse(text) as { finish: boolean; error_code: number } });
+        if (method === 'PUT') {
+          end = at;
+          resolveEnd();
+        } else got.push({ at, body: JSON.parse(text) as { finish: boolean; error_code: number } });
       };
       return { got, ended, endAt: () => end };
     };
@@ -116,7 +153,11 @@ async function main(): Promise<void> {
         if (r.status !== 200) throw new Error(`batch ${b + 1}: ${r.status} ${r.text}`);
       }
       const endSent = performance.now();
-      await sendDirect(task.direct_addr, scan.direct_secret, endManifest(scan.uuid, STUDENTS + 1, { batches: STUDENTS, pages: STUDENTS * 2 }));
+      await sendDirect(
+        task.direct_addr,
+        scan.direct_secret,
+        endManifest(scan.uuid, STUDENTS + 1, { batches: STUDENTS, pages: STUDENTS * 2 }),
+      );
       await c.ended;
       await stop();
       // Student k (0-based) is completed by page 2k+2 (1-based: the next student's first side);
@@ -126,12 +167,15 @@ async function main(): Promise<void> {
         const completedAt = k < STUDENTS - 1 ? arrival[2 * k + 2]! : endSent;
         latencies.push(g.at - completedAt);
       });
-      if (c.got.length !== STUDENTS) throw new Error(`round ${round}: ${c.got.length} results for ${STUDENTS} students`);
+      if (c.got.length !== STUDENTS)
+        throw new Error(`round ${round}: ${c.got.length} results for ${STUDENTS} students`);
     }
     latencies.sort((a, b) => a - b);
     const p50 = percentile(latencies, 50);
     const p99 = percentile(latencies, 99);
-    console.log(`latency page arrival → student callback, ${latencies.length} students at ${PPM} pages/min: p50 ${p50.toFixed(0)} ms, p99 ${p99.toFixed(0)} ms, max ${latencies.at(-1)!.toFixed(0)} ms (target p99 < 1000 ms: ${verdict(p99 < 1000)})${wrong ? `; ${wrong} students not recognized` : ''}`);
+    console.log(
+      `latency page arrival → student callback, ${latencies.length} students at ${PPM} pages/min: p50 ${p50.toFixed(0)} ms, p99 ${p99.toFixed(0)} ms, max ${latencies.at(-1)!.toFixed(0)} ms (target p99 < 1000 ms: ${verdict(p99 < 1000)})${wrong ? `; ${wrong} students not recognized` : ''}`,
+    );
 
     // 2. Throughput: the service against the engine alone, alternating.
     const engineRates: number[] = [];
@@ -161,7 +205,11 @@ async function main(): Promise<void> {
         if (r.status !== 200) throw new Error(`batch ${b + 1}: ${r.status} ${r.text}`);
       }
       const batches = Math.ceil(stack.pages.length / 10);
-      await sendDirect(task.direct_addr, scan.direct_secret, endManifest(scan.uuid, batches + 1, { batches, pages: stack.pages.length }));
+      await sendDirect(
+        task.direct_addr,
+        scan.direct_secret,
+        endManifest(scan.uuid, batches + 1, { batches, pages: stack.pages.length }),
+      );
       await c.ended;
       const sc = await server.call<NodeJS.CpuUsage>('cpu');
       serviceCpu.push((sc.user - sc0.user + sc.system - sc0.system) / 1000 / stack.pages.length);
@@ -172,12 +220,20 @@ async function main(): Promise<void> {
     }
     const engine = median(engineRates);
     const service = median(serviceRates);
-    console.log(`engine alone (${WORKERS} workers): ${engineRates.map((r) => r.toFixed(1)).join(', ')} pages/s, median ${engine.toFixed(1)} (${(engine / WORKERS).toFixed(1)} per core)`);
-    console.log(`service (first request → the last student's callback): ${serviceRates.map((r) => r.toFixed(1)).join(', ')} pages/s, median ${service.toFixed(1)}; to the end callback ${median(endRates).toFixed(1)}`);
-    console.log(`ratio service/engine: ${(service / engine).toFixed(2)} (target ≥ 0.8: ${verdict(service / engine >= 0.8)})`);
+    console.log(
+      `engine alone (${WORKERS} workers): ${engineRates.map((r) => r.toFixed(1)).join(', ')} pages/s, median ${engine.toFixed(1)} (${(engine / WORKERS).toFixed(1)} per core)`,
+    );
+    console.log(
+      `service (first request → the last student's callback): ${serviceRates.map((r) => r.toFixed(1)).join(', ')} pages/s, median ${service.toFixed(1)}; to the end callback ${median(endRates).toFixed(1)}`,
+    );
+    console.log(
+      `ratio service/engine: ${(service / engine).toFixed(2)} (target ≥ 0.8: ${verdict(service / engine >= 0.8)})`,
+    );
     const ecpu = median(engineCpu);
     const scpu = median(serviceCpu);
-    console.log(`CPU per page: engine ${ecpu.toFixed(1)} ms, server ${scpu.toFixed(1)} ms (all its threads; HTTP, storage, database, jobs, callbacks included) → cpu-normalised ratio ${(ecpu / scpu).toFixed(2)}, the steadier figure on a busy machine`);
+    console.log(
+      `CPU per page: engine ${ecpu.toFixed(1)} ms, server ${scpu.toFixed(1)} ms (all its threads; HTTP, storage, database, jobs, callbacks included) → cpu-normalised ratio ${(ecpu / scpu).toFixed(2)}, the steadier figure on a busy machine`,
+    );
   } finally {
     await pool.close();
     await boxes.stop();
@@ -186,4 +242,7 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((e: unknown) => { console.error(e); process.exit(1); });
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -12,11 +12,21 @@ export const EVALUATION_SEED_BASE = 9_000_000;
 
 /** A dense duplex card: about 300 areas per side, so each page weighs in the accuracy. */
 export const BENCH_CARD: CardDefinition = {
-  id: 'bench-dense', title: 'Benchmark card', qrcode: 'https://bench.example/card/dense?v=1',
-  student_number: { type: 'bubbles', digits: 8 }, duplex: true,
+  id: 'bench-dense',
+  title: 'Benchmark card',
+  qrcode: 'https://bench.example/card/dense?v=1',
+  student_number: { type: 'bubbles', digits: 8 },
+  duplex: true,
   chapters: [
-    { areas: 60 }, { areas: 45 }, { areas: 30 }, { areas: 60 },
-    { areas: 75, new_side: true }, { areas: 60 }, { areas: 45 }, { areas: 60 }, { areas: 45 },
+    { areas: 60 },
+    { areas: 45 },
+    { areas: 30 },
+    { areas: 60 },
+    { areas: 75, new_side: true },
+    { areas: 60 },
+    { areas: 45 },
+    { areas: 60 },
+    { areas: 45 },
   ],
 };
 
@@ -25,7 +35,9 @@ export const BENCH_CARD: CardDefinition = {
  * resolution, blank backs when it is scanned duplex, and sheets of two students swapped.
  */
 export const BARCODE_CARD: CardDefinition = {
-  id: 'bench-barcode', title: 'Benchmark barcode card', qrcode: 'bench:barcode:2',
+  id: 'bench-barcode',
+  title: 'Benchmark barcode card',
+  qrcode: 'bench:barcode:2',
   student_number: { type: 'barcode' },
   chapters: [{ areas: 45 }, { areas: 90, columns: 10 }, { areas: 40, columns: 8, new_side: true }, { areas: 30 }],
 };
@@ -37,15 +49,49 @@ export type SetName = 'clean' | 'hard';
  * to one instrument (filled-card.ts, Hand): 35 % pen, 35 % pencil, 15 % a light hand.
  */
 const HARD_FILLED: MarkKind[] = [
-  'pen', 'pen', 'pen', 'pencil', 'pencil', 'pencil', 'light-pencil', 'light-pencil', 'faint-pencil',
-  'partial', 'light-partial', 'small', 'light-small', 'tick', 'tick', 'thin-tick', 'cross', 'thin-cross',
+  'pen',
+  'pen',
+  'pen',
+  'pencil',
+  'pencil',
+  'pencil',
+  'light-pencil',
+  'light-pencil',
+  'faint-pencil',
+  'partial',
+  'light-partial',
+  'small',
+  'light-small',
+  'tick',
+  'tick',
+  'thin-tick',
+  'cross',
+  'thin-cross',
 ];
 
 export const MIXES: Record<SetName, MarkMix> = {
-  clean: { fillRate: 0.3, filled: ['pen', 'pencil', 'tick', 'cross', 'partial'], emptyMarks: ['stray'], emptyMarkRate: 0.05, doubleDigitRate: 0, studentNumberKinds: ['pen', 'pencil'] },
+  clean: {
+    fillRate: 0.3,
+    filled: ['pen', 'pencil', 'tick', 'cross', 'partial'],
+    emptyMarks: ['stray'],
+    emptyMarkRate: 0.05,
+    doubleDigitRate: 0,
+    studentNumberKinds: ['pen', 'pencil'],
+  },
   hard: {
-    fillRate: 0.3, filled: HARD_FILLED, emptyMarks: ['erasure', 'stray'], emptyMarkRate: 0.08, smudgeRate: 0.03, doubleDigitRate: 0.03, studentNumberKinds: ['pen', 'pencil', 'light-pencil'],
-    hands: [['pen', 0.35], ['pencil', 0.35], ['light', 0.15], ['mixed', 0.15]],
+    fillRate: 0.3,
+    filled: HARD_FILLED,
+    emptyMarks: ['erasure', 'stray'],
+    emptyMarkRate: 0.08,
+    smudgeRate: 0.03,
+    doubleDigitRate: 0.03,
+    studentNumberKinds: ['pen', 'pencil', 'light-pencil'],
+    hands: [
+      ['pen', 0.35],
+      ['pencil', 0.35],
+      ['light', 0.15],
+      ['mixed', 0.15],
+    ],
   },
 };
 
@@ -58,15 +104,32 @@ export const MIXES: Record<SetName, MarkMix> = {
 export function effectsFor(set: SetName, dpi: number, seed: number): ScanEffects {
   const r = mulberry32(seed ^ 0x5eed);
   if (set === 'clean') {
-    return { dpi, rotationDeg: between(r, -0.5, 0.5), offsetMm: { x: between(r, -1, 1), y: between(r, -1, 1) }, noise: 2, jpegQuality: 85, seed };
+    return {
+      dpi,
+      rotationDeg: between(r, -0.5, 0.5),
+      offsetMm: { x: between(r, -1, 1), y: between(r, -1, 1) },
+      noise: 2,
+      jpegQuality: 85,
+      seed,
+    };
   }
   const base: ScanEffects = {
-    dpi, seed,
-    rotationDeg: between(r, -3, 3), upsideDown: r() < 0.5, skewDeg: between(r, -0.5, 0.5), scale: between(r, 0.98, 1.02),
-    offsetMm: { x: between(r, -3, 3), y: between(r, -3, 3) }, blurMm: between(r, 0, 0.15), noise: between(r, 3, 10),
-    jpegQuality: Math.round(between(r, 35, 90)), unevenLight: between(r, 0, 0.35), streaks: pick(r, [0, 0, 1, 2]),
-    colour: r() < 0.3, paper: r() < 0.33 ? between(r, 0.78, 0.9) : between(r, 0.9, 1),
-    tone: { black: between(r, 8, 45), white: between(r, 225, 255), gamma: between(r, 0.85, 1.15) }, dust: Math.floor(between(r, 0, 25)),
+    dpi,
+    seed,
+    rotationDeg: between(r, -3, 3),
+    upsideDown: r() < 0.5,
+    skewDeg: between(r, -0.5, 0.5),
+    scale: between(r, 0.98, 1.02),
+    offsetMm: { x: between(r, -3, 3), y: between(r, -3, 3) },
+    blurMm: between(r, 0, 0.15),
+    noise: between(r, 3, 10),
+    jpegQuality: Math.round(between(r, 35, 90)),
+    unevenLight: between(r, 0, 0.35),
+    streaks: pick(r, [0, 0, 1, 2]),
+    colour: r() < 0.3,
+    paper: r() < 0.33 ? between(r, 0.78, 0.9) : between(r, 0.9, 1),
+    tone: { black: between(r, 8, 45), white: between(r, 225, 255), gamma: between(r, 0.85, 1.15) },
+    dust: Math.floor(between(r, 0, 25)),
     ...(r() < 0.08 ? { foldedCorner: pick(r, ['tl', 'tr', 'bl', 'br'] as const) } : {}),
   };
   if (r() < 0.5) Object.assign(base, darkBacking(r));
@@ -85,9 +148,16 @@ export function showThroughFor(set: SetName, seed: number): number {
 export function blankBackEffects(dpi: number, seed: number): ScanEffects {
   const r = mulberry32(seed ^ 0xb1a4);
   return {
-    dpi, seed, rotationDeg: between(r, -3, 3), offsetMm: { x: between(r, -3, 3), y: between(r, -3, 3) },
-    noise: between(r, 3, 10), jpegQuality: Math.round(between(r, 35, 90)), unevenLight: between(r, 0, 0.3),
-    streaks: pick(r, [0, 1, 2]), paper: between(r, 0.75, 0.92), ...darkBacking(r),
+    dpi,
+    seed,
+    rotationDeg: between(r, -3, 3),
+    offsetMm: { x: between(r, -3, 3), y: between(r, -3, 3) },
+    noise: between(r, 3, 10),
+    jpegQuality: Math.round(between(r, 35, 90)),
+    unevenLight: between(r, 0, 0.3),
+    streaks: pick(r, [0, 1, 2]),
+    paper: between(r, 0.75, 0.92),
+    ...darkBacking(r),
   };
 }
 

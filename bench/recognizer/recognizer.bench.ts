@@ -12,13 +12,24 @@ import { loadavg, cpus } from 'node:os';
 import sharp from 'sharp';
 import type { Layout, PageReading, PageSource, StudentResult } from '../../packages/recognizer/src/index.ts';
 import { BARCODE_CARD, BENCH_CARD, EVALUATION_SEED_BASE, TUNING_SEED_BASE } from './bench-card.ts';
-import { INDEPENDENT_CARDS, INDEPENDENT_SEED_BASE, } from './independent/cards.ts';
+import { INDEPENDENT_CARDS, INDEPENDENT_SEED_BASE } from './independent/cards.ts';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { runDegradation } from './degrade/run.ts';
 import { loadRecognizer, recognizerEntry, type Recognizer } from './under-test.ts';
 import type { GeneratorName, RenderedCard, RenderJob, Scenario } from './rendered.ts';
-import { merge, newTally, pct, fmtKinds, report, scorePages, scoreStudents, scoreSwap, type Count, type Tally } from './score.ts';
+import {
+  merge,
+  newTally,
+  pct,
+  fmtKinds,
+  report,
+  scorePages,
+  scoreStudents,
+  scoreSwap,
+  type Count,
+  type Tally,
+} from './score.ts';
 
 const tune = process.env.BOXHUB_BENCH_TUNE === '1';
 const quick = process.env.BOXHUB_BENCH_QUICK === '1';
@@ -28,7 +39,12 @@ const only = process.env.BOXHUB_BENCH_GENERATOR as GeneratorName | 'C' | undefin
 const dpiFilter = process.env.BOXHUB_BENCH_DPI?.split(',').map(Number) ?? null;
 const rec = await loadRecognizer();
 
-interface SetSpec { generator: GeneratorName; scenario: Scenario; dpi: number; cards: number }
+interface SetSpec {
+  generator: GeneratorName;
+  scenario: Scenario;
+  dpi: number;
+  cards: number;
+}
 const label = (s: SetSpec) => `${s.generator} ${s.scenario} ${s.dpi} dpi`;
 
 const A: SetSpec[] = [
@@ -62,19 +78,36 @@ function seedFor(s: SetSpec, i: number): number {
   return base + setIndex * 1000 + i;
 }
 
-const workerUrl = (g: GeneratorName) => new URL(g === 'A' ? './render-worker.ts' : './independent/render-worker.ts', import.meta.url).href;
+const workerUrl = (g: GeneratorName) =>
+  new URL(g === 'A' ? './render-worker.ts' : './independent/render-worker.ts', import.meta.url).href;
 
 function renderAll(spec: SetSpec): Promise<RenderedCard[]> {
-  const workers = [0, 1].map(() => new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: { entry: workerUrl(spec.generator) } }));
-  const jobs: RenderJob[] = Array.from({ length: spec.cards }, (_, i) => ({ generator: spec.generator, scenario: spec.scenario, dpi: spec.dpi, seed: seedFor(spec, i), id: i, tuning: tune }));
+  const workers = [0, 1].map(
+    () =>
+      new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: { entry: workerUrl(spec.generator) } }),
+  );
+  const jobs: RenderJob[] = Array.from({ length: spec.cards }, (_, i) => ({
+    generator: spec.generator,
+    scenario: spec.scenario,
+    dpi: spec.dpi,
+    seed: seedFor(spec, i),
+    id: i,
+    tuning: tune,
+  }));
   const done: RenderedCard[] = [];
   return new Promise((resolve, reject) => {
-    const feed = (w: Worker) => { const j = jobs.shift(); if (j) w.postMessage(j); };
+    const feed = (w: Worker) => {
+      const j = jobs.shift();
+      if (j) w.postMessage(j);
+    };
     for (const w of workers) {
       w.on('error', reject);
       w.on('message', (c: RenderedCard) => {
         done.push(c);
-        if (done.length === spec.cards) { for (const x of workers) void x.terminate(); resolve(done.sort((a, b) => a.id - b.id)); } else feed(w);
+        if (done.length === spec.cards) {
+          for (const x of workers) void x.terminate();
+          resolve(done.sort((a, b) => a.id - b.id));
+        } else feed(w);
       });
       feed(w);
     }
@@ -87,7 +120,10 @@ async function layoutsOf(g: GeneratorName): Promise<Layout[]> {
 }
 
 /** Page numbering of a stack: duplex (sheet n's front is page 2n-1) or single-sided. */
-const source = (n: number, duplex: boolean): PageSource => (duplex ? { paper_number: Math.ceil(n / 2), page_number: n, front: n % 2 === 1, item_id: 1 } : { paper_number: n, page_number: n, front: true, item_id: 1 });
+const source = (n: number, duplex: boolean): PageSource =>
+  duplex
+    ? { paper_number: Math.ceil(n / 2), page_number: n, front: n % 2 === 1, item_id: 1 }
+    : { paper_number: n, page_number: n, front: true, item_id: 1 };
 
 function assemble(layouts: Layout[], pages: PageReading[], duplex = true): StudentResult[] {
   const a = new rec.StudentAssembler(rec.createLayoutSet(layouts));
@@ -100,13 +136,20 @@ function assemble(layouts: Layout[], pages: PageReading[], duplex = true): Stude
 // Generator C (degrade/): the damage classes, on their own seeds; its cards are B's.
 const runC = !only || only === 'C';
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
-console.log(`# recognizer benchmark — ${tune ? 'TUNING seeds (generator A only)' : 'evaluation seeds'}${quick ? ' (quick)' : ''}; recognizer ${recognizerEntry().replace(/^file:\/\//, '')}`);
-console.log(`# ${cpus().length} cores, ${cpu}, node ${process.version}, load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+console.log(
+  `# recognizer benchmark — ${tune ? 'TUNING seeds (generator A only)' : 'evaluation seeds'}${quick ? ' (quick)' : ''}; recognizer ${recognizerEntry().replace(/^file:\/\//, '')}`,
+);
+console.log(
+  `# ${cpus().length} cores, ${cpu}, node ${process.version}, load average ${loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')}`,
+);
 const t0 = performance.now();
 const totals = new Map<string, Tally>();
 let speedPages: Uint8Array[] = [];
 const allLayouts = new Map<GeneratorName, Layout[]>();
-for (const g of ['A', 'B'] as const) if (SETS.some((s) => s.generator === g) || (g === 'B' && runC)) allLayouts.set(g, await layoutsOf(g));
+for (const g of ['A', 'B'] as const)
+  if (SETS.some((s) => s.generator === g) || (g === 'B' && runC)) allLayouts.set(g, await layoutsOf(g));
 const pool = new rec.PagePool({ layouts: [...allLayouts.values()].flat(), workers: 2 });
 
 for (const spec of SETS) {
@@ -114,8 +157,9 @@ for (const spec of SETS) {
   const tally = newTally();
   // Each card is one student: its sides judged together as the assembler does when the student
   // is finished (student-pool.ts; absent from recognizers before it).
-  const readings = (await Promise.all(cards.map((c) => Promise.all(c.sides.map((s) => pool.recognize(s.jpeg))))))
-    .map((r) => (rec.poolStudent ? rec.poolStudent(r) : r));
+  const readings = (await Promise.all(cards.map((c) => Promise.all(c.sides.map((s) => pool.recognize(s.jpeg)))))).map(
+    (r) => (rec.poolStudent ? rec.poolStudent(r) : r),
+  );
   const barcode = spec.scenario === 'barcode';
   for (const [k, c] of cards.entries()) scorePages(tally, c, readings[k]!, barcode);
   if (barcode) {
@@ -124,14 +168,16 @@ for (const spec of SETS) {
     // Second sheets of two students swapped: X1, Y2, Y1, X2, scanned single-sided (the fronts
     // only, so that nothing but the swap can fail a student).
     for (let i = 0; i + 1 < cards.length; i += 2) {
-      const x = readings[i]!, y = readings[i + 1]!;
+      const x = readings[i]!,
+        y = readings[i + 1]!;
       const front = (r: PageReading[], sheet: 0 | 1) => r[sheet * 2]!;
       scoreSwap(tally, assemble(layouts, [front(x, 0), front(y, 1), front(y, 0), front(x, 1)], false));
     }
   }
   report(label(spec), tally);
   totals.set(label(spec), tally);
-  if (spec.generator === 'A' && spec.scenario === 'mixed' && spec.dpi === 200) speedPages = cards.flatMap((c) => c.sides.map((s) => s.jpeg));
+  if (spec.generator === 'A' && spec.scenario === 'mixed' && spec.dpi === 200)
+    speedPages = cards.flatMap((c) => c.sides.map((s) => s.jpeg));
 }
 
 if (runC) {
@@ -152,10 +198,17 @@ const sel = (g: GeneratorName, f: (s: SetSpec) => boolean): Tally => {
 };
 const kindSum = (t: Tally, test: (k: string) => boolean): Count => {
   const c: Count = { n: 0, right: 0, uncertain: 0, silent: 0 };
-  for (const [k, v] of t.kinds) if (test(k)) { c.n += v.n; c.right += v.right; c.uncertain += v.uncertain; c.silent += v.silent; }
+  for (const [k, v] of t.kinds)
+    if (test(k)) {
+      c.n += v.n;
+      c.right += v.right;
+      c.uncertain += v.uncertain;
+      c.silent += v.silent;
+    }
   return c;
 };
-const fmtCount = (c: Count) => `${pct(c.right, c.n, 2)} right (${c.right}/${c.n}), ${c.uncertain} uncertain, ${c.silent} silent`;
+const fmtCount = (c: Count) =>
+  `${pct(c.right, c.n, 2)} right (${c.right}/${c.n}), ${c.uncertain} uncertain, ${c.silent} silent`;
 const isTick = (k: string) => k === 'tick' || k === 'thin-tick';
 for (const g of ['A', 'B'] as const) {
   if (!SETS.some((s) => s.generator === g)) continue;
@@ -166,28 +219,57 @@ for (const g of ['A', 'B'] as const) {
   const bcAll = sel(g, (s) => s.scenario === 'barcode');
   const all = sel(g, () => true);
   const hiAll = sel(g, (s) => s.dpi >= 150);
-  console.log(`\n# accuracy against the targets, generator ${g}${g === 'A' ? (tune ? ' (tuning seeds)' : ' (evaluation seeds)') : ' (independent, evaluation only)'}`);
-  console.log(`  areas right 150-300 dpi            ${pct(hi.areas.right, hi.areas.n)} (${hi.areas.right}/${hi.areas.n})   target ≥ 99.9 %`);
-  console.log(`  uncertain areas at 200 dpi         ${pct(d200.areas.uncertain, d200.areas.n)} (${d200.areas.uncertain}/${d200.areas.n})   target ≤ 0.3 %`);
-  console.log(`  uncertain 150-300 dpi, by hand     ${fmtKinds(hi.uncertainHands)}; by class ${fmtKinds(hi.uncertainKinds)}`);
-  console.log(`  light pencil 0.20-0.30, 150-300    ${fmtCount(kindSum(hi, (k) => k === 'light-pencil'))}   target ≥ 99 % right`);
+  console.log(
+    `\n# accuracy against the targets, generator ${g}${g === 'A' ? (tune ? ' (tuning seeds)' : ' (evaluation seeds)') : ' (independent, evaluation only)'}`,
+  );
+  console.log(
+    `  areas right 150-300 dpi            ${pct(hi.areas.right, hi.areas.n)} (${hi.areas.right}/${hi.areas.n})   target ≥ 99.9 %`,
+  );
+  console.log(
+    `  uncertain areas at 200 dpi         ${pct(d200.areas.uncertain, d200.areas.n)} (${d200.areas.uncertain}/${d200.areas.n})   target ≤ 0.3 %`,
+  );
+  console.log(
+    `  uncertain 150-300 dpi, by hand     ${fmtKinds(hi.uncertainHands)}; by class ${fmtKinds(hi.uncertainKinds)}`,
+  );
+  console.log(
+    `  light pencil 0.20-0.30, 150-300    ${fmtCount(kindSum(hi, (k) => k === 'light-pencil'))}   target ≥ 99 % right`,
+  );
   console.log(`  light pencil 0.20-0.30, 100 dpi    ${fmtCount(kindSum(d100, (k) => k === 'light-pencil'))}`);
-  console.log(`  faint pencil 0.15-0.20, 150-300    ${fmtCount(kindSum(hi, (k) => k === 'faint-pencil'))}   (no target)`);
+  console.log(
+    `  faint pencil 0.15-0.20, 150-300    ${fmtCount(kindSum(hi, (k) => k === 'faint-pencil'))}   (no target)`,
+  );
   console.log(`  ticks, 150-300 dpi                 ${fmtCount(kindSum(hi, isTick))}   target ≥ 99.5 % right`);
   console.log(`  ticks, 100 dpi                     ${fmtCount(kindSum(d100, isTick))}`);
-  console.log(`  silent errors at 100 dpi           ${d100.areas.silent} in ${d100.pages} pages ${d100.areas.silent ? `(${fmtKinds(d100.silentKinds)})` : ''}   target 0`);
-  console.log(`  silent errors 150-600 dpi          ${hiAll.areas.silent} in ${hiAll.pages} pages ${hiAll.areas.silent ? `(${fmtKinds(hiAll.silentKinds)})` : ''}   must stay 0`);
-  console.log(`  Code128 student number at 100 dpi  ${bc100.barcodeRead}/${bc100.barcodeCards} read, ${bc100.barcodeWrong} wrong   target all read`);
-  console.log(`  Code128 student number, all dpi    ${bcAll.barcodeRead}/${bcAll.barcodeCards} read, ${bcAll.barcodeWrong} wrong`);
-  console.log(`  blank backs (grey paper, backing)  ${bcAll.blankSkipped}/${bcAll.blankPages} skipped as blank; students ${bcAll.studentsOk}/${bcAll.students} right, ${bcAll.extraResults} extra results   target all skipped, 0 extra`);
-  console.log(`  swapped sheets, personalised card  ${bcAll.swapPairs - bcAll.swapMerged}/${bcAll.swapPairs} pairs detected   target all`);
-  console.log(`  student ids                        wrong ${all.snWrong + all.barcodeWrong + all.studentsWrong}, QR wrong ${all.qrWrong}   must stay 0`);
+  console.log(
+    `  silent errors at 100 dpi           ${d100.areas.silent} in ${d100.pages} pages ${d100.areas.silent ? `(${fmtKinds(d100.silentKinds)})` : ''}   target 0`,
+  );
+  console.log(
+    `  silent errors 150-600 dpi          ${hiAll.areas.silent} in ${hiAll.pages} pages ${hiAll.areas.silent ? `(${fmtKinds(hiAll.silentKinds)})` : ''}   must stay 0`,
+  );
+  console.log(
+    `  Code128 student number at 100 dpi  ${bc100.barcodeRead}/${bc100.barcodeCards} read, ${bc100.barcodeWrong} wrong   target all read`,
+  );
+  console.log(
+    `  Code128 student number, all dpi    ${bcAll.barcodeRead}/${bcAll.barcodeCards} read, ${bcAll.barcodeWrong} wrong`,
+  );
+  console.log(
+    `  blank backs (grey paper, backing)  ${bcAll.blankSkipped}/${bcAll.blankPages} skipped as blank; students ${bcAll.studentsOk}/${bcAll.students} right, ${bcAll.extraResults} extra results   target all skipped, 0 extra`,
+  );
+  console.log(
+    `  swapped sheets, personalised card  ${bcAll.swapPairs - bcAll.swapMerged}/${bcAll.swapPairs} pairs detected   target all`,
+  );
+  console.log(
+    `  student ids                        wrong ${all.snWrong + all.barcodeWrong + all.studentsWrong}, QR wrong ${all.qrWrong}   must stay 0`,
+  );
   console.log(`  QR read                            ${pct(all.qrRead, all.qrPages, 1)} (${all.qrRead}/${all.qrPages})`);
-  console.log(`  upside-down detected               ${all.upsideDownRight}/${all.upsideDownPages}, orientation wrong ${all.orientationWrong}`);
+  console.log(
+    `  upside-down detected               ${all.upsideDownRight}/${all.upsideDownPages}, orientation wrong ${all.orientationWrong}`,
+  );
   const perKind = [...all.kinds.entries()].sort((a, b) => a[0].localeCompare(b[0]));
   console.log(`  per mark class, 150-300 dpi / 100 dpi:`);
   for (const [k] of perKind) {
-    const h = hi.kinds.get(k), l = d100.kinds.get(k);
+    const h = hi.kinds.get(k),
+      l = d100.kinds.get(k);
     console.log(`    ${k.padEnd(14)} ${h ? fmtCount(h) : '-'}  |  ${l ? fmtCount(l) : '-'}`);
   }
 }
@@ -200,18 +282,28 @@ if (speedPages.length > 0) {
   sharp.concurrency(1);
   for (const p of speedPages.slice(0, 2)) await rec.recognizePage(p, layouts);
   const compareDir = process.env.BOXHUB_BENCH_COMPARE;
-  const other = compareDir ? (await import(pathToFileURL(resolve(compareDir, 'index.ts')).href)) as Recognizer : undefined;
+  const other = compareDir
+    ? ((await import(pathToFileURL(resolve(compareDir, 'index.ts')).href)) as Recognizer)
+    : undefined;
   const otherLayouts = other ? other.createLayoutSet([(await other.planTemplate(BENCH_CARD)).layout]) : undefined;
   if (other && otherLayouts) for (const p of speedPages.slice(0, 2)) await other.recognizePage(p, otherLayouts);
-  let ours = 0, theirs = 0;
+  let ours = 0,
+    theirs = 0;
   for (const p of speedPages) {
     let t1 = performance.now();
     await rec.recognizePage(p, layouts);
     ours += performance.now() - t1;
-    if (other && otherLayouts) { t1 = performance.now(); await other.recognizePage(p, otherLayouts); theirs += performance.now() - t1; }
+    if (other && otherLayouts) {
+      t1 = performance.now();
+      await other.recognizePage(p, otherLayouts);
+      theirs += performance.now() - t1;
+    }
   }
   const single = ours / speedPages.length;
-  if (other) console.log(`\n# speed side by side: ${compareDir} ${(theirs / speedPages.length).toFixed(1)} ms/page, this recognizer ${single.toFixed(1)} ms/page (${(single / (theirs / speedPages.length)).toFixed(2)}× the time)`);
+  if (other)
+    console.log(
+      `\n# speed side by side: ${compareDir} ${(theirs / speedPages.length).toFixed(1)} ms/page, this recognizer ${single.toFixed(1)} ms/page (${(single / (theirs / speedPages.length)).toFixed(2)}× the time)`,
+    );
   const poolRate = async (pl: InstanceType<typeof rec.PagePool>) => {
     for (const p of speedPages.slice(0, 4)) await pl.recognize(p);
     const t1 = performance.now();
@@ -223,16 +315,36 @@ if (speedPages.length > 0) {
   await pool1.close();
   const rate2 = await poolRate(pool);
   console.log('\n# speed (generator A, mixed 200 dpi pages)');
-  console.log(`  one thread                      ${single.toFixed(1)} ms/page = ${(1000 / single).toFixed(1)} pages/s/core   (target ≥ 10)`);
-  console.log(`  pool of 1 / 2 workers           ${rate1.toFixed(1)} / ${rate2.toFixed(1)} pages/s = ${(rate2 / rate1).toFixed(2)}× with both cores`);
+  console.log(
+    `  one thread                      ${single.toFixed(1)} ms/page = ${(1000 / single).toFixed(1)} pages/s/core   (target ≥ 10)`,
+  );
+  console.log(
+    `  pool of 1 / 2 workers           ${rate1.toFixed(1)} / ${rate2.toFixed(1)} pages/s = ${(rate2 / rate1).toFixed(2)}× with both cores`,
+  );
 }
 await pool.close();
-console.log(`  load average (others' work)     ${loadavg().map((x) => x.toFixed(1)).join(' ')} at the end; speed figures are only meaningful near 0`);
+console.log(
+  `  load average (others' work)     ${loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')} at the end; speed figures are only meaningful near 0`,
+);
 console.log(`  bench wall time                 ${((performance.now() - t0) / 1000).toFixed(0)} s`);
 
 const amc = spawnSync('sh', ['-c', 'command -v auto-multiple-choice'], { encoding: 'utf8' });
 if (amc.status === 0 && !only) {
   const { AMC_SETS, runAmcComparison, printSideBySide } = await import('./amc/index.ts');
-  const boxhub = new Map([...totals.entries()].map(([k, v]) => [k, { pages: v.pages, areas: v.areas.n, correct: v.areas.right, silent: v.areas.silent, uncertain: v.areas.uncertain, ms: v.ms }]));
+  const boxhub = new Map(
+    [...totals.entries()].map(([k, v]) => [
+      k,
+      {
+        pages: v.pages,
+        areas: v.areas.n,
+        correct: v.areas.right,
+        silent: v.areas.silent,
+        uncertain: v.areas.uncertain,
+        ms: v.ms,
+      },
+    ]),
+  );
   printSideBySide(boxhub, await runAmcComparison(AMC_SETS, { copies: quick ? 3 : 12 }));
 } else console.log('\n# Auto Multiple Choice: not found (apt-get install auto-multiple-choice to compare); skipped');

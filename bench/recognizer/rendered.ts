@@ -6,9 +6,21 @@ export type GeneratorName = 'A' | 'B';
 /** clean: pen, pencil, ticks on a clean scan; mixed: every mark class and scan effect on a card; barcode: a personalised two-sheet card scanned duplex with blank backs. */
 export type Scenario = 'clean' | 'mixed' | 'barcode';
 
-export interface RenderJob { generator: GeneratorName; scenario: Scenario; dpi: number; seed: number; id: number; tuning?: boolean }
+export interface RenderJob {
+  generator: GeneratorName;
+  scenario: Scenario;
+  dpi: number;
+  seed: number;
+  id: number;
+  tuning?: boolean;
+}
 
-export interface SideTruth { chapter: number; index: number; filled: boolean; kind: string }
+export interface SideTruth {
+  chapter: number;
+  index: number;
+  filled: boolean;
+  kind: string;
+}
 
 export interface RenderedSide {
   jpeg: Uint8Array;

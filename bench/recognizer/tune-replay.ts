@@ -13,7 +13,14 @@ import { createInterface } from 'node:readline';
 import { BENCH_CARD } from './bench-card.ts';
 import { planTemplate, poolStudent, type PageReading } from '../../packages/recognizer/src/index.ts';
 import { densePrintBehind } from '../../packages/recognizer/src/page-recognizer.ts';
-import { classifyAreas, fillsOf, splitGreys, splitOf, THRESHOLDS, uniformMarks } from '../../packages/recognizer/src/mark-classifier.ts';
+import {
+  classifyAreas,
+  fillsOf,
+  splitGreys,
+  splitOf,
+  THRESHOLDS,
+  uniformMarks,
+} from '../../packages/recognizer/src/mark-classifier.ts';
 import { evidence, type MarkEvidence } from '../../packages/recognizer/src/mark-evidence.ts';
 import { encodeQr } from '../../packages/recognizer/src/codes.ts';
 import { patternBehind, qrBehind, withoutShowThrough } from '../../packages/recognizer/src/show-through.ts';
@@ -22,11 +29,31 @@ import type { AreaSample } from '../../packages/recognizer/src/area-sampler.ts';
 import type { PageLevels } from '../../packages/recognizer/src/page-levels.ts';
 
 interface DumpArea extends MarkEvidence {
-  state: string; kind: string; filled: boolean; x: number; y: number; ch: number; behind?: boolean; paperClear?: number;
-  grid?: Array<number | null>; inner?: number[]; cols?: number; rows?: number; step?: number; paper?: number; range?: number;
+  state: string;
+  kind: string;
+  filled: boolean;
+  x: number;
+  y: number;
+  ch: number;
+  behind?: boolean;
+  paperClear?: number;
+  grid?: Array<number | null>;
+  inner?: number[];
+  cols?: number;
+  rows?: number;
+  step?: number;
+  paper?: number;
+  range?: number;
 }
 interface DumpPage {
-  unreadable?: boolean; dpi: number; card: number; sheet: number; side: 'front' | 'back'; hand: string; levels: PageLevels; areas: DumpArea[];
+  unreadable?: boolean;
+  dpi: number;
+  card: number;
+  sheet: number;
+  side: 'front' | 'back';
+  hand: string;
+  levels: PageLevels;
+  areas: DumpArea[];
   showThrough?: { strength: number; blur: number; taken: number } | null;
 }
 
@@ -36,16 +63,29 @@ const V = process.env.V ?? '';
 const [perturbF, perturbD] = (process.env.PERTURB ?? '1,0').split(',').map(Number) as [number, number];
 const { layout } = await planTemplate(BENCH_CARD);
 const qrMatrix = await encodeQr(layout.qrcode);
-const flags = (withQr: boolean) => new Map(layout.sides.map((s) => { const f = densePrintBehind(layout, s, withQr); return [`${s.sheet}${s.side}`, s.areas.map((a) => f(a))]; }));
-const behindOf = flags(true), behindOtherOf = flags(false);
+const flags = (withQr: boolean) =>
+  new Map(
+    layout.sides.map((s) => {
+      const f = densePrintBehind(layout, s, withQr);
+      return [`${s.sheet}${s.side}`, s.areas.map((a) => f(a))];
+    }),
+  );
+const behindOf = flags(true),
+  behindOtherOf = flags(false);
 
 type Ok = Extract<PageReading, { status: 'ok' }>;
 const students = new Map<string, Array<{ page: DumpPage; reading: Ok; ev: MarkEvidence[] }>>();
-let unreadable = 0, differing = 0, corrected = 0, backs = 0;
+let unreadable = 0,
+  differing = 0,
+  corrected = 0,
+  backs = 0;
 for (const f of files) {
   for await (const line of createInterface({ input: createReadStream(f) })) {
     const p = JSON.parse(line) as DumpPage;
-    if (p.unreadable) { unreadable++; continue; }
+    if (p.unreadable) {
+      unreadable++;
+      continue;
+    }
     const sideKey = `${p.sheet}${p.side}`;
     const lside = layout.sides.find((x) => x.sheet === p.sheet && x.side === p.side)!;
     const lv = p.levels;
@@ -55,13 +95,31 @@ for (const f of files) {
     const q = qrBehind(layout, lside, qrMatrix);
     if (q) backs++;
     const rawOf = (d: DumpArea): AreaSample => {
-      const grid = Float32Array.from(d.grid!, (v) => (v === null ? NaN : v)), inner = Uint8Array.from(d.inner!);
-      let n = 0, sum = 0;
-      for (let k = 0; k < grid.length; k++) if (inner[k] && !Number.isNaN(grid[k])) { n++; sum += grid[k]!; }
-      return { grid, inner, cols: d.cols!, rows: d.rows!, step: d.step!, mean: n > 0 ? sum / n : 0, sd: 0, outline: 0, paper: d.paper!, range: d.range! };
+      const grid = Float32Array.from(d.grid!, (v) => (v === null ? NaN : v)),
+        inner = Uint8Array.from(d.inner!);
+      let n = 0,
+        sum = 0;
+      for (let k = 0; k < grid.length; k++)
+        if (inner[k] && !Number.isNaN(grid[k])) {
+          n++;
+          sum += grid[k]!;
+        }
+      return {
+        grid,
+        inner,
+        cols: d.cols!,
+        rows: d.rows!,
+        step: d.step!,
+        mean: n > 0 ? sum / n : 0,
+        sd: 0,
+        outline: 0,
+        paper: d.paper!,
+        range: d.range!,
+      };
     };
     // V=o on a dump whose areas over the code were corrected: their evidence again from the raw samples.
-    if (V.includes('o')) ev = p.areas.map((d) => (d.paperClear !== undefined ? evidence(rawOf(d), lv, THRESHOLDS.filledStroke) : d));
+    if (V.includes('o'))
+      ev = p.areas.map((d) => (d.paperClear !== undefined ? evidence(rawOf(d), lv, THRESHOLDS.filledStroke) : d));
     if (q && p.showThrough && cleared.some((c) => c)) {
       // The QR code behind taken out as the recognizer took it out (its measured strength, blur
       // and cleared paper, from the dump), from the raw samples.
@@ -71,20 +129,44 @@ for (const f of files) {
         if (!cleared[i]) return d;
         const raw = rawOf(d);
         const t = patternBehind(q, raw, lside.areas[i]!.x, lside.areas[i]!.y, st.blur);
-        return evidence(withoutShowThrough(raw, t, st.taken * perturbF, d.paperClear! + perturbD * d.range!), lv, THRESHOLDS.filledStroke);
+        return evidence(
+          withoutShowThrough(raw, t, st.taken * perturbF, d.paperClear! + perturbD * d.range!),
+          lv,
+          THRESHOLDS.filledStroke,
+        );
       });
       behind = behind.map((b, i) => (cleared[i] ? behindOtherOf.get(sideKey)![i]! : b));
     }
-    const marks = uniformMarks(ev), fills = fillsOf(marks);
+    const marks = uniformMarks(ev),
+      fills = fillsOf(marks);
     // The gap between residue and faint fills is looked for among the areas measured in the clear.
     const greys = splitGreys(V.includes('i') ? ev : ev.filter((_, i) => !cleared[i]));
     const split = fills.hand === 'mixed' ? splitOf(greys) : null;
     const decided = classifyAreas(ev, lv, fills, split, behind, V.includes('j') ? undefined : cleared);
     const areas = ev.map((_, i) => ({ chapter: p.areas[i]!.ch, index: i, ...decided[i]! }));
     // The dump's own reading (of the recognizer that dumped it), side by side: they differ only where the decision changed since.
-    areas.forEach((a, i) => { if (a.state !== p.areas[i]!.state) differing++; });
-    const reading: Ok = { status: 'ok', layout_id: layout.layout_id, sheet: p.sheet, side: p.side, upside_down: false, areas, ms: 0,
-      evidence: sideEvidence(marks, greys, fills, lv, areas.map((a) => a.state), ev, behind, V.includes('j') ? undefined : cleared) };
+    areas.forEach((a, i) => {
+      if (a.state !== p.areas[i]!.state) differing++;
+    });
+    const reading: Ok = {
+      status: 'ok',
+      layout_id: layout.layout_id,
+      sheet: p.sheet,
+      side: p.side,
+      upside_down: false,
+      areas,
+      ms: 0,
+      evidence: sideEvidence(
+        marks,
+        greys,
+        fills,
+        lv,
+        areas.map((a) => a.state),
+        ev,
+        behind,
+        V.includes('j') ? undefined : cleared,
+      ),
+    };
     const key = `${p.dpi}/${p.card}`;
     if (!students.has(key)) students.set(key, []);
     students.get(key)!.push({ page: p, reading, ev });
@@ -104,15 +186,25 @@ for (const [key, sides] of students) {
       if (right) t.right++;
       else if (a.state === 'uncertain') t.uncertain++;
       else t.wrong++;
-      if (list && !right) console.log(`${a.state === 'uncertain' ? 'U' : 'WRONG'} ${key} ${page.sheet}${page.side} #${i}${behindOf.get(`${page.sheet}${page.side}`)![i] ? 'b' : ''} ${page.hand} ${d.kind} solid=${d.solid.toFixed(3)} peak=${d.peak.toFixed(3)} stroke=${d.stroke.toFixed(2)} blob=${d.blob.toFixed(2)}@${d.blobContrast.toFixed(3)}`);
+      if (list && !right)
+        console.log(
+          `${a.state === 'uncertain' ? 'U' : 'WRONG'} ${key} ${page.sheet}${page.side} #${i}${behindOf.get(`${page.sheet}${page.side}`)![i] ? 'b' : ''} ${page.hand} ${d.kind} solid=${d.solid.toFixed(3)} peak=${d.peak.toFixed(3)} stroke=${d.stroke.toFixed(2)} blob=${d.blob.toFixed(2)}@${d.blobContrast.toFixed(3)}`,
+        );
     });
   });
 }
 let hi = { n: 0, right: 0, uncertain: 0, wrong: 0 };
 for (const [dpi, t] of [...tally.entries()].sort((a, b) => a[0] - b[0])) {
-  console.log(`${dpi} dpi: ${t.pages} pages, ${t.n} areas, right ${(100 * t.right / t.n).toFixed(3)} %, uncertain ${t.uncertain}, wrong ${t.wrong}`);
-  if (dpi >= 150 && dpi <= 300) hi = { n: hi.n + t.n, right: hi.right + t.right, uncertain: hi.uncertain + t.uncertain, wrong: hi.wrong + t.wrong };
+  console.log(
+    `${dpi} dpi: ${t.pages} pages, ${t.n} areas, right ${((100 * t.right) / t.n).toFixed(3)} %, uncertain ${t.uncertain}, wrong ${t.wrong}`,
+  );
+  if (dpi >= 150 && dpi <= 300)
+    hi = { n: hi.n + t.n, right: hi.right + t.right, uncertain: hi.uncertain + t.uncertain, wrong: hi.wrong + t.wrong };
 }
 console.log(`QR code behind taken out on ${corrected} of ${backs} pages with one behind them`);
-console.log(`per side, before the student's second look: ${differing} areas read otherwise than the dumping recognizer read them`);
-console.log(`150-300 dpi: ${hi.n} areas, right ${(100 * hi.right / hi.n).toFixed(3)} %, uncertain ${hi.uncertain}, wrong ${hi.wrong}${unreadable ? `; ${unreadable} unreadable pages` : ''}`);
+console.log(
+  `per side, before the student's second look: ${differing} areas read otherwise than the dumping recognizer read them`,
+);
+console.log(
+  `150-300 dpi: ${hi.n} areas, right ${((100 * hi.right) / hi.n).toFixed(3)} %, uncertain ${hi.uncertain}, wrong ${hi.wrong}${unreadable ? `; ${unreadable} unreadable pages` : ''}`,
+);

@@ -14,7 +14,9 @@ const root = new URL('../../', import.meta.url).pathname;
 
 export function recognizerEntry(): string {
   const dir = process.env.BOXHUB_BENCH_RECOGNIZER;
-  return dir ? pathToFileURL(resolve(root, dir, 'index.ts')).href : new URL('../../packages/recognizer/src/index.ts', import.meta.url).href;
+  return dir
+    ? pathToFileURL(resolve(root, dir, 'index.ts')).href
+    : new URL('../../packages/recognizer/src/index.ts', import.meta.url).href;
 }
 
 export function loadRecognizer(): Promise<Recognizer> {

@@ -21,38 +21,59 @@ const firstPages = [];
 async function handle(req) {
   switch (req.op) {
     case 'connect': {
-      const b = createSimulatedBox({ url: String(req.url), uuid: String(req.uuid), secret: String(req.secret), scanner: String(req.scanner), keepaliveSec: 60 });
+      const b = createSimulatedBox({
+        url: String(req.url),
+        uuid: String(req.uuid),
+        secret: String(req.secret),
+        scanner: String(req.scanner),
+        keepaliveSec: 60,
+      });
       box = b;
       const scan = b.scanner.scan.bind(b.scanner);
-      b.scanner.scan = (r, signal) => (async function* () {
-        let first = true;
-        for await (const p of scan(r, signal)) {
-          if (first) { firstPages.push(Date.now()); first = false; }
-          yield p;
-        }
-      })();
-      await new Promise((resolve) => { b.agent.link.once('connected', () => resolve()); void b.agent.start(); });
+      b.scanner.scan = (r, signal) =>
+        (async function* () {
+          let first = true;
+          for await (const p of scan(r, signal)) {
+            if (first) {
+              firstPages.push(Date.now());
+              first = false;
+            }
+            yield p;
+          }
+        })();
+      await new Promise((resolve) => {
+        b.agent.link.once('connected', () => resolve());
+        void b.agent.start();
+      });
       return true;
     }
     case 'load': {
       const images = req.images;
-      const sheet = images ? { front: { image: images.front }, back: { image: images.back } } : { front: 'text', back: 'text' };
+      const sheet = images
+        ? { front: { image: images.front }, back: { image: images.back } }
+        : { front: 'text', back: 'text' };
       box.scanner.unload();
       box.scanner.load(Array.from({ length: Number(req.sheets) }, () => sheet));
       return true;
     }
-    case 'firstPages': return firstPages;
-    case 'rss': return { rss: process.memoryUsage().rss, maxRss: process.resourceUsage().maxRSS * 1024 };
+    case 'firstPages':
+      return firstPages;
+    case 'rss':
+      return { rss: process.memoryUsage().rss, maxRss: process.resourceUsage().maxRSS * 1024 };
     case 'close':
       await box?.agent.stop().catch(() => undefined);
       setImmediate(() => process.exit(0));
       return true;
-    default: throw new Error(`unknown op '${req.op}'`);
+    default:
+      throw new Error(`unknown op '${req.op}'`);
   }
 }
 
 process.on('message', (req) => {
-  handle(req).then((result) => send({ id: req.id, result }), (e) => send({ id: req.id, error: e?.stack ?? String(e) }));
+  handle(req).then(
+    (result) => send({ id: req.id, result }),
+    (e) => send({ id: req.id, error: e?.stack ?? String(e) }),
+  );
 });
 process.on('disconnect', () => process.exit(0));
 send({ ready: true, url: '' });

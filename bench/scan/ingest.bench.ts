@@ -35,7 +35,10 @@ async function drawSides(): Promise<{ front: string; back: string }> {
   const sim = new SimScanner('sim:');
   sim.load([{ front: { text: { seed: 0 } }, back: { text: { seed: 1 } } }]);
   const files: string[] = [];
-  for await (const p of sim.scan({ duplex: true, resolution: DPI, color: 'color', jpegQuality: QUALITY }, new AbortController().signal)) {
+  for await (const p of sim.scan(
+    { duplex: true, resolution: DPI, color: 'color', jpegQuality: QUALITY },
+    new AbortController().signal,
+  )) {
     const f = join(dir, `side-${files.length}.jpg`);
     writeFileSync(f, p.image.data);
     files.push(f);
@@ -53,13 +56,18 @@ async function main(): Promise<void> {
   let pages = 0;
   const finished = new Set<string>();
   let allDone: () => void = () => undefined;
-  const done = new Promise<void>((r) => { allDone = r; });
+  const done = new Promise<void>((r) => {
+    allDone = r;
+  });
   const receiver = createServer((req, res) => {
     void body(req).then((text) => {
       res.writeHead(200).end();
       const e = JSON.parse(text) as { event: string; uuid: string; pages?: number };
       if (e.event === 'scan.item_data') pages += e.pages ?? 0;
-      if (e.event === 'scan.finish') { finished.add(e.uuid); if (finished.size === BOXES) allDone(); }
+      if (e.event === 'scan.finish') {
+        finished.add(e.uuid);
+        if (finished.size === BOXES) allDone();
+      }
     });
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
@@ -67,7 +75,14 @@ async function main(): Promise<void> {
 
   const dataDir = tempDir();
   const server = await forkChild('server-process.ts', ['boxhub'], {
-    env: { PORT: '0', HOST: '127.0.0.1', BOXHUB_MQTT_PORT: '0', BOXHUB_DATA_DIR: dataDir, LOG_LEVEL: 'warn', BOXHUB_ALLOW_PRIVATE_NETWORKS: '1' },
+    env: {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      BOXHUB_MQTT_PORT: '0',
+      BOXHUB_DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      BOXHUB_ALLOW_PRIVATE_NETWORKS: '1',
+    },
   });
   const boxes = await forkChild('boxes-process.ts', []);
   const pool = new Pool(server.ready.url, { connections: 32 });
@@ -76,7 +91,12 @@ async function main(): Promise<void> {
     const list = await server.call<{ uuid: string; secret: string }[]>('register', { n: BOXES });
     const auth = { authorization: `Bearer ${app.api_key}`, 'content-type': 'application/json' };
     for (const d of list) {
-      const r = await pool.request({ method: 'POST', path: '/api/client/bind', headers: auth, body: JSON.stringify({ uuid: d.uuid, name: 'bench' }) });
+      const r = await pool.request({
+        method: 'POST',
+        path: '/api/client/bind',
+        headers: auth,
+        body: JSON.stringify({ uuid: d.uuid, name: 'bench' }),
+      });
       await r.body.text();
     }
     await boxes.call('connect', { url: server.ready.mqttUrl, boxes: list, scanner: 'sim:' }, 60_000);
@@ -86,25 +106,48 @@ async function main(): Promise<void> {
 
     const cpu0 = await server.call<NodeJS.CpuUsage>('cpu');
     const t0 = performance.now();
-    const creates = await Promise.all(list.map(async (d) => {
-      const r = await pool.request({
-        method: 'POST', path: '/api/scan/create', headers: auth,
-        body: JSON.stringify({ client_uuid: d.uuid, options: { callback_url: `http://127.0.0.1:${rxPort}/scan`, resolution: DPI, quality: QUALITY, blank_page_skip: false } }),
-      });
-      return JSON.parse(await r.body.text()) as { code: number; msg: string };
-    }));
+    const creates = await Promise.all(
+      list.map(async (d) => {
+        const r = await pool.request({
+          method: 'POST',
+          path: '/api/scan/create',
+          headers: auth,
+          body: JSON.stringify({
+            client_uuid: d.uuid,
+            options: {
+              callback_url: `http://127.0.0.1:${rxPort}/scan`,
+              resolution: DPI,
+              quality: QUALITY,
+              blank_page_skip: false,
+            },
+          }),
+        });
+        return JSON.parse(await r.body.text()) as { code: number; msg: string };
+      }),
+    );
     const refused = creates.filter((c) => c.code !== 0);
     if (refused.length) throw new Error(`scan create refused: ${refused.map((c) => `${c.code} ${c.msg}`).join('; ')}`);
     let watchdog: NodeJS.Timeout | undefined;
-    await Promise.race([done, new Promise((_, rej) => { watchdog = setTimeout(() => rej(new Error(`only ${finished.size} of ${BOXES} scans finished within 10 minutes`)), 600_000); })])
-      .finally(() => clearTimeout(watchdog));
+    await Promise.race([
+      done,
+      new Promise((_, rej) => {
+        watchdog = setTimeout(
+          () => rej(new Error(`only ${finished.size} of ${BOXES} scans finished within 10 minutes`)),
+          600_000,
+        );
+      }),
+    ]).finally(() => clearTimeout(watchdog));
     const seconds = (performance.now() - t0) / 1000;
     const cpu = await server.call<NodeJS.CpuUsage>('cpu');
     const serverCpuMs = (cpu.user - cpu0.user + cpu.system - cpu0.system) / 1000;
     const rate = pages / seconds;
     console.log(`pages received through scan.item_data: ${pages} of ${BOXES * SHEETS * 2} in ${seconds.toFixed(2)} s`);
-    console.log(`ingest: ${rate.toFixed(0)} pages/s (target ≥ ${TARGET}: ${verdict(rate >= TARGET)}, ${(rate / TARGET).toFixed(2)}× the target)`);
-    console.log(`server CPU: ${(serverCpuMs / pages).toFixed(2)} ms per page (${(serverCpuMs / 1000 / seconds * 100).toFixed(0)}% of one core while the boxes scanned)`);
+    console.log(
+      `ingest: ${rate.toFixed(0)} pages/s (target ≥ ${TARGET}: ${verdict(rate >= TARGET)}, ${(rate / TARGET).toFixed(2)}× the target)`,
+    );
+    console.log(
+      `server CPU: ${(serverCpuMs / pages).toFixed(2)} ms per page (${((serverCpuMs / 1000 / seconds) * 100).toFixed(0)}% of one core while the boxes scanned)`,
+    );
   } finally {
     await pool.close();
     await boxes.stop();
@@ -113,4 +156,7 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((e: unknown) => { console.error(e); process.exit(1); });
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -26,12 +26,25 @@ import { e2eInfo, FileSealer, newContentKey, wrapContentKey } from '../../packag
 if (!process.send) throw new Error('scan-process.ts must be forked with an IPC channel');
 const send = (m: unknown) => process.send!(m);
 
-interface RunArgs { dpi: number; sheets: number; front: string; back: string; blankSkip: boolean; quality: number; receiver: string; encryptTo?: string; copyItems?: boolean }
+interface RunArgs {
+  dpi: number;
+  sheets: number;
+  front: string;
+  back: string;
+  blankSkip: boolean;
+  quality: number;
+  receiver: string;
+  encryptTo?: string;
+  copyItems?: boolean;
+}
 
 /** Each item encrypted as it is written, as the agent's scan job does (docs/encryption.md). */
 const sealer = (publicKey: string) => async (item: number) => {
   const key = newContentKey();
-  return { sealer: new FileSealer(key), cipher: await wrapContentKey(publicKey, e2eInfo.scan('bench-scan', item), key) };
+  return {
+    sealer: new FileSealer(key),
+    cipher: await wrapContentKey(publicKey, e2eInfo.scan('bench-scan', item), key),
+  };
 };
 
 /** The control of bench/encryption: the sealer's path through the PDF writer (the same slices,
@@ -47,7 +60,10 @@ async function put(url: string, item: AssembledItem): Promise<{ md5: string; siz
   return JSON.parse(r.body) as { md5: string; size: number };
 }
 
-const sheet = (dpi: number, front: string, back: string): { front: SimSide; back: SimSide } => ({ front: { image: front, dpi }, back: { image: back, dpi } });
+const sheet = (dpi: number, front: string, back: string): { front: SimSide; back: SimSide } => ({
+  front: { image: front, dpi },
+  back: { image: back, dpi },
+});
 
 async function run(a: RunArgs) {
   const dir = await mkdtemp(join(tmpdir(), 'boxhub-bench-scan-'));
@@ -56,14 +72,25 @@ async function run(a: RunArgs) {
   try {
     const rssBefore = process.memoryUsage().rss;
     sim.load(Array.from({ length: a.sheets }, () => sheet(a.dpi, a.front, a.back)));
-    let kept = 0, sides = 0, passed = 0, uploadMs = 0, bytes = 0, items = 0;
+    let kept = 0,
+      sides = 0,
+      passed = 0,
+      uploadMs = 0,
+      bytes = 0,
+      items = 0;
     let uploads = Promise.resolve();
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     for await (const item of assembleItems(sim.scan(req, new AbortController().signal), {
-      dir, request: req, blankPageSkip: a.blankSkip,
+      dir,
+      request: req,
+      blankPageSkip: a.blankSkip,
       ...(a.encryptTo ? { seal: sealer(a.encryptTo) } : a.copyItems ? { seal: copier } : {}),
-      onPage: (e) => { sides++; if (e.kept) kept++; if (e.passedThrough) passed++; },
+      onPage: (e) => {
+        sides++;
+        if (e.kept) kept++;
+        if (e.passedThrough) passed++;
+      },
     })) {
       items++;
       // One upload at a time, while the scan goes on.
@@ -71,7 +98,10 @@ async function run(a: RunArgs) {
         const u0 = performance.now();
         const got = await put(`${a.receiver}/${item.item}.pdf`, item);
         uploadMs += performance.now() - u0;
-        if (got.md5 !== item.md5 || got.size !== item.size || (await stat(item.path)).size !== item.size) throw new Error(`item ${item.item}: uploaded ${got.size} bytes md5 ${got.md5}, wrote ${item.size} md5 ${item.md5}`);
+        if (got.md5 !== item.md5 || got.size !== item.size || (await stat(item.path)).size !== item.size)
+          throw new Error(
+            `item ${item.item}: uploaded ${got.size} bytes md5 ${got.md5}, wrote ${item.size} md5 ${item.md5}`,
+          );
         bytes += item.size;
         await rm(item.path);
       });
@@ -79,7 +109,18 @@ async function run(a: RunArgs) {
     await uploads;
     const wallMs = performance.now() - t0;
     const c = process.cpuUsage(cpu0);
-    return { sides, kept, passed, items, bytes, cpuMs: (c.user + c.system) / 1000, wallMs, uploadMs, rssBefore, peakRss: process.resourceUsage().maxRSS * 1024 };
+    return {
+      sides,
+      kept,
+      passed,
+      items,
+      bytes,
+      cpuMs: (c.user + c.system) / 1000,
+      wallMs,
+      uploadMs,
+      rssBefore,
+      peakRss: process.resourceUsage().maxRSS * 1024,
+    };
   } finally {
     await sim.close();
     await rm(dir, { recursive: true, force: true });
@@ -103,8 +144,16 @@ async function blank(a: { dpi: number; pages: number; front: string; back: strin
 
 send({ ready: true, url: '' });
 process.on('message', (m: { id: number; op: string } & Record<string, unknown>) => {
-  const done = (p: Promise<unknown>) => p.then((result) => send({ id: m.id, result }), (e: unknown) => send({ id: m.id, error: (e as Error).stack ?? String(e) }));
+  const done = (p: Promise<unknown>) =>
+    p.then(
+      (result) => send({ id: m.id, result }),
+      (e: unknown) => send({ id: m.id, error: (e as Error).stack ?? String(e) }),
+    );
   if (m.op === 'run') void done(run(m as unknown as RunArgs));
-  else if (m.op === 'blank') void done(blank(m as unknown as { dpi: number; pages: number; front: string; back: string }));
-  else if (m.op === 'close') { send({ id: m.id, result: true }); setImmediate(() => process.exit(0)); }
+  else if (m.op === 'blank')
+    void done(blank(m as unknown as { dpi: number; pages: number; front: string; back: string }));
+  else if (m.op === 'close') {
+    send({ id: m.id, result: true });
+    setImmediate(() => process.exit(0));
+  }
 });

@@ -30,38 +30,72 @@ const firstConnect = new Map<SimulatedBox, number>();
 let busyRefusals = 0;
 
 function watch(box: SimulatedBox): void {
-  box.agent.link.on('connected', () => { if (marked && !firstConnect.has(box)) firstConnect.set(box, Date.now()); });
-  box.agent.link.on('busy', () => { if (marked) busyRefusals++; });
+  box.agent.link.on('connected', () => {
+    if (marked && !firstConnect.has(box)) firstConnect.set(box, Date.now());
+  });
+  box.agent.link.on('busy', () => {
+    if (marked) busyRefusals++;
+  });
 }
 
-async function connect(url: string, list: { uuid: string; secret: string }[], keepaliveSec: number, concurrency: number, timeoutMs: number, noDelay: boolean, devices: { scanner?: string; printer?: string } = {}, backoff: BackoffSettings = { baseMs: 500, maxMs: 5000 }) {
+async function connect(
+  url: string,
+  list: { uuid: string; secret: string }[],
+  keepaliveSec: number,
+  concurrency: number,
+  timeoutMs: number,
+  noDelay: boolean,
+  devices: { scanner?: string; printer?: string } = {},
+  backoff: BackoffSettings = { baseMs: 500, maxMs: 5000 },
+) {
   const t0 = Date.now();
   const queue = [...list];
   // A bounded number of connects in flight: a real fleet does not all dial in the same ms.
-  const one = (c: { uuid: string; secret: string }) => new Promise<void>((resolve, reject) => {
-    const box = createSimulatedBox({
-      url, uuid: c.uuid, secret: c.secret, keepaliveSec, backoff,
-      ...(devices.scanner ? { scanner: devices.scanner } : {}), ...(devices.printer ? { printer: devices.printer } : {}),
+  const one = (c: { uuid: string; secret: string }) =>
+    new Promise<void>((resolve, reject) => {
+      const box = createSimulatedBox({
+        url,
+        uuid: c.uuid,
+        secret: c.secret,
+        keepaliveSec,
+        backoff,
+        ...(devices.scanner ? { scanner: devices.scanner } : {}),
+        ...(devices.printer ? { printer: devices.printer } : {}),
+      });
+      boxes.push(box);
+      watch(box);
+      const t = setTimeout(() => reject(new Error(`box ${c.uuid} did not connect within ${timeoutMs} ms`)), timeoutMs);
+      if (noDelay) box.agent.link.on('connected', () => setNoDelay(box));
+      box.agent.link.once('connected', () => {
+        clearTimeout(t);
+        resolve();
+      });
+      box.agent.start();
     });
-    boxes.push(box);
-    watch(box);
-    const t = setTimeout(() => reject(new Error(`box ${c.uuid} did not connect within ${timeoutMs} ms`)), timeoutMs);
-    if (noDelay) box.agent.link.on('connected', () => setNoDelay(box));
-    box.agent.link.once('connected', () => { clearTimeout(t); resolve(); });
-    box.agent.start();
-  });
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    for (let c = queue.shift(); c; c = queue.shift()) await one(c);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let c = queue.shift(); c; c = queue.shift()) await one(c);
+    }),
+  );
   return { connected: boxes.filter((b) => b.agent.link.connected).length, ms: Date.now() - t0 }; // all boxes of this process
 }
 
 async function handle(req: Request): Promise<unknown> {
   switch (req.op) {
     case 'connect':
-      return connect(String(req.url), req.boxes as { uuid: string; secret: string }[], Number(req.keepaliveSec ?? 60), Number(req.concurrency ?? 50), Number(req.timeoutMs ?? 30_000), req.noDelay === true,
-        { ...(req.scanner ? { scanner: String(req.scanner) } : {}), ...(req.printer ? { printer: String(req.printer) } : {}) },
-        ...(req.backoff ? [req.backoff as BackoffSettings] : []));
+      return connect(
+        String(req.url),
+        req.boxes as { uuid: string; secret: string }[],
+        Number(req.keepaliveSec ?? 60),
+        Number(req.concurrency ?? 50),
+        Number(req.timeoutMs ?? 30_000),
+        req.noDelay === true,
+        {
+          ...(req.scanner ? { scanner: String(req.scanner) } : {}),
+          ...(req.printer ? { printer: String(req.printer) } : {}),
+        },
+        ...(req.backoff ? [req.backoff as BackoffSettings] : []),
+      );
     case 'mark':
       marked = true;
       firstConnect.clear();
@@ -79,7 +113,7 @@ async function handle(req: Request): Promise<unknown> {
       const images = req.images as { front: string; back: string } | undefined;
       const sheet = images
         ? { front: { image: images.front }, back: { image: images.back } }
-        : { front: 'text' as const, back: req.back === 'blank' ? 'blank' as const : 'text' as const };
+        : { front: 'text' as const, back: req.back === 'blank' ? ('blank' as const) : ('text' as const) };
       for (const b of boxes) b.scanner.load(Array.from({ length: sheets }, () => sheet));
       return sheets * boxes.length;
     }
@@ -110,7 +144,10 @@ async function handle(req: Request): Promise<unknown> {
 
 process.on('message', (raw) => {
   const req = raw as Request;
-  handle(req).then((result) => send({ id: req.id, result }), (e: unknown) => send({ id: req.id, error: (e as Error).stack ?? String(e) }));
+  handle(req).then(
+    (result) => send({ id: req.id, result }),
+    (e: unknown) => send({ id: req.id, error: (e as Error).stack ?? String(e) }),
+  );
 });
 process.on('disconnect', () => process.exit(0));
 send({ ready: true, url: '' });

@@ -36,14 +36,22 @@ export function tempDir(): string {
   return d;
 }
 process.on('exit', killAll);
-for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => { killAll(); process.exit(130); });
+for (const sig of ['SIGINT', 'SIGTERM'] as const)
+  process.on(sig, () => {
+    killAll();
+    process.exit(130);
+  });
 
 /**
  * Forks `script` (a .ts file under bench/support) through tsx with an IPC channel and waits for
  * its ready message. The child's stdout (the server log) is read and discarded, as a log
  * shipper would, so writing it costs what it costs in production.
  */
-export async function forkChild(script: string, args: string[], o: { env?: Record<string, string>; execArgv?: string[]; readyTimeoutMs?: number; built?: boolean } = {}): Promise<Child> {
+export async function forkChild(
+  script: string,
+  args: string[],
+  o: { env?: Record<string, string>; execArgv?: string[]; readyTimeoutMs?: number; built?: boolean } = {},
+): Promise<Child> {
   const proc = fork(fileURLToPath(new URL(script, import.meta.url)), args, {
     // built: a .mjs child on the packages' dist/ (npm run build), as production runs, without
     // tsx or source mode (which cost memory of their own).
@@ -59,7 +67,10 @@ export async function forkChild(script: string, args: string[], o: { env?: Recor
     if (lines.length > 40) lines.splice(0, lines.length - 40);
   };
   let stdoutLines = 0;
-  proc.stdout!.on('data', (c: Buffer) => { stdoutLines += c.toString('utf8').split('\n').length - 1; keep(c); });
+  proc.stdout!.on('data', (c: Buffer) => {
+    stdoutLines += c.toString('utf8').split('\n').length - 1;
+    keep(c);
+  });
   proc.stderr!.on('data', keep);
   const tail = () => lines.join('\n');
 
@@ -67,13 +78,20 @@ export async function forkChild(script: string, args: string[], o: { env?: Recor
   const waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   let readyResolve!: (v: Child['ready']) => void;
   let readyReject!: (e: Error) => void;
-  const readyP = new Promise<Child['ready']>((res, rej) => { readyResolve = res; readyReject = rej; });
+  const readyP = new Promise<Child['ready']>((res, rej) => {
+    readyResolve = res;
+    readyReject = rej;
+  });
   proc.on('message', (m: { ready?: boolean; id?: number; result?: unknown; error?: string }) => {
-    if (m.ready) { readyResolve(m as Child['ready']); return; }
+    if (m.ready) {
+      readyResolve(m as Child['ready']);
+      return;
+    }
     const w = m.id !== undefined ? waiting.get(m.id) : undefined;
     if (!w) return;
     waiting.delete(m.id!);
-    if (m.error) w.reject(new Error(m.error)); else w.resolve(m.result);
+    if (m.error) w.reject(new Error(m.error));
+    else w.resolve(m.result);
   });
   proc.on('exit', (code, sig) => {
     const e = new Error(`${script} exited (${code ?? sig})\n${tail()}`);
@@ -81,17 +99,42 @@ export async function forkChild(script: string, args: string[], o: { env?: Recor
     for (const w of waiting.values()) w.reject(e);
     waiting.clear();
   });
-  const timer = setTimeout(() => readyReject(new Error(`${script} not ready within ${o.readyTimeoutMs ?? 30_000} ms\n${tail()}`)), o.readyTimeoutMs ?? 30_000);
-  const ready = await readyP.finally(() => clearTimeout(timer)).catch((e: unknown) => { proc.kill('SIGKILL'); throw e; });
+  const timer = setTimeout(
+    () => readyReject(new Error(`${script} not ready within ${o.readyTimeoutMs ?? 30_000} ms\n${tail()}`)),
+    o.readyTimeoutMs ?? 30_000,
+  );
+  const ready = await readyP
+    .finally(() => clearTimeout(timer))
+    .catch((e: unknown) => {
+      proc.kill('SIGKILL');
+      throw e;
+    });
 
   const child: Child = {
-    proc, pid: proc.pid!, ready, tail,
-    get stdoutLines() { return stdoutLines; },
+    proc,
+    pid: proc.pid!,
+    ready,
+    tail,
+    get stdoutLines() {
+      return stdoutLines;
+    },
     call<T>(op: string, args: Record<string, unknown> = {}, timeoutMs = 60_000): Promise<T> {
       const id = next++;
       return new Promise<T>((resolve, reject) => {
-        const t = setTimeout(() => { waiting.delete(id); reject(new Error(`${script}: '${op}' timed out after ${timeoutMs} ms`)); }, timeoutMs);
-        waiting.set(id, { resolve: (v) => { clearTimeout(t); resolve(v as T); }, reject: (e) => { clearTimeout(t); reject(e); } });
+        const t = setTimeout(() => {
+          waiting.delete(id);
+          reject(new Error(`${script}: '${op}' timed out after ${timeoutMs} ms`));
+        }, timeoutMs);
+        waiting.set(id, {
+          resolve: (v) => {
+            clearTimeout(t);
+            resolve(v as T);
+          },
+          reject: (e) => {
+            clearTimeout(t);
+            reject(e);
+          },
+        });
         proc.send({ id, op, ...args });
       });
     },
@@ -129,9 +172,14 @@ export function header(title: string, lines: string[]): void {
   const c = cpus();
   console.log(`# ${title}`);
   for (const l of lines) console.log(`#   ${l}`);
-  console.log(`#   machine: ${c.length} × ${c[0]?.model.trim() ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}, ${process.platform}/${process.arch}`);
+  console.log(
+    `#   machine: ${c.length} × ${c[0]?.model.trim() ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}, ${process.platform}/${process.arch}`,
+  );
   const load = loadavg();
-  if (load.some((x) => x > 0)) console.log(`#   load average at start: ${load.map((x) => x.toFixed(2)).join(' ')} (other work on this machine skews absolute figures; compare the ratios)`);
+  if (load.some((x) => x > 0))
+    console.log(
+      `#   load average at start: ${load.map((x) => x.toFixed(2)).join(' ')} (other work on this machine skews absolute figures; compare the ratios)`,
+    );
 }
 
 export const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');

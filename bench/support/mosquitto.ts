@@ -15,7 +15,11 @@ import { join } from 'node:path';
 import { deviceAcls, deviceRole } from '../../packages/server/src/broker/external-broker.ts';
 import { sleep } from './child.ts';
 
-const PLUGINS = ['/usr/lib/x86_64-linux-gnu/mosquitto_dynamic_security.so', '/usr/lib/aarch64-linux-gnu/mosquitto_dynamic_security.so', '/usr/lib/mosquitto_dynamic_security.so'];
+const PLUGINS = [
+  '/usr/lib/x86_64-linux-gnu/mosquitto_dynamic_security.so',
+  '/usr/lib/aarch64-linux-gnu/mosquitto_dynamic_security.so',
+  '/usr/lib/mosquitto_dynamic_security.so',
+];
 const TEMPLATE = new URL('../../scripts/ci/mosquitto/mosquitto.conf.in', import.meta.url);
 
 export interface PrivateMosquitto {
@@ -31,7 +35,14 @@ export interface PrivateMosquitto {
 function login(username: string, password: string, roles: string[]) {
   const salt = randomBytes(12);
   const hash = pbkdf2Sync(password, salt, 101, 64, 'sha512');
-  return { username, clientid: username === 'boxhub-server' ? undefined : username, password: hash.toString('base64'), salt: salt.toString('base64'), iterations: 101, roles: roles.map((rolename) => ({ rolename })) };
+  return {
+    username,
+    clientid: username === 'boxhub-server' ? undefined : username,
+    password: hash.toString('base64'),
+    salt: salt.toString('base64'),
+    iterations: 101,
+    roles: roles.map((rolename) => ({ rolename })),
+  };
 }
 
 const serverAcls = [
@@ -47,7 +58,10 @@ async function listening(port: number, timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const ok = await new Promise<boolean>((resolve) => {
-      const s = connect(port, '127.0.0.1', () => { s.destroy(); resolve(true); });
+      const s = connect(port, '127.0.0.1', () => {
+        s.destroy();
+        resolve(true);
+      });
       s.on('error', () => resolve(false));
     });
     if (ok) return;
@@ -56,16 +70,29 @@ async function listening(port: number, timeoutMs: number): Promise<void> {
   }
 }
 
-export async function startPrivateMosquitto(dir: string, boxes: { uuid: string; secret: string }[]): Promise<PrivateMosquitto> {
+export async function startPrivateMosquitto(
+  dir: string,
+  boxes: { uuid: string; secret: string }[],
+): Promise<PrivateMosquitto> {
   const plugin = PLUGINS.find((p) => existsSync(p));
   if (!plugin) throw new Error('mosquitto_dynamic_security.so not found (Debian: package mosquitto)');
   const serverPassword = randomBytes(18).toString('base64url');
-  writeFileSync(join(dir, 'dynamic-security.json'), JSON.stringify({
-    clients: [login('boxhub-server', serverPassword, ['boxhub-server']), ...boxes.map((b) => login(b.uuid, b.secret, [deviceRole(b.uuid)]))],
-    roles: [{ rolename: 'boxhub-server', acls: serverAcls }, ...boxes.map((b) => ({ rolename: deviceRole(b.uuid), acls: deviceAcls(b.uuid) }))],
-    groups: [],
-    defaultACLAccess: { publishClientSend: false, publishClientReceive: true, subscribe: false, unsubscribe: true },
-  }), { mode: 0o600 });
+  writeFileSync(
+    join(dir, 'dynamic-security.json'),
+    JSON.stringify({
+      clients: [
+        login('boxhub-server', serverPassword, ['boxhub-server']),
+        ...boxes.map((b) => login(b.uuid, b.secret, [deviceRole(b.uuid)])),
+      ],
+      roles: [
+        { rolename: 'boxhub-server', acls: serverAcls },
+        ...boxes.map((b) => ({ rolename: deviceRole(b.uuid), acls: deviceAcls(b.uuid) })),
+      ],
+      groups: [],
+      defaultACLAccess: { publishClientSend: false, publishClientReceive: true, subscribe: false, unsubscribe: true },
+    }),
+    { mode: 0o600 },
+  );
   // Run as root, Mosquitto drops to the `mosquitto` user, which must read and save these files
   // (as start-mosquitto.sh arranges).
   chmodSync(dir, 0o755);
@@ -78,21 +105,34 @@ export async function startPrivateMosquitto(dir: string, boxes: { uuid: string; 
   const conf = join(dir, 'mosquitto.conf');
   const log = join(dir, 'mosquitto.log');
   const launch = async (): Promise<void> => {
-    const p = spawn('mosquitto', ['-c', conf], { stdio: 'ignore', env: { ...process.env, PATH: `${process.env.PATH}:/usr/sbin` } });
+    const p = spawn('mosquitto', ['-c', conf], {
+      stdio: 'ignore',
+      env: { ...process.env, PATH: `${process.env.PATH}:/usr/sbin` },
+    });
     proc = p;
-    const exited = new Promise<never>((_, reject) => p.once('exit', (c) => reject(new Error(`mosquitto exited (${c}): ${readFileSync(log, 'utf8').split('\n').slice(-5).join(' | ')}`))));
+    const exited = new Promise<never>((_, reject) =>
+      p.once('exit', (c) =>
+        reject(new Error(`mosquitto exited (${c}): ${readFileSync(log, 'utf8').split('\n').slice(-5).join(' | ')}`)),
+      ),
+    );
     exited.catch(() => undefined);
     await Promise.race([listening(port, 20_000), exited]);
   };
   // A port Mosquitto binds itself, below the ephemeral range, as start-mosquitto.sh picks one.
   for (let i = 0; ; i++) {
     port = 20000 + Math.floor(Math.random() * 12000);
-    const text = readFileSync(TEMPLATE, 'utf8').replaceAll('@PORT@', String(port)).replaceAll('@HOST@', '127.0.0.1')
-      .replaceAll('@DIR@', dir).replaceAll('@PLUGIN@', plugin)
+    const text = readFileSync(TEMPLATE, 'utf8')
+      .replaceAll('@PORT@', String(port))
+      .replaceAll('@HOST@', '127.0.0.1')
+      .replaceAll('@DIR@', dir)
+      .replaceAll('@PLUGIN@', plugin)
       .replace('persistence false', `persistence true\npersistence_location ${dir}/\nautosave_interval 5`);
     writeFileSync(conf, text);
     writeFileSync(log, ''); // truncates; the file (and its owner) stays
-    try { await launch(); break; } catch (e) {
+    try {
+      await launch();
+      break;
+    } catch (e) {
       if (i < 9 && /Address already in use/.test(String(e))) continue;
       throw e;
     }
@@ -106,7 +146,9 @@ export async function startPrivateMosquitto(dir: string, boxes: { uuid: string; 
     await gone;
     clearTimeout(t);
   };
-  process.on('exit', () => { if (proc && proc.exitCode === null) proc.kill('SIGKILL'); });
+  process.on('exit', () => {
+    if (proc && proc.exitCode === null) proc.kill('SIGKILL');
+  });
   return {
     port,
     serverUrl: `mqtt://boxhub-server:${serverPassword}@127.0.0.1:${port}`,

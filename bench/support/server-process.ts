@@ -23,7 +23,14 @@ function memory() {
   // Several passes: weak references and finalisers free more on the second and third.
   if (gc) for (let i = 0; i < 3; i++) gc();
   const m = process.memoryUsage();
-  return { gc: !!gc, rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers };
+  return {
+    gc: !!gc,
+    rss: m.rss,
+    heapUsed: m.heapUsed,
+    heapTotal: m.heapTotal,
+    external: m.external,
+    arrayBuffers: m.arrayBuffers,
+  };
 }
 
 async function main(): Promise<void> {
@@ -40,7 +47,11 @@ async function main(): Promise<void> {
     const addr = server.address();
     const port = typeof addr === 'object' && addr ? addr.port : 0;
     send({ ready: true, url: `http://127.0.0.1:${port}` });
-    close = () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); });
+    close = () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      });
   } else if (mode === 'boxhub') {
     // Everything from the environment the bench passes (PORT=0, HOST, BOXHUB_MQTT_PORT=0,
     // BOXHUB_DATA_DIR); LOG_LEVEL is left to its default unless the caller sets it.
@@ -53,13 +64,19 @@ async function main(): Promise<void> {
 
   const handle = async (req: Request): Promise<unknown> => {
     switch (req.op) {
-      case 'mem': return memory();
-      case 'cpu': return process.cpuUsage();
+      case 'mem':
+        return memory();
+      case 'cpu':
+        return process.cpuUsage();
       // Resident memory now and its high-water mark since the process started (bytes).
-      case 'rss': return { rss: process.memoryUsage().rss, maxRss: process.resourceUsage().maxRSS * 1024 };
+      case 'rss':
+        return { rss: process.memoryUsage().rss, maxRss: process.resourceUsage().maxRSS * 1024 };
       case 'createApp': {
         if (!running) throw new Error('no boxhub server');
-        const a = await running.services.applications.create({ name: String(req.name ?? 'bench'), ess: req.ess === true });
+        const a = await running.services.applications.create({
+          name: String(req.name ?? 'bench'),
+          ess: req.ess === true,
+        });
         return { id: a.id, api_key: a.api_key, callback_secret: a.callback_secret };
       }
       case 'register': {
@@ -68,7 +85,10 @@ async function main(): Promise<void> {
         const n = Number(req.n ?? 1);
         const out: { uuid: string; secret: string }[] = [];
         for (let i = 0; i < n; i++) {
-          const d = await running.registerDevice({ code: `BENCH${String(i).padStart(6, '0')}${Math.random().toString(36).slice(2, 8).toUpperCase()}`, model: 'BX-SIM' });
+          const d = await running.registerDevice({
+            code: `BENCH${String(i).padStart(6, '0')}${Math.random().toString(36).slice(2, 8).toUpperCase()}`,
+            model: 'BX-SIM',
+          });
           out.push({ uuid: d.uuid, secret: d.secret });
         }
         return out;
@@ -82,20 +102,32 @@ async function main(): Promise<void> {
       case 'onlineInDb': {
         // Boxes the database says are online (presence applied), whatever the broker.
         if (!running) throw new Error('no boxhub server');
-        const r = await running.db.kysely.selectFrom('devices').select((eb) => eb.fn.countAll<number>().as('n')).where('online', '=', 1).executeTakeFirstOrThrow();
+        const r = await running.db.kysely
+          .selectFrom('devices')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('online', '=', 1)
+          .executeTakeFirstOrThrow();
         return Number(r.n);
       }
       case 'reconnectedSince': {
         // Boxes whose new session the database has: online, connected at or after `at` (Unix ms).
         if (!running) throw new Error('no boxhub server');
-        const r = await running.db.kysely.selectFrom('devices').select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('online', '=', 1).where('last_connect_at', '>=', Number(req.at)).executeTakeFirstOrThrow();
+        const r = await running.db.kysely
+          .selectFrom('devices')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('online', '=', 1)
+          .where('last_connect_at', '>=', Number(req.at))
+          .executeTakeFirstOrThrow();
         return Number(r.n);
       }
       case 'pendingJobs': {
         // Rows of the jobs table of one kind still to run (done jobs are deleted).
         if (!running) throw new Error('no boxhub server');
-        const r = await running.db.kysely.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('kind', '=', String(req.kind)).executeTakeFirstOrThrow();
+        const r = await running.db.kysely
+          .selectFrom('jobs')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('kind', '=', String(req.kind))
+          .executeTakeFirstOrThrow();
         return { rows: Number(r.n) };
       }
       case 'close': {
@@ -103,16 +135,22 @@ async function main(): Promise<void> {
         setImmediate(() => process.exit(0));
         return true;
       }
-      default: throw new Error(`unknown op '${req.op}'`);
+      default:
+        throw new Error(`unknown op '${req.op}'`);
     }
   };
 
   process.on('message', (raw) => {
     const req = raw as Request;
-    handle(req).then((result) => send({ id: req.id, result }), (e: unknown) => send({ id: req.id, error: (e as Error).stack ?? String(e) }));
+    handle(req).then(
+      (result) => send({ id: req.id, result }),
+      (e: unknown) => send({ id: req.id, error: (e as Error).stack ?? String(e) }),
+    );
   });
   // The bench went away (crash, Ctrl-C): do not linger.
-  process.on('disconnect', () => { void close().finally(() => process.exit(0)); });
+  process.on('disconnect', () => {
+    void close().finally(() => process.exit(0));
+  });
 }
 
 main().catch((e: unknown) => {

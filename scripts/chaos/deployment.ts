@@ -24,7 +24,10 @@ const sourceEnv = (env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv => (
 const OPERATOR_TOKEN = randomBytes(24).toString('hex');
 
 export interface Node {
-  name: string; port: number; proc: Proc; env: Record<string, string>;
+  name: string;
+  port: number;
+  proc: Proc;
+  env: Record<string, string>;
   /** Starts that failed (the node exited before it served) and were tried again. */
   startRetries: number;
 }
@@ -46,7 +49,12 @@ export interface Box {
   app: number;
 }
 
-export interface App { id: string; key: string; secret: string; sdk: Boxhub }
+export interface App {
+  id: string;
+  key: string;
+  secret: string;
+  sdk: Boxhub;
+}
 
 /** The application at `i` (0 or 1; a box not bound now counts as the first's). */
 export function appOf(apps: readonly App[], i: number): App {
@@ -75,7 +83,11 @@ export interface Deployment {
 async function until(check: () => Promise<boolean>, what: string, ms: number): Promise<void> {
   const end = Date.now() + ms;
   for (;;) {
-    try { if (await check()) return; } catch { /* not yet */ }
+    try {
+      if (await check()) return;
+    } catch {
+      /* not yet */
+    }
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -85,7 +97,7 @@ export async function deploy(dir: string, o: { agents: number; log: (s: string) 
   mkdirSync(dir, { recursive: true });
   o.log('PostgreSQL (private cluster)…');
   const pg = await startPostgres(join(dir, 'pg'));
-  o.log('Mosquitto (private, ACL\'d)…');
+  o.log("Mosquitto (private, ACL'd)…");
   const broker = await startBroker(join(dir, 'mosquitto'));
   const s3 = await startS3();
   const s3url = new URL(s3.endpoint);
@@ -93,17 +105,32 @@ export async function deploy(dir: string, o: { agents: number; log: (s: string) 
   const lb = await startBalancer();
   const rx = await startReceiver({ slowMs: 3000 });
   const common: Record<string, string> = {
-    HOST: '127.0.0.1', DATABASE_URL: pg.url, MQTT_URL: broker.url, BOXHUB_MQTT_SHARE_GROUP: 'chaos',
-    BOXHUB_SECRET_KEY: randomBytes(32).toString('base64'), BOXHUB_OPERATOR_TOKEN: OPERATOR_TOKEN,
-    BOXHUB_PUBLIC_URL: lb.url, BOXHUB_ALLOW_PRIVATE_NETWORKS: '1', LOG_LEVEL: 'info',
-    ...s3.env, BOXHUB_S3_ENDPOINT: `http://127.0.0.1:${s3proxy.port}`,
+    HOST: '127.0.0.1',
+    DATABASE_URL: pg.url,
+    MQTT_URL: broker.url,
+    BOXHUB_MQTT_SHARE_GROUP: 'chaos',
+    BOXHUB_SECRET_KEY: randomBytes(32).toString('base64'),
+    BOXHUB_OPERATOR_TOKEN: OPERATOR_TOKEN,
+    BOXHUB_PUBLIC_URL: lb.url,
+    BOXHUB_ALLOW_PRIVATE_NETWORKS: '1',
+    LOG_LEVEL: 'info',
+    ...s3.env,
+    BOXHUB_S3_ENDPOINT: `http://127.0.0.1:${s3proxy.port}`,
     // Chaos runs for minutes, not hours: the rate limits of one application would refuse the
     // workload's own polling.
-    BOXHUB_RATE_LIMIT_APP: '600000/1m', BOXHUB_RATE_LIMIT_ADDRESS: '600000/1m',
+    BOXHUB_RATE_LIMIT_APP: '600000/1m',
+    BOXHUB_RATE_LIMIT_ADDRESS: '600000/1m',
   };
   const launchNode = (name: string, env: Record<string, string>, prev?: Proc) =>
-    startProc(`node ${name}`, process.execPath, [bin, 'serve'], { env: sourceEnv({ ...process.env, ...env }), log: join(dir, `node-${name}.log`) }, prev);
-  const ready = (n: Node) => until(async () => (await fetch(`http://127.0.0.1:${n.port}/healthz`)).ok, `node ${n.name}`, 90_000);
+    startProc(
+      `node ${name}`,
+      process.execPath,
+      [bin, 'serve'],
+      { env: sourceEnv({ ...process.env, ...env }), log: join(dir, `node-${name}.log`) },
+      prev,
+    );
+  const ready = (n: Node) =>
+    until(async () => (await fetch(`http://127.0.0.1:${n.port}/healthz`)).ok, `node ${n.name}`, 90_000);
   /**
    * Starts a node as a supervisor would (docs/box-agent.service's Restart=always): a node that
    * cannot start (its database is being restarted) exits 1 with the reason, documented in
@@ -115,8 +142,14 @@ export async function deploy(dir: string, o: { agents: number; log: (s: string) 
       n.proc = launchNode(n.name, n.env, n.proc);
       const proc = n.proc;
       let gone = false;
-      void proc.exited.then(() => { gone = true; });
-      const up = await until(async () => gone || (await fetch(`http://127.0.0.1:${n.port}/healthz`)).ok, `node ${n.name}`, 90_000).then(() => !gone);
+      void proc.exited.then(() => {
+        gone = true;
+      });
+      const up = await until(
+        async () => gone || (await fetch(`http://127.0.0.1:${n.port}/healthz`)).ok,
+        `node ${n.name}`,
+        90_000,
+      ).then(() => !gone);
       if (up) return;
       n.proc.crashes.pop();
       n.startRetries++;
@@ -142,21 +175,53 @@ export async function deploy(dir: string, o: { agents: number; log: (s: string) 
   const apps: App[] = [];
   for (const name of ['chaos-1', 'chaos-2']) {
     const a = await op.operator.createApp({ name, ess: true });
-    apps.push({ id: a.id, key: a.api_key, secret: a.callback_secret, sdk: new Boxhub({ baseUrl: lb.url, apiKey: a.api_key, timeoutMs: 20_000 }) });
+    apps.push({
+      id: a.id,
+      key: a.api_key,
+      secret: a.callback_secret,
+      sdk: new Boxhub({ baseUrl: lb.url, apiKey: a.api_key, timeoutMs: 20_000 }),
+    });
   }
 
   const boxes: Box[] = [];
   const launchAgent = (b: Omit<Box, 'proc'>, prev?: Proc) => {
-    const args = [bin, 'agent', '--server', b.proxy.url, '--device', b.uuid, '--secret-file', join(b.dir, 'secret'),
-      '--printer', `sim:?side_ms=150&log=${b.printerLog}`,
-      '--scanner', `sim:?paper=3&back=text&refill=2&ppm=300&log=${b.scannerLog}`,
-      '--keepalive', '5', '--reconnect-max', '2', '--state-dir', b.stateDir];
-    return startProc(`agent ${b.index}`, process.execPath, args, { env: sourceEnv(), log: join(b.dir, 'agent.log') }, prev);
+    const args = [
+      bin,
+      'agent',
+      '--server',
+      b.proxy.url,
+      '--device',
+      b.uuid,
+      '--secret-file',
+      join(b.dir, 'secret'),
+      '--printer',
+      `sim:?side_ms=150&log=${b.printerLog}`,
+      '--scanner',
+      `sim:?paper=3&back=text&refill=2&ppm=300&log=${b.scannerLog}`,
+      '--keepalive',
+      '5',
+      '--reconnect-max',
+      '2',
+      '--state-dir',
+      b.stateDir,
+    ];
+    return startProc(
+      `agent ${b.index}`,
+      process.execPath,
+      args,
+      { env: sourceEnv(), log: join(b.dir, 'agent.log') },
+      prev,
+    );
   };
-  const startAgent = (b: Box) => { b.proc = launchAgent(b, b.proc); };
+  const startAgent = (b: Box) => {
+    b.proc = launchAgent(b, b.proc);
+  };
   const brokerPort = broker.port;
   for (let i = 0; i < o.agents; i++) {
-    const d = await op.operator.registerDevice({ code: `CH${String(i).padStart(4, '0')}${randomBytes(2).toString('hex').toUpperCase()}`, model: 'BX-SIM' });
+    const d = await op.operator.registerDevice({
+      code: `CH${String(i).padStart(4, '0')}${randomBytes(2).toString('hex').toUpperCase()}`,
+      model: 'BX-SIM',
+    });
     const bdir = join(dir, `box-${i}`);
     const stateDir = join(bdir, 'disk');
     mkdirSync(stateDir, { recursive: true });
@@ -168,24 +233,57 @@ export async function deploy(dir: string, o: { agents: number; log: (s: string) 
     const app = i % 4 === 3 ? 1 : 0;
     await appOf(apps, app).sdk.devices.bind({ uuid: d.uuid, name: `box ${i}` });
     const box = {
-      index: i, uuid: d.uuid, secret: d.secret, dir: bdir, stateDir, smallDisk, proxy, app,
-      scannerLog: join(bdir, 'scanner.jsonl'), printerLog: join(bdir, 'printer.jsonl'),
+      index: i,
+      uuid: d.uuid,
+      secret: d.secret,
+      dir: bdir,
+      stateDir,
+      smallDisk,
+      proxy,
+      app,
+      scannerLog: join(bdir, 'scanner.jsonl'),
+      printerLog: join(bdir, 'printer.jsonl'),
     };
     boxes.push({ ...box, proc: launchAgent(box) });
   }
   o.log(`${o.agents} agents started; waiting for them online…`);
-  await until(async () => {
-    let on = 0;
-    for (const b of boxes) if ((await appOf(apps, b.app).sdk.devices.info({ uuid: b.uuid })).client?.online) on++;
-    return on === boxes.length;
-  }, 'every box online', 180_000);
+  await until(
+    async () => {
+      let on = 0;
+      for (const b of boxes) if ((await appOf(apps, b.app).sdk.devices.info({ uuid: b.uuid })).client?.online) on++;
+      return on === boxes.length;
+    },
+    'every box online',
+    180_000,
+  );
 
   return {
-    dir, pg, broker, s3, s3proxy, lb, nodes, boxes, apps, rx, startNode, startAgent,
+    dir,
+    pg,
+    broker,
+    s3,
+    s3proxy,
+    lb,
+    nodes,
+    boxes,
+    apps,
+    rx,
+    startNode,
+    startAgent,
     async close() {
       for (const b of boxes) b.proc.kill('SIGTERM');
       await Promise.race([Promise.all(boxes.map((b) => b.proc.exited)), new Promise((r) => setTimeout(r, 15_000))]);
-      for (const b of boxes) { b.proc.kill('SIGKILL'); await b.proxy.close(); if (b.smallDisk) { try { execFileSync('umount', ['-l', b.stateDir]); } catch { /* not mounted */ } } }
+      for (const b of boxes) {
+        b.proc.kill('SIGKILL');
+        await b.proxy.close();
+        if (b.smallDisk) {
+          try {
+            execFileSync('umount', ['-l', b.stateDir]);
+          } catch {
+            /* not mounted */
+          }
+        }
+      }
       for (const n of nodes) n.proc.kill('SIGTERM');
       await Promise.race([Promise.all(nodes.map((n) => n.proc.exited)), new Promise((r) => setTimeout(r, 15_000))]);
       for (const n of nodes) n.proc.kill('SIGKILL');

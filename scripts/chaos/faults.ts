@@ -8,18 +8,36 @@ import type { Deployment } from './deployment.ts';
 import type { Rng } from './rng.ts';
 
 export const FAULT_KINDS = [
-  'node-kill', 'node-stop', 'broker-restart', 'postgres-restart', 's3-down', 'box-net-cut',
-  'box-power-cycle', 'box-disk-full', 'callback-slow', 'callback-silent',
+  'node-kill',
+  'node-stop',
+  'broker-restart',
+  'postgres-restart',
+  's3-down',
+  'box-net-cut',
+  'box-power-cycle',
+  'box-disk-full',
+  'callback-slow',
+  'callback-silent',
 ] as const;
-export type FaultKind = typeof FAULT_KINDS[number];
+export type FaultKind = (typeof FAULT_KINDS)[number];
 
-export interface FaultRecord { kind: FaultKind; target: string; at: number; until: number; error?: string }
+export interface FaultRecord {
+  kind: FaultKind;
+  target: string;
+  at: number;
+  until: number;
+  error?: string;
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** True when the box's scanner or printer wrote its log in the last `ms`: it is in a job. */
 function busy(path: string, ms: number): boolean {
-  try { return Date.now() - statSync(path).mtimeMs < ms; } catch { return false; }
+  try {
+    return Date.now() - statSync(path).mtimeMs < ms;
+  } catch {
+    return false;
+  }
 }
 
 /** Fills the disk and keeps it full (space the box frees is taken again at once, as by other
@@ -28,13 +46,30 @@ function keepFull(dir: string): () => void {
   const file = join(dir, 'chaos-filler');
   const fd = openSync(file, 'a');
   const block = Buffer.alloc(1 << 16, 1);
-  const top = () => { try { for (;;) writeSync(fd, block); } catch { /* ENOSPC: full again */ } };
+  const top = () => {
+    try {
+      for (;;) writeSync(fd, block);
+    } catch {
+      /* ENOSPC: full again */
+    }
+  };
   top();
   const timer = setInterval(top, 20);
-  return () => { clearInterval(timer); closeSync(fd); rmSync(file, { force: true }); };
+  return () => {
+    clearInterval(timer);
+    closeSync(fd);
+    rmSync(file, { force: true });
+  };
 }
 
-export async function runFaults(dep: Deployment, rng: Rng, startMs: number, untilMs: number, keepaliveSec: number, log: (s: string) => void): Promise<FaultRecord[]> {
+export async function runFaults(
+  dep: Deployment,
+  rng: Rng,
+  startMs: number,
+  untilMs: number,
+  keepaliveSec: number,
+  log: (s: string) => void,
+): Promise<FaultRecord[]> {
   const done: FaultRecord[] = [];
   const active = new Set<string>();
   const running: Promise<void>[] = [];
@@ -51,16 +86,27 @@ export async function runFaults(dep: Deployment, rng: Rng, startMs: number, unti
   const one = async (kind: FaultKind): Promise<void> => {
     const rec: FaultRecord = { kind, target: '', at: Date.now(), until: 0 };
     const hold = async (key: string, body: () => Promise<void>) => {
-      if (active.has(key)) { rec.target = `${key} (busy: skipped)`; return; }
+      if (active.has(key)) {
+        rec.target = `${key} (busy: skipped)`;
+        return;
+      }
       active.add(key);
-      try { await body(); } finally { active.delete(key); }
+      try {
+        await body();
+      } finally {
+        active.delete(key);
+      }
     };
     try {
       switch (kind) {
-        case 'node-kill': case 'node-stop': {
+        case 'node-kill':
+        case 'node-stop': {
           const free = dep.nodes.filter((n) => !active.has(`node ${n.name}`));
           const n = free.length ? rng.pick(free) : undefined;
-          if (!n) { rec.target = 'no node free'; break; }
+          if (!n) {
+            rec.target = 'no node free';
+            break;
+          }
           rec.target = `node ${n.name}`;
           await hold(rec.target, async () => {
             if (kind === 'node-kill') {
@@ -87,12 +133,20 @@ export async function runFaults(dep: Deployment, rng: Rng, startMs: number, unti
           break;
         case 's3-down':
           rec.target = 's3';
-          await hold('s3', async () => { dep.s3proxy.down(true); await sleep(30_000); dep.s3proxy.down(false); });
+          await hold('s3', async () => {
+            dep.s3proxy.down(true);
+            await sleep(30_000);
+            dep.s3proxy.down(false);
+          });
           break;
         case 'box-net-cut': {
           const b = rng.pick(dep.boxes);
           rec.target = `box ${b.index}`;
-          await hold(`net ${b.index}`, async () => { b.proxy.down(true); await sleep(rng.int(4000, 15000)); b.proxy.down(false); });
+          await hold(`net ${b.index}`, async () => {
+            b.proxy.down(true);
+            await sleep(rng.int(4000, 15000));
+            b.proxy.down(false);
+          });
           break;
         }
         case 'box-power-cycle': {
@@ -110,7 +164,10 @@ export async function runFaults(dep: Deployment, rng: Rng, startMs: number, unti
         }
         case 'box-disk-full': {
           const b = dep.boxes.find((x) => x.smallDisk);
-          if (!b) { rec.target = 'no small disk (not root)'; break; }
+          if (!b) {
+            rec.target = 'no small disk (not root)';
+            break;
+          }
           rec.target = `box ${b.index}`;
           await hold('disk', async () => {
             const free = keepFull(b.stateDir);
@@ -119,7 +176,8 @@ export async function runFaults(dep: Deployment, rng: Rng, startMs: number, unti
           });
           break;
         }
-        case 'callback-slow': case 'callback-silent':
+        case 'callback-slow':
+        case 'callback-silent':
           rec.target = 'receiver';
           await hold('receiver', async () => {
             dep.rx.answer(kind === 'callback-slow' ? 'slow' : 'silent');
@@ -132,7 +190,9 @@ export async function runFaults(dep: Deployment, rng: Rng, startMs: number, unti
       rec.error = (e as Error).message;
     }
     rec.until = Date.now();
-    log(`fault ${kind} ${rec.target} ${((rec.until - rec.at) / 1000).toFixed(1)} s${rec.error ? ` ERROR ${rec.error}` : ''}`);
+    log(
+      `fault ${kind} ${rec.target} ${((rec.until - rec.at) / 1000).toFixed(1)} s${rec.error ? ` ERROR ${rec.error}` : ''}`,
+    );
     done.push(rec);
   };
 

@@ -15,10 +15,14 @@ import { report } from './report.ts';
 import { Rng } from './rng.ts';
 import { runWorkload } from './workload.ts';
 
-const { values } = parseArgs({ options: {
-  minutes: { type: 'string', default: '3' }, seed: { type: 'string', default: '1' },
-  agents: { type: 'string', default: '20' }, keep: { type: 'boolean', default: false },
-} });
+const { values } = parseArgs({
+  options: {
+    minutes: { type: 'string', default: '3' },
+    seed: { type: 'string', default: '1' },
+    agents: { type: 'string', default: '20' },
+    keep: { type: 'boolean', default: false },
+  },
+});
 const minutes = Number(values.minutes);
 const seed = Number(values.seed);
 const agents = Number(values.agents);
@@ -38,7 +42,10 @@ log(`seed ${seed}, ${minutes} min, ${agents} agents, in ${dir}`);
 const dep = await deploy(dir, { agents, log });
 // Interrupted (Ctrl-C): the deployment's processes go too (PostgreSQL and Mosquitto run detached).
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(sig, () => { log(`${sig}: stopping the deployment`); void dep.close().finally(() => process.exit(130)); });
+  process.once(sig, () => {
+    log(`${sig}: stopping the deployment`);
+    void dep.close().finally(() => process.exit(130));
+  });
 }
 const sampler = setInterval(() => sampleRss([...dep.nodes.map((n) => n.proc), ...dep.boxes.map((b) => b.proc)]), 2000);
 let code = 1;
@@ -58,18 +65,35 @@ try {
   await db.connect();
   const drainUntil = Date.now() + DRAIN_MS;
   for (;;) {
-    const open = Number((await db.query<{ n: string }>("select count(*) as n from tasks t where finished_at is null and not (kind = 'recognition' and not exists " +
-      '(select 1 from recognitions r join tasks s on s.uuid = r.scan_uuid where r.task_uuid = t.uuid))')).rows[0]?.n ?? 0);
-    const pending = Number((await db.query<{ n: string }>("select count(*) as n from callbacks where status = 'pending'")).rows[0]?.n ?? 0);
-    if ((open === 0 && pending === 0) || Date.now() > drainUntil) { log(`drained: ${open} tasks open, ${pending} callbacks pending`); break; }
+    const open = Number(
+      (
+        await db.query<{ n: string }>(
+          "select count(*) as n from tasks t where finished_at is null and not (kind = 'recognition' and not exists " +
+            '(select 1 from recognitions r join tasks s on s.uuid = r.scan_uuid where r.task_uuid = t.uuid))',
+        )
+      ).rows[0]?.n ?? 0,
+    );
+    const pending = Number(
+      (await db.query<{ n: string }>("select count(*) as n from callbacks where status = 'pending'")).rows[0]?.n ?? 0,
+    );
+    if ((open === 0 && pending === 0) || Date.now() > drainUntil) {
+      log(`drained: ${open} tasks open, ${pending} callbacks pending`);
+      break;
+    }
     await new Promise((r) => setTimeout(r, 2000));
   }
   await db.end();
   const endedAt = Date.now();
   const violations = await check(dep, stats, faults, endedAt);
-  log(`refusals and failed calls during faults (information): ${[...stats.refusals].map(([k, n]) => `${k}×${n}`).join(', ') || 'none'}`);
-  log(`node starts tried again (the node could not start yet): ${dep.nodes.map((n) => `${n.name} ${n.startRetries}`).join(', ')}`);
-  log(`binds ${stats.binds}, stops ${stats.stops}, cancels ${stats.cancels}, control ${stats.controls}, recognitions ${stats.recognitions.length}, requests ${dep.lb.requests}`);
+  log(
+    `refusals and failed calls during faults (information): ${[...stats.refusals].map(([k, n]) => `${k}×${n}`).join(', ') || 'none'}`,
+  );
+  log(
+    `node starts tried again (the node could not start yet): ${dep.nodes.map((n) => `${n.name} ${n.startRetries}`).join(', ')}`,
+  );
+  log(
+    `binds ${stats.binds}, stops ${stats.stops}, cancels ${stats.cancels}, control ${stats.controls}, recognitions ${stats.recognitions.length}, requests ${dep.lb.requests}`,
+  );
   console.log(`\n${report(faults, violations, stats.tasks.length)}`);
   code = violations.length === 0 ? 0 : 1;
 } finally {

@@ -5,7 +5,13 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export interface Broker { url: string; port: number; restart(downMs: number): Promise<void>; stop(): void; log: string }
+export interface Broker {
+  url: string;
+  port: number;
+  restart(downMs: number): Promise<void>;
+  stop(): void;
+  log: string;
+}
 
 const script = new URL('../ci/start-mosquitto.sh', import.meta.url).pathname;
 
@@ -20,7 +26,11 @@ function start(dir: string, port?: number): Record<string, string> {
 }
 
 function kill(dir: string): void {
-  try { process.kill(Number(readFileSync(join(dir, 'mosquitto.pid'), 'utf8').trim()), 'SIGKILL'); } catch { /* gone */ }
+  try {
+    process.kill(Number(readFileSync(join(dir, 'mosquitto.pid'), 'utf8').trim()), 'SIGKILL');
+  } catch {
+    /* gone */
+  }
 }
 
 export async function startBroker(dir: string): Promise<Broker> {
@@ -29,12 +39,16 @@ export async function startBroker(dir: string): Promise<Broker> {
   const port = Number(env.BOXHUB_MOSQUITTO_PORT);
   if (!url || !port) throw new Error('start-mosquitto.sh printed no broker URL');
   return {
-    url, port, log: join(dir, 'mosquitto.log'),
+    url,
+    port,
+    log: join(dir, 'mosquitto.log'),
     async restart(downMs) {
       kill(dir);
       await new Promise((r) => setTimeout(r, downMs));
       start(dir, port);
     },
-    stop() { kill(dir); },
+    stop() {
+      kill(dir);
+    },
   };
 }

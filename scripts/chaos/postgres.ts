@@ -8,7 +8,11 @@ import { join } from 'node:path';
 import { userInfo } from 'node:os';
 import { freePort } from './ports.ts';
 
-export interface Postgres { url: string; restart(downMs: number): Promise<void>; stop(): void }
+export interface Postgres {
+  url: string;
+  restart(downMs: number): Promise<void>;
+  stop(): void;
+}
 
 function binDir(): string {
   const versions = readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a));
@@ -30,7 +34,12 @@ export async function startPostgres(dir: string): Promise<Postgres> {
     chownSync(dir, uid, gid);
     chownSync(data, uid, gid);
   }
-  const run = (tool: string, args: string[]) => execFileSync(asRoot ? 'runuser' : join(bin, tool), asRoot ? ['-u', 'postgres', '--', join(bin, tool), ...args] : args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const run = (tool: string, args: string[]) =>
+    execFileSync(
+      asRoot ? 'runuser' : join(bin, tool),
+      asRoot ? ['-u', 'postgres', '--', join(bin, tool), ...args] : args,
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
   const port = await freePort();
   const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`;
@@ -43,6 +52,12 @@ export async function startPostgres(dir: string): Promise<Postgres> {
       await new Promise((r) => setTimeout(r, downMs));
       start();
     },
-    stop() { try { run('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']); } catch { /* not running */ } },
+    stop() {
+      try {
+        run('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']);
+      } catch {
+        /* not running */
+      }
+    },
   };
 }

@@ -17,7 +17,13 @@ export interface Proc {
   alive(): boolean;
 }
 
-export function startProc(name: string, cmd: string, args: string[], o: SpawnOptions & { log: string }, prev?: Proc): Proc {
+export function startProc(
+  name: string,
+  cmd: string,
+  args: string[],
+  o: SpawnOptions & { log: string },
+  prev?: Proc,
+): Proc {
   const out = createWriteStream(o.log, { flags: 'a' });
   const child = spawn(cmd, args, { ...o, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout?.pipe(out, { end: false });
@@ -25,13 +31,22 @@ export function startProc(name: string, cmd: string, args: string[], o: SpawnOpt
   let asked = false;
   let done = false;
   const p: Proc = {
-    name, child, log: o.log, crashes: prev?.crashes ?? [], rss: [...(prev?.rss ?? []), 0],
-    exited: new Promise((resolve) => child.once('exit', (code, signal) => {
-      done = true;
-      if (!asked) p.crashes.push({ code, signal, at: Date.now() });
-      resolve();
-    })),
-    kill(signal) { asked = true; if (!done) child.kill(signal); },
+    name,
+    child,
+    log: o.log,
+    crashes: prev?.crashes ?? [],
+    rss: [...(prev?.rss ?? []), 0],
+    exited: new Promise((resolve) =>
+      child.once('exit', (code, signal) => {
+        done = true;
+        if (!asked) p.crashes.push({ code, signal, at: Date.now() });
+        resolve();
+      }),
+    ),
+    kill(signal) {
+      asked = true;
+      if (!done) child.kill(signal);
+    },
     alive: () => !done,
   };
   return p;
@@ -45,6 +60,8 @@ export function sampleRss(procs: Iterable<Proc>): void {
       const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${p.child.pid}/status`, 'utf8'));
       const i = p.rss.length - 1;
       if (m) p.rss[i] = Math.max(p.rss[i] ?? 0, Number(m[1]) * 1024);
-    } catch { /* gone between the check and the read */ }
+    } catch {
+      /* gone between the check and the read */
+    }
   }
 }

@@ -5,13 +5,19 @@ import { INVARIANTS, type Violation } from './checker.ts';
 
 export function report(faults: FaultRecord[], violations: Violation[], tasks: number): string {
   const out: string[] = [];
-  const row = (a: string, b: string, c: string, d: string) => out.push(`${a.padEnd(18)} ${b.padStart(6)} ${c.padStart(10)}  ${d}`);
+  const row = (a: string, b: string, c: string, d: string) =>
+    out.push(`${a.padEnd(18)} ${b.padStart(6)} ${c.padStart(10)}  ${d}`);
   row('fault', 'times', 'violations', 'invariants held');
   for (const kind of FAULT_KINDS) {
     const mine = faults.filter((f) => f.kind === kind && !f.target.includes('skipped'));
     const hit = violations.filter((x) => mine.some((f) => x.from <= f.until + 60_000 && x.to >= f.at));
     const broken = [...new Set(hit.map((x) => x.invariant))];
-    row(kind, String(mine.length), String(hit.length), mine.length === 0 ? '(not run)' : broken.length === 0 ? 'all' : `all but ${broken.join(', ')}`);
+    row(
+      kind,
+      String(mine.length),
+      String(hit.length),
+      mine.length === 0 ? '(not run)' : broken.length === 0 ? 'all' : `all but ${broken.join(', ')}`,
+    );
   }
   out.push('');
   row('invariant', '', 'violations', '');

@@ -41,14 +41,28 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function pdf(pages: number): Promise<Buffer> {
   const d = await PDFDocument.create();
-  for (let i = 0; i < pages; i++) d.addPage([595.28, 841.89]).drawText(`chaos page ${i + 1}`, { x: 50, y: 700, size: 30 });
+  for (let i = 0; i < pages; i++)
+    d.addPage([595.28, 841.89]).drawText(`chaos page ${i + 1}`, { x: 50, y: 700, size: 30 });
   return Buffer.from(await d.save());
 }
 
 export async function runWorkload(dep: Deployment, rng: Rng, untilMs: number): Promise<WorkloadStats> {
-  const stats: WorkloadStats = { tasks: [], recognitions: [], refusals: new Map(), controls: 0, binds: 0, stops: 0, cancels: 0 };
+  const stats: WorkloadStats = {
+    tasks: [],
+    recognitions: [],
+    refusals: new Map(),
+    controls: 0,
+    binds: 0,
+    stops: 0,
+    cancels: 0,
+  };
   const refused = (what: string, e: unknown) => {
-    const why = e instanceof BoxhubError ? (e.kind === 'api' ? `${what} ${e.code}` : `${what} ${e.kind}`) : `${what} ${(e as Error).message.slice(0, 40)}`;
+    const why =
+      e instanceof BoxhubError
+        ? e.kind === 'api'
+          ? `${what} ${e.code}`
+          : `${what} ${e.kind}`
+        : `${what} ${(e as Error).message.slice(0, 40)}`;
     stats.refusals.set(why, (stats.refusals.get(why) ?? 0) + 1);
   };
   for (const a of dep.apps) {
@@ -75,7 +89,14 @@ export async function runWorkload(dep: Deployment, rng: Rng, untilMs: number): P
           stats.binds++;
         } catch (e) {
           refused('bind', e);
-          if (b.app === -1) { try { await appOf(dep.apps, 0).sdk.devices.bind({ uuid: b.uuid, name: `box ${b.index}` }); b.app = 0; } catch (e2) { refused('rebind', e2); } }
+          if (b.app === -1) {
+            try {
+              await appOf(dep.apps, 0).sdk.devices.bind({ uuid: b.uuid, name: `box ${b.index}` });
+              b.app = 0;
+            } catch (e2) {
+              refused('rebind', e2);
+            }
+          }
         }
       }
       const flavor = r.pick<ScanFlavor>(['plain', 'plain', 'continuous', 'encrypted', 'recognition', 'stopped']);
@@ -91,14 +112,28 @@ export async function runWorkload(dep: Deployment, rng: Rng, untilMs: number): P
           const t = await sdk.recognition.create({ callback_url: `${rx}${path}` });
           recognition = t.uuid;
           stats.recognitions.push({ uuid: t.uuid, box: b.index, path: `${new URL(rx).pathname}${path}` });
-          Object.assign(options, { direct_mode: 1, direct_addr: t.direct_addr, direct_page_size: 2, callback_url: `${rx}/scan` });
+          Object.assign(options, {
+            direct_mode: 1,
+            direct_addr: t.direct_addr,
+            direct_page_size: 2,
+            callback_url: `${rx}/scan`,
+          });
         }
         const created = await sdk.scan.create({ client_uuid: b.uuid, options });
         const uuid = created.uuid;
         if (!uuid) throw new Error('scan create gave no uuid');
-        const task: TaskRecord = { uuid, kind: 'scan', flavor, box: b.index, app, createdAt: Date.now(), ...(recognition ? { recognition } : {}) };
+        const task: TaskRecord = {
+          uuid,
+          kind: 'scan',
+          flavor,
+          box: b.index,
+          app,
+          createdAt: Date.now(),
+          ...(recognition ? { recognition } : {}),
+        };
         stats.tasks.push(task);
-        const stopAt = Date.now() + (flavor === 'stopped' ? r.int(300, 1500) : flavor === 'continuous' ? r.int(4000, 9000) : 60_000);
+        const stopAt =
+          Date.now() + (flavor === 'stopped' ? r.int(300, 1500) : flavor === 'continuous' ? r.int(4000, 9000) : 60_000);
         for (;;) {
           await sleep(500);
           if (Date.now() >= stopAt || !live()) {
@@ -106,11 +141,22 @@ export async function runWorkload(dep: Deployment, rng: Rng, untilMs: number): P
             // Asked again until answered (a node away): a continuous scan on a feeder that
             // refills would otherwise scan for ever.
             for (let k = 0; k < 30; k++) {
-              try { await sdk.scan.stop({ client_uuid: b.uuid }); stats.stops++; break; } catch (e) { refused('scan.stop', e); await sleep(1000); }
+              try {
+                await sdk.scan.stop({ client_uuid: b.uuid });
+                stats.stops++;
+                break;
+              } catch (e) {
+                refused('scan.stop', e);
+                await sleep(1000);
+              }
             }
             break;
           }
-          try { if ((await sdk.scan.info({ client_uuid: b.uuid, scan_uuid: uuid })).finished) break; } catch (e) { refused('scan.info', e); }
+          try {
+            if ((await sdk.scan.info({ client_uuid: b.uuid, scan_uuid: uuid })).finished) break;
+          } catch (e) {
+            refused('scan.info', e);
+          }
         }
       } catch (e) {
         refused(`scan.create/${flavor}`, e);
@@ -129,10 +175,20 @@ export async function runWorkload(dep: Deployment, rng: Rng, untilMs: number): P
       const sdk = sdkOf(b);
       const cur = await sdk.scan.current({ client_uuid: b.uuid });
       if (!cur.exist || !cur.scan_uuid || stats.tasks.some((t) => t.uuid === cur.scan_uuid)) return;
-      stats.tasks.push({ uuid: cur.scan_uuid, kind: 'scan', flavor, box: b.index, app: b.app, createdAt: Date.now(), stopped: true });
+      stats.tasks.push({
+        uuid: cur.scan_uuid,
+        kind: 'scan',
+        flavor,
+        box: b.index,
+        app: b.app,
+        createdAt: Date.now(),
+        stopped: true,
+      });
       await sdk.scan.stop({ client_uuid: b.uuid });
       stats.stops++;
-    } catch (e) { refused('scan.adopt', e); }
+    } catch (e) {
+      refused('scan.adopt', e);
+    }
   };
 
   const printWorker = async (b: Box, r: Rng) => {
@@ -140,7 +196,12 @@ export async function runWorkload(dep: Deployment, rng: Rng, untilMs: number): P
       const sdk = sdkOf(b);
       const app = b.app;
       if (r.next() < 0.25) {
-        try { await sdk.control.buzz({ client_uuid: b.uuid, buzz: [20] }); stats.controls++; } catch (e) { refused('control.buzz', e); }
+        try {
+          await sdk.control.buzz({ client_uuid: b.uuid, buzz: [20] });
+          stats.controls++;
+        } catch (e) {
+          refused('control.buzz', e);
+        }
         await sleep(r.int(300, 1500));
         continue;
       }
@@ -149,7 +210,9 @@ export async function runWorkload(dep: Deployment, rng: Rng, untilMs: number): P
       const doc = docs[pages - 1] ?? '';
       try {
         const created = await sdk.print.create({
-          client_uuid: b.uuid, file_type: 'pdf', file_content: doc,
+          client_uuid: b.uuid,
+          file_type: 'pdf',
+          file_content: doc,
           options: { callback_url: `${rx}/print`, strict: true, number: 1 },
         });
         const uuid = created.uuid;
@@ -160,11 +223,20 @@ export async function runWorkload(dep: Deployment, rng: Rng, untilMs: number): P
         for (;;) {
           await sleep(400);
           if (Date.now() >= cancelAt) {
-            try { await sdk.print.cancel({ client_uuid: b.uuid }); stats.cancels++; } catch (e) { refused('print.cancel', e); }
+            try {
+              await sdk.print.cancel({ client_uuid: b.uuid });
+              stats.cancels++;
+            } catch (e) {
+              refused('print.cancel', e);
+            }
             break;
           }
           if (Date.now() > giveUp || !live()) break;
-          try { if ((await sdk.print.info({ client_uuid: b.uuid, print_uuid: uuid })).finished) break; } catch (e) { refused('print.info', e); }
+          try {
+            if ((await sdk.print.info({ client_uuid: b.uuid, print_uuid: uuid })).finished) break;
+          } catch (e) {
+            refused('print.info', e);
+          }
         }
       } catch (e) {
         refused('print.create', e);

@@ -14,7 +14,11 @@ export type { AmcSetResult } from './compare.ts';
 /** AMC's seeds: apart from boxhub's tuning (1 000 000...) and evaluation (9 000 000...) seeds. */
 export const AMC_SEED_BASE = 5_000_000;
 
-export interface AmcSetSpec { label: string; dpi: number; hard: boolean }
+export interface AmcSetSpec {
+  label: string;
+  dpi: number;
+  hard: boolean;
+}
 /** The bench's sets AMC is run on (labels as in recognizer.bench.ts). */
 export const AMC_SETS: readonly AmcSetSpec[] = [
   { label: 'A clean 300 dpi', dpi: 300, hard: false },
@@ -22,7 +26,9 @@ export const AMC_SETS: readonly AmcSetSpec[] = [
   { label: 'A mixed 200 dpi', dpi: 200, hard: true },
   { label: 'A mixed 300 dpi', dpi: 300, hard: true },
 ];
-export interface AmcOptions { /** copies (two pages each) per set; default 12 = 24 pages */ copies?: number }
+export interface AmcOptions {
+  /** copies (two pages each) per set; default 12 = 24 pages */ copies?: number;
+}
 
 export function amcPath(): string | null {
   const r = spawnSync('sh', ['-c', 'command -v auto-multiple-choice'], { encoding: 'utf8' });
@@ -34,7 +40,11 @@ export function amcAvailable(): boolean {
 }
 
 export function amcVersion(): string {
-  const r = spawnSync('dpkg-query', ['-W', '-f', '$' + '{Version}', 'auto-multiple-choice'] /* dpkg-query's own format, not a template */, { encoding: 'utf8' });
+  const r = spawnSync(
+    'dpkg-query',
+    ['-W', '-f', '$' + '{Version}', 'auto-multiple-choice'] /* dpkg-query's own format, not a template */,
+    { encoding: 'utf8' },
+  );
   return r.status === 0 ? r.stdout.trim() : 'unknown version';
 }
 
@@ -68,27 +78,50 @@ export async function runAmcComparison(sets: readonly AmcSetSpec[], opts: AmcOpt
 }
 
 /** What the bench knows of boxhub's result for a set (its Tally fits). */
-export interface BoxhubRow { pages: number; areas: number; correct: number; silent: number; uncertain: number; ms: number[] }
+export interface BoxhubRow {
+  pages: number;
+  areas: number;
+  correct: number;
+  silent: number;
+  uncertain: number;
+  ms: number[];
+}
 
 const pct = (a: number, b: number) => (b === 0 ? 'n/a' : `${((100 * a) / b).toFixed(2)} %`);
 const pad = (s: string, n: number) => s.padStart(n);
 
 export function printSideBySide(boxhub: ReadonlyMap<string, BoxhubRow>, amc: readonly AmcSetResult[]): void {
   if (amc.length === 0) return;
-  console.log(`\n# boxhub next to Auto Multiple Choice ${amcVersion()} (AMC on its own sheets, same marks and scan effects; see bench/recognizer/amc/README.md)`);
-  console.log(`  ${'set'.padEnd(14)}| ${'boxhub: pages'.padStart(13)} ${pad('right', 9)} ${pad('silent', 6)} ${pad('uncertain', 9)} ${pad('ms/page', 7)} | ${'AMC: pages'.padStart(10)} ${pad('right', 9)} ${pad('wrong', 5)} ${pad('unread', 6)} ${pad('ms/page', 7)}`);
+  console.log(
+    `\n# boxhub next to Auto Multiple Choice ${amcVersion()} (AMC on its own sheets, same marks and scan effects; see bench/recognizer/amc/README.md)`,
+  );
+  console.log(
+    `  ${'set'.padEnd(14)}| ${'boxhub: pages'.padStart(13)} ${pad('right', 9)} ${pad('silent', 6)} ${pad('uncertain', 9)} ${pad('ms/page', 7)} | ${'AMC: pages'.padStart(10)} ${pad('right', 9)} ${pad('wrong', 5)} ${pad('unread', 6)} ${pad('ms/page', 7)}`,
+  );
   for (const a of amc) {
     const b = boxhub.get(a.label);
     const bs = b
       ? `${pad(String(b.pages), 13)} ${pad(pct(b.correct, b.areas), 9)} ${pad(String(b.silent), 6)} ${pad(String(b.uncertain), 9)} ${pad((b.ms.reduce((x, y) => x + y, 0) / Math.max(1, b.ms.length)).toFixed(0), 7)}`
       : pad('(not run)', 47);
-    console.log(`  ${a.label.padEnd(14)}| ${bs} | ${pad(String(a.pages), 10)} ${pad(pct(a.right, a.boxes), 9)} ${pad(String(a.wrong), 5)} ${pad(String(a.unread), 6)} ${pad(a.msPerPage.toFixed(0), 7)}`);
+    console.log(
+      `  ${a.label.padEnd(14)}| ${bs} | ${pad(String(a.pages), 10)} ${pad(pct(a.right, a.boxes), 9)} ${pad(String(a.wrong), 5)} ${pad(String(a.unread), 6)} ${pad(a.msPerPage.toFixed(0), 7)}`,
+    );
   }
   for (const a of amc) {
-    const kinds = [...a.wrongKinds.entries()].sort((x, y) => y[1] - x[1]).map(([k, v]) => `${k} ×${v}`).join(', ');
-    const pages = a.pagesUnread || a.pagesMisidentified ? `; pages not read ${a.pagesUnread}, misidentified ${a.pagesMisidentified}` : '';
+    const kinds = [...a.wrongKinds.entries()]
+      .sort((x, y) => y[1] - x[1])
+      .map(([k, v]) => `${k} ×${v}`)
+      .join(', ');
+    const pages =
+      a.pagesUnread || a.pagesMisidentified
+        ? `; pages not read ${a.pagesUnread}, misidentified ${a.pagesMisidentified}`
+        : '';
     console.log(`  AMC ${a.label}: ${a.boxes} boxes; wrong: ${kinds || '-'}${pages}`);
   }
-  console.log('  boxhub: uncertain areas are reported to the user, silent errors are not; AMC has no uncertain class, every wrong box is silent.');
-  console.log('  AMC unread = boxes on pages AMC could not read (reported by AMC as failed pages, not silent). ms/page: boxhub in a worker; AMC analyse --n-procs 1 wall time.');
+  console.log(
+    '  boxhub: uncertain areas are reported to the user, silent errors are not; AMC has no uncertain class, every wrong box is silent.',
+  );
+  console.log(
+    '  AMC unread = boxes on pages AMC could not read (reported by AMC as failed pages, not silent). ms/page: boxhub in a worker; AMC analyse --n-procs 1 wall time.',
+  );
 }

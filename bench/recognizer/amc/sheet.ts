@@ -13,9 +13,26 @@ export const BOXES_PER_ROW = 15;
 /** Raster resolution of AMC's PDF before it becomes drawing primitives. */
 const RASTER_DPI = 300;
 
-export interface AmcBox { question: number; answer: number; /** centre and size, mm */ x: number; y: number; w: number; h: number }
-export interface AmcPage { student: number; page: number; /** 1-based page number in the subject PDF */ subjectPage: number; boxes: AmcBox[] }
-export interface AmcProject { dir: string; dataDir: string; pages: AmcPage[]; subjectPdf: string }
+export interface AmcBox {
+  question: number;
+  answer: number /** centre and size, mm */;
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+export interface AmcPage {
+  student: number;
+  page: number /** 1-based page number in the subject PDF */;
+  subjectPage: number;
+  boxes: AmcBox[];
+}
+export interface AmcProject {
+  dir: string;
+  dataDir: string;
+  pages: AmcPage[];
+  subjectPdf: string;
+}
 
 export function run(cmd: string, args: string[], cwd: string, what: string): string {
   const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', maxBuffer: 64 << 20 });
@@ -68,8 +85,27 @@ export function buildProject(dir: string, copies: number, rowsPerPage: readonly 
   mkdirSync(join(dir, 'cr'), { recursive: true });
   writeFileSync(join(dir, 'src.tex'), latexSource(copies, rowsPerPage));
   const subjectPdf = join(dir, 'subject.pdf');
-  run('auto-multiple-choice', ['prepare', '--mode', 's', '--prefix', dir, '--out-sujet', subjectPdf, '--out-corrige', join(dir, 'corrige.pdf'),
-    '--out-calage', join(dir, 'calage.xy'), '--data', dataDir, join(dir, 'src.tex')], dir, 'AMC prepare');
+  run(
+    'auto-multiple-choice',
+    [
+      'prepare',
+      '--mode',
+      's',
+      '--prefix',
+      dir,
+      '--out-sujet',
+      subjectPdf,
+      '--out-corrige',
+      join(dir, 'corrige.pdf'),
+      '--out-calage',
+      join(dir, 'calage.xy'),
+      '--data',
+      dataDir,
+      join(dir, 'src.tex'),
+    ],
+    dir,
+    'AMC prepare',
+  );
   run('auto-multiple-choice', ['meptex', '--src', join(dir, 'calage.xy'), '--data', dataDir], dir, 'AMC meptex');
   return { dir, dataDir, subjectPdf, pages: readLayout(dataDir) };
 }
@@ -78,16 +114,32 @@ export function buildProject(dir: string, copies: number, rowsPerPage: readonly 
 function readLayout(dataDir: string): AmcPage[] {
   const db = new Database(join(dataDir, 'layout.sqlite'), { readonly: true });
   try {
-    const pages = db.prepare('SELECT student, page, subjectpage, dpi FROM layout_page ORDER BY subjectpage').all() as Array<{ student: number; page: number; subjectpage: number; dpi: number }>;
-    const boxStmt = db.prepare('SELECT question, answer, xmin, xmax, ymin, ymax FROM layout_box WHERE student = ? AND page = ? AND role = 1 ORDER BY question, answer');
+    const pages = db
+      .prepare('SELECT student, page, subjectpage, dpi FROM layout_page ORDER BY subjectpage')
+      .all() as Array<{ student: number; page: number; subjectpage: number; dpi: number }>;
+    const boxStmt = db.prepare(
+      'SELECT question, answer, xmin, xmax, ymin, ymax FROM layout_box WHERE student = ? AND page = ? AND role = 1 ORDER BY question, answer',
+    );
     // AMC's box is the outer bound of the drawn oval; its nominal size excludes the 0.5 pt rule.
-    const rule = 0.5 * 25.4 / 72;
+    const rule = (0.5 * 25.4) / 72;
     return pages.map((p) => {
       const mm = 25.4 / p.dpi;
-      const boxes = (boxStmt.all(p.student, p.page) as Array<{ question: number; answer: number; xmin: number; xmax: number; ymin: number; ymax: number }>).map((b) => ({
-        question: b.question, answer: b.answer,
-        x: ((b.xmin + b.xmax) / 2) * mm, y: ((b.ymin + b.ymax) / 2) * mm,
-        w: (b.xmax - b.xmin) * mm - rule, h: (b.ymax - b.ymin) * mm - rule,
+      const boxes = (
+        boxStmt.all(p.student, p.page) as Array<{
+          question: number;
+          answer: number;
+          xmin: number;
+          xmax: number;
+          ymin: number;
+          ymax: number;
+        }>
+      ).map((b) => ({
+        question: b.question,
+        answer: b.answer,
+        x: ((b.xmin + b.xmax) / 2) * mm,
+        y: ((b.ymin + b.ymax) / 2) * mm,
+        w: (b.xmax - b.xmin) * mm - rule,
+        h: (b.ymax - b.ymin) * mm - rule,
       }));
       return { student: p.student, page: p.page, subjectPage: p.subjectpage, boxes };
     });
@@ -105,7 +157,8 @@ function readLayout(dataDir: string): AmcPage[] {
 export function pagesAsOps(pdf: string, dir: string): DrawOp[][] {
   const prefix = join(dir, 'raster');
   run('pdftoppm', ['-gray', '-r', String(RASTER_DPI), pdf, prefix], dir, 'pdftoppm');
-  const files = readdirSync(dir).filter((f) => f.startsWith('raster-') && f.endsWith('.pgm'))
+  const files = readdirSync(dir)
+    .filter((f) => f.startsWith('raster-') && f.endsWith('.pgm'))
     .sort((a, b) => Number(a.replace(/\D/g, '')) - Number(b.replace(/\D/g, '')));
   return files.map((f) => pgmToOps(readFileSync(join(dir, f))));
 }
@@ -119,7 +172,10 @@ function pgmToOps(buf: Buffer): DrawOp[] {
   pos = 2;
   while (fields.length < 3) {
     while (isSpace(buf[pos]!)) pos++;
-    if (buf[pos] === 0x23) { while (buf[pos] !== 0x0a) pos++; continue; }
+    if (buf[pos] === 0x23) {
+      while (buf[pos] !== 0x0a) pos++;
+      continue;
+    }
     let n = 0;
     while (!isSpace(buf[pos]!)) n = n * 10 + (buf[pos++]! - 48);
     fields.push(n);
@@ -134,7 +190,15 @@ function pgmToOps(buf: Buffer): DrawOp[] {
   const ops: DrawOp[] = [];
   type Run = { x0: number; x1: number; q: number; y0: number };
   let open = new Map<string, Run>();
-  const flush = (r: Run, yEnd: number) => ops.push({ op: 'rect', x: r.x0 * mm, y: r.y0 * mm, w: (r.x1 - r.x0) * mm + 0.02, h: (yEnd - r.y0) * mm + 0.02, grey: r.q / 16 });
+  const flush = (r: Run, yEnd: number) =>
+    ops.push({
+      op: 'rect',
+      x: r.x0 * mm,
+      y: r.y0 * mm,
+      w: (r.x1 - r.x0) * mm + 0.02,
+      h: (yEnd - r.y0) * mm + 0.02,
+      grey: r.q / 16,
+    });
   for (let y = 0; y <= H; y++) {
     const next = new Map<string, Run>();
     if (y < H) {
@@ -142,12 +206,18 @@ function pgmToOps(buf: Buffer): DrawOp[] {
       let x = 0;
       while (x < W) {
         const q = level(px[row + x]!);
-        if (q >= 16) { x++; continue; }
+        if (q >= 16) {
+          x++;
+          continue;
+        }
         const x0 = x;
         while (x < W && level(px[row + x]!) === q) x++;
         const key = `${x0},${x},${q}`;
         const prev = open.get(key);
-        if (prev) { open.delete(key); next.set(key, prev); } else next.set(key, { x0, x1: x, q, y0: y });
+        if (prev) {
+          open.delete(key);
+          next.set(key, prev);
+        } else next.set(key, { x0, x1: x, q, y0: y });
       }
     }
     for (const r of open.values()) flush(r, y);

@@ -1,6 +1,12 @@
 // Generator C's own seeded randomness (splitmix32), apart from generator A's mulberry32 and
 // generator B's sfc32: its pages share no random stream with the generators rules were set on.
-export interface Rng { next(): number; range(lo: number, hi: number): number; pick<T>(items: readonly T[]): T; normal(): number; int(lo: number, hi: number): number }
+export interface Rng {
+  next(): number;
+  range(lo: number, hi: number): number;
+  pick<T>(items: readonly T[]): T;
+  normal(): number;
+  int(lo: number, hi: number): number;
+}
 
 export function splitmix(seed: number): Rng {
   let s = (seed ^ 0x5bd1e995) >>> 0;

@@ -18,25 +18,47 @@ const cards = Number(cardsArg ?? '2');
 const dpis = (dpiArg ?? '200').split(',').map(Number);
 const classes = classArg ? classArg.split(',') : null;
 const rec = await loadRecognizer();
-const layouts = rec.createLayoutSet(await Promise.all(INDEPENDENT_CARDS.map(async (d) => (await rec.planTemplate(d)).layout)));
+const layouts = rec.createLayoutSet(
+  await Promise.all(INDEPENDENT_CARDS.map(async (d) => (await rec.planTemplate(d)).layout)),
+);
 const dir = new URL('../../../.tmp/degrade-cache/', import.meta.url).pathname;
 mkdirSync(dir, { recursive: true });
 
 async function renderMissing(jobs: DegradeJob[]): Promise<void> {
   const todo = jobs.filter((j) => !existsSync(`${dir}${j.seed}.json`));
   if (todo.length === 0) return;
-  const workers = [0, 1].map(() => new Worker(new URL('../worker-boot.mjs', import.meta.url), { workerData: { entry: new URL('./render-worker.ts', import.meta.url).href } }));
+  const workers = [0, 1].map(
+    () =>
+      new Worker(new URL('../worker-boot.mjs', import.meta.url), {
+        workerData: { entry: new URL('./render-worker.ts', import.meta.url).href },
+      }),
+  );
   let left = todo.length;
   await new Promise<void>((resolve, reject) => {
-    const feed = (w: Worker) => { const j = todo.shift(); if (j) w.postMessage(j); };
+    const feed = (w: Worker) => {
+      const j = todo.shift();
+      if (j) w.postMessage(j);
+    };
     for (const w of workers) {
       w.on('error', reject);
       let current: DegradeJob | undefined;
-      const send = () => { current = todo[0]; feed(w); };
+      const send = () => {
+        current = todo[0];
+        feed(w);
+      };
       w.on('message', (c: RenderedCard & { error?: string }) => {
-        if (c.error) { reject(new Error(c.error)); return; }
-        writeFileSync(`${dir}${current!.seed}.json`, JSON.stringify({ ...c, sides: c.sides.map((s) => ({ ...s, jpeg: Buffer.from(s.jpeg).toString('base64') })) }));
-        if (--left === 0) { for (const x of workers) void x.terminate(); resolve(); } else send();
+        if (c.error) {
+          reject(new Error(c.error));
+          return;
+        }
+        writeFileSync(
+          `${dir}${current!.seed}.json`,
+          JSON.stringify({ ...c, sides: c.sides.map((s) => ({ ...s, jpeg: Buffer.from(s.jpeg).toString('base64') })) }),
+        );
+        if (--left === 0) {
+          for (const x of workers) void x.terminate();
+          resolve();
+        } else send();
       });
       send();
     }
@@ -45,42 +67,80 @@ async function renderMissing(jobs: DegradeJob[]): Promise<void> {
 
 const load = (seed: number): RenderedCard => {
   const c = JSON.parse(readFileSync(`${dir}${seed}.json`, 'utf8'));
-  return { ...c, sides: c.sides.map((s: { jpeg: string }) => ({ ...s, jpeg: new Uint8Array(Buffer.from(s.jpeg, 'base64')) })) };
+  return {
+    ...c,
+    sides: c.sides.map((s: { jpeg: string }) => ({ ...s, jpeg: new Uint8Array(Buffer.from(s.jpeg, 'base64')) })),
+  };
 };
 
-let wrongAll = 0, uncAll = 0, nAll = 0;
-for (const dpi of dpis) for (const [cls, strength] of CLASS_STRENGTHS) {
-  const label = classLabel(cls, strength);
-  if (classes && !classes.some((f) => label.startsWith(f))) continue;
-  const ci = CLASS_STRENGTHS.findIndex(([c, s]) => c === cls && s === strength);
-  const jobs = Array.from({ length: cards }, (_, i) => ({ cls, strength, dpi, id: i, seed: DEGRADE_TUNING_SEED_BASE + dpi * 10_000 + ci * 500 + i }));
-  await renderMissing(jobs);
-  let n = 0, unc = 0, wrong = 0, unread = 0, blanks = 0, blankOk = 0;
-  const lines: string[] = [];
-  for (const j of jobs) {
-    const card = load(j.seed);
-    for (const s of card.sides) {
-      const diag: import('../../../packages/recognizer/src/index.ts').PageDiagnostics = {};
-      const img = await (await import('../../../packages/recognizer/src/grey-image.ts')).decodeGrey(s.jpeg);
-      const r = await rec.recognizeGrey(img, layouts, diag);
-      const q = diag.quality ? `bands ${diag.quality.bandsAcross.toFixed(3)}/${diag.quality.bandsAlong.toFixed(3)} uneven ${diag.quality.uneven.toFixed(2)} steep ${diag.quality.steep.toFixed(2)} contrast ${diag.quality.contrast.toFixed(0)} blur ${diag.quality.blurMm.toFixed(2)} block ${diag.quality.blockiness.toFixed(2)} specks ${diag.quality.specks.toFixed(2)} show ${diag.quality.showThrough.toFixed(2)} local ${diag.quality.local.toFixed(2)}` : '';
-      if (s.truth === null) { blanks++; if (r.status === 'blank') blankOk++; else lines.push(`    seed ${j.seed} blank back read as ${r.status} ${'detail' in r ? r.detail : ''}`); continue; }
-      n += s.truth.length;
-      if (r.status !== 'ok') { unread++; unc += s.truth.length; lines.push(`    seed ${j.seed} sheet ${s.sheet}${s.side[0]} ${r.status} ${'detail' in r ? r.detail : ''} ${q}`); continue; }
-      if (list) lines.push(`    seed ${j.seed} sheet ${s.sheet}${s.side[0]} ${q}`);
-      r.areas.forEach((a, i) => {
-        const t = s.truth![i]!;
-        const ok = a.state !== 'uncertain' && (a.state === 'filled') === t.filled;
-        if (a.state === 'uncertain') unc++; else if (!ok) wrong++;
-        if (!ok && (list || a.state !== 'uncertain')) {
-          const e = diag.areas?.[i];
-          lines.push(`      ${a.state === 'uncertain' ? 'unc' : 'WRONG'} ${t.kind}->${a.state} area ${a.chapter}.${a.index} ${e ? `solid ${e.solid.toFixed(3)} peak ${e.peak.toFixed(3)} stroke ${e.stroke.toFixed(1)} blob ${e.blob.toFixed(1)}@${e.blobContrast.toFixed(3)}` : ''}`);
+let wrongAll = 0,
+  uncAll = 0,
+  nAll = 0;
+for (const dpi of dpis)
+  for (const [cls, strength] of CLASS_STRENGTHS) {
+    const label = classLabel(cls, strength);
+    if (classes && !classes.some((f) => label.startsWith(f))) continue;
+    const ci = CLASS_STRENGTHS.findIndex(([c, s]) => c === cls && s === strength);
+    const jobs = Array.from({ length: cards }, (_, i) => ({
+      cls,
+      strength,
+      dpi,
+      id: i,
+      seed: DEGRADE_TUNING_SEED_BASE + dpi * 10_000 + ci * 500 + i,
+    }));
+    await renderMissing(jobs);
+    let n = 0,
+      unc = 0,
+      wrong = 0,
+      unread = 0,
+      blanks = 0,
+      blankOk = 0;
+    const lines: string[] = [];
+    for (const j of jobs) {
+      const card = load(j.seed);
+      for (const s of card.sides) {
+        const diag: import('../../../packages/recognizer/src/index.ts').PageDiagnostics = {};
+        const img = await (await import('../../../packages/recognizer/src/grey-image.ts')).decodeGrey(s.jpeg);
+        const r = await rec.recognizeGrey(img, layouts, diag);
+        const q = diag.quality
+          ? `bands ${diag.quality.bandsAcross.toFixed(3)}/${diag.quality.bandsAlong.toFixed(3)} uneven ${diag.quality.uneven.toFixed(2)} steep ${diag.quality.steep.toFixed(2)} contrast ${diag.quality.contrast.toFixed(0)} blur ${diag.quality.blurMm.toFixed(2)} block ${diag.quality.blockiness.toFixed(2)} specks ${diag.quality.specks.toFixed(2)} show ${diag.quality.showThrough.toFixed(2)} local ${diag.quality.local.toFixed(2)}`
+          : '';
+        if (s.truth === null) {
+          blanks++;
+          if (r.status === 'blank') blankOk++;
+          else lines.push(`    seed ${j.seed} blank back read as ${r.status} ${'detail' in r ? r.detail : ''}`);
+          continue;
         }
-      });
+        n += s.truth.length;
+        if (r.status !== 'ok') {
+          unread++;
+          unc += s.truth.length;
+          lines.push(
+            `    seed ${j.seed} sheet ${s.sheet}${s.side[0]} ${r.status} ${'detail' in r ? r.detail : ''} ${q}`,
+          );
+          continue;
+        }
+        if (list) lines.push(`    seed ${j.seed} sheet ${s.sheet}${s.side[0]} ${q}`);
+        r.areas.forEach((a, i) => {
+          const t = s.truth![i]!;
+          const ok = a.state !== 'uncertain' && (a.state === 'filled') === t.filled;
+          if (a.state === 'uncertain') unc++;
+          else if (!ok) wrong++;
+          if (!ok && (list || a.state !== 'uncertain')) {
+            const e = diag.areas?.[i];
+            lines.push(
+              `      ${a.state === 'uncertain' ? 'unc' : 'WRONG'} ${t.kind}->${a.state} area ${a.chapter}.${a.index} ${e ? `solid ${e.solid.toFixed(3)} peak ${e.peak.toFixed(3)} stroke ${e.stroke.toFixed(1)} blob ${e.blob.toFixed(1)}@${e.blobContrast.toFixed(3)}` : ''}`,
+            );
+          }
+        });
+      }
     }
+    wrongAll += wrong;
+    uncAll += unc;
+    nAll += n;
+    console.log(
+      `${label.padEnd(22)} ${dpi} dpi: ${n - unc - wrong}/${n} right, ${unc} uncertain, ${wrong} WRONG, ${unread} pages unreadable, blanks ${blankOk}/${blanks}`,
+    );
+    for (const l of lines) console.log(l);
   }
-  wrongAll += wrong; uncAll += unc; nAll += n;
-  console.log(`${label.padEnd(22)} ${dpi} dpi: ${n - unc - wrong}/${n} right, ${unc} uncertain, ${wrong} WRONG, ${unread} pages unreadable, blanks ${blankOk}/${blanks}`);
-  for (const l of lines) console.log(l);
-}
 console.log(`total: ${nAll - uncAll - wrongAll}/${nAll} right, ${uncAll} uncertain, ${wrongAll} wrong`);

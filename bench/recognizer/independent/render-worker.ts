@@ -12,18 +12,72 @@ import { drawMarks, rasterisePdfPage, scanParams, scanSide, type Raster } from '
 const rec = await loadRecognizer();
 
 /** Marks of students who use anything anywhere ('mixed'), by repetition. */
-const FILLED: BKind[] = ['pen', 'pen', 'pen', 'pencil', 'pencil', 'pencil', 'light-pencil', 'light-pencil', 'faint-pencil', 'partial', 'small', 'tick', 'tick', 'thin-tick', 'cross', 'thin-cross', 'slash'];
+const FILLED: BKind[] = [
+  'pen',
+  'pen',
+  'pen',
+  'pencil',
+  'pencil',
+  'pencil',
+  'light-pencil',
+  'light-pencil',
+  'faint-pencil',
+  'partial',
+  'small',
+  'tick',
+  'tick',
+  'thin-tick',
+  'cross',
+  'thin-cross',
+  'slash',
+];
 const EMPTY: BKind[] = ['erasure', 'erasure', 'smudge', 'stray', 'stray'];
 /** Generator B's students: 30 % pen, 30 % pencil, 20 % a light hand, 20 % anything anywhere. */
 type BHand = 'pen' | 'pencil' | 'light' | 'mixed';
-const HANDS: ReadonlyArray<readonly [BHand, number]> = [['pen', 0.3], ['pencil', 0.3], ['light', 0.2], ['mixed', 0.2]];
-const STYLES: BKind[] = ['pen', 'pen', 'pen', 'pen', 'pen', 'pen', 'pen', 'pen', 'pen', 'pen', 'pen', 'pen', 'partial', 'small', 'tick', 'tick', 'thin-tick', 'cross', 'thin-cross', 'slash'];
+const HANDS: ReadonlyArray<readonly [BHand, number]> = [
+  ['pen', 0.3],
+  ['pencil', 0.3],
+  ['light', 0.2],
+  ['mixed', 0.2],
+];
+const STYLES: BKind[] = [
+  'pen',
+  'pen',
+  'pen',
+  'pen',
+  'pen',
+  'pen',
+  'pen',
+  'pen',
+  'pen',
+  'pen',
+  'pen',
+  'pen',
+  'partial',
+  'small',
+  'tick',
+  'tick',
+  'thin-tick',
+  'cross',
+  'thin-cross',
+  'slash',
+];
 
-interface Marker { hand: BHand; mark(r: Rng, filled: boolean): { kind: BKind; level?: number } }
+interface Marker {
+  hand: BHand;
+  mark(r: Rng, filled: boolean): { kind: BKind; level?: number };
+}
 
 function marker(r: Rng): Marker {
-  let x = r.next(), hand: BHand = 'mixed';
-  for (const [h, w] of HANDS) { if (x < w) { hand = h; break; } x -= w; }
+  let x = r.next(),
+    hand: BHand = 'mixed';
+  for (const [h, w] of HANDS) {
+    if (x < w) {
+      hand = h;
+      break;
+    }
+    x -= w;
+  }
   const fill = hand === 'pencil' ? r.range(0.35, 0.75) : hand === 'light' ? r.range(0.16, 0.28) : 1;
   const line = hand === 'light' ? r.range(0.45, 0.7) : Math.min(0.85, fill + 0.12);
   return {
@@ -57,18 +111,44 @@ const rasters = new Map<string, Promise<Raster>>();
 
 function studentNumber(r: Rng, style: number): string {
   const digits = (n: number) => Array.from({ length: n }, () => String(Math.floor(r.next() * 10))).join('');
-  return style === 0 ? digits(9) : style === 1 ? `${String.fromCharCode(65 + Math.floor(r.next() * 26))}${digits(7)}` : `LAB-${digits(4)}-${digits(2)}`;
+  return style === 0
+    ? digits(9)
+    : style === 1
+      ? `${String.fromCharCode(65 + Math.floor(r.next() * 26))}${digits(7)}`
+      : `LAB-${digits(4)}-${digits(2)}`;
 }
 
-interface SideMarks { svg: string; truth: SideTruth[] }
+interface SideMarks {
+  svg: string;
+  truth: SideTruth[];
+}
 
-function markSide(r: Rng, hand: Marker, layout: Layout, k: number, colour: boolean, digitsOut: string[], ambiguous: { v: boolean }): SideMarks {
+function markSide(
+  r: Rng,
+  hand: Marker,
+  layout: Layout,
+  k: number,
+  colour: boolean,
+  digitsOut: string[],
+  ambiguous: { v: boolean },
+): SideMarks {
   const side = layout.sides[k]!;
   let svg = '';
   const truth: SideTruth[] = [];
   for (const a of side.areas) {
     const { kind, level } = hand.mark(r, r.next() < 0.3);
-    svg += markSvg({ kind, x: a.x, y: a.y, w: a.w, h: a.h, seed: Math.floor(r.next() * 2 ** 31), ...(level !== undefined ? { level } : {}) }, colour);
+    svg += markSvg(
+      {
+        kind,
+        x: a.x,
+        y: a.y,
+        w: a.w,
+        h: a.h,
+        seed: Math.floor(r.next() * 2 ** 31),
+        ...(level !== undefined ? { level } : {}),
+      },
+      colour,
+    );
     truth.push({ chapter: a.chapter, index: a.index, filled: isFilledB(kind), kind });
   }
   if (side.student_cells.length > 0) {
@@ -77,7 +157,17 @@ function markSide(r: Rng, hand: Marker, layout: Layout, k: number, colour: boole
       const v = Math.floor(r.next() * 10);
       digitsOut.push(String(v));
       const cell = side.student_cells.find((c) => c.position === p && c.value === v)!;
-      svg += markSvg({ kind: r.pick(['pen', 'pen', 'pencil', 'light-pencil'] as const), x: cell.x, y: cell.y, w: cell.w, h: cell.h, seed: Math.floor(r.next() * 2 ** 31) }, colour);
+      svg += markSvg(
+        {
+          kind: r.pick(['pen', 'pen', 'pencil', 'light-pencil'] as const),
+          x: cell.x,
+          y: cell.y,
+          w: cell.w,
+          h: cell.h,
+          seed: Math.floor(r.next() * 2 ** 31),
+        },
+        colour,
+      );
       if (r.next() < 0.03) {
         const second = (v + 1 + Math.floor(r.next() * 9)) % 10;
         const o = side.student_cells.find((c) => c.position === p && c.value === second)!;
@@ -89,7 +179,13 @@ function markSide(r: Rng, hand: Marker, layout: Layout, k: number, colour: boole
   return { svg, truth };
 }
 
-async function printed(pdf: Uint8Array, key: string | null, page: number, dpi: number, colour: boolean): Promise<Raster> {
+async function printed(
+  pdf: Uint8Array,
+  key: string | null,
+  page: number,
+  dpi: number,
+  colour: boolean,
+): Promise<Raster> {
   if (key === null) return rasterisePdfPage(pdf, page, dpi, colour);
   const k = `${key}:${page}:${dpi}:${colour}`;
   let p = rasters.get(k);
@@ -106,13 +202,20 @@ async function render(job: RenderJob): Promise<RenderedCard> {
   const def = INDEPENDENT_CARDS[which]!;
   const r = sfc32(job.seed);
   const personalised = job.scenario === 'barcode';
-  let layout: Layout, pdf: Uint8Array, studentId = '';
+  let layout: Layout,
+    pdf: Uint8Array,
+    studentId = '';
   if (personalised) {
     studentId = studentNumber(r, Math.floor(r.next() * 3));
-    ({ layout, pdf } = await rec.generateTemplate(def, { students: [{ student_id: studentId, name: `Pupil ${job.id + 1}` }] }));
+    ({ layout, pdf } = await rec.generateTemplate(def, {
+      students: [{ student_id: studentId, name: `Pupil ${job.id + 1}` }],
+    }));
   } else {
     let s = shared.get(which);
-    if (!s) { s = rec.generateTemplate(def); shared.set(which, s); }
+    if (!s) {
+      s = rec.generateTemplate(def);
+      shared.set(which, s);
+    }
     ({ layout, pdf } = await s);
   }
   const renderDpi = renderDpiFor(job.dpi);
@@ -124,27 +227,64 @@ async function render(job: RenderJob): Promise<RenderedCard> {
   const truths: SideTruth[][] = [];
   for (let k = 0; k < layout.sides.length; k++) {
     const m = markSide(r, hand, layout, k, params[k]!.colour, digits, ambiguous);
-    composed.push(await drawMarks(await printed(pdf, personalised ? null : String(which), k + 1, renderDpi, params[k]!.colour), m.svg));
+    composed.push(
+      await drawMarks(
+        await printed(pdf, personalised ? null : String(which), k + 1, renderDpi, params[k]!.colour),
+        m.svg,
+      ),
+    );
     truths.push(m.truth);
   }
   const sides: RenderedSide[] = [];
   for (let k = 0; k < layout.sides.length; k++) {
-    const s = layout.sides[k]!, p = params[k]!;
+    const s = layout.sides[k]!,
+      p = params[k]!;
     // Duplex cards show their other side through the paper.
     const other = layout.duplex ? composed[s.side === 'front' ? k + 1 : k - 1] : undefined;
     const jpeg = await scanSide(composed[k]!, renderDpi, p, other ?? null);
-    sides.push({ jpeg, truth: truths[k]!, sheet: s.sheet, side: s.side, upsideDown: p.upsideDown, folded: p.dogEar !== null });
+    sides.push({
+      jpeg,
+      truth: truths[k]!,
+      sheet: s.sheet,
+      side: s.side,
+      upsideDown: p.upsideDown,
+      folded: p.dogEar !== null,
+    });
     if (personalised && !layout.duplex) {
       // A single-sided card scanned duplex: the blank back, on grey paper with a dark backing.
       const bp = scanParams(job.seed * 8 + k + 4, job.dpi, true);
-      const blank: Raster = { data: new Uint8Array(composed[k]!.width * composed[k]!.height * (bp.colour ? 3 : 1)).fill(255), width: composed[k]!.width, height: composed[k]!.height, channels: bp.colour ? 3 : 1 };
-      sides.push({ jpeg: await scanSide(blank, renderDpi, bp, composed[k]!), truth: null, sheet: s.sheet, side: 'back', upsideDown: false, folded: false });
+      const blank: Raster = {
+        data: new Uint8Array(composed[k]!.width * composed[k]!.height * (bp.colour ? 3 : 1)).fill(255),
+        width: composed[k]!.width,
+        height: composed[k]!.height,
+        channels: bp.colour ? 3 : 1,
+      };
+      sides.push({
+        jpeg: await scanSide(blank, renderDpi, bp, composed[k]!),
+        truth: null,
+        sheet: s.sheet,
+        side: 'back',
+        upsideDown: false,
+        folded: false,
+      });
     }
   }
-  return { id: job.id, card: which, studentId: personalised ? studentId : digits.join(''), ambiguous: ambiguous.v, personalised, qrcode: layout.qrcode, hand: hand.hand, sides };
+  return {
+    id: job.id,
+    card: which,
+    studentId: personalised ? studentId : digits.join(''),
+    ambiguous: ambiguous.v,
+    personalised,
+    qrcode: layout.qrcode,
+    hand: hand.hand,
+    sides,
+  };
 }
 
 parentPort!.on('message', async (job: RenderJob) => {
   const out = await render(job);
-  parentPort!.postMessage(out, out.sides.map((s) => s.jpeg.buffer as ArrayBuffer));
+  parentPort!.postMessage(
+    out,
+    out.sides.map((s) => s.jpeg.buffer as ArrayBuffer),
+  );
 });

@@ -1,6 +1,10 @@
 export { BoxAgent, type AgentOptions, type BoxIdentity } from './system.ts';
 export {
-  BoxLink, DEFAULT_RECONNECT_MAX_MS, DEFAULT_STABLE_MS, busyReason, type LinkOptions,
+  BoxLink,
+  DEFAULT_RECONNECT_MAX_MS,
+  DEFAULT_STABLE_MS,
+  busyReason,
+  type LinkOptions,
 } from './link/connection.ts';
 export { Backoff } from './timing/backoff.ts';
 export { createPrinterDriver, createScannerDriver } from './drivers/registry.ts';

@@ -15,7 +15,14 @@ import { BoxAgent, type AgentOptions } from './system.ts';
  */
 const SIM_STABLE_MS = 1000;
 
-export interface SimulatedBox { agent: BoxAgent; printer: SimPrinter; scanner: SimScanner; buzzer: SimBuzzer; reboots: number[]; stateDir: string }
+export interface SimulatedBox {
+  agent: BoxAgent;
+  printer: SimPrinter;
+  scanner: SimScanner;
+  buzzer: SimBuzzer;
+  reboots: number[];
+  stateDir: string;
+}
 
 export interface SimulatedBoxOptions {
   url: string;
@@ -50,15 +57,29 @@ export function createSimulatedBox(o: SimulatedBoxOptions): SimulatedBox {
   const buzzer = new SimBuzzer();
   const reboots: number[] = [];
   const agent = new BoxAgent({
-    link: { url: o.url, uuid: o.uuid, secret: o.secret, keepaliveSec: o.keepaliveSec ?? 30, ...(o.backoff ? { backoff: o.backoff } : { backoff: { baseMs: 200, maxMs: 5000, stableMs: SIM_STABLE_MS } }) },
-    printer, scanner, buzzer,
+    link: {
+      url: o.url,
+      uuid: o.uuid,
+      secret: o.secret,
+      keepaliveSec: o.keepaliveSec ?? 30,
+      ...(o.backoff ? { backoff: o.backoff } : { backoff: { baseMs: 200, maxMs: 5000, stableMs: SIM_STABLE_MS } }),
+    },
+    printer,
+    scanner,
+    buzzer,
     identity: { model: 'BX-SIM', version: '1.0.0', firmware: 'sim-1' },
     stateDir: o.stateDir ?? mkdtempSync(join(tmpdir(), 'boxhub-box-')),
     ...(o.uploadBackoff ? { uploadBackoff: o.uploadBackoff } : {}),
     ...(o.itemLimits ? { itemLimits: o.itemLimits } : {}),
     ...(o.outboxResendMs ? { outboxResendMs: o.outboxResendMs } : {}),
     ...(o.direct ? { direct: o.direct } : {}),
-    network: async () => ({ mac: fakeMac(o.uuid, '02'), wlan_mac: fakeMac(`${o.uuid}w`, '06'), network_type: 'ethernet', local_ip: '192.0.2.10', gateway_ip: '192.0.2.1' }),
+    network: async () => ({
+      mac: fakeMac(o.uuid, '02'),
+      wlan_mac: fakeMac(`${o.uuid}w`, '06'),
+      network_type: 'ethernet',
+      local_ip: '192.0.2.10',
+      gateway_ip: '192.0.2.1',
+    }),
     reboot: async (a) => {
       reboots.push(Date.now());
       await a.link.stop();

@@ -3,7 +3,19 @@
 // changes do; the others are polled).
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { type Ack, BOX_PROTOCOL_VERSION, type BoxState, Command, EventsAckParams, messageOf, parseJson, type PrinterCapability, type PrinterStatus, ReplyParams, topics } from '@boxhub/protocol';
+import {
+  type Ack,
+  BOX_PROTOCOL_VERSION,
+  type BoxState,
+  Command,
+  EventsAckParams,
+  messageOf,
+  parseJson,
+  type PrinterCapability,
+  type PrinterStatus,
+  ReplyParams,
+  topics,
+} from '@boxhub/protocol';
 import { type CommandContext, handlerFor } from './commands/index.ts';
 import type { PrinterDriver, ScannerDriver } from './drivers/types.ts';
 import type { Buzzer } from './host/buzzer.ts';
@@ -17,7 +29,11 @@ import { loadBoxKey } from './store/box-key.ts';
 import type { E2eKeyPair } from '@boxhub/protocol/e2e.ts';
 import { Updater } from './update/updater.ts';
 
-export interface BoxIdentity { model: string; version: string; firmware: string }
+export interface BoxIdentity {
+  model: string;
+  version: string;
+  firmware: string;
+}
 
 export interface AgentOptions {
   link: LinkOptions;
@@ -69,32 +85,52 @@ export class BoxAgent {
     this.link = new BoxLink(o.link);
     this.journal = new Journal(join(o.stateDir, 'jobs'));
     this.outbox = new Outbox({
-      dir: join(o.stateDir, 'outbox'), publish: (e) => this.link.publish(topics.event(o.link.uuid), JSON.stringify(e), { qos: 1 }),
+      dir: join(o.stateDir, 'outbox'),
+      publish: (e) => this.link.publish(topics.event(o.link.uuid), JSON.stringify(e), { qos: 1 }),
       ...(o.outboxResendMs ? { resendMs: o.outboxResendMs } : {}),
     });
     this.requests = new BoxRequests(this.link, o.link.uuid);
     const log = (msg: string, extra?: Record<string, unknown>) => this.log(msg, extra);
     this.jobs = new BoxJobs({
-      boot: this.boot, stateDir: o.stateDir, journal: this.journal, outbox: this.outbox, requests: this.requests,
-      scanner: o.scanner, printer: o.printer, log, changed: () => void this.reportState(),
-      deviceUuid: o.link.uuid, boxKey: () => this.e2eKey,
+      boot: this.boot,
+      stateDir: o.stateDir,
+      journal: this.journal,
+      outbox: this.outbox,
+      requests: this.requests,
+      scanner: o.scanner,
+      printer: o.printer,
+      log,
+      changed: () => void this.reportState(),
+      deviceUuid: o.link.uuid,
+      boxKey: () => this.e2eKey,
       ...(o.uploadBackoff ? { uploadBackoff: o.uploadBackoff } : {}),
       ...(o.itemLimits ? { itemLimits: o.itemLimits } : {}),
-      boxUuid: o.link.uuid, userAgent: `boxhub-box/${o.identity.version}`, ...(o.direct ? { direct: o.direct } : {}),
+      boxUuid: o.link.uuid,
+      userAgent: `boxhub-box/${o.identity.version}`,
+      ...(o.direct ? { direct: o.direct } : {}),
     });
-    this.updater = o.update ? new Updater({
-      stateDir: o.stateDir, publicKey: o.update.publicKey, version: o.identity.version, restart: o.update.restart,
-      busy: () => this.jobs.states().length > 0, changed: () => void this.reportState(), log,
-      ...(o.update.busyPollMs ? { busyPollMs: o.update.busyPollMs } : {}),
-    }) : undefined;
+    this.updater = o.update
+      ? new Updater({
+          stateDir: o.stateDir,
+          publicKey: o.update.publicKey,
+          version: o.identity.version,
+          restart: o.update.restart,
+          busy: () => this.jobs.states().length > 0,
+          changed: () => void this.reportState(),
+          log,
+          ...(o.update.busyPollMs ? { busyPollMs: o.update.busyPollMs } : {}),
+        })
+      : undefined;
     this.link.on('connected', () => {
       this.lastState = '';
       // State first (it lists the jobs this box holds), then the events it still owes. A
       // release on trial is healthy once its state is out (docs/updates.md).
-      void this.reportState().then(async () => {
-        this.outbox.setConnected(true);
-        if (this.lastState && this.updater) await this.updater.healthy();
-      }).catch((e: unknown) => this.log('update trial not ended', { error: messageOf(e) }));
+      void this.reportState()
+        .then(async () => {
+          this.outbox.setConnected(true);
+          if (this.lastState && this.updater) await this.updater.healthy();
+        })
+        .catch((e: unknown) => this.log('update trial not ended', { error: messageOf(e) }));
     });
     this.link.on('disconnected', () => this.outbox.setConnected(false));
     this.link.on('message', (topic, payload) => {
@@ -107,10 +143,18 @@ export class BoxAgent {
     this.link.on('busy', (reason) => this.log('the node cannot take this box yet; backing off', { reason }));
   }
 
-  get uuid(): string { return this.o.link.uuid; }
-  get stateDir(): string { return this.o.stateDir; }
-  get printer(): PrinterDriver { return this.o.printer; }
-  get scanner(): ScannerDriver { return this.o.scanner; }
+  get uuid(): string {
+    return this.o.link.uuid;
+  }
+  get stateDir(): string {
+    return this.o.stateDir;
+  }
+  get printer(): PrinterDriver {
+    return this.o.printer;
+  }
+  get scanner(): ScannerDriver {
+    return this.o.scanner;
+  }
 
   /** Loads the journal and the outbox an earlier run left, resumes their jobs, then connects. */
   async start(): Promise<void> {
@@ -140,17 +184,33 @@ export class BoxAgent {
   /** Publishes the box state if it changed since the last report (or after a reconnect). */
   reportState(): Promise<void> {
     // Serialised: two overlapping reports must not publish out of order.
-    this.publishing = this.publishing.then(() => this.doReport()).catch((e: unknown) => this.log('state report failed', { error: messageOf(e) }));
+    this.publishing = this.publishing
+      .then(() => this.doReport())
+      .catch((e: unknown) => this.log('state report failed', { error: messageOf(e) }));
     return this.publishing;
   }
 
   private async doReport(): Promise<void> {
     if (!this.link.connected) return;
-    const [status, scanner, net] = await Promise.all([this.o.printer.status(), this.o.scanner.status(), this.o.network()]);
-    const printer = { ...status, ...await this.capability(status) };
-    const body = { ...net, model: this.o.identity.model, version: this.o.identity.version, firmware: this.o.identity.firmware, buzzer: true, printer, scanner, boot: this.boot, jobs: this.jobs.states(),
+    const [status, scanner, net] = await Promise.all([
+      this.o.printer.status(),
+      this.o.scanner.status(),
+      this.o.network(),
+    ]);
+    const printer = { ...status, ...(await this.capability(status)) };
+    const body = {
+      ...net,
+      model: this.o.identity.model,
+      version: this.o.identity.version,
+      firmware: this.o.identity.firmware,
+      buzzer: true,
+      printer,
+      scanner,
+      boot: this.boot,
+      jobs: this.jobs.states(),
       ...(this.e2eKey ? { e2e_public_key: this.e2eKey.publicKey } : {}),
-      ...(this.updater?.lastReport ? { update: this.updater.lastReport } : {}) };
+      ...(this.updater?.lastReport ? { update: this.updater.lastReport } : {}),
+    };
     const key = JSON.stringify(body);
     if (key === this.lastState) return;
     const state: BoxState = { v: BOX_PROTOCOL_VERSION, at: Date.now(), ...body };
@@ -165,7 +225,10 @@ export class BoxAgent {
    * kept otherwise: the full attribute set is large, the status poll is every few seconds.
    */
   private async capability(status: PrinterStatus): Promise<{ capability?: PrinterCapability | null }> {
-    if (!status.connected) { this.cap = undefined; return {}; }
+    if (!status.connected) {
+      this.cap = undefined;
+      return {};
+    }
     const key = `${status.make ?? ''}\u0000${status.model ?? ''}\u0000${status.supported}`;
     if (this.cap?.key !== key) {
       try {
@@ -180,7 +243,10 @@ export class BoxAgent {
 
   private async onCommand(payload: Buffer): Promise<void> {
     const m = parseJson(Command, payload);
-    if (!m.ok) { this.log('bad command', { error: m.error }); return; }
+    if (!m.ok) {
+      this.log('bad command', { error: m.error });
+      return;
+    }
     const cmd = m.value;
     // One-way messages: nothing to acknowledge.
     if (cmd.type === 'events.ack') {
@@ -195,16 +261,24 @@ export class BoxAgent {
     }
     // QoS 1 may deliver a command twice: answer the repeat with the first answer, do nothing.
     const earlier = this.acks.get(cmd.id);
-    if (earlier) { await this.sendAck(cmd, earlier); return; }
+    if (earlier) {
+      await this.sendAck(cmd, earlier);
+      return;
+    }
     if (this.seen.includes(cmd.id)) return;
     this.remember(cmd.id);
     const handler = handlerFor(cmd.type);
     const afterAck: (() => Promise<void>)[] = [];
     const ctx: CommandContext = {
-      printer: this.o.printer, scanner: this.o.scanner, buzzer: this.o.buzzer,
+      printer: this.o.printer,
+      scanner: this.o.scanner,
+      buzzer: this.o.buzzer,
       reboot: () => this.o.reboot(this),
-      later: (work) => { afterAck.push(work); },
-      updater: this.updater, jobs: this.jobs,
+      later: (work) => {
+        afterAck.push(work);
+      },
+      updater: this.updater,
+      jobs: this.jobs,
     };
     let body: Omit<Ack, 'v' | 'id'>;
     // A command delivered after its expiry (held in a broker queue or a stalled connection)
@@ -213,8 +287,16 @@ export class BoxAgent {
     // server's clock; boxes keep theirs with NTP (docs/box-protocol.md).
     const lateMs = Date.now() - cmd.expires_at;
     try {
-      body = lateMs > 0 ? { ok: false, reason: 'expired', message: `command expired ${lateMs} ms before it could run (by the box's clock)` }
-        : handler ? await handler(cmd, ctx) : { ok: false, reason: 'not_supported', message: `unknown command '${cmd.type}'` };
+      body =
+        lateMs > 0
+          ? {
+              ok: false,
+              reason: 'expired',
+              message: `command expired ${lateMs} ms before it could run (by the box's clock)`,
+            }
+          : handler
+            ? await handler(cmd, ctx)
+            : { ok: false, reason: 'not_supported', message: `unknown command '${cmd.type}'` };
     } catch (e) {
       body = { ok: false, reason: 'failed', message: messageOf(e) };
     }
@@ -222,12 +304,15 @@ export class BoxAgent {
     const ack: Ack = { v: BOX_PROTOCOL_VERSION, id: cmd.id, ...body };
     this.acks.set(cmd.id, ack);
     await this.sendAck(cmd, ack);
-    for (const w of afterAck) await w().catch((e: unknown) => this.log(`${cmd.type} failed after ack`, { error: messageOf(e) }));
+    for (const w of afterAck)
+      await w().catch((e: unknown) => this.log(`${cmd.type} failed after ack`, { error: messageOf(e) }));
     void this.reportState();
   }
 
   private async sendAck(cmd: Command, ack: Ack): Promise<void> {
-    await this.link.publish(topics.ack(this.uuid, cmd.reply_to), JSON.stringify(ack), { qos: 1 }).catch((e: unknown) => this.log('ack not sent', { error: messageOf(e) }));
+    await this.link
+      .publish(topics.ack(this.uuid, cmd.reply_to), JSON.stringify(ack), { qos: 1 })
+      .catch((e: unknown) => this.log('ack not sent', { error: messageOf(e) }));
   }
 
   private remember(id: string): void {
@@ -238,5 +323,7 @@ export class BoxAgent {
     }
   }
 
-  private log(msg: string, extra?: Record<string, unknown>): void { this.o.log?.(msg, extra); }
+  private log(msg: string, extra?: Record<string, unknown>): void {
+    this.o.log?.(msg, extra);
+  }
 }

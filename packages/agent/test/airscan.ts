@@ -26,14 +26,19 @@ export function airscanConfig(devices: Record<string, string>): Airscan {
   writeFileSync(join(dir, 'airscan.conf'), `[devices]\n${lines.join('\n')}\n\n[options]\ndiscovery = disable\n`);
   const env = { ...process.env, SANE_CONFIG_DIR: dir };
   return {
-    dir, env,
+    dir,
+    env,
     async scanimage(args) {
       try {
         const r = await run('scanimage', args, { env, timeout: 120_000, maxBuffer: 64 << 20 });
         return { code: 0, stdout: r.stdout, stderr: r.stderr };
       } catch (e) {
         const x = e as { code?: number; stdout?: string; stderr?: string };
-        return { code: typeof x.code === 'number' ? x.code : -1, stdout: x.stdout ?? '', stderr: x.stderr ?? String(e) };
+        return {
+          code: typeof x.code === 'number' ? x.code : -1,
+          stdout: x.stdout ?? '',
+          stderr: x.stderr ?? String(e),
+        };
       }
     },
     close: () => rmSync(dir, { recursive: true, force: true }),

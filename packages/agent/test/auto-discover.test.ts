@@ -20,7 +20,10 @@ describe('the local CUPS', () => {
     cups = await startCupsd();
     printer = await startIppEvePrinter({ name: 'Auto Eve' });
   });
-  after(async () => { await cups?.close(); await printer?.close(); });
+  after(async () => {
+    await cups?.close();
+    await printer?.close();
+  });
 
   test('no default queue: the first queue by name, and it says so; then the default queue first', async () => {
     await cups.addQueue('zeta', printer.uri, 'everywhere');
@@ -31,7 +34,13 @@ describe('the local CUPS', () => {
     assert.match(found!.why, /the queue 'alpha' of the local CUPS \(it has no default queue; 2 accept jobs\)/);
     await cups.setDefault('zeta');
     const queues = await cupsQueues(cups.server);
-    assert.deepEqual(queues.map((q) => [q.name, q.isDefault, q.accepting]), [['zeta', true, true], ['alpha', false, true]]);
+    assert.deepEqual(
+      queues.map((q) => [q.name, q.isDefault, q.accepting]),
+      [
+        ['zeta', true, true],
+        ['alpha', false, true],
+      ],
+    );
     found = await findPrinter({ env });
     assert.equal(found?.uri, cups.queueUri('zeta'));
     assert.match(found!.why, /the default queue 'zeta' of the local CUPS/);
@@ -55,14 +64,19 @@ describe('the local CUPS', () => {
   });
 });
 
-describe('SANE\'s device list', () => {
+describe("SANE's device list", () => {
   let sane: SaneTestConfig;
-  before(() => { sane = saneTestConfig(); });
+  before(() => {
+    sane = saneTestConfig();
+  });
   after(() => sane.close());
 
-  test('scanimage -L as the box\'s SANE configuration finds it; the first device is chosen when nothing eSCL is announced on loopback', async () => {
+  test("scanimage -L as the box's SANE configuration finds it; the first device is chosen when nothing eSCL is announced on loopback", async () => {
     const devices = await saneDevices(sane.env);
-    assert.deepEqual(devices.map((d) => d.name), ['test:0', 'test:1']);
+    assert.deepEqual(
+      devices.map((d) => d.name),
+      ['test:0', 'test:1'],
+    );
     const found = await findScanner({ env: sane.env });
     // A loopback eSCL announcement (ipp-usb) would come first; none is made by this test.
     if (found?.uri.startsWith('escl:')) return;
@@ -79,10 +93,20 @@ describe('SANE\'s device list', () => {
 });
 
 test('avahi-browse -p lines: IPv4 records, names unescaped, TXT keys, the URIs made from rp and rs', () => {
-  const ipp = parseAvahiLine('=;lo;IPv4;HP\\032LaserJet\\032M15w;_ipp._tcp;local;localhost;127.0.0.1;60000;"rp=ipp/print" "pdl=application/pdf,image/urf" "ty=HP LaserJet M15w"');
-  assert.deepEqual(ipp, { iface: 'lo', name: 'HP LaserJet M15w', address: '127.0.0.1', port: 60000, txt: { rp: 'ipp/print', pdl: 'application/pdf,image/urf', ty: 'HP LaserJet M15w' } });
+  const ipp = parseAvahiLine(
+    '=;lo;IPv4;HP\\032LaserJet\\032M15w;_ipp._tcp;local;localhost;127.0.0.1;60000;"rp=ipp/print" "pdl=application/pdf,image/urf" "ty=HP LaserJet M15w"',
+  );
+  assert.deepEqual(ipp, {
+    iface: 'lo',
+    name: 'HP LaserJet M15w',
+    address: '127.0.0.1',
+    port: 60000,
+    txt: { rp: 'ipp/print', pdl: 'application/pdf,image/urf', ty: 'HP LaserJet M15w' },
+  });
   assert.equal(ippUri(ipp!), 'ipp://127.0.0.1:60000/ipp/print');
-  const escl = parseAvahiLine('=;lo;IPv4;HP\\032LaserJet\\032M15w;_uscan._tcp;local;localhost;127.0.0.1;60000;"rs=eSCL" "duplex=F"');
+  const escl = parseAvahiLine(
+    '=;lo;IPv4;HP\\032LaserJet\\032M15w;_uscan._tcp;local;localhost;127.0.0.1;60000;"rs=eSCL" "duplex=F"',
+  );
   assert.equal(esclUri(escl!), 'escl:http://127.0.0.1:60000/eSCL');
   assert.equal(esclUri({ ...escl!, txt: { rs: '/eSCL/' } }, true), 'escl:https://127.0.0.1:60000/eSCL');
   assert.equal(parseAvahiLine('=;eth0;IPv6;x;_ipp._tcp;local;h;fd00::2;631;'), undefined);

@@ -22,7 +22,16 @@ import { numberedPdf, pageTexts } from './print-fixtures.ts';
 import { beforeHang } from './timing.ts';
 
 const fast = { timing: { pollMs: 50 }, behind: { timing: { pollMs: 50 } } };
-const opts = (o: Partial<PrintJobOptions> = {}): PrintJobOptions => ({ media_size: 'SVC_MS_A4', media_type: 'SVC_MT_PLAIN', borderless: false, copies: 1, collate: true, reverse: false, strict: true, ...o });
+const opts = (o: Partial<PrintJobOptions> = {}): PrintJobOptions => ({
+  media_size: 'SVC_MS_A4',
+  media_type: 'SVC_MT_PLAIN',
+  borderless: false,
+  copies: 1,
+  collate: true,
+  reverse: false,
+  strict: true,
+  ...o,
+});
 
 let n = 0;
 async function task(pages: number): Promise<{ task: string; file: string }> {
@@ -33,10 +42,17 @@ async function task(pages: number): Promise<{ task: string; file: string }> {
   return { task: id, file };
 }
 
-function hooks(signal = new AbortController().signal, onSides?: (n: number) => void): PrintHooks & { refs: string[]; sides: number[] } {
+function hooks(
+  signal = new AbortController().signal,
+  onSides?: (n: number) => void,
+): PrintHooks & { refs: string[]; sides: number[] } {
   const h = {
-    signal, refs: [] as string[], sides: [] as number[],
-    submitted: async (ref: string) => { h.refs.push(ref); },
+    signal,
+    refs: [] as string[],
+    sides: [] as number[],
+    submitted: async (ref: string) => {
+      h.refs.push(ref);
+    },
     progress: (p: { impressionsCompleted?: number }) => {
       if (p.impressionsCompleted === undefined) return;
       h.sides.push(p.impressionsCompleted);
@@ -47,8 +63,12 @@ function hooks(signal = new AbortController().signal, onSides?: (n: number) => v
 }
 
 let cups: Cupsd;
-before(async () => { cups = await startCupsd(); });
-after(async () => { await cups?.close(); });
+before(async () => {
+  cups = await startCupsd();
+});
+after(async () => {
+  await cups?.close();
+});
 
 describe('a driverless queue (lpadmin -m everywhere) in front of ippeveprinter', () => {
   let printer: IppEvePrinter;
@@ -58,7 +78,10 @@ describe('a driverless queue (lpadmin -m everywhere) in front of ippeveprinter',
     await cups.addQueue('classroom', printer.uri, 'everywhere');
     driver = new CupsQueueDriver(cups.queueUri('classroom'), fast);
   });
-  after(async () => { await driver?.close(); await printer?.close(); });
+  after(async () => {
+    await driver?.close();
+    await printer?.close();
+  });
 
   test('cups:NAME and the queue URI name the same queue; both are driven as a CUPS queue', async () => {
     assert.equal(cupsQueueUri('cups:classroom', { CUPS_SERVER: cups.server }), cups.queueUri('classroom'));
@@ -76,7 +99,9 @@ describe('a driverless queue (lpadmin -m everywhere) in front of ippeveprinter',
 
   test('status and capability: the printer\'s make and model (not "- IPP Everywhere"), strict from the printer behind', async () => {
     // What CUPS itself says: the PPD's nickname.
-    const raw = execFileSync('ipptool', ['-tv', cups.queueUri('classroom'), 'get-printer-attributes.test'], { encoding: 'utf8' });
+    const raw = execFileSync('ipptool', ['-tv', cups.queueUri('classroom'), 'get-printer-attributes.test'], {
+      encoding: 'utf8',
+    });
     assert.match(raw, /printer-make-and-model \(textWithoutLanguage\) = .* - IPP Everywhere/);
     assert.equal(cleanMakeAndModel('Example Printer - IPP Everywhere'), 'Example Printer');
     assert.equal(cleanMakeAndModel('HP LaserJet M15w, driverless, cups-filters 1.28.17'), 'HP LaserJet M15w');
@@ -89,22 +114,36 @@ describe('a driverless queue (lpadmin -m everywhere) in front of ippeveprinter',
     const cap = await driver.capability();
     assert.ok(cap);
     assert.deepEqual([cap.make, cap.model, cap.support_strict], ['Example', 'Printer', true]);
-    const a4 = cap.media_sizes.find((m) => m.media_size === 'SVC_MS_A4')!.media_types.find((t) => t.media_type === 'SVC_MT_PLAIN')!;
+    const a4 = cap.media_sizes
+      .find((m) => m.media_size === 'SVC_MS_A4')!
+      .media_types.find((t) => t.media_type === 'SVC_MT_PLAIN')!;
     assert.deepEqual(a4.duplex, ['SVC_DP_NONE', 'SVC_DP_NOTUMBLE', 'SVC_DP_TUMBLE']);
     assert.deepEqual(a4.quality, ['SVC_QU_DRAFT', 'SVC_QU_NORMAL', 'SVC_QU_HIGH']);
     assert.deepEqual(a4.input_slot, ['SVC_IS_AUTO', 'SVC_IS_CASS1', 'SVC_IS_PHOTO']);
   });
 
-  test('every option reaches the printer through CUPS; the count is the printer\'s', async () => {
+  test("every option reaches the printer through CUPS; the count is the printer's", async () => {
     const t = await task(3);
     const h = hooks();
-    const out = await driver.print({
-      task: t.task, file: t.file, format: 'pdf',
-      options: opts({ copies: 2, duplex: 'SVC_DP_NOTUMBLE', quality: 'SVC_QU_HIGH', color_mode: 'SVC_CM_MONO', input_slot: 'SVC_IS_CASS1', page_ranges: [{ from: 2, to: 3 }] }),
-    }, h);
+    const out = await driver.print(
+      {
+        task: t.task,
+        file: t.file,
+        format: 'pdf',
+        options: opts({
+          copies: 2,
+          duplex: 'SVC_DP_NOTUMBLE',
+          quality: 'SVC_QU_HIGH',
+          color_mode: 'SVC_CM_MONO',
+          input_slot: 'SVC_IS_CASS1',
+          page_ranges: [{ from: 2, to: 3 }],
+        }),
+      },
+      h,
+    );
     assert.equal(out.state, 'completed', out.message);
     const got = printer.received().find((r) => r.env.IPP_JOB_NAME === t.task);
-    assert.ok(got, 'the printer got the job under the task\'s name');
+    assert.ok(got, "the printer got the job under the task's name");
     assert.equal(got.env.IPP_COPIES, '2');
     assert.equal(got.env.IPP_SIDES, 'two-sided-long-edge');
     assert.equal(got.env.IPP_PRINT_QUALITY, 'high');
@@ -124,8 +163,11 @@ describe('a driverless queue (lpadmin -m everywhere) in front of ippeveprinter',
 });
 
 describe('CUPS says what it handed on; the printer says what it printed', () => {
-  test('out of paper after 1 of 3 sides: CUPS counts 3 and says canceled, the outcome is the printer\'s 1 side, aborted, media empty', async () => {
-    const printer = await startIppEvePrinter({ name: 'Paperless Eve', script: { secondsPerSide: 0.2, paperOutAfter: 1 } });
+  test("out of paper after 1 of 3 sides: CUPS counts 3 and says canceled, the outcome is the printer's 1 side, aborted, media empty", async () => {
+    const printer = await startIppEvePrinter({
+      name: 'Paperless Eve',
+      script: { secondsPerSide: 0.2, paperOutAfter: 1 },
+    });
     await cups.addQueue('paperless', printer.uri, 'everywhere');
     const driver = new CupsQueueDriver(cups.queueUri('paperless'), fast);
     try {
@@ -155,9 +197,17 @@ describe('CUPS says what it handed on; the printer says what it printed', () => 
     try {
       const t = await task(10);
       const ac = new AbortController();
-      const out = await driver.print({ task: t.task, file: t.file, format: 'pdf', options: opts() }, hooks(ac.signal, (sides) => { if (sides >= 1) ac.abort(); }));
+      const out = await driver.print(
+        { task: t.task, file: t.file, format: 'pdf', options: opts() },
+        hooks(ac.signal, (sides) => {
+          if (sides >= 1) ac.abort();
+        }),
+      );
       assert.equal(out.state, 'canceled');
-      assert.ok(out.impressionsCompleted !== undefined && out.impressionsCompleted >= 1 && out.impressionsCompleted < 10, `sides ${out.impressionsCompleted}`);
+      assert.ok(
+        out.impressionsCompleted !== undefined && out.impressionsCompleted >= 1 && out.impressionsCompleted < 10,
+        `sides ${out.impressionsCompleted}`,
+      );
       const viaCups = (await driver.queue.jobs('all')).find((j) => j.name === t.task)!;
       assert.equal(viaCups.state, 'canceled');
       assert.ok(/cancelled after \d+ sides/.test(printer.log()) || printer.received().length === 1);
@@ -170,32 +220,60 @@ describe('CUPS says what it handed on; the printer says what it printed', () => 
   test('the printer behind the queue switched off mid-job: the box waits unreachableMs, cancels the job in CUPS and fails as not connected', async () => {
     const printer = await startIppEvePrinter({ name: 'Switched Off Eve', script: { secondsPerSide: 0.3 } });
     await cups.addQueue('switched', printer.uri, 'everywhere');
-    const driver = new CupsQueueDriver(cups.queueUri('switched'), { timing: { pollMs: 50, unreachableMs: 1000 }, behind: { timing: { pollMs: 50 } } });
+    const driver = new CupsQueueDriver(cups.queueUri('switched'), {
+      timing: { pollMs: 50, unreachableMs: 1000 },
+      behind: { timing: { pollMs: 50 } },
+    });
     try {
       const t = await task(20);
       let failure: unknown;
       const off = new Promise<void>((resolve) => {
-        void driver.print({ task: t.task, file: t.file, format: 'pdf', options: opts() }, hooks(new AbortController().signal, (sides) => {
-          if (sides >= 1) void printer.close().then(resolve);
-        })).then(() => { throw new Error('print() ended without an error'); }, (e: unknown) => { failure = e; resolve(); });
+        void driver
+          .print(
+            { task: t.task, file: t.file, format: 'pdf', options: opts() },
+            hooks(new AbortController().signal, (sides) => {
+              if (sides >= 1) void printer.close().then(resolve);
+            }),
+          )
+          .then(
+            () => {
+              throw new Error('print() ended without an error');
+            },
+            (e: unknown) => {
+              failure = e;
+              resolve();
+            },
+          );
       });
       await off;
       // print() fails once the box has given up on the printer; wait for that end.
-      await beforeHang((async () => { while (failure === undefined) await new Promise((r) => setTimeout(r, 50)); })(), 30_000, 'print() to fail');
+      await beforeHang(
+        (async () => {
+          while (failure === undefined) await new Promise((r) => setTimeout(r, 50));
+        })(),
+        30_000,
+        'print() to fail',
+      );
       // Never "completed": the printer went away mid-job, so it fails as not connected.
       assert.ok(failure instanceof IppTransportError, String(failure));
       const message = (failure as Error).message;
       const viaCups = (await driver.queue.jobs('all')).find((j) => j.name === t.task)!;
       if (/the job was cancelled in CUPS/.test(message)) {
         // CUPS still held the job (its backend retrying): the box cancelled it there.
-        assert.match(message, /the printer behind the CUPS queue \(ipp:\/\/localhost:\d+\/ipp\/print\) did not answer for 1 s; the job was cancelled in CUPS/);
+        assert.match(
+          message,
+          /the printer behind the CUPS queue \(ipp:\/\/localhost:\d+\/ipp\/print\) did not answer for 1 s; the job was cancelled in CUPS/,
+        );
         assert.equal(viaCups.state, 'canceled');
         // A restart would find the job in CUPS and follow it: it settles as not connected too.
         await assert.rejects(driver.follow(String(viaCups.id), hooks()), IppTransportError);
       } else {
         // CUPS's backend had handed the data on and called the job completed once it lost the
         // printer (a busy machine lets it get there first): CUPS's word is not taken.
-        assert.match(message, /the printer behind the CUPS queue \(ipp:\/\/localhost:\d+\/ipp\/print\) does not answer/);
+        assert.match(
+          message,
+          /the printer behind the CUPS queue \(ipp:\/\/localhost:\d+\/ipp\/print\) does not answer/,
+        );
         assert.equal(viaCups.state, 'completed');
       }
     } finally {
@@ -229,8 +307,12 @@ describe('CUPS says what it handed on; the printer says what it printed', () => 
 });
 
 describe('queues with a PPD', () => {
-  test('the cups-filters raster PPD in front of ippeveprinter: CUPS rasterises, the options arrive as IPP, the count is the printer\'s', async () => {
-    const printer = await startIppEvePrinter({ name: 'Raster Eve', formats: ['application/pdf', 'image/jpeg', 'image/pwg-raster'], script: { secondsPerSide: 0.02 } });
+  test("the cups-filters raster PPD in front of ippeveprinter: CUPS rasterises, the options arrive as IPP, the count is the printer's", async () => {
+    const printer = await startIppEvePrinter({
+      name: 'Raster Eve',
+      formats: ['application/pdf', 'image/jpeg', 'image/pwg-raster'],
+      script: { secondsPerSide: 0.02 },
+    });
     await cups.addQueue('raster', printer.uri, 'drv:///cupsfilters.drv/pwgrast.ppd');
     const driver = new CupsQueueDriver(cups.queueUri('raster'), fast);
     try {
@@ -241,7 +323,20 @@ describe('queues with a PPD', () => {
       const a4 = cap.media_sizes.find((m) => m.media_size === 'SVC_MS_A4')!.media_types[0]!;
       assert.deepEqual(a4.quality, ['SVC_QU_NORMAL']);
       const t = await task(3);
-      const out = await driver.print({ task: t.task, file: t.file, format: 'pdf', options: opts({ copies: 2, duplex: 'SVC_DP_NOTUMBLE', color_mode: 'SVC_CM_MONO', page_ranges: [{ from: 2, to: 3 }] }) }, hooks());
+      const out = await driver.print(
+        {
+          task: t.task,
+          file: t.file,
+          format: 'pdf',
+          options: opts({
+            copies: 2,
+            duplex: 'SVC_DP_NOTUMBLE',
+            color_mode: 'SVC_CM_MONO',
+            page_ranges: [{ from: 2, to: 3 }],
+          }),
+        },
+        hooks(),
+      );
       assert.equal(out.state, 'completed', out.message);
       const got = printer.received().find((r) => r.env.IPP_JOB_NAME === t.task)!;
       assert.equal(got.env.CONTENT_TYPE, 'image/pwg-raster');
@@ -277,7 +372,9 @@ describe('queues with a PPD', () => {
 
   test('a PPD queue to a raw socket printer: it prints, but nothing reports printed sides, so no strict mode', async () => {
     const received: Buffer[] = [];
-    const sink: Server = createServer((s) => { s.on('data', (c: Buffer) => received.push(c)); });
+    const sink: Server = createServer((s) => {
+      s.on('data', (c: Buffer) => received.push(c));
+    });
     await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
     const port = (sink.address() as { port: number }).port;
     await cups.addQueue('socket', `socket://127.0.0.1:${port}`, 'lsb/usr/cupsfilters/Generic-PDF_Printer-PDF.ppd');
@@ -288,7 +385,10 @@ describe('queues with a PPD', () => {
       const cap = await driver.capability();
       assert.equal(cap?.support_strict, false);
       const t = await task(2);
-      const out = await driver.print({ task: t.task, file: t.file, format: 'pdf', options: opts({ strict: false }) }, hooks());
+      const out = await driver.print(
+        { task: t.task, file: t.file, format: 'pdf', options: opts({ strict: false }) },
+        hooks(),
+      );
       assert.equal(out.state, 'completed', out.message);
       // CUPS says it counted sides; they are hand-off counts and not passed on.
       assert.equal(out.impressionsCompleted, undefined);
@@ -297,14 +397,19 @@ describe('queues with a PPD', () => {
       assert.match(Buffer.concat(received).toString('latin1'), /^\x1b%-12345X[\s\S]*%PDF-/);
     } finally {
       await driver.close();
-      await new Promise<void>((r) => { sink.close(() => r()); });
+      await new Promise<void>((r) => {
+        sink.close(() => r());
+      });
     }
   });
 });
 
-describe('a CUPS with Debian\'s own access rules (no password for the box)', () => {
+describe("a CUPS with Debian's own access rules (no password for the box)", () => {
   test('the box prints, follows and cancels its own job; CUPS refuses it a queue operation', async () => {
-    const printer = await startIppEvePrinter({ name: 'Debian Eve', script: { secondsPerSide: 0.3, cancellable: true } });
+    const printer = await startIppEvePrinter({
+      name: 'Debian Eve',
+      script: { secondsPerSide: 0.3, cancellable: true },
+    });
     await cups.addQueue('debian', printer.uri, 'everywhere');
     await cups.stop();
     await cups.start(debianPolicy());
@@ -313,9 +418,16 @@ describe('a CUPS with Debian\'s own access rules (no password for the box)', () 
       assert.equal((await driver.status()).connected, true);
       const t = await task(10);
       const ac = new AbortController();
-      const out = await driver.print({ task: t.task, file: t.file, format: 'pdf', options: opts() }, hooks(ac.signal, (sides) => { if (sides >= 1) ac.abort(); }));
+      const out = await driver.print(
+        { task: t.task, file: t.file, format: 'pdf', options: opts() },
+        hooks(ac.signal, (sides) => {
+          if (sides >= 1) ac.abort();
+        }),
+      );
       assert.equal(out.state, 'canceled', out.message);
-      assert.ok(out.impressionsCompleted !== undefined && out.impressionsCompleted >= 1 && out.impressionsCompleted < 10);
+      assert.ok(
+        out.impressionsCompleted !== undefined && out.impressionsCompleted >= 1 && out.impressionsCompleted < 10,
+      );
       // Its own job is visible to it by name (find() after a restart relies on it).
       assert.ok(await driver.find(t.task));
       // Disabling the queue needs an operator's password.

@@ -107,7 +107,8 @@ async function waitReady(port: number, child: ChildProcess, log: () => string): 
   const until = Date.now() + 15_000;
   try {
     for (;;) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`cupsd exited (${child.exitCode ?? child.signalCode}): ${log()}`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`cupsd exited (${child.exitCode ?? child.signalCode}): ${log()}`);
       try {
         await getPrinterAttributes(client, { requested: ['printer-state'] }).catch((e: unknown) => {
           // No printers yet: CUPS answers client-error-not-found, which still means it is up.
@@ -115,7 +116,8 @@ async function waitReady(port: number, child: ChildProcess, log: () => string): 
         });
         return;
       } catch (e) {
-        if (Date.now() > until) throw new Error(`cupsd did not answer on port ${port} within 15 s: ${String(e)}\n${log()}`);
+        if (Date.now() > until)
+          throw new Error(`cupsd did not answer on port ${port} within 15 s: ${String(e)}\n${log()}`);
       }
       await new Promise((r) => setTimeout(r, 100)); // poll interval while it starts
     }
@@ -127,9 +129,18 @@ async function waitReady(port: number, child: ChildProcess, log: () => string): 
 function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
-    const kill = (sig: NodeJS.Signals) => { try { process.kill(-child.pid!, sig); } catch { /* already gone */ } };
+    const kill = (sig: NodeJS.Signals) => {
+      try {
+        process.kill(-child.pid!, sig);
+      } catch {
+        /* already gone */
+      }
+    };
     const hard = setTimeout(() => kill('SIGKILL'), 5000);
-    child.once('exit', () => { clearTimeout(hard); resolve(); });
+    child.once('exit', () => {
+      clearTimeout(hard);
+      resolve();
+    });
     kill('SIGTERM');
   });
 }
@@ -142,19 +153,28 @@ export async function startCupsd(): Promise<Cupsd> {
   // Filters run as lp and write their temporary files here (gstoraster fails without).
   chmodSync(join(dir, 'tmp'), 0o1777);
   const errorLog = join(dir, 'log', 'error_log');
-  const log = (lines = 60) => { try { return readFileSync(errorLog, 'utf8').split('\n').slice(-lines).join('\n'); } catch { return ''; } };
+  const log = (lines = 60) => {
+    try {
+      return readFileSync(errorLog, 'utf8').split('\n').slice(-lines).join('\n');
+    } catch {
+      return '';
+    }
+  };
   let port = 0;
   let child: ChildProcess | undefined;
 
   async function launch(fixedPort?: number, policy?: string): Promise<void> {
     for (let attempt = 0; ; attempt++) {
-      port = fixedPort ?? await freePort();
+      port = fixedPort ?? (await freePort());
       const { conf, files } = configs(dir, port, policy);
       writeFileSync(join(dir, 'cupsd.conf'), conf);
       writeFileSync(join(dir, 'cups-files.conf'), files);
       // -f: foreground, so the fixture owns the process; detached: its own process group
       // (backends and filters it runs end with it).
-      const c = spawn('cupsd', ['-f', '-c', join(dir, 'cupsd.conf'), '-s', join(dir, 'cups-files.conf')], { detached: true, stdio: 'ignore' });
+      const c = spawn('cupsd', ['-f', '-c', join(dir, 'cupsd.conf'), '-s', join(dir, 'cups-files.conf')], {
+        detached: true,
+        stdio: 'ignore',
+      });
       try {
         await waitReady(port, c, log);
         child = c;
@@ -175,8 +195,12 @@ export async function startCupsd(): Promise<Cupsd> {
     }
   };
   return {
-    get port() { return port; },
-    get server() { return `127.0.0.1:${port}`; },
+    get port() {
+      return port;
+    },
+    get server() {
+      return `127.0.0.1:${port}`;
+    },
     queueUri: (name) => `ipp://127.0.0.1:${port}/printers/${name}`,
     async addQueue(name, device, model) {
       await lpadmin(['-p', name, '-E', '-v', device, '-m', model]);
@@ -184,7 +208,7 @@ export async function startCupsd(): Promise<Cupsd> {
       // Get-Printer-Attributes with no media-supported): wait until it lists them.
       const client = new IppClient(`ipp://127.0.0.1:${port}/printers/${name}`, { timeoutMs: 2000 });
       try {
-        for (const until = Date.now() + 15_000; ;) {
+        for (const until = Date.now() + 15_000; ; ) {
           const a = await getPrinterAttributes(client, { requested: ['media-supported'] }).catch(() => undefined);
           if (a && a.strings('media-supported').length > 0) return;
           if (Date.now() > until) throw new Error(`queue ${name} lists no media-supported after 15 s\n${log()}`);
@@ -196,8 +220,13 @@ export async function startCupsd(): Promise<Cupsd> {
     },
     setDefault: (name) => lpadmin(['-d', name]),
     log,
-    async stop() { if (child) await stopChild(child); child = undefined; },
-    async start(policy) { if (!child) await launch(port, policy); },
+    async stop() {
+      if (child) await stopChild(child);
+      child = undefined;
+    },
+    async start(policy) {
+      if (!child) await launch(port, policy);
+    },
     async close() {
       if (child) await stopChild(child);
       rmSync(dir, { recursive: true, force: true });

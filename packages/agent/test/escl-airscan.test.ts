@@ -56,8 +56,23 @@ for (const s of sources) {
           server.sheets = 2;
           const dir = mkdtempSync(join(tmpdir(), 'boxhub-airscan-out-'));
           try {
-            const r = await air.scanimage(['-d', DEVICE, '--source', s.source, '--mode', mode, '--resolution', String(dpi), '-x', String(MM), '-y', String(MM),
-              '--format=png', `--batch=${join(dir, 'p%d.png')}`, ...(s.source === 'Flatbed' ? ['--batch-count=1'] : [])]);
+            const r = await air.scanimage([
+              '-d',
+              DEVICE,
+              '--source',
+              s.source,
+              '--mode',
+              mode,
+              '--resolution',
+              String(dpi),
+              '-x',
+              String(MM),
+              '-y',
+              String(MM),
+              '--format=png',
+              `--batch=${join(dir, 'p%d.png')}`,
+              ...(s.source === 'Flatbed' ? ['--batch-count=1'] : []),
+            ]);
             // scanimage ends a feeder batch with "out of documents" and exit 0 when it got pages.
             assert.equal(r.code, 0, r.stderr);
             const files = readdirSync(dir).sort();
@@ -71,7 +86,10 @@ for (const s of sources) {
             const px = Math.round((MM / 25.4) * dpi);
             for (const f of files) {
               const meta = await sharp(join(dir, f)).metadata();
-              assert.ok(Math.abs(meta.width! - px) <= 1 && Math.abs(meta.height! - px) <= 1, `${f}: ${meta.width}x${meta.height}, expected ${px}`);
+              assert.ok(
+                Math.abs(meta.width! - px) <= 1 && Math.abs(meta.height! - px) <= 1,
+                `${f}: ${meta.width}x${meta.height}, expected ${px}`,
+              );
               assert.equal(meta.channels, mode === 'Color' ? 3 : 1, f);
             }
             // The job ended on the server as a finished job, not a half-open one.

@@ -12,9 +12,16 @@ test('status() reads ScannerCapabilities and ScannerStatus', async () => {
   try {
     const port = new URL(server.uri.slice(5)).port;
     assert.deepEqual(await d.status(), {
-      connected: true, supported: true, make: 'Boxhub', model: 'Mock Scanner 1',
+      connected: true,
+      supported: true,
+      make: 'Boxhub',
+      model: 'Mock Scanner 1',
       connection_type: connectionTypeFor(`ipp://127.0.0.1:${port}/`),
-      duplex: true, resolutions: [150, 300, 600], state: 'idle', adf_loaded: true, state_reasons: ['Idle', 'ScannerAdfLoaded'],
+      duplex: true,
+      resolutions: [150, 300, 600],
+      state: 'idle',
+      adf_loaded: true,
+      state_reasons: ['Idle', 'ScannerAdfLoaded'],
     });
     server.adfState = 'ScannerAdfEmpty';
     assert.equal((await d.status()).adf_loaded, false);
@@ -22,7 +29,10 @@ test('status() reads ScannerCapabilities and ScannerStatus', async () => {
     // (normalised by the server: docs/printers-and-scanners.md, "Normalised state reasons").
     server.adfState = 'ScannerAdfMispick';
     const misfeed = await d.status();
-    assert.deepEqual([misfeed.state, misfeed.error_code, misfeed.state_reasons], ['stopped', 2005, ['Idle', 'ScannerAdfMispick']]);
+    assert.deepEqual(
+      [misfeed.state, misfeed.error_code, misfeed.state_reasons],
+      ['stopped', 2005, ['Idle', 'ScannerAdfMispick']],
+    );
     server.adfState = 'ScannerAdfJam';
     assert.equal((await d.status()).error_code, 2001);
     server.adfState = 'ScannerAdfHatchOpen';

@@ -44,7 +44,11 @@ export interface EsclServerOptions {
 }
 
 /** What configure() changes on a running server (EsclServerOptions' fields of these names). */
-export interface EsclBehaviour { emptyStatus?: number | undefined; faultStatus?: number | undefined; timeoutAfterPages?: number | undefined }
+export interface EsclBehaviour {
+  emptyStatus?: number | undefined;
+  faultStatus?: number | undefined;
+  timeoutAfterPages?: number | undefined;
+}
 
 export interface EsclJob {
   id: string;
@@ -116,28 +120,60 @@ function body(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     let b = '';
     req.setEncoding('utf8');
-    req.on('data', (c: string) => { b += c; });
+    req.on('data', (c: string) => {
+      b += c;
+    });
     req.on('end', () => resolve(b));
     req.on('error', reject);
   });
 }
 
 /** One page from the SANE test backend (real scanimage), as PNM on stdout. */
-function scanPage(sane: SaneTestConfig, dpi: number, grey: boolean, picture: string, region: string[]): Promise<{ data: Buffer; width: number; height: number; channels: 1 | 3 }> {
+function scanPage(
+  sane: SaneTestConfig,
+  dpi: number,
+  grey: boolean,
+  picture: string,
+  region: string[],
+): Promise<{ data: Buffer; width: number; height: number; channels: 1 | 3 }> {
   return new Promise((resolve, reject) => {
-    const p = spawn('scanimage', ['-d', 'test', '--mode', grey ? 'Gray' : 'Color', '--resolution', String(dpi), '--test-picture', picture, ...region, '--format=pnm'], { env: sane.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(
+      'scanimage',
+      [
+        '-d',
+        'test',
+        '--mode',
+        grey ? 'Gray' : 'Color',
+        '--resolution',
+        String(dpi),
+        '--test-picture',
+        picture,
+        ...region,
+        '--format=pnm',
+      ],
+      { env: sane.env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     const out: Buffer[] = [];
     let err = '';
     p.stdout.on('data', (c: Buffer) => out.push(c));
-    p.stderr.on('data', (c: Buffer) => { err += c.toString(); });
+    p.stderr.on('data', (c: Buffer) => {
+      err += c.toString();
+    });
     p.on('error', reject);
     p.on('close', (code) => {
-      if (code !== 0) { reject(new Error(`scanimage exited ${code}: ${err}`)); return; }
+      if (code !== 0) {
+        reject(new Error(`scanimage exited ${code}: ${err}`));
+        return;
+      }
       const pnm = Buffer.concat(out);
       // P5/P6, optional comment lines, width height, maxval, one whitespace byte, samples.
       const head = /^(P[56])\s+(?:#[^\n]*\n\s*)*(\d+)\s+(\d+)\s+(\d+)\s/.exec(pnm.subarray(0, 200).toString('latin1'));
-      if (!head) { reject(new Error('scanimage wrote no PNM header')); return; }
-      const width = Number(head[2]), height = Number(head[3]);
+      if (!head) {
+        reject(new Error('scanimage wrote no PNM header'));
+        return;
+      }
+      const width = Number(head[2]),
+        height = Number(head[3]);
       resolve({ data: pnm.subarray(head[0].length), width, height, channels: head[1] === 'P5' ? 1 : 3 });
     });
   });
@@ -147,23 +183,42 @@ function scanPage(sane: SaneTestConfig, dpi: number, grey: boolean, picture: str
  *  more (the backend's whole area, which is A4). ScanSettings regions are in 1/300 inch. */
 function regionArgs(settings: Record<string, string>): string[] {
   const mm = (k: string) => (Number(settings[k] ?? 0) * 25.4) / 300;
-  const w = mm('Width'), h = mm('Height');
+  const w = mm('Width'),
+    h = mm('Height');
   if (!(w > 0 && h > 0) || (w >= 209.9 && h >= 296.9)) return [];
-  return ['-l', mm('XOffset').toFixed(2), '-t', mm('YOffset').toFixed(2), '-x', Math.min(w, 210).toFixed(2), '-y', Math.min(h, 297).toFixed(2)];
+  return [
+    '-l',
+    mm('XOffset').toFixed(2),
+    '-t',
+    mm('YOffset').toFixed(2),
+    '-x',
+    Math.min(w, 210).toFixed(2),
+    '-y',
+    Math.min(h, 297).toFixed(2),
+  ];
 }
 
-const NS = 'xmlns:scan="http://schemas.hp.com/imaging/escl/2011/05/03" xmlns:pwg="http://www.pwg.org/schemas/2010/12/sm"';
+const NS =
+  'xmlns:scan="http://schemas.hp.com/imaging/escl/2011/05/03" xmlns:pwg="http://www.pwg.org/schemas/2010/12/sm"';
 
 export async function startEsclServer(o: EsclServerOptions = {}): Promise<EsclServer> {
   // Behaviours a running server can be given later (configure()).
-  const cfg: EsclBehaviour = { emptyStatus: o.emptyStatus, faultStatus: o.faultStatus, timeoutAfterPages: o.timeoutAfterPages };
+  const cfg: EsclBehaviour = {
+    emptyStatus: o.emptyStatus,
+    faultStatus: o.faultStatus,
+    timeoutAfterPages: o.timeoutAfterPages,
+  };
   const ownSane = o.sane ? undefined : saneTestConfig();
   const sane = o.sane ?? ownSane!;
   const picture = o.testPicture ?? 'Color pattern';
   const state = {
-    sheets: o.sheets ?? 10, override: null as string | null,
-    faultIn: undefined as number | undefined, faultState: 'ScannerAdfJam', fault: null as string | null,
-    busy: o.busy?.requests ?? 0, retryAfter: o.busy?.retryAfter ?? 1,
+    sheets: o.sheets ?? 10,
+    override: null as string | null,
+    faultIn: undefined as number | undefined,
+    faultState: 'ScannerAdfJam',
+    fault: null as string | null,
+    busy: o.busy?.requests ?? 0,
+    retryAfter: o.busy?.retryAfter ?? 1,
   };
   const jobs: EsclJob[] = [];
   const requests: string[] = [];
@@ -171,7 +226,12 @@ export async function startEsclServer(o: EsclServerOptions = {}): Promise<EsclSe
   const backPending = new Map<string, boolean>();
   const busyLeft = new Map<string, number>();
   const active = () => jobs.find((j) => j.state === 'Processing');
-  const end = (job: EsclJob, st: EsclJob['state'], reason: string) => { if (job.state === 'Processing') { job.state = st; job.reasons = [reason]; } };
+  const end = (job: EsclJob, st: EsclJob['state'], reason: string) => {
+    if (job.state === 'Processing') {
+      job.state = st;
+      job.reasons = [reason];
+    }
+  };
   /** 503 + Retry-After while `busy` lasts (a device busy with its panel, warming up). */
   const busyNow = (res: ServerResponse) => {
     if (state.busy <= 0) return false;
@@ -189,7 +249,13 @@ export async function startEsclServer(o: EsclServerOptions = {}): Promise<EsclSe
         return;
       }
       if (req.method === 'GET' && url === '/eSCL/ScannerStatus') {
-        const infos = jobs.slice(-8).map((j) => `<scan:JobInfo><pwg:JobUri>/eSCL/ScanJobs/${j.id}</pwg:JobUri><pwg:JobUuid>${j.id}</pwg:JobUuid><scan:Age>1</scan:Age><pwg:ImagesCompleted>${j.pages}</pwg:ImagesCompleted><pwg:ImagesToTransfer>${j.state === 'Processing' ? 1 : 0}</pwg:ImagesToTransfer><pwg:JobState>${j.state}</pwg:JobState><pwg:JobStateReasons>${j.reasons.map((r) => `<pwg:JobStateReason>${r}</pwg:JobStateReason>`).join('')}</pwg:JobStateReasons></scan:JobInfo>`).join('');
+        const infos = jobs
+          .slice(-8)
+          .map(
+            (j) =>
+              `<scan:JobInfo><pwg:JobUri>/eSCL/ScanJobs/${j.id}</pwg:JobUri><pwg:JobUuid>${j.id}</pwg:JobUuid><scan:Age>1</scan:Age><pwg:ImagesCompleted>${j.pages}</pwg:ImagesCompleted><pwg:ImagesToTransfer>${j.state === 'Processing' ? 1 : 0}</pwg:ImagesToTransfer><pwg:JobState>${j.state}</pwg:JobState><pwg:JobStateReasons>${j.reasons.map((r) => `<pwg:JobStateReason>${r}</pwg:JobStateReason>`).join('')}</pwg:JobStateReasons></scan:JobInfo>`,
+          )
+          .join('');
         res.writeHead(200, { 'content-type': 'text/xml' }).end(`<?xml version="1.0" encoding="UTF-8"?>
 <scan:ScannerStatus ${NS}>
   <pwg:Version>2.63</pwg:Version><pwg:State>${active() ? 'Processing' : 'Idle'}</pwg:State><scan:AdfState>${adf()}</scan:AdfState>
@@ -201,13 +267,35 @@ export async function startEsclServer(o: EsclServerOptions = {}): Promise<EsclSe
         const xml = await body(req);
         if (busyNow(res)) return;
         const settings: Record<string, string> = {};
-        for (const k of ['Version', 'Intent', 'InputSource', 'DocumentFormat', 'DocumentFormatExt', 'ColorMode', 'XResolution', 'YResolution', 'Duplex', 'CompressionFactor', 'XOffset', 'YOffset', 'Width', 'Height', 'ContentRegionUnits']) {
+        for (const k of [
+          'Version',
+          'Intent',
+          'InputSource',
+          'DocumentFormat',
+          'DocumentFormatExt',
+          'ColorMode',
+          'XResolution',
+          'YResolution',
+          'Duplex',
+          'CompressionFactor',
+          'XOffset',
+          'YOffset',
+          'Width',
+          'Height',
+          'ContentRegionUnits',
+        ]) {
           const v = text(xml, k);
           if (v !== undefined) settings[k] = v;
         }
         // One job at a time, as devices do: a second client gets 409 Conflict.
-        if (active()) { res.writeHead(409).end(); return; }
-        if (settings.InputSource === 'Feeder' && (state.sheets === 0 || state.fault || state.override)) { res.writeHead(409).end(); return; }
+        if (active()) {
+          res.writeHead(409).end();
+          return;
+        }
+        if (settings.InputSource === 'Feeder' && (state.sheets === 0 || state.fault || state.override)) {
+          res.writeHead(409).end();
+          return;
+        }
         const id = randomUUID();
         jobs.push({ id, settings, pages: 0, deleted: false, state: 'Processing', reasons: ['JobScanning'], sizes: [] });
         busyLeft.set(id, o.busyFirst ?? 0);
@@ -225,9 +313,16 @@ export async function startEsclServer(o: EsclServerOptions = {}): Promise<EsclSe
         return;
       }
       if (job && req.method === 'GET' && m![2]) {
-        if (job.state !== 'Processing') { res.writeHead(404).end(); return; }
+        if (job.state !== 'Processing') {
+          res.writeHead(404).end();
+          return;
+        }
         const busy = busyLeft.get(job.id) ?? 0;
-        if (busy > 0) { busyLeft.set(job.id, busy - 1); res.writeHead(503, { 'retry-after': '0' }).end(); return; }
+        if (busy > 0) {
+          busyLeft.set(job.id, busy - 1);
+          res.writeHead(503, { 'retry-after': '0' }).end();
+          return;
+        }
         if (busyNow(res)) return;
         if (cfg.timeoutAfterPages !== undefined && job.pages >= cfg.timeoutAfterPages) {
           end(job, 'Aborted', 'JobTimedOut');
@@ -238,14 +333,25 @@ export async function startEsclServer(o: EsclServerOptions = {}): Promise<EsclSe
         const duplex = feeder && job.settings.Duplex === 'true';
         const back = backPending.get(job.id) ?? false;
         if (!back) {
-          if (feeder && state.faultIn !== undefined && state.faultIn-- === 0) { state.fault = state.faultState; state.faultIn = undefined; }
-          if (feeder && state.fault) { end(job, 'Aborted', 'AdfError'); res.writeHead(cfg.faultStatus ?? 404).end(); return; }
+          if (feeder && state.faultIn !== undefined && state.faultIn-- === 0) {
+            state.fault = state.faultState;
+            state.faultIn = undefined;
+          }
+          if (feeder && state.fault) {
+            end(job, 'Aborted', 'AdfError');
+            res.writeHead(cfg.faultStatus ?? 404).end();
+            return;
+          }
           if (feeder && state.sheets === 0) {
             end(job, 'Completed', 'JobCompletedSuccessfully');
             res.writeHead(job.pages > 0 ? (cfg.emptyStatus ?? 404) : 404).end();
             return;
           }
-          if (!feeder && job.pages > 0) { end(job, 'Completed', 'JobCompletedSuccessfully'); res.writeHead(404).end(); return; }
+          if (!feeder && job.pages > 0) {
+            end(job, 'Completed', 'JobCompletedSuccessfully');
+            res.writeHead(404).end();
+            return;
+          }
           if (feeder) state.sheets--;
         }
         backPending.set(job.id, duplex && !back);
@@ -263,23 +369,49 @@ export async function startEsclServer(o: EsclServerOptions = {}): Promise<EsclSe
         return;
       }
       res.writeHead(404).end();
-    })().catch((e: unknown) => { res.writeHead(500).end(String(e)); });
+    })().catch((e: unknown) => {
+      res.writeHead(500).end(String(e));
+    });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as { port: number }).port;
   return {
     uri: `escl:http://127.0.0.1:${port}/eSCL`,
-    get adfState() { return adf(); },
-    set adfState(v: string | null) { state.override = v; },
-    get sheets() { return state.sheets; },
-    set sheets(n: number) { state.sheets = n; state.fault = null; },
-    jamAfter(n: number) { state.faultIn = n; state.faultState = 'ScannerAdfJam'; },
-    faultAfter(n: number, adfState: string) { state.faultIn = n; state.faultState = adfState; },
-    busyFor(n: number, retryAfter: number) { state.busy = n; state.retryAfter = retryAfter; },
-    configure(c) { Object.assign(cfg, c); },
-    jobs, requests,
+    get adfState() {
+      return adf();
+    },
+    set adfState(v: string | null) {
+      state.override = v;
+    },
+    get sheets() {
+      return state.sheets;
+    },
+    set sheets(n: number) {
+      state.sheets = n;
+      state.fault = null;
+    },
+    jamAfter(n: number) {
+      state.faultIn = n;
+      state.faultState = 'ScannerAdfJam';
+    },
+    faultAfter(n: number, adfState: string) {
+      state.faultIn = n;
+      state.faultState = adfState;
+    },
+    busyFor(n: number, retryAfter: number) {
+      state.busy = n;
+      state.retryAfter = retryAfter;
+    },
+    configure(c) {
+      Object.assign(cfg, c);
+    },
+    jobs,
+    requests,
     close: async () => {
-      await new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); });
+      await new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      });
       ownSane?.close();
     },
   };

@@ -15,7 +15,16 @@ import { startIppEvePrinter, type IppEvePrinter } from './ippeveprinter.ts';
 import { jpeg, numberedPdf, pageSizes, pageTexts, withExifOrientation } from './print-fixtures.ts';
 
 const timing = { pollMs: 20, busyMaxMs: 100 };
-const opts = (o: Partial<PrintJobOptions> = {}): PrintJobOptions => ({ media_size: 'SVC_MS_A4', media_type: 'SVC_MT_PLAIN', borderless: false, copies: 1, collate: true, reverse: false, strict: true, ...o });
+const opts = (o: Partial<PrintJobOptions> = {}): PrintJobOptions => ({
+  media_size: 'SVC_MS_A4',
+  media_type: 'SVC_MT_PLAIN',
+  borderless: false,
+  copies: 1,
+  collate: true,
+  reverse: false,
+  strict: true,
+  ...o,
+});
 
 let n = 0;
 /** A task: its document on disk in a directory of its own, as the queue hands it over. */
@@ -27,11 +36,18 @@ function task(bytes: Uint8Array, ext = 'pdf'): { task: string; file: string; dir
   return { task: id, file, dir };
 }
 
-interface Seen { refs: string[]; sides: number[] }
+interface Seen {
+  refs: string[];
+  sides: number[];
+}
 function hooks(signal = new AbortController().signal, onSides?: (n: number) => void): PrintHooks & Seen {
   const h: PrintHooks & Seen = {
-    signal, refs: [], sides: [],
-    submitted: async (ref) => { h.refs.push(ref); },
+    signal,
+    refs: [],
+    sides: [],
+    submitted: async (ref) => {
+      h.refs.push(ref);
+    },
     progress: (p) => {
       if (p.impressionsCompleted === undefined) return;
       h.sides.push(p.impressionsCompleted);
@@ -41,7 +57,13 @@ function hooks(signal = new AbortController().signal, onSides?: (n: number) => v
   return h;
 }
 
-async function print(driver: IppPrinterDriver, bytes: Uint8Array, o: Partial<PrintJobOptions>, format: 'pdf' | 'jpg' = 'pdf', h = hooks()): Promise<{ outcome: PrintOutcome; t: ReturnType<typeof task>; h: typeof h }> {
+async function print(
+  driver: IppPrinterDriver,
+  bytes: Uint8Array,
+  o: Partial<PrintJobOptions>,
+  format: 'pdf' | 'jpg' = 'pdf',
+  h = hooks(),
+): Promise<{ outcome: PrintOutcome; t: ReturnType<typeof task>; h: typeof h }> {
   const t = task(bytes, format);
   const outcome = await driver.print({ task: t.task, file: t.file, format, options: opts(o) }, h);
   return { outcome, t, h };
@@ -54,13 +76,22 @@ describe('print() on ippeveprinter', () => {
     printer = await startIppEvePrinter({ script: { secondsPerSide: 0.01 } });
     driver = new IppPrinterDriver(printer.uri, { timing });
   });
-  after(async () => { await driver?.close(); await printer?.close(); });
+  after(async () => {
+    await driver?.close();
+    await printer?.close();
+  });
 
-  test('every option reaches the printer; the box reverses and selects; strict gives the printer\'s own count', async () => {
+  test("every option reaches the printer; the box reverses and selects; strict gives the printer's own count", async () => {
     const before = printer.received().length;
     const { outcome, t, h } = await print(driver, await numberedPdf(5), {
-      input_slot: 'SVC_IS_CASS1', duplex: 'SVC_DP_NOTUMBLE', quality: 'SVC_QU_HIGH', color_mode: 'SVC_CM_MONO',
-      copies: 2, collate: false, reverse: true, page_ranges: [{ from: 1, to: 3 }],
+      input_slot: 'SVC_IS_CASS1',
+      duplex: 'SVC_DP_NOTUMBLE',
+      quality: 'SVC_QU_HIGH',
+      color_mode: 'SVC_CM_MONO',
+      copies: 2,
+      collate: false,
+      reverse: true,
+      page_ranges: [{ from: 1, to: 3 }],
     });
     // Sides per copy: pages 1-3 two-sided, reversed by sheets: [3, blank], [1, 2] = 4; × 2 copies.
     assert.deepEqual(outcome, { state: 'completed', impressionsCompleted: 8 });
@@ -69,7 +100,10 @@ describe('print() on ippeveprinter', () => {
     const job = got.at(-1)!;
     assert.deepEqual(h.refs, [String(job.id)], 'submitted() got the job id before the job was followed');
     assert.equal(h.sides.at(-1), 8);
-    assert.ok(h.sides.every((v, i) => i === 0 || v > h.sides[i - 1]!), `progress only grows: ${h.sides.join(',')}`);
+    assert.ok(
+      h.sides.every((v, i) => i === 0 || v > h.sides[i - 1]!),
+      `progress only grows: ${h.sides.join(',')}`,
+    );
     const e = job.env;
     assert.equal(e.CONTENT_TYPE, 'application/pdf');
     assert.equal(e.IPP_JOB_NAME, t.task, 'job-name is the task uuid');
@@ -107,7 +141,12 @@ describe('print() on ippeveprinter', () => {
   });
 
   test('borderless photo: media-col with all four margins 0, the photo type and tray', async () => {
-    const { outcome } = await print(driver, await numberedPdf(1, [288, 432]), { media_size: 'SVC_MS_4X6', media_type: 'SVC_MT_PHOTO', borderless: true, input_slot: 'SVC_IS_PHOTO' });
+    const { outcome } = await print(driver, await numberedPdf(1, [288, 432]), {
+      media_size: 'SVC_MS_4X6',
+      media_type: 'SVC_MT_PHOTO',
+      borderless: true,
+      input_slot: 'SVC_IS_PHOTO',
+    });
     const mc = printer.received().at(-1)!.env.IPP_MEDIA_COL!;
     assert.match(mc, /media-size=\{x-dimension=10160 y-dimension=15240\}/);
     for (const m of ['top', 'bottom', 'left', 'right']) assert.match(mc, new RegExp(`media-${m}-margin=0`));
@@ -128,12 +167,22 @@ describe('print() on ippeveprinter', () => {
   test('an option the printer lacks is refused before anything is sent', async () => {
     const before = printer.received().length;
     const h = hooks();
-    await assert.rejects(print(driver, await numberedPdf(1), { input_slot: 'SVC_IS_REAR' }, 'pdf', h),
-      (e: unknown) => e instanceof PrintRejectedError && /options\.input_slot SVC_IS_REAR is not supported by this printer .*allowed: SVC_IS_AUTO, SVC_IS_CASS1, SVC_IS_PHOTO/.test(e.message));
-    await assert.rejects(print(driver, await numberedPdf(2), { page_ranges: [{ from: 2, to: 3 }] }, 'pdf', h),
-      (e: unknown) => e instanceof PrintDocumentError && /beyond the last page \(2\)/.test(e.message));
-    await assert.rejects(print(driver, Buffer.from('%PDF-1.7\nnot really'), {}, 'pdf', h),
-      (e: unknown) => e instanceof PrintDocumentError && /the PDF cannot be read: qpdf failed/.test(e.message));
+    await assert.rejects(
+      print(driver, await numberedPdf(1), { input_slot: 'SVC_IS_REAR' }, 'pdf', h),
+      (e: unknown) =>
+        e instanceof PrintRejectedError &&
+        /options\.input_slot SVC_IS_REAR is not supported by this printer .*allowed: SVC_IS_AUTO, SVC_IS_CASS1, SVC_IS_PHOTO/.test(
+          e.message,
+        ),
+    );
+    await assert.rejects(
+      print(driver, await numberedPdf(2), { page_ranges: [{ from: 2, to: 3 }] }, 'pdf', h),
+      (e: unknown) => e instanceof PrintDocumentError && /beyond the last page \(2\)/.test(e.message),
+    );
+    await assert.rejects(
+      print(driver, Buffer.from('%PDF-1.7\nnot really'), {}, 'pdf', h),
+      (e: unknown) => e instanceof PrintDocumentError && /the PDF cannot be read: qpdf failed/.test(e.message),
+    );
     assert.equal(printer.received().length, before);
     assert.deepEqual(h.refs, []);
   });
@@ -141,7 +190,11 @@ describe('print() on ippeveprinter', () => {
   test('find() and follow() after a restart: the job of a task is found by its name and followed to its end', async () => {
     const t = task(await numberedPdf(3));
     // The box that sent it crashed before it could record the job id.
-    const sent = await driver.submit({ documentFormat: 'application/pdf', jobName: t.task, document: readFileSync(t.file) });
+    const sent = await driver.submit({
+      documentFormat: 'application/pdf',
+      jobName: t.task,
+      document: readFileSync(t.file),
+    });
     const restarted = new IppPrinterDriver(printer.uri, { timing });
     try {
       assert.equal(await restarted.find(t.task), String(sent.id));
@@ -162,11 +215,15 @@ describe('print() when the printer is busy, fails or is told to stop', () => {
     const driver = new IppPrinterDriver(printer.uri, { timing });
     try {
       // Someone else's job holds the printer (ippeveprinter takes one job at a time).
-      const other = await driver.submit({ documentFormat: 'application/pdf', jobName: 'someone-else', document: await numberedPdf(4) });
+      const other = await driver.submit({
+        documentFormat: 'application/pdf',
+        jobName: 'someone-else',
+        document: await numberedPdf(4),
+      });
       const ac = new AbortController();
       const waiting = print(driver, await numberedPdf(1), {}, 'pdf', hooks(ac.signal));
       const mine = print(driver, await numberedPdf(2), {});
-      for (const until = Date.now() + 10_000; !/server-error-busy/.test(printer.log());) {
+      for (const until = Date.now() + 10_000; !/server-error-busy/.test(printer.log()); ) {
         if (Date.now() > until) throw new Error(`no busy answer seen:\n${printer.log()}`);
         await new Promise((r) => setTimeout(r, 20));
       }
@@ -177,14 +234,18 @@ describe('print() when the printer is busy, fails or is told to stop', () => {
       const { outcome, h } = await mine;
       assert.deepEqual(outcome, { state: 'completed', impressionsCompleted: 2 });
       const ids = printer.received().map((j) => j.id);
-      assert.deepEqual(ids, [other.id, Number(h.refs[0])], 'the other job first, then ours; the cancelled one never arrived');
+      assert.deepEqual(
+        ids,
+        [other.id, Number(h.refs[0])],
+        'the other job first, then ours; the cancelled one never arrived',
+      );
     } finally {
       await driver.close();
       await printer.close();
     }
   });
 
-  test('out of paper after 1 of 3 sides: aborted at 1 side with the printer\'s reason', async () => {
+  test("out of paper after 1 of 3 sides: aborted at 1 side with the printer's reason", async () => {
     const printer = await startIppEvePrinter({ script: { secondsPerSide: 0.01, paperOutAfter: 1 } });
     const driver = new IppPrinterDriver(printer.uri, { timing });
     try {
@@ -204,7 +265,10 @@ describe('print() when the printer is busy, fails or is told to stop', () => {
     const driver = new IppPrinterDriver(printer.uri, { timing });
     try {
       const { outcome } = await print(driver, await numberedPdf(4), {});
-      assert.deepEqual([outcome.state, outcome.impressionsCompleted, outcome.printerError], ['aborted', 2, PrinterError.media_jam]);
+      assert.deepEqual(
+        [outcome.state, outcome.impressionsCompleted, outcome.printerError],
+        ['aborted', 2, PrinterError.media_jam],
+      );
     } finally {
       await driver.close();
       await printer.close();
@@ -217,25 +281,44 @@ describe('print() when the printer is busy, fails or is told to stop', () => {
     try {
       const ac = new AbortController();
       // Cancel as soon as the first side is out.
-      const h = hooks(ac.signal, (sides) => { if (sides >= 1) ac.abort(); });
+      const h = hooks(ac.signal, (sides) => {
+        if (sides >= 1) ac.abort();
+      });
       const { outcome } = await print(driver, await numberedPdf(6), {}, 'pdf', h);
       assert.equal(outcome.state, 'canceled');
-      assert.ok(outcome.impressionsCompleted !== undefined && outcome.impressionsCompleted >= 1 && outcome.impressionsCompleted < 6, `printed ${outcome.impressionsCompleted} of 6`);
+      assert.ok(
+        outcome.impressionsCompleted !== undefined &&
+          outcome.impressionsCompleted >= 1 &&
+          outcome.impressionsCompleted < 6,
+        `printed ${outcome.impressionsCompleted} of 6`,
+      );
       const job = await driver.job(Number(h.refs[0]));
       assert.equal(job.state, 'canceled');
-      assert.equal(job.impressionsCompleted, outcome.impressionsCompleted, 'the printer\'s own final count');
+      assert.equal(job.impressionsCompleted, outcome.impressionsCompleted, "the printer's own final count");
 
       // After a restart the box follows a job it had handed over, and a cancel reaches it too.
       const t = task(await numberedPdf(6));
-      const sent = await driver.submit({ documentFormat: 'application/pdf', jobName: t.task, document: readFileSync(t.file) });
+      const sent = await driver.submit({
+        documentFormat: 'application/pdf',
+        jobName: t.task,
+        document: readFileSync(t.file),
+      });
       const restarted = new IppPrinterDriver(printer.uri, { timing });
       try {
         const ref = await restarted.find(t.task);
         assert.equal(ref, String(sent.id));
         const stop = new AbortController();
-        const followed = await restarted.follow(ref!, hooks(stop.signal, (sides) => { if (sides >= 1) stop.abort(); }));
+        const followed = await restarted.follow(
+          ref!,
+          hooks(stop.signal, (sides) => {
+            if (sides >= 1) stop.abort();
+          }),
+        );
         assert.equal(followed?.state, 'canceled');
-        assert.ok(followed.impressionsCompleted! >= 1 && followed.impressionsCompleted! < 6, `printed ${followed.impressionsCompleted} of 6`);
+        assert.ok(
+          followed.impressionsCompleted! >= 1 && followed.impressionsCompleted! < 6,
+          `printed ${followed.impressionsCompleted} of 6`,
+        );
       } finally {
         await restarted.close();
       }
@@ -275,26 +358,48 @@ ATTR keyword print-scaling-supported auto,fit,fill
     printer = await startIppEvePrinter({ attributes, script: { secondsPerSide: 0.01 } });
     driver = new IppPrinterDriver(printer.uri, { timing });
   });
-  after(async () => { await driver?.close(); await printer?.close(); });
+  after(async () => {
+    await driver?.close();
+    await printer?.close();
+  });
 
   test('capability without media-col-database', async () => {
     const c = await driver.capability();
     assert.deepEqual(c, {
-      make: 'Acme', model: 'Laser 1', support_strict: true, color_mode: ['SVC_CM_MONO'],
+      make: 'Acme',
+      model: 'Laser 1',
+      support_strict: true,
+      color_mode: ['SVC_CM_MONO'],
       media_sizes: ['SVC_MS_A4', 'SVC_MS_A5', 'SVC_MS_LETTER'].map((media_size) => ({
         media_size,
-        media_types: [{ media_type: 'SVC_MT_PLAIN', duplex: ['SVC_DP_NONE', 'SVC_DP_NOTUMBLE'], borderless: false, quality: ['SVC_QU_NORMAL'], input_slot: ['SVC_IS_AUTO', 'SVC_IS_CASS1', 'SVC_IS_CASS2'] }],
+        media_types: [
+          {
+            media_type: 'SVC_MT_PLAIN',
+            duplex: ['SVC_DP_NONE', 'SVC_DP_NOTUMBLE'],
+            borderless: false,
+            quality: ['SVC_QU_NORMAL'],
+            input_slot: ['SVC_IS_AUTO', 'SVC_IS_CASS1', 'SVC_IS_CASS2'],
+          },
+        ],
       })),
     });
   });
 
   test('ranges and copies the printer cannot do are built by the box; the printer reverses', async () => {
-    const { outcome } = await print(driver, await numberedPdf(3), { page_ranges: [{ from: 1, to: 2 }], copies: 2, reverse: true, input_slot: 'SVC_IS_CASS2' });
+    const { outcome } = await print(driver, await numberedPdf(3), {
+      page_ranges: [{ from: 1, to: 2 }],
+      copies: 2,
+      reverse: true,
+      input_slot: 'SVC_IS_CASS2',
+    });
     const job = printer.received().at(-1)!;
     assert.equal(job.env.IPP_PAGE_DELIVERY, 'reverse-order-face-down');
     assert.equal(job.env.IPP_COPIES, '1');
     assert.equal(job.env.IPP_PAGE_RANGES, undefined);
-    assert.match(job.env.IPP_MEDIA_COL!, /media-size=\{x-dimension=21000 y-dimension=29700\}.*media-source=tray-2.*media-type=stationery/);
+    assert.match(
+      job.env.IPP_MEDIA_COL!,
+      /media-size=\{x-dimension=21000 y-dimension=29700\}.*media-source=tray-2.*media-type=stationery/,
+    );
     assert.deepEqual(pageTexts(job.document), ['page 1', 'page 2', 'page 1', 'page 2']);
     assert.deepEqual(outcome, { state: 'completed', impressionsCompleted: 4 });
   });
@@ -322,11 +427,20 @@ describe('print() when the printer says no or the answer is lost', () => {
   test('a Print-Job the printer refuses is a PrintRejectedError with its words', async () => {
     // media-col-supported but no media-size-supported: ippeveprinter refuses every media-col
     // size (it checks media-col against media-size-supported), which the box cannot know.
-    const printer = await startIppEvePrinter({ attributes: 'ATTR keyword media-supported iso_a4_210x297mm\n', script: { secondsPerSide: 0.01 } });
+    const printer = await startIppEvePrinter({
+      attributes: 'ATTR keyword media-supported iso_a4_210x297mm\n',
+      script: { secondsPerSide: 0.01 },
+    });
     const driver = new IppPrinterDriver(printer.uri, { timing });
     try {
-      await assert.rejects(print(driver, await numberedPdf(1), {}), (e: unknown) => e instanceof PrintRejectedError
-        && /^the printer refused the job: Print-Job failed: client-error-attributes-or-values-not-supported \(Unsupported media-col collection value\.\)$/.test(e.message));
+      await assert.rejects(
+        print(driver, await numberedPdf(1), {}),
+        (e: unknown) =>
+          e instanceof PrintRejectedError &&
+          /^the printer refused the job: Print-Job failed: client-error-attributes-or-values-not-supported \(Unsupported media-col collection value\.\)$/.test(
+            e.message,
+          ),
+      );
       assert.deepEqual(printer.received(), []);
     } finally {
       await driver.close();
@@ -344,22 +458,43 @@ describe('print() when the printer says no or the answer is lost', () => {
       const up = connect(printer.port, '127.0.0.1');
       sockets.add(client).add(up);
       let armed = false;
-      client.on('data', (d: Buffer) => { if (d.includes('%PDF-') && dropped === 0) armed = true; up.write(d); });
+      client.on('data', (d: Buffer) => {
+        if (d.includes('%PDF-') && dropped === 0) armed = true;
+        up.write(d);
+      });
       up.on('data', (d: Buffer) => {
-        if (armed) { armed = false; dropped++; client.destroy(); up.destroy(); return; }
+        if (armed) {
+          armed = false;
+          dropped++;
+          client.destroy();
+          up.destroy();
+          return;
+        }
         client.write(d);
       });
-      const end = () => { client.destroy(); up.destroy(); };
-      client.on('error', end); up.on('error', end); client.on('close', end); up.on('close', end);
+      const end = () => {
+        client.destroy();
+        up.destroy();
+      };
+      client.on('error', end);
+      up.on('error', end);
+      client.on('close', end);
+      up.on('close', end);
     });
     await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-    const driver = new IppPrinterDriver(`ipp://127.0.0.1:${(proxy.address() as { port: number }).port}/ipp/print`, { timing });
+    const driver = new IppPrinterDriver(`ipp://127.0.0.1:${(proxy.address() as { port: number }).port}/ipp/print`, {
+      timing,
+    });
     try {
       const { outcome, t, h } = await print(driver, await numberedPdf(2), {});
       assert.equal(dropped, 1, 'the Print-Job answer was lost once');
       assert.deepEqual(outcome, { state: 'completed', impressionsCompleted: 2 });
       const got = printer.received();
-      assert.deepEqual(got.map((j) => j.env.IPP_JOB_NAME), [t.task], 'printed once');
+      assert.deepEqual(
+        got.map((j) => j.env.IPP_JOB_NAME),
+        [t.task],
+        'printed once',
+      );
       assert.deepEqual(h.refs, [String(got[0]!.id)]);
     } finally {
       await driver.close();

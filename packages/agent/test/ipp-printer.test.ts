@@ -50,7 +50,10 @@ describe('IppPrinterDriver on ippeveprinter', () => {
   });
 
   test('maintenance() is not supported over IPP, with a clear message', async () => {
-    await assert.rejects(driver.maintenance('head_clean'), (e: unknown) => e instanceof NotSupportedError && /head_clean.*IPP has no maintenance operation/.test(e.message));
+    await assert.rejects(
+      driver.maintenance('head_clean'),
+      (e: unknown) => e instanceof NotSupportedError && /head_clean.*IPP has no maintenance operation/.test(e.message),
+    );
   });
 
   test('capability() maps media-col-database, sides, colour, quality and sources', async () => {
@@ -61,29 +64,57 @@ describe('IppPrinterDriver on ippeveprinter', () => {
     assert.equal(c.support_strict, true);
     assert.deepEqual(c.color_mode, ['SVC_CM_MONO', 'SVC_CM_COLOR']);
     // Every size of ippeveprinter's media-col-database has a constant, in table order.
-    assert.deepEqual(c.media_sizes.map((m) => m.media_size), [
-      'SVC_MS_A4', 'SVC_MS_A5', 'SVC_MS_A6', 'SVC_MS_LETTER', 'SVC_MS_LEGAL', 'SVC_MS_3X5', 'SVC_MS_3_5X5', 'SVC_MS_4X6', 'SVC_MS_5X7', 'SVC_MS_ENV_DL', 'SVC_MS_ENV_10',
-    ]);
+    assert.deepEqual(
+      c.media_sizes.map((m) => m.media_size),
+      [
+        'SVC_MS_A4',
+        'SVC_MS_A5',
+        'SVC_MS_A6',
+        'SVC_MS_LETTER',
+        'SVC_MS_LEGAL',
+        'SVC_MS_3X5',
+        'SVC_MS_3_5X5',
+        'SVC_MS_4X6',
+        'SVC_MS_5X7',
+        'SVC_MS_ENV_DL',
+        'SVC_MS_ENV_10',
+      ],
+    );
     const a4 = c.media_sizes.find((m) => m.media_size === 'SVC_MS_A4')!;
     // The A4 entry names no type or source: every media-type-supported and source holds.
-    assert.deepEqual(a4.media_types, ['SVC_MT_PLAIN', 'SVC_MT_PHOTO', 'SVC_MT_MATTE', 'SVC_MT_ENVELOPE', 'SVC_MT_LABELS', 'SVC_MT_CARDSTOCK'].map((media_type) => ({
-      media_type,
-      duplex: ['SVC_DP_NONE', 'SVC_DP_NOTUMBLE', 'SVC_DP_TUMBLE'],
-      borderless: false,
-      quality: ['SVC_QU_DRAFT', 'SVC_QU_NORMAL', 'SVC_QU_HIGH'],
-      input_slot: ['SVC_IS_AUTO', 'SVC_IS_CASS1', 'SVC_IS_PHOTO'],
-    })));
+    assert.deepEqual(
+      a4.media_types,
+      ['SVC_MT_PLAIN', 'SVC_MT_PHOTO', 'SVC_MT_MATTE', 'SVC_MT_ENVELOPE', 'SVC_MT_LABELS', 'SVC_MT_CARDSTOCK'].map(
+        (media_type) => ({
+          media_type,
+          duplex: ['SVC_DP_NONE', 'SVC_DP_NOTUMBLE', 'SVC_DP_TUMBLE'],
+          borderless: false,
+          quality: ['SVC_QU_DRAFT', 'SVC_QU_NORMAL', 'SVC_QU_HIGH'],
+          input_slot: ['SVC_IS_AUTO', 'SVC_IS_CASS1', 'SVC_IS_PHOTO'],
+        }),
+      ),
+    );
     // 4x6 exists only in the photo tray, borderless.
     const photo = c.media_sizes.find((m) => m.media_size === 'SVC_MS_4X6')!;
     assert.ok(photo.media_types.every((t) => t.borderless && t.input_slot?.join() === 'SVC_IS_PHOTO'));
     // A5 is listed only for the by-pass tray.
-    assert.ok(c.media_sizes.find((m) => m.media_size === 'SVC_MS_A5')!.media_types.every((t) => !t.borderless && t.input_slot?.join() === 'SVC_IS_BYPASS'));
+    assert.ok(
+      c.media_sizes
+        .find((m) => m.media_size === 'SVC_MS_A5')!
+        .media_types.every((t) => !t.borderless && t.input_slot?.join() === 'SVC_IS_BYPASS'),
+    );
   });
 
   test('Validate-Job, Print-Job, Get-Job-Attributes and Get-Jobs: a 3-page duplex job prints 4 sides', async () => {
     const job = {
-      documentFormat: 'application/pdf', jobName: 'duplex',
-      template: { sides: 'two-sided-long-edge' as const, printQuality: 'high' as const, printColorMode: 'monochrome', mediaCol: { size: { x: 21000, y: 29700 }, source: 'main', type: 'stationery' } },
+      documentFormat: 'application/pdf',
+      jobName: 'duplex',
+      template: {
+        sides: 'two-sided-long-edge' as const,
+        printQuality: 'high' as const,
+        printColorMode: 'monochrome',
+        mediaCol: { size: { x: 21000, y: 29700 }, source: 'main', type: 'stationery' },
+      },
     };
     const v = await driver.validate(job);
     assert.equal(v.unsupported.list.length, 0);
@@ -92,21 +123,39 @@ describe('IppPrinterDriver on ippeveprinter', () => {
     assert.ok(created.id > 0);
     assert.match(created.uri ?? '', /^ipp:\/\/localhost:\d+\/ipp\/print\/\d+$/);
     const seen: number[] = [];
-    const done = await driver.waitForJob(created.id, { intervalMs: 50, onUpdate: (j) => { if (j.impressionsCompleted !== undefined) seen.push(j.impressionsCompleted); } });
+    const done = await driver.waitForJob(created.id, {
+      intervalMs: 50,
+      onUpdate: (j) => {
+        if (j.impressionsCompleted !== undefined) seen.push(j.impressionsCompleted);
+      },
+    });
     const _ms = performance.now() - t0;
     assert.equal(done.state, 'completed');
     assert.equal(done.impressions, 4);
     assert.equal(done.impressionsCompleted, 4);
-    assert.ok(seen.every((n, i) => i === 0 || n >= seen[i - 1]!), `progress never goes back: ${seen.join(',')}`);
+    assert.ok(
+      seen.every((n, i) => i === 0 || n >= seen[i - 1]!),
+      `progress never goes back: ${seen.join(',')}`,
+    );
     const all = await driver.jobs('completed');
     assert.ok(all.some((j) => j.id === created.id && j.state === 'completed'));
-    assert.ok(readdirSync(printer.spoolDir).some((f) => f.endsWith('.pdf')), 'ippeveprinter kept the spooled PDF (-k)');
+    assert.ok(
+      readdirSync(printer.spoolDir).some((f) => f.endsWith('.pdf')),
+      'ippeveprinter kept the spooled PDF (-k)',
+    );
   });
 
   test('Identify-Printer reaches the printer with the actions and message asked for', async () => {
     // ippeveprinter performs them on its output: "IDENTIFY from HOST: MESSAGE" for display, a
     // bell character for sound.
-    const seen = (re: RegExp) => beforeHang((async () => { while (!re.test(printer.log())) await new Promise((r) => setTimeout(r, 20)); })(), 10_000, `${re} in the printer's output:\n${printer.log()}`);
+    const seen = (re: RegExp) =>
+      beforeHang(
+        (async () => {
+          while (!re.test(printer.log())) await new Promise((r) => setTimeout(r, 20));
+        })(),
+        10_000,
+        `${re} in the printer's output:\n${printer.log()}`,
+      );
     const bells = () => printer.log().split('\x07').length;
     const before = bells();
     await identifyPrinter(driver.client, { actions: ['display'], message: 'Room 4, by the door' });
@@ -118,7 +167,10 @@ describe('IppPrinterDriver on ippeveprinter', () => {
   });
 
   test('Get-Job-Attributes of a job that does not exist is an IppStatusError', async () => {
-    await assert.rejects(driver.job(999_999), (e: unknown) => e instanceof IppStatusError && e.statusName === 'client-error-not-found');
+    await assert.rejects(
+      driver.job(999_999),
+      (e: unknown) => e instanceof IppStatusError && e.statusName === 'client-error-not-found',
+    );
   });
 
   test('ipps:// reaches the same printer over TLS with its self-signed certificate', async () => {
@@ -142,11 +194,16 @@ describe('IppPrinterDriver on ippeveprinter', () => {
     const front: Server = createServer((sock) => {
       sock.once('data', (first) => {
         if (first[0] === 0x16) {
-          const up = connect(printer.port, '127.0.0.1', () => { up.write(first); sock.pipe(up).pipe(sock); });
+          const up = connect(printer.port, '127.0.0.1', () => {
+            up.write(first);
+            sock.pipe(up).pipe(sock);
+          });
           up.on('error', () => sock.destroy());
           sock.on('error', () => up.destroy());
         } else {
-          sock.end('HTTP/1.1 426 Upgrade Required\r\nUpgrade: TLS/1.2, HTTP/1.1\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+          sock.end(
+            'HTTP/1.1 426 Upgrade Required\r\nUpgrade: TLS/1.2, HTTP/1.1\r\nConnection: close\r\nContent-Length: 0\r\n\r\n',
+          );
         }
       });
     });
@@ -155,7 +212,10 @@ describe('IppPrinterDriver on ippeveprinter', () => {
     const upgrading = new IppClient(`ipp://127.0.0.1:${port}/ipp/print`);
     const strict = new IppClient(`ipp://127.0.0.1:${port}/ipp/print`, { upgradeOn426: false });
     try {
-      await assert.rejects(getPrinterAttributes(strict, { requested: ['printer-state'] }), (e: unknown) => e instanceof IppHttpError && e.status === 426 && /use ipps/.test(e.message));
+      await assert.rejects(
+        getPrinterAttributes(strict, { requested: ['printer-state'] }),
+        (e: unknown) => e instanceof IppHttpError && e.status === 426 && /use ipps/.test(e.message),
+      );
       const a = await getPrinterAttributes(upgrading, { requested: ['printer-state'] });
       assert.equal(a.integer('printer-state'), 3);
       assert.equal(upgrading.secure, true);
@@ -178,7 +238,10 @@ describe('IppPrinterDriver faults', () => {
       assert.equal(done.impressionsCompleted, 1);
       const s = await driver.status();
       assert.equal(s.connected, true);
-      assert.ok(s.state_reasons?.some((r) => r.startsWith('media-empty-')), `reasons: ${s.state_reasons?.join(',')}`);
+      assert.ok(
+        s.state_reasons?.some((r) => r.startsWith('media-empty-')),
+        `reasons: ${s.state_reasons?.join(',')}`,
+      );
       assert.equal(s.error_code, PrinterError.media_empty);
     } finally {
       await driver.close();
@@ -195,7 +258,7 @@ describe('IppPrinterDriver faults', () => {
       assert.ok(active.some((j) => j.id === created.id));
       // Cancel a job that is printing: ippeveprinter cancels a still-pending job, then starts it
       // anyway and ends it "completed" (a race of its own, seen on a loaded machine).
-      for (const until = Date.now() + 5000; (await driver.job(created.id)).state !== 'processing';) {
+      for (const until = Date.now() + 5000; (await driver.job(created.id)).state !== 'processing'; ) {
         if (Date.now() > until) throw new Error('the job never started processing');
         await new Promise((r) => setTimeout(r, 20));
       }
@@ -223,13 +286,20 @@ describe('IppPrinterDriver faults', () => {
   test('an unreachable printer gives connected:false at once, never a throw', async () => {
     // A refused connection is answered without waiting for the (one minute) timeout.
     const d = new IppPrinterDriver(`ipp://127.0.0.1:${CLOSED_PORT}/ipp/print`, { timeoutMs: 60_000 });
-    assert.deepEqual(await beforeHang(d.status(), 20_000, 'status of a refused printer'), { connected: false, supported: false, error_code: PrinterError.unreachable, connection_type: 'network' });
+    assert.deepEqual(await beforeHang(d.status(), 20_000, 'status of a refused printer'), {
+      connected: false,
+      supported: false,
+      error_code: PrinterError.unreachable,
+      connection_type: 'network',
+    });
     await d.close();
   });
 
   test('a printer that accepts but never answers times out into connected:false', async () => {
     const sockets = new Set<import('node:net').Socket>();
-    const silent = createServer((s) => { sockets.add(s); });
+    const silent = createServer((s) => {
+      sockets.add(s);
+    });
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
     const port = (silent.address() as { port: number }).port;
     const d = new IppPrinterDriver(`ipp://127.0.0.1:${port}/ipp/print`, { timeoutMs: 300 });
@@ -258,6 +328,9 @@ describe('IppPrinterDriver faults', () => {
     assert.equal(connectionTypeFor('ipp://localhost:631/ipp/print'), 'network');
     assert.equal(connectionTypeFor('ipps://192.168.1.20/ipp/print'), 'network');
     assert.equal(connectionTypeFor('ipp://printer.local:60000/ipp/print'), 'network');
-    assert.equal(new IppPrinterDriver('ipp://localhost:631/ipp/print', { connectionType: 'usb' }).uri, 'ipp://localhost:631/ipp/print');
+    assert.equal(
+      new IppPrinterDriver('ipp://localhost:631/ipp/print', { connectionType: 'usb' }).uri,
+      'ipp://localhost:631/ipp/print',
+    );
   });
 });

@@ -2,7 +2,16 @@
 // Every fixture stops what it started: close() kills the printer's whole process group (the
 // -c job scripts run as its children) and waits for it to exit.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -75,8 +84,13 @@ const root = new URL('../../../', import.meta.url).pathname;
  * `-w` bounds the wait.
  */
 export function ensureDbusAvahi(): void {
-  if (spawnSync('pgrep', ['-x', 'dbus-daemon']).status === 0 && spawnSync('pgrep', ['-x', 'avahi-daemon']).status === 0) return;
-  const r = spawnSync('flock', ['-o', '-w', '30', '/tmp/boxhub-dbus-avahi.lock', 'bash', join(root, 'scripts/ci/start-dbus-avahi.sh')], { encoding: 'utf8' });
+  if (spawnSync('pgrep', ['-x', 'dbus-daemon']).status === 0 && spawnSync('pgrep', ['-x', 'avahi-daemon']).status === 0)
+    return;
+  const r = spawnSync(
+    'flock',
+    ['-o', '-w', '30', '/tmp/boxhub-dbus-avahi.lock', 'bash', join(root, 'scripts/ci/start-dbus-avahi.sh')],
+    { encoding: 'utf8' },
+  );
   if (r.status !== 0) throw new Error(`start-dbus-avahi.sh failed: ${r.stderr || r.error?.message}`);
 }
 
@@ -90,8 +104,10 @@ export function ensureDbusAvahi(): void {
  * `ERROR:`, exit 1 aborts the job).
  */
 export function jobScript(o: JobScriptOptions): string {
-  const fault = (after: number | undefined, reason: string, words: string) => after === undefined ? '' :
-    `  if [ $i -ge ${after} ]; then echo "STATE: +${reason}" >&2; echo "ERROR: ${words}" >&2; exit 1; fi\n`;
+  const fault = (after: number | undefined, reason: string, words: string) =>
+    after === undefined
+      ? ''
+      : `  if [ $i -ge ${after} ]; then echo "STATE: +${reason}" >&2; echo "ERROR: ${words}" >&2; exit 1; fi\n`;
   return `#!/bin/sh
 rec="$BOXHUB_RECORD_DIR/job-$IPP_JOB_ID"
 { echo "CONTENT_TYPE=$CONTENT_TYPE"; env | grep '^IPP_' | sort; } > "$rec.env"
@@ -143,16 +159,24 @@ const CANCEL_TEST = `{
 
 function readReceived(dir: string): ReceivedJob[] {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).filter((f) => /^job-\d+\.env$/.test(f)).map((f) => {
-    const id = Number(/\d+/.exec(f)![0]);
-    const env: Record<string, string> = {};
-    for (const line of readFileSync(join(dir, f), 'utf8').split('\n')) {
-      const i = line.indexOf('=');
-      if (i > 0) env[line.slice(0, i)] = line.slice(i + 1);
-    }
-    const sidesFile = join(dir, `job-${id}.sides`);
-    return { id, env, document: join(dir, `job-${id}.doc`), sides: existsSync(sidesFile) ? Number(readFileSync(sidesFile, 'utf8').trim()) : 0 };
-  }).sort((a, b) => a.id - b.id);
+  return readdirSync(dir)
+    .filter((f) => /^job-\d+\.env$/.test(f))
+    .map((f) => {
+      const id = Number(/\d+/.exec(f)![0]);
+      const env: Record<string, string> = {};
+      for (const line of readFileSync(join(dir, f), 'utf8').split('\n')) {
+        const i = line.indexOf('=');
+        if (i > 0) env[line.slice(0, i)] = line.slice(i + 1);
+      }
+      const sidesFile = join(dir, `job-${id}.sides`);
+      return {
+        id,
+        env,
+        document: join(dir, `job-${id}.doc`),
+        sides: existsSync(sidesFile) ? Number(readFileSync(sidesFile, 'utf8').trim()) : 0,
+      };
+    })
+    .sort((a, b) => a.id - b.id);
 }
 
 async function waitReady(uri: string, child: ChildProcess, log: () => string, deadlineMs: number): Promise<void> {
@@ -160,12 +184,14 @@ async function waitReady(uri: string, child: ChildProcess, log: () => string, de
   const until = Date.now() + deadlineMs;
   try {
     for (;;) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`ippeveprinter exited (${child.exitCode ?? child.signalCode}): ${log()}`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`ippeveprinter exited (${child.exitCode ?? child.signalCode}): ${log()}`);
       try {
         await getPrinterAttributes(client, { requested: ['printer-state'] });
         return;
       } catch (e) {
-        if (Date.now() > until) throw new Error(`ippeveprinter did not answer within ${deadlineMs} ms: ${String(e)}\n${log()}`);
+        if (Date.now() > until)
+          throw new Error(`ippeveprinter did not answer within ${deadlineMs} ms: ${String(e)}\n${log()}`);
       }
       await new Promise((r) => setTimeout(r, 50)); // poll interval while it binds its port
     }
@@ -183,8 +209,17 @@ async function waitReady(uri: string, child: ChildProcess, log: () => string, de
 function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
-    const kill = (pid: number, sig: NodeJS.Signals) => { try { process.kill(pid, sig); } catch { /* already gone */ } };
-    child.once('exit', () => { kill(-child.pid!, 'SIGKILL'); resolve(); });
+    const kill = (pid: number, sig: NodeJS.Signals) => {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        /* already gone */
+      }
+    };
+    child.once('exit', () => {
+      kill(-child.pid!, 'SIGKILL');
+      resolve();
+    });
     kill(child.pid!, 'SIGKILL');
   });
 }
@@ -240,7 +275,12 @@ export async function startIppEvePrinter(o: IppEvePrinterOptions = {}): Promise<
   }
   args.push(o.name ?? 'Boxhub Test');
   // The print command inherits this environment: where to record, whom to ask about cancels.
-  const env = { ...process.env, BOXHUB_RECORD_DIR: recordDir, BOXHUB_PRINTER_URI_FILE: uriFile, BOXHUB_CANCEL_TEST: cancelTest };
+  const env = {
+    ...process.env,
+    BOXHUB_RECORD_DIR: recordDir,
+    BOXHUB_PRINTER_URI_FILE: uriFile,
+    BOXHUB_CANCEL_TEST: cancelTest,
+  };
   // detached: own process group, so close() also ends running job scripts.
   // stdbuf -oL: ippeveprinter reports some events (Identify-Printer) with printf on stdout,
   // which a pipe would hold in libc's buffer until it exits.
@@ -252,10 +292,16 @@ export async function startIppEvePrinter(o: IppEvePrinterOptions = {}): Promise<
       port = await freePort();
       // With a port given, ippeveprinter says nothing when it listens: it is ready once it
       // answers Get-Printer-Attributes. One that lost the port exits saying "Unable to create".
-      const started = spawn('stdbuf', ['-oL', 'ippeveprinter', ...args.slice(0, -1), '-p', String(port), ...args.slice(-1)], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
+      const started = spawn(
+        'stdbuf',
+        ['-oL', 'ippeveprinter', ...args.slice(0, -1), '-p', String(port), ...args.slice(-1)],
+        { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env },
+      );
       child = started;
       out = '';
-      const seen = (d: Buffer) => { out += d.toString(); };
+      const seen = (d: Buffer) => {
+        out += d.toString();
+      };
       started.stdout!.on('data', seen);
       started.stderr!.on('data', seen);
       try {
@@ -270,10 +316,16 @@ export async function startIppEvePrinter(o: IppEvePrinterOptions = {}): Promise<
     writeFileSync(uriFile, uri);
     const running = child!;
     return {
-      uri, ippsUri: uri.replace(/^ipp:/, 'ipps:'), port, spoolDir,
+      uri,
+      ippsUri: uri.replace(/^ipp:/, 'ipps:'),
+      port,
+      spoolDir,
       log: () => out,
       received: () => readReceived(recordDir),
-      async close() { await stop(running); rmSync(dir, { recursive: true, force: true }); },
+      async close() {
+        await stop(running);
+        rmSync(dir, { recursive: true, force: true });
+      },
     };
   } catch (e) {
     if (child) await stop(child);

@@ -9,14 +9,32 @@ import { join } from 'node:path';
 import type { PrintJobOptions } from '@boxhub/protocol';
 import { displayedSize, JpegError, readJpegHeader } from '@boxhub/protocol/jpeg-header.ts';
 import { placement } from '../src/media/document-jpeg.ts';
-import { prepareDocument, PrintDocumentError, DEFAULT_DOCUMENT_LIMITS, type PrinterDocumentFeatures } from '../src/media/document.ts';
+import {
+  prepareDocument,
+  PrintDocumentError,
+  DEFAULT_DOCUMENT_LIMITS,
+  type PrinterDocumentFeatures,
+} from '../src/media/document.ts';
 import { describeFailure, runLimited } from '../src/media/document-tools.ts';
 import { jpegOf, objectStreamBomb } from '@boxhub/pdf-tools/testing/hostile-pdf.ts';
 import { jpeg, numberedPdf, pageSizes, pageTexts, withExifOrientation } from './print-fixtures.ts';
 
 const page = { width: 595.28, height: 841.89, margins: { top: 10, bottom: 10, left: 10, right: 10 } };
-const bare: PrinterDocumentFeatures = { pages: { pageRanges: false, maxCopies: 1, collation: { collated: false, uncollated: false } }, formats: ['application/pdf'], printScaling: [] };
-const opts = (o: Partial<PrintJobOptions> = {}): PrintJobOptions => ({ media_size: 'SVC_MS_A4', media_type: 'SVC_MT_PLAIN', borderless: false, copies: 1, collate: true, reverse: false, strict: false, ...o });
+const bare: PrinterDocumentFeatures = {
+  pages: { pageRanges: false, maxCopies: 1, collation: { collated: false, uncollated: false } },
+  formats: ['application/pdf'],
+  printScaling: [],
+};
+const opts = (o: Partial<PrintJobOptions> = {}): PrintJobOptions => ({
+  media_size: 'SVC_MS_A4',
+  media_type: 'SVC_MT_PLAIN',
+  borderless: false,
+  copies: 1,
+  collate: true,
+  reverse: false,
+  strict: false,
+  ...o,
+});
 
 function file(bytes: Uint8Array, name = 'doc.pdf'): { file: string; dir: string } {
   const dir = mkdtempSync(join(tmpdir(), 'boxhub-doc-'));
@@ -30,7 +48,10 @@ test('JPEG header: size, components, EXIF orientation; damage is a JpegError', a
   const turned = readJpegHeader(withExifOrientation(j, 6));
   assert.equal(turned.orientation, 6);
   assert.deepEqual(displayedSize(turned), { width: 30, height: 40 });
-  assert.throws(() => readJpegHeader(Buffer.from('%PDF-1.7')), (e: unknown) => e instanceof JpegError && /not a JPEG/.test(e.message));
+  assert.throws(
+    () => readJpegHeader(Buffer.from('%PDF-1.7')),
+    (e: unknown) => e instanceof JpegError && /not a JPEG/.test(e.message),
+  );
   const sof = j.indexOf(Buffer.from([0xff, 0xc0]));
   assert.ok(sof > 0);
   for (let cut = 3; cut < sof + 9; cut += 3) {
@@ -46,13 +67,21 @@ test('JPEG placement: fit inside the margins, fill the page, turned to the page 
   assert.ok(Math.abs(fit.scale - (595.28 - 20) / 300) < 1e-9);
   const [a, b, c, d, e, f] = fit.matrix;
   // The unit square's corners land inside the printable area.
-  for (const [u, v] of [[0, 0], [1, 0], [0, 1], [1, 1]]) {
+  for (const [u, v] of [
+    [0, 0],
+    [1, 0],
+    [0, 1],
+    [1, 1],
+  ]) {
     const x = a * u! + c * v! + e;
     const y = b * u! + d * v! + f;
     assert.ok(x >= 10 - 1e-6 && x <= 585.28 + 1e-6 && y >= 10 - 1e-6 && y <= 831.89 + 1e-6, `${u},${v} → ${x},${y}`);
   }
   // Fill covers the whole page (borderless): the scale is the larger ratio.
-  const fill = placement({ width: 400, height: 300, orientation: 1 }, { width: 288, height: 432, margins: { top: 0, bottom: 0, left: 0, right: 0 }, scaling: 'fill' });
+  const fill = placement(
+    { width: 400, height: 300, orientation: 1 },
+    { width: 288, height: 432, margins: { top: 0, bottom: 0, left: 0, right: 0 }, scaling: 'fill' },
+  );
   assert.ok(Math.abs(fill.scale - Math.max(288 / 300, 432 / 400)) < 1e-9);
   // EXIF 6 stores a portrait photo sideways: upright it is portrait, so no extra turn.
   assert.equal(placement({ width: 400, height: 300, orientation: 6 }, { ...page, scaling: 'fit' }).turned, false);
@@ -60,36 +89,78 @@ test('JPEG placement: fit inside the margins, fill the page, turned to the page 
 
 test('prepareDocument builds what the printer cannot do, and cleans up', async () => {
   const { file: f, dir } = file(await numberedPdf(5));
-  const doc = await prepareDocument({ file: f, format: 'pdf', options: opts({ reverse: true, duplex: 'SVC_DP_NOTUMBLE', copies: 2, page_ranges: [{ from: 2, to: 4 }] }), printer: bare, page, workDir: dir });
+  const doc = await prepareDocument({
+    file: f,
+    format: 'pdf',
+    options: opts({ reverse: true, duplex: 'SVC_DP_NOTUMBLE', copies: 2, page_ranges: [{ from: 2, to: 4 }] }),
+    printer: bare,
+    page,
+    workDir: dir,
+  });
   assert.equal(doc.built, true);
   assert.equal(doc.sourcePages, 5);
   // Pages 2-4 two-sided, sheets reversed ([4, blank], [2, 3]); two collated copies by the box.
   assert.deepEqual(pageTexts(doc.path), ['page 4', '', 'page 2', 'page 3', 'page 4', '', 'page 2', 'page 3']);
   assert.equal(doc.sides, 8);
   assert.deepEqual(doc.printer, { copies: 1 });
-  assert.deepEqual(pageSizes(doc.path).map(([w]) => w), Array(8).fill(595.3), 'the blank back is the media size');
+  assert.deepEqual(
+    pageSizes(doc.path).map(([w]) => w),
+    Array(8).fill(595.3),
+    'the blank back is the media size',
+  );
   await doc.cleanup();
   assert.deepEqual(readdirSync(dir), ['doc.pdf']);
 });
 
 test('prepareDocument leaves a document the printer handles alone', async () => {
   const { file: f, dir } = file(await numberedPdf(3));
-  const doc = await prepareDocument({ file: f, format: 'pdf', options: opts({ copies: 4 }), printer: { ...bare, pages: { ...bare.pages, maxCopies: 99, collation: { collated: true, uncollated: true } } }, page, workDir: dir });
+  const doc = await prepareDocument({
+    file: f,
+    format: 'pdf',
+    options: opts({ copies: 4 }),
+    printer: { ...bare, pages: { ...bare.pages, maxCopies: 99, collation: { collated: true, uncollated: true } } },
+    page,
+    workDir: dir,
+  });
   assert.deepEqual([doc.path, doc.built, doc.sides, doc.printer], [f, false, 12, { copies: 4, collate: true }]);
 });
 
 test('a JPG becomes a PDF page of the media size when the printer cannot scale JPEG', async () => {
   const { file: f, dir } = file(await jpeg(300, 200), 'photo.jpg');
-  const doc = await prepareDocument({ file: f, format: 'jpg', options: opts({ copies: 2 }), printer: bare, page, workDir: dir });
+  const doc = await prepareDocument({
+    file: f,
+    format: 'jpg',
+    options: opts({ copies: 2 }),
+    printer: bare,
+    page,
+    workDir: dir,
+  });
   assert.equal(doc.mimeType, 'application/pdf');
-  assert.deepEqual(pageSizes(doc.path), [[595.3, 841.9], [595.3, 841.9]], 'two copies made by the box');
+  assert.deepEqual(
+    pageSizes(doc.path),
+    [
+      [595.3, 841.9],
+      [595.3, 841.9],
+    ],
+    'two copies made by the box',
+  );
   await doc.cleanup();
-  const direct = await prepareDocument({ file: f, format: 'jpg', options: opts({ borderless: true }), printer: { ...bare, formats: ['application/pdf', 'image/jpeg'], printScaling: ['fit', 'fill'] }, page, workDir: dir });
+  const direct = await prepareDocument({
+    file: f,
+    format: 'jpg',
+    options: opts({ borderless: true }),
+    printer: { ...bare, formats: ['application/pdf', 'image/jpeg'], printScaling: ['fit', 'fill'] },
+    page,
+    workDir: dir,
+  });
   assert.deepEqual([direct.mimeType, direct.path, direct.printer.printScaling], ['image/jpeg', f, 'fill']);
 });
 
 test('hostile or broken documents are refused with a reason, within the limits', async () => {
-  const limits = { ...DEFAULT_DOCUMENT_LIMITS, tool: { memoryBytes: 128 << 20, cpuSeconds: 5, timeoutMs: 10_000, maxOutputBytes: 8 << 20 } };
+  const limits = {
+    ...DEFAULT_DOCUMENT_LIMITS,
+    tool: { memoryBytes: 128 << 20, cpuSeconds: 5, timeoutMs: 10_000, maxOutputBytes: 8 << 20 },
+  };
   const good = Buffer.from(await numberedPdf(2));
   const cases: Array<[string, Uint8Array, RegExp]> = [
     ['truncated', good.subarray(0, Math.floor(good.length * 0.6)), /the PDF cannot be read/],
@@ -98,11 +169,18 @@ test('hostile or broken documents are refused with a reason, within the limits',
   ];
   for (const [name, bytes, re] of cases) {
     const { file: f, dir } = file(bytes);
-    await assert.rejects(prepareDocument({ file: f, format: 'pdf', options: opts(), printer: bare, page, workDir: dir, limits }), (e: unknown) => e instanceof PrintDocumentError && re.test(e.message), name);
+    await assert.rejects(
+      prepareDocument({ file: f, format: 'pdf', options: opts(), printer: bare, page, workDir: dir, limits }),
+      (e: unknown) => e instanceof PrintDocumentError && re.test(e.message),
+      name,
+    );
     assert.deepEqual(readdirSync(dir), ['doc.pdf'], `${name}: nothing left behind`);
   }
   const { file: j, dir } = file(Buffer.from('not a jpeg'), 'x.jpg');
-  await assert.rejects(prepareDocument({ file: j, format: 'jpg', options: opts(), printer: bare, page, workDir: dir }), (e: unknown) => e instanceof PrintDocumentError && /not a JPEG/.test(e.message));
+  await assert.rejects(
+    prepareDocument({ file: j, format: 'jpg', options: opts(), printer: bare, page, workDir: dir }),
+    (e: unknown) => e instanceof PrintDocumentError && /not a JPEG/.test(e.message),
+  );
 });
 
 test('runLimited: a tool over its memory or time limit is stopped and said so', async () => {

@@ -25,7 +25,10 @@ export function pageTexts(pdf: string): string[] {
 /** Page sizes in points (pdfinfo), rounded to 0.1 pt. */
 export function pageSizes(pdf: string): Array<[number, number]> {
   const out = execFileSync('pdfinfo', ['-f', '1', '-l', '9999', pdf], { encoding: 'utf8' });
-  return [...out.matchAll(/^Page\s+\d+ size:\s+([\d.]+) x ([\d.]+) pts/gm)].map((m) => [Math.round(Number(m[1]) * 10) / 10, Math.round(Number(m[2]) * 10) / 10]);
+  return [...out.matchAll(/^Page\s+\d+ size:\s+([\d.]+) x ([\d.]+) pts/gm)].map((m) => [
+    Math.round(Number(m[1]) * 10) / 10,
+    Math.round(Number(m[2]) * 10) / 10,
+  ]);
 }
 
 /** A real baseline JPEG of `width`×`height` points of a one-page PDF, rendered at 72 dpi. */
@@ -45,10 +48,32 @@ export async function jpeg(width: number, height: number): Promise<Buffer> {
 /** The same JPEG with an EXIF APP1 segment saying `orientation` (TIFF tag 274), after SOI. */
 export function withExifOrientation(jpg: Buffer, orientation: number): Buffer {
   const tiff = Buffer.from([
-    0x4d, 0x4d, 0x00, 0x2a, 0x00, 0x00, 0x00, 0x08, // big-endian TIFF, IFD0 at 8
-    0x00, 0x01, // one entry
-    0x01, 0x12, 0x00, 0x03, 0x00, 0x00, 0x00, 0x01, 0x00, orientation, 0x00, 0x00, // Orientation SHORT 1
-    0x00, 0x00, 0x00, 0x00, // no next IFD
+    0x4d,
+    0x4d,
+    0x00,
+    0x2a,
+    0x00,
+    0x00,
+    0x00,
+    0x08, // big-endian TIFF, IFD0 at 8
+    0x00,
+    0x01, // one entry
+    0x01,
+    0x12,
+    0x00,
+    0x03,
+    0x00,
+    0x00,
+    0x00,
+    0x01,
+    0x00,
+    orientation,
+    0x00,
+    0x00, // Orientation SHORT 1
+    0x00,
+    0x00,
+    0x00,
+    0x00, // no next IFD
   ]);
   const body = Buffer.concat([Buffer.from('Exif\0\0', 'latin1'), tiff]);
   const len = body.length + 2;

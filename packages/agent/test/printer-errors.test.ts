@@ -26,6 +26,7 @@ test('printer-state-reasons map to printer error codes', () => {
     ['idle', ['com.example-weird-report'], PrinterError.none],
     ['stopped', [], PrinterError.other],
   ];
-  for (const [state, reasons, code] of cases) assert.equal(printerErrorCode(state, reasons), code, `${state} ${reasons.join(',')}`);
+  for (const [state, reasons, code] of cases)
+    assert.equal(printerErrorCode(state, reasons), code, `${state} ${reasons.join(',')}`);
   assert.deepEqual(splitReason('media-jam'), { base: 'media-jam', severity: 'error' });
 });

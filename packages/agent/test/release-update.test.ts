@@ -6,7 +6,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -37,7 +46,10 @@ async function serve(bytes: Buffer, cutAt: number): Promise<{ server: Server; ur
     const m = /^bytes=(\d+)-$/.exec(range ?? '');
     if (m) {
       const from = Number(m[1]);
-      res.writeHead(206, { 'content-length': bytes.length - from, 'content-range': `bytes ${from}-${bytes.length - 1}/${bytes.length}` });
+      res.writeHead(206, {
+        'content-length': bytes.length - from,
+        'content-range': `bytes ${from}-${bytes.length - 1}/${bytes.length}`,
+      });
       res.end(bytes.subarray(from));
       return;
     }
@@ -64,7 +76,10 @@ test('a download broken off mid-way resumes where it stopped and is checked agai
     assert.match(ranges[1] ?? '', /^bytes=\d+-$/, `the second request asked for the rest: ${JSON.stringify(ranges)}`);
     assert.ok(Number(/\d+/.exec(ranges[1] ?? '')?.[0]) > 0);
     // Bytes that are not the manifest's: refused, and nothing kept.
-    await assert.rejects(downloadRelease(url, join(dir, 'other'), { size: bytes.length, sha256: '0'.repeat(64) }), /does not match the manifest/);
+    await assert.rejects(
+      downloadRelease(url, join(dir, 'other'), { size: bytes.length, sha256: '0'.repeat(64) }),
+      /does not match the manifest/,
+    );
   } finally {
     server.close();
     rmSync(dir, { recursive: true, force: true });
@@ -81,11 +96,25 @@ test('a busy box downloads and unpacks the release, and switches only once its j
   const logs: string[] = [];
   try {
     const updater = new Updater({
-      stateDir, publicKey: keys.publicKey, version: '0.1.0', busy: () => busy, busyPollMs: 20,
-      restart: () => { restarted = true; }, changed: () => {}, log: (m) => logs.push(m),
+      stateDir,
+      publicKey: keys.publicKey,
+      version: '0.1.0',
+      busy: () => busy,
+      busyPollMs: 20,
+      restart: () => {
+        restarted = true;
+      },
+      changed: () => {},
+      log: (m) => logs.push(m),
     });
     await updater.load();
-    const manifest = { version: '0.2.0', platform: 'any', size: bytes.length, sha256: sha256Hex(bytes), entry: 'package/bin/boxhub.mjs' };
+    const manifest = {
+      version: '0.2.0',
+      platform: 'any',
+      size: bytes.length,
+      sha256: sha256Hex(bytes),
+      entry: 'package/bin/boxhub.mjs',
+    };
     const p: AgentUpdateParams = { release: 'r1', url, manifest, signature: signManifest(keys.privateKey, manifest) };
     assert.deepEqual(await updater.accept(p), { ok: true });
     const running = updater.run(p);
@@ -101,7 +130,13 @@ test('a busy box downloads and unpacks the release, and switches only once its j
     await running;
     assert.equal(restarted, true);
     assert.equal(readlinkSync(join(stateDir, 'releases', 'current')), '0.2.0');
-    assert.deepEqual(JSON.parse(readFileSync(join(stateDir, 'releases', 'trial.json'), 'utf8')), { release: 'r1', to: '0.2.0', from: null, starts: 0, started_at: 0 });
+    assert.deepEqual(JSON.parse(readFileSync(join(stateDir, 'releases', 'trial.json'), 'utf8')), {
+      release: 'r1',
+      to: '0.2.0',
+      from: null,
+      starts: 0,
+      started_at: 0,
+    });
   } finally {
     server.close();
     rmSync(stateDir, { recursive: true, force: true });
@@ -115,10 +150,18 @@ test('once a release proves healthy, the box keeps it and the one it came from, 
     for (const v of ['0.1.0', '0.2.0', '0.3.0', 'downloads']) mkdirSync(join(releases, v), { recursive: true });
     writeFileSync(join(releases, 'downloads', 'r9.part'), 'partial');
     symlinkSync('0.3.0', join(releases, 'current'));
-    writeFileSync(join(releases, 'trial.json'), JSON.stringify({ release: 'r3', to: '0.3.0', from: '0.2.0', starts: 1, started_at: 1 }));
+    writeFileSync(
+      join(releases, 'trial.json'),
+      JSON.stringify({ release: 'r3', to: '0.3.0', from: '0.2.0', starts: 1, started_at: 1 }),
+    );
     const updater = new Updater({
-      stateDir, publicKey: newReleaseKeys().publicKey, version: '0.3.0', busy: () => false,
-      restart: () => {}, changed: () => {}, log: () => {},
+      stateDir,
+      publicKey: newReleaseKeys().publicKey,
+      version: '0.3.0',
+      busy: () => false,
+      restart: () => {},
+      changed: () => {},
+      log: () => {},
     });
     await updater.load();
     await updater.healthy();
@@ -132,18 +175,45 @@ test('once a release proves healthy, the box keeps it and the one it came from, 
 });
 
 function readable(path: string): boolean {
-  try { readFileSync(path); return true; } catch { return false; }
+  try {
+    readFileSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 test('the checks before the answer: unsigned, signed by another key, another platform, older, the same, no key', () => {
   const keys = newReleaseKeys();
   const other = newReleaseKeys();
-  const box = (publicKey: string | undefined) => new Updater({
-    stateDir: tmpdir(), publicKey, version: '1.2.0', busy: () => false, restart: () => {}, changed: () => {}, log: () => {},
+  const box = (publicKey: string | undefined) =>
+    new Updater({
+      stateDir: tmpdir(),
+      publicKey,
+      version: '1.2.0',
+      busy: () => false,
+      restart: () => {},
+      changed: () => {},
+      log: () => {},
+    });
+  const manifest = (version: string, platform = 'any') => ({
+    version,
+    platform,
+    size: 10,
+    sha256: 'a'.repeat(64),
+    entry: 'package/bin/boxhub.mjs',
   });
-  const manifest = (version: string, platform = 'any') => ({ version, platform, size: 10, sha256: 'a'.repeat(64), entry: 'package/bin/boxhub.mjs' });
-  const params = (m: ReturnType<typeof manifest>, key = keys.privateKey, o: { downgrade?: boolean } = {}): AgentUpdateParams =>
-    ({ release: 'r', url: 'http://127.0.0.1:1/r.tgz', manifest: m, signature: signManifest(key, m), ...o });
+  const params = (
+    m: ReturnType<typeof manifest>,
+    key = keys.privateKey,
+    o: { downgrade?: boolean } = {},
+  ): AgentUpdateParams => ({
+    release: 'r',
+    url: 'http://127.0.0.1:1/r.tgz',
+    manifest: m,
+    signature: signManifest(key, m),
+    ...o,
+  });
   const why = (v: { ok: true } | { ok: false; reason: string }) => (v.ok ? 'ok' : v.reason);
   const u = box(keys.publicKey);
   assert.equal(why(u.check(params(manifest('1.3.0')))), 'ok');

@@ -11,12 +11,17 @@ import { beforeHang } from './timing.ts';
 
 describe('SaneScannerDriver on the test backend', () => {
   let sane: SaneTestConfig;
-  before(() => { sane = saneTestConfig(); });
+  before(() => {
+    sane = saneTestConfig();
+  });
   after(() => sane.close());
 
   test('scanimage -L lists the test devices', async () => {
     const list = await listSaneDevices({ env: sane.env });
-    assert.deepEqual(list.map((d) => d.name), ['test:0', 'test:1']);
+    assert.deepEqual(
+      list.map((d) => d.name),
+      ['test:0', 'test:1'],
+    );
     assert.deepEqual(list[0], { name: 'test:0', vendor: 'Noname', model: 'frontend-tester', type: 'virtual device' });
   });
 
@@ -70,14 +75,19 @@ describe('SaneScannerDriver on the test backend', () => {
 });
 
 test('resolution constraints: ranges give the spec values inside, lists give their values', () => {
-  assert.deepEqual(resolutionsOf({ name: 'resolution', constraint: '1..1200dpi (in steps of 1)' }), [100, 150, 200, 240, 300, 400, 600, 1200]);
+  assert.deepEqual(
+    resolutionsOf({ name: 'resolution', constraint: '1..1200dpi (in steps of 1)' }),
+    [100, 150, 200, 240, 300, 400, 600, 1200],
+  );
   assert.deepEqual(resolutionsOf({ name: 'resolution', constraint: '75..600dpi (in steps of 75)' }), [150, 300, 600]);
   assert.deepEqual(resolutionsOf({ name: 'resolution', constraint: '75|150|300|600dpi' }), [75, 150, 300, 600]);
   assert.deepEqual(resolutionsOf(undefined), []);
 });
 
 test('duplex from a real-style option list', () => {
-  const o = parseOptions('  Scan Mode:\n    --source Flatbed|ADF Front|ADF Duplex [Flatbed]\n        Selects the source.\n    --resolution 50|100|150|200|300|600dpi [150]\n');
+  const o = parseOptions(
+    '  Scan Mode:\n    --source Flatbed|ADF Front|ADF Duplex [Flatbed]\n        Selects the source.\n    --resolution 50|100|150|200|300|600dpi [150]\n',
+  );
   assert.deepEqual(o.get('source'), { name: 'source', constraint: 'Flatbed|ADF Front|ADF Duplex', value: 'Flatbed' });
   assert.deepEqual(resolutionsOf(o.get('resolution')), [50, 100, 150, 200, 300, 600]);
 });

@@ -13,10 +13,12 @@ export interface SaneTestConfig {
 export function saneTestConfig(extra: Record<string, string> = {}): SaneTestConfig {
   const dir = mkdtempSync(join(tmpdir(), 'boxhub-sane-'));
   const settings: Record<string, string> = { geometry_max: '300.0', br_x: '210.0', br_y: '297.0', ...extra };
-  const lines = readFileSync('/etc/sane.d/test.conf', 'utf8').split('\n').map((l) => {
-    const key = l.split(/\s+/)[0] ?? '';
-    return key in settings ? `${key} ${settings[key]}` : l;
-  });
+  const lines = readFileSync('/etc/sane.d/test.conf', 'utf8')
+    .split('\n')
+    .map((l) => {
+      const key = l.split(/\s+/)[0] ?? '';
+      return key in settings ? `${key} ${settings[key]}` : l;
+    });
   writeFileSync(join(dir, 'test.conf'), lines.join('\n'));
   // Only `test` in dll.conf: -L then skips probing USB and network backends (fast, hermetic).
   writeFileSync(join(dir, 'dll.conf'), 'test\n');

@@ -23,19 +23,37 @@ function tempDir(t: { after(fn: () => void): void }): string {
 }
 const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
 const jpeg = (width: number, height: number, channels: 1 | 3, seed: number) =>
-  sharp({ create: { width, height, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 120 + seed, sigma: 40 } } }).toColourspace(channels === 1 ? 'b-w' : 'srgb').jpeg({ quality: 80 }).toBuffer();
+  sharp({
+    create: {
+      width,
+      height,
+      channels: 3,
+      background: '#000',
+      noise: { type: 'gaussian', mean: 120 + seed, sigma: 40 },
+    },
+  })
+    .toColourspace(channels === 1 ? 'b-w' : 'srgb')
+    .jpeg({ quality: 80 })
+    .toBuffer();
 
 test('PdfItemWriter: JPEGs embedded unchanged, page sizes from dpi, MD5 and size of the file, each page on disk before add() returns', async (t) => {
   const dir = tempDir(t);
   const pages = [await jpeg(827, 1169, 3, 1), await jpeg(413, 584, 1, 2), await jpeg(827, 1169, 3, 3)];
-  const specs = [{ width: 827, height: 1169, dpi: 100 }, { width: 413, height: 584, dpi: 50 }, { width: 827, height: 1169, dpi: 100 }];
+  const specs = [
+    { width: 827, height: 1169, dpi: 100 },
+    { width: 413, height: 584, dpi: 50 },
+    { width: 827, height: 1169, dpi: 100 },
+  ];
   const w = await PdfItemWriter.create(join(dir, 'a.pdf'));
   let sum = 0;
   for (let i = 0; i < pages.length; i++) {
     await w.add(pages[i]!, specs[i]!);
     sum += pages[i]!.length;
     // Nothing of an added page waits in memory: it is in the file already.
-    assert.ok(w.bytesWritten > sum && w.bytesWritten < sum + (i + 1) * PDF_PAGE_OVERHEAD + PDF_FILE_OVERHEAD, `${w.bytesWritten} after ${sum}`);
+    assert.ok(
+      w.bytesWritten > sum && w.bytesWritten < sum + (i + 1) * PDF_PAGE_OVERHEAD + PDF_FILE_OVERHEAD,
+      `${w.bytesWritten} after ${sum}`,
+    );
     assert.equal(statSync(join(dir, 'a.pdf')).size, w.bytesWritten);
   }
   const r = await w.finish();
@@ -52,13 +70,29 @@ test('PdfItemWriter: JPEGs embedded unchanged, page sizes from dpi, MD5 and size
   assert.match(info, /Pages:\s+3/);
   assert.match(info, /Page {4}1 size:\s+595\.44 x 841\.68 pts/);
   assert.match(info, /Page {4}2 size:\s+594\.72 x 840\.96 pts/);
-  const list = execFileSync('pdfimages', ['-list', r.path], { encoding: 'utf8' }).split('\n').slice(2).filter(Boolean).map((l) => l.trim().split(/\s+/));
-  assert.deepEqual(list.map((c) => [c[3], c[4], c[5], c[6], c[8], c[12]]), [
-    ['827', '1169', 'rgb', '3', 'jpeg', '100'], ['413', '584', 'gray', '1', 'jpeg', '50'], ['827', '1169', 'rgb', '3', 'jpeg', '100'],
-  ]);
+  const list = execFileSync('pdfimages', ['-list', r.path], { encoding: 'utf8' })
+    .split('\n')
+    .slice(2)
+    .filter(Boolean)
+    .map((l) => l.trim().split(/\s+/));
+  assert.deepEqual(
+    list.map((c) => [c[3], c[4], c[5], c[6], c[8], c[12]]),
+    [
+      ['827', '1169', 'rgb', '3', 'jpeg', '100'],
+      ['413', '584', 'gray', '1', 'jpeg', '50'],
+      ['827', '1169', 'rgb', '3', 'jpeg', '100'],
+    ],
+  );
   // pdf-lib, a strict parser, reads the same page sizes.
   const doc = await PDFDocument.load(file);
-  assert.deepEqual(doc.getPages().map((pg) => [pg.getWidth(), pg.getHeight()]), [[595.44, 841.68], [594.72, 840.96], [595.44, 841.68]]);
+  assert.deepEqual(
+    doc.getPages().map((pg) => [pg.getWidth(), pg.getHeight()]),
+    [
+      [595.44, 841.68],
+      [594.72, 840.96],
+      [595.44, 841.68],
+    ],
+  );
 });
 
 test('PdfItemWriter refuses what a PDF page cannot be and stays usable; abort deletes the file', async (t) => {
@@ -66,7 +100,16 @@ test('PdfItemWriter refuses what a PDF page cannot be and stays usable; abort de
   const w = await PdfItemWriter.create(join(dir, 'b.pdf'));
   const good = await jpeg(100, 100, 3, 1);
   await assert.rejects(w.add(Buffer.from('not a jpeg'), { width: 1, height: 1, dpi: 100 }), /not a JPEG/);
-  await assert.rejects(w.add(await sharp({ create: { width: 20, height: 20, channels: 4, background: '#000' } }).toColourspace('cmyk').jpeg().toBuffer(), { width: 20, height: 20, dpi: 100 }), /8-bit greyscale or colour JPEG, not 8-bit with 4 components/);
+  await assert.rejects(
+    w.add(
+      await sharp({ create: { width: 20, height: 20, channels: 4, background: '#000' } })
+        .toColourspace('cmyk')
+        .jpeg()
+        .toBuffer(),
+      { width: 20, height: 20, dpi: 100 },
+    ),
+    /8-bit greyscale or colour JPEG, not 8-bit with 4 components/,
+  );
   await assert.rejects(w.add(good, { width: 99, height: 100, dpi: 100 }), /page is 99×100 but its JPEG is 100×100/);
   await assert.rejects(w.add(good, { width: 100, height: 100, dpi: 0 }), /dpi must be positive/);
   await w.add(good, { width: 100, height: 100, dpi: 100 });
@@ -103,11 +146,14 @@ test('item rule: whole sheets, hard caps, a first page always fits', () => {
   assert.deepEqual(ITEM_LIMITS, { maxPages: 200, maxBytes: 100 * 1024 * 1024 });
 });
 
-test('item rule as the stack scans: closed right after the page that completes it, by pages or by age at a sheet\'s end', () => {
+test("item rule as the stack scans: closed right after the page that completes it, by pages or by age at a sheet's end", () => {
   const rule = { pages: 4, seconds: 3 };
   const caps = capsOf(rule, ITEM_LIMITS);
   assert.deepEqual(caps, { maxPages: 4, maxBytes: ITEM_LIMITS.maxBytes });
-  assert.deepEqual(capsOf({ pages: 150, seconds: 0 }, { maxPages: 100, maxBytes: 10 }), { maxPages: 100, maxBytes: 10 });
+  assert.deepEqual(capsOf({ pages: 150, seconds: 0 }, { maxPages: 100, maxBytes: 10 }), {
+    maxPages: 100,
+    maxBytes: 10,
+  });
   const item = (pages: number, openedAt = 0) => ({ pages, bytes: pages * 10_000, openedAt });
   const front = { front: true, bytes: 10_000 };
   const back = { front: false, bytes: 10_000 };
@@ -127,44 +173,111 @@ test('item rule as the stack scans: closed right after the page that completes i
   assert.deepEqual(ITEM_RULE, { pages: 20, seconds: 3 });
 });
 
-const req = (o: Partial<ScanRequest> = {}): ScanRequest => ({ duplex: true, resolution: 100, color: 'color', jpegQuality: 80, ...o });
+const req = (o: Partial<ScanRequest> = {}): ScanRequest => ({
+  duplex: true,
+  resolution: 100,
+  color: 'color',
+  jpegQuality: 80,
+  ...o,
+});
 async function run(items: AsyncIterable<AssembledItem>): Promise<{ items: AssembledItem[]; error?: unknown }> {
   const out: AssembledItem[] = [];
-  try { for await (const it of items) out.push(it); return { items: out }; } catch (error) { return { items: out, error }; }
+  try {
+    for await (const it of items) out.push(it);
+    return { items: out };
+  } catch (error) {
+    return { items: out, error };
+  }
 }
 
 test('a batch: blank backs skipped, the scanner JPEG passed through, one item for the batch', async (t) => {
   const dir = tempDir(t);
   const s = new SimScanner('sim:');
-  s.load([{ front: 'text', back: 'blank' }, { front: 'text', back: 'text' }, { front: 'text', back: { blank: { showThrough: true } } }]);
+  s.load([
+    { front: 'text', back: 'blank' },
+    { front: 'text', back: 'text' },
+    { front: 'text', back: { blank: { showThrough: true } } },
+  ]);
   const seen: PageOutcome[] = [];
-  const r = await run(assembleItems(s.scan(req(), new AbortController().signal), { dir, request: req(), blankPageSkip: true, firstItem: 4, onPage: (e) => seen.push(e), now: () => 1234 }));
+  const r = await run(
+    assembleItems(s.scan(req(), new AbortController().signal), {
+      dir,
+      request: req(),
+      blankPageSkip: true,
+      firstItem: 4,
+      onPage: (e) => seen.push(e),
+      now: () => 1234,
+    }),
+  );
   assert.equal(r.error, undefined);
   assert.equal(r.items.length, 1);
   const it = r.items[0]!;
-  assert.deepEqual([it.item, it.pages, it.scannedAt, it.sides], [4, 4, 1234, [{ sheet: 1, front: true }, { sheet: 2, front: true }, { sheet: 2, front: false }, { sheet: 3, front: true }]]);
+  assert.deepEqual(
+    [it.item, it.pages, it.scannedAt, it.sides],
+    [
+      4,
+      4,
+      1234,
+      [
+        { sheet: 1, front: true },
+        { sheet: 2, front: true },
+        { sheet: 2, front: false },
+        { sheet: 3, front: true },
+      ],
+    ],
+  );
   const file = readFileSync(it.path);
   assert.deepEqual([it.path, it.size, it.md5], [join(dir, 'item-4.pdf'), file.length, md5(file)]);
-  assert.deepEqual(seen.map((e) => [e.sheet, e.front, e.kept, e.passedThrough ?? null]), [
-    [1, true, true, true], [1, false, false, null], [2, true, true, true], [2, false, true, true], [3, true, true, true], [3, false, false, null],
-  ]);
+  assert.deepEqual(
+    seen.map((e) => [e.sheet, e.front, e.kept, e.passedThrough ?? null]),
+    [
+      [1, true, true, true],
+      [1, false, false, null],
+      [2, true, true, true],
+      [2, false, true, true],
+      [3, true, true, true],
+      [3, false, false, null],
+    ],
+  );
   assert.ok(seen.every((e) => typeof e.coverage === 'number'));
   // A batch of blank paper makes no item.
   s.load([{ front: 'blank', back: 'blank' }]);
-  const none = await run(assembleItems(s.scan(req(), new AbortController().signal), { dir, request: req(), blankPageSkip: true }));
+  const none = await run(
+    assembleItems(s.scan(req(), new AbortController().signal), { dir, request: req(), blankPageSkip: true }),
+  );
   assert.deepEqual([none.items.length, none.error, readdirSync(dir).length], [0, undefined, 1]);
   // Without blank-page skip every side is kept.
   s.load(2);
-  const all = await run(assembleItems(s.scan(req(), new AbortController().signal), { dir, request: req(), blankPageSkip: false }));
-  assert.deepEqual(all.items.map((i) => i.pages), [4]);
+  const all = await run(
+    assembleItems(s.scan(req(), new AbortController().signal), { dir, request: req(), blankPageSkip: false }),
+  );
+  assert.deepEqual(
+    all.items.map((i) => i.pages),
+    [4],
+  );
 });
 
 test('a batch larger than the caps is cut at sheet boundaries', async (t) => {
   const dir = tempDir(t);
   const s = new SimScanner('sim:');
   s.load(5);
-  const r = await run(assembleItems(s.scan(req({ duplex: true }), new AbortController().signal), { dir, request: req(), blankPageSkip: false, limits: { maxPages: 4, maxBytes: 1e9 }, now: () => 0 }));
-  assert.deepEqual(r.items.map((i) => [i.item, i.pages, i.sides.map((x) => x.sheet)]), [[1, 4, [1, 1, 2, 2]], [2, 4, [3, 3, 4, 4]], [3, 2, [5, 5]]]);
+  const r = await run(
+    assembleItems(s.scan(req({ duplex: true }), new AbortController().signal), {
+      dir,
+      request: req(),
+      blankPageSkip: false,
+      limits: { maxPages: 4, maxBytes: 1e9 },
+      now: () => 0,
+    }),
+  );
+  assert.deepEqual(
+    r.items.map((i) => [i.item, i.pages, i.sides.map((x) => x.sheet)]),
+    [
+      [1, 4, [1, 1, 2, 2]],
+      [2, 4, [3, 3, 4, 4]],
+      [3, 2, [5, 5]],
+    ],
+  );
   assert.deepEqual(readdirSync(dir).sort(), ['item-1.pdf', 'item-2.pdf', 'item-3.pdf']);
 });
 
@@ -173,22 +286,50 @@ test('a jam keeps the pages before it as an item, then throws; a stop or an earl
   const s = new SimScanner('sim:');
   s.load(4);
   s.jamAfter(2);
-  const jam = await run(assembleItems(s.scan(req(), new AbortController().signal), { dir, request: req(), blankPageSkip: false, now: () => 0 }));
+  const jam = await run(
+    assembleItems(s.scan(req(), new AbortController().signal), {
+      dir,
+      request: req(),
+      blankPageSkip: false,
+      now: () => 0,
+    }),
+  );
   assert.ok(jam.error instanceof ScanFault && jam.error.kind === 'jammed');
-  assert.deepEqual(jam.items.map((i) => i.pages), [4]);
+  assert.deepEqual(
+    jam.items.map((i) => i.pages),
+    [4],
+  );
   assert.deepEqual(readdirSync(dir), ['item-1.pdf']);
   rmSync(join(dir, 'item-1.pdf'));
 
   s.setFault(null);
   const ac = new AbortController();
   let n = 0;
-  const stopped = await run(assembleItems(s.scan(req(), ac.signal), { dir, request: req(), blankPageSkip: false, signal: ac.signal, onPage: () => { if (++n === 3) ac.abort(new Error('stop')); } }));
+  const stopped = await run(
+    assembleItems(s.scan(req(), ac.signal), {
+      dir,
+      request: req(),
+      blankPageSkip: false,
+      signal: ac.signal,
+      onPage: () => {
+        if (++n === 3) ac.abort(new Error('stop'));
+      },
+    }),
+  );
   assert.equal((stopped.error as Error).message, 'stop');
   assert.deepEqual([stopped.items.length, readdirSync(dir)], [0, []]);
 
   s.load(3);
-  const it = assembleItems(s.scan(req(), new AbortController().signal), { dir, request: req(), blankPageSkip: false, limits: { maxPages: 2, maxBytes: 1e9 } });
-  for await (const item of it) { assert.equal(item.pages, 2); break; }
+  const it = assembleItems(s.scan(req(), new AbortController().signal), {
+    dir,
+    request: req(),
+    blankPageSkip: false,
+    limits: { maxPages: 2, maxBytes: 1e9 },
+  });
+  for await (const item of it) {
+    assert.equal(item.pages, 2);
+    break;
+  }
   // The first item is the caller's; the one that was being written is gone.
   assert.deepEqual(readdirSync(dir), ['item-1.pdf']);
 });
@@ -198,28 +339,78 @@ test('a long stack is cut into items as it scans: each yielded before the scanne
   const s = new SimScanner('sim:');
   s.load(5);
   let delivered = 0;
-  async function* counted(pages: AsyncIterable<ScannedPage>) { for await (const p of pages) { delivered++; yield p; } }
+  async function* counted(pages: AsyncIterable<ScannedPage>) {
+    for await (const p of pages) {
+      delivered++;
+      yield p;
+    }
+  }
   const at: number[] = [];
-  for await (const item of assembleItems(counted(s.scan(req(), new AbortController().signal)), { dir, request: req(), blankPageSkip: false, itemRule: { pages: 4, seconds: 0 }, now: () => 0 })) {
+  for await (const item of assembleItems(counted(s.scan(req(), new AbortController().signal)), {
+    dir,
+    request: req(),
+    blankPageSkip: false,
+    itemRule: { pages: 4, seconds: 0 },
+    now: () => 0,
+  })) {
     at.push(delivered);
-    assert.deepEqual(item.sides.map((x) => x.sheet), item.item === 3 ? [5, 5] : [item.item * 2 - 1, item.item * 2 - 1, item.item * 2, item.item * 2]);
+    assert.deepEqual(
+      item.sides.map((x) => x.sheet),
+      item.item === 3 ? [5, 5] : [item.item * 2 - 1, item.item * 2 - 1, item.item * 2, item.item * 2],
+    );
   }
   // Items 1 and 2 went out after pages 4 and 8, before the 5th and 9th were asked for.
   assert.deepEqual(at, [4, 8, 10]);
 });
 
-test('the time rule cuts at the end of a sheet once the item\'s first page is item_seconds old (injected clock)', async (t) => {
+test("the time rule cuts at the end of a sheet once the item's first page is item_seconds old (injected clock)", async (t) => {
   const dir = tempDir(t);
   const s = new SimScanner('sim:');
   s.load(5);
   let clock = 0;
   // One page a second, as the demo's scanner (ppm=60) delivers them.
-  async function* paced(pages: AsyncIterable<ScannedPage>) { for await (const p of pages) { clock += 1000; yield p; } }
-  const r = await run(assembleItems(paced(s.scan(req(), new AbortController().signal)), { dir, request: req(), blankPageSkip: false, itemRule: { pages: 20, seconds: 3 }, now: () => clock }));
-  assert.deepEqual(r.items.map((i) => [i.pages, i.scannedAt]), [[4, 4000], [4, 8000], [2, 10000]]);
+  async function* paced(pages: AsyncIterable<ScannedPage>) {
+    for await (const p of pages) {
+      clock += 1000;
+      yield p;
+    }
+  }
+  const r = await run(
+    assembleItems(paced(s.scan(req(), new AbortController().signal)), {
+      dir,
+      request: req(),
+      blankPageSkip: false,
+      itemRule: { pages: 20, seconds: 3 },
+      now: () => clock,
+    }),
+  );
+  assert.deepEqual(
+    r.items.map((i) => [i.pages, i.scannedAt]),
+    [
+      [4, 4000],
+      [4, 8000],
+      [2, 10000],
+    ],
+  );
   // Blank backs skipped end their sheets too: the item closes after the skipped back.
-  s.load([{ front: 'text', back: 'blank' }, { front: 'text', back: 'blank' }, { front: 'text', back: 'blank' }]);
+  s.load([
+    { front: 'text', back: 'blank' },
+    { front: 'text', back: 'blank' },
+    { front: 'text', back: 'blank' },
+  ]);
   clock = 0;
-  const sk = await run(assembleItems(paced(s.scan(req(), new AbortController().signal)), { dir, request: req(), blankPageSkip: true, itemRule: { pages: 20, seconds: 3 }, now: () => clock, firstItem: 4 }));
-  assert.deepEqual(sk.items.map((i) => i.sides.map((x) => x.sheet)), [[1, 2], [3]]);
+  const sk = await run(
+    assembleItems(paced(s.scan(req(), new AbortController().signal)), {
+      dir,
+      request: req(),
+      blankPageSkip: true,
+      itemRule: { pages: 20, seconds: 3 },
+      now: () => clock,
+      firstItem: 4,
+    }),
+  );
+  assert.deepEqual(
+    sk.items.map((i) => i.sides.map((x) => x.sheet)),
+    [[1, 2], [3]],
+  );
 });

@@ -12,7 +12,13 @@ const turn = () => new Promise((resolve) => setImmediate(resolve));
 test('one in flight, the newest next: five pages while the first is on its way cost two sends', async () => {
   const sent: number[] = [];
   const answers: Array<() => void> = [];
-  const r = new ScanProgressReporter({ send: (x) => { sent.push(x.pages); return new Promise<void>((resolve) => answers.push(resolve)); }, minIntervalMs: 0 });
+  const r = new ScanProgressReporter({
+    send: (x) => {
+      sent.push(x.pages);
+      return new Promise<void>((resolve) => answers.push(resolve));
+    },
+    minIntervalMs: 0,
+  });
   for (let i = 1; i <= 5; i++) r.report(p(i));
   assert.deepEqual(sent, [1]);
   answers.shift()!();
@@ -28,8 +34,21 @@ test('at most one send per interval: the pages of a fast scanner in between go a
   const waits: Array<{ ms: number; go: () => void }> = [];
   const sent: number[] = [];
   const r = new ScanProgressReporter({
-    send: async (x) => { sent.push(x.pages); }, minIntervalMs: 250, now: () => clock,
-    wait: (ms) => new Promise<void>((go) => waits.push({ ms, go: () => { clock += ms; go(); } })),
+    send: async (x) => {
+      sent.push(x.pages);
+    },
+    minIntervalMs: 250,
+    now: () => clock,
+    wait: (ms) =>
+      new Promise<void>((go) =>
+        waits.push({
+          ms,
+          go: () => {
+            clock += ms;
+            go();
+          },
+        }),
+      ),
   });
   r.report(p(1));
   await turn();
@@ -46,7 +65,13 @@ test('at most one send per interval: the pages of a fast scanner in between go a
 
 test('a failed send (offline, no reply) does not stop the next; after close nothing is sent', async () => {
   const sent: number[] = [];
-  const r = new ScanProgressReporter({ send: async (x) => { sent.push(x.pages); if (x.pages === 1) throw new Error('no reply to scan.progress within 5000 ms'); }, minIntervalMs: 0 });
+  const r = new ScanProgressReporter({
+    send: async (x) => {
+      sent.push(x.pages);
+      if (x.pages === 1) throw new Error('no reply to scan.progress within 5000 ms');
+    },
+    minIntervalMs: 0,
+  });
   r.report(p(1));
   await r.flushed();
   r.report(p(2));

@@ -9,23 +9,46 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { putFile } from '../src/transfer/put-file.ts';
 
-interface Got { method?: string; url?: string; headers: IncomingHttpHeaders; md5: string; size: number }
+interface Got {
+  method?: string;
+  url?: string;
+  headers: IncomingHttpHeaders;
+  md5: string;
+  size: number;
+}
 
 async function receiver(answer: (g: Got) => { status: number; body: string } | 'hang') {
   const got: Got[] = [];
   const server = createServer((req, res) => {
     const h = createHash('md5');
     let size = 0;
-    req.on('data', (c: Buffer) => { h.update(c); size += c.length; });
+    req.on('data', (c: Buffer) => {
+      h.update(c);
+      size += c.length;
+    });
     req.on('end', () => {
-      const g: Got = { headers: req.headers, md5: h.digest('hex'), size, ...(req.method ? { method: req.method } : {}), ...(req.url ? { url: req.url } : {}) };
+      const g: Got = {
+        headers: req.headers,
+        md5: h.digest('hex'),
+        size,
+        ...(req.method ? { method: req.method } : {}),
+        ...(req.url ? { url: req.url } : {}),
+      };
       got.push(g);
       const a = answer(g);
       if (a !== 'hang') res.writeHead(a.status).end(a.body);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, got, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    got,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 
 test('putFile sends the file byte for byte with the given headers and returns the answer', async (t) => {
@@ -37,10 +60,18 @@ test('putFile sends the file byte for byte with the given headers and returns th
   const data = randomBytes(3 * 1024 * 1024 + 12345);
   const file = join(dir, 'item-1.pdf');
   writeFileSync(file, data);
-  const r = await putFile(`${rx.url}/upload/1?sig=abc`, file, { headers: { 'content-type': 'application/pdf', 'x-amz-meta-md5': 'x' } });
-  assert.deepEqual([r.status, JSON.parse(r.body).md5, r.bytes], [200, createHash('md5').update(data).digest('hex'), data.length]);
+  const r = await putFile(`${rx.url}/upload/1?sig=abc`, file, {
+    headers: { 'content-type': 'application/pdf', 'x-amz-meta-md5': 'x' },
+  });
+  assert.deepEqual(
+    [r.status, JSON.parse(r.body).md5, r.bytes],
+    [200, createHash('md5').update(data).digest('hex'), data.length],
+  );
   const g = rx.got[0]!;
-  assert.deepEqual([g.method, g.url, g.size, g.headers['content-type'], g.headers['x-amz-meta-md5'], g.headers['content-length']], ['PUT', '/upload/1?sig=abc', data.length, 'application/pdf', 'x', String(data.length)]);
+  assert.deepEqual(
+    [g.method, g.url, g.size, g.headers['content-type'], g.headers['x-amz-meta-md5'], g.headers['content-length']],
+    ['PUT', '/upload/1?sig=abc', data.length, 'application/pdf', 'x', String(data.length)],
+  );
   writeFileSync(join(dir, 'empty.pdf'), '');
   assert.equal((await putFile(`${rx.url}/e`, join(dir, 'empty.pdf'))).bytes, 0);
 });

@@ -24,7 +24,10 @@ register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOK)}`)});
 ${body}
 process.exit(0);`;
   // The test runner's NODE_OPTIONS (source mode) are inherited: the agent runs as in the tests.
-  const { stderr } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: fileURLToPath(new URL('..', import.meta.url)), maxBuffer: 64 << 20 });
+  const { stderr } = await run(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: fileURLToPath(new URL('..', import.meta.url)),
+    maxBuffer: 64 << 20,
+  });
   const names = new Set<string>();
   for (const line of stderr.split('\n')) {
     const m = /^LOADED .*\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(line);
@@ -47,7 +50,8 @@ await box.agent.start();
 await box.agent.stop();
 rmSync(stateDir, { recursive: true, force: true });`);
   // What a box needs from its start is there: the hook saw the packages it loads.
-  for (const name of ['mqtt', 'typebox']) assert.ok(loaded.has(name), `${name} loaded at start: ${[...loaded].join(', ')}`);
+  for (const name of ['mqtt', 'typebox'])
+    assert.ok(loaded.has(name), `${name} loaded at start: ${[...loaded].join(', ')}`);
   for (const name of LATER) assert.ok(!loaded.has(name), `${name} is loaded at start`);
 });
 

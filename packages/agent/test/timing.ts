@@ -5,7 +5,9 @@
 /** Resolves with the promise's value, or rejects when `guardMs` passes first (a hang). */
 export function beforeHang<T>(p: Promise<T>, guardMs: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const guard = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: still waiting after ${guardMs} ms`)), guardMs); });
+  const guard = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: still waiting after ${guardMs} ms`)), guardMs);
+  });
   return Promise.race([p, guard]).finally(() => clearTimeout(timer));
 }
 

@@ -7,7 +7,12 @@ import type { ApplicationService, Config, DeviceService, FleetService } from '@b
 import { messageOf, Unreachable, UsageError } from './exit.ts';
 import type { Progress } from './progress.ts';
 
-export interface Admin { config: Config; applications: ApplicationService; devices: DeviceService; fleet: FleetService }
+export interface Admin {
+  config: Config;
+  applications: ApplicationService;
+  devices: DeviceService;
+  fleet: FleetService;
+}
 
 /** Where the data is, for a person: never the password of a DATABASE_URL. */
 function describeDb(config: Config): string {
@@ -15,7 +20,9 @@ function describeDb(config: Config): string {
   try {
     const u = new URL(config.databaseUrl);
     return `PostgreSQL ${u.host}${u.pathname}${config.databaseSchema ? ` (schema ${config.databaseSchema})` : ''}`;
-  } catch { return 'PostgreSQL'; }
+  } catch {
+    return 'PostgreSQL';
+  }
 }
 
 export async function withAdmin<T>(progress: Progress, work: (a: Admin) => Promise<T>): Promise<T> {
@@ -23,7 +30,9 @@ export async function withAdmin<T>(progress: Progress, work: (a: Admin) => Promi
   // broker and workers, which a command does not run.
   const admin = await import('@boxhub/server/admin.ts');
   let config: Config;
-  try { config = admin.loadConfig(); } catch (e) {
+  try {
+    config = admin.loadConfig();
+  } catch (e) {
     // The environment is the command's input as much as its flags are.
     if (e instanceof admin.ConfigError) throw new UsageError(e.message);
     throw e;
@@ -37,7 +46,8 @@ export async function withAdmin<T>(progress: Progress, work: (a: Admin) => Promi
       // openAdmin checks the key against the database's.
       db = await admin.openAdmin(config);
     } catch (e) {
-      if (typeof e === 'object' && e !== null && 'opening' in e && e.opening) throw new Unreachable(`cannot open the database (${where}): ${messageOf(e)}`);
+      if (typeof e === 'object' && e !== null && 'opening' in e && e.opening)
+        throw new Unreachable(`cannot open the database (${where}): ${messageOf(e)}`);
       throw e;
     }
     // The work prints its result on stdout: the passing state goes first.

@@ -11,7 +11,14 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SimPrinter, SimScanner } from '@boxhub/agent';
 import { runLimited } from '@boxhub/pdf-tools/limited-tool.ts';
-import { createLayoutSet, printedSides, recognizePage, scanPages, type Layout, type PageReading } from '@boxhub/recognizer';
+import {
+  createLayoutSet,
+  printedSides,
+  recognizePage,
+  scanPages,
+  type Layout,
+  type PageReading,
+} from '@boxhub/recognizer';
 import { studentKey, studentKeyHex } from '@boxhub/recognizer/id-strip.ts';
 import { expectedFills, fillCard, type MarkMix } from '@boxhub/recognizer/synthetic/filled-card.ts';
 import { renderScan } from '@boxhub/recognizer/synthetic/render-scan.ts';
@@ -20,7 +27,18 @@ import { messageOf } from './exit.ts';
 
 /** Clear pen and pencil marks, as a class that was told how to fill the cards: the demo shows
  *  the flow; the recognizer's hard cases are the benchmark's (docs/cards.md, section 8). */
-const CLASS_MIX: MarkMix = { fillRate: 0.3, filled: ['pen', 'pencil', 'tick', 'cross'], emptyMarks: ['stray'], emptyMarkRate: 0.03, doubleDigitRate: 0, studentNumberKinds: ['pen', 'pencil'], hands: [['pen', 1], ['pencil', 1]] };
+const CLASS_MIX: MarkMix = {
+  fillRate: 0.3,
+  filled: ['pen', 'pencil', 'tick', 'cross'],
+  emptyMarks: ['stray'],
+  emptyMarkRate: 0.03,
+  doubleDigitRate: 0,
+  studentNumberKinds: ['pen', 'pencil'],
+  hands: [
+    ['pen', 1],
+    ['pencil', 1],
+  ],
+};
 const SCAN_DPI = 200;
 /** A class is at most this many cards: the rest of a larger print run stays on the desk. */
 const MAX_STUDENTS = 60;
@@ -61,7 +79,10 @@ export function trayOrder(pages: Uint8Array[], o: { reverse: boolean; duplex: bo
  * marks on the printed sides. Null when the job is not one of `layouts`' cards.
  */
 export async function fillPrintedCards(
-  pdfPath: string, job: { copies: number; reverse: boolean; duplex: boolean }, layouts: Layout[], seed: number,
+  pdfPath: string,
+  job: { copies: number; reverse: boolean; duplex: boolean },
+  layouts: Layout[],
+  seed: number,
 ): Promise<{ sheets: Array<{ front: Uint8Array; back: Uint8Array }>; truth: ClassTruth } | null> {
   if (layouts.length === 0) return null;
   const sent: Uint8Array[] = [];
@@ -76,7 +97,10 @@ export async function fillPrintedCards(
   const layout = layouts.find((l) => l.layout_id === first.layout_id);
   if (!layout) throw new Error(`page 1 was read as layout ${first.layout_id}, which is not among the demo's layouts`);
   const order = printedSides(layout);
-  if (pages.length % order.length !== 0) throw new Error(`${pages.length} printed pages are not whole cards of ${order.length} pages (only some pages printed?)`);
+  if (pages.length % order.length !== 0)
+    throw new Error(
+      `${pages.length} printed pages are not whole cards of ${order.length} pages (only some pages printed?)`,
+    );
   const r = mulberry32(seed);
   const sides: Uint8Array[] = [];
   const truth: ClassTruth = { template_id: layout.layout_id, students: [] };
@@ -97,17 +121,36 @@ export async function fillPrintedCards(
     const at = (c * order.length) % pages.length;
     const studentId = ownNumber?.(await read(at));
     // Marks only: the printed page underneath is the card's drawing.
-    const card = fillCard(layout, { sides: layout.sides.map((s) => ({ sheet: s.sheet, side: s.side, ops: [] })) }, r, CLASS_MIX, studentId ? { studentId } : {});
+    const card = fillCard(
+      layout,
+      { sides: layout.sides.map((s) => ({ sheet: s.sheet, side: s.side, ops: [] })) },
+      r,
+      CLASS_MIX,
+      studentId ? { studentId } : {},
+    );
     for (const [k, i] of order.entries()) {
       const n = sides.length;
-      sides.push(await renderScan([], i === null ? [] : card.sides[i]!.marks, { dpi: SCAN_DPI, printed: pages[at + k]!, rotationDeg: ((n * 7) % 11 - 5) / 10, noise: 2, jpegQuality: 85, seed: seed + n }));
+      sides.push(
+        await renderScan([], i === null ? [] : card.sides[i]!.marks, {
+          dpi: SCAN_DPI,
+          printed: pages[at + k]!,
+          rotationDeg: (((n * 7) % 11) - 5) / 10,
+          noise: 2,
+          jpegQuality: 85,
+          seed: seed + n,
+        }),
+      );
     }
     truth.students.push({ student_id: card.studentId || null, fills: expectedFills(layout, card) });
   }
   // Printed one-sided, each side is a sheet of its own with a blank back.
-  const blank = job.duplex && sides.length % 2 === 0 ? undefined : await renderScan([], [], { dpi: SCAN_DPI, noise: 2, jpegQuality: 85, seed });
+  const blank =
+    job.duplex && sides.length % 2 === 0
+      ? undefined
+      : await renderScan([], [], { dpi: SCAN_DPI, noise: 2, jpegQuality: 85, seed });
   const sheets: Array<{ front: Uint8Array; back: Uint8Array }> = [];
-  if (job.duplex) for (let i = 0; i < sides.length; i += 2) sheets.push({ front: sides[i]!, back: sides[i + 1] ?? blank! });
+  if (job.duplex)
+    for (let i = 0; i < sides.length; i += 2) sheets.push({ front: sides[i]!, back: sides[i + 1] ?? blank! });
   else for (const s of sides) sheets.push({ front: s, back: blank! });
   return { sheets, truth };
 }
@@ -117,16 +160,24 @@ export async function fillPrintedCards(
  * their card: the one among the PDF's numbers of the right length (its text, pdftotext) whose key
  * is the one the card's student strip carries (id-strip.ts). Undefined elsewhere: a random number.
  */
-async function personalNumbers(pdfPath: string, layout: Layout): Promise<((firstPage: PageReading) => string | undefined) | undefined> {
+async function personalNumbers(
+  pdfPath: string,
+  layout: Layout,
+): Promise<((firstPage: PageReading) => string | undefined) | undefined> {
   if (layout.student_number.type !== 'bubbles') return undefined;
-  const text = await runLimited('pdftotext', [pdfPath, '-'], { memoryBytes: 512 << 20, cpuSeconds: 30, timeoutMs: 60_000, maxOutputBytes: 16 << 20 });
+  const text = await runLimited('pdftotext', [pdfPath, '-'], {
+    memoryBytes: 512 << 20,
+    cpuSeconds: 30,
+    timeoutMs: 60_000,
+    maxOutputBytes: 16 << 20,
+  });
   if (text.code !== 0) return undefined;
   const byKey = new Map<string, string>();
-  for (const m of text.stdout.toString('utf8').matchAll(new RegExp(`\\b\\d{${layout.student_number.digits}}\\b`, 'g'))) byKey.set(studentKeyHex(studentKey(m[0])), m[0]);
+  for (const m of text.stdout.toString('utf8').matchAll(new RegExp(`\\b\\d{${layout.student_number.digits}}\\b`, 'g')))
+    byKey.set(studentKeyHex(studentKey(m[0])), m[0]);
   if (byKey.size === 0) return undefined;
   return (reading) => (reading.status === 'ok' && reading.student_key ? byKey.get(reading.student_key) : undefined);
 }
-
 
 /** Starts the class: returns the function that stops it. */
 export function startClassroom(o: ClassroomOptions): () => void {
@@ -134,20 +185,31 @@ export function startClassroom(o: ClassroomOptions): () => void {
   const off = o.printer.onJobEnd((job) => {
     if (job.state !== 'completed' || !job.rendered) return;
     const rendered = job.rendered;
-    work = work.then(async () => {
-      const duplex = job.options.duplex !== undefined && job.options.duplex !== 'SVC_DP_NONE';
-      const filled = await fillPrintedCards(rendered, { copies: job.copies, reverse: job.options.reverse === true, duplex }, await o.layouts(), job.id * 1000);
-      if (!filled) return;
-      const { sheets, truth } = filled;
-      await mkdir(o.dir, { recursive: true });
-      const truthFile = join(o.dir, `${job.task.replace(/[^A-Za-z0-9._-]/g, '_')}-class.json`);
-      // The class hands its cards in: they replace what was in the feeder. The truth file is
-      // written after, so its existence means the cards are there (the README waits for it).
-      o.scanner.unload();
-      o.scanner.load(sheets.map((x) => ({ front: { image: x.front, dpi: SCAN_DPI }, back: { image: x.back, dpi: SCAN_DPI } })));
-      await writeFile(truthFile, `${JSON.stringify(truth, null, 2)}\n`);
-      o.log(`classroom: ${truth.students.length} student(s) filled in card ${truth.template_id}; the ${sheets.length} sheet(s) are in the demo box's feeder (what they marked: ${truthFile})`);
-    }).catch((e: unknown) => o.log(`classroom: the printed cards were not filled in: ${messageOf(e)}`));
+    work = work
+      .then(async () => {
+        const duplex = job.options.duplex !== undefined && job.options.duplex !== 'SVC_DP_NONE';
+        const filled = await fillPrintedCards(
+          rendered,
+          { copies: job.copies, reverse: job.options.reverse === true, duplex },
+          await o.layouts(),
+          job.id * 1000,
+        );
+        if (!filled) return;
+        const { sheets, truth } = filled;
+        await mkdir(o.dir, { recursive: true });
+        const truthFile = join(o.dir, `${job.task.replace(/[^A-Za-z0-9._-]/g, '_')}-class.json`);
+        // The class hands its cards in: they replace what was in the feeder. The truth file is
+        // written after, so its existence means the cards are there (the README waits for it).
+        o.scanner.unload();
+        o.scanner.load(
+          sheets.map((x) => ({ front: { image: x.front, dpi: SCAN_DPI }, back: { image: x.back, dpi: SCAN_DPI } })),
+        );
+        await writeFile(truthFile, `${JSON.stringify(truth, null, 2)}\n`);
+        o.log(
+          `classroom: ${truth.students.length} student(s) filled in card ${truth.template_id}; the ${sheets.length} sheet(s) are in the demo box's feeder (what they marked: ${truthFile})`,
+        );
+      })
+      .catch((e: unknown) => o.log(`classroom: the printed cards were not filled in: ${messageOf(e)}`));
   });
   return off;
 }

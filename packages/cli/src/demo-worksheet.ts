@@ -16,10 +16,18 @@ export async function worksheetPdf(): Promise<Uint8Array> {
     page.drawText(`Name: ______________________    Class: ______    Page ${p} of 3`, { x: 56, y: 750, size: 11, font });
     for (let i = 0; i < 10; i++) {
       const n = (p - 1) * 10 + i + 1;
-      const a = (n % 7) + 1, b = (n % 5) + 2, c = (n % 4) + 1, d = (n % 3) + 3;
+      const a = (n % 7) + 1,
+        b = (n % 5) + 2,
+        c = (n % 4) + 1,
+        d = (n % 3) + 3;
       const y = 700 - i * 62;
       page.drawText(`${n}.  ${a}/${b} + ${c}/${d} =`, { x: 56, y, size: 13, font });
-      page.drawLine({ start: { x: 200, y: y - 2 }, end: { x: 540, y: y - 2 }, thickness: 0.6, color: rgb(0.5, 0.5, 0.5) });
+      page.drawLine({
+        start: { x: 200, y: y - 2 },
+        end: { x: 540, y: y - 2 },
+        thickness: 0.6,
+        color: rgb(0.5, 0.5, 0.5),
+      });
     }
   }
   return doc.save();

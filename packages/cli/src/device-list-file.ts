@@ -17,19 +17,31 @@ export function parseBoxList(text: string, name: string): BoxEntry[] {
 
 function fromJson(text: string, name: string): unknown {
   let v: unknown;
-  try { v = JSON.parse(text); } catch (e) { throw new Error(`${name} is not JSON: ${messageOf(e)}`); }
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${name} is not JSON: ${messageOf(e)}`);
+  }
   // A JSON null or number has no list: undefined, which the schema check then refuses.
   return Array.isArray(v) ? v : typeof v === 'object' && v !== null && 'devices' in v ? v.devices : undefined;
 }
 
 function fromCsv(text: string, name: string): BoxEntry[] {
-  const rows = text.split(/\r?\n/).filter((l) => l.trim() !== '').map(csvFields);
+  const rows = text
+    .split(/\r?\n/)
+    .filter((l) => l.trim() !== '')
+    .map(csvFields);
   const header = (rows.shift() ?? []).map((h) => h.trim().toLowerCase());
   const col = (h: string) => header.indexOf(h);
-  if (col('code') < 0 || col('model') < 0) throw new Error(`${name}: the first line must name the columns: code,model[,labels]`);
+  if (col('code') < 0 || col('model') < 0)
+    throw new Error(`${name}: the first line must name the columns: code,model[,labels]`);
   return rows.map((r) => {
     const labels = (r[col('labels')] ?? '').split(/[\s;]+/).filter(Boolean);
-    return { code: (r[col('code')] ?? '').trim(), model: (r[col('model')] ?? '').trim(), ...(labels.length ? { labels } : {}) };
+    return {
+      code: (r[col('code')] ?? '').trim(),
+      model: (r[col('model')] ?? '').trim(),
+      ...(labels.length ? { labels } : {}),
+    };
   });
 }
 
@@ -40,9 +52,16 @@ function csvFields(line: string): string[] {
   for (let i = 0; i < line.length; i++) {
     const c = line[i];
     if (quoted) {
-      if (c === '"' && line[i + 1] === '"') { cur += '"'; i++; } else if (c === '"') quoted = false; else cur += c;
+      if (c === '"' && line[i + 1] === '"') {
+        cur += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else cur += c;
     } else if (c === '"') quoted = true;
-    else if (c === ',') { out.push(cur); cur = ''; } else cur += c;
+    else if (c === ',') {
+      out.push(cur);
+      cur = '';
+    } else cur += c;
   }
   out.push(cur);
   return out;

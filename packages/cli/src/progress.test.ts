@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pageBar } from './progress.ts';
 
-test('pageBar grows a cell a page, filled once the page\'s item is recorded', () => {
+test("pageBar grows a cell a page, filled once the page's item is recorded", () => {
   assert.equal(pageBar(0, 0, 10), `▕${' '.repeat(10)}▏`);
   assert.equal(pageBar(3, 0, 10), `▕▒▒▒${' '.repeat(7)}▏`);
   assert.equal(pageBar(4, 2, 10), `▕██▒▒${' '.repeat(6)}▏`);
@@ -14,5 +14,12 @@ test('pageBar grows a cell a page, filled once the page\'s item is recorded', ()
   assert.equal(pageBar(25, 12, 10), '▕████▒▒▒▒▒ ▏');
   // Recorded never shows more than scanned (a late progress report).
   assert.equal(pageBar(2, 5, 10), `▕██${' '.repeat(8)}▏`);
-  for (const [s, r] of [[0, 0], [7, 3], [31, 30], [200, 120], [1000, 999]] as const) assert.equal(pageBar(s, r).length, 32);
+  for (const [s, r] of [
+    [0, 0],
+    [7, 3],
+    [31, 30],
+    [200, 120],
+    [1000, 999],
+  ] as const)
+    assert.equal(pageBar(s, r).length, 32);
 });

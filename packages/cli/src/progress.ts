@@ -83,7 +83,10 @@ export function emit(json: boolean, value: unknown, text: string): void {
 export class Interrupt {
   interrupted = false;
   private readonly onSignal = () => {
-    if (this.interrupted) { process.stderr.write('interrupted again: exiting without waiting\n'); process.exit(130); }
+    if (this.interrupted) {
+      process.stderr.write('interrupted again: exiting without waiting\n');
+      process.exit(130);
+    }
     this.interrupted = true;
     this.stop();
   };

@@ -15,17 +15,32 @@ test('serve --demo starts with a data directory that does not exist yet, on eith
   // schema of its own that scripts/test.mjs drops with the other t_* schemas.
   const pg = process.env.BOXHUB_TEST_ENGINE === 'external' && process.env.BOXHUB_TEST_DATABASE_URL;
   const env = {
-    ...process.env, BOXHUB_DATA_DIR: dataDir, PORT: '0', BOXHUB_MQTT_PORT: '0', LOG_LEVEL: 'silent', MQTT_URL: '',
-    DATABASE_URL: pg || '', BOXHUB_DATABASE_SCHEMA: pg ? testSchemaName() : '',
+    ...process.env,
+    BOXHUB_DATA_DIR: dataDir,
+    PORT: '0',
+    BOXHUB_MQTT_PORT: '0',
+    LOG_LEVEL: 'silent',
+    MQTT_URL: '',
+    DATABASE_URL: pg || '',
+    BOXHUB_DATABASE_SCHEMA: pg ? testSchemaName() : '',
   };
   const serve = startBoxhub(['serve', '--demo'], env);
   try {
-    const started = await serve.waitFor(/boxhub is running at/).then(() => true, () => false);
+    const started = await serve.waitFor(/boxhub is running at/).then(
+      () => true,
+      () => false,
+    );
     assert.ok(started, `serve --demo did not start:\n${serve.out.all}`);
     assert.doesNotMatch(serve.out.all, /ENOENT|Error:/);
-    const demo = JSON.parse(readFileSync(join(dataDir, 'demo.json'), 'utf8')) as { api_key: string; device_code: string; base_url: string };
+    const demo = JSON.parse(readFileSync(join(dataDir, 'demo.json'), 'utf8')) as {
+      api_key: string;
+      device_code: string;
+      base_url: string;
+    };
     assert.match(demo.api_key, /^bhk_/);
-    const r = await new ApiClient(demo.base_url, demo.api_key).get<{ uuid: string }>('/api/client/get_uuid', { code: demo.device_code });
+    const r = await new ApiClient(demo.base_url, demo.api_key).get<{ uuid: string }>('/api/client/get_uuid', {
+      code: demo.device_code,
+    });
     assert.equal(r.code, 0, r.msg);
   } finally {
     serve.child.kill('SIGTERM');
@@ -36,11 +51,22 @@ test('serve --demo starts with a data directory that does not exist yet, on eith
 
 test('serve --json: one JSON line on stdout once the service is ready, its logs on stderr; SIGTERM ends it with 0', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'boxhub-serve-json-'));
-  const env = { ...process.env, BOXHUB_DATA_DIR: dir, PORT: '0', BOXHUB_MQTT_PORT: '0', LOG_LEVEL: 'info', MQTT_URL: '', DATABASE_URL: '' };
+  const env = {
+    ...process.env,
+    BOXHUB_DATA_DIR: dir,
+    PORT: '0',
+    BOXHUB_MQTT_PORT: '0',
+    LOG_LEVEL: 'info',
+    MQTT_URL: '',
+    DATABASE_URL: '',
+  };
   const serve = startBoxhub(['serve', '--json'], env);
   const { out } = serve;
   try {
-    const ready = await serve.waitFor(/\n/, 'stdout').then(() => true, () => false);
+    const ready = await serve.waitFor(/\n/, 'stdout').then(
+      () => true,
+      () => false,
+    );
     assert.ok(ready, `serve --json did not start:\n${out.stderr}`);
     const doc = JSON.parse(out.stdout) as { url: string; mqtt_url: string; demo: unknown };
     assert.match(doc.url, /^http:\/\/127\.0\.0\.1:\d+$/);

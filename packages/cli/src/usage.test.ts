@@ -18,12 +18,35 @@ for (const p of paths) {
   if (node.kind === 'leaf') leaves.push({ name: p.path.join(' '), words: p.path, spec: node.spec });
 }
 // No environment that could reach a real service or database by accident.
-const env = { BOXHUB_URL: 'http://127.0.0.1:9', BOXHUB_API_KEY: '', BOXHUB_DATA_DIR: '/nonexistent/boxhub-usage-test', DATABASE_URL: '' };
+const env = {
+  BOXHUB_URL: 'http://127.0.0.1:9',
+  BOXHUB_API_KEY: '',
+  BOXHUB_DATA_DIR: '/nonexistent/boxhub-usage-test',
+  DATABASE_URL: '',
+};
 
 test('the command tree has every command the docs list', () => {
   const names = paths.map((p) => p.path.join(' '));
-  for (const want of ['serve', 'agent', 'app create', 'app key list', 'app key create', 'app key rotate', 'app key revoke',
-    'device register', 'device rotate-secret', 'device revoke', 'bind', 'unbind', 'devices', 'scan', 'print', 'card run', 'card template', 'card recognize']) {
+  for (const want of [
+    'serve',
+    'agent',
+    'app create',
+    'app key list',
+    'app key create',
+    'app key rotate',
+    'app key revoke',
+    'device register',
+    'device rotate-secret',
+    'device revoke',
+    'bind',
+    'unbind',
+    'devices',
+    'scan',
+    'print',
+    'card run',
+    'card template',
+    'card recognize',
+  ]) {
     assert.ok(names.includes(want), `${want} is a command`);
   }
 });
@@ -33,25 +56,39 @@ test('docs/cli.md has a section for every command, with each of its options', as
   for (const { name, spec } of leaves) {
     const section = doc.split(`\n### boxhub ${name}\n`)[1]?.split('\n### ')[0];
     assert.ok(section, `docs/cli.md: no section "### boxhub ${name}"`);
-    assert.ok(section.includes(`boxhub ${name} ${spec.usage}`), `docs/cli.md: the usage of boxhub ${name} is "boxhub ${name} ${spec.usage}"`);
+    assert.ok(
+      section.includes(`boxhub ${name} ${spec.usage}`),
+      `docs/cli.md: the usage of boxhub ${name} is "boxhub ${name} ${spec.usage}"`,
+    );
     for (const [flag, f] of Object.entries(spec.flags)) {
-      if (!f.deprecatedFor) assert.match(section, new RegExp(`\`--${flag}\\b`), `docs/cli.md: boxhub ${name} --${flag}`);
+      if (!f.deprecatedFor)
+        assert.match(section, new RegExp(`\`--${flag}\\b`), `docs/cli.md: boxhub ${name} --${flag}`);
     }
   }
 });
 
 test('--help on every command and group: usage, each option, an example, the exit codes; same as `boxhub help …`', async () => {
-  const all = [{ words: [] as string[], kind: 'group' as const }, ...paths.map((p) => ({ words: p.path, kind: p.kind }))];
+  const all = [
+    { words: [] as string[], kind: 'group' as const },
+    ...paths.map((p) => ({ words: p.path, kind: p.kind })),
+  ];
   await pool(all, 3, async ({ words, kind }) => {
     const name = words.join(' ');
     const r = await boxhub([...words, '--help'], env);
     assert.equal(r.code, 0, `boxhub ${name} --help: ${r.stderr}`);
     assert.equal(r.stderr, '', `boxhub ${name} --help writes only to stdout`);
     assertPlain(r, `boxhub ${name} --help`);
-    assert.ok(r.stdout.startsWith(`usage: boxhub ${name ? `${name} ` : ''}`), `boxhub ${name} --help starts with its usage:\n${r.stdout}`);
+    assert.ok(
+      r.stdout.startsWith(`usage: boxhub ${name ? `${name} ` : ''}`),
+      `boxhub ${name} --help starts with its usage:\n${r.stdout}`,
+    );
     const examples = r.stdout.split('\nexamples:\n')[1] ?? '';
     assert.ok(examples.includes(`boxhub ${name}`), `boxhub ${name} --help has an example of it`);
-    assert.match(r.stdout, /exit codes: 0 done, 1 failed .* 2 usage, 3 service\nunreachable or credentials refused, 130 interrupted/, `boxhub ${name} --help lists the exit codes`);
+    assert.match(
+      r.stdout,
+      /exit codes: 0 done, 1 failed .* 2 usage, 3 service\nunreachable or credentials refused, 130 interrupted/,
+      `boxhub ${name} --help lists the exit codes`,
+    );
     if (kind === 'leaf') {
       const leaf = leaves.find((l) => l.name === name)!;
       for (const [flag, f] of Object.entries(leaf.spec.flags)) {
@@ -77,11 +114,16 @@ test('an unknown option is a one-line usage error (exit 2) naming it, on every c
   // A near miss is named.
   const typo = await boxhub(['scan', '--devcie', 'BX1'], env);
   assert.equal(typo.code, 2);
-  assert.equal(typo.stderr, "boxhub scan: unknown option '--devcie' (did you mean --device?); see 'boxhub scan --help'\n");
+  assert.equal(
+    typo.stderr,
+    "boxhub scan: unknown option '--devcie' (did you mean --device?); see 'boxhub scan --help'\n",
+  );
 });
 
 test('a missing required option or argument is a one-line usage error (exit 2), on every command that has one', async () => {
-  const needy = leaves.filter((l) => Object.values(l.spec.flags).some((f) => f.required) || (l.spec.args?.min ?? 0) > 0);
+  const needy = leaves.filter(
+    (l) => Object.values(l.spec.flags).some((f) => f.required) || (l.spec.args?.min ?? 0) > 0,
+  );
   assert.ok(needy.length >= 10);
   await pool(needy, 3, async ({ name, words, spec }) => {
     const r = await boxhub(words, env);
@@ -97,7 +139,10 @@ test('a missing required option or argument is a one-line usage error (exit 2), 
   assert.equal(noValue.stderr, "boxhub print: --device needs a value; see 'boxhub print --help'\n");
   const bad = await boxhub(['scan', '--device', 'BX1', '--resolution', 'lots'], env);
   assert.equal(bad.code, 2);
-  assert.equal(bad.stderr, "boxhub scan: --resolution must be a whole number 100-1200, not 'lots'; see 'boxhub scan --help'\n");
+  assert.equal(
+    bad.stderr,
+    "boxhub scan: --resolution must be a whole number 100-1200, not 'lots'; see 'boxhub scan --help'\n",
+  );
   const extra = await boxhub(['scan', '--device', 'BX1', 'stray'], env);
   assert.equal(extra.code, 2);
   assert.equal(extra.stderr, "boxhub scan: unexpected argument 'stray'; see 'boxhub scan --help'\n");
@@ -109,10 +154,16 @@ test('unknown commands, a group without its command, and boxhub alone are usage 
   assert.equal(unknown.stderr, "boxhub: unknown command 'scna' (did you mean scan?); see 'boxhub --help'\n");
   const sub = await boxhub(['app', 'key', 'rotat'], env);
   assert.equal(sub.code, 2);
-  assert.equal(sub.stderr, "boxhub app key: unknown command 'rotat' (did you mean rotate?); see 'boxhub app key --help'\n");
+  assert.equal(
+    sub.stderr,
+    "boxhub app key: unknown command 'rotat' (did you mean rotate?); see 'boxhub app key --help'\n",
+  );
   const group = await boxhub(['device'], env);
   assert.equal(group.code, 2);
-  assert.equal(group.stderr, "boxhub device: a command is needed (register, import, list, rotate-secret, revoke); see 'boxhub device --help'\n");
+  assert.equal(
+    group.stderr,
+    "boxhub device: a command is needed (register, import, list, rotate-secret, revoke); see 'boxhub device --help'\n",
+  );
   const alone = await boxhub([], env);
   assert.equal(alone.code, 2);
   assert.match(alone.stderr, /^usage: boxhub <command>/);
@@ -123,12 +174,21 @@ test('unknown commands, a group without its command, and boxhub alone are usage 
 });
 
 test('an unreachable service is exit 3 on every API command, with --json an {"error"} document on stdout', async () => {
-  const api = [['scan', '--device', 'BX1'], ['print', new URL('../package.json', import.meta.url).pathname, '--device', 'BX1'], ['card', 'run', '--device', 'BX1', '--template', 't']];
+  const api = [
+    ['scan', '--device', 'BX1'],
+    ['print', new URL('../package.json', import.meta.url).pathname, '--device', 'BX1'],
+    ['card', 'run', '--device', 'BX1', '--template', 't'],
+  ];
   await pool(api, 3, async (args) => {
     const r = await boxhub([...args, '--json'], { ...env, BOXHUB_API_KEY: 'bhk_x' });
     assert.equal(r.code, 3, `${args.join(' ')}: ${r.stderr}`);
     assertPlain(r, args.join(' '));
-    assert.match(r.stderr, new RegExp(`^boxhub ${args[0] === 'card' ? 'card run' : args[0]}: cannot reach the service at http://127\\.0\\.0\\.1:9 \\(from (BOXHUB_URL|--server)\\): `));
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `^boxhub ${args[0] === 'card' ? 'card run' : args[0]}: cannot reach the service at http://127\\.0\\.0\\.1:9 \\(from (BOXHUB_URL|--server)\\): `,
+      ),
+    );
     const doc = JSON.parse(r.stdout) as { error: { exit_code: number; code: number | null; msg: string } };
     assert.equal(doc.error.exit_code, 3);
     assert.equal(doc.error.code, null);

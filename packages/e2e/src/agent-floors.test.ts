@@ -11,8 +11,21 @@ const src = new URL('../../agent/src/', import.meta.url).pathname;
 
 /** Bottom first. `drivers/types` (the device interfaces) sits below everything, `drivers/` itself above the media. */
 const FLOORS = [
-  'drivers/types', 'timing', 'store', 'host', 'media', 'transfer', 'drivers', 'link', 'scan', 'update', 'jobs', 'commands',
-  'system', 'simulator', 'index',
+  'drivers/types',
+  'timing',
+  'store',
+  'host',
+  'media',
+  'transfer',
+  'drivers',
+  'link',
+  'scan',
+  'update',
+  'jobs',
+  'commands',
+  'system',
+  'simulator',
+  'index',
 ];
 
 function sources(dir: string, out: string[] = []): string[] {
@@ -35,8 +48,12 @@ function importsOf(file: string): string[] {
   const sf = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
   const out: string[] = [];
   const visit = (n: ts.Node): void => {
-    const spec = (ts.isImportDeclaration(n) || ts.isExportDeclaration(n)) ? n.moduleSpecifier
-      : ts.isCallExpression(n) && n.expression.kind === ts.SyntaxKind.ImportKeyword ? n.arguments[0] : undefined;
+    const spec =
+      ts.isImportDeclaration(n) || ts.isExportDeclaration(n)
+        ? n.moduleSpecifier
+        : ts.isCallExpression(n) && n.expression.kind === ts.SyntaxKind.ImportKeyword
+          ? n.arguments[0]
+          : undefined;
     if (spec && ts.isStringLiteral(spec) && spec.text.startsWith('.')) out.push(resolve(dirname(file), spec.text));
     ts.forEachChild(n, visit);
   };

@@ -19,7 +19,10 @@ test('kill -9 in the middle of an update: the box starts one of the two releases
     // update is reported interrupted.
     await box.kill9();
     const releases = join(stateDir, 'releases');
-    writeFileSync(join(releases, 'result.json'), JSON.stringify({ version: '0.7.0', outcome: 'installing', at: Date.now() }));
+    writeFileSync(
+      join(releases, 'result.json'),
+      JSON.stringify({ version: '0.7.0', outcome: 'installing', at: Date.now() }),
+    );
     writeFileSync(join(releases, 'trial.json'), JSON.stringify({ to: '0.7.0', from: null, starts: 0, started_at: 0 }));
     box = startBox(s.t.mqttUrl, s.uuid, s.secret, s.keys.publicKey, { healthTimeoutSec: 6, stateDir });
     let st = await reported(s, (x) => x.update?.outcome === 'interrupted', 'the interrupted update reported');
@@ -29,11 +32,18 @@ test('kill -9 in the middle of an update: the box starts one of the two releases
     // restarted launcher goes on from what is on disk and rolls back.
     const id = await upload(s.t, makeRelease('0.8.0', entries.silent, s.keys.privateKey));
     assert.equal((await operator(s.t, '/api/operator/device/update', { uuid: s.uuid, release_id: id })).code, 0);
-    await eventually(() => box.lines.some((l) => l.includes('"version":"0.8.0","trial":true')), 'the trial release started');
+    await eventually(
+      () => box.lines.some((l) => l.includes('"version":"0.8.0","trial":true')),
+      'the trial release started',
+    );
     assert.equal(readlinkSync(join(releases, 'current')), '0.8.0');
     await box.kill9();
     box = startBox(s.t.mqttUrl, s.uuid, s.secret, s.keys.publicKey, { healthTimeoutSec: 6, stateDir });
-    st = await reported(s, (x) => x.update?.outcome === 'rolled_back' && x.update.version === '0.8.0', 'the rollback after the kill reported');
+    st = await reported(
+      s,
+      (x) => x.update?.outcome === 'rolled_back' && x.update.version === '0.8.0',
+      'the rollback after the kill reported',
+    );
     assert.equal(st.version, '0.1.0');
     assert.throws(() => readlinkSync(join(releases, 'current')), 'back on the installed agent: no current link');
   } catch (e) {

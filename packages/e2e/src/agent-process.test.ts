@@ -30,12 +30,38 @@ function startAgent(url: string, uuid: string, secret: string): AgentProcess {
   const dir = mkdtempSync(join(tmpdir(), 'boxhub-agent-'));
   const secretFile = join(dir, 'secret');
   writeFileSync(secretFile, secret, { mode: 0o600 });
-  const child = spawn(process.execPath, [bin, 'agent', '--server', url, '--device', uuid, '--secret-file', secretFile,
-    '--printer', 'sim:', '--scanner', 'sim:', '--keepalive', '5', '--reconnect-max', '1'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [
+      bin,
+      'agent',
+      '--server',
+      url,
+      '--device',
+      uuid,
+      '--secret-file',
+      secretFile,
+      '--printer',
+      'sim:',
+      '--scanner',
+      'sim:',
+      '--keepalive',
+      '5',
+      '--reconnect-max',
+      '1',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   const lines: string[] = [];
   createInterface({ input: child.stderr! }).on('line', (l) => lines.push(l));
   let done = false;
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { done = true; rmSync(dir, { recursive: true, force: true }); resolve(code); }));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      done = true;
+      rmSync(dir, { recursive: true, force: true });
+      resolve(code);
+    }),
+  );
   return { child, lines, exited, alive: () => !done };
 }
 
@@ -44,7 +70,14 @@ async function stopAgent(a: AgentProcess): Promise<number | null> {
   return a.exited;
 }
 
-interface Setup { t: TestServer; api: Boxhub; apiKey: string; proxy: TcpProxy; uuid: string; secret: string }
+interface Setup {
+  t: TestServer;
+  api: Boxhub;
+  apiKey: string;
+  proxy: TcpProxy;
+  uuid: string;
+  secret: string;
+}
 
 async function setup(): Promise<Setup> {
   const t = await startTestServer();
@@ -57,8 +90,8 @@ async function setup(): Promise<Setup> {
   return { t, api, apiKey, proxy, uuid: d.uuid, secret: d.secret };
 }
 
-const online = (api: Boxhub, uuid: string, want = true) => eventually(async () =>
-  (await api.devices.info({ uuid })).client?.online === want, `box online=${want}`, 30_000);
+const online = (api: Boxhub, uuid: string, want = true) =>
+  eventually(async () => (await api.devices.info({ uuid })).client?.online === want, `box online=${want}`, 30_000);
 
 /** Waits until the agent has tried (and failed) to reconnect `n` more times: it is alive and retrying. */
 async function retries(s: Setup, agent: AgentProcess, n: number): Promise<void> {
@@ -84,16 +117,27 @@ test('a server restart: the agent process keeps running, reconnects, and takes c
     s = { ...s, t: t2, api };
     // The restarted server knows the box is gone (embedded: its broker starts empty; external:
     // the will the broker retained) before the box is back, not only after.
-    assert.equal((await api.devices.info({ uuid: s.uuid })).client!.online, false, 'a box cut off during the restart is offline');
+    assert.equal(
+      (await api.devices.info({ uuid: s.uuid })).client!.online,
+      false,
+      'a box cut off during the restart is offline',
+    );
     const broker = new URL(t2.mqttUrl);
     s.proxy.retarget(broker.hostname, Number(broker.port));
     s.proxy.down(false);
-    await eventually(async () => {
-      const c = (await api.devices.info({ uuid: s.uuid })).client!;
-      return c.online && c.last_connect_at! > before;
-    }, 'the box back online on a new connection', 30_000);
+    await eventually(
+      async () => {
+        const c = (await api.devices.info({ uuid: s.uuid })).client!;
+        return c.online && c.last_connect_at! > before;
+      },
+      'the box back online on a new connection',
+      30_000,
+    );
     await api.control.buzz({ client_uuid: s.uuid, buzz: [10] }); // throws unless the box answered (code 0)
-    assert.ok(agent.lines.some((l) => l.includes('disconnected')), 'the outage was logged');
+    assert.ok(
+      agent.lines.some((l) => l.includes('disconnected')),
+      'the outage was logged',
+    );
   } finally {
     assert.equal(await stopAgent(agent), 0, 'SIGTERM ends the agent with status 0');
     await s.proxy.close();
@@ -130,7 +174,14 @@ test('a network cut and a session takeover: the agent reconnects after each', as
     // Another client logs in with the box's own identity: the broker closes the agent's
     // session ([MQTT-3.1.4-2]). The intruder leaves; the agent must come back.
     const afterCut = s.proxy.accepted;
-    const intruder = await mqtt.connectAsync(s.proxy.url, { clientId: s.uuid, username: s.uuid, password: s.secret, protocolVersion: 4, reconnectPeriod: 0, clean: true });
+    const intruder = await mqtt.connectAsync(s.proxy.url, {
+      clientId: s.uuid,
+      username: s.uuid,
+      password: s.secret,
+      protocolVersion: 4,
+      reconnectPeriod: 0,
+      clean: true,
+    });
     await intruder.endAsync();
     await eventually(() => s.proxy.accepted >= afterCut + 2, 'the agent reconnected after the takeover', 30_000);
     assert.ok(agent.alive());
@@ -149,7 +200,10 @@ test('credentials the broker refuses: the agent exits with status 3 and says why
   try {
     const code = await agent.exited;
     assert.equal(code, 3);
-    assert.ok(agent.lines.some((l) => /refused this box's credentials/.test(l)), agent.lines.join('\n'));
+    assert.ok(
+      agent.lines.some((l) => /refused this box's credentials/.test(l)),
+      agent.lines.join('\n'),
+    );
   } finally {
     await stopAgent(agent);
     await s.proxy.close();

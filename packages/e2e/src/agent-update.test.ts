@@ -14,12 +14,26 @@ test('a real agent release: installed beside the running one, switched to, and i
     const id = await upload(s.t, makeRelease('0.2.0', entries.real, s.keys.privateKey));
     const sent = await operator(s.t, '/api/operator/device/update', { uuid: s.uuid, release_id: id });
     assert.equal(sent.code, 0, sent.msg);
-    const st = await reported(s, (x) => x.version === '0.2.0' && x.update?.outcome === 'updated', 'version 0.2.0 reported, update done');
+    const st = await reported(
+      s,
+      (x) => x.version === '0.2.0' && x.update?.outcome === 'updated',
+      'version 0.2.0 reported, update done',
+    );
     assert.equal(st.update?.release, id);
     // The history is written once the state is stored (after it, by the same node): looked for until it is there.
-    const history = () => operator<{ history: Array<{ what: string; detail?: string }> }>(s.t, `/api/operator/device/history?uuid=${s.uuid}`);
-    await eventually(async () => (await history()).data.history.some((h) => h.what === 'update' && h.detail === 'updated 0.2.0'), 'the update in the box\'s history');
-    assert.deepEqual((await history()).data.history.filter((h) => h.what === 'update').map((h) => h.detail), ['updated 0.2.0', 'installing 0.2.0']);
+    const history = () =>
+      operator<{ history: Array<{ what: string; detail?: string }> }>(
+        s.t,
+        `/api/operator/device/history?uuid=${s.uuid}`,
+      );
+    await eventually(
+      async () => (await history()).data.history.some((h) => h.what === 'update' && h.detail === 'updated 0.2.0'),
+      "the update in the box's history",
+    );
+    assert.deepEqual(
+      (await history()).data.history.filter((h) => h.what === 'update').map((h) => h.detail),
+      ['updated 0.2.0', 'installing 0.2.0'],
+    );
   });
 });
 
@@ -47,13 +61,20 @@ test('unsigned, wrongly signed, foreign and older releases are refused; the box 
       assert.equal(res.code, 30008, `${r.manifest.version}: ${res.msg}`);
       assert.match(res.msg, why);
     }
-    const st = await reported(s, (x) => x.update?.outcome === 'refused' && x.update.version === '0.0.9', 'the last refusal reported');
+    const st = await reported(
+      s,
+      (x) => x.update?.outcome === 'refused' && x.update.version === '0.0.9',
+      'the last refusal reported',
+    );
     assert.equal(st.version, '0.1.0');
     // Told to downgrade, the older one is taken (a real agent: it becomes healthy).
-    const res = await operator(s.t, '/api/operator/device/update', { uuid: s.uuid, release_id: olderId, downgrade: true });
+    const res = await operator(s.t, '/api/operator/device/update', {
+      uuid: s.uuid,
+      release_id: olderId,
+      downgrade: true,
+    });
     assert.equal(res.code, 0, res.msg);
     await reported(s, (x) => x.version === '0.0.9' && x.update?.outcome === 'updated', 'the downgrade done');
     assert.ok(box.alive());
   });
 });
-

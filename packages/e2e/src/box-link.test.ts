@@ -8,7 +8,9 @@ import { startTcpProxy } from '@boxhub/server/testing/tcp-proxy.ts';
 import { startRig, type Rig } from './fixtures.ts';
 
 let rig: Rig;
-before(async () => { rig = await startRig(); });
+before(async () => {
+  rig = await startRig();
+});
 after(() => rig.close());
 
 const device = async (uuid: string) => (await rig.sdk.devices.info({ uuid })).client!;
@@ -17,7 +19,24 @@ test('every Device field is filled from what the box reports', async () => {
   const box = await rig.box({ printer: 'sim:?make=Epson&model=ET-2850', scanner: 'sim:?make=Fujitsu&model=fi-800R' });
   await eventually(async () => (await device(box.uuid)).version, 'state applied');
   const c = await device(box.uuid);
-  for (const f of ['uuid', 'code', 'name', 'model', 'active_at', 'online', 'last_connect_at', 'version', 'firmware', 'mac', 'wlan_mac', 'network_type', 'local_ip', 'gateway_ip', 'printer', 'scanner']) {
+  for (const f of [
+    'uuid',
+    'code',
+    'name',
+    'model',
+    'active_at',
+    'online',
+    'last_connect_at',
+    'version',
+    'firmware',
+    'mac',
+    'wlan_mac',
+    'network_type',
+    'local_ip',
+    'gateway_ip',
+    'printer',
+    'scanner',
+  ]) {
     assert.ok((c as Record<string, unknown>)[f] !== undefined, `field ${f}`);
   }
   assert.equal(c.model, 'BX-SIM');
@@ -25,8 +44,28 @@ test('every Device field is filled from what the box reports', async () => {
   assert.match(c.mac!, /^([0-9a-f]{2}:){5}[0-9a-f]{2}$/);
   // The API's fields (docs/api.md), then boxhub's state extension (docs/printers-and-scanners.md,
   // "Normalised state reasons").
-  assert.deepEqual(c.printer, { connected: true, supported: true, make: 'Epson', model: 'ET-2850', connection_type: 'virtual', error_code: 0, state: 'idle', state_reasons: [], device_reasons: [] });
-  assert.deepEqual(c.scanner, { connected: true, supported: true, make: 'Fujitsu', model: 'fi-800R', connection_type: 'virtual', error_code: 0, state: 'idle', state_reasons: [], device_reasons: [] });
+  assert.deepEqual(c.printer, {
+    connected: true,
+    supported: true,
+    make: 'Epson',
+    model: 'ET-2850',
+    connection_type: 'virtual',
+    error_code: 0,
+    state: 'idle',
+    state_reasons: [],
+    device_reasons: [],
+  });
+  assert.deepEqual(c.scanner, {
+    connected: true,
+    supported: true,
+    make: 'Fujitsu',
+    model: 'fi-800R',
+    connection_type: 'virtual',
+    error_code: 0,
+    state: 'idle',
+    state_reasons: [],
+    device_reasons: [],
+  });
 });
 
 test('printer and scanner changes reach the server without being asked', async () => {
@@ -36,7 +75,10 @@ test('printer and scanner changes reach the server without being asked', async (
   await eventually(async () => (await info()).printer?.error_code === 5, 'paper-out reported');
   box.printer.setFault(null);
   box.scanner.setConnected(false);
-  await eventually(async () => { const c = await info(); return c.printer?.error_code === 0 && c.scanner?.connected === false; }, 'scanner unplugged reported');
+  await eventually(async () => {
+    const c = await info();
+    return c.printer?.error_code === 0 && c.scanner?.connected === false;
+  }, 'scanner unplugged reported');
   box.printer.setConnected(false);
   await eventually(async () => (await info()).printer?.connected === false, 'printer unplugged reported');
 });

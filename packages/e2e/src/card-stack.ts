@@ -7,15 +7,34 @@ import { expectedFills, fillCard, type MarkMix } from '@boxhub/recognizer/synthe
 import { renderScan } from '@boxhub/recognizer/synthetic/render-scan.ts';
 import { mulberry32 } from '@boxhub/recognizer/synthetic/random.ts';
 
-export const exampleCard = JSON.parse(readFileSync(new URL('../../../docs/examples/card.json', import.meta.url), 'utf8')) as CardDefinition;
+export const exampleCard = JSON.parse(
+  readFileSync(new URL('../../../docs/examples/card.json', import.meta.url), 'utf8'),
+) as CardDefinition;
 
-const EASY: MarkMix = { fillRate: 0.3, filled: ['pen', 'pencil', 'tick', 'cross', 'partial'], emptyMarks: ['stray'], emptyMarkRate: 0.05, doubleDigitRate: 0, studentNumberKinds: ['pen', 'pencil'] };
+const EASY: MarkMix = {
+  fillRate: 0.3,
+  filled: ['pen', 'pencil', 'tick', 'cross', 'partial'],
+  emptyMarks: ['stray'],
+  emptyMarkRate: 0.05,
+  doubleDigitRate: 0,
+  studentNumberKinds: ['pen', 'pencil'],
+};
 
-export interface StackPage { jpeg: Uint8Array; source: PageSource }
-export interface CardStack { definition: CardDefinition; pages: StackPage[]; expected: StudentResult[] }
+export interface StackPage {
+  jpeg: Uint8Array;
+  source: PageSource;
+}
+export interface CardStack {
+  definition: CardDefinition;
+  pages: StackPage[];
+  expected: StudentResult[];
+}
 
 /** `students` cards of the example (one duplex sheet each: 2 pages per student). */
-export async function cardStack(students: number, o: { dpi?: number; seed?: number; pagesPerItem?: number } = {}): Promise<CardStack> {
+export async function cardStack(
+  students: number,
+  o: { dpi?: number; seed?: number; pagesPerItem?: number } = {},
+): Promise<CardStack> {
   const { layout, cards } = await planTemplate(exampleCard);
   const r = mulberry32(o.seed ?? 4242);
   const pages: StackPage[] = [];
@@ -26,12 +45,32 @@ export async function cardStack(students: number, o: { dpi?: number; seed?: numb
     const used: PageSource[] = [];
     for (const side of card.sides) {
       const n = pages.length + 1;
-      const source: PageSource = { paper_number: Math.ceil(n / 2), page_number: n, front: n % 2 === 1, item_id: Math.ceil(n / perItem) };
-      const jpeg = await renderScan(side.ops, side.marks, { dpi: o.dpi ?? 200, rotationDeg: ((n * 7) % 11 - 5) / 5, noise: 3, jpegQuality: 80, seed: n });
+      const source: PageSource = {
+        paper_number: Math.ceil(n / 2),
+        page_number: n,
+        front: n % 2 === 1,
+        item_id: Math.ceil(n / perItem),
+      };
+      const jpeg = await renderScan(side.ops, side.marks, {
+        dpi: o.dpi ?? 200,
+        rotationDeg: (((n * 7) % 11) - 5) / 5,
+        noise: 3,
+        jpegQuality: 80,
+        seed: n,
+      });
       pages.push({ jpeg, source });
       used.push(source);
     }
-    expected.push({ error_code: 0, pages: used, result: { student_id: card.studentId, qrcode: card.qrcode, fills: expectedFills(layout, card), uncertain: layout.chapters.map(() => []) } });
+    expected.push({
+      error_code: 0,
+      pages: used,
+      result: {
+        student_id: card.studentId,
+        qrcode: card.qrcode,
+        fills: expectedFills(layout, card),
+        uncertain: layout.chapters.map(() => []),
+      },
+    });
   }
   return { definition: exampleCard, pages, expected };
 }

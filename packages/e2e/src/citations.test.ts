@@ -50,7 +50,11 @@ const RULES: Array<{ name: string; pattern: RegExp }> = [
   { name: 'cites "the spec" (cite docs/api.md or the doc that describes the rule)', pattern: /\bspec\b/i },
 ];
 
-interface Finding { where: string; rule: string; text: string }
+interface Finding {
+  where: string;
+  rule: string;
+  text: string;
+}
 
 function scan(): { findings: Finding[]; missingDocs: string[]; files: number } {
   const files = ['packages', 'bench', 'scripts'].flatMap((d) => sources(join(root, d), []));
@@ -97,12 +101,14 @@ test('the docs and READMEs cite docs/api.md, not issue numbers, design notes or 
   assert.ok(files.length > 20, `the markdown files are found (${files.length})`);
   const lines: string[] = [];
   for (const path of files) {
-    readFileSync(path, 'utf8').split('\n').forEach((text, i) => {
-      const plain = text.replace(NAMED_SPEC, '');
-      for (const rule of RULES) {
-        if (rule.pattern.test(plain)) lines.push(`${relative(root, path)}:${i + 1}: ${rule.name}`);
-      }
-    });
+    readFileSync(path, 'utf8')
+      .split('\n')
+      .forEach((text, i) => {
+        const plain = text.replace(NAMED_SPEC, '');
+        for (const rule of RULES) {
+          if (rule.pattern.test(plain)) lines.push(`${relative(root, path)}:${i + 1}: ${rule.name}`);
+        }
+      });
   }
   assert.equal(lines.length, 0, lines.join('\n'));
 });

@@ -50,18 +50,28 @@ test('an API error: exit 1, the envelope\'s code and msg on stderr, and with --j
 
 test('credentials the service refuses and a service that is not there: exit 3', async () => {
   const box = await rig.box({ printer: 'sim:?side_ms=1' });
-  const refused = await boxhub(['print', pdf, '--device', box.uuid], { BOXHUB_API_KEY: 'bhk_not_a_key_of_this_service_00000000000000000' });
+  const refused = await boxhub(['print', pdf, '--device', box.uuid], {
+    BOXHUB_API_KEY: 'bhk_not_a_key_of_this_service_00000000000000000',
+  });
   assert.equal(refused.code, 3, refused.stderr);
   assert.match(refused.stderr, /^boxhub print: the service refused the credentials: error 20001: /m);
   // It says where it found the key and the server (docs/cli.md, "Where the server and key come from").
-  assert.match(refused.stderr, /\(the API key from BOXHUB_API_KEY; the service http:\/\/\S+ from (BOXHUB_URL|--server)\)$/m);
+  assert.match(
+    refused.stderr,
+    /\(the API key from BOXHUB_API_KEY; the service http:\/\/\S+ from (BOXHUB_URL|--server)\)$/m,
+  );
   const keyFile = join(mkdtempSync(join(tmpdir(), 'boxhub-key-')), 'key');
   writeFileSync(keyFile, `${rig.app.api_key}\n`);
-  const viaFile = await boxhub(['print', pdf, '--device', box.uuid, '--key-file', keyFile, '--json'], { BOXHUB_API_KEY: '' });
+  const viaFile = await boxhub(['print', pdf, '--device', box.uuid, '--key-file', keyFile, '--json'], {
+    BOXHUB_API_KEY: '',
+  });
   assert.equal(viaFile.code, 0, viaFile.stderr);
   const down = await boxhub(['card', 'run', '--device', box.uuid, '--template', 'x', '--server', 'http://127.0.0.1:9']);
   assert.equal(down.code, 3);
-  assert.match(down.stderr, /^boxhub card run: cannot reach the service at http:\/\/127\.0\.0\.1:9 \(from --server\): /m);
+  assert.match(
+    down.stderr,
+    /^boxhub card run: cannot reach the service at http:\/\/127\.0\.0\.1:9 \(from --server\): /m,
+  );
 });
 
 test('Ctrl-C: scan stops the scan on the box, saves what was scanned and exits 130; print stops following and exits 130', async () => {
@@ -69,7 +79,10 @@ test('Ctrl-C: scan stops the scan on the box, saves what was scanned and exits 1
   await rig.load(box, 2);
   const out = join(mkdtempSync(join(tmpdir(), 'boxhub-cli-int-')), 'scans');
   // Continuous mode waits for more paper until stopped.
-  const scan = started(['scan', '--device', box.code, '--simplex', '--continuous', '0', '--out', out], /^item 1: 2 pages/m);
+  const scan = started(
+    ['scan', '--device', box.code, '--simplex', '--continuous', '0', '--out', out],
+    /^item 1: 2 pages/m,
+  );
   await scan.ready();
   scan.child.kill('SIGINT');
   assert.equal(await scan.exited, 130, scan.output().stderr);
@@ -88,7 +101,12 @@ test('--timeout: print stops following after that long and exits 1 with timed_ou
   const box = await rig.box({ printer: 'sim:?side_ms=5000' });
   const r = await boxhub(['print', pdf, '--device', box.uuid, '--timeout', '1', '--json']);
   assert.equal(r.code, 1, r.stderr);
-  const doc = JSON.parse(r.stdout) as { timed_out: boolean; interrupted: boolean; finished: boolean; print_uuid: string };
+  const doc = JSON.parse(r.stdout) as {
+    timed_out: boolean;
+    interrupted: boolean;
+    finished: boolean;
+    print_uuid: string;
+  };
   assert.equal(doc.timed_out, true);
   assert.equal(doc.interrupted, false);
   assert.equal(doc.finished, false);
@@ -98,18 +116,47 @@ test('--timeout: print stops following after that long and exits 1 with timed_ou
 });
 
 test('card run --json: one JSON object per line (started, each student, end) on stdout, nothing else', async () => {
-  const made = await rig.api.post<{ template_id: string }>('/api/application/card/template/create', { definition: exampleCard });
+  const made = await rig.api.post<{ template_id: string }>('/api/application/card/template/create', {
+    definition: exampleCard,
+  });
   assert.equal(made.code, 0, made.msg);
   const stack = await cardStack(1, { seed: 5 });
   const box = await rig.box();
-  await rig.load(box, [{ front: { image: stack.pages[0]!.jpeg, dpi: 200 }, back: { image: stack.pages[1]!.jpeg, dpi: 200 } }]);
+  await rig.load(box, [
+    { front: { image: stack.pages[0]!.jpeg, dpi: 200 }, back: { image: stack.pages[1]!.jpeg, dpi: 200 } },
+  ]);
   const secretFile = join(mkdtempSync(join(tmpdir(), 'boxhub-secret-')), 'whsec');
   writeFileSync(secretFile, rig.app.callback_secret);
-  const r = await boxhub(['card', 'run', '--device', box.code, '--template', made.data.template_id, '--callback-secret-file', secretFile, '--json']);
+  const r = await boxhub([
+    'card',
+    'run',
+    '--device',
+    box.code,
+    '--template',
+    made.data.template_id,
+    '--callback-secret-file',
+    secretFile,
+    '--json',
+  ]);
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.equal(r.stderr, '');
-  const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { event: string; body?: { result?: { student_id: string; fills: number[][] } }; students?: number; failed?: number; scan_uuid?: string });
-  assert.deepEqual(lines.map((l) => l.event), ['started', 'student', 'end']);
+  const lines = r.stdout
+    .trim()
+    .split('\n')
+    .map(
+      (l) =>
+        JSON.parse(l) as {
+          event: string;
+          body?: { result?: { student_id: string; fills: number[][] } };
+          students?: number;
+          failed?: number;
+          scan_uuid?: string;
+        },
+    );
+  assert.deepEqual(
+    lines.map((l) => l.event),
+    ['started', 'student', 'end'],
+  );
   assert.match(lines[0]!.scan_uuid!, /^[0-9a-f-]{36}$/);
   assert.equal(lines[1]!.body!.result!.student_id, stack.expected[0]!.result!.student_id);
   assert.deepEqual(lines[1]!.body!.result!.fills, stack.expected[0]!.result!.fills);
@@ -118,7 +165,15 @@ test('card run --json: one JSON object per line (started, each student, end) on 
 
 test('card template --json; scan on a terminal redraws its progress line, piped it prints plain lines', async () => {
   const out = mkdtempSync(join(tmpdir(), 'boxhub-cli-tpl-'));
-  const tpl = await boxhub(['card', 'template', '--definition', new URL('../../../docs/examples/card.json', import.meta.url).pathname, '--out', out, '--json']);
+  const tpl = await boxhub([
+    'card',
+    'template',
+    '--definition',
+    new URL('../../../docs/examples/card.json', import.meta.url).pathname,
+    '--out',
+    out,
+    '--json',
+  ]);
   assert.equal(tpl.code, 0, tpl.stderr);
   const t = JSON.parse(tpl.stdout) as { layout_id: string; sheets: number; pdf: string; layout: string };
   assert.equal(t.pdf, join(out, 'card.pdf'));
@@ -126,7 +181,10 @@ test('card template --json; scan on a terminal redraws its progress line, piped 
 
   const box = await rig.box();
   await rig.load(box, 3);
-  const tty = await boxhubOnTerminal(['scan', '--device', box.code, '--simplex', '--item-seconds', '0', '--out', join(out, 'tty')], env());
+  const tty = await boxhubOnTerminal(
+    ['scan', '--device', box.code, '--simplex', '--item-seconds', '0', '--out', join(out, 'tty')],
+    env(),
+  );
   assert.equal(tty.code, 0, tty.output);
   // The bar grows a cell a page (docs/cli.md, "boxhub scan").
   // biome-ignore lint/suspicious/noControlCharactersInRegex: the ANSI erase-line sequence a terminal gets

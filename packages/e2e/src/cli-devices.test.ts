@@ -6,22 +6,38 @@ import assert from 'node:assert/strict';
 import { runBoxhub, startRig, type Rig } from './fixtures.ts';
 
 let rig: Rig;
-before(async () => { rig = await startRig(); });
+before(async () => {
+  rig = await startRig();
+});
 after(() => rig.close());
 
 const boxhub = (args: string[], env: Record<string, string> = {}) => runBoxhub(rig, args, env);
-type Listed = { page: number; page_size: number; total: number; clients: Array<{ uuid: string; code: string; name: string; online: boolean }> };
+type Listed = {
+  page: number;
+  page_size: number;
+  total: number;
+  clients: Array<{ uuid: string; code: string; name: string; online: boolean }>;
+};
 
-test('bind a box by its label code, see it in devices, unbind it; --json documents are the API\'s', async () => {
+test("bind a box by its label code, see it in devices, unbind it; --json documents are the API's", async () => {
   const d = await rig.t.registerDevice();
   const before = JSON.parse((await boxhub(['devices', '--json'])).stdout) as Listed;
   assert.ok(!before.clients.some((c) => c.uuid === d.uuid), 'not listed before it is bound');
 
   const bound = await boxhub(['bind', '--device', d.code, '--name', 'Room 12', '--remark', 'second floor', '--json']);
   assert.equal(bound.code, 0, bound.stderr);
-  const { client } = JSON.parse(bound.stdout) as { client: { uuid: string; code: string; name: string; remark: string; online: boolean } };
-  assert.deepEqual([client.uuid, client.code, client.name, client.remark, client.online], [d.uuid, d.code, 'Room 12', 'second floor', false]);
-  assert.equal((await rig.sdk.devices.info({ uuid: d.uuid })).client?.name, 'Room 12', 'bound for the application, as the API sees it');
+  const { client } = JSON.parse(bound.stdout) as {
+    client: { uuid: string; code: string; name: string; remark: string; online: boolean };
+  };
+  assert.deepEqual(
+    [client.uuid, client.code, client.name, client.remark, client.online],
+    [d.uuid, d.code, 'Room 12', 'second floor', false],
+  );
+  assert.equal(
+    (await rig.sdk.devices.info({ uuid: d.uuid })).client?.name,
+    'Room 12',
+    'bound for the application, as the API sees it',
+  );
 
   // Plain text: one line a box, then the page line.
   const list = await boxhub(['devices']);
@@ -42,7 +58,9 @@ test('bind a box by its label code, see it in devices, unbind it; --json documen
   const unbound = await boxhub(['unbind', '--device', d.code]);
   assert.equal(unbound.code, 0, unbound.stderr);
   assert.equal(unbound.stdout, `unbound: ${d.uuid}\n`);
-  assert.ok(!(JSON.parse((await boxhub(['devices', '--json'])).stdout) as Listed).clients.some((c) => c.uuid === d.uuid));
+  assert.ok(
+    !(JSON.parse((await boxhub(['devices', '--json'])).stdout) as Listed).clients.some((c) => c.uuid === d.uuid),
+  );
   const twice = await boxhub(['unbind', '--device', d.uuid, '--json']);
   assert.equal(twice.code, 1);
   assert.match(twice.stderr, /^boxhub unbind: error 30002: /m);
@@ -55,13 +73,19 @@ test('exit codes: usage 2, a box of another application 1, the service unreachab
   // Another application's box: refused by its code, exit 1; the box stays theirs.
   const other = await rig.t.createApp('other');
   const d = await rig.t.registerDevice();
-  assert.equal((await boxhub(['bind', '--device', d.code, '--name', 'theirs'], { BOXHUB_API_KEY: other.api_key })).code, 0);
+  assert.equal(
+    (await boxhub(['bind', '--device', d.code, '--name', 'theirs'], { BOXHUB_API_KEY: other.api_key })).code,
+    0,
+  );
   const taken = await boxhub(['bind', '--device', d.code, '--name', 'mine']);
   assert.equal(taken.code, 1);
   assert.match(taken.stderr, /^boxhub bind: error 30003: /m);
   const notOurs = await boxhub(['unbind', '--device', d.uuid]);
   assert.equal(notOurs.code, 1);
   assert.match(notOurs.stderr, /^boxhub unbind: error 30002: /m);
-  assert.equal((await other.api.get<{ client?: { name: string } }>('/api/client/info', { uuid: d.uuid })).data.client?.name, 'theirs');
+  assert.equal(
+    (await other.api.get<{ client?: { name: string } }>('/api/client/info', { uuid: d.uuid })).data.client?.name,
+    'theirs',
+  );
   assert.equal((await boxhub(['devices'], { BOXHUB_URL: 'http://127.0.0.1:9' })).code, 3);
 });

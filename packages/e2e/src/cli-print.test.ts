@@ -62,9 +62,14 @@ test('exit codes say what went wrong', async () => {
   assert.match(help.stdout, /usage: boxhub print FILE/);
 });
 
-test('print --encrypt encrypts to the box\'s key before sending; scan --encrypt --decrypt-key saves the decrypted PDFs', async () => {
+test("print --encrypt encrypts to the box's key before sending; scan --encrypt --decrypt-key saves the decrypted PDFs", async () => {
   const box = await rig.box({ printer: 'sim:?side_ms=1' });
-  await eventually(async () => (await rig.api.get<{ client: { e2e_public_key?: string } }>('/api/client/info', { uuid: box.uuid })).data.client.e2e_public_key, 'box key');
+  await eventually(
+    async () =>
+      (await rig.api.get<{ client: { e2e_public_key?: string } }>('/api/client/info', { uuid: box.uuid })).data.client
+        .e2e_public_key,
+    'box key',
+  );
   const p = await boxhub(['print', file, '--device', box.code, '--encrypt']);
   assert.equal(p.code, 0, p.stderr);
   assert.match(p.stderr, /encrypted to the box's key [0-9a-f]{16}/);
@@ -75,7 +80,20 @@ test('print --encrypt encrypts to the box\'s key before sending; scan --encrypt 
   const dir = mkdtempSync(join(tmpdir(), 'boxhub-cli-scan-'));
   writeFileSync(join(dir, 'key'), `${keys.privateKey}\n`);
   await rig.load(box, 2);
-  const s = await boxhub(['scan', '--device', box.code, '--simplex', '--item-seconds', '0', '--encrypt', '--decrypt-key', join(dir, 'key'), '--out', join(dir, 'out'), '--json']);
+  const s = await boxhub([
+    'scan',
+    '--device',
+    box.code,
+    '--simplex',
+    '--item-seconds',
+    '0',
+    '--encrypt',
+    '--decrypt-key',
+    join(dir, 'key'),
+    '--out',
+    join(dir, 'out'),
+    '--json',
+  ]);
   assert.equal(s.code, 0, s.stderr);
   const result = JSON.parse(s.stdout) as { items: { path: string }[] };
   assert.equal(result.items.length, 1);

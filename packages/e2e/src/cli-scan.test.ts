@@ -10,17 +10,34 @@ import { PDFDocument } from 'pdf-lib';
 import { runBoxhub, startBoxhub, startRig, type Rig } from './fixtures.ts';
 
 let rig: Rig;
-before(async () => { rig = await startRig(); });
+before(async () => {
+  rig = await startRig();
+});
 after(() => rig.close());
 
 const boxhub = (args: string[], env: Record<string, string> = {}) => runBoxhub(rig, args, env);
 
 test('scans the feeder, shows each item as plain lines when piped, and saves PDFs whose MD5 it checked', async () => {
   const box = await rig.box();
-  await rig.load(box, [{ front: 'text', back: 'text' }, { front: 'text', back: 'blank' }, { front: 'text', back: 'text' }]);
+  await rig.load(box, [
+    { front: 'text', back: 'text' },
+    { front: 'text', back: 'blank' },
+    { front: 'text', back: 'text' },
+  ]);
   const out = join(mkdtempSync(join(tmpdir(), 'boxhub-cli-scan-')), 'scans');
   // --item-seconds 0: one item however slow the machine (items as the stack scans: the test below).
-  const r = await boxhub(['scan', '--device', box.code, '--duplex', '--resolution', '150', '--item-seconds', '0', '--out', out]);
+  const r = await boxhub([
+    'scan',
+    '--device',
+    box.code,
+    '--duplex',
+    '--resolution',
+    '150',
+    '--item-seconds',
+    '0',
+    '--out',
+    out,
+  ]);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /scan [0-9a-f-]{36} started on /);
   assert.match(r.stderr, /item 1: 5 pages, \d+ KB, MD5 checked/);
@@ -32,7 +49,10 @@ test('scans the feeder, shows each item as plain lines when piped, and saves PDF
   const bytes = readFileSync(join(out, files[0]!));
   assert.equal((await PDFDocument.load(bytes)).getPageCount(), 5);
   const scanUuid = /scan ([0-9a-f-]{36}) started/.exec(r.stderr)![1]!;
-  const items = await rig.api.post<{ items: { check_sum: string }[] }>('/api/scan/item_data', { client_uuid: box.uuid, scan_uuid: scanUuid });
+  const items = await rig.api.post<{ items: { check_sum: string }[] }>('/api/scan/item_data', {
+    client_uuid: box.uuid,
+    scan_uuid: scanUuid,
+  });
   assert.equal(createHash('md5').update(bytes).digest('hex'), items.data.items[0]!.check_sum);
 
   // --json: one JSON document on stdout, nothing on stderr; blank pages kept on request.
@@ -40,10 +60,17 @@ test('scans the feeder, shows each item as plain lines when piped, and saves PDF
   const json = await boxhub(['scan', '--device', box.uuid, '--keep-blank', '--out', join(out, '..', 'json'), '--json']);
   assert.equal(json.code, 0, json.stderr);
   assert.equal(json.stderr, '', '--json keeps stderr quiet too');
-  const doc = JSON.parse(json.stdout) as { error_code: number; total_pages: number; items: { pages: number; md5: string }[] };
+  const doc = JSON.parse(json.stdout) as {
+    error_code: number;
+    total_pages: number;
+    items: { pages: number; md5: string }[];
+  };
   assert.equal(doc.error_code, 0);
   assert.equal(doc.total_pages, 2);
-  assert.deepEqual(doc.items.map((i) => i.pages), [2]);
+  assert.deepEqual(
+    doc.items.map((i) => i.pages),
+    [2],
+  );
 });
 
 test('exit codes say what went wrong', async () => {
@@ -57,7 +84,14 @@ test('exit codes say what went wrong', async () => {
   // A jam half-way: the scan ends with its scan error (1: the task failed), the pages before it saved.
   await rig.load(box, 3);
   box.scanner.jamAfter(2);
-  const jam = await boxhub(['scan', '--device', box.uuid, '--simplex', '--out', mkdtempSync(join(tmpdir(), 'boxhub-cli-jam-'))]);
+  const jam = await boxhub([
+    'scan',
+    '--device',
+    box.uuid,
+    '--simplex',
+    '--out',
+    mkdtempSync(join(tmpdir(), 'boxhub-cli-jam-')),
+  ]);
   assert.equal(jam.code, 1, jam.stderr);
   assert.match(jam.stdout, /^ended with scan error 2001 \(docs\/errors\.md\): 2 pages in 1 PDF in /m);
   const down = await boxhub(['scan', '--device', box.uuid], { BOXHUB_URL: 'http://127.0.0.1:9' });
@@ -72,7 +106,11 @@ test('Ctrl-C in the middle of a stack stops the scan and keeps every item record
   const box = await rig.box({ scanner: 'sim:?ppm=180' });
   await rig.load(box, 30);
   const out = join(mkdtempSync(join(tmpdir(), 'boxhub-cli-sigint-')), 'scans');
-  const run = startBoxhub(rig, ['scan', '--device', box.code, '--simplex', '--item-pages', '2', '--item-seconds', '0', '--out', out], /^item 2: 2 pages/m);
+  const run = startBoxhub(
+    rig,
+    ['scan', '--device', box.code, '--simplex', '--item-pages', '2', '--item-seconds', '0', '--out', out],
+    /^item 2: 2 pages/m,
+  );
   await run.ready();
   run.child.kill('SIGINT');
   const code = await run.exited;

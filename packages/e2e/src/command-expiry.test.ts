@@ -10,7 +10,9 @@ import { offsetClock } from '@boxhub/server/clock.ts';
 let offset = 0;
 const clock = offsetClock(() => offset);
 let rig: Rig;
-before(async () => { rig = await startRig({ clock, commandTimeoutMs: 1500 }); });
+before(async () => {
+  rig = await startRig({ clock, commandTimeoutMs: 1500 });
+});
 after(() => rig.close());
 
 test('an expired command is refused with its reason and nothing happens on the box', async () => {

@@ -24,31 +24,59 @@ let profile: string;
 async function operator<T>(path: string, body?: unknown): Promise<{ code: number; msg: string; data: T }> {
   const res = await fetch(`${rig.t.url}${path}`, {
     method: body === undefined ? 'GET' : 'POST',
-    headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      authorization: `Bearer ${OPERATOR_TOKEN}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
-  return await res.json() as { code: number; msg: string; data: T };
+  return (await res.json()) as { code: number; msg: string; data: T };
 }
 
 before(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run installs it)`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run installs it)`);
   rig = await startRig({ env: { BOXHUB_OPERATOR_TOKEN: OPERATOR_TOKEN } });
   box = await rig.box();
   const code = (await rig.sdk.devices.info({ uuid: box.uuid })).client?.code ?? '';
   // The online box gets its labels by a bulk import that lists it again (it exists: labels only).
-  const reg = await operator<{ devices: Array<{ status: string }> }>('/api/operator/device/bulk_register', { devices: [
-    { code, model: 'BX-SIM', labels: ['school=north'] },
-    { code: `F1-${randomBytes(3).toString('hex')}`, model: 'BX-1', labels: ['school=north'] },
-    { code: `F2-${randomBytes(3).toString('hex')}`, model: 'BX-1', labels: ['school=south'] },
-  ] });
-  assert.deepEqual(reg.data.devices.map((d) => d.status), ['exists', 'registered', 'registered']);
+  const reg = await operator<{ devices: Array<{ status: string }> }>('/api/operator/device/bulk_register', {
+    devices: [
+      { code, model: 'BX-SIM', labels: ['school=north'] },
+      { code: `F1-${randomBytes(3).toString('hex')}`, model: 'BX-1', labels: ['school=north'] },
+      { code: `F2-${randomBytes(3).toString('hex')}`, model: 'BX-1', labels: ['school=south'] },
+    ],
+  });
+  assert.deepEqual(
+    reg.data.devices.map((d) => d.status),
+    ['exists', 'registered', 'registered'],
+  );
   const r = makeRelease('0.9.0', entries.crash, releaseKeys().privateKey);
-  assert.equal((await operator('/api/operator/release/upload', { manifest: r.manifest, signature: r.signature, package: r.bytes.toString('base64') })).code, 0);
+  assert.equal(
+    (
+      await operator('/api/operator/release/upload', {
+        manifest: r.manifest,
+        signature: r.signature,
+        package: r.bytes.toString('base64'),
+      })
+    ).code,
+    0,
+  );
   profile = mkdtempSync(join(tmpdir(), 'boxhub-chromium-'));
   browser = await puppeteer.launch({
-    executablePath: CHROMIUM, headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`],
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      `--user-data-dir=${profile}`,
+    ],
   });
   page = await browser.newPage();
   page.setDefaultTimeout(20_000);
@@ -62,9 +90,11 @@ after(async () => {
 
 const url = (path: string) => `${rig.t.url}${path}`;
 const text = (selector: string) => page.$eval(selector, (e) => e.textContent ?? '');
-const go = async (selector: string) => { await Promise.all([page.waitForNavigation(), page.click(selector)]); };
+const go = async (selector: string) => {
+  await Promise.all([page.waitForNavigation(), page.click(selector)]);
+};
 
-test('the fleet page: boxes by state, version and label; a label narrows it; a box\'s history', async () => {
+test("the fleet page: boxes by state, version and label; a label narrows it; a box's history", async () => {
   // Not signed in: the fleet is the operator's only.
   await page.goto(url('/console/operator/fleet'));
   await page.waitForSelector('#operator_token');
@@ -87,16 +117,34 @@ test('the fleet page: boxes by state, version and label; a label narrows it; a b
   assert.match(await text('#box-history'), /connect/);
   // The same figures on /metrics.
   const metrics = await (await fetch(url('/metrics'))).text();
-  for (const line of ['boxhub_fleet_boxes{state="online"} 1', 'boxhub_fleet_boxes{state="offline"} 2', 'boxhub_fleet_boxes_by_version{version="1.0.0"} 1',
-    'boxhub_fleet_boxes_by_label{label="school=north",online="true"} 1', 'boxhub_fleet_boxes_by_label{label="school=south",online="false"} 1']) {
+  for (const line of [
+    'boxhub_fleet_boxes{state="online"} 1',
+    'boxhub_fleet_boxes{state="offline"} 2',
+    'boxhub_fleet_boxes_by_version{version="1.0.0"} 1',
+    'boxhub_fleet_boxes_by_label{label="school=north",online="true"} 1',
+    'boxhub_fleet_boxes_by_label{label="school=south",online="false"} 1',
+  ]) {
     assert.ok(metrics.split('\n').includes(line), `/metrics has ${line}`);
   }
   // The box goes away: offline since when, and a disconnect in its history.
   await box.agent.stop();
-  await eventually(async () => (await rig.t.server.repos.devices.findByUuid(box.uuid))?.online === 0, 'the box offline');
+  await eventually(
+    async () => (await rig.t.server.repos.devices.findByUuid(box.uuid))?.online === 0,
+    'the box offline',
+  );
   // The history entry is written by the presence listener, after the device row.
-  await eventually(async () => (await rig.t.server.db.kysely.selectFrom('device_history').select('id')
-    .where('device_uuid', '=', box.uuid).where('what', '=', 'disconnect').execute()).length > 0, 'the disconnect in its history');
+  await eventually(
+    async () =>
+      (
+        await rig.t.server.db.kysely
+          .selectFrom('device_history')
+          .select('id')
+          .where('device_uuid', '=', box.uuid)
+          .where('what', '=', 'disconnect')
+          .execute()
+      ).length > 0,
+    'the disconnect in its history',
+  );
   await page.reload();
   assert.match(await text('#box-history tr.entry.disconnect'), /disconnect/);
   await page.goto(url('/console/operator/fleet'));
@@ -106,16 +154,25 @@ test('the fleet page: boxes by state, version and label; a label narrows it; a b
 test('the rollout pages: start a rollout by label, see it wave by wave, cancel it', async () => {
   await page.goto(url('/console/operator/rollouts'));
   await page.select('#rollout-label', 'school=north');
-  await page.$eval('#rollout-waves', (e) => { (e as unknown as { value: string }).value = '2'; });
+  await page.$eval('#rollout-waves', (e) => {
+    (e as unknown as { value: string }).value = '2';
+  });
   await go('#create-rollout');
   assert.match(page.url(), /\/console\/operator\/rollouts\/[0-9a-f-]{36}$/);
   assert.equal(await text('#rollout-state'), 'running');
   // Both boxes with the label are offline: each wave waits for its box, pending.
-  const waves = await page.$$eval('#rollout-waves tr.wave', (rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent ?? '').join(' ')));
+  const waves = await page.$$eval('#rollout-waves tr.wave', (rows) =>
+    rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent ?? '').join(' ')),
+  );
   assert.deepEqual(waves, ['1 1 0 0 0 1', '2 1 0 0 0 1']);
   const id = page.url().split('/').pop() ?? '';
   const metrics = await (await fetch(url('/metrics'))).text();
-  assert.ok(metrics.includes(`boxhub_rollout_boxes{rollout="${id}",version="0.9.0",rollout_state="running",wave="2",state="pending"} 1`), 'the rollout on /metrics');
+  assert.ok(
+    metrics.includes(
+      `boxhub_rollout_boxes{rollout="${id}",version="0.9.0",rollout_state="running",wave="2",state="pending"} 1`,
+    ),
+    'the rollout on /metrics',
+  );
   await go('#cancel-rollout');
   assert.equal(await text('#rollout-state'), 'canceled');
   await page.goto(url('/console/operator/rollouts'));

@@ -32,12 +32,19 @@ let stack: ReviewStack;
 let other: Awaited<ReturnType<Rig['t']['createApp']>>;
 let runUuid = '';
 
-interface Body { uuid: string; finish: boolean; error_code: number; result: null | { student_id: string; fills: number[][]; uncertain?: number[][] }; revision?: number }
+interface Body {
+  uuid: string;
+  finish: boolean;
+  error_code: number;
+  result: null | { student_id: string; fills: number[][]; uncertain?: number[][] };
+  revision?: number;
+}
 const posts = () => rx.received.filter((r) => r.method === 'POST' && r.path.endsWith('/class'));
 const bodies = () => posts().map((p) => JSON.parse(p.body) as Body);
 
 before(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run installs it)`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run installs it)`);
   rig = await startRig({ env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1' } });
   rx = await startReceiver();
   other = await rig.t.createApp('other-school', { ess: true });
@@ -46,12 +53,28 @@ before(async () => {
   box = await rig.box();
   // Students 1-3 of the review stack: one clear, one with an uncertain area, one with an
   // ambiguous student number.
-  await rig.load(box, [0, 1, 2].map((s) => ({ front: { image: stack.pages[2 * s]!.jpeg, dpi: 200 }, back: { image: stack.pages[2 * s + 1]!.jpeg, dpi: 200 } })));
+  await rig.load(
+    box,
+    [0, 1, 2].map((s) => ({
+      front: { image: stack.pages[2 * s]!.jpeg, dpi: 200 },
+      back: { image: stack.pages[2 * s + 1]!.jpeg, dpi: 200 },
+    })),
+  );
   profile = mkdtempSync(join(tmpdir(), 'boxhub-chromium-'));
   browser = await puppeteer.launch({
-    executablePath: CHROMIUM, headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`],
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      `--user-data-dir=${profile}`,
+    ],
   });
   page = await browser.newPage();
   await page.setViewport({ width: 1200, height: 900 });
@@ -67,7 +90,9 @@ after(async () => {
 
 const url = (path: string) => `${rig.t.url}${path}`;
 const text = (selector: string) => page.$eval(selector, (e) => e.textContent ?? '');
-const go = async (selector: string) => { await Promise.all([page.waitForNavigation(), page.click(selector)]); };
+const go = async (selector: string) => {
+  await Promise.all([page.waitForNavigation(), page.click(selector)]);
+};
 /** Presses the form's button and says yes in the console's confirmation dialog. */
 async function confirmSubmit(selector: string): Promise<string> {
   await page.click(selector);
@@ -78,7 +103,7 @@ async function confirmSubmit(selector: string): Promise<string> {
 }
 
 describe('the review loop in chromium', () => {
-  test('a run\'s students that need review; an uncertain area ticked and a student number typed on the page; signed revisions arrive', async () => {
+  test("a run's students that need review; an uncertain area ticked and a student number typed on the page; signed revisions arrive", async () => {
     await page.goto(url('/console'));
     await page.waitForSelector('#api_key');
     await page.type('#api_key', rig.app.api_key);
@@ -90,13 +115,30 @@ describe('the review loop in chromium', () => {
     await go('#start-run');
     runUuid = /\/console\/recognition\/([0-9a-f-]{36})$/.exec(page.url())![1]!;
     // The list of students to review comes in with the live part, without a reload.
-    await page.waitForFunction(() => /ended/.test((globalThis as unknown as { document: { querySelector(s: string): { textContent: string } | null } }).document.querySelector('#run-status')?.textContent ?? ''), { timeout: 90_000 });
+    await page.waitForFunction(
+      () =>
+        /ended/.test(
+          (
+            globalThis as unknown as { document: { querySelector(s: string): { textContent: string } | null } }
+          ).document.querySelector('#run-status')?.textContent ?? '',
+        ),
+      { timeout: 90_000 },
+    );
     await page.waitForSelector('#review-items');
-    const items = await page.$$eval('tr.review-item', (e) => e.map((x) => [(x as unknown as { dataset: { student: string } }).dataset.student, x.textContent]));
-    assert.deepEqual(items.map((i) => i[0]), ['2', '3'], JSON.stringify(items));
+    const items = await page.$$eval('tr.review-item', (e) =>
+      e.map((x) => [(x as unknown as { dataset: { student: string } }).dataset.student, x.textContent]),
+    );
+    assert.deepEqual(
+      items.map((i) => i[0]),
+      ['2', '3'],
+      JSON.stringify(items),
+    );
     assert.match(items[0]![1]!, /1 uncertain area/);
     assert.match(items[1]![1]!, /error 1001/);
-    await eventually(() => rx.received.some((r) => r.method === 'PUT' && r.path.endsWith('/class')), 'the end callback');
+    await eventually(
+      () => rx.received.some((r) => r.method === 'PUT' && r.path.endsWith('/class')),
+      'the end callback',
+    );
 
     // Student 2: the page with its overlay; the uncertain area shows its score; tick it.
     await go('tr.review-item[data-student="2"] a.review-link');
@@ -104,19 +146,28 @@ describe('the review loop in chromium', () => {
     assert.ok(await page.$('svg.page-svg polygon.ov-qr'), 'the QR region is marked');
     assert.ok(await page.$('svg.page-svg polygon.ov-student'), 'the student-number grid is marked');
     assert.ok((await page.$$('svg.page-svg g.ov-filled')).length > 3);
-    const unsure = await page.$$eval('g.ov-uncertain', (e) => e.map((g) => [(g as unknown as { dataset: { area: string } }).dataset.area, g.textContent?.trim()]));
+    const unsure = await page.$$eval('g.ov-uncertain', (e) =>
+      e.map((g) => [(g as unknown as { dataset: { area: string } }).dataset.area, g.textContent?.trim()]),
+    );
     assert.equal(unsure.length, 1);
     assert.match(unsure[0]![1]!, /^\d\.\d\d$/, 'its score is shown');
     const [chapter, index] = unsure[0]![0]!.split('.').map(Number) as [number, number];
     // A click on the area on the page (the checkbox placed over it).
     await page.click(`g.ov-uncertain[data-area="${chapter}.${index}"] label.area-pick`);
-    assert.equal(await page.$eval(`input[name="a_${chapter}_${index}"]`, (e) => (e as unknown as { checked: boolean }).checked), true);
+    assert.equal(
+      await page.$eval(`input[name="a_${chapter}_${index}"]`, (e) => (e as unknown as { checked: boolean }).checked),
+      true,
+    );
     await page.type('#review-reviewer', 'Ms. <b>Example</b>');
     if (shots) {
       mkdirSync(shots, { recursive: true });
       // The page's head and the first chapters: the overlay as a teacher sees it.
       const box = (await (await page.$('.review-page'))!.boundingBox())!;
-      await page.screenshot({ path: join(shots, 'review.png') as `${string}.png`, captureBeyondViewport: true, clip: { x: box.x, y: box.y, width: box.width, height: Math.min(box.height, 760) } });
+      await page.screenshot({
+        path: join(shots, 'review.png') as `${string}.png`,
+        captureBeyondViewport: true,
+        clip: { x: box.x, y: box.y, width: box.width, height: Math.min(box.height, 760) },
+      });
     }
     const ask = await confirmSubmit('#review-save');
     assert.match(ask, /student 2 .* revision 1/);
@@ -140,7 +191,11 @@ describe('the review loop in chromium', () => {
     assert.match(await text('#review-now .student-id'), new RegExp(stack.studentIds[2]!));
 
     // Both revisions arrive, signed, with the API's per-student body plus revision.
-    await eventually(() => bodies().filter((b) => b.revision === 1).length === 2 ? true : undefined, 'two revision callbacks', 30_000);
+    await eventually(
+      () => (bodies().filter((b) => b.revision === 1).length === 2 ? true : undefined),
+      'two revision callbacks',
+      30_000,
+    );
     const receiver = new CallbackReceiver({ secrets: rig.app.callback_secret });
     for (const p of posts()) assert.equal(receiver.receive(p).type, 'recognition.result');
     const revised = bodies().filter((b) => b.revision === 1);
@@ -157,14 +212,18 @@ describe('the review loop in chromium', () => {
     assert.equal(img!.headers()['content-type'], 'image/jpeg');
   });
 
-  test('another application\'s session gets 404 for the run\'s review pages, images and corrections', async () => {
+  test("another application's session gets 404 for the run's review pages, images and corrections", async () => {
     const ctx = await browser.createBrowserContext();
     const p2 = await ctx.newPage();
     await p2.goto(url('/console'));
     await p2.waitForSelector('#api_key');
     await p2.type('#api_key', other.api_key);
     await Promise.all([p2.waitForNavigation(), p2.click('button[type=submit]')]);
-    for (const path of [`/console/recognition/${runUuid}/students/2`, `/console/recognition/${runUuid}/pages/3/image`, `/console/recognition/${runUuid}/pages/3/annotated`]) {
+    for (const path of [
+      `/console/recognition/${runUuid}/students/2`,
+      `/console/recognition/${runUuid}/pages/3/image`,
+      `/console/recognition/${runUuid}/pages/3/annotated`,
+    ]) {
       assert.equal((await p2.goto(url(path)))!.status(), 404, path);
     }
     const missing = await p2.goto(url('/console/recognition/00000000-0000-4000-8000-000000000000/students/2'));

@@ -7,10 +7,14 @@ import { ConsoleClient } from '@boxhub/server/testing/console-client.ts';
 import { startRig, type Rig } from './fixtures.ts';
 
 let rig: Rig;
-before(async () => { rig = await startRig(); });
-after(async () => { await rig.close(); });
+before(async () => {
+  rig = await startRig();
+});
+after(async () => {
+  await rig.close();
+});
 
-test('a stale scan page\'s stop is refused and leaves the newer scan running; its own page stops it', async () => {
+test("a stale scan page's stop is refused and leaves the newer scan running; its own page stops it", async () => {
   const box = await rig.box({ scanner: 'sim:?ppm=1' });
   await rig.load(box, 5);
   const options = { continuous: true, continuous_wait: 0 };
@@ -25,7 +29,11 @@ test('a stale scan page\'s stop is refused and leaves the newer scan running; it
   const stale = await ui.post(`${page(first)}/stop`, { _confirmed: '1' });
   assert.equal(stale.status, 409, stale.body);
   assert.match(stale.body, /this scan task is not running any more, so nothing was stopped/);
-  assert.deepEqual(await rig.sdk.scan.current({ client_uuid: box.uuid }), { exist: true, scan_uuid: second }, 'the newer scan runs on');
+  assert.deepEqual(
+    await rig.sdk.scan.current({ client_uuid: box.uuid }),
+    { exist: true, scan_uuid: second },
+    'the newer scan runs on',
+  );
   assert.equal((await rig.sdk.scan.info({ client_uuid: box.uuid, scan_uuid: second })).finished, false);
 
   const own = await ui.post(`${page(second)}/stop`, { _confirmed: '1' });

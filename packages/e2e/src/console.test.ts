@@ -21,7 +21,10 @@ import { cardStack, exampleCard } from './card-stack.ts';
 import { startRig, type Rig, type RigBox } from './fixtures.ts';
 
 /** The page's globals a test touches (the e2e package has no DOM types). */
-interface InPage { settled: Promise<void>; document: { addEventListener(type: string, f: () => void, o: { once: boolean }): void } }
+interface InPage {
+  settled: Promise<void>;
+  document: { addEventListener(type: string, f: () => void, o: { once: boolean }): void };
+}
 
 const CHROMIUM = process.env.BOXHUB_CHROMIUM ?? '/usr/bin/chromium';
 const shots = process.env.BOXHUB_CONSOLE_SCREENSHOTS;
@@ -40,26 +43,42 @@ let other: Awaited<ReturnType<Rig['t']['createApp']>>;
 const files = mkdtempSync(join(tmpdir(), 'boxhub-console-'));
 
 before(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run installs it)`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run installs it)`);
   rig = await startRig({ env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1', BOXHUB_OPERATOR_TOKEN: OPERATOR_TOKEN } });
   rx = await startReceiver();
   box = await rig.box({ printer: 'sim:?side_ms=5' });
-  assert.equal((await rig.api.post('/api/client/edit', { uuid: box.uuid, name: 'Library box', remark: 'ground floor' })).code, 0);
+  assert.equal(
+    (await rig.api.post('/api/client/edit', { uuid: box.uuid, name: 'Library box', remark: 'ground floor' })).code,
+    0,
+  );
   // Another application's box: never visible here.
   other = await rig.t.createApp('other-school', { ess: true });
   otherDevice = await rig.t.registerDevice();
-  assert.equal((await other.api.post('/api/client/bind', { uuid: otherDevice.uuid, name: 'Other school box' })).code, 0);
+  assert.equal(
+    (await other.api.post('/api/client/bind', { uuid: otherDevice.uuid, name: 'Other school box' })).code,
+    0,
+  );
   // A page on another origin that posts a form to the console (no CSRF token: it cannot know it):
   // /rename, /template and /operator-app post to those forms.
   const forms: Record<string, { action: string; fields: Record<string, string> }> = {
     '/rename': { action: `/console/devices/${box.uuid}/rename`, fields: { name: 'pwned' } },
-    '/template': { action: '/console/templates/create', fields: { definition: JSON.stringify({ ...exampleCard, id: 'pwned' }) } },
+    '/template': {
+      action: '/console/templates/create',
+      fields: { definition: JSON.stringify({ ...exampleCard, id: 'pwned' }) },
+    },
     '/operator-app': { action: '/console/operator/applications/create', fields: { name: 'pwned-app' } },
   };
   attacker = createServer((req, res) => {
     const f = forms[req.url ?? ''] ?? forms['/rename']!;
-    const inputs = Object.entries(f.fields).map(([k, v]) => `<input type="hidden" name="${k}" value="${v.replace(/&/g, '&amp;').replace(/"/g, '&quot;')}">`).join('');
-    res.writeHead(200, { 'content-type': 'text/html' }).end(`<form id="f" method="post" action="${rig.t.url}${f.action}">${inputs}</form><script>document.getElementById('f').submit()</script>`);
+    const inputs = Object.entries(f.fields)
+      .map(([k, v]) => `<input type="hidden" name="${k}" value="${v.replace(/&/g, '&amp;').replace(/"/g, '&quot;')}">`)
+      .join('');
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end(
+        `<form id="f" method="post" action="${rig.t.url}${f.action}">${inputs}</form><script>document.getElementById('f').submit()</script>`,
+      );
   });
   await new Promise<void>((r) => attacker.listen(0, '127.0.0.1', r));
   const a = attacker.address();
@@ -68,8 +87,17 @@ before(async () => {
   browser = await puppeteer.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      `--user-data-dir=${profile}`,
+    ],
   });
   page = await browser.newPage();
   await page.setViewport({ width: 1200, height: 800 });
@@ -95,14 +123,28 @@ async function shot(name: string, fullPage = true): Promise<void> {
 }
 const text = (selector: string) => page.$eval(selector, (e) => e.textContent ?? '');
 const waitText = (selector: string, re: RegExp) =>
-  page.waitForFunction((s, src) => new RegExp(src).test((globalThis as unknown as Dom).document.querySelector(s)?.textContent ?? ''), {}, selector, re.source);
+  page.waitForFunction(
+    (s, src) => new RegExp(src).test((globalThis as unknown as Dom).document.querySelector(s)?.textContent ?? ''),
+    {},
+    selector,
+    re.source,
+  );
 const url = (path: string) => `${rig.t.url}${path}`;
 const href = (selector: string) => page.$eval(selector, (a) => (a as unknown as { href: string }).href);
 const count = (selector: string) => page.$$eval(selector, (e) => e.length);
 /** Clicks and waits for the page it leads to. */
-const go = async (selector: string) => { await Promise.all([page.waitForNavigation(), page.click(selector)]); };
+const go = async (selector: string) => {
+  await Promise.all([page.waitForNavigation(), page.click(selector)]);
+};
 /** Sets a field's value at once (typing a long definition key by key is slow). */
-const fill = (selector: string, value: string) => page.$eval(selector, (e, v) => { (e as unknown as { value: string }).value = v; }, value);
+const fill = (selector: string, value: string) =>
+  page.$eval(
+    selector,
+    (e, v) => {
+      (e as unknown as { value: string }).value = v;
+    },
+    value,
+  );
 const pwned = () => page.evaluate(() => (globalThis as unknown as Win).__pwned);
 /**
  * Presses a destructive button and answers the console's dialog: yes confirms and waits for the
@@ -113,13 +155,16 @@ async function answer(selector: string, yes: boolean): Promise<string> {
   await page.waitForSelector('#confirm-dialog[open]');
   const ask = await text('#confirm-dialog-ask');
   if (yes) await Promise.all([page.waitForNavigation(), page.click('#confirm-dialog-yes')]);
-  else { await page.click('#confirm-dialog-no'); await page.waitForSelector('#confirm-dialog:not([open])'); }
+  else {
+    await page.click('#confirm-dialog-no');
+    await page.waitForSelector('#confirm-dialog:not([open])');
+  }
   return ask;
 }
 const confirmed = (selector: string) => answer(selector, true);
 
 describe('the console in chromium', () => {
-  test('sign in with the API key, see the box online and no other application\'s box', async () => {
+  test("sign in with the API key, see the box online and no other application's box", async () => {
     await page.goto(url('/console'));
     await page.waitForSelector('#api_key');
     assert.match(page.url(), /\/console\/login$/);
@@ -146,7 +191,11 @@ describe('the console in chromium', () => {
     await page.waitForSelector('#capability');
     assert.match(await text('#capability'), /media_sizes/);
     // Tall enough for the controls and the print form (the capability tree below is long).
-    if (shots) { await page.setViewport({ width: 1200, height: 1500 }); await shot('device', false); await page.setViewport({ width: 1200, height: 800 }); }
+    if (shots) {
+      await page.setViewport({ width: 1200, height: 1500 });
+      await shot('device', false);
+      await page.setViewport({ width: 1200, height: 800 });
+    }
     await Promise.all([page.waitForNavigation(), page.click('#buzz')]);
     await waitText('.flash', /buzzes/);
     await eventually(() => box.buzzer.played.length === 1, 'the box buzzed');
@@ -160,10 +209,19 @@ describe('the console in chromium', () => {
     assert.match(page.url(), /\/scans\/[0-9a-f-]{36}$/);
     assert.equal(await text('#scan-status'), 'scanning');
     assert.equal((await page.$$('.scan-item')).length, 0);
-    await page.evaluate(() => { (globalThis as unknown as { __same?: boolean }).__same = true; });
-    await rig.load(box, [{ front: 'text', back: 'blank' }, { front: 'text', back: 'text' }]);
+    await page.evaluate(() => {
+      (globalThis as unknown as { __same?: boolean }).__same = true;
+    });
+    await rig.load(box, [
+      { front: 'text', back: 'blank' },
+      { front: 'text', back: 'text' },
+    ]);
     await page.waitForSelector('.scan-item a.download');
-    assert.equal(await page.evaluate(() => (globalThis as unknown as { __same?: boolean }).__same), true, 'the item came in without a page load (htmx polling)');
+    assert.equal(
+      await page.evaluate(() => (globalThis as unknown as { __same?: boolean }).__same),
+      true,
+      'the item came in without a page load (htmx polling)',
+    );
     await confirmed('#stop-scan');
     await waitText('#scan-status', /^finished$/);
     await page.waitForSelector('.scan-item a.download');
@@ -175,8 +233,16 @@ describe('the console in chromium', () => {
     await waitText('#history', /item stored/);
     // The scanner's own state reports interleave with the task's steps as they come (a report
     // can land between `sent` and `acknowledged`), so the steps are compared without them.
-    const steps = await page.$$eval('#history .history-entry', (rows) => rows.map((r) => (r as unknown as { dataset: { source: string; what: string } }).dataset).map((d) => `${d.source}:${d.what}`));
-    assert.deepEqual(steps.filter((s) => !s.startsWith('scanner:')).slice(0, 3), ['server:created', 'server:sent', 'box:acknowledged']);
+    const steps = await page.$$eval('#history .history-entry', (rows) =>
+      rows
+        .map((r) => (r as unknown as { dataset: { source: string; what: string } }).dataset)
+        .map((d) => `${d.source}:${d.what}`),
+    );
+    assert.deepEqual(steps.filter((s) => !s.startsWith('scanner:')).slice(0, 3), [
+      'server:created',
+      'server:sent',
+      'box:acknowledged',
+    ]);
     await shot('scan');
   });
 
@@ -203,10 +269,14 @@ describe('the console in chromium', () => {
     await shot('print');
   });
 
-  test('device state and device events: the printer\'s reasons on the device page; the device events URL set and cleared', async () => {
+  test("device state and device events: the printer's reasons on the device page; the device events URL set and cleared", async () => {
     box.printer.setFault('media-empty');
     try {
-      await eventually(async () => (await rig.sdk.devices.info({ uuid: box.uuid })).client?.printer?.state_reasons?.includes('media_empty'), 'paper out on the server');
+      await eventually(
+        async () =>
+          (await rig.sdk.devices.info({ uuid: box.uuid })).client?.printer?.state_reasons?.includes('media_empty'),
+        'paper out on the server',
+      );
       await page.goto(url(`/console/devices/${box.uuid}`));
       assert.equal(await text('#printer-reasons'), 'media empty');
     } finally {
@@ -269,7 +339,11 @@ describe('the console in chromium', () => {
     };
     const pickSize = (size: string) => pick('#print-media-size', size);
     await pickSize(other.media_size);
-    assert.deepEqual(await typesShown(), other.media_types.map((t) => t.media_type), 'the types of that size');
+    assert.deepEqual(
+      await typesShown(),
+      other.media_types.map((t) => t.media_type),
+      'the types of that size',
+    );
     await pickSize('SVC_MS_A4');
     await pick('#print-media-type', 'SVC_MT_PLAIN');
     await page.waitForSelector('#print-duplex option[value="SVC_DP_NOTUMBLE"]');
@@ -294,7 +368,12 @@ describe('the console in chromium', () => {
     await page.type('#print-pages', '5-9');
     await (await page.waitForSelector('#print-file'))!.uploadFile(pdf);
     await Promise.all([page.waitForNavigation(), page.click('#print')]);
-    const api = await rig.api.post('/api/print/create', { client_uuid: box.uuid, file_type: 'pdf', file_content: readFileSync(pdf).toString('base64'), options: { page_ranges: '5-9' } });
+    const api = await rig.api.post('/api/print/create', {
+      client_uuid: box.uuid,
+      file_type: 'pdf',
+      file_content: readFileSync(pdf).toString('base64'),
+      options: { page_ranges: '5-9' },
+    });
     assert.notEqual(api.code, 0);
     assert.equal(await text('#refused'), `${api.msg} (code ${api.code})`);
     assert.equal(await page.$eval('#print-pages', (e) => (e as unknown as { value: string }).value), '5-9');
@@ -309,7 +388,10 @@ describe('the console in chromium', () => {
   });
 
   test('the callback log with attempts, and a replay', async () => {
-    await eventually(() => rx.received.some((r) => r.path.endsWith('/print') && r.body.includes('print.finished')), `print.finished delivered (got ${rx.received.map((r) => r.path).join(' ')})`);
+    await eventually(
+      () => rx.received.some((r) => r.path.endsWith('/print') && r.body.includes('print.finished')),
+      `print.finished delivered (got ${rx.received.map((r) => r.path).join(' ')})`,
+    );
     await page.goto(url('/console/callbacks'));
     await page.waitForSelector('tr.callback button.replay');
     assert.match(await text('#callbacks'), /delivered/);
@@ -329,14 +411,19 @@ describe('the console in chromium', () => {
     await Promise.all([page.waitForNavigation(), page.click('#send-test')]);
     await waitText('.flash', /Test callback queued/);
     assert.match(await text('#callbacks'), /callback\.test/);
-    await eventually(() => rx.received.some((r) => r.path.endsWith('/test') && r.body.includes('callback.test')), 'the test callback arrived');
+    await eventually(
+      () => rx.received.some((r) => r.path.endsWith('/test') && r.body.includes('callback.test')),
+      'the test callback arrived',
+    );
   });
 
   test('a hostile device name is shown as text, never run', async () => {
     const hostile = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">';
     await page.goto(url(`/console/devices/${box.uuid}`));
     const name = await page.waitForSelector('input[name=name]');
-    await name!.evaluate((e) => { (e as unknown as { value: string }).value = ''; });
+    await name!.evaluate((e) => {
+      (e as unknown as { value: string }).value = '';
+    });
     await name!.type(hostile);
     await Promise.all([page.waitForNavigation(), page.click('#rename')]);
     await waitText('.flash', /renamed/);
@@ -368,7 +455,7 @@ describe('the console in chromium', () => {
     await eventually(() => box.reboots.length === 1, 'the box rebooted');
   });
 
-  test('another application\'s device page is not found', async () => {
+  test("another application's device page is not found", async () => {
     const r = await page.goto(url(`/console/devices/${otherDevice.uuid}`));
     assert.equal(r!.status(), 404);
     assert.ok(!(await page.content()).includes('Other school box'));
@@ -376,12 +463,20 @@ describe('the console in chromium', () => {
   test('a scan of 22 items: the first 20 on its page, the rest on the next', async () => {
     // Items of one page each (the box's item cap), so 11 duplex sheets make 22 items.
     const many = await rig.box({ itemLimits: { maxPages: 1, maxBytes: 100 * 1024 * 1024 } });
-    await rig.load(many, Array.from({ length: 11 }, () => ({ front: 'text' as const, back: 'text' as const })));
+    await rig.load(
+      many,
+      Array.from({ length: 11 }, () => ({ front: 'text' as const, back: 'text' as const })),
+    );
     await page.goto(url(`/console/devices/${many.uuid}`));
     await page.waitForSelector('#start-scan');
     await go('#start-scan');
     await waitText('#scan-status', /^finished$/);
-    await page.waitForFunction(() => (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }).document.querySelectorAll('.scan-item').length === 20);
+    await page.waitForFunction(
+      () =>
+        (
+          globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }
+        ).document.querySelectorAll('.scan-item').length === 20,
+    );
     assert.match(await text('#scan-live'), /22 items · 22 pages/);
     // The page-by-page bar: a recorded cell for each of the 22 pages (docs/scanning.md, "Progress").
     assert.match(await text('#scan-pages'), /^22 pages scanned · 22 in recorded items/);
@@ -413,7 +508,9 @@ describe('the console in chromium', () => {
     const pdf = Buffer.from(await (await fetch(await href('#download-pdf'))).arrayBuffer());
     assert.equal(pdf.subarray(0, 5).toString(), '%PDF-');
     const templateId = await text('#template-id');
-    const api = await rig.api.post<{ card_id: string }>('/api/application/card/template/info', { template_id: templateId });
+    const api = await rig.api.post<{ card_id: string }>('/api/application/card/template/info', {
+      template_id: templateId,
+    });
     assert.equal(api.data.card_id, 'math-g7-unit3');
     await shot('template');
     await page.goto(url('/console/templates'));
@@ -421,29 +518,52 @@ describe('the console in chromium', () => {
     await shot('templates');
   });
 
-  test('a recognition run: a box scans filled cards, each student\'s result appears live', async () => {
+  test("a recognition run: a box scans filled cards, each student's result appears live", async () => {
     assert.equal((await rig.api.post('/api/application/card/template/create', { definition: exampleCard })).code, 0);
     const stack = await cardStack(2, { seed: 31 });
     const cards = await rig.box();
     assert.equal((await rig.api.post('/api/client/edit', { uuid: cards.uuid, name: 'Card scanner' })).code, 0);
-    await rig.load(cards, [0, 1].map((s) => ({ front: { image: stack.pages[2 * s]!.jpeg, dpi: 200 }, back: { image: stack.pages[2 * s + 1]!.jpeg, dpi: 200 } })));
+    await rig.load(
+      cards,
+      [0, 1].map((s) => ({
+        front: { image: stack.pages[2 * s]!.jpeg, dpi: 200 },
+        back: { image: stack.pages[2 * s + 1]!.jpeg, dpi: 200 },
+      })),
+    );
     await page.goto(url('/console/recognition'));
     await page.waitForSelector('#run-device');
     await page.select('#run-device', cards.uuid);
     await page.type('#run-callback', `${rx.url}/cards`);
     await go('#start-run');
     assert.match(page.url(), /\/console\/recognition\/[0-9a-f-]{36}$/);
-    await page.evaluate(() => { (globalThis as unknown as { __same?: boolean }).__same = true; });
+    await page.evaluate(() => {
+      (globalThis as unknown as { __same?: boolean }).__same = true;
+    });
     await waitText('#run-status', /ended/);
-    await page.waitForFunction(() => (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }).document.querySelectorAll('tr.student').length === 2);
-    assert.equal(await page.evaluate(() => (globalThis as unknown as { __same?: boolean }).__same), true, 'the students came in without a page load (htmx polling)');
+    await page.waitForFunction(
+      () =>
+        (
+          globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }
+        ).document.querySelectorAll('tr.student').length === 2,
+    );
+    assert.equal(
+      await page.evaluate(() => (globalThis as unknown as { __same?: boolean }).__same),
+      true,
+      'the students came in without a page load (htmx polling)',
+    );
     const ids = await page.$$eval('tr.student .student-id', (e) => e.map((x) => x.textContent));
-    assert.deepEqual(ids, stack.expected.map((e) => e.result!.student_id));
+    assert.deepEqual(
+      ids,
+      stack.expected.map((e) => e.result!.student_id),
+    );
     assert.match(await text('#run-counts'), /4 pages received · 4 read · 2 students/);
     assert.equal(await count('tr.student a.page-link'), 4);
     const jpeg = Buffer.from(await (await fetch(await href('tr.student a.page-link'))).arrayBuffer());
-    assert.equal(jpeg.subarray(0, 2).toString('hex'), 'ffd8', 'a page link gives the page\'s image');
-    await eventually(() => rx.received.some((r) => r.path.endsWith('/cards') && r.method === 'PUT'), 'the end callback arrived');
+    assert.equal(jpeg.subarray(0, 2).toString('hex'), 'ffd8', "a page link gives the page's image");
+    await eventually(
+      () => rx.received.some((r) => r.path.endsWith('/cards') && r.method === 'PUT'),
+      'the end callback arrived',
+    );
     await shot('recognition');
     await page.goto(url('/console/recognition'));
     await page.waitForSelector('tr.run');
@@ -459,9 +579,19 @@ describe('the console in chromium', () => {
     const fresh = await text('#new-api-key');
     assert.ok(fresh.startsWith('bhk_') || fresh.length > 20, fresh);
     const { ApiClient } = await import('@boxhub/server/testing/harness.ts');
-    assert.equal((await new ApiClient(rig.t.url, spare.api_key).get('/api/client/list', { page: 1 })).code, 20001, 'the old key stopped working');
-    assert.equal((await new ApiClient(rig.t.url, fresh).get('/api/client/list', { page: 1 })).code, 0, 'the new one works');
-    const freshId = (await rig.t.server.services.applications.listKeys(rig.app.id)).find((k) => k.name === 'ci' && !k.revoked_at)!.id;
+    assert.equal(
+      (await new ApiClient(rig.t.url, spare.api_key).get('/api/client/list', { page: 1 })).code,
+      20001,
+      'the old key stopped working',
+    );
+    assert.equal(
+      (await new ApiClient(rig.t.url, fresh).get('/api/client/list', { page: 1 })).code,
+      0,
+      'the new one works',
+    );
+    const freshId = (await rig.t.server.services.applications.listKeys(rig.app.id)).find(
+      (k) => k.name === 'ci' && !k.revoked_at,
+    )!.id;
     await confirmed(`tr.api-key[data-id="${freshId}"] button.revoke-key`);
     await waitText('.flash', /revoked/);
     assert.equal((await new ApiClient(rig.t.url, fresh).get('/api/client/list', { page: 1 })).code, 20001);
@@ -497,7 +627,11 @@ describe('the console in chromium', () => {
     assert.ok((await text('#new-application h2')).includes(hostile), 'the name is shown as the text it is');
     assert.equal(await pwned(), undefined);
     const { ApiClient } = await import('@boxhub/server/testing/harness.ts');
-    assert.equal((await new ApiClient(rig.t.url, key).get('/api/client/list', { page: 1 })).code, 0, 'the new application\'s key works');
+    assert.equal(
+      (await new ApiClient(rig.t.url, key).get('/api/client/list', { page: 1 })).code,
+      0,
+      "the new application's key works",
+    );
     await shot('operator-applications');
     // Register a box; the application binds it by its code; its agent logs in with the secret shown.
     await page.goto(url('/console/operator/devices'));
@@ -524,7 +658,15 @@ describe('the console in chromium', () => {
     const hostile = '<img src=x onerror="window.__pwned=4">';
     await page.goto(url('/console/templates'));
     await page.waitForSelector('#definition');
-    await fill('#definition', JSON.stringify({ ...exampleCard, id: 'hostile-card', title: hostile, chapters: [{ title: '<script>window.__pwned=5</script>', areas: 3 }] }));
+    await fill(
+      '#definition',
+      JSON.stringify({
+        ...exampleCard,
+        id: 'hostile-card',
+        title: hostile,
+        chapters: [{ title: '<script>window.__pwned=5</script>', areas: 3 }],
+      }),
+    );
     await go('#create-template-button');
     await waitText('.flash', /Card template created/);
     assert.equal(await text('#template-title'), hostile);
@@ -540,27 +682,40 @@ describe('the console in chromium', () => {
   });
 
   test('forms of the new pages posted from another site are refused', async () => {
-    for (const [path, endsWith] of [['template', '/console/templates/create'], ['operator-app', '/console/operator/applications/create']] as const) {
+    for (const [path, endsWith] of [
+      ['template', '/console/templates/create'],
+      ['operator-app', '/console/operator/applications/create'],
+    ] as const) {
       const response = page.waitForResponse((r) => r.url().endsWith(endsWith));
       await page.goto(`${attackerUrl}${path}`);
       const r = await response;
       assert.equal(r.status(), 403, path);
       assert.match(await r.text(), /cross-origin request refused/);
     }
-    const templates = await rig.api.post<{ templates: Array<{ card_id: string }> }>('/api/application/card/template/list', {});
+    const templates = await rig.api.post<{ templates: Array<{ card_id: string }> }>(
+      '/api/application/card/template/list',
+      {},
+    );
     assert.ok(!templates.data.templates.some((x) => x.card_id === 'pwned'));
     assert.ok(!(await rig.t.server.services.applications.list(1)).applications.some((a) => a.name === 'pwned-app'));
   });
 
-  test('another application\'s recognition tasks and card templates are not shown', async () => {
-    const theirs = await other.api.post<{ template_id: string }>('/api/application/card/template/create', { definition: { ...exampleCard, id: 'other-school-card' } });
-    const run = await other.api.post<{ uuid: string }>('/api/application/ess/create', { callback_url: `${rx.url}/other` });
+  test("another application's recognition tasks and card templates are not shown", async () => {
+    const theirs = await other.api.post<{ template_id: string }>('/api/application/card/template/create', {
+      definition: { ...exampleCard, id: 'other-school-card' },
+    });
+    const run = await other.api.post<{ uuid: string }>('/api/application/ess/create', {
+      callback_url: `${rx.url}/other`,
+    });
     assert.equal(theirs.code, 0);
     assert.equal(run.code, 0);
     for (const p of ['/console/templates', '/console/recognition', '/console/tasks']) {
       await page.goto(url(p));
       const body = await page.content();
-      assert.ok(!body.includes(theirs.data.template_id) && !body.includes('other-school-card') && !body.includes(run.data.uuid), p);
+      assert.ok(
+        !body.includes(theirs.data.template_id) && !body.includes('other-school-card') && !body.includes(run.data.uuid),
+        p,
+      );
     }
     assert.equal((await page.goto(url(`/console/templates/${theirs.data.template_id}`)))!.status(), 404);
     assert.equal((await page.goto(url(`/console/recognition/${run.data.uuid}`)))!.status(), 404);
@@ -574,7 +729,10 @@ describe('the console in chromium', () => {
     await page.goto(url('/console/keys'));
     const revoke = `tr.api-key[data-id="${spare.id}"] button.revoke-key`;
     await page.waitForSelector(revoke);
-    assert.equal(await answer(revoke, false), `Revoke the API key "ask-me" (${spare.api_key.slice(0, 10)}…)? Applications using it are refused at once, on every node, and console sessions signed in with it end. This cannot be undone.`);
+    assert.equal(
+      await answer(revoke, false),
+      `Revoke the API key "ask-me" (${spare.api_key.slice(0, 10)}…)? Applications using it are refused at once, on every node, and console sessions signed in with it end. This cannot be undone.`,
+    );
     assert.equal(await text('#confirm-dialog-yes'), 'Revoke the key');
     await page.click(revoke);
     await page.waitForSelector('#confirm-dialog[open]');
@@ -592,13 +750,26 @@ describe('the console in chromium', () => {
     held.printer.pauseAfter(1);
     const d = await PDFDocument.create();
     for (let i = 0; i < 3; i++) d.addPage([595.28, 841.89]);
-    const made = await rig.api.post<{ uuid: string }>('/api/print/create', { client_uuid: held.uuid, file_type: 'pdf', file_content: Buffer.from(await d.save()).toString('base64') });
+    const made = await rig.api.post<{ uuid: string }>('/api/print/create', {
+      client_uuid: held.uuid,
+      file_type: 'pdf',
+      file_content: Buffer.from(await d.save()).toString('base64'),
+    });
     assert.equal(made.code, 0, made.msg);
-    const finished = async () => (await rig.api.post<{ finished: boolean }>('/api/print/info', { client_uuid: held.uuid, print_uuid: made.data.uuid })).data.finished;
+    const finished = async () =>
+      (
+        await rig.api.post<{ finished: boolean }>('/api/print/info', {
+          client_uuid: held.uuid,
+          print_uuid: made.data.uuid,
+        })
+      ).data.finished;
     await eventually(() => (held.printer.jobs[0]?.impressions ?? 0) >= 1, 'the print is under way');
     await page.goto(url(`/console/devices/${held.uuid}`));
     await page.waitForSelector('#cancel-prints');
-    assert.match(await answer('#cancel-prints', false), /^Cancel every print of the box "Held box" \(code [^)]+\)\? Every print task of the box ends/);
+    assert.match(
+      await answer('#cancel-prints', false),
+      /^Cancel every print of the box "Held box" \(code [^)]+\)\? Every print task of the box ends/,
+    );
     assert.equal(await finished(), false, 'the print goes on');
     await confirmed('#cancel-prints');
     await waitText('.flash', /Every print task of the box is cancelled/);
@@ -613,12 +784,18 @@ describe('the console in chromium', () => {
     assert.notEqual(await bound(), 0, 'unbound');
 
     // Delete a card template.
-    const tpl = await rig.api.post<{ template_id: string }>('/api/application/card/template/create', { definition: { ...exampleCard, id: 'to-delete' } });
+    const tpl = await rig.api.post<{ template_id: string }>('/api/application/card/template/create', {
+      definition: { ...exampleCard, id: 'to-delete' },
+    });
     assert.equal(tpl.code, 0);
-    const exists = async () => (await rig.api.post('/api/application/card/template/info', { template_id: tpl.data.template_id })).code;
+    const exists = async () =>
+      (await rig.api.post('/api/application/card/template/info', { template_id: tpl.data.template_id })).code;
     await page.goto(url(`/console/templates/${tpl.data.template_id}`));
     await page.waitForSelector('#delete-template');
-    assert.match(await answer('#delete-template', false), new RegExp(`^Delete the card template ${tpl.data.template_id} \\(card "to-delete"\\)\\?`));
+    assert.match(
+      await answer('#delete-template', false),
+      new RegExp(`^Delete the card template ${tpl.data.template_id} \\(card "to-delete"\\)\\?`),
+    );
     assert.equal(await exists(), 0, 'the template is there');
     await confirmed('#delete-template');
     await waitText('.flash', /Card template deleted/);

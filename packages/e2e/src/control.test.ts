@@ -11,17 +11,27 @@ import { refusal, startRig, type Rig } from './fixtures.ts';
 let offset = 0;
 const clock = offsetClock(() => offset);
 let rig: Rig;
-before(async () => { rig = await startRig({ clock, commandTimeoutMs: 1500 }); });
+before(async () => {
+  rig = await startRig({ clock, commandTimeoutMs: 1500 });
+});
 after(() => rig.close());
 
 describe('buzz and reboot', () => {
   test('buzz plays the pattern on the box, default gap 200 ms', async () => {
     const box = await rig.box();
     // Raw once: this checks the success envelope itself, which the SDK unwraps.
-    assert.deepEqual(await rig.api.post('/api/control/buzz', { client_uuid: box.uuid, buzz: [100, 300, 100] }), { code: 0, msg: 'success', data: null });
+    assert.deepEqual(await rig.api.post('/api/control/buzz', { client_uuid: box.uuid, buzz: [100, 300, 100] }), {
+      code: 0,
+      msg: 'success',
+      data: null,
+    });
     await eventually(() => box.buzzer.played.length === 1, 'beeps');
     assert.deepEqual(box.buzzer.played[0], { beeps: [100, 300, 100], gap: 200 });
-    assert.equal(await rig.sdk.control.buzz({ client_uuid: box.uuid, buzz: [50], gap: 0 }), undefined, 'data null: the SDK resolves to undefined');
+    assert.equal(
+      await rig.sdk.control.buzz({ client_uuid: box.uuid, buzz: [50], gap: 0 }),
+      undefined,
+      'data null: the SDK resolves to undefined',
+    );
     await eventually(() => box.buzzer.played.length === 2, 'second pattern');
     assert.deepEqual(box.buzzer.played[1], { beeps: [50], gap: 0 });
   });
@@ -57,7 +67,10 @@ describe('inkjet maintenance', () => {
     const p = await refusal(rig.sdk.control.powerInkFlush({ client_uuid: partial.uuid }));
     assert.equal(p.code, 30006);
     assert.match(p.msg, /ET-100.*power_ink_flush/);
-    assert.deepEqual([laser, loose, partial].flatMap((b) => b.printer.history), []);
+    assert.deepEqual(
+      [laser, loose, partial].flatMap((b) => b.printer.history),
+      [],
+    );
   });
 
   test('a missing printer answers 30301', async () => {
@@ -69,11 +82,11 @@ describe('inkjet maintenance', () => {
     const box = await rig.box();
     box.printer.setFault('media-jam');
     const printerError = async () => (await rig.sdk.devices.info({ uuid: box.uuid })).client?.printer?.error_code;
-    await eventually(async () => await printerError() === 4, 'jam reported');
+    await eventually(async () => (await printerError()) === 4, 'jam reported');
     const jammed = await refusal(rig.sdk.control.powerInkFlush({ client_uuid: box.uuid }));
     assert.equal(jammed.code, 30009, jammed.msg);
     box.printer.setFault(null);
-    await eventually(async () => await printerError() === 0, 'jam cleared');
+    await eventually(async () => (await printerError()) === 0, 'jam cleared');
 
     const before = clock.now();
     await rig.sdk.control.powerInkFlush({ client_uuid: box.uuid }); // resolves only on code 0
@@ -94,8 +107,13 @@ describe('inkjet maintenance', () => {
 
   test('concurrent flush requests: exactly one goes through', async () => {
     const box = await rig.box();
-    const rs = await Promise.allSettled(Array.from({ length: 4 }, () => rig.sdk.control.powerInkFlush({ client_uuid: box.uuid })));
-    assert.deepEqual(rs.map((r) => r.status === 'fulfilled' ? 0 : (r.reason as { code: unknown }).code).sort(), [0, 30007, 30007, 30007]);
+    const rs = await Promise.allSettled(
+      Array.from({ length: 4 }, () => rig.sdk.control.powerInkFlush({ client_uuid: box.uuid })),
+    );
+    assert.deepEqual(
+      rs.map((r) => (r.status === 'fulfilled' ? 0 : (r.reason as { code: unknown }).code)).sort(),
+      [0, 30007, 30007, 30007],
+    );
     assert.deepEqual(box.printer.history, ['power_ink_flush']);
   });
 });
@@ -106,28 +124,46 @@ describe('when the box cannot answer', () => {
     const never = await refusal(rig.sdk.control.buzz({ client_uuid: box.uuid, buzz: [100] }));
     assert.equal(never.code, 30004);
     // The message names what to check (docs/errors.md, 30004).
-    assert.equal(never.msg, 'device is offline: it has never connected; check that its agent runs with this device\'s uuid and secret and reaches the service\'s box link (MQTT)');
+    assert.equal(
+      never.msg,
+      "device is offline: it has never connected; check that its agent runs with this device's uuid and secret and reaches the service's box link (MQTT)",
+    );
     await box.agent.start();
     await rig.online(box.uuid);
     await box.agent.stop();
     await rig.online(box.uuid, false);
     const r = await refusal(rig.sdk.control.reboot({ client_uuid: box.uuid }));
     assert.equal(r.code, 30004);
-    assert.match(r.msg, /^device is offline since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ: check that the box is powered on, on the network, and that its agent reaches the service's box link \(MQTT\)$/);
+    assert.match(
+      r.msg,
+      /^device is offline since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ: check that the box is powered on, on the network, and that its agent reaches the service's box link \(MQTT\)$/,
+    );
   });
 
   test('no acknowledgement in time: 30005; refusals carry their reason', async () => {
     const d = await rig.t.registerDevice();
     await rig.sdk.devices.bind({ uuid: d.uuid, name: 'silent' });
     // A box that is connected and online but answers only what this test tells it to.
-    const raw = await mqtt.connectAsync(rig.t.mqttUrl, { clientId: d.uuid, username: d.uuid, password: d.secret, protocolVersion: 4, clean: true });
+    const raw = await mqtt.connectAsync(rig.t.mqttUrl, {
+      clientId: d.uuid,
+      username: d.uuid,
+      password: d.secret,
+      protocolVersion: 4,
+      clean: true,
+    });
     let answer: Record<string, unknown> | undefined;
     raw.on('message', (_t, payload) => {
       const cmd = JSON.parse(payload.toString()) as { id: string; reply_to: string };
-      if (answer) raw.publishAsync(topics.ack(d.uuid, cmd.reply_to), JSON.stringify({ v: 1, id: cmd.id, ...answer }), { qos: 1 }).catch(() => undefined);
+      if (answer)
+        raw
+          .publishAsync(topics.ack(d.uuid, cmd.reply_to), JSON.stringify({ v: 1, id: cmd.id, ...answer }), { qos: 1 })
+          .catch(() => undefined);
     });
     await raw.subscribeAsync(topics.cmd(d.uuid), { qos: 1 });
-    await raw.publishAsync(topics.presence(d.uuid), JSON.stringify({ v: 1, online: true, session: 's1' }), { qos: 1, retain: true });
+    await raw.publishAsync(topics.presence(d.uuid), JSON.stringify({ v: 1, online: true, session: 's1' }), {
+      qos: 1,
+      retain: true,
+    });
     await rig.online(d.uuid);
     try {
       const started = Date.now();
@@ -137,7 +173,10 @@ describe('when the box cannot answer', () => {
       assert.ok(Date.now() - started >= 1400);
       answer = { ok: false, reason: 'busy', message: 'printing' };
       const busy = await refusal(rig.sdk.control.reboot({ client_uuid: d.uuid }));
-      assert.deepEqual({ code: busy.code, msg: busy.msg, data: busy.data }, { code: 30009, msg: 'device is busy: printing', data: null });
+      assert.deepEqual(
+        { code: busy.code, msg: busy.msg, data: busy.data },
+        { code: 30009, msg: 'device is busy: printing', data: null },
+      );
       answer = { ok: false, reason: 'not_supported' };
       assert.equal((await refusal(rig.sdk.control.reboot({ client_uuid: d.uuid }))).code, 30006);
       answer = { ok: false, reason: 'failed', message: 'disk full' };
@@ -152,13 +191,35 @@ describe('when the box cannot answer', () => {
   test('power ink flush without an acknowledgement keeps the 24-hour window (the box may have flushed)', async () => {
     const d = await rig.t.registerDevice();
     await rig.sdk.devices.bind({ uuid: d.uuid, name: 'mute inkjet' });
-    const raw = await mqtt.connectAsync(rig.t.mqttUrl, { clientId: d.uuid, username: d.uuid, password: d.secret, protocolVersion: 4, clean: true });
+    const raw = await mqtt.connectAsync(rig.t.mqttUrl, {
+      clientId: d.uuid,
+      username: d.uuid,
+      password: d.secret,
+      protocolVersion: 4,
+      clean: true,
+    });
     let commands = 0;
-    raw.on('message', () => { commands++; }); // receives, never answers
+    raw.on('message', () => {
+      commands++;
+    }); // receives, never answers
     await raw.subscribeAsync(topics.cmd(d.uuid), { qos: 1 });
-    const printer = { connected: true, supported: true, error_code: 0, kind: 'inkjet', strict: true, maintenance: ['power_ink_flush'] };
-    await raw.publishAsync(topics.state(d.uuid), JSON.stringify({ v: 1, at: Date.now(), model: 'BX-1', printer, scanner: { connected: false, supported: false } }), { qos: 1, retain: true });
-    await raw.publishAsync(topics.presence(d.uuid), JSON.stringify({ v: 1, online: true, session: 'mute' }), { qos: 1, retain: true });
+    const printer = {
+      connected: true,
+      supported: true,
+      error_code: 0,
+      kind: 'inkjet',
+      strict: true,
+      maintenance: ['power_ink_flush'],
+    };
+    await raw.publishAsync(
+      topics.state(d.uuid),
+      JSON.stringify({ v: 1, at: Date.now(), model: 'BX-1', printer, scanner: { connected: false, supported: false } }),
+      { qos: 1, retain: true },
+    );
+    await raw.publishAsync(topics.presence(d.uuid), JSON.stringify({ v: 1, online: true, session: 'mute' }), {
+      qos: 1,
+      retain: true,
+    });
     await rig.online(d.uuid);
     try {
       const first = await refusal(rig.sdk.control.powerInkFlush({ client_uuid: d.uuid }));

@@ -56,28 +56,64 @@ async function pdf(pages: number): Promise<string> {
   return Buffer.from(await d.save()).toString('base64');
 }
 
-test('boxhub agent --printer auto: the CUPS default queue, said in its log; the printer\'s make and model; strict counts what the printer printed', async () => {
+test("boxhub agent --printer auto: the CUPS default queue, said in its log; the printer's make and model; strict counts what the printer printed", async () => {
   const d = await rig.t.registerDevice();
   await rig.sdk.devices.bind({ uuid: d.uuid, name: 'cups box' });
   const secretFile = join(dir, 'secret');
   writeFileSync(secretFile, d.secret, { mode: 0o600 });
-  child = spawn(process.execPath, [bin, 'agent', '--server', rig.t.mqttUrl, '--device', d.uuid, '--secret-file', secretFile,
-    '--state-dir', join(dir, 'state'), '--printer', 'auto', '--scanner', 'none'],
-  { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, CUPS_SERVER: cups.server } });
+  child = spawn(
+    process.execPath,
+    [
+      bin,
+      'agent',
+      '--server',
+      rig.t.mqttUrl,
+      '--device',
+      d.uuid,
+      '--secret-file',
+      secretFile,
+      '--state-dir',
+      join(dir, 'state'),
+      '--printer',
+      'auto',
+      '--scanner',
+      'none',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, CUPS_SERVER: cups.server } },
+  );
   createInterface({ input: child.stderr! }).on('line', (l) => lines.push(l));
 
-  const c = await eventually(async () => {
-    const x = (await rig.sdk.devices.info({ uuid: d.uuid })).client;
-    return x?.online && x.printer?.connected ? x : undefined;
-  }, 'the box and its CUPS queue', 30_000);
-  assert.ok(lines.some((l) => l.includes(`printer auto: chose ${cups.queueUri('classroom')}: the default queue 'classroom' of the local CUPS`)), lines.join('\n'));
+  const c = await eventually(
+    async () => {
+      const x = (await rig.sdk.devices.info({ uuid: d.uuid })).client;
+      return x?.online && x.printer?.connected ? x : undefined;
+    },
+    'the box and its CUPS queue',
+    30_000,
+  );
+  assert.ok(
+    lines.some((l) =>
+      l.includes(`printer auto: chose ${cups.queueUri('classroom')}: the default queue 'classroom' of the local CUPS`),
+    ),
+    lines.join('\n'),
+  );
   assert.deepEqual([c.printer!.make, c.printer!.model], ['Example', 'Printer']);
   const cap = await eventually(() => rig.sdk.print.capability({ client_uuid: d.uuid }), 'capability');
   assert.equal(cap.support_strict, true);
   assert.equal(cap.model, 'Printer');
 
-  const task = (await rig.sdk.print.create({ client_uuid: d.uuid, file_type: 'pdf', file_content: await pdf(3), options: { strict: true } })).uuid!;
-  const ended = await rig.sdk.print.waitForFinish({ client_uuid: d.uuid, print_uuid: task }, { intervalMs: 100, timeoutMs: 60_000 });
+  const task = (
+    await rig.sdk.print.create({
+      client_uuid: d.uuid,
+      file_type: 'pdf',
+      file_content: await pdf(3),
+      options: { strict: true },
+    })
+  ).uuid!;
+  const ended = await rig.sdk.print.waitForFinish(
+    { client_uuid: d.uuid, print_uuid: task },
+    { intervalMs: 100, timeoutMs: 60_000 },
+  );
   assert.equal(ended.error_code, printErrorForPrinter(PrinterError.media_empty)); // 4305
   assert.equal(ended.printed_pages, 1);
   // CUPS's own record of the job: 3 sides handed on.
@@ -88,5 +124,8 @@ test('boxhub agent --printer auto: the CUPS default queue, said in its log; the 
   } finally {
     viaCups.close();
   }
-  await eventually(async () => (await rig.sdk.devices.info({ uuid: d.uuid })).client?.printer?.error_code === PrinterError.media_empty, 'media empty on the Device resource');
+  await eventually(
+    async () => (await rig.sdk.devices.info({ uuid: d.uuid })).client?.printer?.error_code === PrinterError.media_empty,
+    'media empty on the Device resource',
+  );
 });

@@ -27,7 +27,11 @@ let scanner: EsclServer;
 let agent: BoxAgent | undefined;
 before(async () => {
   // A long command timeout: the server's clock stands still while the create is worked on.
-  rig = await startRig({ clock, commandTimeoutMs: 60_000, env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1', BOXHUB_DEVICE_EVENT_SETTLE_MS: String(SETTLE) } });
+  rig = await startRig({
+    clock,
+    commandTimeoutMs: 60_000,
+    env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1', BOXHUB_DEVICE_EVENT_SETTLE_MS: String(SETTLE) },
+  });
   rx = await startReceiver();
   scanner = await startEsclServer({ sheets: 5 });
 });
@@ -43,7 +47,7 @@ async function settle(): Promise<void> {
   await rig.t.server.jobRunner.quiet({ inFlight: true });
 }
 
-test('an eSCL scanner\'s door open and a misfeed: normalised reasons, one device.scanner_state event per change, the scanner named in the task history', async () => {
+test("an eSCL scanner's door open and a misfeed: normalised reasons, one device.scanner_state event per change, the scanner named in the task history", async () => {
   await rig.sdk.devices.setEventCallback({ callback_url: `${rx.url}/escl` });
   const d = await rig.t.registerDevice();
   await rig.sdk.devices.bind({ uuid: d.uuid, name: 'escl box' });
@@ -60,22 +64,41 @@ test('an eSCL scanner\'s door open and a misfeed: normalised reasons, one device
   });
   await agent.start();
   const scannerOf = async () => (await rig.sdk.devices.info({ uuid: d.uuid })).client?.scanner;
-  const ready = await eventually(async () => { const s = await scannerOf(); return s?.connected && s.state === 'idle' ? s : undefined; }, 'the scanner idle');
+  const ready = await eventually(async () => {
+    const s = await scannerOf();
+    return s?.connected && s.state === 'idle' ? s : undefined;
+  }, 'the scanner idle');
   assert.deepEqual([ready.state_reasons, ready.error_code], [[], 0]);
   await settle(); // baseline
 
   const receiver = new CallbackReceiver({ secrets: rig.app.callback_secret });
-  const events = (): CallbackEvent[] => rx.received.filter((r) => r.path.endsWith('/escl')).map((r) => receiver.receive(r)).filter((e) => e.type === 'device.scanner_state');
-  type Body = { state: { state_reasons: string[]; error_code: number; state?: string }; previous?: { state_reasons: string[] } };
+  const events = (): CallbackEvent[] =>
+    rx.received
+      .filter((r) => r.path.endsWith('/escl'))
+      .map((r) => receiver.receive(r))
+      .filter((e) => e.type === 'device.scanner_state');
+  type Body = {
+    state: { state_reasons: string[]; error_code: number; state?: string };
+    previous?: { state_reasons: string[] };
+  };
 
   // The feeder door is opened at rest.
   scanner.adfState = 'ScannerAdfDoorOpen';
-  const open = await eventually(async () => { const s = await scannerOf(); return s?.state_reasons?.includes('cover_open') ? s : undefined; }, 'cover_open in the Device resource');
+  const open = await eventually(async () => {
+    const s = await scannerOf();
+    return s?.state_reasons?.includes('cover_open') ? s : undefined;
+  }, 'cover_open in the Device resource');
   assert.deepEqual([open.state, open.error_code], ['stopped', ScanError.cover_open]);
   await settle();
-  const first = await eventually(() => { const l = events(); return l.length >= 1 ? l : undefined; }, 'device.scanner_state for the open door');
+  const first = await eventually(() => {
+    const l = events();
+    return l.length >= 1 ? l : undefined;
+  }, 'device.scanner_state for the open door');
   const body = first[0]!.body as Body;
-  assert.deepEqual([body.state.state_reasons, body.state.error_code, body.state.state, body.previous?.state_reasons], [['cover_open'], ScanError.cover_open, 'stopped', []]);
+  assert.deepEqual(
+    [body.state.state_reasons, body.state.error_code, body.state.state, body.previous?.state_reasons],
+    [['cover_open'], ScanError.cover_open, 'stopped', []],
+  );
   await settle();
   assert.equal(events().length, 1, 'one event for the change');
 
@@ -83,24 +106,42 @@ test('an eSCL scanner\'s door open and a misfeed: normalised reasons, one device
   scanner.adfState = null;
   await eventually(async () => (await scannerOf())?.state_reasons?.length === 0, 'door closed');
   await settle();
-  const closed = await eventually(() => { const l = events(); return l.length >= 2 ? l : undefined; }, 'device.scanner_state for the closed door');
+  const closed = await eventually(() => {
+    const l = events();
+    return l.length >= 2 ? l : undefined;
+  }, 'device.scanner_state for the closed door');
   assert.deepEqual((closed[1]!.body as Body).state.state_reasons, []);
 
   // A misfeed after two sheets ends a scan with 2005; the history says the scanner said so.
   scanner.faultAfter(2, 'ScannerAdfMispick');
   await clock.catchUp(); // the box checks each command's expires_at against its own clock
   const uuid = (await rig.sdk.scan.create({ client_uuid: d.uuid, options: { duplex: false, resolution: 150 } })).uuid!;
-  const done = await rig.sdk.scan.waitForFinish({ client_uuid: d.uuid, scan_uuid: uuid }, { intervalMs: 100, timeoutMs: 60_000 });
+  const done = await rig.sdk.scan.waitForFinish(
+    { client_uuid: d.uuid, scan_uuid: uuid },
+    { intervalMs: 100, timeoutMs: 60_000 },
+  );
   assert.deepEqual([done.error_code, done.total_pages], [ScanError.misfeed, 2]);
-  const h = await eventually(async () => { const r = await rig.sdk.tasks.history({ uuid }); return r.entries.some((e) => e.what === 'finished') ? r : undefined; }, 'the end in the task history');
+  const h = await eventually(async () => {
+    const r = await rig.sdk.tasks.history({ uuid });
+    return r.entries.some((e) => e.what === 'finished') ? r : undefined;
+  }, 'the end in the task history');
   const finished = h.entries.find((e) => e.what === 'finished')!;
   assert.deepEqual([finished.source, finished.detail?.error_code], ['scanner', ScanError.misfeed]);
 
-  const jam = await eventually(async () => { const s = await scannerOf(); return s?.state_reasons?.includes('media_jam') ? s : undefined; }, 'the misfeed in the Device resource');
+  const jam = await eventually(async () => {
+    const s = await scannerOf();
+    return s?.state_reasons?.includes('media_jam') ? s : undefined;
+  }, 'the misfeed in the Device resource');
   assert.equal(jam.error_code, ScanError.misfeed);
   await settle();
-  const third = await eventually(() => { const l = events(); return l.length >= 3 ? l : undefined; }, 'device.scanner_state for the misfeed');
-  assert.deepEqual([(third[2]!.body as Body).state.state_reasons, (third[2]!.body as Body).state.error_code], [['media_jam'], ScanError.misfeed]);
+  const third = await eventually(() => {
+    const l = events();
+    return l.length >= 3 ? l : undefined;
+  }, 'device.scanner_state for the misfeed');
+  assert.deepEqual(
+    [(third[2]!.body as Body).state.state_reasons, (third[2]!.body as Body).state.error_code],
+    [['media_jam'], ScanError.misfeed],
+  );
   await settle();
   assert.equal(events().length, 3, 'at most one event per change');
 });

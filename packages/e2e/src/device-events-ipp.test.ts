@@ -26,7 +26,11 @@ let printer: IppEvePrinter;
 let agent: BoxAgent | undefined;
 before(async () => {
   // A long command timeout: the server's clock stands still while the create is worked on.
-  rig = await startRig({ clock, commandTimeoutMs: 60_000, env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1', BOXHUB_DEVICE_EVENT_SETTLE_MS: String(SETTLE) } });
+  rig = await startRig({
+    clock,
+    commandTimeoutMs: 60_000,
+    env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1', BOXHUB_DEVICE_EVENT_SETTLE_MS: String(SETTLE) },
+  });
   rx = await startReceiver();
   printer = await startIppEvePrinter({ name: 'Paper Out', script: { secondsPerSide: 0.1, paperOutAfter: 1 } });
 });
@@ -42,7 +46,7 @@ async function settle(): Promise<void> {
   await rig.t.server.jobRunner.quiet({ inFlight: true });
 }
 
-test('a real printer running out of paper: normalised reasons, one device.printer_state event, the printer\'s words in the task history', async () => {
+test("a real printer running out of paper: normalised reasons, one device.printer_state event, the printer's words in the task history", async () => {
   await rig.sdk.devices.setEventCallback({ callback_url: `${rx.url}/ipp` });
   const d = await rig.t.registerDevice();
   await rig.sdk.devices.bind({ uuid: d.uuid, name: 'ipp box' });
@@ -58,37 +62,73 @@ test('a real printer running out of paper: normalised reasons, one device.printe
     statusIntervalMs: 200,
   });
   await agent.start();
-  const ready = await eventually(async () => { const c = (await rig.sdk.devices.info({ uuid: d.uuid })).client!; return c.printer?.connected && c.printer.state === 'idle' ? c : undefined; }, 'the printer idle');
+  const ready = await eventually(async () => {
+    const c = (await rig.sdk.devices.info({ uuid: d.uuid })).client!;
+    return c.printer?.connected && c.printer.state === 'idle' ? c : undefined;
+  }, 'the printer idle');
   assert.deepEqual([ready.printer?.state_reasons, ready.printer?.error_code], [[], 0]);
   await settle(); // baseline
 
   const doc = await PDFDocument.create();
   for (let i = 0; i < 3; i++) doc.addPage([595.28, 841.89]);
   await clock.catchUp(); // the box checks each command's expires_at against its own clock
-  const uuid = (await rig.sdk.print.create({ client_uuid: d.uuid, file_type: 'pdf', file_content: Buffer.from(await doc.save()).toString('base64') })).uuid!;
-  const done = await rig.sdk.print.waitForFinish({ client_uuid: d.uuid, print_uuid: uuid }, { intervalMs: 100, timeoutMs: 60_000 });
+  const uuid = (
+    await rig.sdk.print.create({
+      client_uuid: d.uuid,
+      file_type: 'pdf',
+      file_content: Buffer.from(await doc.save()).toString('base64'),
+    })
+  ).uuid!;
+  const done = await rig.sdk.print.waitForFinish(
+    { client_uuid: d.uuid, print_uuid: uuid },
+    { intervalMs: 100, timeoutMs: 60_000 },
+  );
   assert.equal(done.error_code, 4305, 'the printer stopped the job: out of paper');
 
-  const out = await eventually(async () => { const c = (await rig.sdk.devices.info({ uuid: d.uuid })).client!; return c.printer?.state_reasons?.includes('media_empty') ? c.printer : undefined; }, 'media_empty in the Device resource');
+  const out = await eventually(async () => {
+    const c = (await rig.sdk.devices.info({ uuid: d.uuid })).client!;
+    return c.printer?.state_reasons?.includes('media_empty') ? c.printer : undefined;
+  }, 'media_empty in the Device resource');
   assert.equal(out.error_code, 5);
-  assert.ok(out.device_reasons?.some((r) => r.startsWith('media-empty')), `the printer's own words: ${out.device_reasons?.join()}`);
+  assert.ok(
+    out.device_reasons?.some((r) => r.startsWith('media-empty')),
+    `the printer's own words: ${out.device_reasons?.join()}`,
+  );
 
   await settle();
   const receiver = new CallbackReceiver({ secrets: rig.app.callback_secret });
   const got = await eventually(() => {
-    const l = rx.received.filter((r) => r.path.endsWith('/ipp')).map((r) => receiver.receive(r)).filter((e) => e.type === 'device.printer_state');
+    const l = rx.received
+      .filter((r) => r.path.endsWith('/ipp'))
+      .map((r) => receiver.receive(r))
+      .filter((e) => e.type === 'device.printer_state');
     return l.length > 0 ? l : undefined;
   }, 'device.printer_state');
-  const body = got.at(-1)!.body as { state: { state_reasons: string[]; error_code: number }; previous?: { state_reasons: string[] } };
+  const body = got.at(-1)!.body as {
+    state: { state_reasons: string[]; error_code: number };
+    previous?: { state_reasons: string[] };
+  };
   assert.ok(body.state.state_reasons.includes('media_empty'), body.state.state_reasons.join());
   assert.deepEqual(body.previous?.state_reasons, []);
   await settle();
   const all = rx.received.filter((r) => r.path.endsWith('/ipp')).map((r) => receiver.receive(r));
-  assert.equal(all.filter((e) => e.type === 'device.printer_state' && (e.body as { state: { state_reasons: string[] } }).state.state_reasons.includes('media_empty')).length, 1, 'one event for the change');
+  assert.equal(
+    all.filter(
+      (e) =>
+        e.type === 'device.printer_state' &&
+        (e.body as { state: { state_reasons: string[] } }).state.state_reasons.includes('media_empty'),
+    ).length,
+    1,
+    'one event for the change',
+  );
 
   const h = await eventually(async () => {
     const r = await rig.sdk.tasks.history({ uuid });
-    return r.entries.some((e) => e.what === 'printer_state' && ((e.detail?.state_reasons ?? []) as string[]).includes('media_empty')) ? r : undefined;
+    return r.entries.some(
+      (e) => e.what === 'printer_state' && ((e.detail?.state_reasons ?? []) as string[]).includes('media_empty'),
+    )
+      ? r
+      : undefined;
   }, 'the paper-out in the task history');
   const finished = h.entries.find((e) => e.what === 'finished')!;
   assert.deepEqual([finished.source, finished.detail?.error_code], ['printer', 4305]);

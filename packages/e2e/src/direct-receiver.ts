@@ -17,7 +17,13 @@ export type DirectMode = 'http1' | 'h2c' | 'tls' | 'tls-http1';
 type Req = IncomingMessage | Http2ServerRequest;
 type Res = ServerResponse | Http2ServerResponse;
 
-export interface Attempt { id: string; timestamp: string; httpVersion: string; status?: number; userAgent: string }
+export interface Attempt {
+  id: string;
+  timestamp: string;
+  httpVersion: string;
+  status?: number;
+  userAgent: string;
+}
 
 export interface TestDirectReceiver {
   /** The address to give as direct_addr (with `#h2c` for h2c). */
@@ -37,17 +43,48 @@ export interface TestDirectReceiver {
 export function selfSignedCert(): { key: string; cert: string } {
   const dir = mkdtempSync(join(tmpdir(), 'boxhub-cert-'));
   try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-export async function startDirectReceiver(mode: DirectMode, tls?: { key: string; cert: string }): Promise<TestDirectReceiver> {
+export async function startDirectReceiver(
+  mode: DirectMode,
+  tls?: { key: string; cert: string },
+): Promise<TestDirectReceiver> {
   const rx: TestDirectReceiver = {
-    url: '', ca: tls?.cert ?? '', attempts: [], batches: [], ends: [], secret: undefined, answer: undefined, close: async () => undefined,
+    url: '',
+    ca: tls?.cert ?? '',
+    attempts: [],
+    batches: [],
+    ends: [],
+    secret: undefined,
+    answer: undefined,
+    close: async () => undefined,
   };
   const sdk = new DirectTransferReceiver({
     // The secret comes with the create answer, which may arrive after the first batch: wait for it.
@@ -55,28 +92,46 @@ export async function startDirectReceiver(mode: DirectMode, tls?: { key: string;
       for (let i = 0; i < 500 && !rx.secret; i++) await new Promise((r) => setTimeout(r, 10));
       return rx.secret;
     },
-    onPages: (b) => { rx.batches.push(b); },
-    onEnd: (e) => { rx.ends.push(e); },
+    onPages: (b) => {
+      rx.batches.push(b);
+    },
+    onEnd: (e) => {
+      rx.ends.push(e);
+    },
   });
   const handle = sdk.handler();
   const onRequest = (req: Req, res: Res) => {
     const a: Attempt = {
-      id: String(req.headers['webhook-id']), timestamp: String(req.headers['webhook-timestamp']), httpVersion: req.httpVersion, userAgent: String(req.headers['user-agent']),
+      id: String(req.headers['webhook-id']),
+      timestamp: String(req.headers['webhook-timestamp']),
+      httpVersion: req.httpVersion,
+      userAgent: String(req.headers['user-agent']),
     };
     rx.attempts.push(a);
-    res.on('finish', () => { a.status = res.statusCode; });
+    res.on('finish', () => {
+      a.status = res.statusCode;
+    });
     if (rx.answer?.(req, res, rx.attempts.length)) return;
     handle(req, res);
   };
-  const server = mode === 'http1' ? http.createServer(onRequest)
-    : mode === 'h2c' ? http2.createServer(onRequest)
-      : mode === 'tls-http1' ? https.createServer(tls!, onRequest)
-        : http2.createSecureServer({ ...tls!, allowHTTP1: true }, onRequest);
+  const server =
+    mode === 'http1'
+      ? http.createServer(onRequest)
+      : mode === 'h2c'
+        ? http2.createServer(onRequest)
+        : mode === 'tls-http1'
+          ? https.createServer(tls!, onRequest)
+          : http2.createSecureServer({ ...tls!, allowHTTP1: true }, onRequest);
   const sessions = new Set<{ destroy(): void }>();
-  server.on('session', (s: http2.Http2Session) => { sessions.add(s); s.on('close', () => sessions.delete(s)); });
+  server.on('session', (s: http2.Http2Session) => {
+    sessions.add(s);
+    s.on('close', () => sessions.delete(s));
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
-  rx.url = mode.startsWith('tls') ? `https://127.0.0.1:${port}/direct` : `http://127.0.0.1:${port}/direct${mode === 'h2c' ? '#h2c' : ''}`;
+  rx.url = mode.startsWith('tls')
+    ? `https://127.0.0.1:${port}/direct`
+    : `http://127.0.0.1:${port}/direct${mode === 'h2c' ? '#h2c' : ''}`;
   rx.close = async () => {
     for (const s of sessions) s.destroy();
     if ('closeAllConnections' in server) (server as http.Server).closeAllConnections();

@@ -6,19 +6,39 @@ import { request } from 'undici';
 import type { PageSource } from '@boxhub/recognizer';
 import { readJpegHeader } from '@boxhub/protocol/jpeg-header.ts';
 
-export interface DirectPage { jpeg: Uint8Array; source: PageSource }
+export interface DirectPage {
+  jpeg: Uint8Array;
+  source: PageSource;
+}
 
 export function signManifest(secret: string, id: string, ts: number, manifest: string): string {
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
   return `v1,${createHmac('sha256', key).update(`${id}.${ts}.${manifest}`).digest('base64')}`;
 }
 
-export function pagesManifest(scanUuid: string, batch: number, pages: readonly DirectPage[], clientUuid = 'client'): Record<string, unknown> {
+export function pagesManifest(
+  scanUuid: string,
+  batch: number,
+  pages: readonly DirectPage[],
+  clientUuid = 'client',
+): Record<string, unknown> {
   return {
-    v: 1, type: 'pages', scan_uuid: scanUuid, client_uuid: clientUuid, batch,
+    v: 1,
+    type: 'pages',
+    scan_uuid: scanUuid,
+    client_uuid: clientUuid,
+    batch,
     pages: pages.map((p, i) => ({
-      part: `p${i + 1}`, item_id: p.source.item_id, paper_number: p.source.paper_number, page_number: p.source.page_number, front: p.source.front,
-      ...sizeOf(p.jpeg), dpi: 200, content_type: 'image/jpeg', bytes: p.jpeg.length, sha256: createHash('sha256').update(p.jpeg).digest('hex'),
+      part: `p${i + 1}`,
+      item_id: p.source.item_id,
+      paper_number: p.source.paper_number,
+      page_number: p.source.page_number,
+      front: p.source.front,
+      ...sizeOf(p.jpeg),
+      dpi: 200,
+      content_type: 'image/jpeg',
+      bytes: p.jpeg.length,
+      sha256: createHash('sha256').update(p.jpeg).digest('hex'),
     })),
   };
 }
@@ -33,7 +53,12 @@ function sizeOf(bytes: Uint8Array): { width: number; height: number } {
   }
 }
 
-export function endManifest(scanUuid: string, batch: number, totals: { batches: number; pages: number }, errorCode = 0): Record<string, unknown> {
+export function endManifest(
+  scanUuid: string,
+  batch: number,
+  totals: { batches: number; pages: number },
+  errorCode = 0,
+): Record<string, unknown> {
   return { v: 1, type: 'scan.end', scan_uuid: scanUuid, client_uuid: 'client', batch, error_code: errorCode, totals };
 }
 
@@ -46,23 +71,44 @@ export interface SendOptions {
   parts?: Array<{ name: string; bytes: Uint8Array }>;
 }
 
-export async function sendDirect(url: string, secret: string, manifest: Record<string, unknown>, pages: readonly DirectPage[] = [], o: SendOptions = {}): Promise<{ status: number; text: string; headers: Record<string, unknown> }> {
+export async function sendDirect(
+  url: string,
+  secret: string,
+  manifest: Record<string, unknown>,
+  pages: readonly DirectPage[] = [],
+  o: SendOptions = {},
+): Promise<{ status: number; text: string; headers: Record<string, unknown> }> {
   const meta = JSON.stringify(manifest);
   const id = o.id ?? `dt_${String(manifest.scan_uuid)}_${String(manifest.batch)}`;
   const ts = o.timestamp ?? Math.floor(Date.now() / 1000);
   const boundary = `----boxhub${randomBytes(12).toString('hex')}`;
-  const chunks: Buffer[] = [Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="meta"\r\nContent-Type: application/json\r\n\r\n${meta}\r\n`)];
+  const chunks: Buffer[] = [
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="meta"\r\nContent-Type: application/json\r\n\r\n${meta}\r\n`,
+    ),
+  ];
   const parts = o.parts ?? pages.map((p, i) => ({ name: `p${i + 1}`, bytes: p.jpeg }));
   parts.forEach((p, i) => {
     const pageNumber = pages[i]?.source.page_number ?? i + 1;
-    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"; filename="${pageNumber}.jpg"\r\nContent-Type: image/jpeg\r\n\r\n`), Buffer.from(p.bytes), Buffer.from('\r\n'));
+    chunks.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"; filename="${pageNumber}.jpg"\r\nContent-Type: image/jpeg\r\n\r\n`,
+      ),
+      Buffer.from(p.bytes),
+      Buffer.from('\r\n'),
+    );
   });
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   const res = await request(url, {
-    method: 'POST', body: Buffer.concat(chunks),
+    method: 'POST',
+    body: Buffer.concat(chunks),
     headers: {
-      'content-type': `multipart/form-data; boundary=${boundary}`, 'webhook-id': id, 'webhook-timestamp': String(ts),
-      'webhook-signature': o.signature ?? signManifest(secret, id, ts, meta), 'idempotency-key': id, 'user-agent': 'boxhub-box/test',
+      'content-type': `multipart/form-data; boundary=${boundary}`,
+      'webhook-id': id,
+      'webhook-timestamp': String(ts),
+      'webhook-signature': o.signature ?? signManifest(secret, id, ts, meta),
+      'idempotency-key': id,
+      'user-agent': 'boxhub-box/test',
     },
   });
   return { status: res.statusCode, text: await res.body.text(), headers: res.headers };

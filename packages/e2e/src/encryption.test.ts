@@ -23,15 +23,22 @@ import { eventually } from '@boxhub/server/testing/harness.ts';
 import { startReceiver, type Receiver } from '@boxhub/server/testing/receiver.ts';
 import { refusal, rigSdk, startRig, type Rig, type RigBox } from './fixtures.ts';
 
-
 // The python3 on PATH (this machine kind's has cryptography 48, with HPKE); when it lacks the
 // package, Debian's, with the python3-cryptography .ci/run installs (boxhub_e2e.py builds HPKE
 // from its primitives where cryptography has no hpke module).
 const hasCryptography = (py: string): boolean => {
-  try { execFileSync(py, ['-c', 'import cryptography'], { stdio: 'ignore' }); return true; } catch { return false; }
+  try {
+    execFileSync(py, ['-c', 'import cryptography'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
 };
 const PYTHON = hasCryptography('python3') || !existsSync('/usr/bin/python3') ? 'python3' : '/usr/bin/python3';
-const python = (args: string[]) => execFileSync(PYTHON, [new URL('../../../docs/examples/boxhub_e2e.py', import.meta.url).pathname, ...args], { encoding: 'utf8' }).trim();
+const python = (args: string[]) =>
+  execFileSync(PYTHON, [new URL('../../../docs/examples/boxhub_e2e.py', import.meta.url).pathname, ...args], {
+    encoding: 'utf8',
+  }).trim();
 const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
 
 let rig: Rig;
@@ -43,26 +50,33 @@ before(async () => {
   rx = await startReceiver();
   work = mkdtempSync(join(tmpdir(), 'boxhub-e2e-enc-'));
 });
-after(async () => { await rig.close(); await rx.close(); });
+after(async () => {
+  await rig.close();
+  await rx.close();
+});
 
 const register = (publicKey: string) => rig.sdk.encryption.registerKey({ public_key: publicKey });
 const scanInfo = (box: RigBox, scan_uuid: string) => rig.sdk.scan.info({ client_uuid: box.uuid, scan_uuid });
-const scanDone = (box: RigBox, scan_uuid: string) => rig.sdk.scan.waitForFinish({ client_uuid: box.uuid, scan_uuid }, { intervalMs: 50, timeoutMs: 30_000 });
+const scanDone = (box: RigBox, scan_uuid: string) =>
+  rig.sdk.scan.waitForFinish({ client_uuid: box.uuid, scan_uuid }, { intervalMs: 50, timeoutMs: 30_000 });
 const items = async (box: RigBox, scan_uuid: string) => {
   const all: ScanItem[] = [];
   for await (const it of rig.sdk.scan.items({ client_uuid: box.uuid, scan_uuid })) all.push(it);
   return all;
 };
-const printDone = (box: RigBox, print_uuid: string) => rig.sdk.print.waitForFinish({ client_uuid: box.uuid, print_uuid }, { intervalMs: 50, timeoutMs: 30_000 });
+const printDone = (box: RigBox, print_uuid: string) =>
+  rig.sdk.print.waitForFinish({ client_uuid: box.uuid, print_uuid }, { intervalMs: 50, timeoutMs: 30_000 });
 /** An item's bytes as the server serves them (ciphertext), fetched from its temp_download_url. */
 const download = async (it: ScanItem) => Buffer.from(await (await fetch(it.temp_download_url!)).arrayBuffer());
 /** Opens an item with the application's private key (decryptScanItem checks its MD5 first). */
-const decrypt = (privateKey: string, scanUuid: string, item: ScanItem, data: Buffer) => decryptScanItem({ privateKey, scanUuid, item, data });
+const decrypt = (privateKey: string, scanUuid: string, item: ScanItem, data: Buffer) =>
+  decryptScanItem({ privateKey, scanUuid, item, data });
 const stored = async (key: string) => buffer(await rig.t.server.blobs.get(key));
 
 async function pdf(pages: number): Promise<Buffer> {
   const d = await PDFDocument.create();
-  for (let i = 0; i < pages; i++) d.addPage([595.28, 841.89]).drawText(`worksheet page ${i + 1}`, { x: 50, y: 700, size: 30 });
+  for (let i = 0; i < pages; i++)
+    d.addPage([595.28, 841.89]).drawText(`worksheet page ${i + 1}`, { x: 50, y: 700, size: 30 });
   return Buffer.from(await d.save());
 }
 
@@ -89,7 +103,13 @@ describe('keys', () => {
     appKey = await generateKeyPair();
     assert.equal((await register(appKey.publicKey)).kid, appKey.kid);
     const list = await rig.sdk.encryption.listKeys();
-    assert.deepEqual(list.keys.map((k) => [k.kid, k.current, typeof k.retired_at]), [[appKey.kid, true, 'undefined'], [first.kid, false, 'number']]);
+    assert.deepEqual(
+      list.keys.map((k) => [k.kid, k.current, typeof k.retired_at]),
+      [
+        [appKey.kid, true, 'undefined'],
+        [first.kid, false, 'number'],
+      ],
+    );
     for (const bad of ['00'.repeat(32), 'xyz', 'ab'.repeat(31)]) {
       const r = await refusal(register(bad));
       assert.equal(r.code, 10001, `${bad}: ${r.msg}`);
@@ -102,7 +122,10 @@ describe('keys', () => {
     const sdk = rigSdk(rig.t.url, other.api_key);
     // Every registration resolves (code 0); one that was refused rejects with its code and msg.
     const answers = await Promise.all(keys.map((k) => sdk.encryption.registerKey({ public_key: k.publicKey })));
-    assert.deepEqual(answers.map((r) => r.kid), keys.map((k) => k.kid));
+    assert.deepEqual(
+      answers.map((r) => r.kid),
+      keys.map((k) => k.kid),
+    );
     const list = await sdk.encryption.listKeys();
     assert.equal(list.keys.length, 8);
     assert.equal(list.keys.filter((k) => k.current).length, 1);
@@ -139,17 +162,36 @@ describe('an agent without encryption', () => {
     const { e2e_public_key: _dropped, ...old } = state;
     const d = await rig.t.registerDevice();
     await rig.sdk.devices.bind({ uuid: d.uuid, name: 'old agent' });
-    const raw = await mqtt.connectAsync(rig.t.mqttUrl, { clientId: d.uuid, username: d.uuid, password: d.secret, protocolVersion: 4, clean: true });
+    const raw = await mqtt.connectAsync(rig.t.mqttUrl, {
+      clientId: d.uuid,
+      username: d.uuid,
+      password: d.secret,
+      protocolVersion: 4,
+      clean: true,
+    });
     try {
-      await raw.publishAsync(topics.state(d.uuid), JSON.stringify({ ...old, jobs: [], at: Date.now() }), { qos: 1, retain: true });
-      await raw.publishAsync(topics.presence(d.uuid), JSON.stringify({ v: 1, online: true, session: 's1' }), { qos: 1, retain: true });
+      await raw.publishAsync(topics.state(d.uuid), JSON.stringify({ ...old, jobs: [], at: Date.now() }), {
+        qos: 1,
+        retain: true,
+      });
+      await raw.publishAsync(topics.presence(d.uuid), JSON.stringify({ v: 1, online: true, session: 's1' }), {
+        qos: 1,
+        retain: true,
+      });
       await rig.online(d.uuid);
       await eventually(() => rig.sdk.print.capability({ client_uuid: d.uuid }), 'its printer known'); // eventually retries while it rejects
       const scan = await refusal(rig.sdk.scan.create({ client_uuid: d.uuid, options: { encrypt: true } }));
       assert.equal(scan.code, 30311, scan.msg);
       assert.match(scan.msg, /without end-to-end encryption/);
       const sealed = await encryptForBox({ file: await pdf(1), boxPublicKey: appKey.publicKey, clientUuid: d.uuid });
-      const print = await refusal(rig.sdk.print.create({ client_uuid: d.uuid, file_type: 'pdf', file_content: sealed.file.toString('base64'), options: { encrypt: true, cipher: sealed.cipher } }));
+      const print = await refusal(
+        rig.sdk.print.create({
+          client_uuid: d.uuid,
+          file_type: 'pdf',
+          file_content: sealed.file.toString('base64'),
+          options: { encrypt: true, cipher: sealed.cipher },
+        }),
+      );
       assert.equal(print.code, 30311, print.msg);
       assert.deepEqual(await rig.sdk.scan.current({ client_uuid: d.uuid }), { exist: false });
     } finally {
@@ -161,8 +203,16 @@ describe('an agent without encryption', () => {
 describe('encrypted scans', () => {
   test('every item is encrypted on the box: stored and downloaded bytes are ciphertext; Node and Python decrypt them', async () => {
     const box = await rig.box();
-    await rig.load(box, [{ front: 'text', back: 'text' }, { front: 'text', back: 'blank' }]);
-    const uuid = (await rig.sdk.scan.create({ client_uuid: box.uuid, options: { encrypt: true, resolution: 150, callback_url: `${rx.url}/enc` } })).uuid!;
+    await rig.load(box, [
+      { front: 'text', back: 'text' },
+      { front: 'text', back: 'blank' },
+    ]);
+    const uuid = (
+      await rig.sdk.scan.create({
+        client_uuid: box.uuid,
+        options: { encrypt: true, resolution: 150, callback_url: `${rx.url}/enc` },
+      })
+    ).uuid!;
     const done = await scanDone(box, uuid);
     assert.equal(done.error_code, 0);
     const [item] = await items(box, uuid);
@@ -177,30 +227,59 @@ describe('encrypted scans', () => {
     assert.deepEqual(downloaded, atRest, 'the download serves the stored bytes');
     assert.equal(md5(downloaded), item.check_sum, 'check_sum is the MD5 of the encrypted file');
     assert.equal(Math.ceil(downloaded.length / 1024), item.file_size);
-    assert.ok(!downloaded.includes(Buffer.from('%PDF')) && !downloaded.includes(Buffer.from('DCTDecode')), 'no PDF structure in what the server holds');
+    assert.ok(
+      !downloaded.includes(Buffer.from('%PDF')) && !downloaded.includes(Buffer.from('DCTDecode')),
+      'no PDF structure in what the server holds',
+    );
 
     const plain = await decrypt(appKey.privateKey, uuid, item, downloaded);
     assert.equal(plain.length, downloaded.length - E2E.fileOverhead);
     assert.equal((await PDFDocument.load(plain)).getPageCount(), 3);
-    await assert.rejects(decrypt(appKey.privateKey, uuid, { ...item, item_id: item.item_id + 1 }, downloaded), /does not open/);
+    await assert.rejects(
+      decrypt(appKey.privateKey, uuid, { ...item, item_id: item.item_id + 1 }, downloaded),
+      /does not open/,
+    );
 
     // Python's cryptography, with its own HPKE from primitives (docs/examples/boxhub_e2e.py).
-    python(['decrypt-scan', '--private-key', appKey.privateKey, '--scan-uuid', uuid, '--item-id', String(item.item_id), '--cipher', item.cipher!, join(work, 'item.enc'), join(work, 'item.pdf')]);
+    python([
+      'decrypt-scan',
+      '--private-key',
+      appKey.privateKey,
+      '--scan-uuid',
+      uuid,
+      '--item-id',
+      String(item.item_id),
+      '--cipher',
+      item.cipher!,
+      join(work, 'item.enc'),
+      join(work, 'item.pdf'),
+    ]);
     assert.deepEqual(readFileSync(join(work, 'item.pdf')), plain);
     // The scan.item_data callback carries the cipher and the key id too.
-    const cb = await eventually(() => rx.received.find((r) => r.path.endsWith('/enc') && JSON.parse(r.body).event === 'scan.item_data'), 'scan.item_data');
+    const cb = await eventually(
+      () => rx.received.find((r) => r.path.endsWith('/enc') && JSON.parse(r.body).event === 'scan.item_data'),
+      'scan.item_data',
+    );
     const body = JSON.parse(cb.body) as ScanItem;
     assert.equal(body.cipher, item.cipher);
     assert.equal(body.cipher_kid, appKey.kid);
     assert.equal(body.check_sum, item.check_sum);
     // Nothing of the scan stays on the box in plaintext (and the encrypted item goes once recorded).
-    await eventually(() => !readdirSafe(join(box.stateDir, 'scans', uuid)).some((f) => f.endsWith('.pdf')), 'item files removed from the box');
+    await eventually(
+      () => !readdirSafe(join(box.stateDir, 'scans', uuid)).some((f) => f.endsWith('.pdf')),
+      'item files removed from the box',
+    );
   });
 
   test('a rotation does not change a running task: its later items stay encrypted to the key it was created with', async () => {
     const box = await rig.box();
     await rig.load(box, 1);
-    const uuid = (await rig.sdk.scan.create({ client_uuid: box.uuid, options: { encrypt: true, continuous: true, continuous_wait: 0, duplex: false } })).uuid!;
+    const uuid = (
+      await rig.sdk.scan.create({
+        client_uuid: box.uuid,
+        options: { encrypt: true, continuous: true, continuous_wait: 0, duplex: false },
+      })
+    ).uuid!;
     await eventually(async () => (await scanInfo(box, uuid)).item_size === 1, 'first item');
     const newer = await generateKeyPair();
     assert.equal((await register(newer.publicKey)).kid, newer.kid); // resolves only on code 0
@@ -210,11 +289,15 @@ describe('encrypted scans', () => {
     await rig.sdk.scan.stop({ client_uuid: box.uuid }); // resolves only on code 0
     for (const it of await items(box, uuid)) {
       assert.equal(it.cipher_kid, appKey.kid, `item ${it.item_id}`);
-      assert.equal((await PDFDocument.load(await decrypt(appKey.privateKey, uuid, it, await download(it)))).getPageCount(), 1);
+      assert.equal(
+        (await PDFDocument.load(await decrypt(appKey.privateKey, uuid, it, await download(it)))).getPageCount(),
+        1,
+      );
     }
     // A task created now uses the new key.
     await rig.load(box, 1);
-    const later = (await rig.sdk.scan.create({ client_uuid: box.uuid, options: { encrypt: true, duplex: false } })).uuid!;
+    const later = (await rig.sdk.scan.create({ client_uuid: box.uuid, options: { encrypt: true, duplex: false } }))
+      .uuid!;
     await scanDone(box, later);
     const [it] = await items(box, later);
     assert.equal(it!.cipher_kid, newer.kid);
@@ -225,7 +308,8 @@ describe('encrypted scans', () => {
   test('a box power-cycled mid-scan still delivers its finished items encrypted, with the cipher it kept', async () => {
     const box = await rig.box({ scanner: 'sim:?ppm=240' });
     await rig.load(box, 40);
-    const uuid = (await rig.sdk.scan.create({ client_uuid: box.uuid, options: { encrypt: true, duplex: false } })).uuid!;
+    const uuid = (await rig.sdk.scan.create({ client_uuid: box.uuid, options: { encrypt: true, duplex: false } }))
+      .uuid!;
     await eventually(() => box.scanner.sheets <= 36, 'a few sheets scanned');
     await box.agent.stop();
     const again = await rig.box({ stateDir: box.stateDir, device: { uuid: box.uuid, secret: box.secret } });
@@ -248,13 +332,23 @@ describe('encrypted prints', () => {
   before(async () => {
     out = mkdtempSync(join(tmpdir(), 'boxhub-printed-'));
     box = await rig.box({ printer: `sim:?side_ms=1&out=${encodeURIComponent(out)}` });
-    boxKey = await eventually(async () => (await rig.sdk.devices.info({ uuid: box.uuid })).client?.e2e_public_key, 'box key');
+    boxKey = await eventually(
+      async () => (await rig.sdk.devices.info({ uuid: box.uuid })).client?.e2e_public_key,
+      'box key',
+    );
   });
   type CreateOptions = NonNullable<Parameters<Rig['sdk']['print']['create']>[0]['options']>;
   /** The created task's uuid; a refusal rejects with its BoxhubError. */
-  const create = async (file: Buffer, cipher: string, options: CreateOptions = {}) => (await rig.sdk.print.create({
-    client_uuid: box.uuid, file_type: 'pdf', file_content: file.toString('base64'), file_check_sum: md5(file), options: { encrypt: true, cipher, ...options },
-  })).uuid!;
+  const create = async (file: Buffer, cipher: string, options: CreateOptions = {}) =>
+    (
+      await rig.sdk.print.create({
+        client_uuid: box.uuid,
+        file_type: 'pdf',
+        file_content: file.toString('base64'),
+        file_check_sum: md5(file),
+        options: { encrypt: true, cipher, ...options },
+      })
+    ).uuid!;
   const seal = (file: Uint8Array, clientUuid = box.uuid) => encryptForBox({ file, boxPublicKey: boxKey, clientUuid });
 
   test('the server stores the file it cannot read; the box decrypts, counts the pages and prints them', async () => {
@@ -268,13 +362,25 @@ describe('encrypted prints', () => {
     assert.equal(done.printed_pages, 4);
     const job = box.printer.jobs.find((j) => j.task === uuid)!;
     assert.equal(job.state, 'completed');
-    assert.equal((await PDFDocument.load(readFileSync(job.rendered!))).getPageCount(), 2, 'the printer got the decrypted, selected pages');
+    assert.equal(
+      (await PDFDocument.load(readFileSync(job.rendered!))).getPageCount(),
+      2,
+      'the printer got the decrypted, selected pages',
+    );
     assert.equal(job.copies, 2);
   });
 
   test('a file Python encrypted prints', async () => {
     writeFileSync(join(work, 'print.pdf'), await pdf(2));
-    const cipher = python(['encrypt-print', '--public-key', boxKey, '--client-uuid', box.uuid, join(work, 'print.pdf'), join(work, 'print.enc')]);
+    const cipher = python([
+      'encrypt-print',
+      '--public-key',
+      boxKey,
+      '--client-uuid',
+      box.uuid,
+      join(work, 'print.pdf'),
+      join(work, 'print.enc'),
+    ]);
     const uuid = await create(readFileSync(join(work, 'print.enc')), cipher);
     const done = await printDone(box, uuid);
     assert.equal(done.error_code, 0);
@@ -289,39 +395,68 @@ describe('encrypted prints', () => {
     tampered[tampered.length >> 1]! ^= 0x01;
     const otherDevice = await seal(doc, 'another-device');
     const damaged = good.cipher.slice(0, 70) + (good.cipher[70] === 'a' ? 'b' : 'a') + good.cipher.slice(71);
-    for (const [what, file, cipher] of [['tampered file', tampered, good.cipher], ['cipher for another device', otherDevice.file, otherDevice.cipher], ['damaged cipher', good.file, damaged]] as const) {
+    for (const [what, file, cipher] of [
+      ['tampered file', tampered, good.cipher],
+      ['cipher for another device', otherDevice.file, otherDevice.cipher],
+      ['damaged cipher', good.file, damaged],
+    ] as const) {
       // The server cannot tell: the create resolves (code 0); a refusal would reject with its code and msg.
       const uuid = await create(file, cipher);
       const done = await printDone(box, uuid);
       assert.equal(done.error_code, 4003, what);
       assert.equal(done.started, false, what);
-      assert.equal(box.printer.jobs.some((j) => j.task === uuid), false, `${what}: nothing reached the printer`);
+      assert.equal(
+        box.printer.jobs.some((j) => j.task === uuid),
+        false,
+        `${what}: nothing reached the printer`,
+      );
     }
   });
 
-  test('ciphertext altered in the server\'s storage is caught by the box\'s MD5 check (4002): nothing printed', async () => {
+  test("ciphertext altered in the server's storage is caught by the box's MD5 check (4002): nothing printed", async () => {
     // A slow job first, so the encrypted task waits in the box's queue while its stored file is altered.
     box.printer.pauseAfter(1);
-    const slow = (await rig.sdk.print.create({ client_uuid: box.uuid, file_type: 'pdf', file_content: (await pdf(20)).toString('base64') })).uuid!;
+    const slow = (
+      await rig.sdk.print.create({
+        client_uuid: box.uuid,
+        file_type: 'pdf',
+        file_content: (await pdf(20)).toString('base64'),
+      })
+    ).uuid!;
     const { file, cipher } = await seal(await pdf(1));
     const uuid = await create(file, cipher);
     const altered = Buffer.from(file);
     altered[40]! ^= 0x20;
-    await rig.t.server.blobs.put(`print/${uuid}/document.pdf.enc`, altered, { contentType: 'application/octet-stream' });
+    await rig.t.server.blobs.put(`print/${uuid}/document.pdf.enc`, altered, {
+      contentType: 'application/octet-stream',
+    });
     box.printer.resume();
     assert.equal((await printDone(box, slow)).error_code, 0);
     const done = await printDone(box, uuid);
     assert.equal(done.error_code, 4002);
-    assert.equal(box.printer.jobs.some((j) => j.task === uuid), false);
+    assert.equal(
+      box.printer.jobs.some((j) => j.task === uuid),
+      false,
+    );
   });
 
-  test('direct mode: the box fetches the encrypted file from the application\'s address and decrypts it', async () => {
+  test("direct mode: the box fetches the encrypted file from the application's address and decrypts it", async () => {
     const { file, cipher, checkSum } = await seal(await pdf(2));
-    const srv = createServer((_req, res) => { res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(file); });
+    const srv = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(file);
+    });
     await new Promise<void>((ok) => srv.listen(0, '127.0.0.1', ok));
     try {
       const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}/sheet.enc`;
-      const uuid = (await rig.sdk.print.create({ client_uuid: box.uuid, file_type: 'pdf', file_url: url, file_check_sum: checkSum, options: { direct: true, encrypt: true, cipher } })).uuid!;
+      const uuid = (
+        await rig.sdk.print.create({
+          client_uuid: box.uuid,
+          file_type: 'pdf',
+          file_url: url,
+          file_check_sum: checkSum,
+          options: { direct: true, encrypt: true, cipher },
+        })
+      ).uuid!;
       const done = await printDone(box, uuid);
       assert.equal(done.error_code, 0);
       assert.equal(done.pages, 2);
@@ -337,9 +472,24 @@ describe('encrypted prints', () => {
     assert.equal(short.code, 10001);
     assert.match(short.msg, /160 hex digits/);
     // The SDK's types allow encrypt without a cipher (cipher is optional there): the server refuses it.
-    const noCipher = await refusal(rig.sdk.print.create({ client_uuid: box.uuid, file_type: 'pdf', file_content: file.toString('base64'), options: { encrypt: true } }));
+    const noCipher = await refusal(
+      rig.sdk.print.create({
+        client_uuid: box.uuid,
+        file_type: 'pdf',
+        file_content: file.toString('base64'),
+        options: { encrypt: true },
+      }),
+    );
     assert.equal(noCipher.code, 10001);
-    const wrongSum = await refusal(rig.sdk.print.create({ client_uuid: box.uuid, file_type: 'pdf', file_content: file.toString('base64'), file_check_sum: md5(doc), options: { encrypt: true, cipher } }));
+    const wrongSum = await refusal(
+      rig.sdk.print.create({
+        client_uuid: box.uuid,
+        file_type: 'pdf',
+        file_content: file.toString('base64'),
+        file_check_sum: md5(doc),
+        options: { encrypt: true, cipher },
+      }),
+    );
     assert.equal(wrongSum.code, 30309, 'file_check_sum is the MD5 of the encrypted file');
     const tiny = await refusal(create(Buffer.alloc(10), cipher));
     assert.equal(tiny.code, 30304);
@@ -351,5 +501,9 @@ describe('encrypted prints', () => {
 });
 
 function readdirSafe(dir: string): string[] {
-  try { return readdirSync(dir); } catch { return []; }
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
 }

@@ -40,10 +40,15 @@ before(async () => {
     reboot: async () => undefined,
     statusIntervalMs: 100,
     uploadBackoff: { baseMs: 50, maxMs: 500 },
-    log: (msg, extra) => { logs.push({ msg, ...(extra ? { extra } : {}) }); },
+    log: (msg, extra) => {
+      logs.push({ msg, ...(extra ? { extra } : {}) });
+    },
   });
   await agent.start();
-  await eventually(async () => (await rig.sdk.devices.info({ uuid })).client?.scanner?.connected === true, 'the eSCL scanner on the server');
+  await eventually(
+    async () => (await rig.sdk.devices.info({ uuid })).client?.scanner?.connected === true,
+    'the eSCL scanner on the server',
+  );
 });
 after(async () => {
   await agent?.stop();
@@ -56,14 +61,24 @@ async function scan(sheets: number): Promise<{ error_code: number; total_pages: 
   scanner.sheets = sheets;
   scanner.adfState = null;
   // The box's full state (adf_loaded is not in the Device resource), as the rig's load() reads it.
-  await eventually(async () => parseState((await rig.t.server.repos.devices.findByUuid(uuid))!)?.scanner.adf_loaded === true, 'the server sees paper');
+  await eventually(
+    async () => parseState((await rig.t.server.repos.devices.findByUuid(uuid))!)?.scanner.adf_loaded === true,
+    'the server sees paper',
+  );
   const before = logs.length;
   const created = await rig.sdk.scan.create({ client_uuid: uuid, options: { duplex: false, resolution: 150 } });
-  const done = await rig.sdk.scan.waitForFinish({ client_uuid: uuid, scan_uuid: created.uuid! }, { intervalMs: 50, timeoutMs: 60_000 });
+  const done = await rig.sdk.scan.waitForFinish(
+    { client_uuid: uuid, scan_uuid: created.uuid! },
+    { intervalMs: 50, timeoutMs: 60_000 },
+  );
   // The server has the end; the box lets go of the scanner once the end is acknowledged.
   await eventually(async () => agent.jobs.states().length === 0, 'the box released the scanner');
   const fault = logs.slice(before).find((l) => l.msg === 'scan ended by a scanner fault');
-  return { error_code: done.error_code!, total_pages: done.total_pages!, message: fault?.extra?.message as string | undefined };
+  return {
+    error_code: done.error_code!,
+    total_pages: done.total_pages!,
+    message: fault?.extra?.message as string | undefined,
+  };
 }
 
 test('a jam after the first sheet: 2001, the page before it kept, the job deleted', async () => {
@@ -127,14 +142,23 @@ test('503 with Retry-After while busy: the box waits as told and scans; busy for
   }
 });
 
-test('409 to ScanJobs while another client\'s job runs: asked again, then 2004 naming the other job', async () => {
+test("409 to ScanJobs while another client's job runs: asked again, then 2004 naming the other job", async () => {
   scanner.sheets = 5;
   // Another eSCL client (a phone app, the MFP's panel) starts a job first.
   const base = new URL(scanner.uri.slice('escl:'.length));
   const status = await new Promise<number>((resolve, reject) => {
-    const req = request(new URL('/eSCL/ScanJobs', base), { method: 'POST', headers: { 'content-type': 'text/xml' } }, (res) => { res.resume(); resolve(res.statusCode ?? 0); });
+    const req = request(
+      new URL('/eSCL/ScanJobs', base),
+      { method: 'POST', headers: { 'content-type': 'text/xml' } },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
     req.on('error', reject);
-    req.end('<scan:ScanSettings xmlns:scan="http://schemas.hp.com/imaging/escl/2011/05/03" xmlns:pwg="http://www.pwg.org/schemas/2010/12/sm"><pwg:InputSource>Platen</pwg:InputSource></scan:ScanSettings>');
+    req.end(
+      '<scan:ScanSettings xmlns:scan="http://schemas.hp.com/imaging/escl/2011/05/03" xmlns:pwg="http://www.pwg.org/schemas/2010/12/sm"><pwg:InputSource>Platen</pwg:InputSource></scan:ScanSettings>',
+    );
   });
   assert.equal(status, 201);
   const other = scanner.jobs.at(-1)!;

@@ -34,14 +34,24 @@ export function expiryRig(o: { commandTimeoutMs?: number } = {}): ExpiryRig {
       await x.rig.t.server.jobRunner.quiet({ inFlight: true });
     },
     callback: async (path: string, event: string) => {
-      const r = await eventually(() => x.rx.received.find((c) => c.path.endsWith(path) && JSON.parse(c.body).event === event), `${event} at ${path}`);
+      const r = await eventually(
+        () => x.rx.received.find((c) => c.path.endsWith(path) && JSON.parse(c.body).event === event),
+        `${event} at ${path}`,
+      );
       return parseCallback({ method: r.method, id: r.id, body: JSON.parse(r.body) });
     },
   } as ExpiryRig;
   before(async () => {
-    x.rig = await startRig({ clock, env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1' }, ...(o.commandTimeoutMs ? { commandTimeoutMs: o.commandTimeoutMs } : {}) });
+    x.rig = await startRig({
+      clock,
+      env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1' },
+      ...(o.commandTimeoutMs ? { commandTimeoutMs: o.commandTimeoutMs } : {}),
+    });
     x.rx = await startReceiver();
   });
-  after(async () => { await x.rig.close(); await x.rx.close(); });
+  after(async () => {
+    await x.rig.close();
+    await x.rx.close();
+  });
   return x;
 }

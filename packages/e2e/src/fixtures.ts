@@ -3,7 +3,13 @@ import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createSimulatedBox, type SimulatedBox } from '@boxhub/agent';
 import { Boxhub, BoxhubError } from '@boxhub/sdk';
-import { eventually, startTestServer, type ApiClient, type TestServer, type TestServerOptions } from '@boxhub/server/testing/harness.ts';
+import {
+  eventually,
+  startTestServer,
+  type ApiClient,
+  type TestServer,
+  type TestServerOptions,
+} from '@boxhub/server/testing/harness.ts';
 import { parseState } from '@boxhub/server/modules/devices/view.ts';
 
 export interface BoxOptions {
@@ -20,7 +26,12 @@ export interface BoxOptions {
   /** Scan item caps of the box (its defaults otherwise): { maxPages: 1 } makes an item of each page. */
   itemLimits?: { maxPages: number; maxBytes: number };
   /** Direct transfer's retry policy, timeout and extra trusted CA (short ones by default). */
-  direct?: { retry?: { baseMs?: number; maxMs?: number; giveUpMs?: number }; ca?: string; timeoutMs?: number; stopGraceMs?: number };
+  direct?: {
+    retry?: { baseMs?: number; maxMs?: number; giveUpMs?: number };
+    ca?: string;
+    timeoutMs?: number;
+    stopGraceMs?: number;
+  };
 }
 
 export type RigBox = SimulatedBox & { uuid: string; secret: string; code: string };
@@ -49,13 +60,23 @@ export async function startRig(o: TestServerOptions = {}): Promise<Rig> {
   const sdk = rigSdk(t.url, app.api_key);
   const boxes: SimulatedBox[] = [];
   const online = async (uuid: string, want = true) => {
-    await eventually(async () => (await sdk.devices.info({ uuid })).client?.online === want, `box ${uuid} online=${want}`);
+    await eventually(
+      async () => (await sdk.devices.info({ uuid })).client?.online === want,
+      `box ${uuid} online=${want}`,
+    );
   };
   return {
-    t, sdk, api, app, online,
+    t,
+    sdk,
+    api,
+    app,
+    online,
     async load(box, sheets) {
       box.scanner.load(sheets);
-      await eventually(async () => parseState((await t.server.repos.devices.findByUuid(box.uuid))!)?.scanner.adf_loaded === true, 'the server sees paper in the feeder');
+      await eventually(
+        async () => parseState((await t.server.repos.devices.findByUuid(box.uuid))!)?.scanner.adf_loaded === true,
+        'the server sees paper in the feeder',
+      );
     },
     async box(b = {}) {
       let d: { uuid: string; secret: string; code?: string } | undefined = b.device;
@@ -64,13 +85,24 @@ export async function startRig(o: TestServerOptions = {}): Promise<Rig> {
         await sdk.devices.bind({ uuid: d.uuid, name: 'box' });
       }
       const box = createSimulatedBox({
-        url: b.url ?? t.mqttUrl, uuid: d.uuid, secret: d.secret,
-        ...(b.printer ? { printer: b.printer } : {}), ...(b.scanner ? { scanner: b.scanner } : {}),
-        keepaliveSec: b.keepaliveSec ?? 30, rebootMs: b.rebootMs ?? 200, backoff: { baseMs: 50, maxMs: 500 },
+        url: b.url ?? t.mqttUrl,
+        uuid: d.uuid,
+        secret: d.secret,
+        ...(b.printer ? { printer: b.printer } : {}),
+        ...(b.scanner ? { scanner: b.scanner } : {}),
+        keepaliveSec: b.keepaliveSec ?? 30,
+        rebootMs: b.rebootMs ?? 200,
+        backoff: { baseMs: 50, maxMs: 500 },
         ...(b.stateDir ? { stateDir: b.stateDir } : {}),
         ...(b.itemLimits ? { itemLimits: b.itemLimits } : {}),
-        uploadBackoff: { baseMs: 50, maxMs: 500 }, outboxResendMs: 1000,
-        direct: { timeoutMs: 5000, stopGraceMs: 500, ...b.direct, retry: { baseMs: 50, maxMs: 500, giveUpMs: 5000, ...b.direct?.retry } },
+        uploadBackoff: { baseMs: 50, maxMs: 500 },
+        outboxResendMs: 1000,
+        direct: {
+          timeoutMs: 5000,
+          stopGraceMs: 500,
+          ...b.direct,
+          retry: { baseMs: 50, maxMs: 500, giveUpMs: 5000, ...b.direct?.retry },
+        },
       });
       boxes.push(box);
       if (b.connect !== false) {
@@ -79,7 +111,10 @@ export async function startRig(o: TestServerOptions = {}): Promise<Rig> {
         // Online comes with the box's presence; its printer and scanner with its first state,
         // a message of its own: a test that acts at once needs both.
         const uuid = d.uuid;
-        await eventually(async () => (await t.server.repos.devices.findByUuid(uuid))?.state_at != null, `box ${uuid} reported its state`);
+        await eventually(
+          async () => (await t.server.repos.devices.findByUuid(uuid))?.state_at != null,
+          `box ${uuid} reported its state`,
+        );
       }
       return Object.assign(box, { uuid: d.uuid, secret: d.secret, code: d.code ?? '' });
     },
@@ -99,7 +134,9 @@ export function rigSdk(baseUrl: string, apiKey: string): Boxhub {
 /** The BoxhubError an SDK call was refused with (its envelope `code`, `msg`, `data`); fails the
  *  test when the call succeeded or failed otherwise. */
 export async function refusal(call: Promise<unknown>): Promise<BoxhubError> {
-  try { await call; } catch (e) {
+  try {
+    await call;
+  } catch (e) {
     if (e instanceof BoxhubError && e.kind === 'api') return e;
     throw e;
   }
@@ -110,9 +147,15 @@ const BOXHUB_BIN = new URL('../../cli/bin/boxhub.mjs', import.meta.url).pathname
 
 /** The real `boxhub` command as a child process against the rig's server and application, as a
  *  person or a script runs it: its exit code, stdout and stderr (a failing exit is not thrown). */
-export async function runBoxhub(rig: Rig, args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function runBoxhub(
+  rig: Rig,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const r = await promisify(execFile)(process.execPath, [BOXHUB_BIN, ...args], { env: { ...process.env, BOXHUB_URL: rig.t.url, BOXHUB_API_KEY: rig.app.api_key, ...env } });
+    const r = await promisify(execFile)(process.execPath, [BOXHUB_BIN, ...args], {
+      env: { ...process.env, BOXHUB_URL: rig.t.url, BOXHUB_API_KEY: rig.app.api_key, ...env },
+    });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (e) {
     const x = e as { code: number; stdout: string; stderr: string };
@@ -123,17 +166,34 @@ export async function runBoxhub(rig: Rig, args: string[], env: Record<string, st
 /** The real `boxhub` command started in the background, to act on it (interrupt it, release
  *  the printer) once `ready` shows on its stderr. */
 export function startBoxhub(rig: Rig, args: string[], ready: RegExp) {
-  const child = spawn(process.execPath, [BOXHUB_BIN, ...args], { env: { ...process.env, BOXHUB_URL: rig.t.url, BOXHUB_API_KEY: rig.app.api_key }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BOXHUB_BIN, ...args], {
+    env: { ...process.env, BOXHUB_URL: rig.t.url, BOXHUB_API_KEY: rig.app.api_key },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
   let seen: () => void = () => undefined;
-  const isReady = new Promise<void>((r) => { seen = r; });
-  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); if (ready.test(stderr)) seen(); });
+  const isReady = new Promise<void>((r) => {
+    seen = r;
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+    if (ready.test(stderr)) seen();
+  });
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   return {
-    child, exited,
-    ready: () => Promise.race([isReady, exited.then(() => { throw new Error(`exited before ${ready}: ${stderr}`); })]),
+    child,
+    exited,
+    ready: () =>
+      Promise.race([
+        isReady,
+        exited.then(() => {
+          throw new Error(`exited before ${ready}: ${stderr}`);
+        }),
+      ]),
     output: () => ({ stdout, stderr }),
   };
 }

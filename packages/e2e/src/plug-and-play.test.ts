@@ -15,7 +15,7 @@ import { PrintError, ScanError } from '@boxhub/protocol';
 import { eventually } from '@boxhub/server/testing/harness.ts';
 import { announce, type Announcement } from '../../agent/test/dnssd.ts';
 import { startEsclServer, type EsclServer } from '../../agent/test/escl-server.ts';
-import { startIppEvePrinter, } from '../../agent/test/ippeveprinter.ts';
+import { startIppEvePrinter } from '../../agent/test/ippeveprinter.ts';
 import { CLOSED_PORT } from '../../agent/test/timing.ts';
 import { startRig, type Rig } from './fixtures.ts';
 
@@ -37,8 +37,11 @@ before(async () => {
   writeFileSync(join(saneDir, 'dll.conf'), '');
   const env = { ...process.env, CUPS_SERVER: `127.0.0.1:${CLOSED_PORT}`, SANE_CONFIG_DIR: saneDir };
   const ctx = {
-    env, rediscoverMs: 300,
-    log: (msg: string, extra?: Record<string, unknown>) => { logs.push(`${msg}${extra ? ` ${JSON.stringify(extra)}` : ''}`); },
+    env,
+    rediscoverMs: 300,
+    log: (msg: string, extra?: Record<string, unknown>) => {
+      logs.push(`${msg}${extra ? ` ${JSON.stringify(extra)}` : ''}`);
+    },
     // A printer that stops answering mid-job is given up on after 1.5 s (10 min by default).
     printer: { timing: { pollMs: 100, unreachableMs: 1500 }, timeoutMs: 2000 },
     // eSCL requests keep the default 10 s time-out: a pulled scanner refuses at once, and a
@@ -75,64 +78,141 @@ async function pdf(pages: number): Promise<string> {
 }
 
 test('printer auto: an IPP printer announced on loopback is found; pulled mid-job the task ends 4101 and the device shows connected:false; plugged in again it is taken', async () => {
-  const first = await startIppEvePrinter({ name: `Boxhub PnP Printer ${tag}`, announce: true, script: { secondsPerSide: 0.4 } });
+  const first = await startIppEvePrinter({
+    name: `Boxhub PnP Printer ${tag}`,
+    announce: true,
+    script: { secondsPerSide: 0.4 },
+  });
   peers.push(first);
-  const c = await eventually(async () => { const x = await client(); return x?.printer?.connected ? x : undefined; }, 'the announced printer is connected', 30_000);
+  const c = await eventually(
+    async () => {
+      const x = await client();
+      return x?.printer?.connected ? x : undefined;
+    },
+    'the announced printer is connected',
+    30_000,
+  );
   assert.deepEqual([c.printer!.make, c.printer!.model], ['Example', 'Printer']);
-  assert.ok(logs.some((l) => l.startsWith(`printer auto: chose ${first.uri.replace('localhost', '127.0.0.1')}: 'Boxhub PnP Printer ${tag}', an IPP printer announced over DNS-SD on loopback`)), logs.join('\n'));
+  assert.ok(
+    logs.some((l) =>
+      l.startsWith(
+        `printer auto: chose ${first.uri.replace('localhost', '127.0.0.1')}: 'Boxhub PnP Printer ${tag}', an IPP printer announced over DNS-SD on loopback`,
+      ),
+    ),
+    logs.join('\n'),
+  );
 
   await eventually(() => rig.sdk.print.capability({ client_uuid: uuid }), 'capability known');
-  const task = (await rig.sdk.print.create({ client_uuid: uuid, file_type: 'pdf', file_content: await pdf(20), options: { strict: false } })).uuid!;
+  const task = (
+    await rig.sdk.print.create({
+      client_uuid: uuid,
+      file_type: 'pdf',
+      file_content: await pdf(20),
+      options: { strict: false },
+    })
+  ).uuid!;
   await eventually(() => first.received().length > 0, 'the printer started the job', 30_000);
   // The cable is pulled.
   await first.close();
-  const ended = await rig.sdk.print.waitForFinish({ client_uuid: uuid, print_uuid: task }, { intervalMs: 100, timeoutMs: 60_000 });
+  const ended = await rig.sdk.print.waitForFinish(
+    { client_uuid: uuid, print_uuid: task },
+    { intervalMs: 100, timeoutMs: 60_000 },
+  );
   assert.equal(ended.error_code, PrintError.printer_not_connected);
   await eventually(async () => (await client())?.printer?.connected === false, 'printer connected:false');
 
   // Plugged in again: ippeveprinter comes back on a port of its own, announced again.
   const second = await startIppEvePrinter({ name: `Boxhub PnP Printer ${tag} again`, announce: true });
   peers.push(second);
-  await eventually(async () => (await client())?.printer?.connected === true, 'printer back without restarting the agent', 30_000);
+  await eventually(
+    async () => (await client())?.printer?.connected === true,
+    'printer back without restarting the agent',
+    30_000,
+  );
   // The test printer gets a random free port, almost surely not the one it had: the agent
   // switched to it and said so (on the same port, the same driver would simply answer again).
   const again = second.uri.replace('localhost', '127.0.0.1');
-  if (again !== first.uri.replace('localhost', '127.0.0.1')) assert.ok(logs.some((l) => l.startsWith(`printer auto: chose ${again}`) && l.includes('instead_of')), logs.join('\n'));
+  if (again !== first.uri.replace('localhost', '127.0.0.1'))
+    assert.ok(
+      logs.some((l) => l.startsWith(`printer auto: chose ${again}`) && l.includes('instead_of')),
+      logs.join('\n'),
+    );
 });
 
 test('scanner auto: an eSCL scanner announced on loopback is found; pulled mid-scan the task ends 2006 and the device shows connected:false; announced again elsewhere it is taken', async () => {
   const startScanner = async (name: string): Promise<{ server: EsclServer; ad: Announcement }> => {
     const server = await startEsclServer({ sheets: 0 });
     const port = Number(new URL(server.uri.slice('escl:'.length)).port);
-    const ad = await announce(name, '_uscan._tcp', port, ['rs=eSCL', 'ty=Boxhub Mock Scanner 1', 'duplex=T', 'cs=color,grayscale']);
-    const both = { server, ad, close: async () => { await ad.close(); await server.close(); } };
+    const ad = await announce(name, '_uscan._tcp', port, [
+      'rs=eSCL',
+      'ty=Boxhub Mock Scanner 1',
+      'duplex=T',
+      'cs=color,grayscale',
+    ]);
+    const both = {
+      server,
+      ad,
+      close: async () => {
+        await ad.close();
+        await server.close();
+      },
+    };
     peers.push(both);
     return both;
   };
   const first = await startScanner(`Boxhub PnP Scanner ${tag}`);
-  await eventually(async () => (await client())?.scanner?.connected === true, 'the announced scanner is connected', 30_000);
-  assert.ok(logs.some((l) => l.startsWith(`scanner auto: chose ${first.server.uri}: 'Boxhub PnP Scanner ${tag}', an eSCL scanner announced over DNS-SD on loopback`)), logs.join('\n'));
+  await eventually(
+    async () => (await client())?.scanner?.connected === true,
+    'the announced scanner is connected',
+    30_000,
+  );
+  assert.ok(
+    logs.some((l) =>
+      l.startsWith(
+        `scanner auto: chose ${first.server.uri}: 'Boxhub PnP Scanner ${tag}', an eSCL scanner announced over DNS-SD on loopback`,
+      ),
+    ),
+    logs.join('\n'),
+  );
 
   first.server.sheets = 40;
   await eventually(async () => (await client())?.scanner?.connected === true, 'scanner ready');
-  const created = await eventually(async () => rig.sdk.scan.create({ client_uuid: uuid, options: { duplex: false, resolution: 300 } }).catch(() => undefined), 'scan created');
+  const created = await eventually(
+    async () =>
+      rig.sdk.scan.create({ client_uuid: uuid, options: { duplex: false, resolution: 300 } }).catch(() => undefined),
+    'scan created',
+  );
   // Two pages sent: the first has surely arrived whole. A scan that ended before that fails
   // here with its own code and message and the box's log, not with a time-out.
-  await eventually(async () => {
-    if ((first.server.jobs.at(-1)?.pages ?? 0) >= 2) return true;
-    const info = await rig.sdk.scan.info({ client_uuid: uuid, scan_uuid: created.uuid! });
-    if (info.finished) assert.fail(`the scan ended before 2 pages: ${JSON.stringify(info)}\n${logs.join('\n')}`);
-    return false;
-  }, 'pages scanned', 30_000);
+  await eventually(
+    async () => {
+      if ((first.server.jobs.at(-1)?.pages ?? 0) >= 2) return true;
+      const info = await rig.sdk.scan.info({ client_uuid: uuid, scan_uuid: created.uuid! });
+      if (info.finished) assert.fail(`the scan ended before 2 pages: ${JSON.stringify(info)}\n${logs.join('\n')}`);
+      return false;
+    },
+    'pages scanned',
+    30_000,
+  );
   // Unplugged mid-stack.
   await first.ad.close();
   await first.server.close();
-  const done = await rig.sdk.scan.waitForFinish({ client_uuid: uuid, scan_uuid: created.uuid! }, { intervalMs: 100, timeoutMs: 60_000 });
+  const done = await rig.sdk.scan.waitForFinish(
+    { client_uuid: uuid, scan_uuid: created.uuid! },
+    { intervalMs: 100, timeoutMs: 60_000 },
+  );
   assert.equal(done.error_code, ScanError.scanner_disconnected);
   assert.ok(done.total_pages! >= 1 && done.total_pages! < 40, `pages ${done.total_pages}`);
   await eventually(async () => (await client())?.scanner?.connected === false, 'scanner connected:false');
 
   const second = await startScanner(`Boxhub PnP Scanner ${tag} again`);
-  await eventually(async () => (await client())?.scanner?.connected === true, 'scanner back without restarting the agent', 30_000);
-  assert.ok(logs.some((l) => l.startsWith(`scanner auto: chose ${second.server.uri}`) && l.includes('instead_of')), logs.join('\n'));
+  await eventually(
+    async () => (await client())?.scanner?.connected === true,
+    'scanner back without restarting the agent',
+    30_000,
+  );
+  assert.ok(
+    logs.some((l) => l.startsWith(`scanner auto: chose ${second.server.uri}`) && l.includes('instead_of')),
+    logs.join('\n'),
+  );
 });

@@ -20,8 +20,18 @@ test('a box that never reports the count: print.finished without printed_pages a
   const d = await PDFDocument.create();
   for (let i = 0; i < 3; i++) d.addPage([595.28, 841.89]);
   await clock.catchUp(); // the box checks each command's expires_at against its own clock
-  const uuid = (await rig.sdk.print.create({ client_uuid: box.uuid, file_type: 'pdf', file_content: Buffer.from(await d.save()).toString('base64'), options: { strict: true, callback_url: `${rx.url}/count` } })).uuid!;
-  await eventually(async () => (await rig.sdk.print.info({ client_uuid: box.uuid, print_uuid: uuid })).started, 'printing');
+  const uuid = (
+    await rig.sdk.print.create({
+      client_uuid: box.uuid,
+      file_type: 'pdf',
+      file_content: Buffer.from(await d.save()).toString('base64'),
+      options: { strict: true, callback_url: `${rx.url}/count` },
+    })
+  ).uuid!;
+  await eventually(
+    async () => (await rig.sdk.print.info({ client_uuid: box.uuid, print_uuid: uuid })).started,
+    'printing',
+  );
   await box.agent.stop();
   await rig.online(box.uuid, false);
   await clock.catchUp();
@@ -29,11 +39,19 @@ test('a box that never reports the count: print.finished without printed_pages a
   const info = await rig.sdk.print.info({ client_uuid: box.uuid, print_uuid: uuid });
   assert.deepEqual([info.finished, info.error_code], [true, 4201], 'ended at once');
   await advance(30_000);
-  assert.equal(rx.received.filter((r) => r.path.endsWith('/count') && JSON.parse(r.body).event === 'print.finished').length, 0, 'still waiting for the count');
+  assert.equal(
+    rx.received.filter((r) => r.path.endsWith('/count') && JSON.parse(r.body).event === 'print.finished').length,
+    0,
+    'still waiting for the count',
+  );
   await advance(30_000);
   const e = await callback('/count', 'print.finished');
   assert.ok(e.type === 'print.finished');
   assert.deepEqual([e.body.uuid, e.body.error_code, e.body.printed_pages], [uuid, 4201, undefined]);
   await advance(60_000);
-  assert.equal(rx.received.filter((r) => r.path.endsWith('/count') && JSON.parse(r.body).event === 'print.finished').length, 1, 'one print.finished');
+  assert.equal(
+    rx.received.filter((r) => r.path.endsWith('/count') && JSON.parse(r.body).event === 'print.finished').length,
+    1,
+    'one print.finished',
+  );
 });

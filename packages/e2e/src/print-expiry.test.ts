@@ -23,7 +23,12 @@ test('a task printing at expires_at ends with 4203 and is destroyed; the box dro
   const box = await rig.box({ printer: 'sim:?side_ms=20' });
   box.printer.pauseAfter(0); // the first job holds at the printer until resume()
   const create = async (tag: string) => {
-    const r = await rig.sdk.print.create({ client_uuid: box.uuid, file_type: 'pdf', file_content: await onePage(), options: { callback_url: `${rx.url}/${tag}` } });
+    const r = await rig.sdk.print.create({
+      client_uuid: box.uuid,
+      file_type: 'pdf',
+      file_content: await onePage(),
+      options: { callback_url: `${rx.url}/${tag}` },
+    });
     return r.uuid!;
   };
   const first = await create('first');
@@ -36,13 +41,25 @@ test('a task printing at expires_at ends with 4203 and is destroyed; the box dro
   assert.ok(event.type === 'print.finished', event.type);
   assert.equal(event.body.uuid, first);
   assert.equal(event.body.error_code, 4203);
-  await eventually(async () => (await refusal(rig.sdk.print.info({ client_uuid: box.uuid, print_uuid: first }))).code === 20404, 'the first task destroyed');
+  await eventually(
+    async () => (await refusal(rig.sdk.print.info({ client_uuid: box.uuid, print_uuid: first }))).code === 20404,
+    'the first task destroyed',
+  );
 
   // The box cancelled the expired job only; the second prints once the printer goes on.
   await eventually(() => box.printer.jobs[0]?.state === 'canceled', 'the expired job cancelled at the printer');
   box.printer.resume();
-  const done = await rig.sdk.print.waitForFinish({ client_uuid: box.uuid, print_uuid: second }, { intervalMs: 50, timeoutMs: 30_000 });
+  const done = await rig.sdk.print.waitForFinish(
+    { client_uuid: box.uuid, print_uuid: second },
+    { intervalMs: 50, timeoutMs: 30_000 },
+  );
   assert.equal(done.error_code, 0);
   assert.equal(done.pages, 1);
-  assert.deepEqual(box.printer.jobs.map((j) => [j.task, j.state]), [[first, 'canceled'], [second, 'completed']]);
+  assert.deepEqual(
+    box.printer.jobs.map((j) => [j.task, j.state]),
+    [
+      [first, 'canceled'],
+      [second, 'completed'],
+    ],
+  );
 });

@@ -29,7 +29,11 @@ before(async () => {
   ({ api_key: apiKey } = await t.createApp('ipp-print'));
   sdk = rigSdk(t.url, apiKey);
   // 0.3 s a side, and the print command stops at a cancel like a printer finishing its sheet.
-  printer = await startIppEvePrinter({ name: 'Classroom', duplex: true, script: { secondsPerSide: 0.3, cancellable: true } });
+  printer = await startIppEvePrinter({
+    name: 'Classroom',
+    duplex: true,
+    script: { secondsPerSide: 0.3, cancellable: true },
+  });
   device = await t.registerDevice();
   await sdk.devices.bind({ uuid: device.uuid, name: 'ipp box' });
   const broker = new URL(t.mqttUrl);
@@ -46,7 +50,13 @@ after(async () => {
 async function startBox(stateDir: string): Promise<BoxAgent> {
   const agent = new BoxAgent({
     stateDir,
-    link: { url: proxy.url, uuid: device.uuid, secret: device.secret, keepaliveSec: 30, backoff: { baseMs: 50, maxMs: 500 } },
+    link: {
+      url: proxy.url,
+      uuid: device.uuid,
+      secret: device.secret,
+      keepaliveSec: 30,
+      backoff: { baseMs: 50, maxMs: 500 },
+    },
     printer: await createPrinterDriver(printer.uri),
     scanner: new SimScanner('sim:'),
     buzzer: new SimBuzzer(),
@@ -70,15 +80,21 @@ async function pdf(pages: number): Promise<string> {
 }
 
 const info = (uuid: string) => sdk.print.info({ client_uuid: device.uuid, print_uuid: uuid });
-const ended = (uuid: string) => sdk.print.waitForFinish({ client_uuid: device.uuid, print_uuid: uuid }, { intervalMs: 50, timeoutMs: 60_000 });
+const ended = (uuid: string) =>
+  sdk.print.waitForFinish({ client_uuid: device.uuid, print_uuid: uuid }, { intervalMs: 50, timeoutMs: 60_000 });
 const print = async (pages: number, options: { strict?: boolean; duplex?: 'SVC_DP_NOTUMBLE' }) =>
-  (await sdk.print.create({ client_uuid: device.uuid, file_type: 'pdf', file_content: await pdf(pages), options })).uuid!;
+  (await sdk.print.create({ client_uuid: device.uuid, file_type: 'pdf', file_content: await pdf(pages), options }))
+    .uuid!;
 const jobsNamed = async (task: string) => {
   const driver = await createPrinterDriver(printer.uri);
-  try { return (await driver.find(task)) ? 1 : 0; } finally { await driver.close(); }
+  try {
+    return (await driver.find(task)) ? 1 : 0;
+  } finally {
+    await driver.close();
+  }
 };
 
-test('strict duplex: printed_pages is the printer\'s own count, blank back included (3 pages → 4 sides)', async () => {
+test("strict duplex: printed_pages is the printer's own count, blank back included (3 pages → 4 sides)", async () => {
   const stateDir = mkdtempSync(join(tmpdir(), 'boxhub-box-'));
   const box = await startBox(stateDir);
   try {
@@ -102,7 +118,14 @@ test('cancel half-way: the job stops at a sheet, the task ends cancelled with th
     await eventually(async () => (await info(uuid)).started, 'printing started');
     await sdk.print.cancel({ client_uuid: device.uuid }); // resolves only on code 0
     assert.equal((await info(uuid)).error_code, 4201);
-    const withCount = await eventually(async () => { const i = await info(uuid); return i.printed_pages !== undefined ? i : undefined; }, 'the printer\'s count', 30_000);
+    const withCount = await eventually(
+      async () => {
+        const i = await info(uuid);
+        return i.printed_pages !== undefined ? i : undefined;
+      },
+      "the printer's count",
+      30_000,
+    );
     assert.ok(withCount.printed_pages! < 10, `stopped before the end (${withCount.printed_pages} of 10 sides)`);
     await eventually(() => box.jobs.states().length === 0, 'the box holds nothing');
   } finally {
@@ -121,7 +144,7 @@ test('a box restarted mid-job follows the job the printer has instead of printin
   try {
     const done = await ended(uuid);
     assert.equal(done.error_code, 0);
-    assert.equal(done.printed_pages, 6, 'the printer\'s final count, read by the restarted box');
+    assert.equal(done.printed_pages, 6, "the printer's final count, read by the restarted box");
     await eventually(() => printer.received().length === before + 1, 'the print command ran');
     assert.equal(printer.received().length, before + 1, 'printed once');
     assert.equal(await jobsNamed(uuid), 1);
@@ -138,7 +161,12 @@ test('a server restart mid-job and a repeated print.start: printed once, every e
   // The same command again, as a lost acknowledgement or a resend would deliver it.
   const task = await t.server.repos.tasks.find(t.server.db.kysely, uuid);
   const params = JSON.parse(task!.options) as { job: Record<string, unknown> };
-  const again = await t.server.gateway.command(device.uuid, 'print.start', { task: uuid, created_at: task!.created_at, file: { url: 'http://127.0.0.1:9/never-fetched.pdf', format: 'pdf', md5: '0'.repeat(32), size: 1 }, options: params.job });
+  const again = await t.server.gateway.command(device.uuid, 'print.start', {
+    task: uuid,
+    created_at: task!.created_at,
+    file: { url: 'http://127.0.0.1:9/never-fetched.pdf', format: 'pdf', md5: '0'.repeat(32), size: 1 },
+    options: params.job,
+  });
   assert.equal(again.ok, true, 'a task the box holds is acknowledged again, not taken twice');
   await eventually(async () => (await info(uuid)).started, 'printing started');
 
@@ -155,10 +183,23 @@ test('a server restart mid-job and a repeated print.start: printed once, every e
     assert.equal(done.error_code, 0);
     assert.equal(done.printed_pages, 4);
     assert.equal(printer.received().length, before + 1, 'printed once');
-    const events = await t.server.db.kysely.selectFrom('box_events').select(['seq', 'type']).where('task_uuid', '=', uuid).orderBy('seq').execute();
+    const events = await t.server.db.kysely
+      .selectFrom('box_events')
+      .select(['seq', 'type'])
+      .where('task_uuid', '=', uuid)
+      .orderBy('seq')
+      .execute();
     // print.progress (the sides done so far, for the task's history) comes between, as the printer counts.
-    assert.deepEqual(events.map((e) => e.seq), events.map((_, i) => i + 1), 'each event applied once');
-    assert.deepEqual(events.map((e) => e.type).filter((t) => t !== 'print.progress'), ['print.downloaded', 'print.started', 'print.finished'], 'in order');
+    assert.deepEqual(
+      events.map((e) => e.seq),
+      events.map((_, i) => i + 1),
+      'each event applied once',
+    );
+    assert.deepEqual(
+      events.map((e) => e.type).filter((t) => t !== 'print.progress'),
+      ['print.downloaded', 'print.started', 'print.finished'],
+      'in order',
+    );
   } finally {
     await box.stop();
   }

@@ -17,7 +17,12 @@ test('print create while S3 is unreachable answers 10503, and succeeds once it i
     const box = await rig.box();
     const d = await PDFDocument.create();
     d.addPage([595.28, 841.89]);
-    const body = { client_uuid: box.uuid, file_type: 'pdf', file_content: Buffer.from(await d.save()).toString('base64'), options: { number: 1 } };
+    const body = {
+      client_uuid: box.uuid,
+      file_type: 'pdf',
+      file_content: Buffer.from(await d.save()).toString('base64'),
+      options: { number: 1 },
+    };
     proxy.down(true);
     const refused = await rig.api.post('/api/print/create', body);
     assert.equal(refused.code, 10503, refused.msg);

@@ -31,22 +31,31 @@ before(async () => {
   rx = await startReceiver();
   files = createServer((req, res) => {
     const f = served.get(req.url ?? '');
-    if (!f) { res.writeHead(404).end('no such file'); return; }
+    if (!f) {
+      res.writeHead(404).end('no such file');
+      return;
+    }
     res.writeHead(f.status, f.headers ?? {}).end(f.body);
   });
   await new Promise<void>((r) => files.listen(0, '127.0.0.1', r));
   const a = files.address();
   filesUrl = `http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}`;
 });
-after(async () => { await rig.close(); await rx.close(); await new Promise((r) => files.close(r)); });
+after(async () => {
+  await rig.close();
+  await rx.close();
+  await new Promise((r) => files.close(r));
+});
 
 const info = (box: RigBox, print_uuid: string) => rig.sdk.print.info({ client_uuid: box.uuid, print_uuid });
-const ended = (box: RigBox, print_uuid: string) => rig.sdk.print.waitForFinish({ client_uuid: box.uuid, print_uuid }, { intervalMs: 50, timeoutMs: 30_000 });
-const create = (box: RigBox, body: CreateBody) => rig.sdk.print.create({ client_uuid: box.uuid, file_type: 'pdf', ...body });
+const ended = (box: RigBox, print_uuid: string) =>
+  rig.sdk.print.waitForFinish({ client_uuid: box.uuid, print_uuid }, { intervalMs: 50, timeoutMs: 30_000 });
+const create = (box: RigBox, body: CreateBody) =>
+  rig.sdk.print.create({ client_uuid: box.uuid, file_type: 'pdf', ...body });
 const uuidOf = async (p: ReturnType<typeof create>) => (await p).uuid!;
 
 describe('capability', () => {
-  test('the nested tree the box built from the printer\'s IPP attributes', async () => {
+  test("the nested tree the box built from the printer's IPP attributes", async () => {
     const box = await rig.box({ printer: 'sim:?make=Epson&model=ET-2850' });
     const r = await eventually(() => rig.sdk.print.capability({ client_uuid: box.uuid }), 'capability');
     assert.equal(r.make, 'Epson');
@@ -59,21 +68,27 @@ describe('capability', () => {
     assert.ok(plain.quality.includes('SVC_QU_NORMAL'));
   });
 
-  test('30301 without a printer, 30002 for a device that is not the application\'s', async () => {
+  test("30301 without a printer, 30002 for a device that is not the application's", async () => {
     const box = await rig.box({ printer: 'sim:?connected=0' });
-    await eventually(async () => (await refusal(rig.sdk.print.capability({ client_uuid: box.uuid }))).code === 30301, '30301');
+    await eventually(
+      async () => (await refusal(rig.sdk.print.capability({ client_uuid: box.uuid }))).code === 30301,
+      '30301',
+    );
     assert.equal((await refusal(rig.sdk.print.capability({ client_uuid: randomUUID() }))).code, 30002);
   });
 });
 
 describe('a print from create to finish', () => {
-  test('file_content, strict and duplex: callbacks print.ack, print.started, print.finished; printed_pages are the printer\'s sides', async () => {
+  test("file_content, strict and duplex: callbacks print.ack, print.started, print.finished; printed_pages are the printer's sides", async () => {
     const box = await rig.box({ printer: 'sim:?side_ms=5' });
     const doc = await pdf(3);
-    const uuid = await uuidOf(create(box, {
-      file_content: doc.toString('base64'), file_check_sum: createHash('md5').update(doc).digest('hex'),
-      options: { callback_url: `${rx.url}/p1`, strict: true, duplex: 'SVC_DP_NOTUMBLE', number: 1 },
-    }));
+    const uuid = await uuidOf(
+      create(box, {
+        file_content: doc.toString('base64'),
+        file_check_sum: createHash('md5').update(doc).digest('hex'),
+        options: { callback_url: `${rx.url}/p1`, strict: true, duplex: 'SVC_DP_NOTUMBLE', number: 1 },
+      }),
+    );
     const done = await ended(box, uuid);
     assert.equal(done.error_code, 0);
     assert.equal(done.action_ack, true);
@@ -88,11 +103,21 @@ describe('a print from create to finish', () => {
     // always with its id; receivers de-duplicate on it, and so does this test.
     const unique = (): CallbackEvent[] => {
       const byId = new Map<string, CallbackEvent>();
-      for (const x of rx.received.filter((r) => r.path.endsWith('/p1'))) { const e = receiver.receive(x); byId.set(e.id, e); }
+      for (const x of rx.received.filter((r) => r.path.endsWith('/p1'))) {
+        const e = receiver.receive(x);
+        byId.set(e.id, e);
+      }
       return [...byId.values()];
     };
-    const events = await eventually(() => { const l = unique(); return l.length >= 3 ? l : undefined; }, 'three print callbacks');
-    assert.deepEqual(events.map((e) => e.type).sort(), ['print.ack', 'print.finished', 'print.started'], 'one callback id per event');
+    const events = await eventually(() => {
+      const l = unique();
+      return l.length >= 3 ? l : undefined;
+    }, 'three print callbacks');
+    assert.deepEqual(
+      events.map((e) => e.type).sort(),
+      ['print.ack', 'print.finished', 'print.started'],
+      'one callback id per event',
+    );
     const fin = events.find((e) => e.type === 'print.finished');
     assert.ok(fin?.type === 'print.finished');
     assert.equal(fin.body.uuid, uuid);
@@ -107,7 +132,12 @@ describe('a print from create to finish', () => {
     const box = await rig.box({ printer: 'sim:?side_ms=1' });
     served.set('/five.pdf', { status: 200, body: await pdf(5) });
     served.set('/moved.pdf', { status: 302, headers: { location: `${filesUrl}/five.pdf` } });
-    const done = await ended(box, await uuidOf(create(box, { file_url: `${filesUrl}/five.pdf`, options: { number: 2, page_ranges: '1-2,5', strict: true } })));
+    const done = await ended(
+      box,
+      await uuidOf(
+        create(box, { file_url: `${filesUrl}/five.pdf`, options: { number: 2, page_ranges: '1-2,5', strict: true } }),
+      ),
+    );
     assert.equal(done.pages, 6, '3 selected pages × 2 copies');
     assert.equal(done.printed_pages, 6);
     const moved = await refusal(create(box, { file_url: `${filesUrl}/moved.pdf` }));
@@ -122,7 +152,12 @@ describe('a print from create to finish', () => {
     const box = await rig.box({ printer: 'sim:?side_ms=1' });
     const doc = await pdf(5);
     served.set('/direct-five.pdf', { status: 200, body: doc });
-    const uuid = await uuidOf(create(box, { file_url: `${filesUrl}/direct-five.pdf`, options: { direct: true, number: 2, page_ranges: '1-2,5', callback_url: `${rx.url}/direct` } }));
+    const uuid = await uuidOf(
+      create(box, {
+        file_url: `${filesUrl}/direct-five.pdf`,
+        options: { direct: true, number: 2, page_ranges: '1-2,5', callback_url: `${rx.url}/direct` },
+      }),
+    );
     const done = await ended(box, uuid);
     assert.equal(done.error_code, 0);
     assert.equal(done.pages, 6, '3 selected pages × 2 copies (was 0: the server never saw the file)');
@@ -147,7 +182,10 @@ describe('a print from create to finish', () => {
       ids.push(await uuidOf(create(box, { file_content: (await pdf(1 + i)).toString('base64') })));
     }
     for (const id of ids) await ended(box, id);
-    assert.deepEqual(box.printer.jobs.map((j) => j.task), ids);
+    assert.deepEqual(
+      box.printer.jobs.map((j) => j.task),
+      ids,
+    );
   });
 });
 
@@ -166,7 +204,11 @@ describe('refusals', () => {
       [{ file_content: good, options: { page_ranges: '3-1' } }, 10001, /page_ranges/],
       [{ file_content: good, options: { input_slot: 'SVC_IS_CASS3' } }, 30303, /input_slot.*allowed/],
       [{ file_content: Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3]).toString('base64') }, 30304, /./],
-      [{ file_content: good, options: { encrypt: true, cipher: 'ab' } }, 10001, /options\.cipher must be 160 hex digits/],
+      [
+        { file_content: good, options: { encrypt: true, cipher: 'ab' } },
+        10001,
+        /options\.cipher must be 160 hex digits/,
+      ],
       [{ file_content: good, options: { cipher: 'ab' } }, 10001, /encrypt/],
       [{ file_content: good, options: { callback_url: 'http://169.254.169.254/x' } }, 10008, /callback_url/],
       [{ file_content: good, options: { number: 0 } }, 10001, /options\.number/],
@@ -177,7 +219,12 @@ describe('refusals', () => {
       assert.match(r.msg, msg);
     }
     // Raw: a value outside the type the SDK declares (the SDK refuses to compile it).
-    const nope = await rig.api.post('/api/print/create', { client_uuid: box.uuid, file_type: 'pdf', file_content: good, options: { media_size: 'SVC_MS_NOPE' } });
+    const nope = await rig.api.post('/api/print/create', {
+      client_uuid: box.uuid,
+      file_type: 'pdf',
+      file_content: good,
+      options: { media_size: 'SVC_MS_NOPE' },
+    });
     assert.equal(nope.code, 10001, nope.msg);
     assert.match(nope.msg, /media_size/);
     assert.equal(box.printer.jobs.length, 0, 'nothing reached the printer');
@@ -186,12 +233,18 @@ describe('refusals', () => {
   test('an oversized body says so; a printer in error is refused rather than queued; an offline box 30004', async () => {
     const box = await rig.box({ printer: 'sim:?side_ms=1' });
     // Raw: a body over the limit, which only a hostile or broken client sends.
-    const big = await rig.api.raw('POST', '/api/print/create', { body: JSON.stringify({ client_uuid: box.uuid, file_type: 'pdf', file_content: 'A'.repeat(65 * 1024 * 1024) }), headers: { 'content-type': 'application/json' } });
+    const big = await rig.api.raw('POST', '/api/print/create', {
+      body: JSON.stringify({ client_uuid: box.uuid, file_type: 'pdf', file_content: 'A'.repeat(65 * 1024 * 1024) }),
+      headers: { 'content-type': 'application/json' },
+    });
     const env = big.json();
     assert.equal(env.code, 10003);
     assert.match(env.msg, /67108864 bytes \/api\/print\/create accepts/);
     box.printer.setFault('media-empty');
-    await eventually(async () => (await rig.sdk.devices.info({ uuid: box.uuid })).client?.printer?.error_code === 5, 'paper out reported');
+    await eventually(
+      async () => (await rig.sdk.devices.info({ uuid: box.uuid })).client?.printer?.error_code === 5,
+      'paper out reported',
+    );
     const r = await refusal(create(box, { file_content: (await pdf(1)).toString('base64') }));
     assert.equal(r.code, 30308);
     assert.match(r.msg, /error 5/);
@@ -210,7 +263,14 @@ describe('cancel', () => {
     box.printer.pauseAfter(2);
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
-      ids.push(await uuidOf(create(box, { file_content: (await pdf(6)).toString('base64'), options: { strict: true, callback_url: `${rx.url}/cancel` } })));
+      ids.push(
+        await uuidOf(
+          create(box, {
+            file_content: (await pdf(6)).toString('base64'),
+            options: { strict: true, callback_url: `${rx.url}/cancel` },
+          }),
+        ),
+      );
     }
     await eventually(() => (box.printer.jobs[0]?.impressions ?? 0) >= 2, 'the first task is printing');
     await rig.sdk.print.cancel({ client_uuid: box.uuid }); // resolves only on code 0
@@ -219,17 +279,33 @@ describe('cancel', () => {
       assert.equal(i.finished, true, 'finished when cancel answers');
       assert.equal(i.error_code, 4201);
     }
-    const first = await eventually(async () => { const i = await info(box, ids[0]!); return i.printed_pages !== undefined ? i : undefined; }, 'the printer\'s count of what it printed');
+    const first = await eventually(async () => {
+      const i = await info(box, ids[0]!);
+      return i.printed_pages !== undefined ? i : undefined;
+    }, "the printer's count of what it printed");
     assert.equal(first.printed_pages, 2, 'stopped half-way: 2 of 6 sides');
     await eventually(() => box.agent.jobs.states().length === 0, 'the box emptied its queue');
-    assert.deepEqual(box.printer.jobs.map((j) => j.task), [ids[0]], 'the queued tasks never reached the printer');
+    assert.deepEqual(
+      box.printer.jobs.map((j) => j.task),
+      [ids[0]],
+      'the queued tasks never reached the printer',
+    );
     assert.equal(box.printer.jobs[0]!.state, 'canceled');
     const receiver = new CallbackReceiver({ secrets: rig.app.callback_secret });
-    const cbs = await eventually(() => { const l = rx.received.filter((x) => x.path.endsWith('/cancel')).map((x) => receiver.receive(x)).flatMap((e) => e.type === 'print.finished' ? [e] : []); return l.length >= 3 ? l : undefined; }, 'print.finished for each');
+    const cbs = await eventually(() => {
+      const l = rx.received
+        .filter((x) => x.path.endsWith('/cancel'))
+        .map((x) => receiver.receive(x))
+        .flatMap((e) => (e.type === 'print.finished' ? [e] : []));
+      return l.length >= 3 ? l : undefined;
+    }, 'print.finished for each');
     assert.deepEqual(new Set(cbs.map((c) => c.body.uuid)), new Set(ids));
     // Strict mode: each cancelled task's print.finished carries the printer's count (it had none
     // before: the callback went at the cancel, before the box reported it).
-    assert.deepEqual(ids.map((id) => cbs.find((c) => c.body.uuid === id)?.body.printed_pages), [2, 0, 0]);
+    assert.deepEqual(
+      ids.map((id) => cbs.find((c) => c.body.uuid === id)?.body.printed_pages),
+      [2, 0, 0],
+    );
     assert.ok(cbs.every((c) => c.body.error_code === 4201));
   });
 
@@ -238,14 +314,27 @@ describe('cancel', () => {
     const doc = (await pdf(2)).toString('base64');
     const [results] = await Promise.all([
       Promise.allSettled(Array.from({ length: 5 }, () => create(box, { file_content: doc }))),
-      (async () => { await new Promise((r) => setTimeout(r, 5)); await rig.sdk.print.cancel({ client_uuid: box.uuid }).catch(() => undefined); })(),
+      (async () => {
+        await new Promise((r) => setTimeout(r, 5));
+        await rig.sdk.print.cancel({ client_uuid: box.uuid }).catch(() => undefined);
+      })(),
     ]);
     // Whatever survived the race is cancelled now; then nothing may print.
     await rig.sdk.print.cancel({ client_uuid: box.uuid });
-    const created = results.flatMap((r) => r.status === 'fulfilled' ? [r.value.uuid!] : []);
+    const created = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.uuid!] : []));
     for (const id of created) assert.equal((await info(box, id)).finished, true);
     // What the box still holds is the error's detail when it does not empty.
-    await eventually(() => { const held = box.agent.jobs.states(); if (held.length) throw new Error(`holds ${JSON.stringify(held)}; printer ${JSON.stringify(box.printer.jobs.map((j) => ({ task: j.task, state: j.state })))}`); return true; }, 'the box holds nothing');
-    assert.ok(box.printer.jobs.every((j) => j.state !== 'processing'), 'nothing is printing');
+    await eventually(() => {
+      const held = box.agent.jobs.states();
+      if (held.length)
+        throw new Error(
+          `holds ${JSON.stringify(held)}; printer ${JSON.stringify(box.printer.jobs.map((j) => ({ task: j.task, state: j.state })))}`,
+        );
+      return true;
+    }, 'the box holds nothing');
+    assert.ok(
+      box.printer.jobs.every((j) => j.state !== 'processing'),
+      'nothing is printing',
+    );
   });
 });

@@ -15,7 +15,18 @@ import { startBoxhub } from '@boxhub/cli/testing/boxhub.ts';
 
 const root = new URL('../../../', import.meta.url).pathname;
 /** The system PDF tools the demo must do without. */
-const HIDDEN = new Set(['qpdf', 'pdftoppm', 'pdfinfo', 'pdftocairo', 'pdftotext', 'pdfimages', 'gs', 'mutool', 'convert', 'magick']);
+const HIDDEN = new Set([
+  'qpdf',
+  'pdftoppm',
+  'pdfinfo',
+  'pdftocairo',
+  'pdftotext',
+  'pdfimages',
+  'gs',
+  'mutool',
+  'convert',
+  'magick',
+]);
 
 /** The shell blocks a reader pastes, in order. */
 export function readmeBlocks(markdown: string): string[] {
@@ -32,21 +43,38 @@ function pathWithout(hidden: Set<string>, dir: string): string {
     if (!d || !existsSync(d)) continue;
     for (const name of readdirSync(d)) {
       if (hidden.has(name) || existsSync(join(dir, name))) continue;
-      try { if (statSync(join(d, name)).isFile()) symlinkSync(join(d, name), join(dir, name)); } catch { /* a dangling link */ }
+      try {
+        if (statSync(join(d, name)).isFile()) symlinkSync(join(d, name), join(dir, name));
+      } catch {
+        /* a dangling link */
+      }
     }
   }
   return dir;
 }
 
-test('README: every shell block, pasted in order, works against the demo on a machine without qpdf or poppler', { timeout: 15 * 60_000 }, async (t) => {
+test('README: every shell block, pasted in order, works against the demo on a machine without qpdf or poppler', {
+  timeout: 15 * 60_000,
+}, async (t) => {
   const blocks = readmeBlocks(readFileSync(join(root, 'README.md'), 'utf8'));
   assert.ok(blocks.length >= 8, `README shell blocks found: ${blocks.length}`);
   const work = mkdtempSync(join(tmpdir(), 'boxhub-readme-'));
-  for (const name of ['package.json', 'node_modules', 'packages', 'docs']) symlinkSync(join(root, name), join(work, name));
+  for (const name of ['package.json', 'node_modules', 'packages', 'docs'])
+    symlinkSync(join(root, name), join(work, name));
   const bin = pathWithout(HIDDEN, join(work, '.bin-without-pdf-tools'));
   const env: NodeJS.ProcessEnv = {
-    ...process.env, PATH: bin, PORT: '0', BOXHUB_MQTT_PORT: '0', LOG_LEVEL: 'silent', MQTT_URL: '', DATABASE_URL: '',
-    BOXHUB_DATA_DIR: '', BOXHUB_URL: '', BOXHUB_API_KEY: '', npm_config_offline: 'true', npm_config_update_notifier: 'false',
+    ...process.env,
+    PATH: bin,
+    PORT: '0',
+    BOXHUB_MQTT_PORT: '0',
+    LOG_LEVEL: 'silent',
+    MQTT_URL: '',
+    DATABASE_URL: '',
+    BOXHUB_DATA_DIR: '',
+    BOXHUB_URL: '',
+    BOXHUB_API_KEY: '',
+    npm_config_offline: 'true',
+    npm_config_update_notifier: 'false',
   };
   delete env.BOXHUB_DATA_DIR;
   delete env.BOXHUB_URL;
@@ -60,32 +88,56 @@ test('README: every shell block, pasted in order, works against the demo on a ma
   try {
     await serve.waitFor(/boxhub is running at/);
     // The start says what does the PDF work, and which Debian packages would take it over.
-    await serve.waitFor(/PDF engines: built-in pdf-lib for checks and page work, built-in pdf\.js for rendering \(every feature works; install the Debian packages qpdf and poppler-utils for the faster system tools\)/);
+    await serve.waitFor(
+      /PDF engines: built-in pdf-lib for checks and page work, built-in pdf\.js for rendering \(every feature works; install the Debian packages qpdf and poppler-utils for the faster system tools\)/,
+    );
     const script = ['set -euo pipefail', ...blocks.map((b, i) => `echo "### block ${i + 1}"\n${b}`)].join('\n');
     const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
       const sh = spawn(join(bin, 'bash'), ['-c', script], { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
       let stderr = '';
-      sh.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-      sh.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+      sh.stdout.on('data', (d: Buffer) => {
+        stdout += d.toString();
+      });
+      sh.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+      });
       sh.once('close', (code) => resolve({ code, stdout, stderr }));
     });
     t.diagnostic(`${blocks.length} blocks; last lines: ${run.stdout.split('\n').slice(-3).join(' | ')}`);
-    assert.equal(run.code, 0, `the README's blocks failed:\n--- stdout\n${run.stdout.slice(-6000)}\n--- stderr\n${run.stderr.slice(-6000)}\n--- demo\n${serve.out.all.slice(-3000)}`);
+    assert.equal(
+      run.code,
+      0,
+      `the README's blocks failed:\n--- stdout\n${run.stdout.slice(-6000)}\n--- stderr\n${run.stderr.slice(-6000)}\n--- demo\n${serve.out.all.slice(-3000)}`,
+    );
     // Every API answer was a success.
     const codes = [...run.stdout.matchAll(/"code":\s*(\d+)/g)].map((m) => Number(m[1]));
     assert.ok(codes.length >= 7, `API answers seen: ${codes.length}\n${run.stdout.slice(-4000)}`);
-    assert.deepEqual(codes.filter((c) => c !== 0), [], run.stdout);
+    assert.deepEqual(
+      codes.filter((c) => c !== 0),
+      [],
+      run.stdout,
+    );
     // Printed with the built-in engines: the check, the box's page work and the PNG per side.
     const printed = readdirSync(join(work, 'data/printed'));
-    assert.ok(printed.some((f) => /-1\.png$/.test(f)), printed.join(' '));
+    assert.ok(
+      printed.some((f) => /-1\.png$/.test(f)),
+      printed.join(' '),
+    );
     // Scanned PDFs downloaded and checked by `boxhub scan`, the class's cards too.
     assert.ok(readdirSync(join(work, 'scans')).some((f) => f.endsWith('.pdf')));
     // The engine alone read the two students the class filled in (the last block's JSON).
     const last = run.stdout.slice(run.stdout.lastIndexOf(`### block ${blocks.length}`));
-    const results = JSON.parse(last.slice(last.indexOf('\n['), last.lastIndexOf(']') + 1)) as Array<{ error_code: number; result: { student_id: string } | null }>;
+    const results = JSON.parse(last.slice(last.indexOf('\n['), last.lastIndexOf(']') + 1)) as Array<{
+      error_code: number;
+      result: { student_id: string } | null;
+    }>;
     assert.equal(results.length, 2, last);
-    assert.deepEqual(results.map((r) => r.error_code), [0, 0], last);
+    assert.deepEqual(
+      results.map((r) => r.error_code),
+      [0, 0],
+      last,
+    );
   } finally {
     child.kill('SIGTERM');
     await serve.exited;

@@ -17,9 +17,25 @@ before(async () => {
   rig = await startRig({ env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1' } });
   rx = await startReceiver();
 });
-after(async () => { await rig.close(); await rx.close(); });
+after(async () => {
+  await rig.close();
+  await rx.close();
+});
 
-interface Result { uuid: string; finish: boolean; error_code: number; pages: Array<{ paper_number: number; page_number: number; front: boolean; item_id: number; temp_download_url: string }>; result: null | { student_id: string; qrcode: string; fills: number[][] }; detail?: string }
+interface Result {
+  uuid: string;
+  finish: boolean;
+  error_code: number;
+  pages: Array<{
+    paper_number: number;
+    page_number: number;
+    front: boolean;
+    item_id: number;
+    temp_download_url: string;
+  }>;
+  result: null | { student_id: string; qrcode: string; fills: number[][] };
+  detail?: string;
+}
 
 test('a box scans a stack of filled cards to a recognition task: one callback per student against the truth, in order, then the end', async () => {
   await rig.sdk.recognition.createTemplate({ definition: { ...exampleCard } });
@@ -28,16 +44,27 @@ test('a box scans a stack of filled cards to a recognition task: one callback pe
   const sheets: SimSheet[] = [];
   for (let s = 0; s < 4; s++) {
     if (s === 2) sheets.push({ front: 'blank', back: 'blank' });
-    sheets.push({ front: { image: stack.pages[2 * s]!.jpeg, dpi: 200 }, back: { image: stack.pages[2 * s + 1]!.jpeg, dpi: 200 } });
+    sheets.push({
+      front: { image: stack.pages[2 * s]!.jpeg, dpi: 200 },
+      back: { image: stack.pages[2 * s + 1]!.jpeg, dpi: 200 },
+    });
   }
   const box = await rig.box();
   await rig.load(box, sheets);
   // The SDK's helper: a recognition task, then a scan whose pages go to its address.
-  const { task, scan } = await rig.sdk.recognition.scanAndRecognize(box.uuid, `${rx.url}/cards`, { direct_page_size: 3, duplex: true, blank_page_skip: true, resolution: 200, color_type: 1 });
+  const { task, scan } = await rig.sdk.recognition.scanAndRecognize(box.uuid, `${rx.url}/cards`, {
+    direct_page_size: 3,
+    duplex: true,
+    blank_page_skip: true,
+    resolution: 200,
+    color_type: 1,
+  });
 
   const at = () => rx.received.filter((r) => r.path.endsWith('/cards'));
   await eventually(() => at().some((r) => r.method === 'PUT'), 'the end callback', 90_000);
-  const posts = at().filter((r) => r.method === 'POST').map((r) => JSON.parse(r.body) as Result);
+  const posts = at()
+    .filter((r) => r.method === 'POST')
+    .map((r) => JSON.parse(r.body) as Result);
   assert.equal(at().at(-1)!.method, 'PUT');
   assert.deepEqual(JSON.parse(at().at(-1)!.body), { uuid: task.uuid, finish: true });
   assert.equal(posts.length, 4, JSON.stringify(posts.map((p) => [p.error_code, p.detail])));
@@ -49,7 +76,13 @@ test('a box scans a stack of filled cards to a recognition task: one callback pe
     assert.equal(body.finish, i === 3);
     assert.equal(body.error_code, 0, body.detail);
     const sheet = sheetOf[i]!;
-    assert.deepEqual(body.pages.map((p) => [p.paper_number, p.page_number, p.front]), [[sheet, 2 * sheet - 1, true], [sheet, 2 * sheet, false]]);
+    assert.deepEqual(
+      body.pages.map((p) => [p.paper_number, p.page_number, p.front]),
+      [
+        [sheet, 2 * sheet - 1, true],
+        [sheet, 2 * sheet, false],
+      ],
+    );
     for (const p of body.pages) assert.ok(Number.isInteger(p.item_id) && p.item_id >= 1);
     assert.equal(body.result!.student_id, want.result!.student_id);
     assert.equal(body.result!.qrcode, want.result!.qrcode);
@@ -58,40 +91,68 @@ test('a box scans a stack of filled cards to a recognition task: one callback pe
   // The scan's item ids are the pages' item ids.
   const ids = new Set<number>();
   for await (const item of rig.sdk.scan.items({ client_uuid: box.uuid, scan_uuid: scan.uuid! })) ids.add(item.item_id);
-  for (const b of posts) for (const p of b.pages) assert.ok(ids.has(p.item_id), `item ${p.item_id} is one of the scan's items`);
+  for (const b of posts)
+    for (const p of b.pages) assert.ok(ids.has(p.item_id), `item ${p.item_id} is one of the scan's items`);
 });
 
-test('boxhub card run: the CLI scans the cards and prints each student\'s result, verified with the callback secret', async () => {
+test("boxhub card run: the CLI scans the cards and prints each student's result, verified with the callback secret", async () => {
   const { execFile } = await import('node:child_process');
   const { promisify } = await import('node:util');
   const bin = new URL('../../cli/bin/boxhub.mjs', import.meta.url).pathname;
   const made = await rig.sdk.recognition.createTemplate({ definition: { ...exampleCard } });
   const stack = await cardStack(2, { seed: 91 });
   const box = await rig.box();
-  await rig.load(box, [0, 1].map((s) => ({ front: { image: stack.pages[2 * s]!.jpeg, dpi: 200 }, back: { image: stack.pages[2 * s + 1]!.jpeg, dpi: 200 } })));
-  const r = await promisify(execFile)(process.execPath, [bin, 'card', 'run', '--device', box.uuid, '--template', made.template_id], {
-    env: { ...process.env, BOXHUB_URL: rig.t.url, BOXHUB_API_KEY: rig.app.api_key, BOXHUB_CALLBACK_SECRET: rig.app.callback_secret }, timeout: 90_000,
-  });
+  await rig.load(
+    box,
+    [0, 1].map((s) => ({
+      front: { image: stack.pages[2 * s]!.jpeg, dpi: 200 },
+      back: { image: stack.pages[2 * s + 1]!.jpeg, dpi: 200 },
+    })),
+  );
+  const r = await promisify(execFile)(
+    process.execPath,
+    [bin, 'card', 'run', '--device', box.uuid, '--template', made.template_id],
+    {
+      env: {
+        ...process.env,
+        BOXHUB_URL: rig.t.url,
+        BOXHUB_API_KEY: rig.app.api_key,
+        BOXHUB_CALLBACK_SECRET: rig.app.callback_secret,
+      },
+      timeout: 90_000,
+    },
+  );
   const lines = r.stdout.trim().split('\n');
   assert.equal(lines.length, 3, r.stdout + r.stderr);
   for (const [i, want] of stack.expected.entries()) {
-    assert.equal(lines[i], `student ${want.result!.student_id} [pages ${2 * i + 1},${2 * i + 2}]: fills ${JSON.stringify(want.result!.fills)}`);
+    assert.equal(
+      lines[i],
+      `student ${want.result!.student_id} [pages ${2 * i + 1},${2 * i + 2}]: fills ${JSON.stringify(want.result!.fills)}`,
+    );
   }
   assert.match(lines[2]!, /ended: 2 student\(s\), 0 failed/);
 });
 
-test('a card template\'s PDF prints on a box with the print flow (file_url = pdf_url, duplex as the card is)', async () => {
+test("a card template's PDF prints on a box with the print flow (file_url = pdf_url, duplex as the card is)", async () => {
   const made = await rig.sdk.recognition.createTemplate({ definition: { ...exampleCard } });
   const box = await rig.box({ printer: 'sim:' });
   const created = await eventually(async () => {
     try {
-      return await rig.sdk.print.create({ client_uuid: box.uuid, file_type: 'pdf', file_url: made.pdf_url, options: { duplex: 'SVC_DP_NOTUMBLE', strict: true } });
+      return await rig.sdk.print.create({
+        client_uuid: box.uuid,
+        file_type: 'pdf',
+        file_url: made.pdf_url,
+        options: { duplex: 'SVC_DP_NOTUMBLE', strict: true },
+      });
     } catch (e) {
       if (e instanceof BoxhubError && e.code === 30301) return undefined;
       throw e;
     }
   }, 'print create (once the server knows the printer)');
-  const done = await rig.sdk.print.waitForFinish({ client_uuid: box.uuid, print_uuid: created.uuid! }, { intervalMs: 50, timeoutMs: 60_000 });
+  const done = await rig.sdk.print.waitForFinish(
+    { client_uuid: box.uuid, print_uuid: created.uuid! },
+    { intervalMs: 50, timeoutMs: 60_000 },
+  );
   assert.equal(done.error_code, 0);
-  assert.equal(done.printed_pages, 2, 'the card\'s two sides');
+  assert.equal(done.printed_pages, 2, "the card's two sides");
 });

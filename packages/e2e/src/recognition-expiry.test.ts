@@ -21,11 +21,22 @@ test('at expires_at a recognition task is destroyed with its page images; its ad
   const box = await rig.box({ scanner: 'sim:?ppm=1' });
   await rig.load(box, 1);
   await clock.catchUp(); // the box checks each command's expires_at against its own clock
-  const scan = await rig.sdk.scan.create({ client_uuid: box.uuid, options: { direct_mode: 1, direct_addr: task.direct_addr, continuous: true, continuous_wait: 0 } });
-  const sent = await sendDirect(task.direct_addr, scan.direct_secret!, pagesManifest(scan.uuid!, 1, pages), pages, { timestamp: Math.floor(clock.now() / 1000) });
+  const scan = await rig.sdk.scan.create({
+    client_uuid: box.uuid,
+    options: { direct_mode: 1, direct_addr: task.direct_addr, continuous: true, continuous_wait: 0 },
+  });
+  const sent = await sendDirect(task.direct_addr, scan.direct_secret!, pagesManifest(scan.uuid!, 1, pages), pages, {
+    timestamp: Math.floor(clock.now() / 1000),
+  });
   assert.equal(sent.status, 200, sent.text);
   const db = rig.t.server.db.kysely;
-  await eventually(async () => (await db.selectFrom('recognition_pages').select('reading').where('task_uuid', '=', task.uuid).execute()).every((p) => p.reading !== null), 'pages read');
+  await eventually(
+    async () =>
+      (await db.selectFrom('recognition_pages').select('reading').where('task_uuid', '=', task.uuid).execute()).every(
+        (p) => p.reading !== null,
+      ),
+    'pages read',
+  );
   const dir = join(rig.t.dataDir, 'blobs', 'recognition', task.uuid);
   assert.ok(existsSync(dir), 'the page images are stored');
 
@@ -35,8 +46,14 @@ test('at expires_at a recognition task is destroyed with its page images; its ad
   assert.equal(existsSync(dir), false, 'page images deleted');
   for (const table of ['tasks', 'recognitions', 'recognition_pages', 'recognition_batches'] as const) {
     const col = table === 'tasks' ? 'uuid' : 'task_uuid';
-    assert.equal((await db.selectFrom(table).select(col).where(col, '=', task.uuid).execute()).length, 0, `${table} rows deleted`);
+    assert.equal(
+      (await db.selectFrom(table).select(col).where(col, '=', task.uuid).execute()).length,
+      0,
+      `${table} rows deleted`,
+    );
   }
-  const late = await sendDirect(task.direct_addr, scan.direct_secret!, pagesManifest(scan.uuid!, 2, pages), pages, { timestamp: Math.floor(clock.now() / 1000) });
+  const late = await sendDirect(task.direct_addr, scan.direct_secret!, pagesManifest(scan.uuid!, 2, pages), pages, {
+    timestamp: Math.floor(clock.now() / 1000),
+  });
   assert.equal(late.status, 404);
 });

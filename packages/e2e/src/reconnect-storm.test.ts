@@ -17,14 +17,23 @@ import { rigSdk } from './fixtures.ts';
 test('a box the node refuses for now (CONNACK 3) backs off, retrying, and gets in once there is room', async () => {
   const clock = new ManualClock(Date.now());
   const broker = await EmbeddedBroker.start({
-    host: '127.0.0.1', port: 0, connectLimit: { max: 0, windowMs: 10_000 }, clock,
+    host: '127.0.0.1',
+    port: 0,
+    connectLimit: { max: 0, windowMs: 10_000 },
+    clock,
     admission: { concurrency: 0, rate: 1, burst: 1 },
     authenticate: async () => true,
   });
   const links: BoxLink[] = [];
   try {
     const link = (uuid: string) => {
-      const l = new BoxLink({ url: broker.listenUrl!, uuid, secret: 's', keepaliveSec: 30, backoff: { baseMs: 100, maxMs: 400 } });
+      const l = new BoxLink({
+        url: broker.listenUrl!,
+        uuid,
+        secret: 's',
+        keepaliveSec: 30,
+        backoff: { baseMs: 100, maxMs: 400 },
+      });
       links.push(l);
       l.start();
       return l;
@@ -53,7 +62,12 @@ test('many boxes come back after the server restarts, through admission control,
   const SHEETS = 6;
   const rx = await startReceiver();
   // Low limits, so that the embedded broker refuses some of the returning boxes.
-  const env = { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1', BOXHUB_MQTT_ADMIT_CONCURRENCY: '2', BOXHUB_MQTT_ADMIT_RATE: '20', BOXHUB_MQTT_ADMIT_BURST: '5' };
+  const env = {
+    BOXHUB_ALLOW_PRIVATE_NETWORKS: '1',
+    BOXHUB_MQTT_ADMIT_CONCURRENCY: '2',
+    BOXHUB_MQTT_ADMIT_RATE: '20',
+    BOXHUB_MQTT_ADMIT_BURST: '5',
+  };
   const t1 = await startTestServer({ env });
   const app = await t1.createApp('storm');
   const sdk1 = rigSdk(t1.url, app.api_key);
@@ -65,25 +79,42 @@ test('many boxes come back after the server restarts, through admission control,
     for (let i = 0; i < BOXES; i++) {
       const d = await t1.registerDevice();
       await sdk1.devices.bind({ uuid: d.uuid, name: `box ${i}` });
-      boxes.push(createSimulatedBox({
-        url: proxy.url, uuid: d.uuid, secret: d.secret, backoff: { baseMs: 50, maxMs: 1000, stableMs: 1000 },
-        ...(i < SCANNERS ? { scanner: 'sim:?ppm=120', uploadBackoff: { baseMs: 50, maxMs: 500 }, outboxResendMs: 1000 } : {}),
-      }));
+      boxes.push(
+        createSimulatedBox({
+          url: proxy.url,
+          uuid: d.uuid,
+          secret: d.secret,
+          backoff: { baseMs: 50, maxMs: 1000, stableMs: 1000 },
+          ...(i < SCANNERS
+            ? { scanner: 'sim:?ppm=120', uploadBackoff: { baseMs: 50, maxMs: 500 }, outboxResendMs: 1000 }
+            : {}),
+        }),
+      );
     }
     await Promise.all(boxes.map((b) => b.agent.start()));
     await eventually(() => boxes.every((b) => b.agent.link.connected), 'every box online', 30_000);
     const scanners = boxes.slice(0, SCANNERS);
     for (const b of scanners) b.scanner.load(SHEETS);
     await eventually(async () => {
-      for (const b of scanners) if (parseState((await t1.server.repos.devices.findByUuid(b.agent.uuid))!)?.scanner.adf_loaded !== true) return false;
+      for (const b of scanners)
+        if (parseState((await t1.server.repos.devices.findByUuid(b.agent.uuid))!)?.scanner.adf_loaded !== true)
+          return false;
       return true;
     }, 'paper seen');
     const scans = [];
-    for (const b of scanners) scans.push({ box: b, uuid: (await sdk1.scan.create({ client_uuid: b.agent.uuid, options: { callback_url: rx.url, duplex: false } })).uuid! });
+    for (const b of scanners)
+      scans.push({
+        box: b,
+        uuid: (await sdk1.scan.create({ client_uuid: b.agent.uuid, options: { callback_url: rx.url, duplex: false } }))
+          .uuid!,
+      });
     await eventually(() => scanners.every((b) => b.scanner.sheets < SHEETS), 'scanning started');
 
     let busy = 0;
-    for (const b of boxes) b.agent.link.on('busy', () => { busy++; });
+    for (const b of boxes)
+      b.agent.link.on('busy', () => {
+        busy++;
+      });
     const lost = Date.now();
     proxy.down(true);
     await t1.close({ keepData: true });
@@ -92,26 +123,49 @@ test('many boxes come back after the server restarts, through admission control,
     proxy.retarget(b2.hostname, Number(b2.port));
     proxy.down(false);
     const server2 = t2.server;
-    await eventually(async () => {
-      for (const b of boxes) {
-        const row = await server2.repos.devices.findByUuid(b.agent.uuid);
-        if (!row?.online || (row.last_connect_at ?? 0) < lost) return false;
-      }
-      return true;
-    }, 'every box back online on the new server', 60_000);
-    if (engine === 'embedded') assert.ok(busy > 0, 'the new node refused some returning boxes for now (admission control)');
+    await eventually(
+      async () => {
+        for (const b of boxes) {
+          const row = await server2.repos.devices.findByUuid(b.agent.uuid);
+          if (!row?.online || (row.last_connect_at ?? 0) < lost) return false;
+        }
+        return true;
+      },
+      'every box back online on the new server',
+      60_000,
+    );
+    if (engine === 'embedded')
+      assert.ok(busy > 0, 'the new node refused some returning boxes for now (admission control)');
 
     const sdk2 = rigSdk(t2.url, app.api_key);
     const receiver = new CallbackReceiver({ secrets: app.callback_secret });
     for (const s of scans) {
-      const done = await sdk2.scan.waitForFinish({ client_uuid: s.box.agent.uuid, scan_uuid: s.uuid }, { intervalMs: 50, timeoutMs: 60_000 });
+      const done = await sdk2.scan.waitForFinish(
+        { client_uuid: s.box.agent.uuid, scan_uuid: s.uuid },
+        { intervalMs: 50, timeoutMs: 60_000 },
+      );
       assert.equal(done.error_code, 0);
       assert.equal(done.total_pages, SHEETS, 'every page once');
-      await eventually(() => rx.received.some((r) => { const b = JSON.parse(r.body) as { event?: string; uuid?: string }; return b.event === 'scan.finish' && b.uuid === s.uuid; }), 'scan.finish delivered');
-      const events = rx.received.map((r) => receiver.receive(r)).filter((e) => (e.body as { uuid?: string }).uuid === s.uuid);
+      await eventually(
+        () =>
+          rx.received.some((r) => {
+            const b = JSON.parse(r.body) as { event?: string; uuid?: string };
+            return b.event === 'scan.finish' && b.uuid === s.uuid;
+          }),
+        'scan.finish delivered',
+      );
+      const events = rx.received
+        .map((r) => receiver.receive(r))
+        .filter((e) => (e.body as { uuid?: string }).uuid === s.uuid);
       const items = new Map<number, Set<string>>();
-      for (const e of events) if (e.type === 'scan.item_data') (items.get(e.body.item_id) ?? items.set(e.body.item_id, new Set()).get(e.body.item_id)!).add(e.id);
-      assert.deepEqual([...items.keys()].sort((a, b) => a - b), Array.from({ length: done.item_size }, (_, i) => i + 1), 'every item delivered, numbered without gaps');
+      for (const e of events)
+        if (e.type === 'scan.item_data')
+          (items.get(e.body.item_id) ?? items.set(e.body.item_id, new Set()).get(e.body.item_id)!).add(e.id);
+      assert.deepEqual(
+        [...items.keys()].sort((a, b) => a - b),
+        Array.from({ length: done.item_size }, (_, i) => i + 1),
+        'every item delivered, numbered without gaps',
+      );
       for (const [n, ids] of items) assert.equal(ids.size, 1, `item ${n} applied once (one callback id)`);
       assert.equal(new Set(events.filter((e) => e.type === 'scan.finish').map((e) => e.id)).size, 1, 'one scan.finish');
     }

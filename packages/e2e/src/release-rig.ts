@@ -20,12 +20,23 @@ export const entries = {
   silent: 'setInterval(() => {}, 1000);\n',
 } as const;
 
-export interface TestRelease { manifest: ReleaseManifest; signature: string; bytes: Buffer }
+export interface TestRelease {
+  manifest: ReleaseManifest;
+  signature: string;
+  bytes: Buffer;
+}
 
-export function releaseKeys(): { privateKey: string; publicKey: string } { return newReleaseKeys(); }
+export function releaseKeys(): { privateKey: string; publicKey: string } {
+  return newReleaseKeys();
+}
 
 /** A signed release tarball whose entry is `entry`. */
-export function makeRelease(version: string, entry: string, privateKey: string, o: { platform?: string } = {}): TestRelease {
+export function makeRelease(
+  version: string,
+  entry: string,
+  privateKey: string,
+  o: { platform?: string } = {},
+): TestRelease {
   const dir = mkdtempSync(join(tmpdir(), 'boxhub-release-'));
   try {
     mkdirSync(join(dir, 'package', 'bin'), { recursive: true });
@@ -33,7 +44,13 @@ export function makeRelease(version: string, entry: string, privateKey: string, 
     writeFileSync(join(dir, 'package', 'package.json'), JSON.stringify({ name: '@boxhub/cli', version }));
     execFileSync('tar', ['-czf', join(dir, 'r.tgz'), '-C', dir, 'package']);
     const bytes = readFileSync(join(dir, 'r.tgz'));
-    const manifest: ReleaseManifest = { version, platform: o.platform ?? 'any', size: bytes.length, sha256: sha256Hex(bytes), entry: 'package/bin/boxhub.mjs' };
+    const manifest: ReleaseManifest = {
+      version,
+      platform: o.platform ?? 'any',
+      size: bytes.length,
+      sha256: sha256Hex(bytes),
+      entry: 'package/bin/boxhub.mjs',
+    };
     return { manifest, signature: signManifest(privateKey, manifest), bytes };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -51,31 +68,80 @@ export interface Box {
   kill9(): Promise<void>;
 }
 
-export interface BoxOptions { healthTimeoutSec?: number; maxStarts?: number; stateDir?: string }
+export interface BoxOptions {
+  healthTimeoutSec?: number;
+  maxStarts?: number;
+  stateDir?: string;
+}
 
 /** `boxhub launch … -- agent …` as the box's systemd unit runs it (docs/box-agent.service). */
 export function startBox(mqttUrl: string, uuid: string, secret: string, publicKey: string, o: BoxOptions = {}): Box {
   const stateDir = o.stateDir ?? mkdtempSync(join(tmpdir(), 'boxhub-box-'));
   writeFileSync(join(stateDir, 'secret'), secret, { mode: 0o600 });
   writeFileSync(join(stateDir, 'release-key.pem'), publicKey);
-  const child = spawn(process.execPath, [bin, 'launch', '--state-dir', stateDir, '--health-timeout', String(o.healthTimeoutSec ?? 60),
-    '--max-starts', String(o.maxStarts ?? 3), '--restart-delay', '50', '--',
-    'agent', '--server', mqttUrl, '--device', uuid, '--secret-file', join(stateDir, 'secret'), '--state-dir', stateDir,
-    '--release-key', join(stateDir, 'release-key.pem'), '--printer', 'sim:', '--scanner', 'sim:', '--keepalive', '5', '--reconnect-max', '1',
-  ], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  const child = spawn(
+    process.execPath,
+    [
+      bin,
+      'launch',
+      '--state-dir',
+      stateDir,
+      '--health-timeout',
+      String(o.healthTimeoutSec ?? 60),
+      '--max-starts',
+      String(o.maxStarts ?? 3),
+      '--restart-delay',
+      '50',
+      '--',
+      'agent',
+      '--server',
+      mqttUrl,
+      '--device',
+      uuid,
+      '--secret-file',
+      join(stateDir, 'secret'),
+      '--state-dir',
+      stateDir,
+      '--release-key',
+      join(stateDir, 'release-key.pem'),
+      '--printer',
+      'sim:',
+      '--scanner',
+      'sim:',
+      '--keepalive',
+      '5',
+      '--reconnect-max',
+      '1',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'], detached: true },
+  );
   const lines: string[] = [];
   if (child.stderr) createInterface({ input: child.stderr }).on('line', (l) => lines.push(l));
   let done = false;
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { done = true; resolve(code); }));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      done = true;
+      resolve(code);
+    }),
+  );
   return {
-    child, stateDir, lines, exited, alive: () => !done,
+    child,
+    stateDir,
+    lines,
+    exited,
+    alive: () => !done,
     async stop() {
       if (!done) child.kill('SIGTERM');
       return exited;
     },
     async kill9() {
       // The launcher is the leader of its own process group: both go at once.
-      if (child.pid) try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone already */ }
+      if (child.pid)
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          /* gone already */
+        }
       await exited;
     },
   };

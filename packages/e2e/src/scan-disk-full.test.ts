@@ -18,33 +18,48 @@ function keepFull(dir: string): () => void {
   const file = join(dir, 'filler');
   const fd = openSync(file, 'a');
   const block = Buffer.alloc(1 << 16, 1);
-  const top = () => { try { for (;;) writeSync(fd, block); } catch { /* ENOSPC: full again */ } };
+  const top = () => {
+    try {
+      for (;;) writeSync(fd, block);
+    } catch {
+      /* ENOSPC: full again */
+    }
+  };
   top();
   const timer = setInterval(top, 5);
-  return () => { clearInterval(timer); closeSync(fd); rmSync(file); };
+  return () => {
+    clearInterval(timer);
+    closeSync(fd);
+    rmSync(file);
+  };
 }
 
-if (process.getuid?.() === 0) test('a disk full mid-scan: the scan ends with 2003 once the box can write its end, and the lock is released', async () => {
-  const rig = await startRig();
-  const stateDir = mkdtempSync(join(tmpdir(), 'boxhub-small-disk-'));
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', stateDir]);
-  try {
-    const box = await rig.box({ stateDir, scanner: 'sim:?ppm=600' });
-    await rig.load(box, 40);
-    const uuid = (await rig.sdk.scan.create({ client_uuid: box.uuid, options: { duplex: false, item_pages: 2 } })).uuid!;
-    await eventually(() => box.scanner.sheets <= 36, 'a few sheets scanned');
-    const free = keepFull(stateDir);
-    // The item being written fails: the scanner is released with paper left in the feeder,
-    // and the end is tried while the disk is still full.
-    await eventually(async () => (await box.scanner.status()).state === 'idle', 'the scan stopped on the full disk');
-    await new Promise((r) => setTimeout(r, 5000));
-    free();
-    const done = await rig.sdk.scan.waitForFinish({ client_uuid: box.uuid, scan_uuid: uuid }, { intervalMs: 100, timeoutMs: 30_000 });
-    assert.equal(done.error_code, 2003, JSON.stringify(done));
-    assert.deepEqual(await rig.sdk.scan.current({ client_uuid: box.uuid }), { exist: false });
-  } finally {
-    await rig.close();
-    execFileSync('umount', ['-l', stateDir]);
-    rmSync(stateDir, { recursive: true, force: true });
-  }
-});
+if (process.getuid?.() === 0)
+  test('a disk full mid-scan: the scan ends with 2003 once the box can write its end, and the lock is released', async () => {
+    const rig = await startRig();
+    const stateDir = mkdtempSync(join(tmpdir(), 'boxhub-small-disk-'));
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', stateDir]);
+    try {
+      const box = await rig.box({ stateDir, scanner: 'sim:?ppm=600' });
+      await rig.load(box, 40);
+      const uuid = (await rig.sdk.scan.create({ client_uuid: box.uuid, options: { duplex: false, item_pages: 2 } }))
+        .uuid!;
+      await eventually(() => box.scanner.sheets <= 36, 'a few sheets scanned');
+      const free = keepFull(stateDir);
+      // The item being written fails: the scanner is released with paper left in the feeder,
+      // and the end is tried while the disk is still full.
+      await eventually(async () => (await box.scanner.status()).state === 'idle', 'the scan stopped on the full disk');
+      await new Promise((r) => setTimeout(r, 5000));
+      free();
+      const done = await rig.sdk.scan.waitForFinish(
+        { client_uuid: box.uuid, scan_uuid: uuid },
+        { intervalMs: 100, timeoutMs: 30_000 },
+      );
+      assert.equal(done.error_code, 2003, JSON.stringify(done));
+      assert.deepEqual(await rig.sdk.scan.current({ client_uuid: box.uuid }), { exist: false });
+    } finally {
+      await rig.close();
+      execFileSync('umount', ['-l', stateDir]);
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  });

@@ -21,7 +21,8 @@ test('download links last an hour; the task and its files are destroyed at expir
   assert.equal(created.expires_at, Math.floor((clock.now() + 24 * HOUR) / 1000));
   await rig.sdk.scan.waitForFinish({ client_uuid: box.uuid, scan_uuid: uuid }, { intervalMs: 50, timeoutMs: 15_000 });
   // The link itself is fetched raw: this test is about its lifetime and the 403 it then answers.
-  const url = (await rig.sdk.scan.itemData({ client_uuid: box.uuid, scan_uuid: uuid, page: 1 })).items[0]!.temp_download_url!;
+  const url = (await rig.sdk.scan.itemData({ client_uuid: box.uuid, scan_uuid: uuid, page: 1 })).items[0]!
+    .temp_download_url!;
   assert.equal((await fetch(url)).status, 200);
   await advance(HOUR - 60_000);
   assert.equal((await fetch(url)).status, 200, 'valid for an hour');
@@ -29,7 +30,8 @@ test('download links last an hour; the task and its files are destroyed at expir
   const late = await fetch(url);
   assert.equal(late.status, 403);
   assert.match(await late.text(), /expired/);
-  const fresh = (await rig.sdk.scan.itemData({ client_uuid: box.uuid, scan_uuid: uuid, page: 1 })).items[0]!.temp_download_url!;
+  const fresh = (await rig.sdk.scan.itemData({ client_uuid: box.uuid, scan_uuid: uuid, page: 1 })).items[0]!
+    .temp_download_url!;
   assert.equal((await fetch(fresh)).status, 200, 'item_data hands out a fresh link');
 
   const dir = join(rig.t.dataDir, 'blobs', 'scan', uuid);
@@ -42,7 +44,11 @@ test('download links last an hour; the task and its files are destroyed at expir
   assert.match(gone.msg, /expires_at/);
   assert.equal((await refusal(rig.sdk.scan.itemData({ client_uuid: box.uuid, scan_uuid: uuid, page: 1 }))).code, 20404);
   assert.equal(existsSync(dir), false, 'its files are deleted');
-  const rows = await rig.t.server.db.kysely.selectFrom('scan_items').select('item_id').where('task_uuid', '=', uuid).execute();
+  const rows = await rig.t.server.db.kysely
+    .selectFrom('scan_items')
+    .select('item_id')
+    .where('task_uuid', '=', uuid)
+    .execute();
   assert.equal(rows.length, 0);
 });
 
@@ -51,8 +57,16 @@ test('a scan still active at expires_at ends with 2204, scan.finish goes out, th
   await clock.catchUp(); // the box checks each command's expires_at against its own clock
   const box = await rig.box();
   await rig.load(box, 1);
-  const uuid = (await rig.sdk.scan.create({ client_uuid: box.uuid, options: { continuous: true, continuous_wait: 0, callback_url: `${rx.url}/expiry` } })).uuid!;
-  await eventually(async () => (await rig.sdk.scan.info({ client_uuid: box.uuid, scan_uuid: uuid })).item_size === 1, 'first item');
+  const uuid = (
+    await rig.sdk.scan.create({
+      client_uuid: box.uuid,
+      options: { continuous: true, continuous_wait: 0, callback_url: `${rx.url}/expiry` },
+    })
+  ).uuid!;
+  await eventually(
+    async () => (await rig.sdk.scan.info({ client_uuid: box.uuid, scan_uuid: uuid })).item_size === 1,
+    'first item',
+  );
   await advance(24 * HOUR + 1000);
   const event = await callback('/expiry', 'scan.finish');
   assert.equal(event.type, 'scan.finish');
@@ -60,7 +74,10 @@ test('a scan still active at expires_at ends with 2204, scan.finish goes out, th
   assert.equal(event.body.uuid, uuid);
   assert.equal(event.body.error_code, 2204);
   // The end is recorded (and sent) first; the box is told to stop, then the task is destroyed.
-  await eventually(async () => (await refusal(rig.sdk.scan.info({ client_uuid: box.uuid, scan_uuid: uuid }))).code === 20404, 'the task destroyed');
+  await eventually(
+    async () => (await refusal(rig.sdk.scan.info({ client_uuid: box.uuid, scan_uuid: uuid }))).code === 20404,
+    'the task destroyed',
+  );
   assert.deepEqual(await rig.sdk.scan.current({ client_uuid: box.uuid }), { exist: false });
   await eventually(() => box.agent.jobs.states().length === 0, 'the box dropped the expired scan');
 });

@@ -29,8 +29,13 @@ test('every server node stops while a box scans: after the restart each item and
   const broker = new URL(t1.mqttUrl);
   const proxy = await startTcpProxy(broker.hostname, Number(broker.port));
   const box = createSimulatedBox({
-    url: proxy.url, uuid: d.uuid, secret: d.secret, scanner: 'sim:?ppm=120', backoff: { baseMs: 50, maxMs: 500 },
-    uploadBackoff: { baseMs: 50, maxMs: 500 }, outboxResendMs: 1000,
+    url: proxy.url,
+    uuid: d.uuid,
+    secret: d.secret,
+    scanner: 'sim:?ppm=120',
+    backoff: { baseMs: 50, maxMs: 500 },
+    uploadBackoff: { baseMs: 50, maxMs: 500 },
+    outboxResendMs: 1000,
   });
   let t2: Awaited<ReturnType<typeof startTestServer>> | undefined;
   try {
@@ -38,8 +43,16 @@ test('every server node stops while a box scans: after the restart each item and
     await eventually(async () => (await sdk1.devices.info({ uuid: d.uuid })).client?.online, 'box online');
     // 6 sheets at 120 pages a minute: the scan goes on for seconds while the server is away.
     box.scanner.load(6);
-    await eventually(async () => parseState((await t1.server.repos.devices.findByUuid(d.uuid))!)?.scanner.adf_loaded === true, 'paper seen');
-    const uuid = (await sdk1.scan.create({ client_uuid: d.uuid, options: { callback_url: rx.url, duplex: false, continuous: true, continuous_wait: 3 } })).uuid!;
+    await eventually(
+      async () => parseState((await t1.server.repos.devices.findByUuid(d.uuid))!)?.scanner.adf_loaded === true,
+      'paper seen',
+    );
+    const uuid = (
+      await sdk1.scan.create({
+        client_uuid: d.uuid,
+        options: { callback_url: rx.url, duplex: false, continuous: true, continuous_wait: 3 },
+      })
+    ).uuid!;
     await eventually(() => box.scanner.sheets < 6, 'scanning started');
 
     // Every node goes away (and with it the embedded broker; through the proxy the box loses
@@ -56,11 +69,14 @@ test('every server node stops while a box scans: after the restart each item and
     const done = await waitForFinish(rigSdk(t2.url, app.api_key), d.uuid, uuid, 60_000); // the scan finishes after the restart
     assert.equal(done.error_code, 0);
     assert.equal(done.total_pages, 8, 'every page scanned reached the server');
-    await eventually(() => rx.received.some((r) => JSON.parse(r.body).event === 'scan.finish'), 'scan.finish delivered');
+    await eventually(
+      () => rx.received.some((r) => JSON.parse(r.body).event === 'scan.finish'),
+      'scan.finish delivered',
+    );
     await t2.server.jobRunner.quiet();
     const receiver = new CallbackReceiver({ secrets: app.callback_secret });
     const events = rx.received.map((r) => receiver.receive(r));
-    const items = events.flatMap((e) => e.type === 'scan.item_data' ? [e.body.item_id] : []);
+    const items = events.flatMap((e) => (e.type === 'scan.item_data' ? [e.body.item_id] : []));
     assert.equal(events.filter((e) => e.type === 'scan.finish').length, 1, 'one scan.finish');
     assert.deepEqual(items, [...new Set(items)], 'each item once');
     assert.equal(items.length, done.item_size, 'a callback for every item recorded');
@@ -97,7 +113,9 @@ test('a box whose disk was wiped no longer knows its scan: the server ends it (2
   try {
     const box = await rig.box();
     await rig.load(box, 1);
-    const uuid = (await rig.sdk.scan.create({ client_uuid: box.uuid, options: { continuous: true, continuous_wait: 0 } })).uuid!;
+    const uuid = (
+      await rig.sdk.scan.create({ client_uuid: box.uuid, options: { continuous: true, continuous_wait: 0 } })
+    ).uuid!;
     await box.agent.stop();
     // Same device, a new empty disk: a new boot that lists no job.
     await rig.box({ device: { uuid: box.uuid, secret: box.secret } });
@@ -116,7 +134,9 @@ test('stop while the box is offline ends the task at once (2201); the box drops 
   try {
     const box = await rig.box({ url: proxy.url, keepaliveSec: 5 });
     await rig.load(box, 1);
-    const uuid = (await rig.sdk.scan.create({ client_uuid: box.uuid, options: { continuous: true, continuous_wait: 0 } })).uuid!;
+    const uuid = (
+      await rig.sdk.scan.create({ client_uuid: box.uuid, options: { continuous: true, continuous_wait: 0 } })
+    ).uuid!;
     proxy.down(true);
     await rig.online(box.uuid, false);
     await rig.sdk.scan.stop({ client_uuid: box.uuid }); // resolves only on code 0

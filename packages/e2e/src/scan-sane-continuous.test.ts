@@ -31,13 +31,17 @@ test('continuous_wait > 0 on a SANE scanner without a paper sensor: the scan end
   // on every later one: the real scanimage both times, counted in a file.
   const runs = join(sane.dir, 'runs');
   const bin = join(sane.dir, 'two-then-empty');
-  writeFileSync(bin, [
-    '#!/bin/sh',
-    'case "$*" in *--batch-print*) ;; *) exec scanimage "$@" ;; esac',
-    `echo run >> "${runs}"`,
-    `if [ "$(wc -l < "${runs}")" -eq 1 ]; then exec scanimage "$@" --batch-count=2; fi`,
-    'exec scanimage "$@" --read-return-value SANE_STATUS_NO_DOCS',
-  ].join('\n'), { mode: 0o755 });
+  writeFileSync(
+    bin,
+    [
+      '#!/bin/sh',
+      'case "$*" in *--batch-print*) ;; *) exec scanimage "$@" ;; esac',
+      `echo run >> "${runs}"`,
+      `if [ "$(wc -l < "${runs}")" -eq 1 ]; then exec scanimage "$@" --batch-count=2; fi`,
+      'exec scanimage "$@" --read-return-value SANE_STATUS_NO_DOCS',
+    ].join('\n'),
+    { mode: 0o755 },
+  );
   const agentLog: string[] = [];
   const d = await rig.t.registerDevice();
   await rig.sdk.devices.bind({ uuid: d.uuid, name: 'sane box' });
@@ -45,22 +49,47 @@ test('continuous_wait > 0 on a SANE scanner without a paper sensor: the scan end
     stateDir: mkdtempSync(join(tmpdir(), 'boxhub-box-')),
     link: { url: rig.t.mqttUrl, uuid: d.uuid, secret: d.secret, keepaliveSec: 30 },
     printer: new SimPrinter('sim:'),
-    scanner: new SaneScannerDriver('sane:test', { env: sane.env, bin, tmpDir: mkdtempSync(join(tmpdir(), 'boxhub-sane-pages-')), paperPollMs: 100 }),
+    scanner: new SaneScannerDriver('sane:test', {
+      env: sane.env,
+      bin,
+      tmpDir: mkdtempSync(join(tmpdir(), 'boxhub-sane-pages-')),
+      paperPollMs: 100,
+    }),
     buzzer: new SimBuzzer(),
     identity: { model: 'BX-1', version: '0.1.0', firmware: 'test' },
     network: async () => ({}),
     reboot: async () => undefined,
     statusIntervalMs: 200,
     // The agent's account of the loop is the failure's detail (a run that never ends says why).
-    log: (msg, extra) => { agentLog.push(`${msg} ${JSON.stringify(extra ?? {})}`); },
+    log: (msg, extra) => {
+      agentLog.push(`${msg} ${JSON.stringify(extra ?? {})}`);
+    },
   });
   await agent.start();
-  await eventually(async () => (await rig.sdk.devices.info({ uuid: d.uuid })).client?.scanner?.connected === true, 'the SANE scanner is connected');
+  await eventually(
+    async () => (await rig.sdk.devices.info({ uuid: d.uuid })).client?.scanner?.connected === true,
+    'the SANE scanner is connected',
+  );
 
-  const uuid = (await rig.sdk.scan.create({ client_uuid: d.uuid, options: { continuous: true, continuous_wait: 1, duplex: false, resolution: 100, blank_page_skip: false, item_seconds: 0 } })).uuid!;
+  const uuid = (
+    await rig.sdk.scan.create({
+      client_uuid: d.uuid,
+      options: {
+        continuous: true,
+        continuous_wait: 1,
+        duplex: false,
+        resolution: 100,
+        blank_page_skip: false,
+        item_seconds: 0,
+      },
+    })
+  ).uuid!;
   // Before the fix every empty try restarted the wait: the task never finished and this timed out.
-  const done = await rig.sdk.scan.waitForFinish({ client_uuid: d.uuid, scan_uuid: uuid }, { intervalMs: 100, timeoutMs: 60_000 })
-    .catch((e: unknown) => { throw new Error(`${(e as Error).message}; the agent said:\n${agentLog.slice(-40).join('\n')}`); });
+  const done = await rig.sdk.scan
+    .waitForFinish({ client_uuid: d.uuid, scan_uuid: uuid }, { intervalMs: 100, timeoutMs: 60_000 })
+    .catch((e: unknown) => {
+      throw new Error(`${(e as Error).message}; the agent said:\n${agentLog.slice(-40).join('\n')}`);
+    });
   assert.equal(done.error_code, 0);
   assert.equal(done.total_pages, 2, 'the two sheets of the first run');
   assert.equal(done.item_size, 1);

@@ -18,13 +18,30 @@ async function halfCreated(kind: 'scan' | 'print', device: string, callbackUrl: 
   const { rig, clock } = x;
   const uuid = randomUUID();
   const services = rig.t.server.services;
-  const options = kind === 'scan'
-    ? { continuous: false, continuous_wait: 0, duplex: false, resolution: 200, color_mode: 'color', quality: 90, blank_page_skip: false }
-    : { file: { format: 'pdf' }, job: { copies: 1, strict: false } };
-  await transact(rig.t.server.db.kysely, (trx) => services.lifecycle.create(trx, {
-    uuid, kind, app_id: rig.app.id, device_uuid: device, callback_url: callbackUrl,
-    options: JSON.stringify(options), created_at: clock.now(), expires_at: clock.now() + 24 * 3_600_000,
-  }));
+  const options =
+    kind === 'scan'
+      ? {
+          continuous: false,
+          continuous_wait: 0,
+          duplex: false,
+          resolution: 200,
+          color_mode: 'color',
+          quality: 90,
+          blank_page_skip: false,
+        }
+      : { file: { format: 'pdf' }, job: { copies: 1, strict: false } };
+  await transact(rig.t.server.db.kysely, (trx) =>
+    services.lifecycle.create(trx, {
+      uuid,
+      kind,
+      app_id: rig.app.id,
+      device_uuid: device,
+      callback_url: callbackUrl,
+      options: JSON.stringify(options),
+      created_at: clock.now(),
+      expires_at: clock.now() + 24 * 3_600_000,
+    }),
+  );
   return uuid;
 }
 
@@ -36,7 +53,11 @@ test('a scan whose create never finished ends as not acknowledged after the grac
   const stuck = await halfCreated('scan', box.uuid, `${rx.url}/unacked-scan`);
   assert.equal((await refusal(rig.sdk.scan.create({ client_uuid: box.uuid }))).code, 30204, 'it holds the device');
   await advance(UNACKED_AFTER_MS - 1000);
-  assert.equal((await rig.sdk.scan.info({ client_uuid: box.uuid, scan_uuid: stuck })).finished, false, 'not before the grace time');
+  assert.equal(
+    (await rig.sdk.scan.info({ client_uuid: box.uuid, scan_uuid: stuck })).finished,
+    false,
+    'not before the grace time',
+  );
   await advance(2000);
   const info = await rig.sdk.scan.info({ client_uuid: box.uuid, scan_uuid: stuck });
   assert.equal(info.finished, true);
@@ -57,7 +78,12 @@ test('a print whose create never finished ends with 4205 and its print.finished;
   const kept = await halfCreated('print', box.uuid, `${rx.url}/kept-print`);
   const db = rig.t.server.db.kysely;
   await transact(db, async (trx) => {
-    const t = await rig.t.server.services.lifecycle.acknowledge(trx, (await rig.t.server.repos.tasks.find(trx, kept))!, clock.now(), 'boot-1');
+    const t = await rig.t.server.services.lifecycle.acknowledge(
+      trx,
+      (await rig.t.server.repos.tasks.find(trx, kept))!,
+      clock.now(),
+      'boot-1',
+    );
     assert.equal(t.state, 'received');
   });
   await advance(UNACKED_AFTER_MS + 1000);
@@ -66,7 +92,16 @@ test('a print whose create never finished ends with 4205 and its print.finished;
   assert.equal(info.error_code, 4205);
   const event = await callback('/unacked-print', 'print.finished');
   assert.equal(event.type === 'print.finished' && event.body.error_code, 4205);
-  assert.equal((await rig.sdk.print.info({ client_uuid: box.uuid, print_uuid: kept })).finished, false, 'an acknowledged task is not touched');
-  const jobs = await db.selectFrom('jobs').select('kind').where('ref', '=', kept).where('kind', '=', 'task.unacked').execute();
+  assert.equal(
+    (await rig.sdk.print.info({ client_uuid: box.uuid, print_uuid: kept })).finished,
+    false,
+    'an acknowledged task is not touched',
+  );
+  const jobs = await db
+    .selectFrom('jobs')
+    .select('kind')
+    .where('ref', '=', kept)
+    .where('kind', '=', 'task.unacked')
+    .execute();
   assert.deepEqual(jobs, [], 'its acknowledgement cancelled the job');
 });

@@ -10,7 +10,12 @@ import { releaseKeys, startBox, type Box, type TestRelease } from './release-rig
 
 export const TOKEN = 'operator-token-for-update-tests-0123456789';
 
-export interface Rig { t: TestServer; uuid: string; secret: string; keys: { privateKey: string; publicKey: string } }
+export interface Rig {
+  t: TestServer;
+  uuid: string;
+  secret: string;
+  keys: { privateKey: string; publicKey: string };
+}
 
 export async function rig(): Promise<Rig> {
   const t = await startTestServer({ env: { BOXHUB_OPERATOR_TOKEN: TOKEN } });
@@ -18,17 +23,28 @@ export async function rig(): Promise<Rig> {
   return { t, uuid: d.uuid, secret: d.secret, keys: releaseKeys() };
 }
 
-export async function operator<T>(t: TestServer, path: string, body?: unknown): Promise<{ code: number; msg: string; data: T }> {
+export async function operator<T>(
+  t: TestServer,
+  path: string,
+  body?: unknown,
+): Promise<{ code: number; msg: string; data: T }> {
   const res = await fetch(`${t.url}${path}`, {
     method: body === undefined ? 'GET' : 'POST',
-    headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
-  return await res.json() as { code: number; msg: string; data: T };
+  return (await res.json()) as { code: number; msg: string; data: T };
 }
 
 export async function upload(t: TestServer, r: TestRelease): Promise<string> {
-  const res = await operator<{ id: string }>(t, '/api/operator/release/upload', { manifest: r.manifest, signature: r.signature, package: r.bytes.toString('base64') });
+  const res = await operator<{ id: string }>(t, '/api/operator/release/upload', {
+    manifest: r.manifest,
+    signature: r.signature,
+    package: r.bytes.toString('base64'),
+  });
   assert.equal(res.code, 0, res.msg);
   return res.data.id;
 }
@@ -39,14 +55,24 @@ export async function state(s: Rig): Promise<BoxState | undefined> {
 }
 
 export const reported = (s: Rig, what: (st: BoxState) => boolean, label: string, ms = 30_000) =>
-  eventually(async () => { const st = await state(s); return st && what(st) ? st : undefined; }, label, ms);
+  eventually(
+    async () => {
+      const st = await state(s);
+      return st && what(st) ? st : undefined;
+    },
+    label,
+    ms,
+  );
 
 export async function online(s: Rig, version: string): Promise<void> {
   await reported(s, (st) => st.version === version, `the box online with version ${version}`);
   await eventually(async () => (await s.t.server.repos.devices.findByUuid(s.uuid))?.online === 1, 'the box online');
 }
 
-export async function withBox(o: { healthTimeoutSec?: number; maxStarts?: number }, work: (s: Rig, box: Box) => Promise<void>): Promise<void> {
+export async function withBox(
+  o: { healthTimeoutSec?: number; maxStarts?: number },
+  work: (s: Rig, box: Box) => Promise<void>,
+): Promise<void> {
   const s = await rig();
   const box = startBox(s.t.mqttUrl, s.uuid, s.secret, s.keys.publicKey, o);
   try {
@@ -60,4 +86,3 @@ export async function withBox(o: { healthTimeoutSec?: number; maxStarts?: number
     await s.t.close();
   }
 }
-

@@ -29,15 +29,27 @@ export interface ToolResult {
   ms: number;
 }
 
-export function runLimited(cmd: string, args: readonly string[], limits: ToolLimits, signal?: AbortSignal): Promise<ToolResult> {
+export function runLimited(
+  cmd: string,
+  args: readonly string[],
+  limits: ToolLimits,
+  signal?: AbortSignal,
+): Promise<ToolResult> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn('prlimit', [`--as=${limits.memoryBytes}`, `--cpu=${limits.cpuSeconds}`, '--', cmd, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('prlimit', [`--as=${limits.memoryBytes}`, `--cpu=${limits.cpuSeconds}`, '--', cmd, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const out: Buffer[] = [];
     let outBytes = 0;
     let err = '';
     let killed: ToolResult['killed'];
-    const kill = (why: NonNullable<ToolResult['killed']>) => { if (!killed) { killed = why; child.kill('SIGKILL'); } };
+    const kill = (why: NonNullable<ToolResult['killed']>) => {
+      if (!killed) {
+        killed = why;
+        child.kill('SIGKILL');
+      }
+    };
     const timer = setTimeout(() => kill('timeout'), limits.timeoutMs);
     const onAbort = () => kill('aborted');
     signal?.addEventListener('abort', onAbort, { once: true });
@@ -48,8 +60,14 @@ export function runLimited(cmd: string, args: readonly string[], limits: ToolLim
       else out.push(d);
     });
     // stderr is for messages: keep the first 64 KiB.
-    child.stderr.on('data', (d: Buffer) => { if (err.length < 65536) err += d.toString('utf8'); });
-    child.on('error', (e) => { clearTimeout(timer); signal?.removeEventListener('abort', onAbort); reject(e); });
+    child.stderr.on('data', (d: Buffer) => {
+      if (err.length < 65536) err += d.toString('utf8');
+    });
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      reject(e);
+    });
     child.on('close', (code, sig) => {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);

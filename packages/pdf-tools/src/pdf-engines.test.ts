@@ -9,7 +9,10 @@ import { onPath, pdfEnginesLine, renderEngine, structureEngine } from './pdf-eng
 
 function binWith(...names: string[]): string {
   const dir = mkdtempSync(join(tmpdir(), 'boxhub-engines-'));
-  for (const n of names) { writeFileSync(join(dir, n), '#!/bin/sh\n'); chmodSync(join(dir, n), 0o755); }
+  for (const n of names) {
+    writeFileSync(join(dir, n), '#!/bin/sh\n');
+    chmodSync(join(dir, n), 0o755);
+  }
   return dir;
 }
 
@@ -29,8 +32,20 @@ test('the system tools when they are on PATH (qpdf with prlimit), else the built
 });
 
 test('the start line names the engines and the Debian packages that bring the system tools', () => {
-  assert.equal(pdfEnginesLine({ PATH: binWith('qpdf', 'prlimit', 'pdftoppm') }), 'PDF engines: qpdf (checks, page work) and pdftoppm (rendering) from the system');
-  assert.equal(pdfEnginesLine({ PATH: binWith() }), 'PDF engines: built-in pdf-lib for checks and page work, built-in pdf.js for rendering (every feature works; install the Debian packages qpdf and poppler-utils for the faster system tools)');
-  assert.equal(pdfEnginesLine({ PATH: binWith('qpdf', 'prlimit') }), 'PDF engines: qpdf for checks and page work, built-in pdf.js for rendering (every feature works; install the Debian package poppler-utils for the faster system tools)');
-  assert.match(pdfEnginesLine({ PATH: binWith('qpdf', 'prlimit', 'pdftoppm'), BOXHUB_PDF_ENGINE: 'builtin' }), /\(BOXHUB_PDF_ENGINE=builtin\)$/);
+  assert.equal(
+    pdfEnginesLine({ PATH: binWith('qpdf', 'prlimit', 'pdftoppm') }),
+    'PDF engines: qpdf (checks, page work) and pdftoppm (rendering) from the system',
+  );
+  assert.equal(
+    pdfEnginesLine({ PATH: binWith() }),
+    'PDF engines: built-in pdf-lib for checks and page work, built-in pdf.js for rendering (every feature works; install the Debian packages qpdf and poppler-utils for the faster system tools)',
+  );
+  assert.equal(
+    pdfEnginesLine({ PATH: binWith('qpdf', 'prlimit') }),
+    'PDF engines: qpdf for checks and page work, built-in pdf.js for rendering (every feature works; install the Debian package poppler-utils for the faster system tools)',
+  );
+  assert.match(
+    pdfEnginesLine({ PATH: binWith('qpdf', 'prlimit', 'pdftoppm'), BOXHUB_PDF_ENGINE: 'builtin' }),
+    /\(BOXHUB_PDF_ENGINE=builtin\)$/,
+  );
 });

@@ -10,7 +10,12 @@ import { delimiter, join } from 'node:path';
 export function onPath(cmd: string, path = process.env.PATH ?? ''): boolean {
   for (const dir of path.split(delimiter)) {
     if (!dir) continue;
-    try { accessSync(join(dir, cmd), constants.X_OK); return true; } catch { /* next */ }
+    try {
+      accessSync(join(dir, cmd), constants.X_OK);
+      return true;
+    } catch {
+      /* next */
+    }
   }
   return false;
 }
@@ -19,14 +24,23 @@ export type PdfEngine = 'system' | 'builtin';
 
 /** The engine for qpdf's work (document checks, the box's page work): qpdf under prlimit. */
 export function structureEngine(env: NodeJS.ProcessEnv = process.env): PdfEngine {
-  return env.BOXHUB_PDF_ENGINE !== 'builtin' && onPath('qpdf', env.PATH) && onPath('prlimit', env.PATH) ? 'system' : 'builtin';
+  return env.BOXHUB_PDF_ENGINE !== 'builtin' && onPath('qpdf', env.PATH) && onPath('prlimit', env.PATH)
+    ? 'system'
+    : 'builtin';
 }
 
 /** The engine for rendering pages (the simulated printer, card recognition): pdftoppm (the
  *  simulated printer runs it under prlimit, and also needs that). */
 export function renderEngine(env: NodeJS.ProcessEnv = process.env, pdftoppm = 'pdftoppm'): PdfEngine {
   if (env.BOXHUB_PDF_ENGINE === 'builtin') return 'builtin';
-  if (pdftoppm.includes('/')) { try { accessSync(pdftoppm, constants.X_OK); return 'system'; } catch { return 'builtin'; } }
+  if (pdftoppm.includes('/')) {
+    try {
+      accessSync(pdftoppm, constants.X_OK);
+      return 'system';
+    } catch {
+      return 'builtin';
+    }
+  }
   return onPath(pdftoppm, env.PATH) ? 'system' : 'builtin';
 }
 
@@ -35,8 +49,16 @@ export function renderEngine(env: NodeJS.ProcessEnv = process.env, pdftoppm = 'p
 export function pdfEnginesLine(env: NodeJS.ProcessEnv = process.env): string {
   const s = structureEngine(env);
   const r = renderEngine(env);
-  if (s === 'system' && r === 'system') return 'PDF engines: qpdf (checks, page work) and pdftoppm (rendering) from the system';
-  const missing = [s === 'builtin' && env.BOXHUB_PDF_ENGINE !== 'builtin' ? 'qpdf' : '', r === 'builtin' && env.BOXHUB_PDF_ENGINE !== 'builtin' ? 'poppler-utils' : ''].filter(Boolean);
-  return `PDF engines: ${s === 'system' ? 'qpdf' : 'built-in pdf-lib'} for checks and page work, ${r === 'system' ? 'pdftoppm' : 'built-in pdf.js'} for rendering`
-    + (missing.length ? ` (every feature works; install the Debian package${missing.length > 1 ? 's' : ''} ${missing.join(' and ')} for the faster system tools)` : ' (BOXHUB_PDF_ENGINE=builtin)');
+  if (s === 'system' && r === 'system')
+    return 'PDF engines: qpdf (checks, page work) and pdftoppm (rendering) from the system';
+  const missing = [
+    s === 'builtin' && env.BOXHUB_PDF_ENGINE !== 'builtin' ? 'qpdf' : '',
+    r === 'builtin' && env.BOXHUB_PDF_ENGINE !== 'builtin' ? 'poppler-utils' : '',
+  ].filter(Boolean);
+  return (
+    `PDF engines: ${s === 'system' ? 'qpdf' : 'built-in pdf-lib'} for checks and page work, ${r === 'system' ? 'pdftoppm' : 'built-in pdf.js'} for rendering` +
+    (missing.length
+      ? ` (every feature works; install the Debian package${missing.length > 1 ? 's' : ''} ${missing.join(' and ')} for the faster system tools)`
+      : ' (BOXHUB_PDF_ENGINE=builtin)')
+  );
 }

@@ -176,13 +176,15 @@ export const ScanItemData = Type.Object({
   item_id: Type.Integer({ minimum: 1 }),
   pages: Type.Array(ScanPageInfo, { minItems: 1, maxItems: 10000 }),
   /** Absent when direct_mode 1 (nothing uploaded); then md5, size and upload_spent are absent too. */
-  upload: Type.Optional(Type.Object({
-    md5: Md5,
-    size: Type.Integer({ minimum: 1 }),
-    upload_spent_ms: Ms,
-    /** Hex HPKE cipher of the item's content key, when the scan is encrypted. */
-    cipher: Type.Optional(Type.String({ pattern: '^[0-9a-f]{2,1024}$' })),
-  })),
+  upload: Type.Optional(
+    Type.Object({
+      md5: Md5,
+      size: Type.Integer({ minimum: 1 }),
+      upload_spent_ms: Ms,
+      /** Hex HPKE cipher of the item's content key, when the scan is encrypted. */
+      cipher: Type.Optional(Type.String({ pattern: '^[0-9a-f]{2,1024}$' })),
+    }),
+  ),
   /** Box clock, Unix ms, when the item's last page was scanned. */
   scanned_at: Ms,
 });
@@ -242,13 +244,20 @@ export const JobEvent = Type.Object({
 });
 export type JobEvent = Static<typeof JobEvent>;
 /** A job event with its data typed by its type. */
-export type TypedJobEvent = { [T in JobEventType]: Omit<JobEvent, 'type' | 'data'> & { type: T; data: JobEventDataOf<T> } }[JobEventType];
+export type TypedJobEvent = {
+  [T in JobEventType]: Omit<JobEvent, 'type' | 'data'> & { type: T; data: JobEventDataOf<T> };
+}[JobEventType];
 
 // ---------------------------------------------------------------------------------------------
 // Requests (box → server, box/{uuid}/req), answered by a `reply` command. Not durable: a box
 // that gets no reply asks again.
 
-export const UploadUrlParams = Type.Object({ task: Uuid, item_id: Type.Integer({ minimum: 1 }), size: Type.Integer({ minimum: 1 }), md5: Md5 });
+export const UploadUrlParams = Type.Object({
+  task: Uuid,
+  item_id: Type.Integer({ minimum: 1 }),
+  size: Type.Integer({ minimum: 1 }),
+  md5: Md5,
+});
 export type UploadUrlParams = Static<typeof UploadUrlParams>;
 export const UploadUrlReply = Type.Object({
   url: Url,

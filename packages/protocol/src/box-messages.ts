@@ -52,9 +52,12 @@ export const PrinterStatus = Type.Object({
   /** Whether the printer reports completed impressions per job (strict mode). */
   strict: Type.Optional(Type.Boolean()),
   /** Maintenance operations the box can run on this printer. */
-  maintenance: Type.Optional(Type.Array(Type.Union([
-    Type.Literal('head_clean'), Type.Literal('power_ink_flush'), Type.Literal('nozzle_check'),
-  ]), { maxItems: 3 })),
+  maintenance: Type.Optional(
+    Type.Array(
+      Type.Union([Type.Literal('head_clean'), Type.Literal('power_ink_flush'), Type.Literal('nozzle_check')]),
+      { maxItems: 3 },
+    ),
+  ),
   /** The Printer capability (docs/api.md), built on the box from the printer's IPP attributes; null
    *  when the box cannot drive this printer (API 30302). Absent while unknown. */
   capability: Type.Optional(Type.Union([PrinterCapability, Type.Null()])),
@@ -114,12 +117,22 @@ export const Presence = Type.Object({
 export type Presence = Static<typeof Presence>;
 
 /** Device control commands (docs/control.md; agent.update: docs/updates.md); job commands are in box-jobs.ts. */
-export const ControlCommandType = ['buzz', 'reboot', 'head_clean', 'power_ink_flush', 'nozzle_check', 'agent.update'] as const;
+export const ControlCommandType = [
+  'buzz',
+  'reboot',
+  'head_clean',
+  'power_ink_flush',
+  'nozzle_check',
+  'agent.update',
+] as const;
 export type ControlCommandType = (typeof ControlCommandType)[number];
 export type CommandType = ControlCommandType | JobCommandType;
 
 export const BuzzParams = Type.Object({
-  buzz: Type.Array(Type.Integer({ minimum: 1, maximum: BUZZ_LIMITS.maxBeepMs }), { minItems: 1, maxItems: BUZZ_LIMITS.maxBeeps }),
+  buzz: Type.Array(Type.Integer({ minimum: 1, maximum: BUZZ_LIMITS.maxBeepMs }), {
+    minItems: 1,
+    maxItems: BUZZ_LIMITS.maxBeeps,
+  }),
   gap: Type.Integer({ minimum: 0, maximum: BUZZ_LIMITS.maxGapMs }),
 });
 export type BuzzParams = Static<typeof BuzzParams>;

@@ -4,9 +4,7 @@
 // that a bad one gets the recognizer's full list of problems rather than the first schema error.
 // Type aliases, not interfaces: they fit the generated open-object body type.
 
-export type StudentNumberSpec =
-  | { type: 'bubbles'; digits: number }
-  | { type: 'barcode' };
+export type StudentNumberSpec = { type: 'bubbles'; digits: number } | { type: 'barcode' };
 
 export type ChapterSpec = {
   title?: string;

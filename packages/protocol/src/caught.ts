@@ -14,7 +14,9 @@ export function errnoCode(e: unknown): string | undefined {
 
 /** A caught value's HTTP `statusCode`, if it has one. */
 export function statusOf(e: unknown): number | undefined {
-  return typeof e === 'object' && e !== null && 'statusCode' in e && typeof e.statusCode === 'number' ? e.statusCode : undefined;
+  return typeof e === 'object' && e !== null && 'statusCode' in e && typeof e.statusCode === 'number'
+    ? e.statusCode
+    : undefined;
 }
 
 /** A caught value's `cause` (an Error's `{ cause }` option), if it has one. */

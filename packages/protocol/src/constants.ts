@@ -5,17 +5,48 @@
 // The sets are closed: an IPP value with no constant is left out of the capability.
 export const ColorMode = ['SVC_CM_MONO', 'SVC_CM_COLOR'] as const;
 export const MediaSize = [
-  'SVC_MS_A4', 'SVC_MS_A3', 'SVC_MS_A5', 'SVC_MS_A6', 'SVC_MS_B5', 'SVC_MS_JIS_B5',
-  'SVC_MS_LETTER', 'SVC_MS_LEGAL', 'SVC_MS_EXECUTIVE', 'SVC_MS_TABLOID',
-  'SVC_MS_3X5', 'SVC_MS_3_5X5', 'SVC_MS_4X6', 'SVC_MS_10X15CM', 'SVC_MS_5X7', 'SVC_MS_8X10', 'SVC_MS_HAGAKI',
-  'SVC_MS_ENV_DL', 'SVC_MS_ENV_C5', 'SVC_MS_ENV_C6', 'SVC_MS_ENV_10',
+  'SVC_MS_A4',
+  'SVC_MS_A3',
+  'SVC_MS_A5',
+  'SVC_MS_A6',
+  'SVC_MS_B5',
+  'SVC_MS_JIS_B5',
+  'SVC_MS_LETTER',
+  'SVC_MS_LEGAL',
+  'SVC_MS_EXECUTIVE',
+  'SVC_MS_TABLOID',
+  'SVC_MS_3X5',
+  'SVC_MS_3_5X5',
+  'SVC_MS_4X6',
+  'SVC_MS_10X15CM',
+  'SVC_MS_5X7',
+  'SVC_MS_8X10',
+  'SVC_MS_HAGAKI',
+  'SVC_MS_ENV_DL',
+  'SVC_MS_ENV_C5',
+  'SVC_MS_ENV_C6',
+  'SVC_MS_ENV_10',
 ] as const;
-export const MediaType = ['SVC_MT_PLAIN', 'SVC_MT_PHOTO', 'SVC_MT_MATTE', 'SVC_MT_ENVELOPE', 'SVC_MT_LABELS', 'SVC_MT_CARDSTOCK'] as const;
+export const MediaType = [
+  'SVC_MT_PLAIN',
+  'SVC_MT_PHOTO',
+  'SVC_MT_MATTE',
+  'SVC_MT_ENVELOPE',
+  'SVC_MT_LABELS',
+  'SVC_MT_CARDSTOCK',
+] as const;
 export const Duplex = ['SVC_DP_NONE', 'SVC_DP_NOTUMBLE', 'SVC_DP_TUMBLE'] as const;
 export const Quality = ['SVC_QU_DRAFT', 'SVC_QU_NORMAL', 'SVC_QU_HIGH'] as const;
 export const InputSlot = [
-  'SVC_IS_AUTO', 'SVC_IS_CASS1', 'SVC_IS_CASS2', 'SVC_IS_CASS3', 'SVC_IS_REAR', 'SVC_IS_MANUAL',
-  'SVC_IS_BYPASS', 'SVC_IS_PHOTO', 'SVC_IS_ENVELOPE',
+  'SVC_IS_AUTO',
+  'SVC_IS_CASS1',
+  'SVC_IS_CASS2',
+  'SVC_IS_CASS3',
+  'SVC_IS_REAR',
+  'SVC_IS_MANUAL',
+  'SVC_IS_BYPASS',
+  'SVC_IS_PHOTO',
+  'SVC_IS_ENVELOPE',
 ] as const;
 
 export type ColorMode = (typeof ColorMode)[number];

@@ -8,17 +8,37 @@ import { printerStateReasons, scannerStateReasons, STATE_REASON_NAMES, STATE_REA
 const doc = readFileSync(new URL('../../../docs/printers-and-scanners.md', import.meta.url), 'utf8');
 const start = doc.indexOf('## Normalised state reasons');
 const section = doc.slice(start, doc.indexOf('\n## ', start + 3));
-const cell = (s: string) => s.trim() === '—' ? [] : [...s.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+const cell = (s: string) => (s.trim() === '—' ? [] : [...s.matchAll(/`([^`]+)`/g)].map((m) => m[1]!));
 
-test('the documented table is the code\'s table, row for row and in order', () => {
-  const rows = [...section.matchAll(/^\| `(\w+)` \| ([^|]+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \|$/gm)]
-    .map((m) => ({ name: m[1], meaning: m[2]!.trim(), ipp: cell(m[3]!), sane: cell(m[4]!), escl: cell(m[5]!) }));
-  assert.deepEqual(rows, STATE_REASONS.map((r) => ({ name: r.name, meaning: r.meaning, ipp: [...r.ipp], sane: [...r.sane], escl: [...r.escl] })));
-  assert.deepEqual([...STATE_REASON_NAMES], STATE_REASONS.map((r) => r.name));
+test("the documented table is the code's table, row for row and in order", () => {
+  const rows = [...section.matchAll(/^\| `(\w+)` \| ([^|]+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \|$/gm)].map((m) => ({
+    name: m[1],
+    meaning: m[2]!.trim(),
+    ipp: cell(m[3]!),
+    sane: cell(m[4]!),
+    escl: cell(m[5]!),
+  }));
+  assert.deepEqual(
+    rows,
+    STATE_REASONS.map((r) => ({
+      name: r.name,
+      meaning: r.meaning,
+      ipp: [...r.ipp],
+      sane: [...r.sane],
+      escl: [...r.escl],
+    })),
+  );
+  assert.deepEqual(
+    [...STATE_REASON_NAMES],
+    STATE_REASONS.map((r) => r.name),
+  );
 });
 
 test('printer reasons: any suffix for table keywords, ink or toner by kind, other errors, offline', () => {
-  const p = (state_reasons: string[], more: { state?: 'idle' | 'processing' | 'stopped'; kind?: 'inkjet' | 'laser' | 'other' } = {}) => printerStateReasons({ connected: true, state: 'idle', state_reasons, ...more });
+  const p = (
+    state_reasons: string[],
+    more: { state?: 'idle' | 'processing' | 'stopped'; kind?: 'inkjet' | 'laser' | 'other' } = {},
+  ) => printerStateReasons({ connected: true, state: 'idle', state_reasons, ...more });
   assert.deepEqual(p(['none']), []);
   assert.deepEqual(p(['media-empty-report']), ['media_empty']);
   assert.deepEqual(p(['media-jam-error', 'door-open-warning']), ['cover_open', 'media_jam']);
@@ -34,7 +54,8 @@ test('printer reasons: any suffix for table keywords, ink or toner by kind, othe
 });
 
 test('scanner reasons: SANE and eSCL words, error codes, an empty feeder is none', () => {
-  const s = (state_reasons: string[], error_code = 0, state: 'idle' | 'stopped' = 'idle') => scannerStateReasons({ connected: true, state, error_code, state_reasons });
+  const s = (state_reasons: string[], error_code = 0, state: 'idle' | 'stopped' = 'idle') =>
+    scannerStateReasons({ connected: true, state, error_code, state_reasons });
   assert.deepEqual(s(['Idle', 'ScannerAdfEmpty']), []);
   assert.deepEqual(s(['Stopped', 'ScannerAdfMispick'], 2001, 'stopped'), ['media_jam']);
   assert.deepEqual(s(['ScannerAdfHatchOpen'], 2002, 'stopped'), ['cover_open']);

@@ -66,14 +66,19 @@ export interface ManifestRules {
   encrypted?: boolean;
 }
 
-const isInt = (x: unknown, min: number): x is number => typeof x === 'number' && Number.isInteger(x) && x >= min && x <= 2 ** 31;
+const isInt = (x: unknown, min: number): x is number =>
+  typeof x === 'number' && Number.isInteger(x) && x >= min && x <= 2 ** 31;
 const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 const isId = (x: unknown): x is string => typeof x === 'string' && x.length > 0 && x.length <= MAX_UUID_LENGTH;
 
 /** The manifest's text parsed and checked (`checkManifest`), or a message saying what is wrong. */
 export function parseManifest(text: string, rules: ManifestRules = {}): Manifest | string {
   let m: unknown;
-  try { m = JSON.parse(text); } catch { return 'the meta part is not JSON'; }
+  try {
+    m = JSON.parse(text);
+  } catch {
+    return 'the meta part is not JSON';
+  }
   return checkManifest(m, rules);
 }
 
@@ -90,11 +95,18 @@ export function checkManifest(m: unknown, rules: ManifestRules = {}): Manifest |
   const head = { v: 1 as const, scan_uuid: m.scan_uuid, client_uuid: m.client_uuid, batch: m.batch };
   if (m.type === 'scan.end') {
     if (!isInt(m.error_code, 0)) return 'meta.error_code must be an integer from 0';
-    if (!isObj(m.totals) || !isInt(m.totals.batches, 0) || !isInt(m.totals.pages, 0)) return 'meta.totals must hold batches and pages (integers from 0)';
-    return { ...head, type: 'scan.end', error_code: m.error_code, totals: { batches: m.totals.batches, pages: m.totals.pages } };
+    if (!isObj(m.totals) || !isInt(m.totals.batches, 0) || !isInt(m.totals.pages, 0))
+      return 'meta.totals must hold batches and pages (integers from 0)';
+    return {
+      ...head,
+      type: 'scan.end',
+      error_code: m.error_code,
+      totals: { batches: m.totals.batches, pages: m.totals.pages },
+    };
   }
   if (m.type !== 'pages') return 'meta.type must be "pages" or "scan.end"';
-  if (!Array.isArray(m.pages) || m.pages.length < 1 || m.pages.length > MAX_PAGES_PER_BATCH) return `meta.pages must hold 1 to ${MAX_PAGES_PER_BATCH} pages`;
+  if (!Array.isArray(m.pages) || m.pages.length < 1 || m.pages.length > MAX_PAGES_PER_BATCH)
+    return `meta.pages must hold 1 to ${MAX_PAGES_PER_BATCH} pages`;
   const pages: DirectPageMeta[] = [];
   const parts = new Set<string>();
   const list: unknown[] = m.pages;
@@ -114,18 +126,32 @@ export function checkManifest(m: unknown, rules: ManifestRules = {}): Manifest |
     if (!isInt(dpi, 1)) return positive('dpi');
     if (!isInt(bytes, 1)) return positive('bytes');
     if (typeof p.front !== 'boolean') return `${at}.front must be true or false`;
-    if (typeof p.sha256 !== 'string' || !SHA256_HEX.test(p.sha256)) return `${at}.sha256 must be 64 lowercase hex digits`;
+    if (typeof p.sha256 !== 'string' || !SHA256_HEX.test(p.sha256))
+      return `${at}.sha256 must be 64 lowercase hex digits`;
     const encrypted = p.content_type === 'application/octet-stream';
-    if (!encrypted && p.content_type !== 'image/jpeg' || encrypted && !rules.encrypted) {
+    if ((!encrypted && p.content_type !== 'image/jpeg') || (encrypted && !rules.encrypted)) {
       return `${at}.content_type must be image/jpeg${rules.encrypted ? ', or application/octet-stream for an encrypted page' : ' (this receiver takes no encrypted pages)'}`;
     }
     const { cipher } = p;
-    if (encrypted && (typeof cipher !== 'string' || !CIPHER_HEX.test(cipher))) return `${at}.cipher must be ${E2E.cipherHexLength} lowercase hex digits (an encrypted page)`;
-    if (!encrypted && cipher !== undefined) return `${at}.cipher is for an encrypted page only (content_type application/octet-stream)`;
+    if (encrypted && (typeof cipher !== 'string' || !CIPHER_HEX.test(cipher)))
+      return `${at}.cipher must be ${E2E.cipherHexLength} lowercase hex digits (an encrypted page)`;
+    if (!encrypted && cipher !== undefined)
+      return `${at}.cipher is for an encrypted page only (content_type application/octet-stream)`;
     pages.push({
-      part: p.part, item_id, paper_number, page_number, front: p.front, width, height, dpi, bytes, sha256: p.sha256,
+      part: p.part,
+      item_id,
+      paper_number,
+      page_number,
+      front: p.front,
+      width,
+      height,
+      dpi,
+      bytes,
+      sha256: p.sha256,
       // A cipher is there exactly when the page is encrypted (checked just above).
-      ...(typeof cipher === 'string' ? { content_type: 'application/octet-stream' as const, cipher } : { content_type: 'image/jpeg' as const }),
+      ...(typeof cipher === 'string'
+        ? { content_type: 'application/octet-stream' as const, cipher }
+        : { content_type: 'image/jpeg' as const }),
     });
   }
   return { ...head, type: 'pages', pages };

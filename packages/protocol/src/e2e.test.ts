@@ -9,8 +9,20 @@ import { buffer } from 'node:stream/consumers';
 import { readFileSync, existsSync } from 'node:fs';
 import { Aes128Gcm, CipherSuite, DhkemX25519HkdfSha256, HkdfSha256 } from '@hpke/core';
 import {
-  E2E, E2eError, e2eInfo, FileSealer, generateKeyPair, keyId, newContentKey, openBuffer, openStream, publicKeyOf, rawKey,
-  sealBuffer, unwrapContentKey, wrapContentKey,
+  E2E,
+  E2eError,
+  e2eInfo,
+  FileSealer,
+  generateKeyPair,
+  keyId,
+  newContentKey,
+  openBuffer,
+  openStream,
+  publicKeyOf,
+  rawKey,
+  sealBuffer,
+  unwrapContentKey,
+  wrapContentKey,
 } from './e2e.ts';
 
 const vectors = JSON.parse(readFileSync(new URL('./e2e-vectors.json', import.meta.url), 'utf8')) as {
@@ -25,7 +37,11 @@ test('@hpke/core reproduces RFC 9180 A.1.1 (X25519, HKDF-SHA256, AES-128-GCM): e
   const r = await suite.kem.deriveKeyPair(hex(a.ikmR!));
   assert.equal(Buffer.from(await suite.kem.serializePrivateKey(r.privateKey)).toString('hex'), a.skRm);
   assert.equal(Buffer.from(await suite.kem.serializePublicKey(r.publicKey)).toString('hex'), a.pkRm);
-  const sealed = await suite.seal({ recipientPublicKey: r.publicKey, info: hex(a.info!), ekm: hex(a.ikmE!) }, hex(a.pt!), hex(a.aad!));
+  const sealed = await suite.seal(
+    { recipientPublicKey: r.publicKey, info: hex(a.info!), ekm: hex(a.ikmE!) },
+    hex(a.pt!),
+    hex(a.aad!),
+  );
   assert.equal(Buffer.from(sealed.enc).toString('hex'), a.enc);
   assert.equal(Buffer.from(sealed.ct).toString('hex'), a.ct);
 });
@@ -44,7 +60,17 @@ test('the worked example of docs/encryption.md, byte for byte', async () => {
   assert.equal((await openBuffer(w.private_key!, w.info!, w.cipher!, hex(w.file!))).toString('hex'), w.plaintext);
   // The document shows the same values.
   const doc = readFileSync(new URL('../../../docs/encryption.md', import.meta.url), 'utf8').replace(/\s+/g, '');
-  for (const k of ['private_key', 'public_key', 'kid', 'ikmE', 'content_key', 'nonce', 'plaintext', 'cipher', 'file'] as const) {
+  for (const k of [
+    'private_key',
+    'public_key',
+    'kid',
+    'ikmE',
+    'content_key',
+    'nonce',
+    'plaintext',
+    'cipher',
+    'file',
+  ] as const) {
     assert.ok(doc.includes(w[k]!), `docs/encryption.md shows the example's ${k}`);
   }
 });
@@ -55,10 +81,22 @@ test('Python (an independent HPKE from cryptography primitives) reproduces the R
   const pythons = ['python3', ...(existsSync('/usr/bin/python3') ? ['/usr/bin/python3'] : [])];
   const seen = new Set<string>();
   for (const py of pythons) {
-    const version = execFileSync(py, ['-c', 'import sys, cryptography; print(sys.executable, cryptography.__version__)'], { encoding: 'utf8' }).trim();
+    const version = execFileSync(
+      py,
+      ['-c', 'import sys, cryptography; print(sys.executable, cryptography.__version__)'],
+      { encoding: 'utf8' },
+    ).trim();
     if (seen.has(version)) continue;
     seen.add(version);
-    const out = execFileSync(py, [new URL('../../../docs/examples/boxhub_e2e.py', import.meta.url).pathname, 'selftest', new URL('./e2e-vectors.json', import.meta.url).pathname], { encoding: 'utf8' });
+    const out = execFileSync(
+      py,
+      [
+        new URL('../../../docs/examples/boxhub_e2e.py', import.meta.url).pathname,
+        'selftest',
+        new URL('./e2e-vectors.json', import.meta.url).pathname,
+      ],
+      { encoding: 'utf8' },
+    );
     assert.match(out, /^ok rfc9180 a\.1\.1 example/, `${version}: ${out}`);
   }
 });
@@ -84,7 +122,10 @@ test('round trip in memory; a wrong key, another use, a damaged cipher or file d
   assert.ok(!file.includes(Buffer.from('student')));
   assert.deepEqual(await openBuffer(app.privateKey, info, cipher, file), plain);
   await assert.rejects(openBuffer(other.privateKey, info, cipher, file), E2eError);
-  await assert.rejects(openBuffer(app.privateKey, e2eInfo.scan('s-1', 3), cipher, file), /does not open with this key for this use/);
+  await assert.rejects(
+    openBuffer(app.privateKey, e2eInfo.scan('s-1', 3), cipher, file),
+    /does not open with this key for this use/,
+  );
   await assert.rejects(openBuffer(app.privateKey, e2eInfo.print('s-1'), cipher, file), E2eError);
   const badCipher = cipher.slice(0, 100) + (cipher[100] === '0' ? '1' : '0') + cipher.slice(101);
   await assert.rejects(openBuffer(app.privateKey, info, badCipher, file), E2eError);
@@ -108,7 +149,11 @@ test('openStream takes an encrypted file in chunks of any size', async () => {
     for (const size of [1, 5, 16, 17, 29, 4096]) {
       const parts: Buffer[] = [];
       for (let i = 0; i < file.length; i += size) parts.push(file.subarray(i, i + size));
-      assert.deepEqual(await buffer(Readable.from(parts).pipe(openStream(key))), plain, `${n} bytes in chunks of ${size}`);
+      assert.deepEqual(
+        await buffer(Readable.from(parts).pipe(openStream(key))),
+        plain,
+        `${n} bytes in chunks of ${size}`,
+      );
     }
   }
 });

@@ -13,7 +13,15 @@
 //   info            scan:  "boxhub/e2e/v1 scan {scan_uuid} {item_id}"
 //                   print: "boxhub/e2e/v1 print {client_uuid}"
 //   kid             first 8 bytes of SHA-256(raw 32-byte public key), lowercase hex
-import { createCipheriv, createDecipheriv, createHash, randomBytes, webcrypto, type CipherGCM, type DecipherGCM } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  randomBytes,
+  webcrypto,
+  type CipherGCM,
+  type DecipherGCM,
+} from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
 import { Aes256Gcm, CipherSuite, DhkemX25519HkdfSha256, HkdfSha256 } from '@hpke/core';
 
@@ -41,11 +49,15 @@ export const e2eInfo = {
 
 /** A cipher, key or encrypted file that does not open: wrong key, wrong info, or tampered bytes. */
 export class E2eError extends Error {
-  constructor(message: string) { super(message); this.name = 'E2eError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'E2eError';
+  }
 }
 
 let suite: CipherSuite | undefined;
-const hpke = (): CipherSuite => (suite ??= new CipherSuite({ kem: new DhkemX25519HkdfSha256(), kdf: new HkdfSha256(), aead: new Aes256Gcm() }));
+const hpke = (): CipherSuite =>
+  (suite ??= new CipherSuite({ kem: new DhkemX25519HkdfSha256(), kdf: new HkdfSha256(), aead: new Aes256Gcm() }));
 
 type KeyInput = string | Uint8Array;
 
@@ -100,7 +112,10 @@ export async function publicKeyOf(privateKey: KeyInput): Promise<string> {
  * CryptoKeys are immutable; each map is bounded. Entries are named by the key's SHA-256, so a
  * private key is not held once more as a string.
  */
-function keyCache(size: number, load: (raw: Buffer) => Promise<webcrypto.CryptoKey>): (raw: Buffer) => Promise<webcrypto.CryptoKey> {
+function keyCache(
+  size: number,
+  load: (raw: Buffer) => Promise<webcrypto.CryptoKey>,
+): (raw: Buffer) => Promise<webcrypto.CryptoKey> {
   const keys = new Map<string, Promise<webcrypto.CryptoKey>>();
   return (raw) => {
     const id = createHash('sha256').update(raw).digest('base64');
@@ -123,27 +138,43 @@ const importedPrivateKey = keyCache(16, (raw) => hpke().kem.deserializePrivateKe
  * Seals a content key to a public key: the `cipher` (160 hex). `ikmE` fixes the ephemeral key
  * (RFC 9180 DeriveKeyPair input) for test vectors only; without it the key is random.
  */
-export async function wrapContentKey(recipientPublicKey: KeyInput, info: string, contentKey: Uint8Array, o: { ikmE?: Uint8Array } = {}): Promise<string> {
+export async function wrapContentKey(
+  recipientPublicKey: KeyInput,
+  info: string,
+  contentKey: Uint8Array,
+  o: { ikmE?: Uint8Array } = {},
+): Promise<string> {
   if (contentKey.length !== E2E.keyBytes) throw new TypeError(`the content key must be ${E2E.keyBytes} bytes`);
   const pk = await recipientKey(rawKey(recipientPublicKey, 'public key'));
-  const r = await hpke().seal({ recipientPublicKey: pk, info: Buffer.from(info, 'utf8'), ...(o.ikmE ? { ekm: o.ikmE } : {}) }, contentKey);
+  const r = await hpke().seal(
+    { recipientPublicKey: pk, info: Buffer.from(info, 'utf8'), ...(o.ikmE ? { ekm: o.ikmE } : {}) },
+    contentKey,
+  );
   return Buffer.concat([Buffer.from(r.enc), Buffer.from(r.ct)]).toString('hex');
 }
 
 /** Opens a `cipher` with the recipient's private key; E2eError when it does not open. */
 export async function unwrapContentKey(privateKey: KeyInput, info: string, cipher: string): Promise<Buffer> {
   if (!new RegExp(`^[0-9a-f]{${E2E.cipherHexLength}}$`).test(cipher)) {
-    throw new E2eError(`cipher must be ${E2E.cipherHexLength} lowercase hex digits (${E2E.encBytes}-byte HPKE enc ‖ ${E2E.wrappedKeyBytes}-byte sealed key), not ${cipher.length} characters`);
+    throw new E2eError(
+      `cipher must be ${E2E.cipherHexLength} lowercase hex digits (${E2E.encBytes}-byte HPKE enc ‖ ${E2E.wrappedKeyBytes}-byte sealed key), not ${cipher.length} characters`,
+    );
   }
   const bytes = Buffer.from(cipher, 'hex');
   const sk = await importedPrivateKey(rawKey(privateKey, 'private key'));
   let key: ArrayBuffer;
   try {
-    key = await hpke().open({ recipientKey: sk, enc: bytes.subarray(0, E2E.encBytes), info: Buffer.from(info, 'utf8') }, bytes.subarray(E2E.encBytes));
+    key = await hpke().open(
+      { recipientKey: sk, enc: bytes.subarray(0, E2E.encBytes), info: Buffer.from(info, 'utf8') },
+      bytes.subarray(E2E.encBytes),
+    );
   } catch {
-    throw new E2eError('the cipher does not open with this key for this use (wrong key, another task, item or device, or a damaged cipher)');
+    throw new E2eError(
+      'the cipher does not open with this key for this use (wrong key, another task, item or device, or a damaged cipher)',
+    );
   }
-  if (key.byteLength !== E2E.keyBytes) throw new E2eError(`the cipher holds ${key.byteLength} bytes, not a ${E2E.keyBytes}-byte content key`);
+  if (key.byteLength !== E2E.keyBytes)
+    throw new E2eError(`the cipher holds ${key.byteLength} bytes, not a ${E2E.keyBytes}-byte content key`);
   return Buffer.from(key);
 }
 
@@ -162,8 +193,12 @@ export class FileSealer {
     this.header = Buffer.from(nonce);
     this.c = createCipheriv('aes-256-gcm', contentKey, this.header, { authTagLength: E2E.tagBytes });
   }
-  update(chunk: Uint8Array): Buffer { return this.c.update(chunk); }
-  final(): Buffer { return Buffer.concat([this.c.final(), this.c.getAuthTag()]); }
+  update(chunk: Uint8Array): Buffer {
+    return this.c.update(chunk);
+  }
+  final(): Buffer {
+    return Buffer.concat([this.c.final(), this.c.getAuthTag()]);
+  }
 }
 
 /**
@@ -180,8 +215,13 @@ export function openStream(contentKey: Uint8Array): Transform {
       let c = chunk;
       if (!d) {
         head = Buffer.concat([head, c]);
-        if (head.length < E2E.nonceBytes) { done(); return; }
-        d = createDecipheriv('aes-256-gcm', contentKey, head.subarray(0, E2E.nonceBytes), { authTagLength: E2E.tagBytes });
+        if (head.length < E2E.nonceBytes) {
+          done();
+          return;
+        }
+        d = createDecipheriv('aes-256-gcm', contentKey, head.subarray(0, E2E.nonceBytes), {
+          authTagLength: E2E.tagBytes,
+        });
         c = head.subarray(E2E.nonceBytes);
       }
       if (c.length < E2E.tagBytes) {
@@ -204,20 +244,31 @@ export function openStream(contentKey: Uint8Array): Transform {
       done(null, body);
     },
     flush(done: TransformCallback) {
-      if (!d || held.length < E2E.tagBytes) { done(new E2eError(`the encrypted file is shorter than its ${E2E.fileOverhead}-byte nonce and tag`)); return; }
+      if (!d || held.length < E2E.tagBytes) {
+        done(new E2eError(`the encrypted file is shorter than its ${E2E.fileOverhead}-byte nonce and tag`));
+        return;
+      }
       try {
         d.setAuthTag(held);
         const last = d.final();
         done(null, last.length ? last : undefined);
       } catch {
-        done(new E2eError('the encrypted file fails its GCM tag check: it was altered, or the cipher belongs to another file'));
+        done(
+          new E2eError(
+            'the encrypted file fails its GCM tag check: it was altered, or the cipher belongs to another file',
+          ),
+        );
       }
     },
   });
 }
 
 /** Encrypts bytes in memory: the encrypted file and its cipher. */
-export async function sealBuffer(recipientPublicKey: KeyInput, info: string, plaintext: Uint8Array): Promise<{ file: Buffer; cipher: string }> {
+export async function sealBuffer(
+  recipientPublicKey: KeyInput,
+  info: string,
+  plaintext: Uint8Array,
+): Promise<{ file: Buffer; cipher: string }> {
   const key = newContentKey();
   const s = new FileSealer(key);
   const file = Buffer.concat([s.header, s.update(plaintext), s.final()]);
@@ -225,15 +276,23 @@ export async function sealBuffer(recipientPublicKey: KeyInput, info: string, pla
 }
 
 /** Decrypts an encrypted file held in memory; E2eError on a wrong key, info or cipher, or tampering. */
-export async function openBuffer(privateKey: KeyInput, info: string, cipher: string, file: Uint8Array): Promise<Buffer> {
+export async function openBuffer(
+  privateKey: KeyInput,
+  info: string,
+  cipher: string,
+  file: Uint8Array,
+): Promise<Buffer> {
   const key = await unwrapContentKey(privateKey, info, cipher);
-  if (file.length < E2E.fileOverhead) throw new E2eError(`the encrypted file is shorter than its ${E2E.fileOverhead}-byte nonce and tag`);
+  if (file.length < E2E.fileOverhead)
+    throw new E2eError(`the encrypted file is shorter than its ${E2E.fileOverhead}-byte nonce and tag`);
   const d = createDecipheriv('aes-256-gcm', key, file.subarray(0, E2E.nonceBytes), { authTagLength: E2E.tagBytes });
   d.setAuthTag(file.subarray(file.length - E2E.tagBytes));
   const body = d.update(file.subarray(E2E.nonceBytes, file.length - E2E.tagBytes));
   try {
     return Buffer.concat([body, d.final()]);
   } catch {
-    throw new E2eError('the encrypted file fails its GCM tag check: it was altered, or the cipher belongs to another file');
+    throw new E2eError(
+      'the encrypted file fails its GCM tag check: it was altered, or the cipher belongs to another file',
+    );
   }
 }

@@ -19,8 +19,12 @@ const section = (title: string) => {
 const rows = (text: string) => [...text.matchAll(/^\| (\d+) \| (\w+) \|/gm)].map((m) => [Number(m[1]), m[2]] as const);
 
 test('every API status code is documented, and nothing else', () => {
-  const documented = rows(section('API status codes')).map(([c, k]) => `${c} ${k}`).sort();
-  const catalog = Object.entries(errorCatalog).map(([k, v]) => `${v.code} ${k}`).sort();
+  const documented = rows(section('API status codes'))
+    .map(([c, k]) => `${c} ${k}`)
+    .sort();
+  const catalog = Object.entries(errorCatalog)
+    .map(([k, v]) => `${v.code} ${k}`)
+    .sort();
   assert.deepEqual(documented, catalog);
 });
 
@@ -39,22 +43,33 @@ test('the spec codes keep their meaning', () => {
 });
 
 test('every printer error code is documented, and nothing else', () => {
-  const documented = rows(section('Printer error codes')).map(([c, n]) => `${c} ${n}`).sort();
+  const documented = rows(section('Printer error codes'))
+    .map(([c, n]) => `${c} ${n}`)
+    .sort();
   assert.deepEqual(documented, PRINTER_ERRORS.map((e) => `${e.code} ${e.name}`).sort());
 });
 
 test('every scan error code is documented, and nothing else', () => {
-  const documented = rows(section('Scan error codes')).map(([c, n]) => `${c} ${n}`).sort();
+  const documented = rows(section('Scan error codes'))
+    .map(([c, n]) => `${c} ${n}`)
+    .sort();
   assert.deepEqual(documented, SCAN_ERRORS.map((e) => `${e.code} ${e.name}`).sort());
 });
 
 test('every print error code is documented, and nothing else', () => {
-  const documented = rows(section('Print error codes')).map(([c, n]) => `${c} ${n}`).sort();
+  const documented = rows(section('Print error codes'))
+    .map(([c, n]) => `${c} ${n}`)
+    .sort();
   assert.deepEqual(documented, PRINT_ERRORS.map((e) => `${e.code} ${e.name}`).sort());
   assert.equal(new Set(PRINT_ERRORS.map((e) => e.code)).size, PRINT_ERRORS.length);
 });
 
 test('every recognition error code is documented, and nothing else', () => {
-  const documented = [...section('Recognition module error codes').matchAll(/^\| (\d+) \| [^|]+ \|$/gm)].map((m) => Number(m[1])).sort((a, b) => a - b);
-  assert.deepEqual(documented, Object.values(RECOGNITION_ERRORS).sort((a, b) => a - b));
+  const documented = [...section('Recognition module error codes').matchAll(/^\| (\d+) \| [^|]+ \|$/gm)]
+    .map((m) => Number(m[1]))
+    .sort((a, b) => a - b);
+  assert.deepEqual(
+    documented,
+    Object.values(RECOGNITION_ERRORS).sort((a, b) => a - b),
+  );
 });

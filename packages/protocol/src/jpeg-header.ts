@@ -15,7 +15,10 @@ export interface JpegHeader {
 }
 
 export class JpegError extends Error {
-  constructor(message: string) { super(message); this.name = 'JpegError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'JpegError';
+  }
 }
 
 export function isJpeg(b: Uint8Array): boolean {
@@ -32,7 +35,12 @@ function exifOrientation(b: Uint8Array, start: number, end: number): number | un
   const le = b[t] === 0x49 && b[t + 1] === 0x49;
   if (!le && !(b[t] === 0x4d && b[t + 1] === 0x4d)) return undefined;
   const u16 = (o: number) => (o + 2 > end ? -1 : le ? b[o]! | (b[o + 1]! << 8) : (b[o]! << 8) | b[o + 1]!);
-  const u32 = (o: number) => (o + 4 > end ? -1 : le ? (b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16)) + b[o + 3]! * 0x1000000 : b[o]! * 0x1000000 + ((b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!));
+  const u32 = (o: number) =>
+    o + 4 > end
+      ? -1
+      : le
+        ? (b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16)) + b[o + 3]! * 0x1000000
+        : b[o]! * 0x1000000 + ((b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!);
   const ifd = u32(t + 4);
   if (ifd < 0) return undefined;
   const at = t + ifd;
@@ -55,11 +63,18 @@ export function readJpegHeader(b: Uint8Array): JpegHeader {
   while (i + 4 <= b.length) {
     if (b[i] !== 0xff) throw new JpegError(`broken JPEG marker at byte ${i}`);
     const marker = b[i + 1]!;
-    if (marker === 0xff) { i += 1; continue; } // fill byte (T.81 §B.1.1.2)
-    if (marker === 0xd8 || (marker >= 0xd0 && marker <= 0xd7) || marker === 0x01) { i += 2; continue; }
+    if (marker === 0xff) {
+      i += 1;
+      continue;
+    } // fill byte (T.81 §B.1.1.2)
+    if (marker === 0xd8 || (marker >= 0xd0 && marker <= 0xd7) || marker === 0x01) {
+      i += 2;
+      continue;
+    }
     if (marker === 0xd9 || marker === 0xda) break; // end of image / start of scan before a frame
     const len = (b[i + 2]! << 8) | b[i + 3]!;
-    if (len < 2 || i + 2 + len > b.length) throw new JpegError(`JPEG segment at byte ${i} runs past the end of the file`);
+    if (len < 2 || i + 2 + len > b.length)
+      throw new JpegError(`JPEG segment at byte ${i} runs past the end of the file`);
     const body = i + 4;
     if (marker === 0xe1) orientation = exifOrientation(b, body, i + 2 + len) ?? orientation;
     if (SOF.has(marker)) {
@@ -69,7 +84,13 @@ export function readJpegHeader(b: Uint8Array): JpegHeader {
       const components = b[body + 5]!;
       if (width === 0 || height === 0) throw new JpegError(`JPEG has no size (${width}×${height})`);
       if (![1, 3, 4].includes(components)) throw new JpegError(`JPEG has ${components} colour components`);
-      return { width, height, components, progressive: marker === 0xc2 || marker === 0xc6 || marker === 0xca || marker === 0xce, orientation };
+      return {
+        width,
+        height,
+        components,
+        progressive: marker === 0xc2 || marker === 0xc6 || marker === 0xca || marker === 0xce,
+        orientation,
+      };
     }
     i += 2 + len;
   }

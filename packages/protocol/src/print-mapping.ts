@@ -14,7 +14,12 @@
 import type { ColorMode, Duplex, InputSlot, MediaSize, MediaType, Quality } from './constants.ts';
 
 /** Media sizes: x × y in hundredths of a millimetre, portrait (PWG 5100.7 media-size). */
-export interface MediaSizeMapping { readonly svc: MediaSize; readonly pwg: string; readonly x: number; readonly y: number }
+export interface MediaSizeMapping {
+  readonly svc: MediaSize;
+  readonly pwg: string;
+  readonly x: number;
+  readonly y: number;
+}
 const inch = (v: number) => Math.round(v * 2540);
 
 export const MEDIA_SIZE_MAP = [
@@ -46,11 +51,23 @@ export const MEDIA_SIZE_MAP = [
 export const MEDIA_SIZE_TOLERANCE = 50;
 
 /** Keyword lists, most preferred first. */
-export interface KeywordMapping<S extends string> { readonly svc: S; readonly ipp: readonly string[] }
+export interface KeywordMapping<S extends string> {
+  readonly svc: S;
+  readonly ipp: readonly string[];
+}
 
 export const MEDIA_TYPE_MAP = [
   { svc: 'SVC_MT_PLAIN', ipp: ['stationery'] },
-  { svc: 'SVC_MT_PHOTO', ipp: ['photographic-glossy', 'photographic-high-gloss', 'photographic-semi-gloss', 'photographic-satin', 'photographic'] },
+  {
+    svc: 'SVC_MT_PHOTO',
+    ipp: [
+      'photographic-glossy',
+      'photographic-high-gloss',
+      'photographic-semi-gloss',
+      'photographic-satin',
+      'photographic',
+    ],
+  },
   { svc: 'SVC_MT_MATTE', ipp: ['photographic-matte'] },
   { svc: 'SVC_MT_ENVELOPE', ipp: ['envelope', 'envelope-plain'] },
   { svc: 'SVC_MT_LABELS', ipp: ['labels'] },
@@ -90,7 +107,9 @@ export const QUALITY_MAP = [
 /** The constant for a media-size, either orientation. */
 export function mediaSizeFor(x: number, y: number): MediaSizeMapping | undefined {
   const [a, b] = x <= y ? [x, y] : [y, x];
-  return MEDIA_SIZE_MAP.find((m) => Math.abs(m.x - a) <= MEDIA_SIZE_TOLERANCE && Math.abs(m.y - b) <= MEDIA_SIZE_TOLERANCE);
+  return MEDIA_SIZE_MAP.find(
+    (m) => Math.abs(m.x - a) <= MEDIA_SIZE_TOLERANCE && Math.abs(m.y - b) <= MEDIA_SIZE_TOLERANCE,
+  );
 }
 
 export function mediaSizeOf(svc: MediaSize): MediaSizeMapping {
@@ -105,7 +124,11 @@ export function mediaSizeOf(svc: MediaSize): MediaSizeMapping {
  * counts only if it is the first of its constant's list the printer has (so each constant
  * prints with exactly one keyword, and the capability never offers what printing would not use).
  */
-export function svcForKeyword<S extends string>(map: ReadonlyArray<KeywordMapping<S>>, keyword: string, supported?: readonly string[]): S | undefined {
+export function svcForKeyword<S extends string>(
+  map: ReadonlyArray<KeywordMapping<S>>,
+  keyword: string,
+  supported?: readonly string[],
+): S | undefined {
   const row = map.find((r) => r.ipp.includes(keyword));
   if (!row) return undefined;
   if (supported && row.ipp.find((k) => supported.includes(k)) !== keyword) return undefined;
@@ -113,7 +136,11 @@ export function svcForKeyword<S extends string>(map: ReadonlyArray<KeywordMappin
 }
 
 /** The IPP keyword a constant prints with on a printer that supports `supported`. */
-export function keywordForSvc<S extends string>(map: ReadonlyArray<KeywordMapping<S>>, svc: S, supported: readonly string[]): string | undefined {
+export function keywordForSvc<S extends string>(
+  map: ReadonlyArray<KeywordMapping<S>>,
+  svc: S,
+  supported: readonly string[],
+): string | undefined {
   return map.find((r) => r.svc === svc)?.ipp.find((k) => supported.includes(k));
 }
 

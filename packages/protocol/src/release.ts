@@ -22,7 +22,9 @@ export type ReleaseManifest = Static<typeof ReleaseManifest>;
 
 /** The bytes signed: the manifest's fields in a fixed order, nothing else. */
 export function canonicalManifest(m: ReleaseManifest): Buffer {
-  return Buffer.from(JSON.stringify({ version: m.version, platform: m.platform, size: m.size, sha256: m.sha256, entry: m.entry }));
+  return Buffer.from(
+    JSON.stringify({ version: m.version, platform: m.platform, size: m.size, sha256: m.sha256, entry: m.entry }),
+  );
 }
 
 /** A new Ed25519 key pair as PEM (private: PKCS#8, public: SPKI). */
@@ -37,7 +39,8 @@ export function newReleaseKeys(): { privateKey: string; publicKey: string } {
 /** The signature of a manifest, base64. Throws when the key is not an Ed25519 private key. */
 export function signManifest(privateKeyPem: string, m: ReleaseManifest): string {
   const key = createPrivateKey(privateKeyPem);
-  if (key.asymmetricKeyType !== 'ed25519') throw new Error(`the signing key is ${key.asymmetricKeyType ?? 'not asymmetric'}, not Ed25519`);
+  if (key.asymmetricKeyType !== 'ed25519')
+    throw new Error(`the signing key is ${key.asymmetricKeyType ?? 'not asymmetric'}, not Ed25519`);
   return sign(null, canonicalManifest(m), key).toString('base64');
 }
 
@@ -98,8 +101,12 @@ export const UpdateReport = Type.Object({
   /** The version the update was to. */
   version: Type.String({ maxLength: 40 }),
   outcome: Type.Union([
-    Type.Literal('installing'), Type.Literal('updated'), Type.Literal('rolled_back'),
-    Type.Literal('refused'), Type.Literal('failed'), Type.Literal('interrupted'),
+    Type.Literal('installing'),
+    Type.Literal('updated'),
+    Type.Literal('rolled_back'),
+    Type.Literal('refused'),
+    Type.Literal('failed'),
+    Type.Literal('interrupted'),
   ]),
   /** Why it was refused, failed or rolled back. */
   reason: Type.Optional(Type.String({ maxLength: 512 })),

@@ -8,7 +8,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const src = new URL('.', import.meta.url).pathname;
-const IO = /^(node:)?(child_process|cluster|dgram|dns|fs|fs\/promises|http|http2|https|net|readline|tls|worker_threads|stream\/promises)$/;
+const IO =
+  /^(node:)?(child_process|cluster|dgram|dns|fs|fs\/promises|http|http2|https|net|readline|tls|worker_threads|stream\/promises)$/;
 
 function sources(dir: string, out: string[]): string[] {
   for (const name of readdirSync(dir)) {

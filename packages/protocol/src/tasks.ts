@@ -21,11 +21,18 @@ export type TaskState = (typeof TaskState)[number];
 export const ACTIVE_STATES: readonly TaskState[] = ['created', 'received', 'started'];
 
 export const TaskTrigger = [
-  'box.ack', 'box.refused', 'box.lost',
-  'scan.finished', 'scan.stop',
-  'print.started', 'print.finished', 'print.cancel',
-  'recognition.bound', 'recognition.finished',
-  'unbind', 'expire',
+  'box.ack',
+  'box.refused',
+  'box.lost',
+  'scan.finished',
+  'scan.stop',
+  'print.started',
+  'print.finished',
+  'print.cancel',
+  'recognition.bound',
+  'recognition.finished',
+  'unbind',
+  'expire',
 ] as const;
 export type TaskTrigger = (typeof TaskTrigger)[number];
 
@@ -39,18 +46,90 @@ export interface Transition {
 }
 
 export const TRANSITIONS: readonly Transition[] = [
-  { kinds: ['scan', 'print'], from: ['created'], trigger: 'box.ack', to: 'received', effect: 'action_ack, action_ack_at; the box holds the task' },
-  { kinds: ['scan', 'print'], from: ['created'], trigger: 'box.refused', to: 'ended', effect: 'the box refused or never acknowledged the task: finished with an error, device released' },
-  { kinds: ['scan', 'print'], from: ['created', 'received', 'started'], trigger: 'box.lost', to: 'ended', effect: 'the box restarted and no longer holds the task: finished with an error' },
-  { kinds: ['scan'], from: ['created', 'received'], trigger: 'scan.finished', to: 'ended', effect: 'the box reports the end (feeder empty, wait over, fault): scan.finish, lock released' },
-  { kinds: ['scan'], from: ['created', 'received'], trigger: 'scan.stop', to: 'ended', effect: 'stop: ends at once whatever the box does, scan.finish, lock released' },
-  { kinds: ['print'], from: ['created', 'received'], trigger: 'print.started', to: 'started', effect: 'started, started_at, pages' },
-  { kinds: ['print'], from: ['created', 'received', 'started'], trigger: 'print.finished', to: 'ended', effect: 'finished, finished_at, printed_pages in strict mode, error_code' },
-  { kinds: ['print'], from: ['created', 'received', 'started'], trigger: 'print.cancel', to: 'ended', effect: 'cancel: finished with the cancelled code' },
-  { kinds: ['recognition'], from: ['created'], trigger: 'recognition.bound', to: 'received', effect: 'a scan task names the address: the one scan this task serves' },
-  { kinds: ['recognition'], from: ['created', 'received'], trigger: 'recognition.finished', to: 'ended', effect: 'every student result is queued and the end callback with them' },
-  { kinds: ['scan', 'print'], from: ['created', 'received', 'started'], trigger: 'unbind', to: 'ended', effect: 'the application unbound the box: finished with the unbound code, its final callback to that application' },
-  { kinds: ['scan', 'print', 'recognition'], from: ['created', 'received', 'started', 'ended'], trigger: 'expire', to: 'ended', effect: 'expires_at reached: the task and its files are destroyed' },
+  {
+    kinds: ['scan', 'print'],
+    from: ['created'],
+    trigger: 'box.ack',
+    to: 'received',
+    effect: 'action_ack, action_ack_at; the box holds the task',
+  },
+  {
+    kinds: ['scan', 'print'],
+    from: ['created'],
+    trigger: 'box.refused',
+    to: 'ended',
+    effect: 'the box refused or never acknowledged the task: finished with an error, device released',
+  },
+  {
+    kinds: ['scan', 'print'],
+    from: ['created', 'received', 'started'],
+    trigger: 'box.lost',
+    to: 'ended',
+    effect: 'the box restarted and no longer holds the task: finished with an error',
+  },
+  {
+    kinds: ['scan'],
+    from: ['created', 'received'],
+    trigger: 'scan.finished',
+    to: 'ended',
+    effect: 'the box reports the end (feeder empty, wait over, fault): scan.finish, lock released',
+  },
+  {
+    kinds: ['scan'],
+    from: ['created', 'received'],
+    trigger: 'scan.stop',
+    to: 'ended',
+    effect: 'stop: ends at once whatever the box does, scan.finish, lock released',
+  },
+  {
+    kinds: ['print'],
+    from: ['created', 'received'],
+    trigger: 'print.started',
+    to: 'started',
+    effect: 'started, started_at, pages',
+  },
+  {
+    kinds: ['print'],
+    from: ['created', 'received', 'started'],
+    trigger: 'print.finished',
+    to: 'ended',
+    effect: 'finished, finished_at, printed_pages in strict mode, error_code',
+  },
+  {
+    kinds: ['print'],
+    from: ['created', 'received', 'started'],
+    trigger: 'print.cancel',
+    to: 'ended',
+    effect: 'cancel: finished with the cancelled code',
+  },
+  {
+    kinds: ['recognition'],
+    from: ['created'],
+    trigger: 'recognition.bound',
+    to: 'received',
+    effect: 'a scan task names the address: the one scan this task serves',
+  },
+  {
+    kinds: ['recognition'],
+    from: ['created', 'received'],
+    trigger: 'recognition.finished',
+    to: 'ended',
+    effect: 'every student result is queued and the end callback with them',
+  },
+  {
+    kinds: ['scan', 'print'],
+    from: ['created', 'received', 'started'],
+    trigger: 'unbind',
+    to: 'ended',
+    effect: 'the application unbound the box: finished with the unbound code, its final callback to that application',
+  },
+  {
+    kinds: ['scan', 'print', 'recognition'],
+    from: ['created', 'received', 'started', 'ended'],
+    trigger: 'expire',
+    to: 'ended',
+    effect: 'expires_at reached: the task and its files are destroyed',
+  },
 ];
 
 /** The transition a trigger makes from a state, or undefined when it makes none. */
@@ -77,5 +156,7 @@ export function targetOf(kind: TaskKind, trigger: TaskTrigger): TaskState {
 
 /** Every state a trigger may leave from, for a kind (the repository's `WHERE state IN (…)`). */
 export function sourcesOf(kind: TaskKind, trigger: TaskTrigger): TaskState[] {
-  return [...new Set(TRANSITIONS.filter((t) => t.trigger === trigger && t.kinds.includes(kind)).flatMap((t) => t.from))];
+  return [
+    ...new Set(TRANSITIONS.filter((t) => t.trigger === trigger && t.kinds.includes(kind)).flatMap((t) => t.from)),
+  ];
 }

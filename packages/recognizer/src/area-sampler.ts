@@ -43,8 +43,21 @@ export function strokeRadius(r: number, pxmm: number): number {
  * `local`: on a page with bands, streaks or uneven light (page-quality.ts), the paper at each
  * sample from the ring just outside the area (local-paper.ts) instead of the 8 mm paper map.
  */
-export function sampleArea(img: GreyImage, h: Homography, paper: PaperMap, black: number, streaks: Uint8Array, cx: number, cy: number, w: number, hh: number, pxmm: number, local?: LocalPaper | null): AreaSample {
-  const rx = strokeRadius(w / 2, pxmm), ry = strokeRadius(hh / 2, pxmm);
+export function sampleArea(
+  img: GreyImage,
+  h: Homography,
+  paper: PaperMap,
+  black: number,
+  streaks: Uint8Array,
+  cx: number,
+  cy: number,
+  w: number,
+  hh: number,
+  pxmm: number,
+  local?: LocalPaper | null,
+): AreaSample {
+  const rx = strokeRadius(w / 2, pxmm),
+    ry = strokeRadius(hh / 2, pxmm);
   const c = apply(h, cx, cy);
   const [a, b, d, e] = jacobian(h, cx, cy);
   const p = local ? local(0, 0) : paper.level(c.x, c.y);
@@ -53,51 +66,102 @@ export function sampleArea(img: GreyImage, h: Homography, paper: PaperMap, black
   // where a step covers several pixels, their mean (noise averages, strokes stay).
   const step = Math.max(1 / pxmm, 0.15);
   const box = Math.max(1, Math.min(3, Math.floor(step * pxmm)));
-  const cols = Math.max(1, Math.round((2 * rx) / step)), rows = Math.max(1, Math.round((2 * ry) / step));
+  const cols = Math.max(1, Math.round((2 * rx) / step)),
+    rows = Math.max(1, Math.round((2 * ry) / step));
   const grid = new Float32Array(cols * rows).fill(NaN);
   const inner = new Uint8Array(cols * rows);
-  const W = img.width, H = img.height, data = img.data;
-  const irx = (w / 2) * INNER, iry = (hh / 2) * INNER;
-  let n = 0, sum = 0, sum2 = 0;
+  const W = img.width,
+    H = img.height,
+    data = img.data;
+  const irx = (w / 2) * INNER,
+    iry = (hh / 2) * INNER;
+  let n = 0,
+    sum = 0,
+    sum2 = 0;
   for (let j = 0; j < rows; j++) {
     const v = -ry + (j + 0.5) * ((2 * ry) / rows);
     for (let i = 0; i < cols; i++) {
       const u = -rx + (i + 0.5) * ((2 * rx) / cols);
       const q = (u * u) / (rx * rx) + (v * v) / (ry * ry);
       if (q > 1) continue;
-      const x = Math.round(c.x + a * u + b * v - 0.5 - (box - 1) / 2), y = Math.round(c.y + d * u + e * v - 0.5 - (box - 1) / 2);
+      const x = Math.round(c.x + a * u + b * v - 0.5 - (box - 1) / 2),
+        y = Math.round(c.y + d * u + e * v - 0.5 - (box - 1) / 2);
       if (x < 0 || y < 0 || x + box > W || y + box > H) continue;
-      let s = 0, m = 0;
-      for (let yy = y; yy < y + box; yy++) for (let xx = x; xx < x + box; xx++) if (streaks[xx] !== 1) { s += data[yy * W + xx]!; m++; }
+      let s = 0,
+        m = 0;
+      for (let yy = y; yy < y + box; yy++)
+        for (let xx = x; xx < x + box; xx++)
+          if (streaks[xx] !== 1) {
+            s += data[yy * W + xx]!;
+            m++;
+          }
       if (m === 0) continue;
       const pl = local ? local(u, v) : p;
       const k = Math.max(-0.5, Math.min(1.2, (pl - s / m) / (local ? Math.max(pl - black, 20) : range)));
       grid[j * cols + i] = k;
-      if ((u * u) / (irx * irx) + (v * v) / (iry * iry) <= 1) { inner[j * cols + i] = 1; n++; sum += k; sum2 += k * k; }
+      if ((u * u) / (irx * irx) + (v * v) / (iry * iry) <= 1) {
+        inner[j * cols + i] = 1;
+        n++;
+        sum += k;
+        sum2 += k * k;
+      }
     }
   }
   const mean = n > 0 ? sum / n : 0;
   const sd = n > 1 ? Math.sqrt(Math.max(0, sum2 / n - mean * mean)) : 0;
-  return { grid, cols, rows, step: (2 * rx) / cols, inner, mean, sd, outline: outlineDarkness(img, c, a, b, d, e, w / 2, hh / 2, p, range), paper: p, range };
+  return {
+    grid,
+    cols,
+    rows,
+    step: (2 * rx) / cols,
+    inner,
+    mean,
+    sd,
+    outline: outlineDarkness(img, c, a, b, d, e, w / 2, hh / 2, p, range),
+    paper: p,
+    range,
+  };
 }
 
 /** Bilinear grey value; the outline is thinner than a pixel at 100 dpi, so nearest would jitter. */
 function bilinear(img: GreyImage, x: number, y: number): number {
-  const fx = x - 0.5, fy = y - 0.5;
-  const x0 = Math.floor(fx), y0 = Math.floor(fy);
+  const fx = x - 0.5,
+    fy = y - 0.5;
+  const x0 = Math.floor(fx),
+    y0 = Math.floor(fy);
   if (x0 < 0 || y0 < 0 || x0 + 1 >= img.width || y0 + 1 >= img.height) return NaN;
-  const ax = fx - x0, ay = fy - y0, k = y0 * img.width + x0, D = img.data;
-  return (D[k]! * (1 - ax) + D[k + 1]! * ax) * (1 - ay) + (D[k + img.width]! * (1 - ax) + D[k + img.width + 1]! * ax) * ay;
+  const ax = fx - x0,
+    ay = fy - y0,
+    k = y0 * img.width + x0,
+    D = img.data;
+  return (
+    (D[k]! * (1 - ax) + D[k + 1]! * ax) * (1 - ay) + (D[k + img.width]! * (1 - ax) + D[k + img.width + 1]! * ax) * ay
+  );
 }
 
-const DIRECTIONS = Array.from({ length: 24 }, (_, t) => [Math.cos((t / 24) * Math.PI * 2), Math.sin((t / 24) * Math.PI * 2)] as const);
+const DIRECTIONS = Array.from(
+  { length: 24 },
+  (_, t) => [Math.cos((t / 24) * Math.PI * 2), Math.sin((t / 24) * Math.PI * 2)] as const,
+);
 
-function outlineDarkness(img: GreyImage, c: { x: number; y: number }, a: number, b: number, d: number, e: number, rx: number, ry: number, paper: number, range: number): number {
+function outlineDarkness(
+  img: GreyImage,
+  c: { x: number; y: number },
+  a: number,
+  b: number,
+  d: number,
+  e: number,
+  rx: number,
+  ry: number,
+  paper: number,
+  range: number,
+): number {
   const peaks: number[] = [];
   for (const [ct, st] of DIRECTIONS) {
     let peak = -Infinity;
     for (let r = 0.84; r <= 1.161; r += 0.04) {
-      const u = r * rx * ct, v = r * ry * st;
+      const u = r * rx * ct,
+        v = r * ry * st;
       const g = bilinear(img, c.x + a * u + b * v, c.y + d * u + e * v);
       if (!Number.isNaN(g)) peak = Math.max(peak, (paper - g) / range);
     }
@@ -109,14 +173,25 @@ function outlineDarkness(img: GreyImage, c: { x: number; y: number }, a: number,
 }
 
 /** Mean darkness of a small square (the identification strip's cells). */
-export function sampleSquare(img: GreyImage, h: Homography, x0: number, y0: number, size: number, pxmm: number): number {
+export function sampleSquare(
+  img: GreyImage,
+  h: Homography,
+  x0: number,
+  y0: number,
+  size: number,
+  pxmm: number,
+): number {
   const step = Math.max(1 / pxmm, size / 6);
-  let sum = 0, n = 0;
-  for (let y = y0 + step / 2; y < y0 + size; y += step) for (let x = x0 + step / 2; x < x0 + size; x += step) {
-    const q = apply(h, x, y);
-    const ix = Math.round(q.x - 0.5), iy = Math.round(q.y - 0.5);
-    if (ix < 0 || iy < 0 || ix >= img.width || iy >= img.height) continue;
-    sum += img.data[iy * img.width + ix]!; n++;
-  }
+  let sum = 0,
+    n = 0;
+  for (let y = y0 + step / 2; y < y0 + size; y += step)
+    for (let x = x0 + step / 2; x < x0 + size; x += step) {
+      const q = apply(h, x, y);
+      const ix = Math.round(q.x - 0.5),
+        iy = Math.round(q.y - 0.5);
+      if (ix < 0 || iy < 0 || ix >= img.width || iy >= img.height) continue;
+      sum += img.data[iy * img.width + ix]!;
+      n++;
+    }
   return n === 0 ? 255 : sum / n;
 }

@@ -22,12 +22,24 @@ export function isBlank(thumb: GreyImage): boolean {
   const dark = firstPaper * DARK;
   const backing = new Uint8Array(n);
   const stack: number[] = [];
-  const seed = (k: number) => { if (!backing[k] && data[k]! < dark) { backing[k] = 1; stack.push(k); } };
-  for (let x = 0; x < W; x++) { seed(x); seed((H - 1) * W + x); }
-  for (let y = 0; y < H; y++) { seed(y * W); seed(y * W + W - 1); }
+  const seed = (k: number) => {
+    if (!backing[k] && data[k]! < dark) {
+      backing[k] = 1;
+      stack.push(k);
+    }
+  };
+  for (let x = 0; x < W; x++) {
+    seed(x);
+    seed((H - 1) * W + x);
+  }
+  for (let y = 0; y < H; y++) {
+    seed(y * W);
+    seed(y * W + W - 1);
+  }
   while (stack.length) {
     const k = stack.pop()!;
-    const x = k % W, y = (k - x) / W;
+    const x = k % W,
+      y = (k - x) / W;
     if (x > 0) seed(k - 1);
     if (x < W - 1) seed(k + 1);
     if (y > 0) seed(k - W);
@@ -36,7 +48,11 @@ export function isBlank(thumb: GreyImage): boolean {
   // The paper level and the ink on the sheet, without the backing.
   const hist = new Uint32Array(256);
   let sheet = 0;
-  for (let k = 0; k < n; k++) if (!backing[k]) { hist[data[k]!]!++; sheet++; }
+  for (let k = 0; k < n; k++)
+    if (!backing[k]) {
+      hist[data[k]!]!++;
+      sheet++;
+    }
   if (sheet < n * MIN_SHEET) {
     // Mostly "backing": a cast shadow over the sheet's edge reads as such too. Taken as a
     // sheet after all when the whole image is light somewhere and nothing on it is dark
@@ -47,8 +63,15 @@ export function isBlank(thumb: GreyImage): boolean {
     for (let k = 0; k < n; k++) if (data[k]! < local(k) * DARK) ink++;
     return ink / n < MAX_INK;
   }
-  let acc = 0, paper = 255;
-  for (let v = 0; v < 256; v++) { acc += hist[v]!; if (acc >= 0.9 * sheet) { paper = v; break; } }
+  let acc = 0,
+    paper = 255;
+  for (let v = 0; v < 256; v++) {
+    acc += hist[v]!;
+    if (acc >= 0.9 * sheet) {
+      paper = v;
+      break;
+    }
+  }
   if (paper < MIN_PAPER) return false;
   // Ink is dark against the paper right around it (docs/cards.md, section 5, step 4): a cast
   // shadow or a lighting gradient over a blank back darkens its paper, not into ink.
@@ -65,40 +88,48 @@ export function isBlank(thumb: GreyImage): boolean {
  * darkest of the blocks around.
  */
 function localPaper(t: GreyImage): (k: number) => number {
-  const B = 4, R = 3;
-  const bw = Math.ceil(t.width / B), bh = Math.ceil(t.height / B);
+  const B = 4,
+    R = 3;
+  const bw = Math.ceil(t.width / B),
+    bh = Math.ceil(t.height / B);
   const blocks = new Uint8Array(bw * bh);
-  for (let y = 0; y < t.height; y++) for (let x = 0; x < t.width; x++) {
-    const i = Math.floor(y / B) * bw + Math.floor(x / B);
-    const v = t.data[y * t.width + x]!;
-    if (v > blocks[i]!) blocks[i] = v;
-  }
+  for (let y = 0; y < t.height; y++)
+    for (let x = 0; x < t.width; x++) {
+      const i = Math.floor(y / B) * bw + Math.floor(x / B);
+      const v = t.data[y * t.width + x]!;
+      if (v > blocks[i]!) blocks[i] = v;
+    }
   const pass = (src: Uint8Array, max: boolean, dx: number, dy: number) => {
     const out = new Uint8Array(bw * bh);
-    for (let y = 0; y < bh; y++) for (let x = 0; x < bw; x++) {
-      let m = max ? 0 : 255;
-      for (let k = -R; k <= R; k++) {
-        const xx = x + k * dx, yy = y + k * dy;
-        if (xx < 0 || yy < 0 || xx >= bw || yy >= bh) continue;
-        const v = src[yy * bw + xx]!;
-        m = max ? Math.max(m, v) : Math.min(m, v);
+    for (let y = 0; y < bh; y++)
+      for (let x = 0; x < bw; x++) {
+        let m = max ? 0 : 255;
+        for (let k = -R; k <= R; k++) {
+          const xx = x + k * dx,
+            yy = y + k * dy;
+          if (xx < 0 || yy < 0 || xx >= bw || yy >= bh) continue;
+          const v = src[yy * bw + xx]!;
+          m = max ? Math.max(m, v) : Math.min(m, v);
+        }
+        out[y * bw + x] = m;
       }
-      out[y * bw + x] = m;
-    }
     return out;
   };
   const closed = pass(pass(pass(pass(blocks, true, 1, 0), true, 0, 1), false, 1, 0), false, 0, 1);
   // A block astride a shadow's edge took the lit side's level: each pixel takes the darkest of
   // its block and the blocks around it.
   const near = new Uint8Array(bw * bh);
-  for (let y = 0; y < bh; y++) for (let x = 0; x < bw; x++) {
-    let m = 255;
-    for (let dy = -1; dy <= 1; dy++) for (let dx = -1; dx <= 1; dx++) {
-      const xx = x + dx, yy = y + dy;
-      if (xx >= 0 && yy >= 0 && xx < bw && yy < bh) m = Math.min(m, closed[yy * bw + xx]!);
+  for (let y = 0; y < bh; y++)
+    for (let x = 0; x < bw; x++) {
+      let m = 255;
+      for (let dy = -1; dy <= 1; dy++)
+        for (let dx = -1; dx <= 1; dx++) {
+          const xx = x + dx,
+            yy = y + dy;
+          if (xx >= 0 && yy >= 0 && xx < bw && yy < bh) m = Math.min(m, closed[yy * bw + xx]!);
+        }
+      near[y * bw + x] = m;
     }
-    near[y * bw + x] = m;
-  }
   return (k) => near[Math.floor(Math.floor(k / t.width) / B) * bw + Math.floor((k % t.width) / B)]!;
 }
 
@@ -106,6 +137,9 @@ function percentile(data: Uint8Array, q: number): number {
   const hist = new Uint32Array(256);
   for (let i = 0; i < data.length; i++) hist[data[i]!]!++;
   let acc = 0;
-  for (let v = 0; v < 256; v++) { acc += hist[v]!; if (acc >= q * data.length) return v; }
+  for (let v = 0; v < 256; v++) {
+    acc += hist[v]!;
+    if (acc >= q * data.length) return v;
+  }
   return 255;
 }

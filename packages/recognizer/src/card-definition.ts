@@ -39,14 +39,18 @@ export function validateCardDefinition(input: unknown): string[] {
   if (!isObject(input)) return ['definition: must be a JSON object'];
   const known = new Set(['$schema', 'id', 'title', 'qrcode', 'student_number', 'duplex', 'chapters']);
   for (const k of Object.keys(input)) if (!known.has(k)) p.push(`${k}: unknown field`);
-  if (typeof input.id !== 'string' || !LIMITS.idPattern.test(input.id)) p.push('id: 1-64 characters of A-Z a-z 0-9 . _ -');
-  if (input.title !== undefined && (typeof input.title !== 'string' || input.title.length > LIMITS.titleMax)) p.push(`title: string of at most ${LIMITS.titleMax} characters`);
+  if (typeof input.id !== 'string' || !LIMITS.idPattern.test(input.id))
+    p.push('id: 1-64 characters of A-Z a-z 0-9 . _ -');
+  if (input.title !== undefined && (typeof input.title !== 'string' || input.title.length > LIMITS.titleMax))
+    p.push(`title: string of at most ${LIMITS.titleMax} characters`);
   // QR modules must stay >= 0.9 mm to survive 100-dpi scans, which bounds the content length.
-  if (typeof input.qrcode !== 'string' || input.qrcode.length < 1 || input.qrcode.length > LIMITS.qrcodeMax) p.push(`qrcode: string of 1-${LIMITS.qrcodeMax} characters`);
+  if (typeof input.qrcode !== 'string' || input.qrcode.length < 1 || input.qrcode.length > LIMITS.qrcodeMax)
+    p.push(`qrcode: string of 1-${LIMITS.qrcodeMax} characters`);
   const sn = input.student_number;
   if (!isObject(sn)) p.push('student_number: object with type "bubbles" or "barcode"');
   else if (sn.type === 'bubbles') {
-    if (!isInt(sn.digits, LIMITS.digitsMin, LIMITS.digitsMax)) p.push(`student_number.digits: integer ${LIMITS.digitsMin}-${LIMITS.digitsMax}`);
+    if (!isInt(sn.digits, LIMITS.digitsMin, LIMITS.digitsMax))
+      p.push(`student_number.digits: integer ${LIMITS.digitsMin}-${LIMITS.digitsMax}`);
     for (const k of Object.keys(sn)) if (k !== 'type' && k !== 'digits') p.push(`student_number.${k}: unknown field`);
   } else if (sn.type === 'barcode') {
     for (const k of Object.keys(sn)) if (k !== 'type') p.push(`student_number.${k}: unknown field`);
@@ -57,11 +61,17 @@ export function validateCardDefinition(input: unknown): string[] {
   } else {
     input.chapters.forEach((c: unknown, i) => {
       const at = `chapters[${i}]`;
-      if (!isObject(c)) { p.push(`${at}: object`); return; }
-      for (const k of Object.keys(c)) if (!['title', 'areas', 'columns', 'new_side'].includes(k)) p.push(`${at}.${k}: unknown field`);
+      if (!isObject(c)) {
+        p.push(`${at}: object`);
+        return;
+      }
+      for (const k of Object.keys(c))
+        if (!['title', 'areas', 'columns', 'new_side'].includes(k)) p.push(`${at}.${k}: unknown field`);
       if (!isInt(c.areas, 1, LIMITS.areasMax)) p.push(`${at}.areas: integer 1-${LIMITS.areasMax}`);
-      if (c.columns !== undefined && !isInt(c.columns, 1, LIMITS.columnsMax)) p.push(`${at}.columns: integer 1-${LIMITS.columnsMax}`);
-      if (c.title !== undefined && (typeof c.title !== 'string' || c.title.length > LIMITS.titleMax)) p.push(`${at}.title: string of at most ${LIMITS.titleMax} characters`);
+      if (c.columns !== undefined && !isInt(c.columns, 1, LIMITS.columnsMax))
+        p.push(`${at}.columns: integer 1-${LIMITS.columnsMax}`);
+      if (c.title !== undefined && (typeof c.title !== 'string' || c.title.length > LIMITS.titleMax))
+        p.push(`${at}.title: string of at most ${LIMITS.titleMax} characters`);
       if (c.new_side !== undefined && typeof c.new_side !== 'boolean') p.push(`${at}.new_side: boolean`);
     });
   }

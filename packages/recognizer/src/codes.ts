@@ -18,7 +18,11 @@ function ensureZxing(): Promise<unknown> {
 }
 
 /** A module matrix, row-major, 1 = dark. */
-export interface ModuleMatrix { cols: number; rows: number; data: Uint8Array }
+export interface ModuleMatrix {
+  cols: number;
+  rows: number;
+  data: Uint8Array;
+}
 
 async function write(content: string, format: 'QRCode' | 'Code128', ecLevel?: string): Promise<ModuleMatrix> {
   await ensureZxing();
@@ -48,13 +52,23 @@ type ReadInput = Parameters<typeof readBarcodes>[0];
 function toImageData(img: GreyImage): ReadInput {
   const rgba = new Uint8ClampedArray(img.width * img.height * 4);
   const g = img.data;
-  for (let i = 0, j = 0; i < g.length; i++, j += 4) { rgba[j] = rgba[j + 1] = rgba[j + 2] = g[i]!; rgba[j + 3] = 255; }
+  for (let i = 0, j = 0; i < g.length; i++, j += 4) {
+    rgba[j] = rgba[j + 1] = rgba[j + 2] = g[i]!;
+    rgba[j + 3] = 255;
+  }
   return { data: rgba, width: img.width, height: img.height, colorSpace: 'srgb' } as unknown as ReadInput;
 }
 
 export async function readCode(img: GreyImage, format: 'QRCode' | 'Code128', harder = false): Promise<string | null> {
   await ensureZxing();
-  const opts: ReaderOptions = { formats: [format], tryHarder: harder, tryRotate: harder, tryInvert: false, tryDownscale: true, maxNumberOfSymbols: 1 };
+  const opts: ReaderOptions = {
+    formats: [format],
+    tryHarder: harder,
+    tryRotate: harder,
+    tryInvert: false,
+    tryDownscale: true,
+    maxNumberOfSymbols: 1,
+  };
   const res = await readBarcodes(toImageData(img), opts);
   const hit = res.find((r) => r.isValid && r.text.length > 0);
   return hit ? hit.text : null;

@@ -5,9 +5,24 @@ import type { GreyImage } from './grey-image.ts';
 import { CORNER_KEEP_OUT, FIDUCIAL_INSET, FIDUCIAL_LARGE, FIDUCIAL_SMALL, PAGE, type Corner } from './page-frame.ts';
 import type { Pt } from './homography.ts';
 
-export interface FoundFiducial { imageCorner: Corner; x: number; y: number; areaMm2: number; black: number }
+export interface FoundFiducial {
+  imageCorner: Corner;
+  x: number;
+  y: number;
+  areaMm2: number;
+  black: number;
+}
 
-interface Blob { area: number; sx: number; sy: number; x0: number; y0: number; x1: number; y1: number; touchesEdge: boolean }
+interface Blob {
+  area: number;
+  sx: number;
+  sy: number;
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+  touchesEdge: boolean;
+}
 
 /** Pixels per millimetre, assuming the scan covers the A4 page (true for flatbed and ADF). */
 export function estimateScale(img: GreyImage): number {
@@ -17,15 +32,22 @@ export function estimateScale(img: GreyImage): number {
 function percentile(values: Uint8Array, lo: number, hi: number, step: number, q: number): number {
   const hist = new Uint32Array(256);
   let n = 0;
-  for (let i = lo; i < hi; i += step) { hist[values[i]!]!++; n++; }
+  for (let i = lo; i < hi; i += step) {
+    hist[values[i]!]!++;
+    n++;
+  }
   let acc = 0;
   const target = q * n;
-  for (let v = 0; v < 256; v++) { acc += hist[v]!; if (acc >= target) return v; }
+  for (let v = 0; v < 256; v++) {
+    acc += hist[v]!;
+    if (acc >= target) return v;
+  }
   return 255;
 }
 
 function plainBlobs(t: GreyImage, wx0: number, wy0: number, wx1: number, wy1: number): Blob[] {
-  const w = wx1 - wx0, h = wy1 - wy0;
+  const w = wx1 - wx0,
+    h = wy1 - wy0;
   const win = new Uint8Array(w * h);
   for (let y = 0; y < h; y++) win.set(t.data.subarray((wy0 + y) * t.width + wx0, (wy0 + y) * t.width + wx1), y * w);
   const paper = percentile(win, 0, win.length, 1, 0.9);
@@ -42,19 +64,55 @@ function darkBlobs(w: number, h: number, wx0: number, wy0: number, dark: (i: num
   for (let i = 0; i < w * h; i++) {
     if (seen[i] || !dark(i)) continue;
     const b: Blob = { area: 0, sx: 0, sy: 0, x0: w, y0: h, x1: 0, y1: 0, touchesEdge: false };
-    stack.push(i); seen[i] = 1;
+    stack.push(i);
+    seen[i] = 1;
     while (stack.length) {
       const j = stack.pop()!;
-      const x = j % w, y = (j - x) / w;
-      b.area++; b.sx += x; b.sy += y;
-      if (x < b.x0) b.x0 = x; if (x > b.x1) b.x1 = x; if (y < b.y0) b.y0 = y; if (y > b.y1) b.y1 = y;
+      const x = j % w,
+        y = (j - x) / w;
+      b.area++;
+      b.sx += x;
+      b.sy += y;
+      if (x < b.x0) b.x0 = x;
+      if (x > b.x1) b.x1 = x;
+      if (y < b.y0) b.y0 = y;
+      if (y > b.y1) b.y1 = y;
       if (x === 0 || y === 0 || x === w - 1 || y === h - 1) b.touchesEdge = true;
-      if (x > 0) { const k = j - 1; if (!seen[k] && dark(k)) { seen[k] = 1; stack.push(k); } }
-      if (x < w - 1) { const k = j + 1; if (!seen[k] && dark(k)) { seen[k] = 1; stack.push(k); } }
-      if (y > 0) { const k = j - w; if (!seen[k] && dark(k)) { seen[k] = 1; stack.push(k); } }
-      if (y < h - 1) { const k = j + w; if (!seen[k] && dark(k)) { seen[k] = 1; stack.push(k); } }
+      if (x > 0) {
+        const k = j - 1;
+        if (!seen[k] && dark(k)) {
+          seen[k] = 1;
+          stack.push(k);
+        }
+      }
+      if (x < w - 1) {
+        const k = j + 1;
+        if (!seen[k] && dark(k)) {
+          seen[k] = 1;
+          stack.push(k);
+        }
+      }
+      if (y > 0) {
+        const k = j - w;
+        if (!seen[k] && dark(k)) {
+          seen[k] = 1;
+          stack.push(k);
+        }
+      }
+      if (y < h - 1) {
+        const k = j + w;
+        if (!seen[k] && dark(k)) {
+          seen[k] = 1;
+          stack.push(k);
+        }
+      }
     }
-    b.x0 += wx0; b.x1 += wx0; b.y0 += wy0; b.y1 += wy0; b.sx += b.area * wx0; b.sy += b.area * wy0;
+    b.x0 += wx0;
+    b.x1 += wx0;
+    b.y0 += wy0;
+    b.y1 += wy0;
+    b.sx += b.area * wx0;
+    b.sy += b.area * wy0;
     blobs.push(b);
   }
   return blobs;
@@ -65,36 +123,65 @@ function darkBlobs(w: number, h: number, wx0: number, wy0: number, dark: (i: num
  * connected to the square itself, so that the scanner's dark backing or anything else dark in
  * the window cannot pull the centre.
  */
-function plainRefine(img: GreyImage, cx: number, cy: number, halfPx: number): { x: number; y: number; areaPx: number; black: number } {
-  const x0 = Math.max(0, Math.floor(cx - halfPx)), x1 = Math.min(img.width, Math.ceil(cx + halfPx));
-  const y0 = Math.max(0, Math.floor(cy - halfPx)), y1 = Math.min(img.height, Math.ceil(cy + halfPx));
-  const w = x1 - x0, h = y1 - y0;
+function plainRefine(
+  img: GreyImage,
+  cx: number,
+  cy: number,
+  halfPx: number,
+): { x: number; y: number; areaPx: number; black: number } {
+  const x0 = Math.max(0, Math.floor(cx - halfPx)),
+    x1 = Math.min(img.width, Math.ceil(cx + halfPx));
+  const y0 = Math.max(0, Math.floor(cy - halfPx)),
+    y1 = Math.min(img.height, Math.ceil(cy + halfPx));
+  const w = x1 - x0,
+    h = y1 - y0;
   if (w <= 0 || h <= 0) return { x: cx, y: cy, areaPx: 0, black: 0 };
   const hist = new Uint32Array(256);
   for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) hist[img.data[y * img.width + x]!]!++;
   const n = w * h;
-  const pct = (q: number) => { let acc = 0; for (let v = 0; v < 256; v++) { acc += hist[v]!; if (acc >= q * n) return v; } return 255; };
-  const black = pct(0.05), paper = pct(0.95);
+  const pct = (q: number) => {
+    let acc = 0;
+    for (let v = 0; v < 256; v++) {
+      acc += hist[v]!;
+      if (acc >= q * n) return v;
+    }
+    return 255;
+  };
+  const black = pct(0.05),
+    paper = pct(0.95);
   const thr = (black + paper) / 2;
   // Flood fill from the darkest pixel near the estimate.
-  let seed = -1, best = 256;
+  let seed = -1,
+    best = 256;
   const r = Math.max(1, Math.round(halfPx / 4));
-  for (let y = Math.max(y0, Math.round(cy) - r); y < Math.min(y1, Math.round(cy) + r); y++) for (let x = Math.max(x0, Math.round(cx) - r); x < Math.min(x1, Math.round(cx) + r); x++) {
-    const v = img.data[y * img.width + x]!;
-    if (v < best) { best = v; seed = (y - y0) * w + (x - x0); }
-  }
+  for (let y = Math.max(y0, Math.round(cy) - r); y < Math.min(y1, Math.round(cy) + r); y++)
+    for (let x = Math.max(x0, Math.round(cx) - r); x < Math.min(x1, Math.round(cx) + r); x++) {
+      const v = img.data[y * img.width + x]!;
+      if (v < best) {
+        best = v;
+        seed = (y - y0) * w + (x - x0);
+      }
+    }
   if (seed < 0 || best >= thr) return { x: cx, y: cy, areaPx: 0, black };
   const seen = new Uint8Array(w * h);
   const stack = [seed];
   seen[seed] = 1;
-  let sx = 0, sy = 0, c = 0;
+  let sx = 0,
+    sy = 0,
+    c = 0;
   while (stack.length) {
     const k = stack.pop()!;
-    const x = k % w, y = (k - x) / w;
-    sx += x; sy += y; c++;
+    const x = k % w,
+      y = (k - x) / w;
+    sx += x;
+    sy += y;
+    c++;
     for (const kk of [x > 0 ? k - 1 : -1, x < w - 1 ? k + 1 : -1, y > 0 ? k - w : -1, y < h - 1 ? k + w : -1]) {
       if (kk < 0 || seen[kk]) continue;
-      if (img.data[(y0 + Math.floor(kk / w)) * img.width + x0 + (kk % w)]! < thr) { seen[kk] = 1; stack.push(kk); }
+      if (img.data[(y0 + Math.floor(kk / w)) * img.width + x0 + (kk % w)]! < thr) {
+        seen[kk] = 1;
+        stack.push(kk);
+      }
     }
   }
   return { x: x0 + sx / c + 0.5, y: y0 + sy / c + 0.5, areaPx: c, black };
@@ -102,17 +189,26 @@ function plainRefine(img: GreyImage, cx: number, cy: number, halfPx: number): { 
 
 /** Separable running maximum (or minimum) over ±r pixels of a w×h window. */
 function runningExtreme(src: Float32Array, w: number, h: number, r: number, max: boolean): Float32Array {
-  const tmp = new Float32Array(w * h), out = new Float32Array(w * h);
-  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) {
-    let m = max ? -Infinity : Infinity;
-    for (let k = Math.max(0, x - r); k <= Math.min(w - 1, x + r); k++) { const v = src[y * w + k]!; m = max ? (Math.max(v , m)) : (Math.min(v , m)); }
-    tmp[y * w + x] = m;
-  }
-  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) {
-    let m = max ? -Infinity : Infinity;
-    for (let k = Math.max(0, y - r); k <= Math.min(h - 1, y + r); k++) { const v = tmp[k * w + x]!; m = max ? (Math.max(v , m)) : (Math.min(v , m)); }
-    out[y * w + x] = m;
-  }
+  const tmp = new Float32Array(w * h),
+    out = new Float32Array(w * h);
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) {
+      let m = max ? -Infinity : Infinity;
+      for (let k = Math.max(0, x - r); k <= Math.min(w - 1, x + r); k++) {
+        const v = src[y * w + k]!;
+        m = max ? Math.max(v, m) : Math.min(v, m);
+      }
+      tmp[y * w + x] = m;
+    }
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) {
+      let m = max ? -Infinity : Infinity;
+      for (let k = Math.max(0, y - r); k <= Math.min(h - 1, y + r); k++) {
+        const v = tmp[k * w + x]!;
+        m = max ? Math.max(v, m) : Math.min(v, m);
+      }
+      out[y * w + x] = m;
+    }
   return out;
 }
 
@@ -122,9 +218,21 @@ function runningExtreme(src: Float32Array, w: number, h: number, r: number, max:
  * gradients and grey patches, whose edges are longer than a mark, are paper and the marks are
  * dark against the paper right around them.
  */
-interface Flat { norm: Float32Array; bg: Float32Array; thr: number }
+interface Flat {
+  norm: Float32Array;
+  bg: Float32Array;
+  thr: number;
+}
 
-function flatField(t: GreyImage, wx0: number, wy0: number, w: number, h: number, r: number, skip: Uint8Array): Flat | null {
+function flatField(
+  t: GreyImage,
+  wx0: number,
+  wy0: number,
+  w: number,
+  h: number,
+  r: number,
+  skip: Uint8Array,
+): Flat | null {
   const win = new Float32Array(w * h);
   // Columns on an ADF streak take the nearest clear column's grey (a streak through the
   // window would otherwise join the mark to the window's edge).
@@ -134,7 +242,8 @@ function flatField(t: GreyImage, wx0: number, wy0: number, w: number, h: number,
     while (k < w && skip[wx0 + x - k] && skip[wx0 + x + k]) k++;
     from[x] = !skip[wx0 + x] ? x : x - k >= 0 && !skip[wx0 + x - k] ? x - k : Math.min(w - 1, x + k);
   }
-  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) win[y * w + x] = t.data[(wy0 + y) * t.width + wx0 + from[x]!]!;
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) win[y * w + x] = t.data[(wy0 + y) * t.width + wx0 + from[x]!]!;
   const bg = runningExtreme(runningExtreme(win, w, h, r, true), w, h, r, false);
   const norm = new Float32Array(w * h);
   for (let i = 0; i < w * h; i++) norm[i] = win[i]! / Math.max(1, bg[i]!);
@@ -147,8 +256,17 @@ function flatField(t: GreyImage, wx0: number, wy0: number, w: number, h: number,
   return { norm, bg, thr: (1 + darkest) / 2 };
 }
 
-function blobsInWindow(t: GreyImage, wx0: number, wy0: number, wx1: number, wy1: number, tmm: number, skip: Uint8Array): { blobs: Blob[]; flat: Flat | null } {
-  const w = wx1 - wx0, h = wy1 - wy0;
+function blobsInWindow(
+  t: GreyImage,
+  wx0: number,
+  wy0: number,
+  wx1: number,
+  wy1: number,
+  tmm: number,
+  skip: Uint8Array,
+): { blobs: Blob[]; flat: Flat | null } {
+  const w = wx1 - wx0,
+    h = wy1 - wy0;
   const flat = flatField(t, wx0, wy0, w, h, Math.round(6 * tmm), skip);
   if (!flat) return { blobs: [], flat };
   // Dark against the local paper, then closed over 1 mm: a line where the toner ran short
@@ -168,31 +286,68 @@ function blobsInWindow(t: GreyImage, wx0: number, wy0: number, wx1: number, wy1:
  * pixel (a square, rotated or not, is convex; a line where the toner ran short is bridged).
  * Nothing outside the box counts, so the scanner's dark backing cannot pull the centre.
  */
-function refine(img: GreyImage, bx0: number, by0: number, bx1: number, by1: number, paperAt: (x: number, y: number) => number, thr: number, streaks: Uint8Array): { x: number; y: number; areaPx: number; black: number } {
-  const x0 = Math.max(0, Math.floor(bx0)), x1 = Math.min(img.width, Math.ceil(bx1));
-  const y0 = Math.max(0, Math.floor(by0)), y1 = Math.min(img.height, Math.ceil(by1));
-  const w = x1 - x0, h = y1 - y0;
+function refine(
+  img: GreyImage,
+  bx0: number,
+  by0: number,
+  bx1: number,
+  by1: number,
+  paperAt: (x: number, y: number) => number,
+  thr: number,
+  streaks: Uint8Array,
+): { x: number; y: number; areaPx: number; black: number } {
+  const x0 = Math.max(0, Math.floor(bx0)),
+    x1 = Math.min(img.width, Math.ceil(bx1));
+  const y0 = Math.max(0, Math.floor(by0)),
+    y1 = Math.min(img.height, Math.ceil(by1));
+  const w = x1 - x0,
+    h = y1 - y0;
   if (w <= 0 || h <= 0) return { x: 0, y: 0, areaPx: 0, black: 0 };
   const hist = new Uint32Array(256);
   const mask = new Uint8Array(w * h);
-  for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) {
-    const v = img.data[y * img.width + x]!;
-    hist[v]!++;
-    if (v < paperAt(x, y) * thr && streaks[x] !== 1) mask[(y - y0) * w + (x - x0)] = 1;
+  for (let y = y0; y < y1; y++)
+    for (let x = x0; x < x1; x++) {
+      const v = img.data[y * img.width + x]!;
+      hist[v]!++;
+      if (v < paperAt(x, y) * thr && streaks[x] !== 1) mask[(y - y0) * w + (x - x0)] = 1;
+    }
+  let acc = 0,
+    black = 0;
+  for (let v = 0; v < 256; v++) {
+    acc += hist[v]!;
+    if (acc >= 0.05 * w * h) {
+      black = v;
+      break;
+    }
   }
-  let acc = 0, black = 0;
-  for (let v = 0; v < 256; v++) { acc += hist[v]!; if (acc >= 0.05 * w * h) { black = v; break; } }
   const filled = new Uint8Array(w * h);
   for (let x = 0; x < w; x++) {
-    let a = -1, b = -1;
-    for (let y = 0; y < h; y++) if (mask[y * w + x]) { if (a < 0) a = y; b = y; }
+    let a = -1,
+      b = -1;
+    for (let y = 0; y < h; y++)
+      if (mask[y * w + x]) {
+        if (a < 0) a = y;
+        b = y;
+      }
     if (a >= 0) for (let y = a; y <= b; y++) filled[y * w + x] = 1;
   }
-  let sx = 0, sy = 0, c = 0;
+  let sx = 0,
+    sy = 0,
+    c = 0;
   for (let y = 0; y < h; y++) {
-    let a = -1, b = -1;
-    for (let x = 0; x < w; x++) if (filled[y * w + x]) { if (a < 0) a = x; b = x; }
-    if (a >= 0) for (let x = a; x <= b; x++) { sx += x; sy += y; c++; }
+    let a = -1,
+      b = -1;
+    for (let x = 0; x < w; x++)
+      if (filled[y * w + x]) {
+        if (a < 0) a = x;
+        b = x;
+      }
+    if (a >= 0)
+      for (let x = a; x <= b; x++) {
+        sx += x;
+        sy += y;
+        c++;
+      }
   }
   if (c === 0) return { x: 0, y: 0, areaPx: 0, black };
   return { x: x0 + sx / c + 0.5, y: y0 + sy / c + 0.5, areaPx: c, black };
@@ -200,12 +355,18 @@ function refine(img: GreyImage, bx0: number, by0: number, bx1: number, by1: numb
 
 /** Area of a whole small or large square (±2 % print and scan scale, edge blur): 36 or 81 mm². */
 function wholeSquare(areaMm2: number): boolean {
-  const small = FIDUCIAL_SMALL ** 2, large = FIDUCIAL_LARGE ** 2;
+  const small = FIDUCIAL_SMALL ** 2,
+    large = FIDUCIAL_LARGE ** 2;
   return (areaMm2 >= small * 0.86 && areaMm2 <= small * 1.16) || (areaMm2 >= large * 0.88 && areaMm2 <= large * 1.14);
 }
 
 /** The fiducial found in each image corner (absent where none qualifies). */
-export function findFiducials(img: GreyImage, thumb: GreyImage, factor: number, streaks: Uint8Array = new Uint8Array(img.width)): FoundFiducial[] {
+export function findFiducials(
+  img: GreyImage,
+  thumb: GreyImage,
+  factor: number,
+  streaks: Uint8Array = new Uint8Array(img.width),
+): FoundFiducial[] {
   const pxmm = estimateScale(img);
   const tmm = pxmm / factor;
   const skip = new Uint8Array(thumb.width + 1);
@@ -215,10 +376,13 @@ export function findFiducials(img: GreyImage, thumb: GreyImage, factor: number, 
   for (const corner of ['tl', 'tr', 'bl', 'br'] as const) {
     const right = corner === 'tr' || corner === 'br';
     const bottom = corner === 'bl' || corner === 'br';
-    const wx0 = right ? thumb.width - win : 0, wy0 = bottom ? thumb.height - win : 0;
+    const wx0 = right ? thumb.width - win : 0,
+      wy0 = bottom ? thumb.height - win : 0;
     const ex = right ? thumb.width - FIDUCIAL_INSET * tmm : FIDUCIAL_INSET * tmm;
     const ey = bottom ? thumb.height - FIDUCIAL_INSET * tmm : FIDUCIAL_INSET * tmm;
-    const found = plainFind(img, thumb, factor, tmm, pxmm, wx0, wy0, win, ex, ey) ?? flatFind(img, thumb, factor, tmm, pxmm, wx0, wy0, win, ex, ey, skip, streaks);
+    const found =
+      plainFind(img, thumb, factor, tmm, pxmm, wx0, wy0, win, ex, ey) ??
+      flatFind(img, thumb, factor, tmm, pxmm, wx0, wy0, win, ex, ey, skip, streaks);
     if (!found) continue;
     out.push({ imageCorner: corner, ...found });
   }
@@ -227,15 +391,26 @@ export function findFiducials(img: GreyImage, thumb: GreyImage, factor: number, 
 
 /** The square nearest the expected place among a window's blobs that have a corner mark's size and shape. */
 function nearestSquare(blobs: Blob[], tmm: number, ex: number, ey: number): Blob | undefined {
-  let best: Blob | undefined, bestD = Infinity;
+  let best: Blob | undefined,
+    bestD = Infinity;
   for (const b of blobs) {
     if (b.touchesEdge) continue;
-    const bw = (b.x1 - b.x0 + 1) / tmm, bh = (b.y1 - b.y0 + 1) / tmm;
-    if (bw < FIDUCIAL_SMALL * 0.6 || bh < FIDUCIAL_SMALL * 0.6 || bw > FIDUCIAL_LARGE * 1.45 || bh > FIDUCIAL_LARGE * 1.45) continue;
+    const bw = (b.x1 - b.x0 + 1) / tmm,
+      bh = (b.y1 - b.y0 + 1) / tmm;
+    if (
+      bw < FIDUCIAL_SMALL * 0.6 ||
+      bh < FIDUCIAL_SMALL * 0.6 ||
+      bw > FIDUCIAL_LARGE * 1.45 ||
+      bh > FIDUCIAL_LARGE * 1.45
+    )
+      continue;
     if (bw / bh > 1.4 || bh / bw > 1.4) continue;
     if (b.area / ((b.x1 - b.x0 + 1) * (b.y1 - b.y0 + 1)) < 0.6) continue;
     const d = Math.hypot(b.sx / b.area - ex, b.sy / b.area - ey);
-    if (d < bestD) { bestD = d; best = b; }
+    if (d < bestD) {
+      bestD = d;
+      best = b;
+    }
   }
   return best;
 }
@@ -243,12 +418,28 @@ function nearestSquare(blobs: Blob[], tmm: number, ex: number, ey: number): Blob
 type Found = Omit<FoundFiducial, 'imageCorner'>;
 
 /** The first try, unchanged for clean scans: dark against half the window's paper, a flood fill at full resolution. */
-function plainFind(img: GreyImage, thumb: GreyImage, factor: number, tmm: number, pxmm: number, wx0: number, wy0: number, win: number, ex: number, ey: number): Found | null {
+function plainFind(
+  img: GreyImage,
+  thumb: GreyImage,
+  factor: number,
+  tmm: number,
+  pxmm: number,
+  wx0: number,
+  wy0: number,
+  win: number,
+  ex: number,
+  ey: number,
+): Found | null {
   const best = nearestSquare(plainBlobs(thumb, wx0, wy0, wx0 + win, wy0 + win), tmm, ex, ey);
   if (!best) return null;
   // The window: the square as the thumbnail saw it, plus 2 mm for the thumbnail's coarseness.
   const sizeMm = Math.max(best.x1 - best.x0 + 1, best.y1 - best.y0 + 1) / tmm;
-  const r = plainRefine(img, (best.sx / best.area + 0.5) * factor, (best.sy / best.area + 0.5) * factor, (sizeMm / 2 + 2) * pxmm);
+  const r = plainRefine(
+    img,
+    (best.sx / best.area + 0.5) * factor,
+    (best.sy / best.area + 0.5) * factor,
+    (sizeMm / 2 + 2) * pxmm,
+  );
   const areaMm2 = r.areaPx / (pxmm * pxmm);
   // A square partly hidden by a folded or torn corner passes the thumbnail's shape test but
   // its centroid is off by up to a millimetre, which would shift every area near that corner:
@@ -261,17 +452,40 @@ function plainFind(img: GreyImage, thumb: GreyImage, factor: number, tmm: number
  * low contrast, a line where the toner ran short): the window flat-fielded, dark against the
  * paper right around the mark (docs/cards.md, section 5, step 2).
  */
-function flatFind(img: GreyImage, thumb: GreyImage, factor: number, tmm: number, pxmm: number, wx0: number, wy0: number, win: number, ex: number, ey: number, skip: Uint8Array, streaks: Uint8Array): Found | null {
+function flatFind(
+  img: GreyImage,
+  thumb: GreyImage,
+  factor: number,
+  tmm: number,
+  pxmm: number,
+  wx0: number,
+  wy0: number,
+  win: number,
+  ex: number,
+  ey: number,
+  skip: Uint8Array,
+  streaks: Uint8Array,
+): Found | null {
   const { blobs, flat } = blobsInWindow(thumb, wx0, wy0, wx0 + win, wy0 + win, tmm, skip);
   if (!flat) return null;
   const best = nearestSquare(blobs, tmm, ex, ey);
   if (!best) return null;
   // The paper around the mark from the flat-fielded window (thumbnail pixels, nearest).
   const paperAt = (x: number, y: number) => {
-    const tx = Math.min(win - 1, Math.max(0, Math.floor(x / factor) - wx0)), ty = Math.min(win - 1, Math.max(0, Math.floor(y / factor) - wy0));
+    const tx = Math.min(win - 1, Math.max(0, Math.floor(x / factor) - wx0)),
+      ty = Math.min(win - 1, Math.max(0, Math.floor(y / factor) - wy0));
     return flat.bg[ty * win + tx]!;
   };
-  const r = refine(img, best.x0 * factor - pxmm, best.y0 * factor - pxmm, (best.x1 + 1) * factor + pxmm, (best.y1 + 1) * factor + pxmm, paperAt, flat.thr, streaks);
+  const r = refine(
+    img,
+    best.x0 * factor - pxmm,
+    best.y0 * factor - pxmm,
+    (best.x1 + 1) * factor + pxmm,
+    (best.y1 + 1) * factor + pxmm,
+    paperAt,
+    flat.thr,
+    streaks,
+  );
   const areaMm2 = r.areaPx / (pxmm * pxmm);
   return wholeSquare(areaMm2) ? { x: r.x, y: r.y, areaMm2, black: r.black } : null;
 }
@@ -297,14 +511,25 @@ export function candidateFrames(found: FoundFiducial[]): PageFrame[] {
   if (found.length === 3) {
     const missing = (['tl', 'tr', 'bl', 'br'] as const).find((c) => !by.has(c))!;
     const opp = pts.get(OPPOSITE[missing])!;
-    const others = (['tl', 'tr', 'bl', 'br'] as const).filter((c) => c !== missing && c !== OPPOSITE[missing]).map((c) => pts.get(c)!);
+    const others = (['tl', 'tr', 'bl', 'br'] as const)
+      .filter((c) => c !== missing && c !== OPPOSITE[missing])
+      .map((c) => pts.get(c)!);
     pts.set(missing, { x: others[0]!.x + others[1]!.x - opp.x, y: others[0]!.y + others[1]!.y - opp.y });
   }
   const black = found.map((f) => f.black).sort((a, b) => a - b)[Math.floor(found.length / 2)]!;
-  const upright: PageFrame = { points: [pts.get('tl')!, pts.get('tr')!, pts.get('bl')!, pts.get('br')!], upsideDown: false, black };
-  const flipped: PageFrame = { points: [pts.get('br')!, pts.get('bl')!, pts.get('tr')!, pts.get('tl')!], upsideDown: true, black };
+  const upright: PageFrame = {
+    points: [pts.get('tl')!, pts.get('tr')!, pts.get('bl')!, pts.get('br')!],
+    upsideDown: false,
+    black,
+  };
+  const flipped: PageFrame = {
+    points: [pts.get('br')!, pts.get('bl')!, pts.get('tr')!, pts.get('tl')!],
+    upsideDown: true,
+    black,
+  };
   const sorted = [...found].sort((a, b) => b.areaMm2 - a.areaMm2);
-  const big = sorted[0]!, next = sorted[1]!;
+  const big = sorted[0]!,
+    next = sorted[1]!;
   // Areas: large 81 mm², small 36 mm²; a clear ratio means the large one was seen.
   if (big.areaMm2 > next.areaMm2 * 1.5) {
     if (big.imageCorner === 'tl') return [upright, flipped];

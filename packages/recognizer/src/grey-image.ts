@@ -2,18 +2,29 @@
 // whole page (docs/cards.md, "How recognition works").
 import sharp from 'sharp';
 
-export interface GreyImage { data: Uint8Array; width: number; height: number }
+export interface GreyImage {
+  data: Uint8Array;
+  width: number;
+  height: number;
+}
 
 /** Decodes any image sharp reads (JPEG, PNG, TIFF) to luminance; the input is never modified. */
 export async function decodeGrey(input: Uint8Array): Promise<GreyImage> {
-  const { data, info } = await sharp(input, { failOn: 'none' }).toColourspace('b-w').raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await sharp(input, { failOn: 'none' })
+    .toColourspace('b-w')
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   if (info.channels !== 1) {
     const n = info.width * info.height;
     const out = new Uint8Array(n);
     for (let i = 0; i < n; i++) out[i] = data[i * info.channels]!;
     return { data: out, width: info.width, height: info.height };
   }
-  return { data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength), width: info.width, height: info.height };
+  return {
+    data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+    width: info.width,
+    height: info.height,
+  };
 }
 
 /**
@@ -30,7 +41,8 @@ export function shrink(img: GreyImage, factor: number): GreyImage {
   const rows = factor > 2 ? [Math.floor(factor / 4), Math.floor((3 * factor) / 4)] : [0, factor - 1];
   const n = factor * 2;
   for (let y = 0; y < h; y++) {
-    const r0 = (y * factor + rows[0]!) * sw, r1 = (y * factor + rows[1]!) * sw;
+    const r0 = (y * factor + rows[0]!) * sw,
+      r1 = (y * factor + rows[1]!) * sw;
     const o = y * w;
     for (let x = 0, sx = 0; x < w; x++) {
       let s = 0;
@@ -43,10 +55,14 @@ export function shrink(img: GreyImage, factor: number): GreyImage {
 
 /** Crop of an axis-aligned rectangle, clamped to the image. */
 export function crop(img: GreyImage, x0: number, y0: number, x1: number, y1: number): GreyImage {
-  const ax = Math.max(0, Math.floor(x0)), ay = Math.max(0, Math.floor(y0));
-  const bx = Math.min(img.width, Math.ceil(x1)), by = Math.min(img.height, Math.ceil(y1));
-  const w = Math.max(0, bx - ax), h = Math.max(0, by - ay);
+  const ax = Math.max(0, Math.floor(x0)),
+    ay = Math.max(0, Math.floor(y0));
+  const bx = Math.min(img.width, Math.ceil(x1)),
+    by = Math.min(img.height, Math.ceil(y1));
+  const w = Math.max(0, bx - ax),
+    h = Math.max(0, by - ay);
   const out = new Uint8Array(w * h);
-  for (let y = 0; y < h; y++) out.set(img.data.subarray((ay + y) * img.width + ax, (ay + y) * img.width + ax + w), y * w);
+  for (let y = 0; y < h; y++)
+    out.set(img.data.subarray((ay + y) * img.width + ax, (ay + y) * img.width + ax + w), y * w);
   return { data: out, width: w, height: h };
 }

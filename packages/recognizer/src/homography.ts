@@ -3,7 +3,10 @@
 
 /** Row-major 3x3 with h[8] = 1. */
 export type Homography = Float64Array;
-export interface Pt { x: number; y: number }
+export interface Pt {
+  x: number;
+  y: number;
+}
 
 export function solveHomography(src: readonly Pt[], dst: readonly Pt[]): Homography | null {
   if (src.length !== 4 || dst.length !== 4) throw new RangeError('four point pairs');
@@ -49,11 +52,33 @@ export function jacobian(h: Homography, x: number, y: number): [number, number, 
 
 /** The inverse mapping (image to millimetres), or null if the homography is singular. */
 export function invert(h: Homography): Homography | null {
-  const [a, b, c, d, e, f, g, k, l] = h as unknown as number[] as [number, number, number, number, number, number, number, number, number];
-  const A = e * l - f * k, B = -(d * l - f * g), C = d * k - e * g;
+  const [a, b, c, d, e, f, g, k, l] = h as unknown as number[] as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const A = e * l - f * k,
+    B = -(d * l - f * g),
+    C = d * k - e * g;
   const det = a * A + b * B + c * C;
   if (Math.abs(det) < 1e-15) return null;
-  const inv = new Float64Array([A, -(b * l - c * k), b * f - c * e, B, a * l - c * g, -(a * f - c * d), C, -(a * k - b * g), a * e - b * d]);
+  const inv = new Float64Array([
+    A,
+    -(b * l - c * k),
+    b * f - c * e,
+    B,
+    a * l - c * g,
+    -(a * f - c * d),
+    C,
+    -(a * k - b * g),
+    a * e - b * d,
+  ]);
   const n = inv[8]!;
   for (let i = 0; i < 9; i++) inv[i] = inv[i]! / n;
   return inv;

@@ -5,7 +5,11 @@ import { createHash } from 'node:crypto';
 import { ID_STRIP, STUDENT_STRIP } from './page-frame.ts';
 
 export type Side = 'front' | 'back';
-export interface SideIdentity { layoutKey: number; sheet: number; side: Side }
+export interface SideIdentity {
+  layoutKey: number;
+  sheet: number;
+  side: Side;
+}
 
 export const ID_BITS = ID_STRIP.cols * ID_STRIP.rows;
 export const MAX_SHEETS = 63;
@@ -26,7 +30,8 @@ function pushBits(out: number[], value: number, n: number): void {
 
 /** 48 bits, row-major over the strip's cells. */
 export function encodeSideIdentity(id: SideIdentity): number[] {
-  if (!Number.isInteger(id.sheet) || id.sheet < 1 || id.sheet > MAX_SHEETS) throw new RangeError(`sheet ${id.sheet} out of 1-${MAX_SHEETS}`);
+  if (!Number.isInteger(id.sheet) || id.sheet < 1 || id.sheet > MAX_SHEETS)
+    throw new RangeError(`sheet ${id.sheet} out of 1-${MAX_SHEETS}`);
   const bits: number[] = [];
   pushBits(bits, id.layoutKey >>> 0, 32);
   pushBits(bits, id.sheet, 6);

@@ -1,6 +1,11 @@
 // @boxhub/recognizer: feedback cards, from definition to printable template and from scanned
 // pages to per-student results. A pure library: no HTTP, no database (docs/cards.md).
-export { validateCardDefinition, parseCardDefinition, CardDefinitionError, LIMITS as CARD_LIMITS } from './card-definition.ts';
+export {
+  validateCardDefinition,
+  parseCardDefinition,
+  CardDefinitionError,
+  LIMITS as CARD_LIMITS,
+} from './card-definition.ts';
 export type { CardDefinition, ChapterSpec, StudentNumberSpec } from './card-definition.ts';
 export { generateTemplate, planTemplate, printedSides } from './template-pdf.ts';
 export type { TemplateOptions, TemplateStudent, CardDrawing, SideDrawing } from './template-pdf.ts';
@@ -21,5 +26,12 @@ export { PagePool } from './page-pool.ts';
 export type { PagePoolOptions, PageLayouts } from './page-pool.ts';
 export type { DrawOp } from './page-drawing.ts';
 export { scanPages, SCAN_LIMITS, type ScanPage, type ScanPagesOptions, type PageVia } from './scan-pages.ts';
-export { pageOverlay, cornerHomography, overlayShapes, annotatePage, imageSize, OVERLAY_COLOURS } from './page-overlay.ts';
+export {
+  pageOverlay,
+  cornerHomography,
+  overlayShapes,
+  annotatePage,
+  imageSize,
+  OVERLAY_COLOURS,
+} from './page-overlay.ts';
 export type { PageOverlay, OverlayArea, OverlayEllipse } from './page-overlay.ts';

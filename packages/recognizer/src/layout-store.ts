@@ -5,13 +5,25 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Layout } from './layout.ts';
 
-export interface LayoutSet { get(key: number): Layout | undefined; all(): Layout[] }
+export interface LayoutSet {
+  get(key: number): Layout | undefined;
+  all(): Layout[];
+}
 
 export class LayoutFormatError extends Error {}
 
 function checkLayout(x: unknown, where: string): Layout {
   const l = x as Partial<Layout> | null;
-  if (!l || typeof l !== 'object' || l.format !== 'boxhub-card-layout' || l.version !== 1 || typeof l.layout_id !== 'string' || !/^[0-9a-f]{8}$/.test(l.layout_id) || !Array.isArray(l.sides) || !Array.isArray(l.chapters)) {
+  if (
+    !l ||
+    typeof l !== 'object' ||
+    l.format !== 'boxhub-card-layout' ||
+    l.version !== 1 ||
+    typeof l.layout_id !== 'string' ||
+    !/^[0-9a-f]{8}$/.test(l.layout_id) ||
+    !Array.isArray(l.sides) ||
+    !Array.isArray(l.chapters)
+  ) {
     throw new LayoutFormatError(`${where}: not a boxhub card layout (format boxhub-card-layout, version 1)`);
   }
   return l as Layout;
@@ -34,7 +46,9 @@ export async function loadLayoutDirs(dirs: readonly string[]): Promise<LayoutSet
     if (names.length === 0) throw new LayoutFormatError(`${dir}: no layout.json`);
     for (const n of names) {
       const path = join(dir, n);
-      try { found.push(checkLayout(JSON.parse(await readFile(path, 'utf8')), path)); } catch (e) {
+      try {
+        found.push(checkLayout(JSON.parse(await readFile(path, 'utf8')), path));
+      } catch (e) {
         if (e instanceof LayoutFormatError) throw e;
         throw new LayoutFormatError(`${path}: ${(e as Error).message}`);
       }

@@ -3,16 +3,49 @@
 // recognition needs besides the page image.
 import { createHash } from 'node:crypto';
 import type { CardDefinition, StudentNumberSpec } from './card-definition.ts';
-import { CONTENT, CORNERS, fiducialCentre, fiducialSize, ID_STRIP, PAGE, STUDENT_STRIP, type Corner } from './page-frame.ts';
+import {
+  CONTENT,
+  CORNERS,
+  fiducialCentre,
+  fiducialSize,
+  ID_STRIP,
+  PAGE,
+  STUDENT_STRIP,
+  type Corner,
+} from './page-frame.ts';
 import { encodeSideIdentity, layoutKeyHex, MAX_SHEETS, type Side } from './id-strip.ts';
 
 export type { Side };
 
-export interface Box { x: number; y: number; w: number; h: number }
+export interface Box {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
 /** x, y are the centre; w, h the size. */
-export interface LayoutArea { chapter: number; index: number; x: number; y: number; w: number; h: number }
-export interface StudentCell { position: number; value: number; x: number; y: number; w: number; h: number }
-export interface LayoutFiducial { corner: Corner; x: number; y: number; size: number }
+export interface LayoutArea {
+  chapter: number;
+  index: number;
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+export interface StudentCell {
+  position: number;
+  value: number;
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+export interface LayoutFiducial {
+  corner: Corner;
+  x: number;
+  y: number;
+  size: number;
+}
 
 export interface LayoutSide {
   sheet: number;
@@ -52,7 +85,15 @@ export interface Layout {
 
 /** Text and outlines that help people but are not read by the recognizer. */
 export type Decoration =
-  | { kind: 'text'; x: number; y: number; size: number; text: string; align?: 'left' | 'center' | 'right'; grey?: number }
+  | {
+      kind: 'text';
+      x: number;
+      y: number;
+      size: number;
+      text: string;
+      align?: 'left' | 'center' | 'right';
+      grey?: number;
+    }
   | { kind: 'box'; x: number; y: number; w: number; h: number; dashed?: boolean; grey?: number };
 
 export const AREA = { w: 7, h: 4.4, pitchX: 11.5, rowHeight: 9, titleHeight: 6, chapterGap: 2.5 } as const;
@@ -84,13 +125,21 @@ export function layoutKey(def: CardDefinition): number {
   const canonical = JSON.stringify({
     // Barcode cards got a wider barcode region (readable at 100 dpi): a new key, so that a new
     // template never shares its id with a layout.json of the older geometry.
-    v: def.student_number.type === 'barcode' ? 2 : 1, id: def.id, title: def.title ?? '', qrcode: def.qrcode, sn: def.student_number, duplex: def.duplex ?? false,
+    v: def.student_number.type === 'barcode' ? 2 : 1,
+    id: def.id,
+    title: def.title ?? '',
+    qrcode: def.qrcode,
+    sn: def.student_number,
+    duplex: def.duplex ?? false,
     chapters: def.chapters.map((c) => [c.areas, c.columns ?? null, c.new_side ?? false, c.title ?? '']),
   });
   return createHash('sha256').update(canonical).digest().readUInt32BE(0);
 }
 
-export interface ComputedLayout { layout: Layout; decorations: Decoration[][] }
+export interface ComputedLayout {
+  layout: Layout;
+  decorations: Decoration[][];
+}
 
 /**
  * Places the header (student number, QR) on the first side and flows the chapters over the
@@ -111,16 +160,51 @@ export function computeLayout(def: CardDefinition, qrModules: number): ComputedL
     const side: Side = duplex && n % 2 === 1 ? 'back' : 'front';
     const bits = encodeSideIdentity({ layoutKey: key, sheet, side });
     const s: LayoutSide = {
-      sheet, side,
+      sheet,
+      side,
       fiducials: CORNERS.map((c) => ({ corner: c, ...fiducialCentre(c), size: fiducialSize(c) })),
-      id_code: { x: ID_STRIP.x, y: ID_STRIP.y, w: ID_STRIP.cols * ID_STRIP.cell, h: ID_STRIP.rows * ID_STRIP.cell, cols: ID_STRIP.cols, rows: ID_STRIP.rows, cell: ID_STRIP.cell, bits },
-      student_code: { x: STUDENT_STRIP.x, y: STUDENT_STRIP.y, w: STUDENT_STRIP.cols * STUDENT_STRIP.cell, h: STUDENT_STRIP.rows * STUDENT_STRIP.cell, cols: STUDENT_STRIP.cols, rows: STUDENT_STRIP.rows, cell: STUDENT_STRIP.cell },
-      areas: [], student_cells: [],
+      id_code: {
+        x: ID_STRIP.x,
+        y: ID_STRIP.y,
+        w: ID_STRIP.cols * ID_STRIP.cell,
+        h: ID_STRIP.rows * ID_STRIP.cell,
+        cols: ID_STRIP.cols,
+        rows: ID_STRIP.rows,
+        cell: ID_STRIP.cell,
+        bits,
+      },
+      student_code: {
+        x: STUDENT_STRIP.x,
+        y: STUDENT_STRIP.y,
+        w: STUDENT_STRIP.cols * STUDENT_STRIP.cell,
+        h: STUDENT_STRIP.rows * STUDENT_STRIP.cell,
+        cols: STUDENT_STRIP.cols,
+        rows: STUDENT_STRIP.rows,
+        cell: STUDENT_STRIP.cell,
+      },
+      areas: [],
+      student_cells: [],
     };
     const deco: Decoration[] = [
       { kind: 'text', x: PAGE.width / 2, y: 17, size: 4.2, text: title, align: 'center' },
-      { kind: 'text', x: PAGE.width / 2, y: 23, size: 2.8, text: `sheet ${sheet} ${side}`, align: 'center', grey: 0.35 },
-      { kind: 'text', x: PAGE.width / 2, y: ID_STRIP.y + ID_STRIP.rows * ID_STRIP.cell + 4, size: 2.4, text: `${def.id}  ·  layout ${layoutKeyHex(key)}  ·  sheet ${sheet} ${side}`, align: 'center', grey: 0.35 },
+      {
+        kind: 'text',
+        x: PAGE.width / 2,
+        y: 23,
+        size: 2.8,
+        text: `sheet ${sheet} ${side}`,
+        align: 'center',
+        grey: 0.35,
+      },
+      {
+        kind: 'text',
+        x: PAGE.width / 2,
+        y: ID_STRIP.y + ID_STRIP.rows * ID_STRIP.cell + 4,
+        size: 2.4,
+        text: `${def.id}  ·  layout ${layoutKeyHex(key)}  ·  sheet ${sheet} ${side}`,
+        align: 'center',
+        grey: 0.35,
+      },
     ];
     sides.push(s);
     decorations.push(deco);
@@ -135,7 +219,14 @@ export function computeLayout(def: CardDefinition, qrModules: number): ComputedL
   const qm = qrModuleSize(qrModules);
   const qrSize = round(qrModules * qm);
   // The quiet zone (4 modules) is blank paper around the symbol.
-  first.qrcode = { x: round(CONTENT.right - 4 * qm - qrSize), y: round(CONTENT.top + 4 * qm), w: qrSize, h: qrSize, modules: qrModules, module: qm };
+  first.qrcode = {
+    x: round(CONTENT.right - 4 * qm - qrSize),
+    y: round(CONTENT.top + 4 * qm),
+    w: qrSize,
+    h: qrSize,
+    modules: qrModules,
+    module: qm,
+  };
   let headerBottom = first.qrcode.y + qrSize + 4 * qm;
   cur.deco.push({ kind: 'text', x: CONTENT.left, y: CONTENT.top + 3, size: 3.2, text: 'Student number' });
   if (def.student_number.type === 'bubbles') {
@@ -146,17 +237,45 @@ export function computeLayout(def: CardDefinition, qrModules: number): ComputedL
     for (let p = 0; p < digits; p++) {
       const cx = gridX + p * CELL.pitchX;
       // Boxes to write the digits in, for people; the bubbles below are what is read.
-      cur.deco.push({ kind: 'box', x: cx - CELL.pitchX / 2 + 0.4, y: boxesY, w: CELL.pitchX - 0.8, h: 6.5, grey: 0.45 });
+      cur.deco.push({
+        kind: 'box',
+        x: cx - CELL.pitchX / 2 + 0.4,
+        y: boxesY,
+        w: CELL.pitchX - 0.8,
+        h: 6.5,
+        grey: 0.45,
+      });
       for (let v = 0; v <= 9; v++) {
-        first.student_cells.push({ position: p + 1, value: v, x: round(cx), y: round(gridY + v * CELL.pitchY), w: CELL.w, h: CELL.h });
+        first.student_cells.push({
+          position: p + 1,
+          value: v,
+          x: round(cx),
+          y: round(gridY + v * CELL.pitchY),
+          w: CELL.w,
+          h: CELL.h,
+        });
       }
     }
-    for (let v = 0; v <= 9; v++) cur.deco.push({ kind: 'text', x: CONTENT.left + 1, y: gridY + v * CELL.pitchY + 1, size: 2.6, text: String(v), grey: 0.35 });
+    for (let v = 0; v <= 9; v++)
+      cur.deco.push({
+        kind: 'text',
+        x: CONTENT.left + 1,
+        y: gridY + v * CELL.pitchY + 1,
+        size: 2.6,
+        text: String(v),
+        grey: 0.35,
+      });
     headerBottom = Math.max(headerBottom, gridY + 9 * CELL.pitchY + CELL.h / 2 + 2);
-    if (gridX + (digits - 1) * CELL.pitchX + CELL.w > first.qrcode.x - 4) throw new LayoutError('student number grid overlaps the QR code');
+    if (gridX + (digits - 1) * CELL.pitchX + CELL.w > first.qrcode.x - 4)
+      throw new LayoutError('student number grid overlaps the QR code');
   } else {
     // As wide as the header allows: up to the QR code's quiet zone, less a 3 mm gap.
-    first.barcode = { x: CONTENT.left, y: CONTENT.top + 6, w: round(first.qrcode.x - 4 * qm - 3 - CONTENT.left), h: BARCODE.h };
+    first.barcode = {
+      x: CONTENT.left,
+      y: CONTENT.top + 6,
+      w: round(first.qrcode.x - 4 * qm - 3 - CONTENT.left),
+      h: BARCODE.h,
+    };
     headerBottom = Math.max(headerBottom, first.barcode.y + BARCODE.h + 2);
   }
   y = headerBottom + 4;
@@ -168,16 +287,29 @@ export function computeLayout(def: CardDefinition, qrModules: number): ComputedL
     chapters.push({ chapter, title: chTitle, areas: ch.areas });
     const columns = ch.columns ?? Math.min(ch.areas, 15);
     const rows = Math.ceil(ch.areas / columns);
-    const startNew = () => { cur = newSide(); y = CONTENT.top; };
-    if ((ch.new_side && cur.side.areas.length > 0) || y + AREA.titleHeight + AREA.rowHeight > CONTENT.bottom) startNew();
+    const startNew = () => {
+      cur = newSide();
+      y = CONTENT.top;
+    };
+    if ((ch.new_side && cur.side.areas.length > 0) || y + AREA.titleHeight + AREA.rowHeight > CONTENT.bottom)
+      startNew();
     const putTitle = (cont: boolean) => {
-      cur.deco.push({ kind: 'text', x: CONTENT.left, y: y + 4, size: 3.4, text: `${chapter}. ${chTitle}${cont ? ' (continued)' : ''}` });
+      cur.deco.push({
+        kind: 'text',
+        x: CONTENT.left,
+        y: y + 4,
+        size: 3.4,
+        text: `${chapter}. ${chTitle}${cont ? ' (continued)' : ''}`,
+      });
       y += AREA.titleHeight;
     };
     putTitle(false);
     let index = 1;
     for (let r = 0; r < rows; r++) {
-      if (y + AREA.rowHeight > CONTENT.bottom) { startNew(); putTitle(true); }
+      if (y + AREA.rowHeight > CONTENT.bottom) {
+        startNew();
+        putTitle(true);
+      }
       for (let c = 0; c < columns && index <= ch.areas; c++, index++) {
         const cx = CONTENT.left + AREA.w / 2 + 1 + c * AREA.pitchX;
         const cy = y + 5.6;
@@ -191,9 +323,18 @@ export function computeLayout(def: CardDefinition, qrModules: number): ComputedL
 
   const sheets = sides[sides.length - 1]!.sheet;
   const layout: Layout = {
-    format: 'boxhub-card-layout', version: 1, layout_id: layoutKeyHex(key), card_id: def.id, title,
+    format: 'boxhub-card-layout',
+    version: 1,
+    layout_id: layoutKeyHex(key),
+    card_id: def.id,
+    title,
     page: { size: 'A4', width_mm: PAGE.width, height_mm: PAGE.height },
-    duplex, sheets, qrcode: def.qrcode, student_number: def.student_number, chapters, sides,
+    duplex,
+    sheets,
+    qrcode: def.qrcode,
+    student_number: def.student_number,
+    chapters,
+    sides,
   };
   return { layout, decorations };
 }

@@ -20,15 +20,32 @@ export const MIN_DEPARTURE = 0.04;
 /** Half the printed outline's width. */
 const OUTLINE_HALF = 0.15;
 
-function grey(img: GreyImage, h: Homography, cx: number, cy: number, u: number, v: number, streaks: Uint8Array): number {
+function grey(
+  img: GreyImage,
+  h: Homography,
+  cx: number,
+  cy: number,
+  u: number,
+  v: number,
+  streaks: Uint8Array,
+): number {
   const q = apply(h, cx + u, cy + v);
-  const x = Math.round(q.x - 0.5), y = Math.round(q.y - 0.5);
+  const x = Math.round(q.x - 0.5),
+    y = Math.round(q.y - 0.5);
   if (x < 0 || y < 0 || x >= img.width || y >= img.height || streaks[x] === 1) return NaN;
   return img.data[y * img.width + x]!;
 }
 
 /** One side of the ring: `n` points along it (area mm), each the lightest over the offsets, then the median of itself and its neighbours. */
-function side(img: GreyImage, h: Homography, cx: number, cy: number, n: number, at: (t: number, o: number) => [number, number], streaks: Uint8Array): Float32Array {
+function side(
+  img: GreyImage,
+  h: Homography,
+  cx: number,
+  cy: number,
+  n: number,
+  at: (t: number, o: number) => [number, number],
+  streaks: Uint8Array,
+): Float32Array {
   const raw = new Float32Array(n);
   for (let i = 0; i < n; i++) {
     let m = NaN;
@@ -45,7 +62,10 @@ function side(img: GreyImage, h: Homography, cx: number, cy: number, n: number, 
   const w: number[] = [];
   for (let i = 0; i < n; i++) {
     w.length = 0;
-    for (let k = Math.max(0, i - 2); k <= Math.min(n - 1, i + 2); k++) { const g = raw[k]!; if (!Number.isNaN(g)) w.push(g); }
+    for (let k = Math.max(0, i - 2); k <= Math.min(n - 1, i + 2); k++) {
+      const g = raw[k]!;
+      if (!Number.isNaN(g)) w.push(g);
+    }
     w.sort((a, b) => a - b);
     out[i] = w.length ? w[w.length >> 1]! : NaN;
   }
@@ -56,7 +76,9 @@ function side(img: GreyImage, h: Homography, cx: number, cy: number, n: number, 
 }
 
 function at(a: Float32Array, t: number): number {
-  const f = Math.min(Math.max(t, 0), 1) * (a.length - 1), i = Math.floor(f), j = Math.min(i + 1, a.length - 1);
+  const f = Math.min(Math.max(t, 0), 1) * (a.length - 1),
+    i = Math.floor(f),
+    j = Math.min(i + 1, a.length - 1);
   return a[i]! * (1 - (f - i)) + a[j]! * (f - i);
 }
 
@@ -64,10 +86,23 @@ function at(a: Float32Array, t: number): number {
  * The area's local paper, or null where the ring cannot be read. `limit(g)` clamps a value to
  * what the paper map and the page's condition allow there.
  */
-export function localPaper(img: GreyImage, h: Homography, cx: number, cy: number, w: number, hh: number, pxmm: number, streaks: Uint8Array, limit: (g: number) => number, mapLevel: number): LocalPaper | null {
-  const X = w / 2 + OUTLINE_HALF, Y = hh / 2 + OUTLINE_HALF;
+export function localPaper(
+  img: GreyImage,
+  h: Homography,
+  cx: number,
+  cy: number,
+  w: number,
+  hh: number,
+  pxmm: number,
+  streaks: Uint8Array,
+  limit: (g: number) => number,
+  mapLevel: number,
+): LocalPaper | null {
+  const X = w / 2 + OUTLINE_HALF,
+    Y = hh / 2 + OUTLINE_HALF;
   const step = Math.max(0.25, 1 / pxmm);
-  const nx = Math.max(5, Math.round((2 * (X + 0.7)) / step) + 1), ny = Math.max(5, Math.round((2 * (Y + 0.7)) / step) + 1);
+  const nx = Math.max(5, Math.round((2 * (X + 0.7)) / step) + 1),
+    ny = Math.max(5, Math.round((2 * (Y + 0.7)) / step) + 1);
   const top = side(img, h, cx, cy, nx, (t, o) => [-(X + o) + t * 2 * (X + o), -(Y + o)], streaks);
   const bottom = side(img, h, cx, cy, nx, (t, o) => [-(X + o) + t * 2 * (X + o), Y + o], streaks);
   const left = side(img, h, cx, cy, ny, (t, o) => [-(X + o), -(Y + o) + t * 2 * (Y + o)], streaks);
@@ -79,14 +114,24 @@ export function localPaper(img: GreyImage, h: Homography, cx: number, cy: number
   // (the outline's blur, a hand's graphite around a fill), which on generator A's tuning pages
   // was enough to read three of the faintest fills empty.
   let far = 0;
-  for (const s of [top, bottom, left, right]) for (let i = 0; i < s.length; i++) far = Math.max(far, Math.abs(s[i]! - mapLevel) / mapLevel);
+  for (const s of [top, bottom, left, right])
+    for (let i = 0; i < s.length; i++) far = Math.max(far, Math.abs(s[i]! - mapLevel) / mapLevel);
   if (far < MIN_DEPARTURE) return null;
-  const c00 = (top[0]! + left[0]!) / 2, c10 = (top[nx - 1]! + right[0]!) / 2, c01 = (bottom[0]! + left[ny - 1]!) / 2, c11 = (bottom[nx - 1]! + right[ny - 1]!) / 2;
-  const RX = X + 0.575, RY = Y + 0.575;
+  const c00 = (top[0]! + left[0]!) / 2,
+    c10 = (top[nx - 1]! + right[0]!) / 2,
+    c01 = (bottom[0]! + left[ny - 1]!) / 2,
+    c11 = (bottom[nx - 1]! + right[ny - 1]!) / 2;
+  const RX = X + 0.575,
+    RY = Y + 0.575;
   return (u, v) => {
-    const s = (u + RX) / (2 * RX), t = (v + RY) / (2 * RY);
-    const p = (1 - s) * at(left, t) + s * at(right, t) + (1 - t) * at(top, s) + t * at(bottom, s)
-      - ((1 - s) * (1 - t) * c00 + s * (1 - t) * c10 + (1 - s) * t * c01 + s * t * c11);
+    const s = (u + RX) / (2 * RX),
+      t = (v + RY) / (2 * RY);
+    const p =
+      (1 - s) * at(left, t) +
+      s * at(right, t) +
+      (1 - t) * at(top, s) +
+      t * at(bottom, s) -
+      ((1 - s) * (1 - t) * c00 + s * (1 - t) * c10 + (1 - s) * t * c01 + s * t * c11);
     return limit(p);
   };
 }

@@ -7,25 +7,45 @@ import { classify, classifyAreas, pageFills, residueSplit, type PageFills } from
 import { evidence, type MarkEvidence } from './mark-evidence.ts';
 import type { PageLevels } from './page-levels.ts';
 
-const W = 7, H = 4.4;
+const W = 7,
+  H = 4.4;
 
 /** A 7 × 4.4 mm area sampled every `step` mm: darkness from `paint(u, v)` (mm from the centre) plus noise. */
-function area(paint: (u: number, v: number) => number, opts: { pxmm?: number; noise?: number; seed?: number } = {}): AreaSample {
+function area(
+  paint: (u: number, v: number) => number,
+  opts: { pxmm?: number; noise?: number; seed?: number } = {},
+): AreaSample {
   const pxmm = opts.pxmm ?? 7.87;
   const step = Math.max(1 / pxmm, 0.15);
-  const rx = strokeRadius(W / 2, pxmm), ry = strokeRadius(H / 2, pxmm);
-  const cols = Math.round((2 * rx) / step), rows = Math.round((2 * ry) / step);
-  const grid = new Float32Array(cols * rows).fill(NaN), inner = new Uint8Array(cols * rows);
-  let seed = opts.seed ?? 7, n = 0, sum = 0, sum2 = 0;
-  const rnd = () => { seed = (seed * 1103515245 + 12345) >>> 0; return seed / 2 ** 32; };
-  for (let j = 0; j < rows; j++) for (let i = 0; i < cols; i++) {
-    const u = -rx + (i + 0.5) * ((2 * rx) / cols), v = -ry + (j + 0.5) * ((2 * ry) / rows);
-    if ((u * u) / (rx * rx) + (v * v) / (ry * ry) > 1) continue;
-    const noise = (opts.noise ?? 0.02) * (rnd() + rnd() + rnd() + rnd() - 2) * Math.sqrt(3);
-    const k = paint(u, v) + noise;
-    grid[j * cols + i] = k;
-    if ((u * u) / ((W / 2) * INNER) ** 2 + (v * v) / ((H / 2) * INNER) ** 2 <= 1) { inner[j * cols + i] = 1; n++; sum += k; sum2 += k * k; }
-  }
+  const rx = strokeRadius(W / 2, pxmm),
+    ry = strokeRadius(H / 2, pxmm);
+  const cols = Math.round((2 * rx) / step),
+    rows = Math.round((2 * ry) / step);
+  const grid = new Float32Array(cols * rows).fill(NaN),
+    inner = new Uint8Array(cols * rows);
+  let seed = opts.seed ?? 7,
+    n = 0,
+    sum = 0,
+    sum2 = 0;
+  const rnd = () => {
+    seed = (seed * 1103515245 + 12345) >>> 0;
+    return seed / 2 ** 32;
+  };
+  for (let j = 0; j < rows; j++)
+    for (let i = 0; i < cols; i++) {
+      const u = -rx + (i + 0.5) * ((2 * rx) / cols),
+        v = -ry + (j + 0.5) * ((2 * ry) / rows);
+      if ((u * u) / (rx * rx) + (v * v) / (ry * ry) > 1) continue;
+      const noise = (opts.noise ?? 0.02) * (rnd() + rnd() + rnd() + rnd() - 2) * Math.sqrt(3);
+      const k = paint(u, v) + noise;
+      grid[j * cols + i] = k;
+      if ((u * u) / ((W / 2) * INNER) ** 2 + (v * v) / ((H / 2) * INNER) ** 2 <= 1) {
+        inner[j * cols + i] = 1;
+        n++;
+        sum += k;
+        sum2 += k * k;
+      }
+    }
   const mean = sum / n;
   return { grid, cols, rows, step: (2 * rx) / cols, inner, mean, sd: Math.sqrt(sum2 / n - mean * mean), outline: 0.6 };
 }
@@ -33,7 +53,9 @@ function area(paint: (u: number, v: number) => number, opts: { pxmm?: number; no
 /** Darkness of a line of width `w` from (x0, y0) to (x1, y1). */
 function line(x0: number, y0: number, x1: number, y1: number, w: number, dark: number) {
   return (u: number, v: number) => {
-    const dx = x1 - x0, dy = y1 - y0, t = Math.max(0, Math.min(1, ((u - x0) * dx + (v - y0) * dy) / (dx * dx + dy * dy)));
+    const dx = x1 - x0,
+      dy = y1 - y0,
+      t = Math.max(0, Math.min(1, ((u - x0) * dx + (v - y0) * dy) / (dx * dx + dy * dy)));
     return Math.hypot(u - x0 - t * dx, v - y0 - t * dy) <= w / 2 ? dark : 0;
   };
 }
@@ -43,121 +65,383 @@ const page100: PageLevels = { baseline: 0, noise: 0.035, spread: 0.005, line: 0.
 const state = (s: AreaSample, lv: PageLevels, fills?: PageFills) => classify(evidence(s, lv), lv, fills).state;
 
 test('pen and pencil fills, light pencil from 0.20 and strokes are filled; empty paper is empty', () => {
-  assert.equal(state(area(() => 0.85), page200), 'filled');
-  assert.equal(state(area(() => 0.2), page200), 'filled', 'light pencil, 0.20 of black');
-  assert.equal(state(area(() => 0), page200), 'empty');
+  assert.equal(
+    state(
+      area(() => 0.85),
+      page200,
+    ),
+    'filled',
+  );
+  assert.equal(
+    state(
+      area(() => 0.2),
+      page200,
+    ),
+    'filled',
+    'light pencil, 0.20 of black',
+  );
+  assert.equal(
+    state(
+      area(() => 0),
+      page200,
+    ),
+    'empty',
+  );
   // A check mark of 0.3 mm pen strokes, off-centre.
-  const tick = (u: number, v: number) => Math.max(line(-1.8, 0, -0.6, 1, 0.3, 0.8)(u, v), line(-0.6, 1, 2.2, -1.4, 0.3, 0.8)(u, v));
+  const tick = (u: number, v: number) =>
+    Math.max(line(-1.8, 0, -0.6, 1, 0.3, 0.8)(u, v), line(-0.6, 1, 2.2, -1.4, 0.3, 0.8)(u, v));
   assert.equal(state(area(tick), page200), 'filled');
   // A small dot off-centre (1 mm radius).
-  assert.equal(state(area((u, v) => (Math.hypot(u - 1.5, v + 0.4) <= 1 ? 0.7 : 0)), page200), 'filled');
+  assert.equal(
+    state(
+      area((u, v) => (Math.hypot(u - 1.5, v + 0.4) <= 1 ? 0.7 : 0)),
+      page200,
+    ),
+    'filled',
+  );
 });
 
 test('at 100 dpi a thin faint tick is read, never called empty', () => {
   // A 0.35 mm pencil tick blurred to a third of black by the scan.
-  const tick = (u: number, v: number) => Math.max(line(-1.6, 0.2, -0.5, 1.1, 0.5, 0.33)(u, v), line(-0.5, 1.1, 2.0, -1.2, 0.5, 0.33)(u, v));
+  const tick = (u: number, v: number) =>
+    Math.max(line(-1.6, 0.2, -0.5, 1.1, 0.5, 0.33)(u, v), line(-0.5, 1.1, 2.0, -1.2, 0.5, 0.33)(u, v));
   const s = state(area(tick, { pxmm: 3.94, noise: 0.035 }), page100);
   assert.equal(s, 'filled');
 });
 
 test('smooth faint greyness: residue and show-through are empty, the band between is uncertain', () => {
-  assert.equal(state(area(() => 0.06), page200), 'empty', 'erasure residue');
-  assert.equal(state(area((u) => (u > 0.5 ? 0.08 : 0)), page200), 'empty', 'show-through of the other side, soft and faint');
-  assert.notEqual(state(area((u) => (u < 0.3 ? 0.15 : 0)), page200), 'empty', 'a light half fill might be a mark');
-  assert.equal(state(area(() => 0.13), page200), 'uncertain', 'a person would hesitate too');
+  assert.equal(
+    state(
+      area(() => 0.06),
+      page200,
+    ),
+    'empty',
+    'erasure residue',
+  );
+  assert.equal(
+    state(
+      area((u) => (u > 0.5 ? 0.08 : 0)),
+      page200,
+    ),
+    'empty',
+    'show-through of the other side, soft and faint',
+  );
+  assert.notEqual(
+    state(
+      area((u) => (u < 0.3 ? 0.15 : 0)),
+      page200,
+    ),
+    'empty',
+    'a light half fill might be a mark',
+  );
+  assert.equal(
+    state(
+      area(() => 0.13),
+      page200,
+    ),
+    'uncertain',
+    'a person would hesitate too',
+  );
 });
 
 test("the student's own fills decide the band: a light hand's faint fill is a fill, a dark hand's is an erasure", () => {
-  const fillsOf = (d: number): PageFills => pageFills(Array.from({ length: 20 }, (_, i) => evidence(area(() => d + (i % 5) * 0.01, { seed: i }), page200)));
-  const light = fillsOf(0.2), dark = fillsOf(0.5);
+  const fillsOf = (d: number): PageFills =>
+    pageFills(
+      Array.from({ length: 20 }, (_, i) =>
+        evidence(
+          area(() => d + (i % 5) * 0.01, { seed: i }),
+          page200,
+        ),
+      ),
+    );
+  const light = fillsOf(0.2),
+    dark = fillsOf(0.5);
   assert.ok(light.hand === 'light' && dark.hand === 'dark' && dark.level > 0.45, JSON.stringify({ light, dark }));
   const faint = area(() => 0.13);
   assert.equal(state(faint, page200, light), 'filled');
-  assert.equal(state(area(() => 0.1), page200, dark), 'empty');
+  assert.equal(
+    state(
+      area(() => 0.1),
+      page200,
+      dark,
+    ),
+    'empty',
+  );
   // A heavy residue on a dark page is never called filled (uncertain), even above 0.155.
-  assert.equal(state(area(() => 0.16), page200, dark), 'uncertain');
-  assert.equal(state(area(() => 0.16), page200), 'filled');
+  assert.equal(
+    state(
+      area(() => 0.16),
+      page200,
+      dark,
+    ),
+    'uncertain',
+  );
+  assert.equal(
+    state(
+      area(() => 0.16),
+      page200,
+    ),
+    'filled',
+  );
   // At 100 dpi a faint fill can measure as low as 0.1: without a dark, even hand it is never called empty.
-  assert.equal(state(area(() => 0.1, { pxmm: 3.94, noise: 0.035 }), page100), 'uncertain');
+  assert.equal(
+    state(
+      area(() => 0.1, { pxmm: 3.94, noise: 0.035 }),
+      page100,
+    ),
+    'uncertain',
+  );
   // A stroke stays a mark whatever the hand.
   const slash = area(line(-2, 1, 2, -1, 0.35, 0.7));
   assert.equal(state(slash, page200, dark), 'filled');
 });
 
 test('the lightest hand fills below the usual empty threshold; its page decides, not one number', () => {
-  const faintest = pageFills(Array.from({ length: 20 }, (_, i) => evidence(area(() => 0.115 + (i % 5) * 0.004, { seed: i }), page200)));
+  const faintest = pageFills(
+    Array.from({ length: 20 }, (_, i) =>
+      evidence(
+        area(() => 0.115 + (i % 5) * 0.004, { seed: i }),
+        page200,
+      ),
+    ),
+  );
   assert.equal(faintest.hand, 'light', JSON.stringify(faintest));
-  assert.equal(state(area(() => 0.095), page200, faintest), 'filled', 'a fill of that hand at 0.095');
-  assert.equal(state(area(() => 0.095), page200), 'empty', 'the same grey with no hand to judge by');
-  assert.equal(state(area(() => 0.01), page200, faintest), 'empty');
+  assert.equal(
+    state(
+      area(() => 0.095),
+      page200,
+      faintest,
+    ),
+    'filled',
+    'a fill of that hand at 0.095',
+  );
+  assert.equal(
+    state(
+      area(() => 0.095),
+      page200,
+    ),
+    'empty',
+    'the same grey with no hand to judge by',
+  );
+  assert.equal(
+    state(
+      area(() => 0.01),
+      page200,
+      faintest,
+    ),
+    'empty',
+  );
   // Behind the other side's QR code, where show-through adds grey, the same fill is not enough.
-  assert.notEqual(classify(evidence(area(() => 0.095), page200), page200, faintest, null, true).state, 'filled');
+  assert.notEqual(
+    classify(
+      evidence(
+        area(() => 0.095),
+        page200,
+      ),
+      page200,
+      faintest,
+      null,
+      true,
+    ).state,
+    'filled',
+  );
 });
 
 test("a page of mixed instruments: its erasures and faint fills fall either side of the page's own gap", () => {
-  const page = (greys: number[]) => greys.map((d, i) => evidence(area(() => d, { seed: i + 1 }), page200));
+  const page = (greys: number[]) =>
+    greys.map((d, i) =>
+      evidence(
+        area(() => d, { seed: i + 1 }),
+        page200,
+      ),
+    );
   const dark = [0.95, 0.9, 0.9, 0.85, 0.85, 0.8, 0.6, 0.55, 0.5, 0.45, 0.25, 0.22, 0.2];
   const mixed = page([...dark, 0.16, 0.15, 0.145, 0.14, 0.11, 0.095, 0.09, 0.06, 0.05, 0.01, 0, 0]);
   const fills = pageFills(mixed);
   assert.equal(fills.hand, 'mixed', JSON.stringify(fills));
   const split = residueSplit(mixed, fills);
   assert.ok(split && split.below < 0.12 && split.above > 0.13, JSON.stringify(split));
-  assert.equal(classify(evidence(area(() => 0.142), page200), page200, fills, split).state, 'filled');
-  assert.equal(classify(evidence(area(() => 0.106), page200), page200, fills, split).state, 'empty');
+  assert.equal(
+    classify(
+      evidence(
+        area(() => 0.142),
+        page200,
+      ),
+      page200,
+      fills,
+      split,
+    ).state,
+    'filled',
+  );
+  assert.equal(
+    classify(
+      evidence(
+        area(() => 0.106),
+        page200,
+      ),
+      page200,
+      fills,
+      split,
+    ).state,
+    'empty',
+  );
   // Without that gap (greys all along the band), the band stays uncertain.
   const even = page([...dark, ...dark, 0.15, 0.145, 0.14, 0.135, 0.13, 0.125, 0.12, 0.115, 0.11, 0.105, 0, 0]);
   const evenFills = pageFills(even);
   assert.equal(evenFills.hand, 'mixed', JSON.stringify(evenFills));
-  assert.equal(classify(evidence(area(() => 0.142), page200), page200, evenFills, residueSplit(even, evenFills)).state, 'uncertain');
+  assert.equal(
+    classify(
+      evidence(
+        area(() => 0.142),
+        page200,
+      ),
+      page200,
+      evenFills,
+      residueSplit(even, evenFills),
+    ).state,
+    'uncertain',
+  );
 });
 
 test('evidence: strokes are long, residue has none, a patch is measured against the area itself', () => {
   const ev: MarkEvidence = evidence(area(line(-2.4, 0, 2.4, 0, 0.35, 0.7)), page200);
   assert.ok(ev.stroke > 4 && ev.cover < 0.2, JSON.stringify(ev));
-  const residue = evidence(area(() => 0.1), page200);
+  const residue = evidence(
+    area(() => 0.1),
+    page200,
+  );
   assert.equal(residue.stroke, 0);
   assert.ok(residue.blob < 0.8, JSON.stringify(residue));
-  const dot = evidence(area((u, v) => (Math.hypot(u + 1.2, v) <= 0.8 ? 0.25 : 0)), page200);
+  const dot = evidence(
+    area((u, v) => (Math.hypot(u + 1.2, v) <= 0.8 ? 0.25 : 0)),
+    page200,
+  );
   assert.ok(dot.blob > 1.5 && dot.blobContrast > 0.17, JSON.stringify(dot));
 });
 
 test("a light hand's faint dot or half fill is never empty; a clear light patch on a mixed or light page is a fill", () => {
-  const faintest = pageFills(Array.from({ length: 20 }, (_, i) => evidence(area(() => 0.125 + (i % 5) * 0.004, { seed: i }), page200)));
+  const faintest = pageFills(
+    Array.from({ length: 20 }, (_, i) =>
+      evidence(
+        area(() => 0.125 + (i % 5) * 0.004, { seed: i }),
+        page200,
+      ),
+    ),
+  );
   assert.equal(faintest.hand, 'light', JSON.stringify(faintest));
   // A small dot at the hand's own darkness: its mean is an empty area's, its darkest tenth is not.
-  const dot = area((u, v) => ((u - 1.5) ** 2) / 1.2 ** 2 + (v * v) / 0.9 ** 2 <= 1 ? 0.13 : 0);
+  const dot = area((u, v) => ((u - 1.5) ** 2 / 1.2 ** 2 + (v * v) / 0.9 ** 2 <= 1 ? 0.13 : 0));
   assert.notEqual(state(dot, page200, faintest), 'empty');
-  assert.equal(state(area(() => 0.01), page200, faintest), 'empty');
+  assert.equal(
+    state(
+      area(() => 0.01),
+      page200,
+      faintest,
+    ),
+    'empty',
+  );
   // A half fill clearly darker than its paper (0.16) on a page of mixed instruments.
   const mixed: PageFills = { hand: 'mixed', level: 0.5 };
-  assert.equal(state(area((u) => (u < 0.3 ? 0.17 : 0)), page200, mixed), 'filled');
-  assert.equal(state(area((u) => (u > 0.5 ? 0.08 : 0)), page200, mixed), 'empty', 'soft show-through stays empty');
+  assert.equal(
+    state(
+      area((u) => (u < 0.3 ? 0.17 : 0)),
+      page200,
+      mixed,
+    ),
+    'filled',
+  );
+  assert.equal(
+    state(
+      area((u) => (u > 0.5 ? 0.08 : 0)),
+      page200,
+      mixed,
+    ),
+    'empty',
+    'soft show-through stays empty',
+  );
 });
 
 /** Evidence of a uniform grey (no stroke, no patch): what the page-level rules below weigh. */
-const grey = (solid: number, more: Partial<MarkEvidence> = {}): MarkEvidence => ({ solid, peak: 1.3 * solid, stroke: 0, cover: 0, blob: 0, blobContrast: 0, ...more });
+const grey = (solid: number, more: Partial<MarkEvidence> = {}): MarkEvidence => ({
+  solid,
+  peak: 1.3 * solid,
+  stroke: 0,
+  cover: 0,
+  blob: 0,
+  blobContrast: 0,
+  ...more,
+});
 
 test("a mixed page's wide gap decides the greys that run up to it, not a grey alone beside it", () => {
-  const dark = [0.95, 0.9, 0.9, 0.85, 0.85, 0.8, 0.6, 0.55, 0.5, 0.45, 0.25, 0.22, 0.2].flatMap((d) => [grey(d), grey(d)]);
+  const dark = [0.95, 0.9, 0.9, 0.85, 0.85, 0.8, 0.6, 0.55, 0.5, 0.45, 0.25, 0.22, 0.2].flatMap((d) => [
+    grey(d),
+    grey(d),
+  ]);
   // Residues running up to 0.121 in small steps, faint fills from 0.16 on.
-  const page = [...dark, grey(0.16), grey(0.165), grey(0.17), grey(0.18), grey(0.121), grey(0.116), grey(0.112), grey(0.105), grey(0.09), grey(0.06), grey(0.02), grey(0)];
+  const page = [
+    ...dark,
+    grey(0.16),
+    grey(0.165),
+    grey(0.17),
+    grey(0.18),
+    grey(0.121),
+    grey(0.116),
+    grey(0.112),
+    grey(0.105),
+    grey(0.09),
+    grey(0.06),
+    grey(0.02),
+    grey(0),
+  ];
   const fills = pageFills(page);
   assert.equal(fills.hand, 'mixed', JSON.stringify(fills));
   const split = residueSplit(page, fills);
   assert.ok(split?.belowRun && split.aboveRun && split.below > 0.12 && split.above < 0.161, JSON.stringify(split));
   assert.equal(classify(grey(0.121), page200, fills, split).state, 'empty', 'the top of the residue cluster, 0.121');
   // Faint fills measuring 0.128-0.14 above a residue cluster ending at 0.09: the gap's middle lies under 0.11.
-  const low = [...dark, grey(0.128), grey(0.132), grey(0.14), grey(0.09), grey(0.085), grey(0.08), grey(0.07), grey(0.02), grey(0)];
+  const low = [
+    ...dark,
+    grey(0.128),
+    grey(0.132),
+    grey(0.14),
+    grey(0.09),
+    grey(0.085),
+    grey(0.08),
+    grey(0.07),
+    grey(0.02),
+    grey(0),
+  ];
   const lowSplit = residueSplit(low, pageFills(low));
   assert.ok(lowSplit?.aboveRun, JSON.stringify(lowSplit));
   assert.equal(classify(grey(0.128), page200, pageFills(low), lowSplit).state, 'filled');
   // A grey alone between the residues and the fills (0.115, far from both) is not decided by the gap.
-  const alone = [...dark, grey(0.16), grey(0.165), grey(0.17), grey(0.115), grey(0.09), grey(0.085), grey(0.08), grey(0)];
+  const alone = [
+    ...dark,
+    grey(0.16),
+    grey(0.165),
+    grey(0.17),
+    grey(0.115),
+    grey(0.09),
+    grey(0.085),
+    grey(0.08),
+    grey(0),
+  ];
   const aloneSplit = residueSplit(alone, pageFills(alone));
   assert.ok(aloneSplit && !aloneSplit.belowRun, JSON.stringify(aloneSplit));
   assert.equal(classify(grey(0.115), page200, pageFills(alone), aloneSplit).state, 'uncertain');
   // Two wide gaps (residues, then two greys at 0.121-0.125, then fills): neither is trusted further.
-  const two = [...dark, grey(0.169), grey(0.175), grey(0.18), grey(0.125), grey(0.121), grey(0.078), grey(0.07), grey(0.065), grey(0)];
+  const two = [
+    ...dark,
+    grey(0.169),
+    grey(0.175),
+    grey(0.18),
+    grey(0.125),
+    grey(0.121),
+    grey(0.078),
+    grey(0.07),
+    grey(0.065),
+    grey(0),
+  ];
   const twoSplit = residueSplit(two, pageFills(two));
   assert.ok(!twoSplit || (!twoSplit.belowRun && !twoSplit.aboveRun), JSON.stringify(twoSplit));
   assert.equal(classify(grey(0.125), page200, pageFills(two), twoSplit).state, 'uncertain');
@@ -174,7 +458,11 @@ test("on a dark hand's page a uniform grey's noise grown into a 'stroke' does no
 test("behind the other side's print a light hand's fill near its own darkness is a fill, its residue is not", () => {
   const light: PageFills = { hand: 'light', level: 0.14 };
   assert.equal(classify(grey(0.135), page200, light, null, true).state, 'filled', '0.96 of the hand, behind print');
-  assert.notEqual(classify(grey(0.1), page200, light, null, true).state, 'filled', 'show-through over a residue, 0.71 of the hand');
+  assert.notEqual(
+    classify(grey(0.1), page200, light, null, true).state,
+    'filled',
+    'show-through over a residue, 0.71 of the hand',
+  );
   // Empty paper there, darkened by the print's blotchy show-through (darkest tenth 0.8 of the
   // hand), is empty; elsewhere that darkest tenth would be a light hand's faint dot (uncertain).
   assert.equal(classify(grey(0.05, { peak: 0.112 }), page200, light, null, true).state, 'empty');
@@ -185,13 +473,31 @@ test("an area with the other side's QR code taken out is not judged by the page'
   // A mixed page: pen and pencil fills, residues at 0.07-0.11 and faint fills from 0.15: the gap
   // calls a uniform grey of 0.107 (no longer clearly empty) empty, except where the area is
   // marked apart (show-through.ts).
-  const g = (solid: number): MarkEvidence => ({ solid, peak: solid * 1.2, stroke: 0, cover: 0, blob: 0, blobContrast: 0 });
+  const g = (solid: number): MarkEvidence => ({
+    solid,
+    peak: solid * 1.2,
+    stroke: 0,
+    cover: 0,
+    blob: 0,
+    blobContrast: 0,
+  });
   const ev = [0.8, 0.8, 0.8, 0.45, 0.45, 0.45, 0.07, 0.08, 0.11, 0.15, 0.16, 0.17, 0.107].map(g);
-  const fills = pageFills(ev), split = residueSplit(ev.slice(0, 12), fills);
+  const fills = pageFills(ev),
+    split = residueSplit(ev.slice(0, 12), fills);
   assert.equal(fills.hand, 'mixed');
   assert.ok(split, 'the page has its gap');
   const none = ev.map(() => false);
   assert.equal(classifyAreas(ev, page200, fills, split, none)[12]!.state, 'empty');
-  assert.equal(classifyAreas(ev, page200, fills, split, none, ev.map((_, i) => i === 12))[12]!.state, 'uncertain');
+  assert.equal(
+    classifyAreas(
+      ev,
+      page200,
+      fills,
+      split,
+      none,
+      ev.map((_, i) => i === 12),
+    )[12]!.state,
+    'uncertain',
+  );
   assert.equal(classify(ev[12]!, page200, fills, split).state, 'empty', 'classify itself is unchanged');
 });

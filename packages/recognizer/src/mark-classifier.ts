@@ -182,7 +182,10 @@ export function pageFills(ev: readonly MarkEvidence[]): PageFills {
 export function uniformMarks(ev: readonly MarkEvidence[]): number[] {
   const T = THRESHOLDS;
   const uniform = ev.filter((e) => e.solid >= 0.6 * e.peak && (e.stroke < T.emptyStroke || e.solid >= T.filledSolid));
-  return uniform.map((e) => e.solid).filter((v) => v >= T.lightFloor).sort((a, b) => a - b);
+  return uniform
+    .map((e) => e.solid)
+    .filter((v) => v >= T.lightFloor)
+    .sort((a, b) => a - b);
 }
 
 /** How a hand fills, from its uniform marks (sorted; `uniformMarks`), of one page or of all of a student's sides. */
@@ -192,9 +195,17 @@ export function fillsOf(marks: readonly number[]): PageFills {
   const median = quantile(marks, 0.5);
   if (median < T.lightHand) return { hand: 'light', level: median };
   const cluster = marks.filter((v) => v >= 0.5 * median);
-  const outliers = cluster.length === 0 ? marks.length : marks.filter((v) => v < 0.5 * median && v >= T.residueFactor * cluster[0]!).length;
+  const outliers =
+    cluster.length === 0
+      ? marks.length
+      : marks.filter((v) => v < 0.5 * median && v >= T.residueFactor * cluster[0]!).length;
   const even = quantile(cluster, 0.25) >= T.darkEven * quantile(cluster, 0.75);
-  if (cluster.length >= T.minFills && cluster[0]! >= T.darkHand && even && outliers <= Math.max(T.darkOutliers, T.darkOutlierShare * cluster.length)) {
+  if (
+    cluster.length >= T.minFills &&
+    cluster[0]! >= T.darkHand &&
+    even &&
+    outliers <= Math.max(T.darkOutliers, T.darkOutlierShare * cluster.length)
+  ) {
     return { hand: 'dark', level: cluster[0]! };
   }
   return { hand: 'mixed', level: median };
@@ -206,7 +217,13 @@ export function fillsOf(marks: readonly number[]): PageFills {
  * person would: on a page of dark, even fills a faint uniform grey is what an eraser leaves; for
  * a light hand a faint fill is a fill. What is left is uncertain, never guessed.
  */
-export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills, split?: ResidueSplit | null, behindPrint = false): { state: AreaState; score: number } {
+export function classify(
+  ev: MarkEvidence,
+  lv: PageLevels,
+  fills?: PageFills,
+  split?: ResidueSplit | null,
+  behindPrint = false,
+): { state: AreaState; score: number } {
   const T = THRESHOLDS;
   const hand = fills?.hand ?? 'unknown';
   const lowRes = lv.pxmm < T.lowResPxMm;
@@ -219,9 +236,16 @@ export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills, sp
   // erasure's residue and its specks; and one in an area whose darkest tenth is hardly darker
   // than its mean is a uniform grey's noise (a line across an area leaves its darkest tenth
   // several times its mean). Neither decides by itself.
-  const faintStroke = hand === 'dark' && ev.peak < T.faintPeak
-    && (((lowRes || behindPrint) && ev.stroke < T.shortStroke) || (ev.solid >= emptySolid && ev.peak < T.uniformPeak * ev.solid));
-  if ((ev.stroke >= T.filledStroke && !faintStroke) || (ev.blob >= T.filledBlob && ev.blobContrast >= T.filledBlobContrast)) return { state: 'filled', score: 1 };
+  const faintStroke =
+    hand === 'dark' &&
+    ev.peak < T.faintPeak &&
+    (((lowRes || behindPrint) && ev.stroke < T.shortStroke) ||
+      (ev.solid >= emptySolid && ev.peak < T.uniformPeak * ev.solid));
+  if (
+    (ev.stroke >= T.filledStroke && !faintStroke) ||
+    (ev.blob >= T.filledBlob && ev.blobContrast >= T.filledBlobContrast)
+  )
+    return { state: 'filled', score: 1 };
   // Anything stroke-like or patchy keeps an area from being called empty.
   const trace = isTrace(ev, hand, behindPrint);
   // Such a faint "stroke" is no fill either: its area stays uncertain below `residueMax`, like
@@ -231,12 +255,18 @@ export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills, sp
   // A faint dot or half fill (a light hand's, or a light mark on a page of mixed instruments)
   // can be as faint as the other side showing through: not a trace that keeps it from being a
   // fill, but never empty.
-  const keep = trace || (hand === 'light' && ev.peak >= (behindPrint ? T.lightTraceBehind : T.lightTrace) * fills!.level)
-    || (hand !== 'dark' && ev.blob >= (lowRes ? T.faintBlobLowRes : T.faintBlob) && (behindPrint
-      ? ev.blob >= T.wideBlob && ev.blobContrast >= T.wideBlobContrast && ev.solid >= T.faintBlobSolidBehind
-      : ev.blobContrast >= T.wideBlobContrast || (ev.blob >= T.faintBlob && ev.blobContrast >= T.faintPatchContrast && ev.solid >= T.faintPatchSolid)));
+  const keep =
+    trace ||
+    (hand === 'light' && ev.peak >= (behindPrint ? T.lightTraceBehind : T.lightTrace) * fills!.level) ||
+    (hand !== 'dark' &&
+      ev.blob >= (lowRes ? T.faintBlobLowRes : T.faintBlob) &&
+      (behindPrint
+        ? ev.blob >= T.wideBlob && ev.blobContrast >= T.wideBlobContrast && ev.solid >= T.faintBlobSolidBehind
+        : ev.blobContrast >= T.wideBlobContrast ||
+          (ev.blob >= T.faintBlob && ev.blobContrast >= T.faintPatchContrast && ev.solid >= T.faintPatchSolid)));
   if (hand === 'dark' && !trace) {
-    if (ev.solid < Math.min(lowRes ? T.residueEmptyLowRes : T.residueEmpty, T.residueFactor * fills!.level)) return { state: 'empty', score: 0 };
+    if (ev.solid < Math.min(lowRes ? T.residueEmptyLowRes : T.residueEmpty, T.residueFactor * fills!.level))
+      return { state: 'empty', score: 0 };
     if (ev.solid < T.residueMax) return ev.solid < emptySolid ? { state: 'empty', score: 0 } : uncertain;
   }
   // Behind the other side's QR code or barcode the paper lets through up to about 0.12 of
@@ -244,24 +274,46 @@ export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills, sp
   // is neither a stroke nor a clear patch is not called filled below `residueMax`, except by a
   // light hand well above its own fills' threshold. Its wide patches are the print's too: they
   // count as a trace only from `lightBlobContrast`.
-  const lightFrom = hand === 'light' ? Math.max(Math.min(emptySolid + 0.01, T.lightMin), T.lightFactor * fills!.level) : Infinity;
+  const lightFrom =
+    hand === 'light' ? Math.max(Math.min(emptySolid + 0.01, T.lightMin), T.lightFactor * fills!.level) : Infinity;
   const emptyBelow = hand === 'light' ? Math.min(emptySolid, T.lightEmpty * fills!.level) : emptySolid;
   if (behindPrint && !trace && ev.solid >= lightFrom + T.behindPrintAllowance) return { state: 'filled', score: 1 };
-  if (behindPrint && ev.solid < T.residueMax) return !keep && ev.cover < T.emptyCover && ev.solid < emptyBelow ? { state: 'empty', score: 0 } : uncertain;
+  if (behindPrint && ev.solid < T.residueMax)
+    return !keep && ev.cover < T.emptyCover && ev.solid < emptyBelow ? { state: 'empty', score: 0 } : uncertain;
   if (ev.solid >= filledSolid) return { state: 'filled', score: 1 };
   if (hand === 'light') {
     const from = T.lightFactor * fills!.level;
     if (ev.solid >= lightFrom) return { state: 'filled', score: 1 };
-    if (ev.blob >= T.filledBlob && ev.blobContrast >= Math.max(T.lightBlobContrast, from)) return { state: 'filled', score: 1 };
+    if (ev.blob >= T.filledBlob && ev.blobContrast >= Math.max(T.lightBlobContrast, from))
+      return { state: 'filled', score: 1 };
     // A half fill or dot at the hand's own darkness: both its patch and its darkest tenth near it.
     const lv = fills!.level;
-    if (!lowRes && !behindPrint && ev.blob >= T.faintBlob && ev.blobContrast >= Math.max(T.lightPatchMin, T.lightPatchFactor * lv) && ev.peak >= T.lightPatchPeak * lv) return { state: 'filled', score: 1 };
+    if (
+      !lowRes &&
+      !behindPrint &&
+      ev.blob >= T.faintBlob &&
+      ev.blobContrast >= Math.max(T.lightPatchMin, T.lightPatchFactor * lv) &&
+      ev.peak >= T.lightPatchPeak * lv
+    )
+      return { state: 'filled', score: 1 };
   }
-  if ((hand === 'mixed' || hand === 'light') && !lowRes && ev.blob >= T.faintBlob && ev.blobContrast >= T.mixedBlobContrast) return { state: 'filled', score: 1 };
+  if (
+    (hand === 'mixed' || hand === 'light') &&
+    !lowRes &&
+    ev.blob >= T.faintBlob &&
+    ev.blobContrast >= T.mixedBlobContrast
+  )
+    return { state: 'filled', score: 1 };
   if (!keep && ev.cover < T.emptyCover && ev.solid < emptyBelow) return { state: 'empty', score: 0 };
   if (split && hand === 'mixed' && !lowRes && !trace) {
-    if (!keep && ev.solid <= split.below && ev.solid <= (split.belowRun ? T.splitWideEmptyMax : T.splitEmptyMax)) return { state: 'empty', score: 0 };
-    if (ev.solid >= split.above && split.above - split.below >= T.splitFillGap && ev.solid >= (split.aboveRun ? T.splitWideFilledMin : T.splitFilledMin)) return { state: 'filled', score: 1 };
+    if (!keep && ev.solid <= split.below && ev.solid <= (split.belowRun ? T.splitWideEmptyMax : T.splitEmptyMax))
+      return { state: 'empty', score: 0 };
+    if (
+      ev.solid >= split.above &&
+      split.above - split.below >= T.splitFillGap &&
+      ev.solid >= (split.aboveRun ? T.splitWideFilledMin : T.splitFilledMin)
+    )
+      return { state: 'filled', score: 1 };
   }
   return uncertain;
 }
@@ -272,15 +324,27 @@ export function classify(ev: MarkEvidence, lv: PageLevels, fills?: PageFills, sp
  * their greys went through one more measurement, common to all of them, and the gap does not
  * judge them.
  */
-export function classifyAreas(ev: readonly MarkEvidence[], lv: PageLevels, fills: PageFills, split: ResidueSplit | null, behind: readonly boolean[], apart?: readonly boolean[]): Array<{ state: AreaState; score: number }> {
+export function classifyAreas(
+  ev: readonly MarkEvidence[],
+  lv: PageLevels,
+  fills: PageFills,
+  split: ResidueSplit | null,
+  behind: readonly boolean[],
+  apart?: readonly boolean[],
+): Array<{ state: AreaState; score: number }> {
   return ev.map((e, i) => classify(e, lv, fills, apart?.[i] ? null : split, behind[i]));
 }
 
 /** Anything stroke-like or patchy: never called empty, and not part of a page's uniform greys. */
 function isTrace(ev: MarkEvidence, hand: PageFills['hand'], behindPrint = false): boolean {
   const T = THRESHOLDS;
-  return ev.stroke >= T.emptyStroke || (ev.blob >= T.emptyBlob && ev.blobContrast >= T.emptyBlobContrast)
-    || (hand !== 'dark' && ev.blob >= T.wideBlob && ev.blobContrast >= (behindPrint ? T.lightBlobContrast : T.wideBlobContrast));
+  return (
+    ev.stroke >= T.emptyStroke ||
+    (ev.blob >= T.emptyBlob && ev.blobContrast >= T.emptyBlobContrast) ||
+    (hand !== 'dark' &&
+      ev.blob >= T.wideBlob &&
+      ev.blobContrast >= (behindPrint ? T.lightBlobContrast : T.wideBlobContrast))
+  );
 }
 
 /**
@@ -288,7 +352,12 @@ function isTrace(ev: MarkEvidence, hand: PageFills['hand'], behindPrint = false)
  * `above`); `belowRun` / `aboveRun`: the gap is wide and the page's greys on that side run up
  * to it in small steps (`splitWideGap`, `splitRunStep`).
  */
-export interface ResidueSplit { below: number; above: number; belowRun: boolean; aboveRun: boolean }
+export interface ResidueSplit {
+  below: number;
+  above: number;
+  belowRun: boolean;
+  aboveRun: boolean;
+}
 
 /**
  * Where a page of mixed instruments separates residue from faint fills, or null. Across pages
@@ -305,8 +374,10 @@ export function residueSplit(ev: readonly MarkEvidence[], fills: PageFills): Res
 /** A page's uniform greys that may part residue from faint fills, as on a mixed page, sorted: what `residueSplit` looks through. */
 export function splitGreys(ev: readonly MarkEvidence[]): number[] {
   const T = THRESHOLDS;
-  return ev.filter((e) => !isTrace(e, 'mixed') && e.solid >= 0.6 * e.peak && e.solid >= T.splitFrom && e.solid <= T.splitTo)
-    .map((e) => e.solid).sort((a, b) => a - b);
+  return ev
+    .filter((e) => !isTrace(e, 'mixed') && e.solid >= 0.6 * e.peak && e.solid >= T.splitFrom && e.solid <= T.splitTo)
+    .map((e) => e.solid)
+    .sort((a, b) => a - b);
 }
 
 /** The gap among sorted greys (`splitGreys`) of one page or of all of a student's sides, or null. */
@@ -320,17 +391,21 @@ export function splitOf(vals: readonly number[]): ResidueSplit | null {
     if (inWindow && (best < 0 || width > vals[best]! - vals[best - 1]!)) best = i;
   }
   if (best < 0) return null;
-  const below = vals[best - 1]!, above = vals[best]!, gap = above - below;
+  const below = vals[best - 1]!,
+    above = vals[best]!,
+    gap = above - below;
   if (gap < T.splitGap) return null;
   // Whether the neighbour beyond the gap's edge is within a small step of it: the edge is then
   // part of its side's cluster, not a grey alone between the two.
-  const near = (j: number, edge: number) => j >= 0 && j < vals.length && Math.abs(vals[j]! - edge) <= T.splitRunStep * gap;
+  const near = (j: number, edge: number) =>
+    j >= 0 && j < vals.length && Math.abs(vals[j]! - edge) <= T.splitRunStep * gap;
   // Another wide gap near the band (two clusters of greys above the residue, or below the
   // fills) leaves open which of them parts residue from fills: then neither is trusted further.
   let rivals = 0;
   for (let i = 1; i < vals.length; i++) {
     const mid = (vals[i - 1]! + vals[i]!) / 2;
-    if (i !== best && vals[i]! - vals[i - 1]! >= T.splitWideGap && mid >= T.splitWideLow && mid <= T.splitWideHigh) rivals++;
+    if (i !== best && vals[i]! - vals[i - 1]! >= T.splitWideGap && mid >= T.splitWideLow && mid <= T.splitWideHigh)
+      rivals++;
   }
   const wide = gap >= T.splitWideGap && rivals === 0;
   return { below, above, belowRun: wide && near(best - 2, below), aboveRun: wide && near(best + 1, above) };

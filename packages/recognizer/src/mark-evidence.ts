@@ -40,51 +40,99 @@ function smooth(grid: Float32Array, cols: number, rows: number): Float32Array {
   const sm = new Float32Array(cols * rows).fill(NaN);
   for (let j = 0; j < rows; j++) {
     for (let i = 0; i < cols; i++) {
-      const k = j * cols + i, v = grid[k]!;
+      const k = j * cols + i,
+        v = grid[k]!;
       if (Number.isNaN(v)) continue; // outside the ellipse or on a streak
-      let sum = 4 * v, w = 4;
+      let sum = 4 * v,
+        w = 4;
       // A neighbour counts when it is inside the grid and measured (not NaN).
-      const left = i > 0 ? grid[k - 1]! : NaN, right = i < cols - 1 ? grid[k + 1]! : NaN;
-      const up = j > 0 ? grid[k - cols]! : NaN, down = j < rows - 1 ? grid[k + cols]! : NaN;
-      if (!Number.isNaN(left)) { sum += left; w++; }
-      if (!Number.isNaN(right)) { sum += right; w++; }
-      if (!Number.isNaN(up)) { sum += up; w++; }
-      if (!Number.isNaN(down)) { sum += down; w++; }
+      const left = i > 0 ? grid[k - 1]! : NaN,
+        right = i < cols - 1 ? grid[k + 1]! : NaN;
+      const up = j > 0 ? grid[k - cols]! : NaN,
+        down = j < rows - 1 ? grid[k + cols]! : NaN;
+      if (!Number.isNaN(left)) {
+        sum += left;
+        w++;
+      }
+      if (!Number.isNaN(right)) {
+        sum += right;
+        w++;
+      }
+      if (!Number.isNaN(up)) {
+        sum += up;
+        w++;
+      }
+      if (!Number.isNaN(down)) {
+        sum += down;
+        w++;
+      }
       sm[k] = sum / w;
     }
   }
   return sm;
 }
 
-interface Components { longest: number; biggest: number; biggestSum: number }
+interface Components {
+  longest: number;
+  biggest: number;
+  biggestSum: number;
+}
 
 /** 8-connected components grown from samples at least `seedAt` through samples at least `growAt`. */
-function components(sm: Float32Array, cols: number, rows: number, seedAt: number, growAt: number, seen: Uint8Array, stack: Int32Array): Components {
+function components(
+  sm: Float32Array,
+  cols: number,
+  rows: number,
+  seedAt: number,
+  growAt: number,
+  seen: Uint8Array,
+  stack: Int32Array,
+): Components {
   seen.fill(0);
-  let longest = 0, biggest = 0, biggestSum = 0;
+  let longest = 0,
+    biggest = 0,
+    biggestSum = 0;
   for (let k = 0; k < sm.length; k++) {
     if (seen[k] || !(sm[k]! >= seedAt)) continue;
-    let i0 = cols, i1 = -1, j0 = rows, j1 = -1, n = 0, sum = 0, top = 0;
-    stack[top++] = k; seen[k] = 1;
+    let i0 = cols,
+      i1 = -1,
+      j0 = rows,
+      j1 = -1,
+      n = 0,
+      sum = 0,
+      top = 0;
+    stack[top++] = k;
+    seen[k] = 1;
     while (top > 0) {
       const q = stack[--top]!;
-      const i = q % cols, j = (q - i) / cols;
-      n++; sum += sm[q]!;
+      const i = q % cols,
+        j = (q - i) / cols;
+      n++;
+      sum += sm[q]!;
       if (i < i0) i0 = i;
       if (i > i1) i1 = i;
       if (j < j0) j0 = j;
       if (j > j1) j1 = j;
-      const ia = i > 0 ? i - 1 : 0, ib = i < cols - 1 ? i + 1 : i, ja = j > 0 ? j - 1 : 0, jb = j < rows - 1 ? j + 1 : j;
+      const ia = i > 0 ? i - 1 : 0,
+        ib = i < cols - 1 ? i + 1 : i,
+        ja = j > 0 ? j - 1 : 0,
+        jb = j < rows - 1 ? j + 1 : j;
       for (let jj = ja; jj <= jb; jj++) {
         for (let ii = ia; ii <= ib; ii++) {
           const kk = jj * cols + ii;
-          if (!seen[kk] && sm[kk]! >= growAt) { seen[kk] = 1; stack[top++] = kk; }
+          if (!seen[kk] && sm[kk]! >= growAt) {
+            seen[kk] = 1;
+            stack[top++] = kk;
+          }
         }
       }
     }
     const len = Math.hypot(i1 - i0 + 1, j1 - j0 + 1);
     if (len > longest) longest = len;
-    if (n > biggest) { biggest = n; biggestSum = sum; }
+    if (n > biggest) {
+      biggest = n;
+      biggestSum = sum;
+    }
   }
   return { longest, biggest, biggestSum };
 }
@@ -108,7 +156,10 @@ function innerQuantile(values: Float32Array, inner: Uint8Array, q: number): numb
   if (n === 0) return 0;
   const target = Math.floor(q * (n - 1)) + 1;
   let acc = 0;
-  for (let b = 0; b < BINS; b++) { acc += hist[b]!; if (acc >= target) return (b + 0.5) / 256 - 0.5; }
+  for (let b = 0; b < BINS; b++) {
+    acc += hist[b]!;
+    if (acc >= target) return (b + 0.5) / 256 - 0.5;
+  }
   return 1.2;
 }
 
@@ -130,17 +181,42 @@ export function evidence(s: AreaSample, lv: PageLevels, enoughStroke = Infinity)
   // Strokes: components grown from clearly dark seeds (hysteresis), measured by their extent.
   const { high, low } = strokeLevels(lv);
   const strokes = components(sm, cols, rows, high, low, seen, stack);
-  let covered = 0, innerN = 0;
-  for (let k = 0; k < sm.length; k++) if (inner[k]) { innerN++; if (sm[k]! >= low) covered++; }
+  let covered = 0,
+    innerN = 0;
+  for (let k = 0; k < sm.length; k++)
+    if (inner[k]) {
+      innerN++;
+      if (sm[k]! >= low) covered++;
+    }
   const peak = innerQuantile(grid, inner, 0.9) - lv.baseline;
   const stroke = strokes.longest * s.step;
-  if (stroke >= enoughStroke) return { solid: s.mean - lv.baseline, peak, stroke, cover: innerN > 0 ? covered / innerN : 0, blob: 0, blobContrast: 0 };
+  if (stroke >= enoughStroke)
+    return {
+      solid: s.mean - lv.baseline,
+      peak,
+      stroke,
+      cover: innerN > 0 ? covered / innerN : 0,
+      blob: 0,
+      blobContrast: 0,
+    };
   // Patches against the area's own floor (its lighter part), so uniform darkness makes none.
   const floor = innerQuantile(sm, inner, 0.2);
   const sigma = 0.56 * lv.noise;
-  const patches = components(sm, cols, rows, floor + Math.max(T_BLOB_SEED, 5 * sigma), floor + Math.max(0.07, 3 * sigma), seen, stack);
+  const patches = components(
+    sm,
+    cols,
+    rows,
+    floor + Math.max(T_BLOB_SEED, 5 * sigma),
+    floor + Math.max(0.07, 3 * sigma),
+    seen,
+    stack,
+  );
   return {
-    solid: s.mean - lv.baseline, peak, stroke, cover: innerN > 0 ? covered / innerN : 0,
-    blob: patches.biggest * s.step * s.step, blobContrast: patches.biggest > 0 ? patches.biggestSum / patches.biggest - floor : 0,
+    solid: s.mean - lv.baseline,
+    peak,
+    stroke,
+    cover: innerN > 0 ? covered / innerN : 0,
+    blob: patches.biggest * s.step * s.step,
+    blobContrast: patches.biggest > 0 ? patches.biggestSum / patches.biggest - floor : 0,
   };
 }

@@ -14,16 +14,34 @@ import { renderScan } from './synthetic/render-scan.ts';
 import { mulberry32 } from './synthetic/random.ts';
 import type { CardDefinition } from './card-definition.ts';
 
-const card: CardDefinition = { id: 'overlay', qrcode: 'https://example.org/overlay', student_number: { type: 'bubbles', digits: 4 }, chapters: [{ areas: 12 }, { areas: 8 }] };
+const card: CardDefinition = {
+  id: 'overlay',
+  qrcode: 'https://example.org/overlay',
+  student_number: { type: 'bubbles', digits: 4 },
+  chapters: [{ areas: 12 }, { areas: 8 }],
+};
 
 async function page(rotationDeg: number) {
   const { layout, cards } = await planTemplate(card);
-  const filled = fillCard(layout, cards[0]!, mulberry32(5), { fillRate: 0.4, filled: ['pen'], emptyMarks: [], emptyMarkRate: 0, doubleDigitRate: 0, studentNumberKinds: ['pen'] });
+  const filled = fillCard(layout, cards[0]!, mulberry32(5), {
+    fillRate: 0.4,
+    filled: ['pen'],
+    emptyMarks: [],
+    emptyMarkRate: 0,
+    doubleDigitRate: 0,
+    studentNumberKinds: ['pen'],
+  });
   const side = filled.sides[0]!;
   const jpeg = await renderScan(side.ops, side.marks, { dpi: 150, rotationDeg, noise: 2, jpegQuality: 85, seed: 3 });
   const reading = await recognizePage(jpeg, createLayoutSet([layout]));
   assert.equal(reading.status, 'ok', JSON.stringify(reading));
-  return { layout, side: layout.sides[0]!, jpeg, reading: reading as Extract<typeof reading, { status: 'ok' }>, truth: side.truth };
+  return {
+    layout,
+    side: layout.sides[0]!,
+    jpeg,
+    reading: reading as Extract<typeof reading, { status: 'ok' }>,
+    truth: side.truth,
+  };
 }
 
 for (const rotationDeg of [0.8, 180.4]) {
@@ -42,20 +60,28 @@ for (const rotationDeg of [0.8, 180.4]) {
       // The printed outline of the area (mid-grey on paper) is on the drawn ellipse's edge:
       // the darkest pixel along its long axis, within a millimetre of where the overlay puts it.
       const t = (a.angle * Math.PI) / 180;
-      let darkest = 255, at = 0;
+      let darkest = 255,
+        at = 0;
       for (let d = -a.rx - 6; d <= -a.rx + 6; d++) {
-        const x = Math.round(a.cx + d * Math.cos(t)), y = Math.round(a.cy + d * Math.sin(t));
+        const x = Math.round(a.cx + d * Math.cos(t)),
+          y = Math.round(a.cy + d * Math.sin(t));
         const v = data[y * info.width + x]!;
-        if (v < darkest) { darkest = v; at = d; }
+        if (v < darkest) {
+          darkest = v;
+          at = d;
+        }
       }
-      assert.ok(darkest < 200 && Math.abs(at + a.rx) <= 6, `area ${a.chapter}.${a.index}: outline ${darkest} at ${at} (rx ${a.rx})`);
+      assert.ok(
+        darkest < 200 && Math.abs(at + a.rx) <= 6,
+        `area ${a.chapter}.${a.index}: outline ${darkest} at ${at} (rx ${a.rx})`,
+      );
     }
     assert.equal(o.student?.kind, 'bubbles');
     assert.ok(o.qrcode);
   });
 }
 
-test('the annotated image: the page, same size, with each state\'s colour on its outlines', async () => {
+test("the annotated image: the page, same size, with each state's colour on its outlines", async () => {
   const { side, jpeg, reading } = await page(0.5);
   const h = cornerHomography(reading.corners)!;
   const states = new Map(reading.areas.map((a) => [`${a.chapter}:${a.index}`, { state: a.state, score: a.score }]));
@@ -69,11 +95,21 @@ test('the annotated image: the page, same size, with each state\'s colour on its
   assert.equal(meta.format, 'jpeg');
   assert.deepEqual([meta.width, meta.height], [src.width, src.height]);
   const { data, info } = await sharp(out).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  const rgb = (x: number, y: number) => { const i = (Math.round(y) * info.width + Math.round(x)) * info.channels; return [data[i]!, data[i + 1]!, data[i + 2]!]; };
-  const near = (c: number[], hex: string) => { const want = [1, 3, 5].map((k) => parseInt(hex.slice(k, k + 2), 16)); return c.every((v, k) => Math.abs(v - want[k]!) < 60); };
+  const rgb = (x: number, y: number) => {
+    const i = (Math.round(y) * info.width + Math.round(x)) * info.channels;
+    return [data[i]!, data[i + 1]!, data[i + 2]!];
+  };
+  const near = (c: number[], hex: string) => {
+    const want = [1, 3, 5].map((k) => parseInt(hex.slice(k, k + 2), 16));
+    return c.every((v, k) => Math.abs(v - want[k]!) < 60);
+  };
   const unsure = o.areas[0]!;
   // Just outside the area's ellipse, on the overlay's outline (drawn 3 px out, 4 px wide).
-  const onRing = (a: typeof unsure) => rgb(a.cx + (a.rx + 3) * Math.cos((a.angle * Math.PI) / 180), a.cy + (a.rx + 3) * Math.sin((a.angle * Math.PI) / 180));
+  const onRing = (a: typeof unsure) =>
+    rgb(
+      a.cx + (a.rx + 3) * Math.cos((a.angle * Math.PI) / 180),
+      a.cy + (a.rx + 3) * Math.sin((a.angle * Math.PI) / 180),
+    );
   assert.ok(near(onRing(unsure), OVERLAY_COLOURS.uncertain), `uncertain outline ${onRing(unsure)}`);
   const filled = o.areas.find((a) => a.state === 'filled')!;
   assert.ok(near(onRing(filled), OVERLAY_COLOURS.filled), `filled outline ${onRing(filled)}`);

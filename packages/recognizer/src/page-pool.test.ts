@@ -15,12 +15,17 @@ const dir = new URL('../test/corpus/clean-duplex-bubbles/', import.meta.url).pat
 async function poolOfOne(): Promise<{ pool: PagePool; worker: Worker }> {
   const layouts = await loadLayoutDirs([`${dir}layout`]);
   const created: Worker[] = [];
-  const onWorker = (w: Worker) => { if (w.constructor.name === 'Worker') created.push(w); }; // not the module loader's
+  const onWorker = (w: Worker) => {
+    if (w.constructor.name === 'Worker') created.push(w);
+  }; // not the module loader's
   process.on('worker', onWorker);
   const pool = new PagePool({ layouts: layouts.all(), workers: 1 });
   await new Promise((resolve) => setImmediate(resolve)); // the event comes on a later tick
   process.off('worker', onWorker);
-  if (created.length !== 1) { await pool.close(); assert.fail(`${created.length} workers seen`); }
+  if (created.length !== 1) {
+    await pool.close();
+    assert.fail(`${created.length} workers seen`);
+  }
   return { pool, worker: created[0]! };
 }
 
@@ -28,7 +33,12 @@ async function poolOfOne(): Promise<{ pool: PagePool; worker: Worker }> {
 async function within<T>(p: Promise<T>, ms: number): Promise<T> {
   const timer = new AbortController();
   try {
-    return await Promise.race([p, sleep(ms, undefined, { signal: timer.signal }).then(() => { throw new Error(`not settled after ${ms} ms`); })]);
+    return await Promise.race([
+      p,
+      sleep(ms, undefined, { signal: timer.signal }).then(() => {
+        throw new Error(`not settled after ${ms} ms`);
+      }),
+    ]);
   } finally {
     timer.abort();
   }
@@ -61,7 +71,10 @@ test('a worker that died while idle is not handed pages', async () => {
 
 test('per-page layout sets go to a worker once: past its 16 held sets the oldest is sent again, and every page still reads', async () => {
   const layouts = (await loadLayoutDirs([`${dir}layout`])).all();
-  const pages = (await import('node:fs')).readdirSync(`${dir}`).filter((f) => f.endsWith('.jpg')).sort();
+  const pages = (await import('node:fs'))
+    .readdirSync(`${dir}`)
+    .filter((f) => f.endsWith('.jpg'))
+    .sort();
   const page = readFileSync(`${dir}${pages[0]}`);
   // The pool's own layouts are none: a page reads only with the set it is given.
   const pool = new PagePool({ layouts: [], workers: 1 });

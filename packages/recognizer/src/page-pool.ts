@@ -11,16 +11,26 @@ import type { PageReading } from './page-recognizer.ts';
 // starts through page-worker-boot.mjs, which registers tsx in the worker thread.
 const WORKER_ENTRY = import.meta.url.endsWith('.ts') ? './page-worker-boot.mjs' : './page-worker.js';
 
-export interface PagePoolOptions { layouts: readonly Layout[]; workers?: number }
+export interface PagePoolOptions {
+  layouts: readonly Layout[];
+  workers?: number;
+}
 
 /** Layouts for one page instead of the pool's own (a service's per-application templates):
  *  `key` names the set, so each worker builds it once and keeps the last few it saw. */
-export interface PageLayouts { key: string; layouts: readonly Layout[] }
+export interface PageLayouts {
+  key: string;
+  layouts: readonly Layout[];
+}
 
 /** Layout sets a worker keeps (page-worker.ts evicts the oldest past this many, as #sent does). */
 export const LAYOUT_SETS_PER_WORKER = 16;
 
-interface Job { id: number; resolve: (r: PageReading) => void; reject: (e: Error) => void }
+interface Job {
+  id: number;
+  resolve: (r: PageReading) => void;
+  reject: (e: Error) => void;
+}
 
 export class PagePool {
   readonly #size: number;
@@ -43,7 +53,9 @@ export class PagePool {
     for (let i = 0; i < this.#size; i++) this.#spawn();
   }
 
-  get size(): number { return this.#size; }
+  get size(): number {
+    return this.#size;
+  }
 
   /**
    * Rejects if the page could not be read: recognizePage threw, or its worker died on it. With
@@ -52,7 +64,11 @@ export class PagePool {
    */
   recognize(bytes: Uint8Array, set?: PageLayouts, o: { transfer?: boolean } = {}): Promise<PageReading> {
     const id = this.#next++;
-    const own = o.transfer === true && bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+    const own =
+      o.transfer === true &&
+      bytes.buffer instanceof ArrayBuffer &&
+      bytes.byteOffset === 0 &&
+      bytes.byteLength === bytes.buffer.byteLength;
     return new Promise((resolve, reject) => {
       this.#jobs.set(id, { id, resolve, reject });
       this.#queue.push({ id, bytes, ...(set ? { set } : {}), ...(own ? { transfer: true } : {}) });
@@ -68,7 +84,8 @@ export class PagePool {
       this.#busy.delete(w);
       this.#idle.push(w);
       if (job) {
-        if (m.reading) job.resolve(m.reading); else job.reject(new Error(m.error ?? 'worker failed'));
+        if (m.reading) job.resolve(m.reading);
+        else job.reject(new Error(m.error ?? 'worker failed'));
       }
       this.#pump();
     });
@@ -76,7 +93,9 @@ export class PagePool {
     // likewise) fails only the page it was reading. It is dropped, so no page is handed to a
     // dead worker and waits forever, and #pump starts a new one for the pages still queued.
     let failure: Error | undefined;
-    w.on('error', (e) => { failure = e; });
+    w.on('error', (e) => {
+      failure = e;
+    });
     w.on('exit', (code) => {
       this.#workers.delete(w);
       this.#sent.delete(w);
@@ -113,7 +132,10 @@ export class PagePool {
   #message(w: Worker, job: { id: number; bytes: Uint8Array; set?: PageLayouts }): unknown {
     if (!job.set) return { id: job.id, bytes: job.bytes };
     let sent = this.#sent.get(w);
-    if (!sent) { sent = new Map(); this.#sent.set(w, sent); }
+    if (!sent) {
+      sent = new Map();
+      this.#sent.set(w, sent);
+    }
     if (sent.has(job.set.key)) return { id: job.id, bytes: job.bytes, set: { key: job.set.key } };
     sent.set(job.set.key, true);
     if (sent.size > LAYOUT_SETS_PER_WORKER) sent.delete(sent.keys().next().value!);

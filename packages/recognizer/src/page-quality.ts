@@ -91,15 +91,23 @@ function small(values: number[], q: number): number {
  * margins see it as deep as the areas do. Unevenness: the spread of the paper map over the
  * content (10 mm grid).
  */
-export function measureBands(img: GreyImage, h: Homography, pxmm: number, streaks: Uint8Array, paperLevel: (x: number, y: number) => number): Pick<PageQuality, 'bandsAcross' | 'bandsAlong' | 'uneven' | 'steep' | 'specks'> {
+export function measureBands(
+  img: GreyImage,
+  h: Homography,
+  pxmm: number,
+  streaks: Uint8Array,
+  paperLevel: (x: number, y: number) => number,
+): Pick<PageQuality, 'bandsAcross' | 'bandsAlong' | 'uneven' | 'steep' | 'specks'> {
   const at = (u: number, v: number) => {
     const q = apply(h, u, v);
-    const x = Math.round(q.x - 0.5), y = Math.round(q.y - 0.5);
+    const x = Math.round(q.x - 0.5),
+      y = Math.round(q.y - 0.5);
     return x < 0 || y < 0 || x >= img.width || y >= img.height || streaks[x] === 1 ? NaN : img.data[y * img.width + x]!;
   };
   const step = Math.max(0.5, 1 / pxmm);
   const half = Math.round(12 / step);
-  let dark = 0, seen = 0;
+  let dark = 0,
+    seen = 0;
   const profile = (from: number, to: number, across: (t: number) => number[]) => {
     const p: number[] = [];
     for (let t = from; t <= to; t += step) {
@@ -119,28 +127,60 @@ export function measureBands(img: GreyImage, h: Homography, pxmm: number, streak
     }
     // A band is at least a millimetre wide: the median of three steps leaves it and takes out
     // the scanner's noise.
-    const m = p.map((x, i) => (i === 0 || i === p.length - 1 ? x : [p[i - 1]!, x, p[i + 1]!].sort((a, b) => a - b)[1]!));
+    const m = p.map((x, i) =>
+      i === 0 || i === p.length - 1 ? x : [p[i - 1]!, x, p[i + 1]!].sort((a, b) => a - b)[1]!,
+    );
     return m.length > 2 * half ? deepestDip(Float32Array.from(m), half).dip : 0;
   };
-  const span = (a: number, b: number) => { const out: number[] = []; for (let x = a; x <= b; x += step) out.push(x); return out; };
-  const left = span(3, 14), right = span(196, 207), top = span(3, 12), bottom = span(287, 294);
-  const bandsAcross = Math.max(profile(34, 263, (v) => left.map((u) => at(u, v))), profile(34, 263, (v) => right.map((u) => at(u, v))));
-  const bandsAlong = Math.max(profile(34, 176, (u) => top.map((v) => at(u, v))), profile(34, 176, (u) => bottom.map((v) => at(u, v))));
+  const span = (a: number, b: number) => {
+    const out: number[] = [];
+    for (let x = a; x <= b; x += step) out.push(x);
+    return out;
+  };
+  const left = span(3, 14),
+    right = span(196, 207),
+    top = span(3, 12),
+    bottom = span(287, 294);
+  const bandsAcross = Math.max(
+    profile(34, 263, (v) => left.map((u) => at(u, v))),
+    profile(34, 263, (v) => right.map((u) => at(u, v))),
+  );
+  const bandsAlong = Math.max(
+    profile(34, 176, (u) => top.map((v) => at(u, v))),
+    profile(34, 176, (u) => bottom.map((v) => at(u, v))),
+  );
   const levels: number[] = [];
   const cols = 18;
-  for (let v = 40; v <= 260; v += 10) for (let u = 20; u < 20 + 10 * cols; u += 10) { const q = apply(h, u, v); levels.push(paperLevel(q.x, q.y)); }
-  const hi = small(levels, 0.95), lo = small(levels, 0.05);
+  for (let v = 40; v <= 260; v += 10)
+    for (let u = 20; u < 20 + 10 * cols; u += 10) {
+      const q = apply(h, u, v);
+      levels.push(paperLevel(q.x, q.y));
+    }
+  const hi = small(levels, 0.95),
+    lo = small(levels, 0.05);
   // The steepest step between neighbours, the fifth steepest of the sheet: a shadow's edge
   // crosses many points of the grid, the paper map's few blocks under a code or a dense barcode
   // (a step of up to 0.09 on generator A's tuning pages) are no edge.
   const steps: number[] = [];
   for (let i = 0; i < levels.length; i++) {
     const a = levels[i]!;
-    if (i % cols < cols - 1) { const b = levels[i + 1]!; steps.push(Math.abs(a - b) / Math.max(a, b, 1)); }
-    if (i + cols < levels.length) { const b = levels[i + cols]!; steps.push(Math.abs(a - b) / Math.max(a, b, 1)); }
+    if (i % cols < cols - 1) {
+      const b = levels[i + 1]!;
+      steps.push(Math.abs(a - b) / Math.max(a, b, 1));
+    }
+    if (i + cols < levels.length) {
+      const b = levels[i + cols]!;
+      steps.push(Math.abs(a - b) / Math.max(a, b, 1));
+    }
   }
   steps.sort((a, b) => b - a);
-  return { bandsAcross, bandsAlong, uneven: hi > 0 ? (hi - lo) / hi : 0, steep: steps[4] ?? 0, specks: seen > 0 ? dark / (seen * step * step / 100) : 0 };
+  return {
+    bandsAcross,
+    bandsAlong,
+    uneven: hi > 0 ? (hi - lo) / hi : 0,
+    steep: steps[4] ?? 0,
+    specks: seen > 0 ? dark / ((seen * step * step) / 100) : 0,
+  };
 }
 
 /**
@@ -150,22 +190,28 @@ export function measureBands(img: GreyImage, h: Homography, pxmm: number, streak
  * measured against the paper 5.5-7 mm out and the page's black.
  */
 export function showThroughOf(img: GreyImage, h: Homography, cx: number, cy: number, black: number): number {
-  const ring: number[] = [], out: number[] = [];
-  for (let v = -7; v <= 7; v += 0.2) for (let u = -7; u <= 7; u += 0.2) {
-    const d = Math.max(Math.abs(u), Math.abs(v));
-    const into = d >= 3.5 && d <= 4.2 ? ring : d >= 5.5 ? out : null;
-    if (!into) continue;
-    const q = apply(h, cx + u, cy + v);
-    const x = Math.round(q.x - 0.5), y = Math.round(q.y - 0.5);
-    if (x >= 0 && y >= 0 && x < img.width && y < img.height) into.push(img.data[y * img.width + x]!);
-  }
-  const r = small(ring, 0.5), p = small(out, 0.5);
+  const ring: number[] = [],
+    out: number[] = [];
+  for (let v = -7; v <= 7; v += 0.2)
+    for (let u = -7; u <= 7; u += 0.2) {
+      const d = Math.max(Math.abs(u), Math.abs(v));
+      const into = d >= 3.5 && d <= 4.2 ? ring : d >= 5.5 ? out : null;
+      if (!into) continue;
+      const q = apply(h, cx + u, cy + v);
+      const x = Math.round(q.x - 0.5),
+        y = Math.round(q.y - 0.5);
+      if (x >= 0 && y >= 0 && x < img.width && y < img.height) into.push(img.data[y * img.width + x]!);
+    }
+  const r = small(ring, 0.5),
+    p = small(out, 0.5);
   return Number.isNaN(r) || Number.isNaN(p) || p - black < 10 ? 0 : Math.max(0, (p - r) / (p - black));
 }
 
 /** 10-90 % width (mm) of the left edge of a corner mark centred at (cx, cy) with side `sidePx`. */
 export function edgeWidth(img: GreyImage, cx: number, cy: number, sidePx: number, pxmm: number): number {
-  const y0 = Math.round(cy), x0 = Math.round(cx - sidePx / 2 - 1.5 * pxmm), x1 = Math.round(cx - sidePx / 2 + 1.5 * pxmm);
+  const y0 = Math.round(cy),
+    x0 = Math.round(cx - sidePx / 2 - 1.5 * pxmm),
+    x1 = Math.round(cx - sidePx / 2 + 1.5 * pxmm);
   if (x0 < 0 || x1 >= img.width || y0 < 3 || y0 + 3 >= img.height) return 0;
   const prof: number[] = [];
   for (let x = x0; x <= x1; x++) {
@@ -173,11 +219,17 @@ export function edgeWidth(img: GreyImage, cx: number, cy: number, sidePx: number
     for (let y = y0 - 2; y <= y0 + 2; y++) s += img.data[y * img.width + x]!;
     prof.push(s / 5);
   }
-  const paper = Math.max(...prof.slice(0, 3)), black = Math.min(...prof.slice(-3));
+  const paper = Math.max(...prof.slice(0, 3)),
+    black = Math.min(...prof.slice(-3));
   if (paper - black < 10) return 0;
   const cross = (f: number) => {
     const lvl = paper - f * (paper - black);
-    for (let i = 1; i < prof.length; i++) if (prof[i]! <= lvl) { const a = prof[i - 1]!, b = prof[i]!; return i - 1 + (a - lvl) / Math.max(1e-6, a - b); }
+    for (let i = 1; i < prof.length; i++)
+      if (prof[i]! <= lvl) {
+        const a = prof[i - 1]!,
+          b = prof[i]!;
+        return i - 1 + (a - lvl) / Math.max(1e-6, a - b);
+      }
     return prof.length;
   };
   return Math.max(0, cross(0.9) - cross(0.1)) / pxmm;
@@ -186,22 +238,33 @@ export function edgeWidth(img: GreyImage, cx: number, cy: number, sidePx: number
 /** JPEG's 8×8 blocks: the mean step across block edges over the mean step inside blocks, on every 16th row of the middle of the image. */
 export function blockiness(img: GreyImage): number {
   const { width: W, height: H, data } = img;
-  let edge = 0, ne = 0, inner = 0, ni = 0;
+  let edge = 0,
+    ne = 0,
+    inner = 0,
+    ni = 0;
   for (let y = Math.floor(H / 4); y < (3 * H) / 4; y += 16) {
     const o = y * W;
     for (let x = Math.floor(W / 4); x < (3 * W) / 4 - 1; x++) {
       const dlt = Math.abs(data[o + x]! - data[o + x + 1]!);
-      if ((x & 7) === 7) { edge += dlt; ne++; } else { inner += dlt; ni++; }
+      if ((x & 7) === 7) {
+        edge += dlt;
+        ne++;
+      } else {
+        inner += dlt;
+        ni++;
+      }
     }
   }
-  return ne > 0 && inner > 0 ? (edge / ne) / (inner / ni) : 1;
+  return ne > 0 && inner > 0 ? edge / ne / (inner / ni) : 1;
 }
 
 /** Why a page in this condition is refused (1004), or null when it can be read. */
 export function refusal(q: PageQuality): string | null {
-  if (q.contrast < QUALITY_LIMITS.minContrast) return `page too degraded: contrast between paper and print is ${Math.round(q.contrast)} grey levels (at least ${QUALITY_LIMITS.minContrast} needed)`;
+  if (q.contrast < QUALITY_LIMITS.minContrast)
+    return `page too degraded: contrast between paper and print is ${Math.round(q.contrast)} grey levels (at least ${QUALITY_LIMITS.minContrast} needed)`;
   const bands = Math.max(q.bandsAcross, q.bandsAlong);
-  if (bands > QUALITY_LIMITS.maxBands) return `page too degraded: bands ${Math.round(bands * 100)} % darker than the paper ${q.bandsAcross >= q.bandsAlong ? 'across' : 'along'} the feed (at most ${QUALITY_LIMITS.maxBands * 100} %)`;
+  if (bands > QUALITY_LIMITS.maxBands)
+    return `page too degraded: bands ${Math.round(bands * 100)} % darker than the paper ${q.bandsAcross >= q.bandsAlong ? 'across' : 'along'} the feed (at most ${QUALITY_LIMITS.maxBands * 100} %)`;
   return null;
 }
 
@@ -215,5 +278,8 @@ export function localAllowance(q: Pick<PageQuality, 'bandsAcross' | 'bandsAlong'
   const bands = Math.max(q.bandsAcross, q.bandsAlong);
   if (bands < QUALITY_LIMITS.localBands && q.steep < QUALITY_LIMITS.localSteep) return 0;
   // A shadow's edge moves the paper by as much as its steepest step across 10 mm, or more.
-  return Math.min(0.5, 1.5 * bands + 0.03 + (q.steep >= QUALITY_LIMITS.localSteep ? Math.max(q.uneven, 2 * q.steep) : 0));
+  return Math.min(
+    0.5,
+    1.5 * bands + 0.03 + (q.steep >= QUALITY_LIMITS.localSteep ? Math.max(q.uneven, 2 * q.steep) : 0),
+  );
 }

@@ -6,14 +6,39 @@ import { candidateFrames, estimateScale, findFiducials, type PageFrame } from '.
 import { apply as applyH, solveHomography, type Homography } from './homography.ts';
 import { buildPaperMap, type PaperMap } from './paper-map.ts';
 import { findStreaks } from './streaks.ts';
-import { blockiness, cautious, edgeWidth, localAllowance, measureBands, refusal, showThroughOf, type PageQuality } from './page-quality.ts';
+import {
+  blockiness,
+  cautious,
+  edgeWidth,
+  localAllowance,
+  measureBands,
+  refusal,
+  showThroughOf,
+  type PageQuality,
+} from './page-quality.ts';
 import { localPaper } from './local-paper.ts';
 import { sampleArea, sampleSquare, type AreaSample } from './area-sampler.ts';
-import { classifyAreas, fillsOf, splitGreys, splitOf, THRESHOLDS, uniformMarks, type AreaState, type PageFills } from './mark-classifier.ts';
+import {
+  classifyAreas,
+  fillsOf,
+  splitGreys,
+  splitOf,
+  THRESHOLDS,
+  uniformMarks,
+  type AreaState,
+  type PageFills,
+} from './mark-classifier.ts';
 import { sideEvidence, type SideEvidence } from './student-pool.ts';
 import { evidence, type MarkEvidence } from './mark-evidence.ts';
 import { pageLevels, type PageLevels } from './page-levels.ts';
-import { decodeSideIdentity, decodeStudentIdentity, layoutKeyHex, studentKey, studentKeyHex, type Side } from './id-strip.ts';
+import {
+  decodeSideIdentity,
+  decodeStudentIdentity,
+  layoutKeyHex,
+  studentKey,
+  studentKeyHex,
+  type Side,
+} from './id-strip.ts';
 import { FIDUCIAL_LARGE, fiducialCentre, ID_STRIP, PAGE } from './page-frame.ts';
 import { readRegion } from './code-region.ts';
 import { isBlank } from './blank-page.ts';
@@ -24,38 +49,43 @@ import type { Layout, LayoutSide } from './layout.ts';
 import type { LayoutSet } from './layout-store.ts';
 import { RECOGNITION_ERRORS } from './error-codes.ts';
 
-export interface AreaReading { chapter: number; index: number; state: AreaState; score: number }
+export interface AreaReading {
+  chapter: number;
+  index: number;
+  state: AreaState;
+  score: number;
+}
 
 /** What one side says. Plain data: it crosses worker boundaries. */
 export type PageReading =
   | { status: 'blank'; ms: number }
   | { status: 'unreadable'; error_code: number; detail: string; ms: number }
   | {
-    status: 'ok';
-    layout_id: string;
-    sheet: number;
-    side: Side;
-    upside_down: boolean;
-    /** Present on the side that carries the QR code; null when it could not be read. */
-    qrcode?: string | null;
-    /** Present on the side that carries the student number; null when not read. */
-    student_id?: string | null;
-    student_detail?: string;
-    /**
-     * The student key printed on this side of a personalised card (4 hex digits); null when its
-     * strip is printed but unreadable; absent on other cards and on layouts without the strip.
-     */
-    student_key?: string | null;
-    areas: AreaReading[];
-    /** The page's measured condition (page-quality.ts). */
-    quality?: PageQuality;
-    /** What the student's other sides need to judge this side's uncertain areas again (student-pool.ts). */
-    evidence?: SideEvidence;
-    /** Extension: image pixels of the layout's tl, tr, bl, br corner-mark centres as located
-     *  (x, y per corner), so the overlay of what was read can be drawn later (page-overlay.ts). */
-    corners?: number[];
-    ms: number;
-  };
+      status: 'ok';
+      layout_id: string;
+      sheet: number;
+      side: Side;
+      upside_down: boolean;
+      /** Present on the side that carries the QR code; null when it could not be read. */
+      qrcode?: string | null;
+      /** Present on the side that carries the student number; null when not read. */
+      student_id?: string | null;
+      student_detail?: string;
+      /**
+       * The student key printed on this side of a personalised card (4 hex digits); null when its
+       * strip is printed but unreadable; absent on other cards and on layouts without the strip.
+       */
+      student_key?: string | null;
+      areas: AreaReading[];
+      /** The page's measured condition (page-quality.ts). */
+      quality?: PageQuality;
+      /** What the student's other sides need to judge this side's uncertain areas again (student-pool.ts). */
+      evidence?: SideEvidence;
+      /** Extension: image pixels of the layout's tl, tr, bl, br corner-mark centres as located
+       *  (x, y per corner), so the overlay of what was read can be drawn later (page-overlay.ts). */
+      corners?: number[];
+      ms: number;
+    };
 
 const THUMB_PX_PER_MM = 2;
 /** An area whose mean is this much lighter than its ring's paper was measured against ink on the ring (empty areas measure 0 ± 0.01). */
@@ -63,7 +93,12 @@ const LOCAL_TOO_LIGHT = -0.04;
 
 /** What recognizeGrey measured, for the benchmark's tuning tool (filled in when passed). */
 export interface PageDiagnostics {
-  levels?: PageLevels; cellLevels?: PageLevels; quality?: PageQuality; fills?: PageFills; areas?: MarkEvidence[]; cells?: MarkEvidence[];
+  levels?: PageLevels;
+  cellLevels?: PageLevels;
+  quality?: PageQuality;
+  fills?: PageFills;
+  areas?: MarkEvidence[];
+  cells?: MarkEvidence[];
   /** The areas' samples as scanned (before the other side's QR code was taken out). */
   samples?: AreaSample[];
   /** How the other side's QR code showed through, where it was measured and taken out (show-through.ts): its strength, blur, fit, the light it took. */
@@ -77,26 +112,46 @@ export interface PageDiagnostics {
 const qrMatrices = new WeakMap<Layout, Promise<ModuleMatrix | null>>();
 function qrMatrixOf(layout: Layout): Promise<ModuleMatrix | null> {
   let m = qrMatrices.get(layout);
-  if (!m) { m = encodeQr(layout.qrcode).catch(() => null); qrMatrices.set(layout, m); }
+  if (!m) {
+    m = encodeQr(layout.qrcode).catch(() => null);
+    qrMatrices.set(layout, m);
+  }
   return m;
 }
 
 export async function recognizePage(input: Uint8Array, layouts: LayoutSet): Promise<PageReading> {
   const t0 = performance.now();
   let img: GreyImage;
-  try { img = await decodeGrey(input); } catch (e) {
-    return { status: 'unreadable', error_code: RECOGNITION_ERRORS.imageAcquisition, detail: `cannot decode image: ${(e as Error).message}`, ms: performance.now() - t0 };
+  try {
+    img = await decodeGrey(input);
+  } catch (e) {
+    return {
+      status: 'unreadable',
+      error_code: RECOGNITION_ERRORS.imageAcquisition,
+      detail: `cannot decode image: ${(e as Error).message}`,
+      ms: performance.now() - t0,
+    };
   }
   const r = await recognizeGrey(img, layouts);
   r.ms = performance.now() - t0;
   return r;
 }
 
-export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnostics?: PageDiagnostics): Promise<PageReading> {
+export async function recognizeGrey(
+  img: GreyImage,
+  layouts: LayoutSet,
+  diagnostics?: PageDiagnostics,
+): Promise<PageReading> {
   const t0 = performance.now();
   const ms = () => performance.now() - t0;
   const pxmm = estimateScale(img);
-  if (pxmm < 2.5) return { status: 'unreadable', error_code: RECOGNITION_ERRORS.imageAcquisition, detail: `image too small (${img.width}x${img.height}); at least 70 dpi`, ms: ms() };
+  if (pxmm < 2.5)
+    return {
+      status: 'unreadable',
+      error_code: RECOGNITION_ERRORS.imageAcquisition,
+      detail: `image too small (${img.width}x${img.height}); at least 70 dpi`,
+      ms: ms(),
+    };
   const factor = Math.max(1, Math.round(pxmm / THUMB_PX_PER_MM));
   const thumb = shrink(img, factor);
   const streaks = findStreaks(img);
@@ -105,19 +160,37 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
   let frame: PageFrame | undefined, h: Homography | undefined, layout: Layout | undefined, side: LayoutSide | undefined;
   let unknownKey: number | undefined;
   for (const f of frames) {
-    const hh = solveHomography([fiducialCentre('tl'), fiducialCentre('tr'), fiducialCentre('bl'), fiducialCentre('br')], f.points);
+    const hh = solveHomography(
+      [fiducialCentre('tl'), fiducialCentre('tr'), fiducialCentre('bl'), fiducialCentre('br')],
+      f.points,
+    );
     if (!hh) continue;
     const id = readIdentity(img, hh, f, pxmm);
     if (!id) continue;
     const l = layouts.get(id.layoutKey);
-    if (!l) { unknownKey = id.layoutKey; continue; }
+    if (!l) {
+      unknownKey = id.layoutKey;
+      continue;
+    }
     const s = l.sides.find((x) => x.sheet === id.sheet && x.side === id.side);
-    if (!s) { unknownKey = id.layoutKey; continue; }
-    frame = f; h = hh; layout = l; side = s;
+    if (!s) {
+      unknownKey = id.layoutKey;
+      continue;
+    }
+    frame = f;
+    h = hh;
+    layout = l;
+    side = s;
     break;
   }
   if (!frame || !h || !layout || !side) {
-    if (unknownKey !== undefined) return { status: 'unreadable', error_code: RECOGNITION_ERRORS.chapters, detail: `layout ${layoutKeyHex(unknownKey)} is not loaded (or has no such side)`, ms: ms() };
+    if (unknownKey !== undefined)
+      return {
+        status: 'unreadable',
+        error_code: RECOGNITION_ERRORS.chapters,
+        detail: `layout ${layoutKeyHex(unknownKey)} is not loaded (or has no such side)`,
+        ms: ms(),
+      };
     if (isBlank(thumb)) return { status: 'blank', ms: ms() };
     const detail = found.length < 3 ? `found ${found.length} of 4 corner marks` : 'identification strip not readable';
     return { status: 'unreadable', error_code: RECOGNITION_ERRORS.imageAcquisition, detail, ms: ms() };
@@ -138,12 +211,24 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
   };
   if (diagnostics) diagnostics.quality = quality;
   const refused = refusal(quality);
-  if (refused) return { status: 'unreadable', error_code: RECOGNITION_ERRORS.imageAcquisition, detail: refused, ms: ms() };
+  if (refused)
+    return { status: 'unreadable', error_code: RECOGNITION_ERRORS.imageAcquisition, detail: refused, ms: ms() };
   const allow = quality.local;
   const localOf = (a: { x: number; y: number; w: number; h: number }) => {
     if (allow === 0) return null;
     const c = applyH(h!, a.x, a.y);
-    return localPaper(img, h!, a.x, a.y, a.w, a.h, pxmm, streaks.mask, limiter(paper, h!, a, allow), paper.level(c.x, c.y));
+    return localPaper(
+      img,
+      h!,
+      a.x,
+      a.y,
+      a.w,
+      a.h,
+      pxmm,
+      streaks.mask,
+      limiter(paper, h!, a, allow),
+      paper.level(c.x, c.y),
+    );
   };
   // Much lighter than the ring says the paper is: ink on the ring (a stray mark, a neighbour's
   // overflow) darkened it, not a band; that area is measured against the paper map, which on
@@ -159,7 +244,9 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
   const cellSamples = side.student_cells.map((c) => {
     const local = localOf(c);
     const s = sampleArea(img, h!, paper, frame!.black, streaks.mask, c.x, c.y, c.w, c.h, pxmm, local);
-    return local && s.mean < LOCAL_TOO_LIGHT ? sampleArea(img, h!, paper, frame!.black, streaks.mask, c.x, c.y, c.w, c.h, pxmm) : s;
+    return local && s.mean < LOCAL_TOO_LIGHT
+      ? sampleArea(img, h!, paper, frame!.black, streaks.mask, c.x, c.y, c.w, c.h, pxmm)
+      : s;
   });
   // The page's own levels, from its areas (most of them empty) and, apart, its student-number
   // cells (another size, and mostly empty too).
@@ -167,16 +254,39 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
   const cellLevels = cellSamples.length >= 8 ? pageLevels(cellSamples, pxmm) : levels;
   // The other side's QR code showing through, measured and taken out of the areas over it
   // (show-through.ts); those areas are then judged as any other.
-  const qrOnOtherSide = side.areas.length > 0 && layout.sides.some((x) => x.sheet === side!.sheet && x.side !== side!.side && x.qrcode);
+  const qrOnOtherSide =
+    side.areas.length > 0 && layout.sides.some((x) => x.sheet === side!.sheet && x.side !== side!.side && x.qrcode);
   const qr = qrOnOtherSide ? await qrMatrixOf(layout) : null;
-  const seen = takeOutQrBehind(qr ? qrBehind(layout, side, qr) : null, side.areas, areaSamples, { thumb, factor, h, pxmm });
+  const seen = takeOutQrBehind(qr ? qrBehind(layout, side, qr) : null, side.areas, areaSamples, {
+    thumb,
+    factor,
+    h,
+    pxmm,
+  });
   const areaEvidence = seen.samples.map((s) => evidence(s, levels, THRESHOLDS.filledStroke));
   const cellEvidence = cellSamples.map((s) => evidence(s, cellLevels, THRESHOLDS.filledStroke));
   // How this student fills, from the page's clearly filled areas (the cells are too few).
   const marks = uniformMarks(areaEvidence);
   const fills = fillsOf(marks);
-  if (diagnostics) Object.assign(diagnostics, { levels, cellLevels, fills, areas: areaEvidence, cells: cellEvidence, samples: areaSamples, pxmm,
-    showThrough: seen.measured ? { strength: seen.measured.strength, correlation: seen.measured.correlation, blur: seen.measured.blur, taken: seen.taken } : null, clearPaper: seen.paper });
+  if (diagnostics)
+    Object.assign(diagnostics, {
+      levels,
+      cellLevels,
+      fills,
+      areas: areaEvidence,
+      cells: cellEvidence,
+      samples: areaSamples,
+      pxmm,
+      showThrough: seen.measured
+        ? {
+            strength: seen.measured.strength,
+            correlation: seen.measured.correlation,
+            blur: seen.measured.blur,
+            taken: seen.taken,
+          }
+        : null,
+      clearPaper: seen.paper,
+    });
   // On a page of mixed instruments, where its erasures end and its faint fills begin (areas only:
   // the student-number cells are measured against other levels), among the areas measured in the
   // clear (below).
@@ -191,22 +301,45 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
   const decided = classifyAreas(areaEvidence, levels, fills, split, behind, seen.cleared);
   // On a page with toner specks or strong show-through of the other side, a speck or the other
   // side's mark looks like a dot or a short tick: a fill told by nothing more is uncertain.
-  decided.forEach((d, i) => { if (ringSpoilt[i] && d.state === 'filled') d.state = 'uncertain'; });
-  if (cautious(quality)) decided.forEach((d, i) => {
-    const e = areaEvidence[i]!;
-    if (d.state === 'filled' && e.stroke < THRESHOLDS.shortStroke && e.solid < THRESHOLDS.filledSolid) d.state = 'uncertain';
+  decided.forEach((d, i) => {
+    if (ringSpoilt[i] && d.state === 'filled') d.state = 'uncertain';
   });
+  if (cautious(quality))
+    decided.forEach((d, i) => {
+      const e = areaEvidence[i]!;
+      if (d.state === 'filled' && e.stroke < THRESHOLDS.shortStroke && e.solid < THRESHOLDS.filledSolid)
+        d.state = 'uncertain';
+    });
   const areas: AreaReading[] = side.areas.map((a, i) => ({ chapter: a.chapter, index: a.index, ...decided[i]! }));
 
   const out: Extract<PageReading, { status: 'ok' }> = {
-    status: 'ok', layout_id: layout.layout_id, sheet: side.sheet, side: side.side, upside_down: frame.upsideDown, areas, quality, ms: 0,
-    evidence: sideEvidence(marks, greys, fills, levels, areas.map((a) => a.state), areaEvidence, behind, seen.cleared),
+    status: 'ok',
+    layout_id: layout.layout_id,
+    sheet: side.sheet,
+    side: side.side,
+    upside_down: frame.upsideDown,
+    areas,
+    quality,
+    ms: 0,
+    evidence: sideEvidence(
+      marks,
+      greys,
+      fills,
+      levels,
+      areas.map((a) => a.state),
+      areaEvidence,
+      behind,
+      seen.cleared,
+    ),
   };
   out.corners = frame.points.flatMap((p) => [Math.round(p.x * 10) / 10, Math.round(p.y * 10) / 10]);
   // The student strip of a personalised card: which student this sheet was printed for.
   let printedKey: number | null | undefined;
   if (side.student_code) {
-    printedKey = decodeStudentIdentity(readStrip(img, h, side.student_code, frame.black, pxmm), parseInt(layout.layout_id, 16));
+    printedKey = decodeStudentIdentity(
+      readStrip(img, h, side.student_code, frame.black, pxmm),
+      parseInt(layout.layout_id, 16),
+    );
     if (printedKey !== undefined) out.student_key = printedKey === null ? null : studentKeyHex(printedKey);
   }
   if (side.student_cells.length > 0) {
@@ -220,7 +353,15 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
   }
   if (side.barcode) {
     const b = side.barcode;
-    const text = await readRegion(img, h, { x: b.x - 3, y: b.y - 3, w: b.w + 6, h: b.h + 6 }, pxmm, 'Code128', 5, streaks);
+    const text = await readRegion(
+      img,
+      h,
+      { x: b.x - 3, y: b.y - 3, w: b.w + 6, h: b.h + 6 },
+      pxmm,
+      'Code128',
+      5,
+      streaks,
+    );
     out.student_id = text;
     if (text === null) out.student_detail = 'student-number barcode not readable';
     else if (typeof printedKey === 'number' && studentKey(text) !== printedKey) {
@@ -232,7 +373,15 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
   if (side.qrcode) {
     const q = side.qrcode;
     const quiet = 4 * q.module;
-    out.qrcode = await readRegion(img, h, { x: q.x - quiet, y: q.y - quiet, w: q.w + 2 * quiet, h: q.h + 2 * quiet }, pxmm, 'QRCode', 4 / q.module, streaks);
+    out.qrcode = await readRegion(
+      img,
+      h,
+      { x: q.x - quiet, y: q.y - quiet, w: q.w + 2 * quiet, h: q.h + 2 * quiet },
+      pxmm,
+      'QRCode',
+      4 / q.module,
+      streaks,
+    );
   }
   out.ms = ms();
   return out;
@@ -242,8 +391,9 @@ export async function recognizeGrey(img: GreyImage, layouts: LayoutSet, diagnost
 function limiter(paper: PaperMap, h: Homography, a: { x: number; y: number }, allow: number): (g: number) => number {
   const c = applyH(h, a.x, a.y);
   const m = paper.level(c.x, c.y);
-  const lo = m * (1 - allow), hi = m * (1 + allow / 2);
-  return (g) => (g < lo ? lo : Math.min(g , hi));
+  const lo = m * (1 - allow),
+    hi = m * (1 + allow / 2);
+  return (g) => (g < lo ? lo : Math.min(g, hi));
 }
 
 function readIdentity(img: GreyImage, h: Homography, f: PageFrame, pxmm: number) {
@@ -255,16 +405,35 @@ function readIdentity(img: GreyImage, h: Homography, f: PageFrame, pxmm: number)
  * above the strip (blank on every card: the content ends 13 mm higher), the brightest of three
  * spots in case one is written on.
  */
-function readStrip(img: GreyImage, h: Homography, strip: { x: number; y: number; cols: number; rows: number; cell: number }, black: number, pxmm: number): number[] {
+function readStrip(
+  img: GreyImage,
+  h: Homography,
+  strip: { x: number; y: number; cols: number; rows: number; cell: number },
+  black: number,
+  pxmm: number,
+): number[] {
   const inset = strip.cell * 0.25;
   const w = strip.cols * strip.cell;
   let paper = 0;
-  for (const t of [0.15, 0.5, 0.85]) paper = Math.max(paper, sampleSquare(img, h, strip.x + t * w - 2, strip.y - 7, 4, pxmm));
+  for (const t of [0.15, 0.5, 0.85])
+    paper = Math.max(paper, sampleSquare(img, h, strip.x + t * w - 2, strip.y - 7, 4, pxmm));
   const thr = (paper + black) / 2;
   const bits: number[] = [];
-  for (let r = 0; r < strip.rows; r++) for (let c = 0; c < strip.cols; c++) {
-    bits.push(sampleSquare(img, h, strip.x + c * strip.cell + inset, strip.y + r * strip.cell + inset, strip.cell - 2 * inset, pxmm) < thr ? 1 : 0);
-  }
+  for (let r = 0; r < strip.rows; r++)
+    for (let c = 0; c < strip.cols; c++) {
+      bits.push(
+        sampleSquare(
+          img,
+          h,
+          strip.x + c * strip.cell + inset,
+          strip.y + r * strip.cell + inset,
+          strip.cell - 2 * inset,
+          pxmm,
+        ) < thr
+          ? 1
+          : 0,
+      );
+    }
   return bits;
 }
 
@@ -273,12 +442,23 @@ function readStrip(img: GreyImage, h: Homography, strip: { x: number; y: number;
  * strip right behind it (the sheet turned over its long edge: x mirrored), which shows through
  * as blotchy grey.
  */
-export function densePrintBehind(layout: Layout, side: LayoutSide, withQr = true): (a: { x: number; y: number; w: number; h: number }) => boolean {
+export function densePrintBehind(
+  layout: Layout,
+  side: LayoutSide,
+  withQr = true,
+): (a: { x: number; y: number; w: number; h: number }) => boolean {
   const other = layout.sides.find((x) => x.sheet === side.sheet && x.side !== side.side);
-  const boxes = other ? [withQr ? other.qrcode : undefined, other.barcode, other.student_code].filter((b): b is NonNullable<typeof b> => b !== undefined) : [];
+  const boxes = other
+    ? [withQr ? other.qrcode : undefined, other.barcode, other.student_code].filter(
+        (b): b is NonNullable<typeof b> => b !== undefined,
+      )
+    : [];
   if (boxes.length === 0) return () => false;
   return (a) => {
-    const x0 = PAGE.width - a.x - a.w / 2, x1 = PAGE.width - a.x + a.w / 2, y0 = a.y - a.h / 2, y1 = a.y + a.h / 2;
+    const x0 = PAGE.width - a.x - a.w / 2,
+      x1 = PAGE.width - a.x + a.w / 2,
+      y0 = a.y - a.h / 2,
+      y1 = a.y + a.h / 2;
     return boxes.some((b) => x1 > b.x && x0 < b.x + b.w && y1 > b.y && y0 < b.y + b.h);
   };
 }

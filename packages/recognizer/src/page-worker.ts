@@ -14,7 +14,8 @@ const sets = new Map<string, LayoutSet>();
 function setFor(set: { key: string; layouts?: unknown[] }): LayoutSet {
   let s = sets.get(set.key);
   if (!s) {
-    if (!set.layouts) throw new Error(`layout set ${set.key} is not held by this worker (the pool's record of it is wrong)`);
+    if (!set.layouts)
+      throw new Error(`layout set ${set.key} is not held by this worker (the pool's record of it is wrong)`);
     s = createLayoutSet(set.layouts);
     sets.set(set.key, s);
     if (sets.size > LAYOUT_SETS_PER_WORKER) sets.delete(sets.keys().next().value!);

@@ -31,15 +31,20 @@ export function embeddedJpeg(page: PDFPage): Uint8Array | undefined {
 /** The page's content streams, decoded and joined, or undefined if too large or undecodable. */
 function pageContent(page: PDFPage): Uint8Array | undefined {
   const contents = page.node.Contents();
-  const streams = contents instanceof PDFArray
-    ? contents.asArray().map((o) => (o instanceof PDFRef ? page.doc.context.lookup(o) : o))
-    : [contents];
+  const streams =
+    contents instanceof PDFArray
+      ? contents.asArray().map((o) => (o instanceof PDFRef ? page.doc.context.lookup(o) : o))
+      : [contents];
   const parts: Uint8Array[] = [];
   let total = 0;
   for (const s of streams) {
     if (!(s instanceof PDFRawStream)) return undefined;
     let data: Uint8Array | Uint8ClampedArray;
-    try { data = decodePDFRawStream(s).getBytes(MAX_CONTENT_BYTES + 1); } catch { return undefined; }
+    try {
+      data = decodePDFRawStream(s).getBytes(MAX_CONTENT_BYTES + 1);
+    } catch {
+      return undefined;
+    }
     total += data.length + 1;
     if (total > MAX_CONTENT_BYTES) return undefined;
     parts.push(new Uint8Array(data.buffer, data.byteOffset, data.length), new Uint8Array([0x0a])); // streams of an array are joined as if by whitespace
@@ -52,11 +57,14 @@ function plainJpeg(image: PDFRawStream): Uint8Array | undefined {
   const d = image.dict;
   if (d.lookup(PDFName.of('Subtype')) !== PDFName.of('Image')) return undefined;
   const filter = d.lookup(PDFName.of('Filter'));
-  const dct = filter === PDFName.of('DCTDecode') || (filter instanceof PDFArray && filter.size() === 1 && filter.lookup(0) === PDFName.of('DCTDecode'));
+  const dct =
+    filter === PDFName.of('DCTDecode') ||
+    (filter instanceof PDFArray && filter.size() === 1 && filter.lookup(0) === PDFName.of('DCTDecode'));
   if (!dct) return undefined;
   // These change what is shown relative to the JPEG's own pixels (inverted or remapped values,
   // masks, a colour transform override); such pages are rendered instead.
-  for (const key of ['Decode', 'DecodeParms', 'SMask', 'Mask', 'ImageMask']) if (d.has(PDFName.of(key))) return undefined;
+  for (const key of ['Decode', 'DecodeParms', 'SMask', 'Mask', 'ImageMask'])
+    if (d.has(PDFName.of(key))) return undefined;
   if (!greyOrRgb(d.lookup(PDFName.of('ColorSpace')))) return undefined;
   const jpeg = image.contents;
   return jpeg.length > 3 && jpeg[0] === 0xff && jpeg[1] === 0xd8 && jpeg[2] === 0xff ? jpeg : undefined;
@@ -87,10 +95,17 @@ function singleUprightImage(content: Uint8Array): string | undefined {
   let drawn: string | undefined;
   let operands: Array<number | string | null> = [];
   for (const t of contentTokens(content)) {
-    if (t.kind !== 'op') { operands.push(t.value); continue; }
+    if (t.kind !== 'op') {
+      operands.push(t.value);
+      continue;
+    }
     switch (t.value) {
-      case 'q': saved.push(ctm); break;
-      case 'Q': ctm = saved.pop() ?? ctm; break;
+      case 'q':
+        saved.push(ctm);
+        break;
+      case 'Q':
+        ctm = saved.pop() ?? ctm;
+        break;
       case 'cm': {
         const m = operands.slice(-6);
         if (m.length !== 6 || !m.every((x) => typeof x === 'number')) return undefined;
@@ -103,9 +118,20 @@ function singleUprightImage(content: Uint8Array): string | undefined {
         drawn = name;
         break;
       }
-      case 'S': case 's': case 'f': case 'F': case 'f*': case 'B': case 'B*': case 'b': case 'b*': case 'sh': case 'BI':
+      case 'S':
+      case 's':
+      case 'f':
+      case 'F':
+      case 'f*':
+      case 'B':
+      case 'B*':
+      case 'b':
+      case 'b*':
+      case 'sh':
+      case 'BI':
         return undefined;
-      default: break;
+      default:
+        break;
     }
     operands = [];
   }
@@ -115,9 +141,12 @@ function singleUprightImage(content: Uint8Array): string | undefined {
 /** m × n for PDF's row-vector matrices [a b c d e f] (the new CTM is cm × CTM). */
 function multiply(m: Matrix, n: Matrix): Matrix {
   return [
-    m[0] * n[0] + m[1] * n[2], m[0] * n[1] + m[1] * n[3],
-    m[2] * n[0] + m[3] * n[2], m[2] * n[1] + m[3] * n[3],
-    m[4] * n[0] + m[5] * n[2] + n[4], m[4] * n[1] + m[5] * n[3] + n[5],
+    m[0] * n[0] + m[1] * n[2],
+    m[0] * n[1] + m[1] * n[3],
+    m[2] * n[0] + m[3] * n[2],
+    m[2] * n[1] + m[3] * n[3],
+    m[4] * n[0] + m[5] * n[2] + n[4],
+    m[4] * n[1] + m[5] * n[3] + n[5],
   ];
 }
 
@@ -141,13 +170,40 @@ function* contentTokens(s: Uint8Array): Generator<Token> {
   let i = 0;
   while (i < s.length) {
     const c = s[i]!;
-    if (WHITE.has(c)) { i++; continue; }
-    if (c === 0x25) { while (i < s.length && s[i] !== 0x0a && s[i] !== 0x0d) i++; continue; } // % comment
-    if (c === 0x28) { i = skipLiteralString(s, i); yield { kind: 'operand', value: null }; continue; }
-    if (c === 0x3c && s[i + 1] === 0x3c) { i += 2; yield { kind: 'operand', value: null }; continue; } // <<
-    if (c === 0x3e && s[i + 1] === 0x3e) { i += 2; yield { kind: 'operand', value: null }; continue; } // >>
-    if (c === 0x3c) { while (i < s.length && s[i] !== 0x3e) i++; i++; yield { kind: 'operand', value: null }; continue; } // <hex>
-    if (c === 0x5b || c === 0x5d || c === 0x7b || c === 0x7d || c === 0x29 || c === 0x3e) { i++; yield { kind: 'operand', value: null }; continue; }
+    if (WHITE.has(c)) {
+      i++;
+      continue;
+    }
+    if (c === 0x25) {
+      while (i < s.length && s[i] !== 0x0a && s[i] !== 0x0d) i++;
+      continue;
+    } // % comment
+    if (c === 0x28) {
+      i = skipLiteralString(s, i);
+      yield { kind: 'operand', value: null };
+      continue;
+    }
+    if (c === 0x3c && s[i + 1] === 0x3c) {
+      i += 2;
+      yield { kind: 'operand', value: null };
+      continue;
+    } // <<
+    if (c === 0x3e && s[i + 1] === 0x3e) {
+      i += 2;
+      yield { kind: 'operand', value: null };
+      continue;
+    } // >>
+    if (c === 0x3c) {
+      while (i < s.length && s[i] !== 0x3e) i++;
+      i++;
+      yield { kind: 'operand', value: null };
+      continue;
+    } // <hex>
+    if (c === 0x5b || c === 0x5d || c === 0x7b || c === 0x7d || c === 0x29 || c === 0x3e) {
+      i++;
+      yield { kind: 'operand', value: null };
+      continue;
+    }
     const start = c === 0x2f ? i + 1 : i;
     let j = start;
     while (j < s.length && !WHITE.has(s[j]!) && !DELIM.has(s[j]!)) j++;

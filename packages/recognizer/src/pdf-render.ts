@@ -27,7 +27,8 @@ export class PdfRenderer {
   async render(page: number, dpi: number): Promise<Uint8Array> {
     this.#dir ??= this.#writeFile();
     const dir = await this.#dir;
-    if (renderEngine(process.env, this.#limits.pdftoppm) === 'builtin') return renderBuiltin(this.#limits, join(dir, 'scan.pdf'), page, dpi);
+    if (renderEngine(process.env, this.#limits.pdftoppm) === 'builtin')
+      return renderBuiltin(this.#limits, join(dir, 'scan.pdf'), page, dpi);
     const out = join(dir, 'page');
     try {
       await runPdftoppm(this.#limits, join(dir, 'scan.pdf'), page, dpi, out);
@@ -60,10 +61,28 @@ export class PdfRenderer {
  *  engines") renders the page to PNG, within the same time limit and 512 MiB of memory. */
 async function renderBuiltin(limits: RenderLimits, file: string, page: number, dpi: number): Promise<Uint8Array> {
   const r = await runBuiltin<Uint8Array[]>(
-    { kind: 'render', path: file, dpi, firstPage: page, lastPage: page, maxPixels: limits.maxRenderPx ** 2, maxOutputBytes: limits.maxRenderPx ** 2 * 4 },
-    { memoryBytes: 512 << 20, cpuSeconds: Math.ceil(limits.renderTimeoutMs / 1000), timeoutMs: limits.renderTimeoutMs, maxOutputBytes: limits.maxRenderPx ** 2 * 4 },
+    {
+      kind: 'render',
+      path: file,
+      dpi,
+      firstPage: page,
+      lastPage: page,
+      maxPixels: limits.maxRenderPx ** 2,
+      maxOutputBytes: limits.maxRenderPx ** 2 * 4,
+    },
+    {
+      memoryBytes: 512 << 20,
+      cpuSeconds: Math.ceil(limits.renderTimeoutMs / 1000),
+      timeoutMs: limits.renderTimeoutMs,
+      maxOutputBytes: limits.maxRenderPx ** 2 * 4,
+    },
   );
-  if (!r.ok) throw new Error(r.reason === 'timeout' ? `rendering the page took longer than ${limits.renderTimeoutMs} ms and was stopped` : `the PDF page cannot be rendered: ${r.message}`);
+  if (!r.ok)
+    throw new Error(
+      r.reason === 'timeout'
+        ? `rendering the page took longer than ${limits.renderTimeoutMs} ms and was stopped`
+        : `the PDF page cannot be rendered: ${r.message}`,
+    );
   const png = r.value[0];
   if (!png) throw new Error(`the PDF has no page ${page}`);
   return png;
@@ -74,18 +93,41 @@ async function renderBuiltin(limits: RenderLimits, file: string, page: number, d
  * PNG at 200 dpi, and sharp reads it directly. To a file, because libtiff cannot write a pipe.
  */
 function runPdftoppm(limits: RenderLimits, file: string, page: number, dpi: number, out: string): Promise<void> {
-  const args = ['-r', String(dpi), '-gray', '-tiff', '-tiffcompression', 'none', '-f', String(page), '-l', String(page), '-singlefile', file, out];
+  const args = [
+    '-r',
+    String(dpi),
+    '-gray',
+    '-tiff',
+    '-tiffcompression',
+    'none',
+    '-f',
+    String(page),
+    '-l',
+    String(page),
+    '-singlefile',
+    file,
+    out,
+  ];
   return new Promise((resolve, reject) => {
-    execFile(limits.pdftoppm, args, { encoding: 'buffer', maxBuffer: 1 << 20, timeout: limits.renderTimeoutMs }, (err, _stdout, stderr) => {
-      if (err) reject(new Error(pdftoppmError(err, stderr, limits)));
-      else resolve();
-    });
+    execFile(
+      limits.pdftoppm,
+      args,
+      { encoding: 'buffer', maxBuffer: 1 << 20, timeout: limits.renderTimeoutMs },
+      (err, _stdout, stderr) => {
+        if (err) reject(new Error(pdftoppmError(err, stderr, limits)));
+        else resolve();
+      },
+    );
   });
 }
 
 function pdftoppmError(err: ExecFileException, stderr: Buffer, limits: RenderLimits): string {
-  if (err.code === 'ENOENT') return `this PDF page is not a single JPEG and must be rasterised, but ${limits.pdftoppm} was not found: install poppler-utils`;
+  if (err.code === 'ENOENT')
+    return `this PDF page is not a single JPEG and must be rasterised, but ${limits.pdftoppm} was not found: install poppler-utils`;
   if (err.killed) return `pdftoppm took longer than ${limits.renderTimeoutMs} ms and was stopped`;
-  const line = stderr.toString('utf8').split('\n').find((l) => l.trim() !== '');
+  const line = stderr
+    .toString('utf8')
+    .split('\n')
+    .find((l) => l.trim() !== '');
   return `pdftoppm failed: ${line ?? err.message}`;
 }

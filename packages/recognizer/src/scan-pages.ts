@@ -11,14 +11,12 @@ import { PdfRenderer } from './pdf-render.ts';
 
 /** How a page's image was obtained (for tests and diagnostics; the recognizer does not care). */
 export type PageVia =
-  | 'image'       // a single-image file, passed on unchanged
-  | 'image-page'  // one page of a multi-page TIFF, re-encoded losslessly as greyscale TIFF
-  | 'pdf-jpeg'    // the JPEG embedded in a scanner's PDF page, byte for byte
+  | 'image' // a single-image file, passed on unchanged
+  | 'image-page' // one page of a multi-page TIFF, re-encoded losslessly as greyscale TIFF
+  | 'pdf-jpeg' // the JPEG embedded in a scanner's PDF page, byte for byte
   | 'pdf-render'; // a PDF page rasterised by pdftoppm
 
-export type ScanPage =
-  | { page: number; image: Uint8Array; via: PageVia }
-  | { page: number; error: string };
+export type ScanPage = { page: number; image: Uint8Array; via: PageVia } | { page: number; error: string };
 
 export interface ScanPagesOptions {
   /** Larger files are refused (one error). */
@@ -90,11 +88,20 @@ async function* imagePages(bytes: Uint8Array, limits: Limits): AsyncGenerator<Sc
   try {
     pages = (await sharp(bytes).metadata()).pages ?? 1;
   } catch (e) {
-    yield { page: 1, error: `not a PDF or an image file that can be read (JPEG, PNG, WebP, TIFF): ${(e as Error).message}` };
+    yield {
+      page: 1,
+      error: `not a PDF or an image file that can be read (JPEG, PNG, WebP, TIFF): ${(e as Error).message}`,
+    };
     return;
   }
-  if (pages <= 1) { yield { page: 1, image: bytes, via: 'image' }; return; }
-  if (pages > limits.maxPages) { yield { page: 1, error: tooManyPages(pages, limits) }; return; }
+  if (pages <= 1) {
+    yield { page: 1, image: bytes, via: 'image' };
+    return;
+  }
+  if (pages > limits.maxPages) {
+    yield { page: 1, error: tooManyPages(pages, limits) };
+    return;
+  }
   for (let i = 0; i < pages; i++) {
     try {
       yield { page: i + 1, image: await imagePage(bytes, i), via: 'image-page' };
@@ -139,8 +146,14 @@ async function* pdfPages(bytes: Uint8Array, limits: Limits): AsyncGenerator<Scan
     yield { page: 1, error: `cannot read PDF: ${(e as Error).message}` };
     return;
   }
-  if (pages.length === 0) { yield { page: 1, error: 'PDF has no pages' }; return; }
-  if (pages.length > limits.maxPages) { yield { page: 1, error: tooManyPages(pages.length, limits) }; return; }
+  if (pages.length === 0) {
+    yield { page: 1, error: 'PDF has no pages' };
+    return;
+  }
+  if (pages.length > limits.maxPages) {
+    yield { page: 1, error: tooManyPages(pages.length, limits) };
+    return;
+  }
   const renderer = new PdfRenderer(bytes, limits);
   try {
     for (let i = 0; i < pages.length; i++) yield await pdfPage(pages[i]!, i + 1, encrypted, renderer, limits);
@@ -149,9 +162,19 @@ async function* pdfPages(bytes: Uint8Array, limits: Limits): AsyncGenerator<Scan
   }
 }
 
-async function pdfPage(page: PDFPage, n: number, encrypted: boolean, renderer: PdfRenderer, limits: Limits): Promise<ScanPage> {
+async function pdfPage(
+  page: PDFPage,
+  n: number,
+  encrypted: boolean,
+  renderer: PdfRenderer,
+  limits: Limits,
+): Promise<ScanPage> {
   let jpeg: Uint8Array | undefined;
-  try { jpeg = encrypted ? undefined : embeddedJpeg(page); } catch { /* a damaged object: pdftoppm may still cope */ }
+  try {
+    jpeg = encrypted ? undefined : embeddedJpeg(page);
+  } catch {
+    /* a damaged object: pdftoppm may still cope */
+  }
   if (jpeg) return { page: n, image: jpeg, via: 'pdf-jpeg' };
   try {
     return { page: n, image: await renderer.render(n, renderDpi(page, limits)), via: 'pdf-render' };
@@ -163,7 +186,12 @@ async function pdfPage(page: PDFPage, n: number, encrypted: boolean, renderer: P
 /** The configured dpi, lowered so that an oversized page stays within maxRenderPx. */
 function renderDpi(page: PDFPage, limits: Limits): number {
   let longest = 0;
-  try { const { width, height } = page.getSize(); longest = Math.max(Math.abs(width), Math.abs(height)) / 72; } catch { /* pdftoppm will say */ }
+  try {
+    const { width, height } = page.getSize();
+    longest = Math.max(Math.abs(width), Math.abs(height)) / 72;
+  } catch {
+    /* pdftoppm will say */
+  }
   if (!(longest > 0)) return limits.renderDpi;
   return Math.max(1, Math.min(limits.renderDpi, Math.floor(limits.maxRenderPx / longest)));
 }

@@ -43,7 +43,12 @@ export const SHOW_THROUGH = {
 } as const;
 
 /** The other side's QR code, in that side's page millimetres; seen from this side it is mirrored over the sheet's long edge. */
-export interface QrBehind { matrix: ModuleMatrix; x: number; y: number; module: number }
+export interface QrBehind {
+  matrix: ModuleMatrix;
+  x: number;
+  y: number;
+  module: number;
+}
 
 /** The QR code printed on the other side of this side's sheet, or null (none there, or a matrix of another size than the layout's). */
 export function qrBehind(layout: Layout, side: LayoutSide, matrix: ModuleMatrix): QrBehind | null {
@@ -55,7 +60,8 @@ export function qrBehind(layout: Layout, side: LayoutSide, matrix: ModuleMatrix)
 
 /** Whether an area (centre, size in mm) lies over the QR code behind it. */
 export function overQr(q: QrBehind, a: { x: number; y: number; w: number; h: number }): boolean {
-  const x0 = PAGE.width - a.x - a.w / 2, x1 = PAGE.width - a.x + a.w / 2;
+  const x0 = PAGE.width - a.x - a.w / 2,
+    x1 = PAGE.width - a.x + a.w / 2;
   const size = q.matrix.cols * q.module;
   return x1 > q.x && x0 < q.x + size && a.y + a.h / 2 > q.y && a.y - a.h / 2 < q.y + size;
 }
@@ -64,7 +70,9 @@ export function overQr(q: QrBehind, a: { x: number; y: number; w: number; h: num
 function phi(z: number): number {
   const x = Math.abs(z) / Math.SQRT2;
   const t = 1 / (1 + 0.3275911 * x);
-  const e = 1 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-x * x);
+  const e =
+    1 -
+    ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-x * x);
   return z >= 0 ? 0.5 * (1 + e) : 0.5 * (1 - e);
 }
 
@@ -73,11 +81,20 @@ function phi(z: number): number {
  * each, the first module index it sees (`first`) and how much of each of the `width` modules from
  * there (`w`, row-major; 0 beyond the code).
  */
-function axisWeights(n: number, pos: (i: number) => number, module: number, modules: number, sigma: number): { first: Int32Array; w: Float64Array; width: number } {
-  const reach = Math.ceil((3 * sigma) / module), width = 2 * reach + 2;
-  const first = new Int32Array(n), w = new Float64Array(n * width);
+function axisWeights(
+  n: number,
+  pos: (i: number) => number,
+  module: number,
+  modules: number,
+  sigma: number,
+): { first: Int32Array; w: Float64Array; width: number } {
+  const reach = Math.ceil((3 * sigma) / module),
+    width = 2 * reach + 2;
+  const first = new Int32Array(n),
+    w = new Float64Array(n * width);
   for (let i = 0; i < n; i++) {
-    const p = pos(i), k0 = Math.floor(p / module) - reach;
+    const p = pos(i),
+      k0 = Math.floor(p / module) - reach;
     first[i] = k0;
     let prev = phi((p - k0 * module) / sigma);
     for (let d = 0; d < width; d++) {
@@ -97,7 +114,8 @@ export function coverage(q: QrBehind, x: number, y: number, sigma: number): numb
   const Y = axisWeights(1, () => y - q.y, q.module, m.rows, sigma);
   let sum = 0;
   for (let dr = 0; dr < Y.width; dr++) {
-    const r = Y.first[0]! + dr, a = Y.w[dr]!;
+    const r = Y.first[0]! + dr,
+      a = Y.w[dr]!;
     if (a === 0) continue;
     for (let dc = 0; dc < X.width; dc++) {
       const b = X.w[dc]!;
@@ -116,21 +134,30 @@ export function coverage(q: QrBehind, x: number, y: number, sigma: number): numb
 export function patternBehind(q: QrBehind, s: AreaSample, cx: number, cy: number, sigma: number): Float32Array {
   const { cols, rows, step, grid } = s;
   const m = q.matrix;
-  const x0 = cx - (cols * step) / 2, y0 = cy - (rows * step) / 2;
+  const x0 = cx - (cols * step) / 2,
+    y0 = cy - (rows * step) / 2;
   const X = axisWeights(cols, (i) => PAGE.width - (x0 + (i + 0.5) * step) - q.x, q.module, m.cols, sigma);
   const Y = axisWeights(rows, (j) => y0 + (j + 0.5) * step - q.y, q.module, m.rows, sigma);
   const t = new Float32Array(cols * rows).fill(NaN);
   // The module rows any sample row sees, each blurred along the row for every sample column.
-  let r0 = Infinity, r1 = -Infinity;
-  for (let j = 0; j < rows; j++) { r0 = Math.min(r0, Y.first[j]!); r1 = Math.max(r1, Y.first[j]! + Y.width - 1); }
-  r0 = Math.max(0, r0); r1 = Math.min(m.rows - 1, r1);
+  let r0 = Infinity,
+    r1 = -Infinity;
+  for (let j = 0; j < rows; j++) {
+    r0 = Math.min(r0, Y.first[j]!);
+    r1 = Math.max(r1, Y.first[j]! + Y.width - 1);
+  }
+  r0 = Math.max(0, r0);
+  r1 = Math.min(m.rows - 1, r1);
   if (r1 < r0) return t.fill(0).map((v, k) => (Number.isNaN(grid[k]) ? NaN : v));
   const along = new Float64Array((r1 - r0 + 1) * cols);
   for (let r = r0; r <= r1; r++) {
     for (let i = 0; i < cols; i++) {
       const k0 = X.first[i]!;
       let sum = 0;
-      for (let d = 0; d < X.width; d++) { const c = k0 + d; if (c >= 0 && c < m.cols && m.data[r * m.cols + c]) sum += X.w[i * X.width + d]!; }
+      for (let d = 0; d < X.width; d++) {
+        const c = k0 + d;
+        if (c >= 0 && c < m.cols && m.data[r * m.cols + c]) sum += X.w[i * X.width + d]!;
+      }
       along[(r - r0) * cols + i] = sum;
     }
   }
@@ -140,7 +167,10 @@ export function patternBehind(q: QrBehind, s: AreaSample, cx: number, cy: number
       const k = j * cols + i;
       if (Number.isNaN(grid[k])) continue;
       let sum = 0;
-      for (let d = 0; d < Y.width; d++) { const r = k0 + d; if (r >= r0 && r <= r1) sum += Y.w[j * Y.width + d]! * along[(r - r0) * cols + i]!; }
+      for (let d = 0; d < Y.width; d++) {
+        const r = k0 + d;
+        if (r >= r0 && r <= r1) sum += Y.w[j * Y.width + d]! * along[(r - r0) * cols + i]!;
+      }
       t[k] = sum;
     }
   }
@@ -148,19 +178,40 @@ export function patternBehind(q: QrBehind, s: AreaSample, cx: number, cy: number
 }
 
 /** How an area's samples follow the pattern behind them: regression slope, correlation, the pattern's spread. */
-export function followsPattern(s: AreaSample, t: Float32Array): { slope: number; correlation: number; patternSd: number } {
-  let n = 0, sx = 0, sy = 0;
-  for (let k = 0; k < t.length; k++) { const x = t[k]!; if (Number.isNaN(x)) continue; n++; sx += x; sy += s.grid[k]!; }
-  if (n < 3) return { slope: 0, correlation: 0, patternSd: 0 };
-  const mx = sx / n, my = sy / n;
-  let sxx = 0, sxy = 0, syy = 0;
+export function followsPattern(
+  s: AreaSample,
+  t: Float32Array,
+): { slope: number; correlation: number; patternSd: number } {
+  let n = 0,
+    sx = 0,
+    sy = 0;
   for (let k = 0; k < t.length; k++) {
     const x = t[k]!;
     if (Number.isNaN(x)) continue;
-    const dx = x - mx, dy = s.grid[k]! - my;
-    sxx += dx * dx; sxy += dx * dy; syy += dy * dy;
+    n++;
+    sx += x;
+    sy += s.grid[k]!;
   }
-  return { slope: sxx > 0 ? sxy / sxx : 0, correlation: sxx > 0 && syy > 0 ? sxy / Math.sqrt(sxx * syy) : 0, patternSd: Math.sqrt(sxx / n) };
+  if (n < 3) return { slope: 0, correlation: 0, patternSd: 0 };
+  const mx = sx / n,
+    my = sy / n;
+  let sxx = 0,
+    sxy = 0,
+    syy = 0;
+  for (let k = 0; k < t.length; k++) {
+    const x = t[k]!;
+    if (Number.isNaN(x)) continue;
+    const dx = x - mx,
+      dy = s.grid[k]! - my;
+    sxx += dx * dx;
+    sxy += dx * dy;
+    syy += dy * dy;
+  }
+  return {
+    slope: sxx > 0 ? sxy / sxx : 0,
+    correlation: sxx > 0 && syy > 0 ? sxy / Math.sqrt(sxx * syy) : 0,
+    patternSd: Math.sqrt(sxx / n),
+  };
 }
 
 function median(v: readonly number[]): number {
@@ -175,21 +226,34 @@ function median(v: readonly number[]): number {
  * samples on the pattern and the median correlation, over the areas where the pattern varies;
  * null when too few. Most of those areas are empty; a mark's own shape moves its own slope only.
  */
-export function measureShowThrough(fits: ReadonlyArray<{ slope: number; correlation: number; patternSd: number }>): { strength: number; correlation: number } | null {
+export function measureShowThrough(
+  fits: ReadonlyArray<{ slope: number; correlation: number; patternSd: number }>,
+): { strength: number; correlation: number } | null {
   const used = fits.filter((f) => f.patternSd >= SHOW_THROUGH.minPatternSd);
   if (used.length < SHOW_THROUGH.minAreas) return null;
   return { strength: median(used.map((f) => f.slope)), correlation: median(used.map((f) => f.correlation)) };
 }
 
 /** The code behind a page, as measured on it: its strength (samples' units), the blur that fits, and the pattern behind each area over it. */
-export interface ShowThrough { q: QrBehind; strength: number; correlation: number; blur: number; patterns: Map<number, Float32Array> }
+export interface ShowThrough {
+  q: QrBehind;
+  strength: number;
+  correlation: number;
+  blur: number;
+  patterns: Map<number, Float32Array>;
+}
 
 /**
  * The show-through of the QR code behind, measured on the areas over it (`measureShowThrough`)
  * with the blur that fits best, when the pattern explains them (`minCorrelation`) and fits best
  * where the layout puts it (`registration`); else null.
  */
-export function measureQrBehind(q: QrBehind | null, areas: ReadonlyArray<{ x: number; y: number; w: number; h: number }>, samples: readonly AreaSample[], o: { blurs?: readonly number[] } = {}): ShowThrough | null {
+export function measureQrBehind(
+  q: QrBehind | null,
+  areas: ReadonlyArray<{ x: number; y: number; w: number; h: number }>,
+  samples: readonly AreaSample[],
+  o: { blurs?: readonly number[] } = {},
+): ShowThrough | null {
   if (!q) return null;
   const over = areas.map((a, i) => (overQr(q, a) && samples[i]!.grid.length > 0 ? i : -1)).filter((i) => i >= 0);
   if (over.length < SHOW_THROUGH.minAreas) return null;
@@ -206,7 +270,12 @@ export function measureQrBehind(q: QrBehind | null, areas: ReadonlyArray<{ x: nu
   const m = best?.measured;
   if (!best || !m || m.correlation < SHOW_THROUGH.minCorrelation || m.strength <= 0) return null;
   const r = SHOW_THROUGH.registration;
-  for (const [dx, dy] of [[r, 0], [-r, 0], [0, r], [0, -r]] as const) {
+  for (const [dx, dy] of [
+    [r, 0],
+    [-r, 0],
+    [0, r],
+    [0, -r],
+  ] as const) {
     if ((fitAt(dx, dy, best.blur).measured?.correlation ?? -1) >= m.correlation) return null;
   }
   return { q, strength: m.strength, correlation: m.correlation, blur: best.blur, patterns: best.patterns };
@@ -218,7 +287,10 @@ export function measureQrBehind(q: QrBehind | null, areas: ReadonlyArray<{ x: nu
  * the paper's light (the median over the areas' own paper and range).
  */
 function lightTaken(st: ShowThrough, samples: readonly AreaSample[]): number {
-  const ratios = [...st.patterns.keys()].map((i) => { const s = samples[i]!; return s.paper && s.range ? s.range / s.paper : 1; });
+  const ratios = [...st.patterns.keys()].map((i) => {
+    const s = samples[i]!;
+    return s.paper && s.range ? s.range / s.paper : 1;
+  });
   return Math.min(0.5, st.strength * median(ratios));
 }
 
@@ -228,16 +300,28 @@ function lightTaken(st: ShowThrough, samples: readonly AreaSample[]): number {
  * takes as `lightTaken` measures it, times their coverage): what the
  * areas over the code are measured against. Elsewhere it is the page's own paper map.
  */
-export function paperWithout(st: ShowThrough, taken: number, thumb: GreyImage, factor: number, h: Homography, pxmm: number): PaperMap | null {
+export function paperWithout(
+  st: ShowThrough,
+  taken: number,
+  thumb: GreyImage,
+  factor: number,
+  h: Homography,
+  pxmm: number,
+): PaperMap | null {
   const back = invert(h);
   if (!back) return null;
   const size = st.q.matrix.cols * st.q.module;
   const margin = 3 * st.blur + 1;
   // The code's mirror image on this side, in page mm, and its bounding box in thumbnail pixels.
-  const x0 = PAGE.width - st.q.x - size - margin, x1 = PAGE.width - st.q.x + margin, y0 = st.q.y - margin, y1 = st.q.y + size + margin;
+  const x0 = PAGE.width - st.q.x - size - margin,
+    x1 = PAGE.width - st.q.x + margin,
+    y0 = st.q.y - margin,
+    y1 = st.q.y + size + margin;
   const corners = [apply(h, x0, y0), apply(h, x1, y0), apply(h, x0, y1), apply(h, x1, y1)];
-  const tx0 = Math.max(0, Math.floor(Math.min(...corners.map((c) => c.x)) / factor)), tx1 = Math.min(thumb.width - 1, Math.ceil(Math.max(...corners.map((c) => c.x)) / factor));
-  const ty0 = Math.max(0, Math.floor(Math.min(...corners.map((c) => c.y)) / factor)), ty1 = Math.min(thumb.height - 1, Math.ceil(Math.max(...corners.map((c) => c.y)) / factor));
+  const tx0 = Math.max(0, Math.floor(Math.min(...corners.map((c) => c.x)) / factor)),
+    tx1 = Math.min(thumb.width - 1, Math.ceil(Math.max(...corners.map((c) => c.x)) / factor));
+  const ty0 = Math.max(0, Math.floor(Math.min(...corners.map((c) => c.y)) / factor)),
+    ty1 = Math.min(thumb.height - 1, Math.ceil(Math.max(...corners.map((c) => c.y)) / factor));
   // A thumbnail pixel averages `factor` pixels across: the pattern it sees is blurred that much more.
   const sigma = Math.hypot(st.blur, factor / pxmm / Math.sqrt(12));
   const data = new Uint8Array(thumb.data);
@@ -265,14 +349,20 @@ export function withoutShowThrough(s: AreaSample, t: Float32Array, taken: number
   const black = s.paper - s.range;
   const range = Math.max(paper - black, 20);
   const grid = new Float32Array(s.grid.length).fill(NaN);
-  let n = 0, sum = 0, sum2 = 0;
+  let n = 0,
+    sum = 0,
+    sum2 = 0;
   for (let k = 0; k < grid.length; k++) {
     const v = s.grid[k]!;
     if (Number.isNaN(v)) continue;
     const grey = (s.paper - v * s.range) / (1 - taken * (Number.isNaN(t[k]!) ? 0 : t[k]!));
     const c = Math.max(-0.5, Math.min(1.2, (paper - grey) / range));
     grid[k] = c;
-    if (s.inner[k]) { n++; sum += c; sum2 += c * c; }
+    if (s.inner[k]) {
+      n++;
+      sum += c;
+      sum2 += c * c;
+    }
   }
   const mean = n > 0 ? sum / n : 0;
   return { ...s, grid, mean, sd: n > 1 ? Math.sqrt(Math.max(0, sum2 / n - mean * mean)) : 0, paper, range };
@@ -283,15 +373,33 @@ export function withoutShowThrough(s: AreaSample, t: Float32Array, taken: number
  * measured (`measureQrBehind`); `cleared` marks the areas corrected. Other areas, and every area
  * when nothing was measured, keep their samples.
  */
-export function takeOutQrBehind(q: QrBehind | null, areas: ReadonlyArray<{ x: number; y: number; w: number; h: number }>, samples: readonly AreaSample[],
-  view: { thumb: GreyImage; factor: number; h: Homography; pxmm: number }): { samples: AreaSample[]; cleared: boolean[]; measured: ShowThrough | null; taken: number; paper: Map<number, number> } {
-  const none = { samples: [...samples], cleared: areas.map(() => false), measured: null, taken: 0, paper: new Map<number, number>() };
+export function takeOutQrBehind(
+  q: QrBehind | null,
+  areas: ReadonlyArray<{ x: number; y: number; w: number; h: number }>,
+  samples: readonly AreaSample[],
+  view: { thumb: GreyImage; factor: number; h: Homography; pxmm: number },
+): {
+  samples: AreaSample[];
+  cleared: boolean[];
+  measured: ShowThrough | null;
+  taken: number;
+  paper: Map<number, number>;
+} {
+  const none = {
+    samples: [...samples],
+    cleared: areas.map(() => false),
+    measured: null,
+    taken: 0,
+    paper: new Map<number, number>(),
+  };
   const st = measureQrBehind(q, areas, samples);
   if (!st) return none;
   const taken = lightTaken(st, samples);
   const map = paperWithout(st, taken, view.thumb, view.factor, view.h, view.pxmm);
   if (!map) return none;
-  const out = [...samples], cleared = areas.map(() => false), paper = new Map<number, number>();
+  const out = [...samples],
+    cleared = areas.map(() => false),
+    paper = new Map<number, number>();
   for (const [i, t] of st.patterns) {
     const c = apply(view.h, areas[i]!.x, areas[i]!.y);
     const p = map.level(c.x, c.y);

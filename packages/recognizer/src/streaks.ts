@@ -33,8 +33,18 @@ export function findStreaks(img: GreyImage): Streaks {
   // print is at most a few per cent darker over the whole page.)
   let run = 0;
   for (let x = 10; x <= W - 10; x++) {
-    const dark = x < W - 10 && sums[x]! < 0.9 * Math.min(Math.max(sums[x - 5]!, sums[x - 7]!, sums[x - 10]!), Math.max(sums[x + 5]!, sums[x + 7]!, sums[x + 10]!));
-    if (dark) { run++; continue; }
+    const dark =
+      x < W - 10 &&
+      sums[x]! <
+        0.9 *
+          Math.min(
+            Math.max(sums[x - 5]!, sums[x - 7]!, sums[x - 10]!),
+            Math.max(sums[x + 5]!, sums[x + 7]!, sums[x + 10]!),
+          );
+    if (dark) {
+      run++;
+      continue;
+    }
     if (run >= 4) for (let k = x - run; k < x; k++) mask[k] = 1;
     run = 0;
   }
@@ -43,10 +53,15 @@ export function findStreaks(img: GreyImage): Streaks {
   // JPEG smears a one-pixel line into its neighbours, a little too faint to be found but dark
   // enough to look like a thin stroke: their columns go too.
   const wide = new Uint8Array(mask);
-  for (let x = 1; x < W - 1; x++) if (mask[x]) { wide[x - 1] = 1; wide[x + 1] = 1; }
+  for (let x = 1; x < W - 1; x++)
+    if (mask[x]) {
+      wide[x - 1] = 1;
+      wide[x + 1] = 1;
+    }
   for (let x = 0; x < W; x++) {
     if (!wide[x]) continue;
-    let l = x - 1, r = x + 1;
+    let l = x - 1,
+      r = x + 1;
     while (l >= 0 && wide[l]) l--;
     while (r < W && wide[r]) r++;
     const ref = l >= 0 && r < W ? (sums[l]! + sums[r]!) / 2 : l >= 0 ? sums[l]! : r < W ? sums[r]! : sums[x]!;

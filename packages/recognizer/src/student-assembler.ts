@@ -9,7 +9,12 @@ import { RECOGNITION_ERRORS } from './error-codes.ts';
 import { poolStudent } from './student-pool.ts';
 
 /** Where a page came from (docs/api.md, recognition callback pages[]). */
-export interface PageSource { paper_number: number; page_number: number; front: boolean; item_id: number }
+export interface PageSource {
+  paper_number: number;
+  page_number: number;
+  front: boolean;
+  item_id: number;
+}
 
 export interface StudentFills {
   student_id: string;
@@ -71,7 +76,10 @@ export class StudentAssembler {
     const out: StudentResult[] = [];
     if (reading.status === 'unreadable') {
       // It belongs to the student still waiting for sides; otherwise it opens a new student.
-      if (cur && !this.#complete(cur)) { cur.pages.push({ source, reading }); return out; }
+      if (cur && !this.#complete(cur)) {
+        cur.pages.push({ source, reading });
+        return out;
+      }
       if (cur) out.push(this.#finish(cur));
       this.#current = { layout: undefined, last: -1, key: undefined, pages: [{ source, reading }] };
       return out;
@@ -85,13 +93,17 @@ export class StudentAssembler {
       return out;
     }
     const key = reading.student_key;
-    const continues = cur && idx > 0 && sameStudent(cur, key) && (
-      (cur.layout === layout && idx > cur.last) ||
-      // A student whose first side was unreadable takes the sides that follow it.
-      (cur.layout === undefined && cur.pages.every((p) => p.reading.status === 'unreadable'))
-    );
+    const continues =
+      cur &&
+      idx > 0 &&
+      sameStudent(cur, key) &&
+      ((cur.layout === layout && idx > cur.last) ||
+        // A student whose first side was unreadable takes the sides that follow it.
+        (cur.layout === undefined && cur.pages.every((p) => p.reading.status === 'unreadable')));
     if (cur && continues) {
-      cur.layout = layout; cur.last = idx; cur.pages.push({ source, reading });
+      cur.layout = layout;
+      cur.last = idx;
+      cur.pages.push({ source, reading });
       if (typeof key === 'string') cur.key = key;
       return out;
     }
@@ -107,7 +119,12 @@ export class StudentAssembler {
     this.#current = undefined;
     if (this.#emitted === 0) {
       this.#emitted++;
-      out.push({ error_code: RECOGNITION_ERRORS.noPageData, pages: [], result: null, detail: this.#sawPages ? 'only blank pages' : 'no page data' });
+      out.push({
+        error_code: RECOGNITION_ERRORS.noPageData,
+        pages: [],
+        result: null,
+        detail: this.#sawPages ? 'only blank pages' : 'no page data',
+      });
     }
     return out;
   }
@@ -121,21 +138,25 @@ export class StudentAssembler {
     const pages = g.pages.map((p) => p.source);
     const fail = (code: number, detail: string): StudentResult => ({ error_code: code, pages, result: null, detail });
     const bad = g.pages.find((p) => p.reading.status === 'unreadable');
-    if (bad && bad.reading.status === 'unreadable') return fail(bad.reading.error_code, `page ${bad.source.page_number}: ${bad.reading.detail}`);
+    if (bad && bad.reading.status === 'unreadable')
+      return fail(bad.reading.error_code, `page ${bad.source.page_number}: ${bad.reading.detail}`);
     const layout = g.layout;
     if (!layout) return fail(RECOGNITION_ERRORS.chapters, 'no readable side');
     const bySide = new Map<number, Extract<PageReading, { status: 'ok' }>>();
     for (const p of g.pages) if (p.reading.status === 'ok') bySide.set(sideIndex(layout, p.reading), p.reading);
     const missing = layout.sides.map((s, i) => ({ s, i })).filter(({ i }) => !bySide.has(i));
-    const hasStudent = (i: number) => layout.sides[i]!.student_cells.length > 0 || layout.sides[i]!.barcode !== undefined;
+    const hasStudent = (i: number) =>
+      layout.sides[i]!.student_cells.length > 0 || layout.sides[i]!.barcode !== undefined;
     const describe = (list: typeof missing) => list.map(({ s }) => `sheet ${s.sheet} ${s.side}`).join(', ');
-    if (missing.some(({ i }) => hasStudent(i))) return fail(RECOGNITION_ERRORS.studentNumber, `missing ${describe(missing)}`);
+    if (missing.some(({ i }) => hasStudent(i)))
+      return fail(RECOGNITION_ERRORS.studentNumber, `missing ${describe(missing)}`);
     let studentId: string | undefined, qrcode: string | undefined;
     const problems: Array<[number, string]> = [];
     for (const [i, r] of bySide) {
       if (hasStudent(i)) {
         if (r.student_id) studentId = r.student_id;
-        else problems.push([RECOGNITION_ERRORS.studentNumber, `student number: ${r.student_detail ?? 'not recognized'}`]);
+        else
+          problems.push([RECOGNITION_ERRORS.studentNumber, `student number: ${r.student_detail ?? 'not recognized'}`]);
       }
       if (layout.sides[i]!.qrcode) {
         if (r.qrcode) qrcode = r.qrcode;
@@ -143,7 +164,11 @@ export class StudentAssembler {
       }
     }
     for (const [i, r] of bySide) {
-      if (r.student_key === null) problems.push([RECOGNITION_ERRORS.studentNumber, `sheet ${layout.sides[i]!.sheet} ${layout.sides[i]!.side}: the student strip is not readable, so the sheet cannot be confirmed as this student's`]);
+      if (r.student_key === null)
+        problems.push([
+          RECOGNITION_ERRORS.studentNumber,
+          `sheet ${layout.sides[i]!.sheet} ${layout.sides[i]!.side}: the student strip is not readable, so the sheet cannot be confirmed as this student's`,
+        ]);
     }
     if (missing.length > 0) problems.push([RECOGNITION_ERRORS.chapters, `missing ${describe(missing)}`]);
     // One error_code per student: the student number first (without it the result cannot be
@@ -153,11 +178,16 @@ export class StudentAssembler {
     const fills: number[][] = layout.chapters.map(() => []);
     const uncertain: number[][] = layout.chapters.map(() => []);
     // The student's sides are one hand: areas a side left uncertain, judged again with all of them.
-    for (const r of poolStudent([...bySide.values()])) for (const a of r.areas) {
-      if (a.state === 'filled') fills[a.chapter - 1]!.push(a.index);
-      else if (a.state === 'uncertain') uncertain[a.chapter - 1]!.push(a.index);
-    }
+    for (const r of poolStudent([...bySide.values()]))
+      for (const a of r.areas) {
+        if (a.state === 'filled') fills[a.chapter - 1]!.push(a.index);
+        else if (a.state === 'uncertain') uncertain[a.chapter - 1]!.push(a.index);
+      }
     for (const f of [...fills, ...uncertain]) f.sort((a, b) => a - b);
-    return { error_code: RECOGNITION_ERRORS.ok, pages, result: { student_id: studentId!, qrcode: qrcode!, fills, uncertain } };
+    return {
+      error_code: RECOGNITION_ERRORS.ok,
+      pages,
+      result: { student_id: studentId!, qrcode: qrcode!, fills, uncertain },
+    };
   }
 }

@@ -12,8 +12,16 @@ const RIVAL = 0.35;
 /** A fill that clear: this dark on average, or a stroke. */
 const CLEAR_FILL = 0.3;
 
-export function readBubbleNumber(side: LayoutSide, ev: readonly MarkEvidence[], levels: PageLevels, fills: PageFills): { student_id: string | null; student_detail?: string } {
-  const positions = new Map<number, Array<{ value: number; state: ReturnType<typeof classify>['state']; ev: MarkEvidence }>>();
+export function readBubbleNumber(
+  side: LayoutSide,
+  ev: readonly MarkEvidence[],
+  levels: PageLevels,
+  fills: PageFills,
+): { student_id: string | null; student_detail?: string } {
+  const positions = new Map<
+    number,
+    Array<{ value: number; state: ReturnType<typeof classify>['state']; ev: MarkEvidence }>
+  >();
   side.student_cells.forEach((c, i) => {
     const list = positions.get(c.position) ?? [];
     list.push({ value: c.value, state: classify(ev[i]!, levels, fills).state, ev: ev[i]! });
@@ -25,8 +33,10 @@ export function readBubbleNumber(side: LayoutSide, ev: readonly MarkEvidence[], 
     const filled = cells.filter((c) => c.state === 'filled');
     const unsure = cells.filter((c) => c.state === 'uncertain');
     const one = filled.length === 1 ? filled[0]! : undefined;
-    const onlyTraces = one !== undefined && one.ev.solid >= CLEAR_FILL
-      && unsure.every((c) => c.ev.stroke === 0 && Math.max(c.ev.solid, c.ev.blobContrast) < RIVAL * one.ev.solid);
+    const onlyTraces =
+      one !== undefined &&
+      one.ev.solid >= CLEAR_FILL &&
+      unsure.every((c) => c.ev.stroke === 0 && Math.max(c.ev.solid, c.ev.blobContrast) < RIVAL * one.ev.solid);
     if (one && (unsure.length === 0 || onlyTraces)) id += String(one.value);
     else if (filled.length === 0 && unsure.length === 0) problems.push(`digit ${pos}: no mark`);
     else if (filled.length > 1) problems.push(`digit ${pos}: ${filled.length} marks`);

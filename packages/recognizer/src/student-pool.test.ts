@@ -16,7 +16,14 @@ const LEVELS_200: PageLevels = { baseline: 0.01, noise: 0.03, spread: 0.004, lin
 const LEVELS_100: PageLevels = { ...LEVELS_200, pxmm: 3.94 };
 
 /** A uniform grey or fill (no stroke, no patch). */
-const grey = (solid: number): MarkEvidence => ({ solid, peak: solid * 1.2, stroke: 0, cover: 0, blob: 0, blobContrast: 0 });
+const grey = (solid: number): MarkEvidence => ({
+  solid,
+  peak: solid * 1.2,
+  stroke: 0,
+  cover: 0,
+  blob: 0,
+  blobContrast: 0,
+});
 const empty = (): MarkEvidence => ({ solid: 0.005, peak: 0.04, stroke: 0, cover: 0, blob: 0, blobContrast: 0 });
 /** A mixed hand's clear fills: pen and pencil, uneven (not one instrument). */
 const MIXED_FILLS = [0.8, 0.8, 0.8, 0.45, 0.45, 0.45].map(grey);
@@ -30,8 +37,29 @@ function readSide(ev: MarkEvidence[], side: 'front' | 'back', levels = LEVELS_20
   const greys = splitGreys(ev);
   const split = fills.hand === 'mixed' ? splitOf(greys) : null;
   const behind = ev.map(() => false);
-  const areas = ev.map((e, i) => ({ chapter: side === 'front' ? 1 : 2, index: i + 1, ...classify(e, levels, fills, split, behind[i]) }));
-  return { status: 'ok', layout_id: '0000abcd', sheet: 1, side, upside_down: false, areas, ms: 1, evidence: sideEvidence(marks, greys, fills, levels, areas.map((a) => a.state), ev, behind) };
+  const areas = ev.map((e, i) => ({
+    chapter: side === 'front' ? 1 : 2,
+    index: i + 1,
+    ...classify(e, levels, fills, split, behind[i]),
+  }));
+  return {
+    status: 'ok',
+    layout_id: '0000abcd',
+    sheet: 1,
+    side,
+    upside_down: false,
+    areas,
+    ms: 1,
+    evidence: sideEvidence(
+      marks,
+      greys,
+      fills,
+      levels,
+      areas.map((a) => a.state),
+      ev,
+      behind,
+    ),
+  };
 }
 
 const states = (r: PageReading) => (r.status === 'ok' ? r.areas.map((a) => a.state) : []);
@@ -43,9 +71,21 @@ test("an area with the other side's QR code taken out (show-through.ts) is not j
   const front = readSide(ev, 'front');
   const apart = ev.map((_, i) => i === 6);
   const e = front.evidence!;
-  const kept: Ok = { ...front, evidence: sideEvidence(e.marks, e.greys, e.open!.fills, e.open!.levels, front.areas.map((a) => a.state), ev, ev.map(() => false), apart) };
+  const kept: Ok = {
+    ...front,
+    evidence: sideEvidence(
+      e.marks,
+      e.greys,
+      e.open!.fills,
+      e.open!.levels,
+      front.areas.map((a) => a.state),
+      ev,
+      ev.map(() => false),
+      apart,
+    ),
+  };
   assert.deepEqual(kept.evidence!.open, undefined, 'nothing left to judge again');
-  const back = readSide([...MIXED_FILLS, grey(0.110), grey(0.114), grey(0.152), empty()], 'back');
+  const back = readSide([...MIXED_FILLS, grey(0.11), grey(0.114), grey(0.152), empty()], 'back');
   assert.equal(states(poolStudent([front, back])[0]!)[6], 'empty', 'judged again when not marked');
   assert.equal(states(poolStudent([kept, back])[0]!)[6], 'uncertain', 'not judged again when marked');
 });
@@ -61,7 +101,7 @@ test("a residue left uncertain on one side is empty once the student's other sid
   // limits (empty only up to 0.11) leave 0.118 uncertain. Back: residues at 0.110 and 0.114 and a
   // faint fill at 0.152: over both sides the gap is wide and both of its sides run up to it.
   const front = readSide([...MIXED_FILLS, grey(0.118), grey(0.148), empty()], 'front');
-  const back = readSide([...MIXED_FILLS, grey(0.110), grey(0.114), grey(0.152), empty()], 'back');
+  const back = readSide([...MIXED_FILLS, grey(0.11), grey(0.114), grey(0.152), empty()], 'back');
   assert.equal(front.evidence?.open?.fills.hand, 'mixed');
   assert.deepEqual(states(front).slice(6), ['uncertain', 'filled', 'empty']);
   const [f, b] = poolStudent([front, back]);
@@ -77,7 +117,7 @@ test("a faint fill left uncertain on one side is filled once the student's other
   // Front alone has one grey (0.128): no gap, uncertain. Back: residues 0.090, 0.094 and faint
   // fills 0.132, 0.136: over both sides a gap of 0.034 with greys running up to it on each side.
   const front = readSide([...MIXED_FILLS, grey(0.128)], 'front');
-  const back = readSide([...MIXED_FILLS, grey(0.090), grey(0.094), grey(0.132), grey(0.136)], 'back');
+  const back = readSide([...MIXED_FILLS, grey(0.09), grey(0.094), grey(0.132), grey(0.136)], 'back');
   assert.deepEqual(states(front).slice(6), ['uncertain']);
   const [f] = poolStudent([front, back]);
   assert.deepEqual(states(f!).slice(6), ['filled']);
@@ -87,10 +127,13 @@ test("a faint fill left uncertain on one side is filled once the student's other
 
 test('only uncertain areas change: the JSON of a stored reading is enough, and decided areas stay as they are', () => {
   const front = readSide([...MIXED_FILLS, grey(0.118), grey(0.148)], 'front');
-  const back = readSide([...MIXED_FILLS, grey(0.110), grey(0.114), grey(0.152)], 'back');
+  const back = readSide([...MIXED_FILLS, grey(0.11), grey(0.114), grey(0.152)], 'back');
   // A decided area whose evidence would now read otherwise is never touched: mark it "filled"
   // while the residue's evidence stays in `open` (as if a later rule had decided it).
-  const forced: Ok = { ...front, areas: front.areas.map((a, i) => (i === 6 ? { ...a, state: 'filled', score: 1 } : a)) };
+  const forced: Ok = {
+    ...front,
+    areas: front.areas.map((a, i) => (i === 6 ? { ...a, state: 'filled', score: 1 } : a)),
+  };
   assert.deepEqual(states(poolStudent([forced, back])[0]!), states(forced));
   const stored = JSON.parse(JSON.stringify([front, back])) as PageReading[];
   assert.deepEqual(states(poolStudent(stored)[0]!).slice(6), ['empty', 'filled']);
@@ -98,7 +141,7 @@ test('only uncertain areas change: the JSON of a stored reading is enough, and d
 
 test('nothing changes with one side, below 150 dpi, without evidence, or when the student is not a mixed hand', () => {
   const frontEv = [...MIXED_FILLS, grey(0.118), grey(0.148)];
-  const backEv = [...MIXED_FILLS, grey(0.110), grey(0.114), grey(0.152)];
+  const backEv = [...MIXED_FILLS, grey(0.11), grey(0.114), grey(0.152)];
   const front = readSide(frontEv, 'front');
   assert.deepEqual(states(poolStudent([front])[0]!), states(front), 'one side alone: as judged');
   // At 100 dpi a faint fill can measure as low as a residue: no split there, nothing kept open.
@@ -110,7 +153,15 @@ test('nothing changes with one side, below 150 dpi, without evidence, or when th
   assert.deepEqual(states(poolStudent([front, bare])[0]!), states(front));
   // A student whose sides together are one dark, even hand (the back's many even pencil fills
   // outweigh the front's few pen fills) is no mixed hand: nothing changes.
-  const even = readSide([...[0.45, 0.46, 0.47, 0.48, 0.46, 0.45, 0.47, 0.46, 0.45, 0.47, 0.48, 0.46, 0.45, 0.47].map(grey), grey(0.110), grey(0.114), grey(0.152)], 'back');
+  const even = readSide(
+    [
+      ...[0.45, 0.46, 0.47, 0.48, 0.46, 0.45, 0.47, 0.46, 0.45, 0.47, 0.48, 0.46, 0.45, 0.47].map(grey),
+      grey(0.11),
+      grey(0.114),
+      grey(0.152),
+    ],
+    'back',
+  );
   assert.equal(fillsOf([...front.evidence!.marks, ...even.evidence!.marks].sort((a, b) => a - b)).hand, 'dark');
   assert.deepEqual(states(poolStudent([front, even])[0]!), states(front));
   // Blank and unreadable pages are passed through.
@@ -121,7 +172,7 @@ test('nothing changes with one side, below 150 dpi, without evidence, or when th
 test('the assembler reports a finished student with its sides judged together', () => {
   const layout = duplexLayout([9, 9]);
   const front: Ok = { ...readSide([...MIXED_FILLS, grey(0.118), grey(0.148)], 'front'), qrcode: 'q', student_id: 'S1' };
-  const back = readSide([...MIXED_FILLS, grey(0.110), grey(0.114), grey(0.152)], 'back');
+  const back = readSide([...MIXED_FILLS, grey(0.11), grey(0.114), grey(0.152)], 'back');
   const a = new StudentAssembler(createLayoutSet([layout]));
   a.push({ paper_number: 1, page_number: 1, front: true, item_id: 1 }, front);
   a.push({ paper_number: 1, page_number: 2, front: false, item_id: 1 }, back);
@@ -129,6 +180,9 @@ test('the assembler reports a finished student with its sides judged together', 
   assert.equal(r!.error_code, 0);
   // Front: fills 1-6 and the faint fill 8; its residue 7 (uncertain alone) is empty. Back: fills
   // 1-6 and the faint fill 9; its residues 7 and 8 empty.
-  assert.deepEqual(r!.result!.fills, [[1, 2, 3, 4, 5, 6, 8], [1, 2, 3, 4, 5, 6, 9]]);
+  assert.deepEqual(r!.result!.fills, [
+    [1, 2, 3, 4, 5, 6, 8],
+    [1, 2, 3, 4, 5, 6, 9],
+  ]);
   assert.deepEqual(r!.result!.uncertain, [[], []]);
 });

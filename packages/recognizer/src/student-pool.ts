@@ -30,11 +30,21 @@ export interface SideEvidence {
  * other side's QR code taken out, show-through.ts) are not judged again: the gap between residue
  * and faint fills does not judge them on their own side either.
  */
-export function sideEvidence(marks: number[], greys: number[], fills: PageFills, levels: PageLevels,
-  states: readonly AreaState[], evidence: readonly MarkEvidence[], behind: readonly boolean[], apart?: readonly boolean[]): SideEvidence {
+export function sideEvidence(
+  marks: number[],
+  greys: number[],
+  fills: PageFills,
+  levels: PageLevels,
+  states: readonly AreaState[],
+  evidence: readonly MarkEvidence[],
+  behind: readonly boolean[],
+  apart?: readonly boolean[],
+): SideEvidence {
   const out: SideEvidence = { marks, greys };
   if (fills.hand === 'mixed' && levels.pxmm >= THRESHOLDS.lowResPxMm) {
-    const areas = states.flatMap((s, i) => (s === 'uncertain' && !apart?.[i] ? [{ i, ev: evidence[i]!, behind: behind[i]! }] : []));
+    const areas = states.flatMap((s, i) =>
+      s === 'uncertain' && !apart?.[i] ? [{ i, ev: evidence[i]!, behind: behind[i]! }] : [],
+    );
     if (areas.length > 0) out.open = { fills, levels, areas };
   }
   return out;

@@ -14,13 +14,26 @@ test('template: A4 PDF and a layout that numbers every area and keeps marks off 
   const { width, height } = doc.getPage(0).getSize();
   assert.ok(Math.abs(width - 595.28) < 0.1 && Math.abs(height - 841.89) < 0.1);
   assert.match(layout.layout_id, /^[0-9a-f]{8}$/);
-  assert.deepEqual(layout.sides.map((s) => [s.sheet, s.side]), [[1, 'front'], [1, 'back']]);
+  assert.deepEqual(
+    layout.sides.map((s) => [s.sheet, s.side]),
+    [
+      [1, 'front'],
+      [1, 'back'],
+    ],
+  );
   for (const [i, ch] of example.chapters.entries()) {
-    const idx = layout.sides.flatMap((s) => s.areas).filter((a) => a.chapter === i + 1).map((a) => a.index);
-    assert.deepEqual(idx, Array.from({ length: ch.areas }, (_, k) => k + 1));
+    const idx = layout.sides
+      .flatMap((s) => s.areas)
+      .filter((a) => a.chapter === i + 1)
+      .map((a) => a.index);
+    assert.deepEqual(
+      idx,
+      Array.from({ length: ch.areas }, (_, k) => k + 1),
+    );
   }
   for (const s of layout.sides) {
-    for (const f of s.fiducials) assert.ok(Math.min(f.x, f.y, 210 - f.x, 297 - f.y) - f.size / 2 >= 8, 'fiducials at least 8 mm from the edge');
+    for (const f of s.fiducials)
+      assert.ok(Math.min(f.x, f.y, 210 - f.x, 297 - f.y) - f.size / 2 >= 8, 'fiducials at least 8 mm from the edge');
     assert.equal(s.fiducials.filter((f) => f.size > 6).length, 1, 'one distinct fiducial');
     for (const a of s.areas) assert.ok(a.x > 10 && a.x < 200 && a.y > 30 && a.y < 265);
   }
@@ -29,7 +42,9 @@ test('template: A4 PDF and a layout that numbers every area and keeps marks off 
 });
 
 test('template: one card per student, and bad student numbers are refused', async () => {
-  const { pdf } = await generateTemplate(example, { students: [{ student_id: '20240001' }, { student_id: '20240002', name: 'Ada' }] });
+  const { pdf } = await generateTemplate(example, {
+    students: [{ student_id: '20240001' }, { student_id: '20240002', name: 'Ada' }],
+  });
   assert.equal((await PDFDocument.load(pdf)).getPageCount(), 4);
   await assert.rejects(generateTemplate(example, { students: [{ student_id: '123' }] }), LayoutError);
 });

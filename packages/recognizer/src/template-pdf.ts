@@ -8,16 +8,31 @@ import { drawSide, type DrawOp, type PersonalContent } from './page-drawing.ts';
 import { PAGE } from './page-frame.ts';
 import { encodeStudentIdentity, studentKey } from './id-strip.ts';
 
-export interface TemplateStudent { student_id: string; name?: string }
-export interface TemplateOptions { students?: TemplateStudent[] }
-export interface SideDrawing { sheet: number; side: 'front' | 'back'; ops: DrawOp[] }
+export interface TemplateStudent {
+  student_id: string;
+  name?: string;
+}
+export interface TemplateOptions {
+  students?: TemplateStudent[];
+}
+export interface SideDrawing {
+  sheet: number;
+  side: 'front' | 'back';
+  ops: DrawOp[];
+}
 /** One card = the drawings of its printed sides, in print order. */
-export interface CardDrawing { student?: TemplateStudent; sides: SideDrawing[] }
+export interface CardDrawing {
+  student?: TemplateStudent;
+  sides: SideDrawing[];
+}
 
 const PT = 72 / 25.4;
 
 /** Layout and the drawing of every card, without writing a PDF (used by the benchmark). */
-export async function planTemplate(input: CardDefinition | unknown, opts: TemplateOptions = {}): Promise<{ layout: Layout; cards: CardDrawing[] }> {
+export async function planTemplate(
+  input: CardDefinition | unknown,
+  opts: TemplateOptions = {},
+): Promise<{ layout: Layout; cards: CardDrawing[] }> {
   const def = parseCardDefinition(input);
   const qr = await encodeQr(def.qrcode);
   const { layout, decorations } = computeLayout(def, qr.cols);
@@ -29,11 +44,16 @@ export async function planTemplate(input: CardDefinition | unknown, opts: Templa
     if (student) {
       personal.label = `${student.name ? `${student.name}  ·  ` : ''}${student.student_id}`;
       personal.studentBits = encodeStudentIdentity(parseInt(layout.layout_id, 16), studentKey(student.student_id));
-      if (def.student_number.type === 'barcode') personal.barcode = { matrix: await encodeCode128(student.student_id), text: student.student_id };
+      if (def.student_number.type === 'barcode')
+        personal.barcode = { matrix: await encodeCode128(student.student_id), text: student.student_id };
     }
     return {
       ...(student ? { student } : {}),
-      sides: layout.sides.map((s, i) => ({ sheet: s.sheet, side: s.side, ops: drawSide(layout, i, decorations[i]!, personal) })),
+      sides: layout.sides.map((s, i) => ({
+        sheet: s.sheet,
+        side: s.side,
+        ops: drawSide(layout, i, decorations[i]!, personal),
+      })),
     };
   };
   if (students.length === 0) cards.push(await makeCard());
@@ -42,14 +62,23 @@ export async function planTemplate(input: CardDefinition | unknown, opts: Templa
 }
 
 function checkStudent(def: CardDefinition, s: TemplateStudent): void {
-  if (typeof s.student_id !== 'string' || !/^[\x21-\x7e]{1,32}$/.test(s.student_id)) throw new LayoutError(`student_id ${JSON.stringify(s.student_id)}: 1-32 printable ASCII characters`);
-  if (def.student_number.type === 'bubbles' && !new RegExp(`^[0-9]{${def.student_number.digits}}$`).test(s.student_id)) {
-    throw new LayoutError(`student_id ${s.student_id}: the card's bubbles hold exactly ${def.student_number.digits} digits`);
+  if (typeof s.student_id !== 'string' || !/^[\x21-\x7e]{1,32}$/.test(s.student_id))
+    throw new LayoutError(`student_id ${JSON.stringify(s.student_id)}: 1-32 printable ASCII characters`);
+  if (
+    def.student_number.type === 'bubbles' &&
+    !new RegExp(`^[0-9]{${def.student_number.digits}}$`).test(s.student_id)
+  ) {
+    throw new LayoutError(
+      `student_id ${s.student_id}: the card's bubbles hold exactly ${def.student_number.digits} digits`,
+    );
   }
 }
 
 /** `{ pdf, layout }`: the printable template and where everything on it is. */
-export async function generateTemplate(input: CardDefinition | unknown, opts: TemplateOptions = {}): Promise<{ pdf: Uint8Array; layout: Layout }> {
+export async function generateTemplate(
+  input: CardDefinition | unknown,
+  opts: TemplateOptions = {},
+): Promise<{ pdf: Uint8Array; layout: Layout }> {
   const { layout, cards } = await planTemplate(input, opts);
   const doc = await PDFDocument.create();
   doc.setTitle(`${layout.title} (layout ${layout.layout_id})`);
@@ -88,9 +117,33 @@ function printable(text: string): string {
 function renderPdfPage(page: PDFPage, font: PDFFont, ops: DrawOp[]): void {
   const H = PAGE.height;
   for (const o of ops) {
-    if (o.op === 'rect') page.drawRectangle({ x: o.x * PT, y: (H - o.y - o.h) * PT, width: o.w * PT, height: o.h * PT, color: rgb(o.grey, o.grey, o.grey) });
-    else if (o.op === 'outline') page.drawRectangle({ x: o.x * PT, y: (H - o.y - o.h) * PT, width: o.w * PT, height: o.h * PT, borderColor: rgb(o.grey, o.grey, o.grey), borderWidth: o.width * PT, ...(o.dashed ? { borderDashArray: [2 * PT, 1.2 * PT] } : {}) });
-    else if (o.op === 'ellipse') page.drawEllipse({ x: o.cx * PT, y: (H - o.cy) * PT, xScale: o.rx * PT, yScale: o.ry * PT, borderColor: rgb(o.grey, o.grey, o.grey), borderWidth: o.width * PT });
+    if (o.op === 'rect')
+      page.drawRectangle({
+        x: o.x * PT,
+        y: (H - o.y - o.h) * PT,
+        width: o.w * PT,
+        height: o.h * PT,
+        color: rgb(o.grey, o.grey, o.grey),
+      });
+    else if (o.op === 'outline')
+      page.drawRectangle({
+        x: o.x * PT,
+        y: (H - o.y - o.h) * PT,
+        width: o.w * PT,
+        height: o.h * PT,
+        borderColor: rgb(o.grey, o.grey, o.grey),
+        borderWidth: o.width * PT,
+        ...(o.dashed ? { borderDashArray: [2 * PT, 1.2 * PT] } : {}),
+      });
+    else if (o.op === 'ellipse')
+      page.drawEllipse({
+        x: o.cx * PT,
+        y: (H - o.cy) * PT,
+        xScale: o.rx * PT,
+        yScale: o.ry * PT,
+        borderColor: rgb(o.grey, o.grey, o.grey),
+        borderWidth: o.width * PT,
+      });
     else {
       const text = printable(o.text);
       const size = o.size * PT;

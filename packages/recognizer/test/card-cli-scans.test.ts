@@ -27,7 +27,10 @@ function boxhub(args: string[], env: NodeJS.ProcessEnv = process.env): StudentRe
 
 function corpusCase(name: string) {
   const dir = join(corpus, name);
-  const expected = JSON.parse(readFileSync(join(dir, 'expected.json'), 'utf8')) as { pages: Array<{ file: string }>; results: StudentResult[] };
+  const expected = JSON.parse(readFileSync(join(dir, 'expected.json'), 'utf8')) as {
+    pages: Array<{ file: string }>;
+    results: StudentResult[];
+  };
   // The corpus numbers item_id per 4 pages; the CLI has one item.
   const results = expected.results.map((x) => ({ ...x, pages: x.pages.map((p) => ({ ...p, item_id: 1 })) }));
   return { layout: join(dir, 'layout'), files: expected.pages.map((p) => join(dir, p.file)), results };
@@ -35,7 +38,10 @@ function corpusCase(name: string) {
 
 async function writePdf(name: string, jpegFiles: string[]): Promise<string> {
   const doc = await PDFDocument.create();
-  for (const f of jpegFiles) doc.addPage([595.28, 841.89]).drawImage(await doc.embedJpg(readFileSync(f)), { x: 0, y: 0, width: 595.28, height: 841.89 });
+  for (const f of jpegFiles)
+    doc
+      .addPage([595.28, 841.89])
+      .drawImage(await doc.embedJpg(readFileSync(f)), { x: 0, y: 0, width: 595.28, height: 841.89 });
   const path = join(tmp, name);
   writeFileSync(path, await doc.save());
   return path;
@@ -43,7 +49,12 @@ async function writePdf(name: string, jpegFiles: string[]): Promise<string> {
 
 async function writeTiff(name: string, imageFiles: string[]): Promise<string> {
   const path = join(tmp, name);
-  await sharp(imageFiles.map((f) => readFileSync(f)), { join: { animated: true } }).tiff({ compression: 'lzw' }).toFile(path);
+  await sharp(
+    imageFiles.map((f) => readFileSync(f)),
+    { join: { animated: true } },
+  )
+    .tiff({ compression: 'lzw' })
+    .toFile(path);
   return path;
 }
 
@@ -68,23 +79,42 @@ test('--duplex over one scanner PDF gives the expected students', async () => {
 
 test('the printed template PDF is rasterised and read, with pdftoppm or, without it, the built-in engine', async () => {
   const out = join(tmp, 'template');
-  const t = spawnSync(process.execPath, [bin, 'card', 'template', '--definition', join(root, 'docs/examples/card.json'), '--out', out], { cwd: root, encoding: 'utf8' });
+  const t = spawnSync(
+    process.execPath,
+    [bin, 'card', 'template', '--definition', join(root, 'docs/examples/card.json'), '--out', out],
+    { cwd: root, encoding: 'utf8' },
+  );
   assert.equal(t.status, 0, t.stderr);
   const card = join(out, 'card.pdf');
   // A blank card: both sides found and identified, the empty student number is the error.
   const blank = boxhub(['recognize', '--layouts', out, '--duplex', '--json', card]);
-  assert.deepEqual(blank.map(strip), [{ error_code: 1001, pages: [{ paper_number: 1, page_number: 1, front: true, item_id: 1 }, { paper_number: 1, page_number: 2, front: false, item_id: 1 }], result: null }]);
+  assert.deepEqual(blank.map(strip), [
+    {
+      error_code: 1001,
+      pages: [
+        { paper_number: 1, page_number: 1, front: true, item_id: 1 },
+        { paper_number: 1, page_number: 2, front: false, item_id: 1 },
+      ],
+      result: null,
+    },
+  ]);
   assert.match(blank[0]!.detail ?? '', /^student number: digit 1: no mark/);
   // Same layout as the corpus case, so its JPEG pages (which need no pdftoppm) come first.
   const c = corpusCase('clean-duplex-bubbles');
   const scans = await writePdf('scans.pdf', c.files);
   const empty = join(tmp, 'empty-path');
   mkdirSync(empty);
-  const got = boxhub(['recognize', '--layouts', out, '--duplex', '--json', scans, card], { ...process.env, PATH: empty });
+  const got = boxhub(['recognize', '--layouts', out, '--duplex', '--json', scans, card], {
+    ...process.env,
+    PATH: empty,
+  });
   assert.deepEqual(got.slice(0, 2), c.results);
   assert.equal(got.length, 3);
   // PATH without poppler-utils: pdf.js renders the card, read as with pdftoppm (docs/printing.md, "PDF engines").
-  assert.deepEqual(strip(got[2]!), { ...strip(blank[0]!), pages: blank[0]!.pages.map((p) => ({ ...p, paper_number: 3, page_number: p.page_number + 4 })) });
+  assert.deepEqual(strip(got[2]!), {
+    ...strip(blank[0]!),
+    pages: blank[0]!.pages.map((p) => ({ ...p, paper_number: 3, page_number: p.page_number + 4 })),
+  });
   assert.match(got[2]!.detail ?? '', /^student number: digit 1: no mark/);
 });
 
@@ -95,7 +125,9 @@ test('a truncated PDF is one unreadable page (1004) saying so; the rest of the s
   writeFileSync(cut, whole.subarray(0, Math.floor(whole.length / 2)));
   const got = boxhub(['recognize', '--layouts', c.layout, '--json', cut, c.files[0]!, c.files[1]!]);
   assert.deepEqual(got[0], {
-    error_code: 1004, pages: [{ paper_number: 1, page_number: 1, front: true, item_id: 1 }], result: null,
+    error_code: 1004,
+    pages: [{ paper_number: 1, page_number: 1, front: true, item_id: 1 }],
+    result: null,
     detail: `page 1: ${cut}#1: PDF is truncated (no %%EOF at its end): transfer or scan it again`,
   });
   assert.equal(got.length, 2);

@@ -14,25 +14,50 @@ import type { StudentResult } from '../src/index.ts';
 const root = new URL('../../../', import.meta.url).pathname;
 const bin = join(root, 'packages/cli/bin/boxhub.mjs');
 const dir = join(root, 'packages/recognizer/test/corpus/clean-duplex-bubbles');
-const expected = JSON.parse(readFileSync(join(dir, 'expected.json'), 'utf8')) as { pages: Array<{ file: string }>; results: StudentResult[] };
+const expected = JSON.parse(readFileSync(join(dir, 'expected.json'), 'utf8')) as {
+  pages: Array<{ file: string }>;
+  results: StudentResult[];
+};
 const files = expected.pages.map((p) => join(dir, p.file));
 const tmp = mkdtempSync(join(tmpdir(), 'boxhub-cli-crash-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
 const crash = join(tmp, 'crash-worker.mjs');
-writeFileSync(crash, `
+writeFileSync(
+  crash,
+  `
 let pages = 0;
 process.on('worker', (w) => {
   if (w.constructor.name !== 'Worker') return; // the module loader's own thread
   const post = w.postMessage.bind(w);
   w.postMessage = (m, t) => { if (++pages === 2) post(null); post(m, t); };
 });
-`);
+`,
+);
 
 function recognize(workers: number) {
-  const r = spawnSync(process.execPath, ['--import', crash, bin, 'card', 'recognize', '--layouts', join(dir, 'layout'), '--duplex', '--workers', String(workers), '--json', ...files], {
-    cwd: root, encoding: 'utf8', timeout: 60_000,
-  });
+  const r = spawnSync(
+    process.execPath,
+    [
+      '--import',
+      crash,
+      bin,
+      'card',
+      'recognize',
+      '--layouts',
+      join(dir, 'layout'),
+      '--duplex',
+      '--workers',
+      String(workers),
+      '--json',
+      ...files,
+    ],
+    {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 60_000,
+    },
+  );
   assert.equal(r.status, 1, `a student failed: exit 1\n${r.stderr}`);
   assert.equal(r.stderr, '');
   return JSON.parse(r.stdout) as StudentResult[];

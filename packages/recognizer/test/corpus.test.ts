@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { loadLayoutDirs, recognizePage, StudentAssembler, type PageSource, type StudentResult } from '../src/index.ts';
 
 const root = new URL('./corpus/', import.meta.url).pathname;
-const cases = readdirSync(root).filter((n) => statSync(join(root, n)).isDirectory()).sort();
+const cases = readdirSync(root)
+  .filter((n) => statSync(join(root, n)).isDirectory())
+  .sort();
 
 test('the corpus has cases', () => {
   assert.ok(cases.length >= 4);
@@ -16,7 +18,10 @@ test('the corpus has cases', () => {
 for (const name of cases) {
   test(`corpus: ${name}`, async () => {
     const dir = join(root, name);
-    const expected = JSON.parse(readFileSync(join(dir, 'expected.json'), 'utf8')) as { pages: Array<PageSource & { file: string }>; results: StudentResult[] };
+    const expected = JSON.parse(readFileSync(join(dir, 'expected.json'), 'utf8')) as {
+      pages: Array<PageSource & { file: string }>;
+      results: StudentResult[];
+    };
     const layouts = await loadLayoutDirs([join(dir, 'layout')]);
     const assembler = new StudentAssembler(layouts);
     const got: StudentResult[] = [];

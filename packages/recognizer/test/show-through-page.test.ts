@@ -11,23 +11,47 @@ import { encodeQr } from '../src/codes.ts';
 import type { Mark } from '../src/synthetic/marks.ts';
 
 // The back's first rows lie behind the front's QR code (top right of the front, top left of the back).
-const CARD = { id: 'show-through', title: 'Show-through', qrcode: 'https://example.org/card/show-through?v=1', student_number: { type: 'barcode' as const }, duplex: true,
-  chapters: [{ areas: 15 }, { areas: 60, new_side: true }] };
+const CARD = {
+  id: 'show-through',
+  title: 'Show-through',
+  qrcode: 'https://example.org/card/show-through?v=1',
+  student_number: { type: 'barcode' as const },
+  duplex: true,
+  chapters: [{ areas: 15 }, { areas: 60, new_side: true }],
+};
 
-test('the back of a sheet behind the front\'s QR code: the show-through is measured and taken out, residue reads empty and light fills filled', async () => {
+test("the back of a sheet behind the front's QR code: the show-through is measured and taken out, residue reads empty and light fills filled", async () => {
   const { layout, cards } = await planTemplate(CARD);
   const set = createLayoutSet([layout]);
-  const back = layout.sides[1]!, q = qrBehind(layout, back, await encodeQr(layout.qrcode))!;
+  const back = layout.sides[1]!,
+    q = qrBehind(layout, back, await encodeQr(layout.qrcode))!;
   const over = back.areas.map((a, i) => (overQr(q, a) ? i : -1)).filter((i) => i >= 0);
   assert.ok(over.length >= 12, `areas over the code: ${over.length}`);
   // Over the code: erasure residue (0.07 of black) on every third area, light pencil (0.25) on every fourth, the rest empty.
   const kind = (k: number) => (k % 3 === 0 ? 'erasure' : k % 4 === 1 ? 'light' : 'none');
   const marks: Mark[] = over.flatMap((i, k) => {
     const a = back.areas[i]!;
-    return kind(k) === 'none' ? [] : [{ kind: kind(k) === 'erasure' ? 'erasure' : 'light-pencil', x: a.x, y: a.y, w: a.w, h: a.h, seed: 100 + k, level: kind(k) === 'erasure' ? 0.07 : 0.25 } as Mark];
+    return kind(k) === 'none'
+      ? []
+      : [
+          {
+            kind: kind(k) === 'erasure' ? 'erasure' : 'light-pencil',
+            x: a.x,
+            y: a.y,
+            w: a.w,
+            h: a.h,
+            seed: 100 + k,
+            level: kind(k) === 'erasure' ? 0.07 : 0.25,
+          } as Mark,
+        ];
   });
   const jpeg = await renderScan(cards[0]!.sides[1]!.ops, marks, {
-    dpi: 200, seed: 5, noise: 4, jpegQuality: 80, paper: 0.86, rotationDeg: 0.8,
+    dpi: 200,
+    seed: 5,
+    noise: 4,
+    jpegQuality: 80,
+    paper: 0.86,
+    rotationDeg: 0.8,
     showThrough: { ops: cards[0]!.sides[0]!.ops, marks: [], strength: 0.12 },
   });
   const d: PageDiagnostics = {};

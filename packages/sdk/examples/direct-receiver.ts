@@ -29,6 +29,9 @@ const receiver = new DirectTransferReceiver({
 const server = createServer(receiver.handler()).listen(Number(process.env.PORT ?? 8080));
 await once(server, 'listening');
 const addr = `http://${process.env.DIRECT_HOST ?? '127.0.0.1'}:${(server.address() as AddressInfo).port}/pages`;
-const scan = await boxhub.scan.create({ client_uuid: process.env.BOXHUB_DEVICE!, options: { direct_mode: 1, direct_page_size: 2, direct_addr: addr } });
+const scan = await boxhub.scan.create({
+  client_uuid: process.env.BOXHUB_DEVICE!,
+  options: { direct_mode: 1, direct_page_size: 2, direct_addr: addr },
+});
 secret = scan.direct_secret;
 console.log(`scanning ${scan.uuid}`);

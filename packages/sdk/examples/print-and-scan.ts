@@ -10,7 +10,9 @@ const client_uuid = process.env.BOXHUB_DEVICE_UUID!;
 
 // What the printer can do: sizes, and under each its media types, duplex, quality, trays.
 const printer = await boxhub.print.capability({ client_uuid });
-console.log(`printer: ${printer.make} ${printer.model}, sizes ${printer.media_sizes.map((m) => m.media_size).join(' ')}`);
+console.log(
+  `printer: ${printer.make} ${printer.model}, sizes ${printer.media_sizes.map((m) => m.media_size).join(' ')}`,
+);
 
 // The file goes inline with its MD5; the server checks it and the box prints it.
 const task = await boxhub.print.file(client_uuid, process.env.WORKSHEET!, { options: { number: 2 } }); // two copies
@@ -26,5 +28,7 @@ console.log(`scanned: error_code ${done.error_code}, ${done.total_pages} pages i
 await mkdir(process.env.OUT!, { recursive: true });
 for await (const item of boxhub.scan.items({ client_uuid, scan_uuid: scan.uuid! })) {
   const file = await boxhub.scan.download(item, join(process.env.OUT!, `${item.item_id}.pdf`));
-  console.log(`item ${item.item_id}: ${item.pages} pages, ${file.bytes} bytes, MD5 ${file.md5 === item.check_sum ? 'checked' : 'WRONG'}`);
+  console.log(
+    `item ${item.item_id}: ${item.pages} pages, ${file.bytes} bytes, MD5 ${file.md5 === item.check_sum ? 'checked' : 'WRONG'}`,
+  );
 }

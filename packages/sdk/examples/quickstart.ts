@@ -22,7 +22,9 @@ try {
 }
 
 const { client } = await boxhub.devices.info({ uuid });
-console.log(`${client?.name}: ${client?.online ? 'online' : 'offline'}, printer ${client?.printer?.connected ? 'connected' : 'not connected'}`);
+console.log(
+  `${client?.name}: ${client?.online ? 'online' : 'offline'}, printer ${client?.printer?.connected ? 'connected' : 'not connected'}`,
+);
 
 try {
   await boxhub.control.buzz({ client_uuid: uuid, buzz: [200, 100, 200] });

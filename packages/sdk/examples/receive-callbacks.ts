@@ -17,7 +17,8 @@ function handle(event: CallbackEvent): void {
       server.close();
       break;
     case 'recognition.result':
-      if (event.body.result) console.log(`student ${event.body.result.student_id}: ${JSON.stringify(event.body.result.fills)}`);
+      if (event.body.result)
+        console.log(`student ${event.body.result.student_id}: ${JSON.stringify(event.body.result.fills)}`);
       else console.log(`a card could not be read: error ${event.body.error_code}`);
       break;
     case 'recognition.end':

@@ -35,7 +35,13 @@ export interface Schema {
   format?: string;
 }
 
-interface Parameter { in: string; name: string; required?: boolean; description?: string; schema: Schema }
+interface Parameter {
+  in: string;
+  name: string;
+  required?: boolean;
+  description?: string;
+  schema: Schema;
+}
 interface Operation {
   parameters?: Parameter[];
   requestBody?: { content?: Record<string, { schema?: Schema }> };
@@ -46,7 +52,12 @@ export interface ApiDocument {
   webhooks?: Record<string, Record<string, Operation>>;
 }
 
-interface Row { field: string; type: string; required: boolean; description: string }
+interface Row {
+  field: string;
+  type: string;
+  required: boolean;
+  description: string;
+}
 
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' ');
 const isNull = (s: Schema) => s.type === 'null';
@@ -61,7 +72,7 @@ function typeText(s: Schema): string {
   if (variants) return `${[...new Set(variants.map(typeText))].join(' or ')}${nullable}`;
   if (s.enum) return s.enum.map((v) => `\`${String(v)}\``).join(', ');
   if (s.const !== undefined) return `\`${String(s.const)}\``;
-  const type = Array.isArray(s.type) ? s.type.join(' or ') : s.type ?? 'any';
+  const type = Array.isArray(s.type) ? s.type.join(' or ') : (s.type ?? 'any');
   if (type === 'array') {
     const count = bounds(s.minItems, s.maxItems, ' items');
     return `array of ${s.items ? typeText(s.items) : 'any'}${count ? ` (${count})` : ''}`;
@@ -100,7 +111,9 @@ function rows(schema: Schema, prefix = ''): Row[] {
 }
 
 function table(list: Row[]): string {
-  return ['| Field | Type | Required | Meaning |', '|---|---|---|---|',
+  return [
+    '| Field | Type | Required | Meaning |',
+    '|---|---|---|---|',
     ...list.map((r) => `| \`${r.field}\` | ${cell(r.type)} | ${r.required ? 'yes' : 'no'} | ${cell(r.description)} |`),
   ].join('\n');
 }
@@ -109,12 +122,14 @@ function requestText(op: Operation): string {
   const query = (op.parameters ?? []).filter((p) => p.in === 'query');
   const body = op.requestBody?.content?.['application/json']?.schema;
   if (query.length > 0) {
-    return `Query:\n\n${table(query.map((p) => ({
-      field: p.name,
-      type: typeText(p.schema),
-      required: p.required === true,
-      description: p.description ?? p.schema.description ?? '',
-    })))}`;
+    return `Query:\n\n${table(
+      query.map((p) => ({
+        field: p.name,
+        type: typeText(p.schema),
+        required: p.required === true,
+        description: p.description ?? p.schema.description ?? '',
+      })),
+    )}`;
   }
   const fields = body ? rows(body) : [];
   if (fields.length > 0) return `Body (JSON):\n\n${table(fields)}`;
@@ -159,7 +174,10 @@ export function renderDoc(text: string, document: ApiDocument): { text: string; 
   const unknown: string[] = [];
   const rendered = text.replace(MARKER, (whole, key: string) => {
     const block = sections.get(key);
-    if (block === undefined) { unknown.push(key); return whole; }
+    if (block === undefined) {
+      unknown.push(key);
+      return whole;
+    }
     seen.add(key);
     return `<!-- fields: ${key} -->\n${block}\n<!-- /fields -->`;
   });

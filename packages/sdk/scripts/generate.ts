@@ -42,7 +42,8 @@ function callbackSchemasFile(document: OpenApiDocument): string {
   const events: Record<string, { method: string; schema: unknown }> = {};
   for (const [name, item] of Object.entries(document.webhooks ?? {})) {
     const methods = Object.keys(item);
-    if (methods.length !== 1) throw new Error(`webhook ${name}: exactly one method expected, got ${methods.join(', ')}`);
+    if (methods.length !== 1)
+      throw new Error(`webhook ${name}: exactly one method expected, got ${methods.join(', ')}`);
     const method = methods[0]!;
     const schema = item[method]!.requestBody?.content?.['application/json']?.schema;
     if (!schema) throw new Error(`webhook ${name}: no application/json body schema`);
@@ -70,7 +71,7 @@ export const RecognitionErrorCode = ${JSON.stringify(RECOGNITION_ERRORS, null, 2
 export async function fetchOpenApi<T = OpenApiDocument>(baseUrl: string): Promise<T> {
   const res = await fetch(new URL('/openapi.json', baseUrl));
   if (res.status !== 200) throw new Error(`GET ${baseUrl}/openapi.json: HTTP ${res.status}`);
-  return await res.json() as T;
+  return (await res.json()) as T;
 }
 
 /** /openapi.json of the server at `--url URL`, or of a throwaway one (temp data dir, embedded

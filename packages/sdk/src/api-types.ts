@@ -13,15 +13,19 @@ export type PostPath = { [P in keyof paths]: [NonNullable<paths[P]['post']>] ext
 export type OperationKey = `GET ${GetPath}` | `POST ${PostPath}`;
 
 /** Query parameters of a GET operation. */
-export type Query<P extends GetPath> = Operation<P, 'get'> extends { parameters: { query: infer Q } } ? Q : Record<string, never>;
+export type Query<P extends GetPath> =
+  Operation<P, 'get'> extends { parameters: { query: infer Q } } ? Q : Record<string, never>;
 
 /** JSON body of a POST operation. */
-export type Body<P extends PostPath> = Operation<P, 'post'> extends { requestBody: { content: { 'application/json': infer B } } } ? B : never;
+export type Body<P extends PostPath> =
+  Operation<P, 'post'> extends { requestBody: { content: { 'application/json': infer B } } } ? B : never;
 
 type Envelope<O> = O extends { responses: { 200: { content: { 'application/json': infer E } } } } ? E : never;
 /** The envelope's `data` on success: never null except where the API says it is always null (void). */
+type SuccessData<O> =
+  Envelope<O> extends { data: infer D } ? ([NonNullable<D>] extends [never] ? NoData : NonNullable<D>) : never;
 // biome-ignore lint/suspicious/noConfusingVoidType: an operation without data resolves to void, as its callers await it
-type SuccessData<O> = Envelope<O> extends { data: infer D } ? ([NonNullable<D>] extends [never] ? void : NonNullable<D>) : never;
+type NoData = void;
 
 export type GetResult<P extends GetPath> = SuccessData<Operation<P, 'get'>>;
 export type PostResult<P extends PostPath> = SuccessData<Operation<P, 'post'>>;

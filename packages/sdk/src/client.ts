@@ -52,8 +52,12 @@ export class Boxhub {
   }
 
   /** Any GET operation of /openapi.json by path, typed; resolves to the envelope's data. */
-  get<P extends GetPath>(path: P, query: Query<P>, o?: CallOptions) { return this.#t.get(path, query, o); }
+  get<P extends GetPath>(path: P, query: Query<P>, o?: CallOptions) {
+    return this.#t.get(path, query, o);
+  }
 
   /** Any POST operation of /openapi.json by path, typed; resolves to the envelope's data. */
-  post<P extends PostPath>(path: P, body: Body<P>, o?: CallOptions) { return this.#t.post(path, body, o); }
+  post<P extends PostPath>(path: P, body: Body<P>, o?: CallOptions) {
+    return this.#t.post(path, body, o);
+  }
 }

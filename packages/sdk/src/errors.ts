@@ -61,7 +61,10 @@ export class BoxhubError extends Error {
   }
 
   constructor(init: BoxhubErrorInit) {
-    super(`${init.method} ${init.path}: ${init.code !== null ? `${init.code} ` : ''}${init.msg}`, init.cause !== undefined ? { cause: init.cause } : undefined);
+    super(
+      `${init.method} ${init.path}: ${init.code !== null ? `${init.code} ` : ''}${init.msg}`,
+      init.cause !== undefined ? { cause: init.cause } : undefined,
+    );
     this.kind = init.kind;
     this.code = init.code;
     this.msg = init.msg;

@@ -62,4 +62,7 @@ export const operations = {
   'GET /api/application/device_callback': 'devices.eventCallback',
   'POST /api/application/device_callback': 'devices.setEventCallback',
   'GET /api/task/history': 'tasks.history',
-} as const satisfies Record<OperationKey, `${'devices' | 'control' | 'callbacks' | 'encryption' | 'scan' | 'print' | 'recognition' | 'operator' | 'tasks'}.${string}`>;
+} as const satisfies Record<
+  OperationKey,
+  `${'devices' | 'control' | 'callbacks' | 'encryption' | 'scan' | 'print' | 'recognition' | 'operator' | 'tasks'}.${string}`
+>;

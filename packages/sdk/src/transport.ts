@@ -6,7 +6,14 @@
 import { sleep } from './sleep.ts';
 import type { Body, GetPath, GetResult, PostPath, PostResult, Query } from './api-types.ts';
 import { BoxhubError, type BoxhubErrorInit } from './errors.ts';
-import { backoffDelay, classifyNetworkError, RETRY_DEFAULTS, shouldRetry, type NetworkFailure, type RetryOptions } from './retry.ts';
+import {
+  backoffDelay,
+  classifyNetworkError,
+  RETRY_DEFAULTS,
+  shouldRetry,
+  type NetworkFailure,
+  type RetryOptions,
+} from './retry.ts';
 import { SDK_VERSION } from './version.ts';
 
 export interface RetryEvent {
@@ -49,10 +56,15 @@ export class Transport {
 
   constructor(o: TransportOptions) {
     const base = new URL(o.baseUrl); // throws on a malformed URL, at once rather than on first use
-    if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new TypeError(`baseUrl must be http(s): ${o.baseUrl}`);
+    if (base.protocol !== 'http:' && base.protocol !== 'https:')
+      throw new TypeError(`baseUrl must be http(s): ${o.baseUrl}`);
     if (!o.apiKey) throw new TypeError('apiKey is required');
     this.#base = base.href.replace(/\/$/, '');
-    this.#headers = { authorization: `Bearer ${o.apiKey}`, accept: 'application/json', 'user-agent': `boxhub-sdk/${SDK_VERSION} node/${process.versions.node}` };
+    this.#headers = {
+      authorization: `Bearer ${o.apiKey}`,
+      accept: 'application/json',
+      'user-agent': `boxhub-sdk/${SDK_VERSION} node/${process.versions.node}`,
+    };
     this.#timeoutMs = o.timeoutMs ?? 30_000;
     this.#retry = { ...RETRY_DEFAULTS, ...o.retry };
     this.#onRetry = o.onRetry;
@@ -64,12 +76,12 @@ export class Transport {
     const qs = new URLSearchParams();
     for (const [k, v] of Object.entries(query as object)) if (v !== undefined) qs.append(k, String(v));
     const s = qs.toString();
-    return await this.#call('GET', path, s ? `${path}?${s}` : path, undefined, o) as GetResult<P>;
+    return (await this.#call('GET', path, s ? `${path}?${s}` : path, undefined, o)) as GetResult<P>;
   }
 
   /** POST `body` as JSON to `path`; resolves to the envelope's data, typed from /openapi.json. */
   async post<P extends PostPath>(path: P, body: Body<P>, o: CallOptions = {}): Promise<PostResult<P>> {
-    return await this.#call('POST', path, path, JSON.stringify(body), o) as PostResult<P>;
+    return (await this.#call('POST', path, path, JSON.stringify(body), o)) as PostResult<P>;
   }
 
   /** GETs a link the service handed out (signed: it carries no API key); the bytes, or an
@@ -77,11 +89,20 @@ export class Transport {
   async download(url: string, o: CallOptions = {}): Promise<Uint8Array> {
     const timeout = AbortSignal.timeout(this.#timeoutMs);
     const res = await this.#fetch(url, { signal: o.signal ? AbortSignal.any([o.signal, timeout]) : timeout });
-    if (!res.ok) throw new Error(`GET ${new URL(url).pathname.slice(0, 40)}…: HTTP ${res.status} ${(await res.text()).trim().slice(0, 200)}`);
+    if (!res.ok)
+      throw new Error(
+        `GET ${new URL(url).pathname.slice(0, 40)}…: HTTP ${res.status} ${(await res.text()).trim().slice(0, 200)}`,
+      );
     return new Uint8Array(await res.arrayBuffer());
   }
 
-  async #call(method: 'GET' | 'POST', path: string, target: string, body: string | undefined, o: CallOptions): Promise<unknown> {
+  async #call(
+    method: 'GET' | 'POST',
+    path: string,
+    target: string,
+    body: string | undefined,
+    o: CallOptions,
+  ): Promise<unknown> {
     const fail = (init: Omit<BoxhubErrorInit, 'method' | 'path'>) => new BoxhubError({ ...init, method, path });
     for (let attempt = 1; ; attempt++) {
       o.signal?.throwIfAborted();
@@ -91,7 +112,8 @@ export class Transport {
       let text: string;
       try {
         const res = await this.#fetch(this.#base + target, {
-          method, signal,
+          method,
+          signal,
           headers: body === undefined ? this.#headers : { ...this.#headers, 'content-type': 'application/json' },
           ...(body === undefined ? {} : { body }),
         });
@@ -107,23 +129,48 @@ export class Transport {
           await sleep(delayMs, o.signal);
           continue;
         }
-        throw fail({ kind: 'network', code: null, msg: `${why} (attempt ${attempt}${failure === 'maybe-sent' && method !== 'GET' ? '; not retried: the request may have reached the service' : ''})`, cause: e });
+        throw fail({
+          kind: 'network',
+          code: null,
+          msg: `${why} (attempt ${attempt}${failure === 'maybe-sent' && method !== 'GET' ? '; not retried: the request may have reached the service' : ''})`,
+          cause: e,
+        });
       }
       return unwrap(status, text, fail);
     }
   }
 }
 
-function unwrap(status: number, text: string, fail: (i: Omit<BoxhubErrorInit, 'method' | 'path'>) => BoxhubError): unknown {
+function unwrap(
+  status: number,
+  text: string,
+  fail: (i: Omit<BoxhubErrorInit, 'method' | 'path'>) => BoxhubError,
+): unknown {
   const excerpt = text.length > 200 ? `${text.slice(0, 200)}…` : text;
-  if (status !== 200) throw fail({ kind: 'http', code: null, status, msg: `HTTP ${status} (the service always answers 200): ${excerpt}` });
+  if (status !== 200)
+    throw fail({
+      kind: 'http',
+      code: null,
+      status,
+      msg: `HTTP ${status} (the service always answers 200): ${excerpt}`,
+    });
   let envelope: unknown;
-  try { envelope = JSON.parse(text); } catch {
+  try {
+    envelope = JSON.parse(text);
+  } catch {
     throw fail({ kind: 'http', code: null, status, msg: `the answer is not JSON: ${excerpt}` });
   }
   const e = envelope;
-  if (!e || typeof e !== 'object' || !('code' in e) || typeof e.code !== 'number' || !Number.isInteger(e.code)
-    || !('msg' in e) || typeof e.msg !== 'string' || !('data' in e)) {
+  if (
+    !e ||
+    typeof e !== 'object' ||
+    !('code' in e) ||
+    typeof e.code !== 'number' ||
+    !Number.isInteger(e.code) ||
+    !('msg' in e) ||
+    typeof e.msg !== 'string' ||
+    !('data' in e)
+  ) {
     throw fail({ kind: 'http', code: null, status, msg: `the answer is not a {code, msg, data} envelope: ${excerpt}` });
   }
   if (e.code !== 0) throw fail({ kind: 'api', code: e.code, msg: e.msg, data: e.data, status });

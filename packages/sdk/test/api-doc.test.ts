@@ -30,28 +30,46 @@ test('a table is rendered from the schema: nested fields, bounds, enums, require
     paths: {
       '/api/x': {
         post: {
-          requestBody: { content: { 'application/json': { schema: {
-            type: 'object', required: ['a'],
-            properties: {
-              a: { type: 'string', maxLength: 200, description: 'an | address' },
-              o: { type: 'object', properties: { n: { type: 'integer', minimum: 1, maximum: 10 } } },
-              e: { anyOf: [{ type: 'number', enum: [0] }, { type: 'number', enum: [1] }] },
+          requestBody: {
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['a'],
+                  properties: {
+                    a: { type: 'string', maxLength: 200, description: 'an | address' },
+                    o: { type: 'object', properties: { n: { type: 'integer', minimum: 1, maximum: 10 } } },
+                    e: {
+                      anyOf: [
+                        { type: 'number', enum: [0] },
+                        { type: 'number', enum: [1] },
+                      ],
+                    },
+                  },
+                },
+              },
             },
-          } } } },
+          },
           responses: { 200: { content: { 'application/json': { schema: { properties: { data: NULL_DATA } } } } } },
         },
       },
     },
   });
-  assert.equal(sections.get('POST /api/x'), [
-    'Body (JSON):', '',
-    '| Field | Type | Required | Meaning |', '|---|---|---|---|',
-    '| `a` | string, ≤ 200 chars | yes | an \\| address |',
-    '| `o` | object | no |  |',
-    '| `o.n` | integer, 1-10 | no |  |',
-    '| `e` | `0`, `1` | no |  |',
-    '', 'Response `data`: null.',
-  ].join('\n'));
+  assert.equal(
+    sections.get('POST /api/x'),
+    [
+      'Body (JSON):',
+      '',
+      '| Field | Type | Required | Meaning |',
+      '|---|---|---|---|',
+      '| `a` | string, ≤ 200 chars | yes | an \\| address |',
+      '| `o` | object | no |  |',
+      '| `o.n` | integer, 1-10 | no |  |',
+      '| `e` | `0`, `1` | no |  |',
+      '',
+      'Response `data`: null.',
+    ].join('\n'),
+  );
 });
 
 test('a section naming an operation the document does not have is reported, and its text kept', () => {

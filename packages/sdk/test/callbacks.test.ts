@@ -9,7 +9,12 @@ import { signatureHeader } from '@boxhub/server/modules/callbacks/signing.ts';
 import { Boxhub, CallbackReceiver, InvalidCallbackError, RecognitionErrorCode, type CallbackEvent } from '@boxhub/sdk';
 
 const refusal = (fn: () => unknown): InvalidCallbackError => {
-  try { fn(); } catch (e) { if (e instanceof InvalidCallbackError) return e; throw e; }
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof InvalidCallbackError) return e;
+    throw e;
+  }
   assert.fail('the callback was accepted');
 };
 
@@ -35,15 +40,26 @@ test('real callbacks verify with the application secret, and with either secret 
     const second = await delivered();
     assert.equal(String(second.headers['webhook-signature']).split(' ').length, 2);
     for (const secrets of [[app.callback_secret], [next], [next, app.callback_secret]]) {
-      assert.equal(new CallbackReceiver({ secrets }).receive(second).type, 'callback.test', `secrets ${secrets.length}`);
+      assert.equal(
+        new CallbackReceiver({ secrets }).receive(second).type,
+        'callback.test',
+        `secrets ${secrets.length}`,
+      );
     }
     // After the rotation's grace period only the new secret signs; a receiver that kept only
     // the old one refuses, as it must.
-    const stranger = refusal(() => new CallbackReceiver({ secrets: `whsec_${Buffer.alloc(24, 7).toString('base64')}` }).receive(second));
+    const stranger = refusal(() =>
+      new CallbackReceiver({ secrets: `whsec_${Buffer.alloc(24, 7).toString('base64')}` }).receive(second),
+    );
     assert.equal(stranger.reason, 'signature');
 
     // The body exactly as received: a changed byte is a different message.
-    const tampered = refusal(() => new CallbackReceiver({ secrets: next }).receive({ ...second, body: second.body.replace('callback.test', 'callback.tesT') }));
+    const tampered = refusal(() =>
+      new CallbackReceiver({ secrets: next }).receive({
+        ...second,
+        body: second.body.replace('callback.test', 'callback.tesT'),
+      }),
+    );
     assert.equal(tampered.reason, 'signature');
   } finally {
     await receiver.close();
@@ -60,7 +76,12 @@ function signed(method: string, body: unknown, o: { id?: string; at?: number; ra
   const raw = o.raw ?? JSON.stringify(body);
   return {
     method,
-    headers: { 'webhook-id': id, 'webhook-timestamp': String(ts), 'webhook-signature': signatureHeader([secret], id, ts, raw), 'x-svc-callback-id': id },
+    headers: {
+      'webhook-id': id,
+      'webhook-timestamp': String(ts),
+      'webhook-signature': signatureHeader([secret], id, ts, raw),
+      'x-svc-callback-id': id,
+    },
     body: raw,
   };
 }
@@ -68,25 +89,59 @@ const receiver = new CallbackReceiver({ secrets: [secret] });
 
 test('recognition result and end callbacks parse into typed events', () => {
   const uuid = randomUUID();
-  const page = { paper_number: 1, page_number: 1, front: true, item_id: 1, temp_download_url: 'https://files.example.org/p1.jpg' };
-  const ok = receiver.receive(signed('POST', { uuid, finish: false, error_code: 0, pages: [page], result: { student_id: '20240017', qrcode: 'Q-1', fills: [[1, 3], []] } }));
+  const page = {
+    paper_number: 1,
+    page_number: 1,
+    front: true,
+    item_id: 1,
+    temp_download_url: 'https://files.example.org/p1.jpg',
+  };
+  const ok = receiver.receive(
+    signed('POST', {
+      uuid,
+      finish: false,
+      error_code: 0,
+      pages: [page],
+      result: { student_id: '20240017', qrcode: 'Q-1', fills: [[1, 3], []] },
+    }),
+  );
   assert.equal(ok.type, 'recognition.result');
   if (ok.type === 'recognition.result') {
     assert.deepEqual(ok.body.result?.fills, [[1, 3], []]);
     assert.equal(ok.body.pages?.[0]?.temp_download_url, page.temp_download_url);
   }
 
-  const failed = receiver.receive(signed('POST', { uuid, finish: false, error_code: RecognitionErrorCode.studentNumber, result: null }));
+  const failed = receiver.receive(
+    signed('POST', { uuid, finish: false, error_code: RecognitionErrorCode.studentNumber, result: null }),
+  );
   assert.ok(failed.type === 'recognition.result' && failed.body.result === null && failed.body.error_code === 1001);
 
   // Buffer bodies and fetch Headers are accepted as well as strings and node's header objects.
   const s = signed('PUT', { uuid, finish: true });
-  const end: CallbackEvent = receiver.receive({ method: 'put', headers: new Headers(s.headers), body: Buffer.from(s.body) });
-  assert.deepEqual(end, { type: 'recognition.end', id: s.headers['webhook-id'], method: 'PUT', body: { uuid, finish: true } });
+  const end: CallbackEvent = receiver.receive({
+    method: 'put',
+    headers: new Headers(s.headers),
+    body: Buffer.from(s.body),
+  });
+  assert.deepEqual(end, {
+    type: 'recognition.end',
+    id: s.headers['webhook-id'],
+    method: 'PUT',
+    body: { uuid, finish: true },
+  });
 });
 
-test('a signed body that is not its event\'s shape is refused with the field that is wrong', () => {
-  const bad = refusal(() => receiver.receive(signed('POST', { uuid: 'u', finish: false, error_code: 0, result: { student_id: '1', qrcode: '', fills: [['1']] } })));
+test("a signed body that is not its event's shape is refused with the field that is wrong", () => {
+  const bad = refusal(() =>
+    receiver.receive(
+      signed('POST', {
+        uuid: 'u',
+        finish: false,
+        error_code: 0,
+        result: { student_id: '1', qrcode: '', fills: [['1']] },
+      }),
+    ),
+  );
   assert.equal(bad.reason, 'body');
   assert.match(bad.message, /recognition\.result callback .*\/result\/fills\/0\/0 must be integer/);
 
@@ -105,15 +160,42 @@ test('an event this SDK does not know is handed out as unknown, to be acknowledg
 
 test('scan and print events are typed by their `event` field and checked against their schema', () => {
   const head = { uuid: 'task-1', client_uuid: 'box-1', occurred_at: 1795000000000 };
-  const finish = receiver.receive(signed('POST', {
-    event: 'scan.finish', ...head, action_ack: true, finished: true, item_size: 2, total_pages: 7, total_file_size: 900,
-    error_code: 0, created_at: 1795000000000, finished_at: 1795000009000, expires_at: 1795086400,
-  }));
+  const finish = receiver.receive(
+    signed('POST', {
+      event: 'scan.finish',
+      ...head,
+      action_ack: true,
+      finished: true,
+      item_size: 2,
+      total_pages: 7,
+      total_file_size: 900,
+      error_code: 0,
+      created_at: 1795000000000,
+      finished_at: 1795000009000,
+      expires_at: 1795086400,
+    }),
+  );
   assert.equal(finish.type, 'scan.finish');
   if (finish.type === 'scan.finish') assert.equal(finish.body.total_pages, 7);
-  const printed = receiver.receive(signed('POST', { event: 'print.finished', ...head, action_ack: true, started: true, finished: true, error_code: 0, created_at: 1, expires_at: 2, printed_pages: 4 }));
+  const printed = receiver.receive(
+    signed('POST', {
+      event: 'print.finished',
+      ...head,
+      action_ack: true,
+      started: true,
+      finished: true,
+      error_code: 0,
+      created_at: 1,
+      expires_at: 2,
+      printed_pages: 4,
+    }),
+  );
   assert.equal(printed.type, 'print.finished');
-  assert.equal(refusal(() => receiver.receive(signed('POST', { event: 'scan.item_data', ...head }))).reason, 'body', 'a scan.item_data without its item fields is refused');
+  assert.equal(
+    refusal(() => receiver.receive(signed('POST', { event: 'scan.item_data', ...head }))).reason,
+    'body',
+    'a scan.item_data without its item fields is refused',
+  );
 });
 
 test('missing headers and old or future timestamps are refused', () => {
@@ -121,7 +203,16 @@ test('missing headers and old or future timestamps are refused', () => {
   const { 'webhook-signature': _, ...unsigned } = s.headers;
   assert.equal(refusal(() => receiver.receive({ ...s, headers: unsigned })).reason, 'headers');
   // Standard Webhooks: timestamps more than 5 minutes away are refused (replayed messages).
-  assert.equal(refusal(() => receiver.receive(signed('PUT', { uuid: 'u', finish: true }, { at: Date.now() - 6 * 60_000 }))).reason, 'timestamp');
-  assert.equal(refusal(() => receiver.receive(signed('PUT', { uuid: 'u', finish: true }, { at: Date.now() + 6 * 60_000 }))).reason, 'timestamp');
-  assert.equal(receiver.receive(signed('PUT', { uuid: 'u', finish: true }, { at: Date.now() - 4 * 60_000 })).type, 'recognition.end');
+  assert.equal(
+    refusal(() => receiver.receive(signed('PUT', { uuid: 'u', finish: true }, { at: Date.now() - 6 * 60_000 }))).reason,
+    'timestamp',
+  );
+  assert.equal(
+    refusal(() => receiver.receive(signed('PUT', { uuid: 'u', finish: true }, { at: Date.now() + 6 * 60_000 }))).reason,
+    'timestamp',
+  );
+  assert.equal(
+    receiver.receive(signed('PUT', { uuid: 'u', finish: true }, { at: Date.now() - 4 * 60_000 })).type,
+    'recognition.end',
+  );
 });

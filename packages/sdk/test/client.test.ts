@@ -11,7 +11,12 @@ test('devices and control: typed results from the envelope, errors as BoxhubErro
   const server = await startTestServer();
   const app = await server.createApp();
   const reg = await server.registerDevice();
-  const box = createSimulatedBox({ url: server.mqttUrl, uuid: reg.uuid, secret: reg.secret, backoff: { baseMs: 50, maxMs: 500 } });
+  const box = createSimulatedBox({
+    url: server.mqttUrl,
+    uuid: reg.uuid,
+    secret: reg.secret,
+    backoff: { baseMs: 50, maxMs: 500 },
+  });
   const boxhub = new Boxhub({ baseUrl: server.url, apiKey: app.api_key });
   try {
     const { uuid } = await boxhub.devices.getUuid({ code: reg.code });
@@ -40,18 +45,26 @@ test('devices and control: typed results from the envelope, errors as BoxhubErro
     // An envelope error: the code, msg and data of the answer, nothing retried.
     const again = await boxhub.devices.bind({ uuid: reg.uuid, name: 'x' }).catch((e: unknown) => e);
     assert.ok(again instanceof BoxhubError);
-    assert.deepEqual([again.kind, again.code, again.status, again.data, again.method, again.path], ['api', ErrorCode.DEVICE_ALREADY_BOUND, 200, null, 'POST', '/api/client/bind']);
+    assert.deepEqual(
+      [again.kind, again.code, again.status, again.data, again.method, again.path],
+      ['api', ErrorCode.DEVICE_ALREADY_BOUND, 200, null, 'POST', '/api/client/bind'],
+    );
     assert.match(again.msg, /already bound/);
     assert.equal(again.message, `POST /api/client/bind: 30003 ${again.msg}`);
 
     // Bad input is the service's to judge: the SDK sends what the types allow and reports 10001.
-    const tooLong = await boxhub.control.buzz({ client_uuid: reg.uuid, buzz: Array(11).fill(100) }).catch((e: unknown) => e);
+    const tooLong = await boxhub.control
+      .buzz({ client_uuid: reg.uuid, buzz: Array(11).fill(100) })
+      .catch((e: unknown) => e);
     assert.ok(tooLong instanceof BoxhubError);
     assert.equal(tooLong.code, ErrorCode.INVALID_PARAMETER);
     assert.match(tooLong.msg, /buzz/);
 
     await box.agent.stop();
-    await eventually(async () => (await boxhub.devices.info({ uuid: reg.uuid })).client?.online === false, 'the box offline');
+    await eventually(
+      async () => (await boxhub.devices.info({ uuid: reg.uuid })).client?.online === false,
+      'the box offline',
+    );
     const offline = await boxhub.control.reboot({ client_uuid: reg.uuid }).catch((e: unknown) => e);
     assert.ok(offline instanceof BoxhubError);
     assert.equal(offline.code, ErrorCode.DEVICE_OFFLINE);
@@ -103,7 +116,10 @@ test('callback log: test, list with attempts, replay, rotate_secret', async () =
       return callbacks.find((c) => c.id === id);
     }, 'the test callback delivered');
     assert.equal(delivered.event, 'callback.test');
-    assert.deepEqual(delivered.attempts.map((a) => a.status_code), [200]);
+    assert.deepEqual(
+      delivered.attempts.map((a) => a.status_code),
+      [200],
+    );
 
     await boxhub.callbacks.replay({ id });
     await eventually(() => receiver.byId(id).length === 2, 'the replayed callback');

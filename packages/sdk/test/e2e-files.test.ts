@@ -21,20 +21,30 @@ test('files, streamed: the plaintext file appears only when its tag verified', a
     assert.equal(sealed.size, enc.length);
     assert.equal(sealed.size, plain.length + E2E.fileOverhead);
     assert.deepEqual(await openBuffer(box.privateKey, info, sealed.cipher, enc), plain);
-    assert.deepEqual(await openFile(join(dir, 'enc'), join(dir, 'out'), box.privateKey, info, sealed.cipher), { size: plain.length });
+    assert.deepEqual(await openFile(join(dir, 'enc'), join(dir, 'out'), box.privateKey, info, sealed.cipher), {
+      size: plain.length,
+    });
     assert.deepEqual(readFileSync(join(dir, 'out')), plain);
     rmSync(join(dir, 'out'));
     enc[enc.length - 100]! ^= 0x80;
     writeFileSync(join(dir, 'bad'), enc);
     await assert.rejects(openFile(join(dir, 'bad'), join(dir, 'out'), box.privateKey, info, sealed.cipher), /GCM tag/);
-    assert.ok(!existsSync(join(dir, 'out')) && !existsSync(join(dir, 'out.part')), 'nothing is left of a file that failed');
+    assert.ok(
+      !existsSync(join(dir, 'out')) && !existsSync(join(dir, 'out.part')),
+      'nothing is left of a file that failed',
+    );
     writeFileSync(join(dir, 'short'), enc.subarray(0, 20));
-    await assert.rejects(openFile(join(dir, 'short'), join(dir, 'out'), box.privateKey, info, sealed.cipher), /shorter than/);
+    await assert.rejects(
+      openFile(join(dir, 'short'), join(dir, 'out'), box.privateKey, info, sealed.cipher),
+      /shorter than/,
+    );
     // An empty file encrypts to nonce + tag and opens to nothing.
     writeFileSync(join(dir, 'empty'), '');
     const e = await sealFile(join(dir, 'empty'), join(dir, 'empty.enc'), box.publicKey, info);
     assert.equal(e.size, E2E.fileOverhead);
-    assert.deepEqual(await openFile(join(dir, 'empty.enc'), join(dir, 'empty.out'), box.privateKey, info, e.cipher), { size: 0 });
+    assert.deepEqual(await openFile(join(dir, 'empty.enc'), join(dir, 'empty.out'), box.privateKey, info, e.cipher), {
+      size: 0,
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -8,7 +8,7 @@ import { startTestServer } from '@boxhub/server/testing/harness.ts';
 import { Boxhub, operations, SDK_VERSION } from '@boxhub/sdk';
 import { fetchOpenApi, generateFiles, GENERATED_DIR } from '../scripts/generate.ts';
 
-test('the committed generated sources are what the running server\'s /openapi.json gives', async () => {
+test("the committed generated sources are what the running server's /openapi.json gives", async () => {
   const server = await startTestServer();
   try {
     const document = await fetchOpenApi(server.url);
@@ -16,13 +16,21 @@ test('the committed generated sources are what the running server\'s /openapi.js
     assert.deepEqual(Object.keys(files).sort(), ['callback-schemas.ts', 'error-codes.ts', 'openapi.ts']);
     for (const [name, expected] of Object.entries(files)) {
       const committed = await readFile(new URL(name, GENERATED_DIR), 'utf8');
-      assert.ok(committed === expected, `packages/sdk/src/generated/${name} is out of date: run \`npm run sdk:generate\` and commit the result`);
+      assert.ok(
+        committed === expected,
+        `packages/sdk/src/generated/${name} is out of date: run \`npm run sdk:generate\` and commit the result`,
+      );
     }
 
     // Every operation the server documents has its SDK method, and no method names a gone one.
-    const live = Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`)).sort();
+    const live = Object.entries(document.paths)
+      .flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`))
+      .sort();
     assert.deepEqual(Object.keys(operations).sort(), live);
-    const sdk = new Boxhub({ baseUrl: server.url, apiKey: 'unused' }) as unknown as Record<string, Record<string, unknown>>;
+    const sdk = new Boxhub({ baseUrl: server.url, apiKey: 'unused' }) as unknown as Record<
+      string,
+      Record<string, unknown>
+    >;
     for (const [op, method] of Object.entries(operations)) {
       const [resource, name] = method.split('.') as [string, string];
       assert.equal(typeof sdk[resource]?.[name], 'function', `${op}: boxhub.${method} is missing`);

@@ -24,12 +24,23 @@ async function closedPort(): Promise<number> {
 test('a refused connection is retried for every method (nothing was sent), then reported', async () => {
   const port = await closedPort();
   const retries: RetryEvent[] = [];
-  const boxhub = new Boxhub({ baseUrl: `http://127.0.0.1:${port}`, apiKey: 'k', retry, onRetry: (e) => retries.push(e) });
+  const boxhub = new Boxhub({
+    baseUrl: `http://127.0.0.1:${port}`,
+    apiKey: 'k',
+    retry,
+    onRetry: (e) => retries.push(e),
+  });
   const e = await boxhub.control.buzz({ client_uuid: 'x', buzz: [100] }).catch((x: unknown) => x);
   assert.ok(e instanceof BoxhubError);
   assert.deepEqual([e.kind, e.code, e.status], ['network', null, undefined]);
   assert.match(e.msg, /ECONNREFUSED.*attempt 3/);
-  assert.deepEqual(retries.map((r) => [r.method, r.attempt, r.failure]), [['POST', 1, 'not-sent'], ['POST', 2, 'not-sent']]);
+  assert.deepEqual(
+    retries.map((r) => [r.method, r.attempt, r.failure]),
+    [
+      ['POST', 1, 'not-sent'],
+      ['POST', 2, 'not-sent'],
+    ],
+  );
 });
 
 test('a connection reset after connecting: GET is retried and succeeds, POST is reported at once', async () => {
@@ -40,14 +51,22 @@ test('a connection reset after connecting: GET is retried and succeeds, POST is 
     const reg = await server.registerDevice();
     const retries: RetryEvent[] = [];
     const boxhub = new Boxhub({
-      baseUrl: `http://127.0.0.1:${proxy.port}`, apiKey: app.api_key, retry,
+      baseUrl: `http://127.0.0.1:${proxy.port}`,
+      apiKey: app.api_key,
+      retry,
       // The network comes back while the SDK waits to retry.
-      onRetry: (e) => { retries.push(e); proxy.down(false); },
+      onRetry: (e) => {
+        retries.push(e);
+        proxy.down(false);
+      },
     });
     proxy.down(true);
     const { uuid } = await boxhub.devices.getUuid({ code: reg.code });
     assert.equal(uuid, reg.uuid);
-    assert.deepEqual(retries.map((r) => [r.method, r.attempt, r.failure]), [['GET', 1, 'maybe-sent']]);
+    assert.deepEqual(
+      retries.map((r) => [r.method, r.attempt, r.failure]),
+      [['GET', 1, 'maybe-sent']],
+    );
     assert.equal(proxy.accepted, 2);
 
     retries.length = 0;
@@ -107,7 +126,13 @@ test('no answer in time: GET is retried, POST is not (it may have arrived)', asy
     // Retries are counted by the SDK's own hook: on a loaded machine a request can time out
     // before the receiver has read all of it, so the receiver's count would prove nothing.
     const retried: string[] = [];
-    const boxhub = new Boxhub({ baseUrl: receiver.url, apiKey: 'k', retry, timeoutMs: 200, onRetry: (e) => retried.push(`${e.attempt}`) });
+    const boxhub = new Boxhub({
+      baseUrl: receiver.url,
+      apiKey: 'k',
+      retry,
+      timeoutMs: 200,
+      onRetry: (e) => retried.push(`${e.attempt}`),
+    });
     const get = await boxhub.devices.list({ page: 1 }).catch((x: unknown) => x);
     assert.ok(get instanceof BoxhubError);
     assert.match(get.msg, /no answer within 200 ms \(attempt 3\)/);
@@ -122,13 +147,18 @@ test('no answer in time: GET is retried, POST is not (it may have arrived)', asy
   }
 });
 
-test('a call cancelled by its signal stops retrying and rejects with the signal\'s reason', async () => {
+test("a call cancelled by its signal stops retrying and rejects with the signal's reason", async () => {
   const port = await closedPort();
   const controller = new AbortController();
   const attempts: number[] = [];
   const boxhub = new Boxhub({
-    baseUrl: `http://127.0.0.1:${port}`, apiKey: 'k', retry: { retries: 5, baseDelayMs: 60_000, maxDelayMs: 60_000 },
-    onRetry: (e) => { attempts.push(e.attempt); controller.abort(new Error('shutting down')); },
+    baseUrl: `http://127.0.0.1:${port}`,
+    apiKey: 'k',
+    retry: { retries: 5, baseDelayMs: 60_000, maxDelayMs: 60_000 },
+    onRetry: (e) => {
+      attempts.push(e.attempt);
+      controller.abort(new Error('shutting down'));
+    },
   });
   const e = await boxhub.devices.list({ page: 1 }, { signal: controller.signal }).catch((x: unknown) => x);
   assert.equal((e as Error).message, 'shutting down');
@@ -137,8 +167,14 @@ test('a call cancelled by its signal stops retrying and rejects with the signal\
 
 test('backoff doubles up to the cap, with half of each delay random', () => {
   const o = { ...RETRY_DEFAULTS, baseDelayMs: 100, maxDelayMs: 1000 };
-  assert.deepEqual([0, 1, 2, 3, 4].map((n) => backoffDelay(n, o, () => 0)), [50, 100, 200, 400, 500]);
-  assert.deepEqual([0, 1, 2, 3, 4].map((n) => backoffDelay(n, o, () => 1)), [100, 200, 400, 800, 1000]);
+  assert.deepEqual(
+    [0, 1, 2, 3, 4].map((n) => backoffDelay(n, o, () => 0)),
+    [50, 100, 200, 400, 500],
+  );
+  assert.deepEqual(
+    [0, 1, 2, 3, 4].map((n) => backoffDelay(n, o, () => 1)),
+    [100, 200, 400, 800, 1000],
+  );
 });
 
 test('network errors are told apart by their socket error codes', () => {
@@ -146,8 +182,14 @@ test('network errors are told apart by their socket error codes', () => {
   const sock = (code: string) => Object.assign(new Error(code), { code });
   assert.equal(classifyNetworkError(failed(sock('ECONNREFUSED'))), 'not-sent');
   assert.equal(classifyNetworkError(failed(sock('ENOTFOUND'))), 'not-sent');
-  assert.equal(classifyNetworkError(failed(new AggregateError([sock('ECONNREFUSED'), sock('EHOSTUNREACH')]))), 'not-sent');
-  assert.equal(classifyNetworkError(failed(new AggregateError([sock('ECONNREFUSED'), sock('ECONNRESET')]))), 'maybe-sent');
+  assert.equal(
+    classifyNetworkError(failed(new AggregateError([sock('ECONNREFUSED'), sock('EHOSTUNREACH')]))),
+    'not-sent',
+  );
+  assert.equal(
+    classifyNetworkError(failed(new AggregateError([sock('ECONNREFUSED'), sock('ECONNRESET')]))),
+    'maybe-sent',
+  );
   assert.equal(classifyNetworkError(failed(sock('ECONNRESET'))), 'maybe-sent');
   assert.equal(classifyNetworkError(failed(sock('UND_ERR_SOCKET'))), 'maybe-sent');
   assert.equal(classifyNetworkError(new Error('something else')), 'maybe-sent');

@@ -15,7 +15,12 @@ export { loadConfig, ConfigError, type Config } from './config.ts';
 export { SecretKeyError } from './secret-box.ts';
 export type { ApplicationService, DeviceService, FleetService };
 
-export interface AdminDb { applications: ApplicationService; devices: DeviceService; fleet: FleetService; close(): Promise<void> }
+export interface AdminDb {
+  applications: ApplicationService;
+  devices: DeviceService;
+  fleet: FleetService;
+  close(): Promise<void>;
+}
 
 /** Opens the configured database (migrated) with the deployment's secret key, checked. A
  *  failure to open or migrate is thrown as `{ opening: true }` so the caller can say where. */

@@ -7,7 +7,14 @@ import type { Db } from './db/connect.ts';
 import { installAccess } from './http/auth.ts';
 import { registerKindRoutes, TASK_KINDS } from './modules/kinds.ts';
 import type { KindRouteContext } from './modules/kind-module.ts';
-import { answersWithStatus, clientErrorHandler, MAX_HEADER_BYTES, refuseConnect, rememberPath, REQUEST_TIMEOUT_MS } from './http/edge.ts';
+import {
+  answersWithStatus,
+  clientErrorHandler,
+  MAX_HEADER_BYTES,
+  refuseConnect,
+  rememberPath,
+  REQUEST_TIMEOUT_MS,
+} from './http/edge.ts';
 import { installErrorHandling, send } from './http/error-handler.ts';
 import { installJsonParser } from './http/json-body.ts';
 import { installMemoryRelease } from './http/release-memory.ts';
@@ -66,7 +73,10 @@ export interface AppDeps {
   publicUrl?: () => string;
 }
 
-export interface BuiltApp { app: FastifyInstance; limits: ApiLimits }
+export interface BuiltApp {
+  app: FastifyInstance;
+  limits: ApiLimits;
+}
 
 export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   let malformed: (code: number) => void = () => undefined;
@@ -90,12 +100,22 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
     // Node swaps the two deadlines when headersTimeout (60 s by default) is the longer one, so
     // the body got 60 s; and it checks them only every connectionsCheckingInterval (30 s by
     // default), so a slow body was cut after 62-84 s. Both deadlines 30 s, checked every second.
-    http: { requireHostHeader: false, maxHeaderSize: MAX_HEADER_BYTES, headersTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
+    http: {
+      requireHostHeader: false,
+      maxHeaderSize: MAX_HEADER_BYTES,
+      headersTimeout: REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: 1000,
+    },
     requestTimeout: REQUEST_TIMEOUT_MS,
     clientErrorHandler: clientErrorHandler(deps.logger as FastifyBaseLogger, (code) => malformed(code)),
     frameworkErrors: (err, req, reply) => {
       const msg = err.code === 'FST_ERR_BAD_URL' ? 'the URL is not valid percent-encoding' : err.message;
-      if (answersWithStatus(req.url.split('?')[0])) return (reply as FastifyReply).code(400).header('connection', 'close').type('text/plain; charset=utf-8').send(`${msg}\n`);
+      if (answersWithStatus(req.url.split('?')[0]))
+        return (reply as FastifyReply)
+          .code(400)
+          .header('connection', 'close')
+          .type('text/plain; charset=utf-8')
+          .send(`${msg}\n`);
       return send(req, reply, 'MALFORMED_REQUEST', msg);
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -103,7 +123,10 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   malformed = (code) => deps.metrics.requests.labels('(malformed)', String(code)).inc();
 
   // Which surface each connection serves, for answers to requests whose head never parsed (edge.ts).
-  app.addHook('onRequest', (req, _reply, done) => { rememberPath(req.raw.socket, req.url); done(); });
+  app.addHook('onRequest', (req, _reply, done) => {
+    rememberPath(req.raw.socket, req.url);
+    done();
+  });
   app.setValidatorCompiler(validatorCompiler);
   installJsonParser(app);
   installErrorHandling(app, deps.bodyLimit);
@@ -115,7 +138,10 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   installAccess(app, { applications: deps.services.applications, limits, operatorToken: deps.operatorToken });
 
   const kindRoutes: KindRouteContext = {
-    work: deps.services.work, printBodyLimit: deps.printBodyLimit ?? 64 * 1024 * 1024, templates: deps.services.templates, review: deps.services.review,
+    work: deps.services.work,
+    printBodyLimit: deps.printBodyLimit ?? 64 * 1024 * 1024,
+    templates: deps.services.templates,
+    review: deps.services.review,
     directMaxPageBytes: deps.directMaxPageBytes ?? 16 * 1024 * 1024,
   };
   await app.register(async (api) => {
@@ -127,17 +153,30 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
     await api.register(e2eKeyRoutes, { keys: deps.services.e2eKeys });
     // Each task kind's routes, in the order modules/kinds.ts lists the kinds.
     for (const kind of TASK_KINDS) await registerKindRoutes(kind, 'routes', api, deps.services, kindRoutes);
-    await api.register(operatorRoutes, { applications: deps.services.applications, devices: deps.services.devices, hooks: deps.credentialHooks ?? {} });
+    await api.register(operatorRoutes, {
+      applications: deps.services.applications,
+      devices: deps.services.devices,
+      hooks: deps.credentialHooks ?? {},
+    });
     await api.register(fleetRoutes, {
-      releases: deps.services.releases, rollouts: deps.services.rollouts, fleet: deps.services.fleet, hooks: deps.credentialHooks ?? {},
+      releases: deps.services.releases,
+      rollouts: deps.services.rollouts,
+      fleet: deps.services.fleet,
+      hooks: deps.credentialHooks ?? {},
       releaseBodyLimit: deps.releaseBodyLimit ?? 128 * 1024 * 1024,
     });
   });
   // The web console: its own scope (form bodies, HTML errors), the same services (docs/console.md).
   if (deps.secretBox) {
     await app.register(consoleRoutes, {
-      services: deps.services, box: deps.secretBox, limits, clock: deps.clock, printBodyLimit: deps.printBodyLimit ?? 64 * 1024 * 1024,
-      operatorToken: deps.operatorToken, credentialHooks: deps.credentialHooks ?? {}, signouts: new ConsoleSignouts(deps.db.kysely),
+      services: deps.services,
+      box: deps.secretBox,
+      limits,
+      clock: deps.clock,
+      printBodyLimit: deps.printBodyLimit ?? 64 * 1024 * 1024,
+      operatorToken: deps.operatorToken,
+      credentialHooks: deps.credentialHooks ?? {},
+      signouts: new ConsoleSignouts(deps.db.kysely),
       ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}),
     });
   }

@@ -2,7 +2,9 @@
 // for a moment of the service's own time (job due times, retry schedules, attempt deadlines)
 // asks the clock for a timer, so a test with a ManualClock (testing/manual-clock.ts) moves a day
 // in one line and sees exactly what would have happened, instead of sleeping.
-export interface Timer { cancel(): void }
+export interface Timer {
+  cancel(): void;
+}
 
 export interface Clock {
   /** Unix ms. */

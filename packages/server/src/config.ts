@@ -106,7 +106,10 @@ export interface Config {
 export type S3Config = S3Target;
 
 /** At most `max` events per `windowMs`; max 0 = no limit. */
-export interface Limit { max: number; windowMs: number }
+export interface Limit {
+  max: number;
+  windowMs: number;
+}
 
 export interface RateLimits {
   /** Every /api request, per client address, before authentication. */
@@ -137,8 +140,13 @@ function url(env: NodeJS.ProcessEnv, name: string, schemes: string[]): string | 
   const raw = env[name];
   if (!raw) return undefined;
   let u: URL;
-  try { u = new URL(raw); } catch { throw new ConfigError(`${name} is not a URL: '${raw}'`); }
-  if (!schemes.includes(u.protocol)) throw new ConfigError(`${name} must use ${schemes.join(' or ')}, got '${u.protocol}'`);
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} is not a URL: '${raw}'`);
+  }
+  if (!schemes.includes(u.protocol))
+    throw new ConfigError(`${name} must use ${schemes.join(' or ')}, got '${u.protocol}'`);
   return raw;
 }
 
@@ -153,9 +161,11 @@ function checkDirectAddresses(publicUrl: string | undefined, host: string): void
   const chars = directAddressChars(base);
   if (chars <= MAX_URL_CHARS) return;
   const over = chars - MAX_URL_CHARS;
-  throw new ConfigError(publicUrl
-    ? `BOXHUB_PUBLIC_URL is too long: a recognition task's direct_addr (BOXHUB_PUBLIC_URL${DIRECT_PATH}{43-character token}) would be ${chars} characters, over the ${MAX_URL_CHARS} a direct_addr may have; shorten BOXHUB_PUBLIC_URL by ${over} characters or more`
-    : `HOST is too long for the service's own addresses: a recognition task's direct_addr (http://HOST:PORT${DIRECT_PATH}{token}) would be ${chars} characters, over ${MAX_URL_CHARS}; set BOXHUB_PUBLIC_URL to a shorter URL of this service`);
+  throw new ConfigError(
+    publicUrl
+      ? `BOXHUB_PUBLIC_URL is too long: a recognition task's direct_addr (BOXHUB_PUBLIC_URL${DIRECT_PATH}{43-character token}) would be ${chars} characters, over the ${MAX_URL_CHARS} a direct_addr may have; shorten BOXHUB_PUBLIC_URL by ${over} characters or more`
+      : `HOST is too long for the service's own addresses: a recognition task's direct_addr (http://HOST:PORT${DIRECT_PATH}{token}) would be ${chars} characters, over ${MAX_URL_CHARS}; set BOXHUB_PUBLIC_URL to a shorter URL of this service`,
+  );
 }
 
 function intList(env: NodeJS.ProcessEnv, name: string, def: number[], min: number, max: number): number[] {
@@ -163,7 +173,9 @@ function intList(env: NodeJS.ProcessEnv, name: string, def: number[], min: numbe
   if (raw === undefined || raw.trim() === '') return def;
   const parts = raw.split(',').map((x) => x.trim());
   if (parts.length > 20 || parts.some((x) => !/^\d+$/.test(x) || Number(x) < min || Number(x) > max)) {
-    throw new ConfigError(`${name} must be a comma-separated list of at most 20 whole numbers between ${min} and ${max}, got '${raw}'`);
+    throw new ConfigError(
+      `${name} must be a comma-separated list of at most 20 whole numbers between ${min} and ${max}, got '${raw}'`,
+    );
   }
   return parts.map(Number);
 }
@@ -175,9 +187,13 @@ export function limit(env: NodeJS.ProcessEnv, name: string, def: Limit): Limit {
   const raw = env[name]?.trim();
   if (raw === undefined || raw === '') return def;
   const m = /^(\d{1,9})(?:\/(\d{1,7})(ms|s|m|h))?$/.exec(raw);
-  if (!m) throw new ConfigError(`${name} must be N or N/PERIOD (e.g. 600/1m, 20/10s; units ms, s, m, h; 0 turns it off), got '${raw}'`);
+  if (!m)
+    throw new ConfigError(
+      `${name} must be N or N/PERIOD (e.g. 600/1m, 20/10s; units ms, s, m, h; 0 turns it off), got '${raw}'`,
+    );
   const windowMs = m[2] ? Number(m[2]) * UNITS[m[3]!]! : def.windowMs;
-  if (windowMs < 100 || windowMs > 86_400_000) throw new ConfigError(`${name}: the period must be between 100ms and 24h, got '${raw}'`);
+  if (windowMs < 100 || windowMs > 86_400_000)
+    throw new ConfigError(`${name}: the period must be between 100ms and 24h, got '${raw}'`);
   return { max: Number(m[1]), windowMs };
 }
 
@@ -190,7 +206,8 @@ function trustProxy(raw: string | undefined): TrustProxy {
 function token(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
-  if (raw.length < 24 || /\s/.test(raw)) throw new ConfigError(`${name} must be at least 24 characters without spaces (e.g. openssl rand -base64 32)`);
+  if (raw.length < 24 || /\s/.test(raw))
+    throw new ConfigError(`${name} must be at least 24 characters without spaces (e.g. openssl rand -base64 32)`);
   return raw;
 }
 
@@ -204,19 +221,23 @@ function secretKey(env: NodeJS.ProcessEnv, dataDir: string): SecretKeySource {
     return { kind: 'env', key };
   }
   const file = env.BOXHUB_SECRET_KEY_FILE;
-  return file ? { kind: 'file', path: resolve(file), explicit: true } : { kind: 'file', path: resolve(dataDir, 'secret.key'), explicit: false };
+  return file
+    ? { kind: 'file', path: resolve(file), explicit: true }
+    : { kind: 'file', path: resolve(dataDir, 'secret.key'), explicit: false };
 }
 
 function schemaName(raw: string | undefined): string | undefined {
   if (raw === undefined || raw === '') return undefined;
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(raw)) throw new ConfigError(`BOXHUB_DATABASE_SCHEMA must be a lower-case SQL name (a-z, 0-9, _), got '${raw}'`);
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(raw))
+    throw new ConfigError(`BOXHUB_DATABASE_SCHEMA must be a lower-case SQL name (a-z, 0-9, _), got '${raw}'`);
   return raw;
 }
 
 function shareGroup(raw: string | undefined): string {
   if (raw === undefined || raw === '') return 'boxhub';
   // [MQTT-4.8.2-2] a ShareName must not contain "/", "+" or "#".
-  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(raw)) throw new ConfigError(`BOXHUB_MQTT_SHARE_GROUP must be 1-64 characters of A-Z a-z 0-9 _ . -, got '${raw}'`);
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(raw))
+    throw new ConfigError(`BOXHUB_MQTT_SHARE_GROUP must be 1-64 characters of A-Z a-z 0-9 _ . -, got '${raw}'`);
   return raw;
 }
 
@@ -231,43 +252,79 @@ function secretBytes(env: NodeJS.ProcessEnv, name: string): Buffer | undefined {
 
 /** S3's largest single PUT: every blob is stored by one (presigned or server-side) PUT. */
 const S3_MAX_PUT_BYTES = 5 * 1024 ** 3;
-const S3_VARS = ['BOXHUB_S3_ENDPOINT', 'BOXHUB_S3_REGION', 'BOXHUB_S3_BUCKET', 'BOXHUB_S3_ACCESS_KEY', 'BOXHUB_S3_SECRET_KEY', 'BOXHUB_S3_PATH_STYLE'];
+const S3_VARS = [
+  'BOXHUB_S3_ENDPOINT',
+  'BOXHUB_S3_REGION',
+  'BOXHUB_S3_BUCKET',
+  'BOXHUB_S3_ACCESS_KEY',
+  'BOXHUB_S3_SECRET_KEY',
+  'BOXHUB_S3_PATH_STYLE',
+];
 
 /** The S3 blob store's settings: all of them once BOXHUB_S3_BUCKET is set, none otherwise. */
 function s3(env: NodeJS.ProcessEnv, blobMaxBytes: number): S3Config | undefined {
   const bucket = env.BOXHUB_S3_BUCKET ?? '';
   if (bucket === '') {
     const stray = S3_VARS.find((v) => (env[v] ?? '') !== '');
-    if (stray) throw new ConfigError(`${stray} is set but BOXHUB_S3_BUCKET is not: set the bucket to store blobs in S3, or unset ${stray}`);
+    if (stray)
+      throw new ConfigError(
+        `${stray} is set but BOXHUB_S3_BUCKET is not: set the bucket to store blobs in S3, or unset ${stray}`,
+      );
     return undefined;
   }
   // AWS "Bucket naming rules" (general purpose buckets).
-  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket) || bucket.includes('..') || /^\d+\.\d+\.\d+\.\d+$/.test(bucket)) {
-    throw new ConfigError(`BOXHUB_S3_BUCKET must be a bucket name of 3-63 characters a-z 0-9 . - that starts and ends with a letter or digit, got '${bucket}'`);
+  if (
+    !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket) ||
+    bucket.includes('..') ||
+    /^\d+\.\d+\.\d+\.\d+$/.test(bucket)
+  ) {
+    throw new ConfigError(
+      `BOXHUB_S3_BUCKET must be a bucket name of 3-63 characters a-z 0-9 . - that starts and ends with a letter or digit, got '${bucket}'`,
+    );
   }
   const region = env.BOXHUB_S3_REGION || 'us-east-1';
-  if (!/^[a-z0-9-]{1,32}$/.test(region)) throw new ConfigError(`BOXHUB_S3_REGION must be a region name such as eu-west-1 (a-z 0-9 -), got '${region}'`);
+  if (!/^[a-z0-9-]{1,32}$/.test(region))
+    throw new ConfigError(`BOXHUB_S3_REGION must be a region name such as eu-west-1 (a-z 0-9 -), got '${region}'`);
   let endpoint = `https://s3.${region}.amazonaws.com`;
   if (env.BOXHUB_S3_ENDPOINT) {
     const raw = url(env, 'BOXHUB_S3_ENDPOINT', ['http:', 'https:']) as string;
     const u = new URL(raw);
-    if (u.username || u.password) throw new ConfigError('BOXHUB_S3_ENDPOINT must not carry credentials: give them as BOXHUB_S3_ACCESS_KEY and BOXHUB_S3_SECRET_KEY');
+    if (u.username || u.password)
+      throw new ConfigError(
+        'BOXHUB_S3_ENDPOINT must not carry credentials: give them as BOXHUB_S3_ACCESS_KEY and BOXHUB_S3_SECRET_KEY',
+      );
     if ((u.pathname !== '/' && u.pathname !== '') || u.search || u.hash) {
-      throw new ConfigError(`BOXHUB_S3_ENDPOINT must be a scheme, host and port only (like https://s3.example.com:9000), got '${raw}'`);
+      throw new ConfigError(
+        `BOXHUB_S3_ENDPOINT must be a scheme, host and port only (like https://s3.example.com:9000), got '${raw}'`,
+      );
     }
     endpoint = u.origin;
   }
   const accessKeyId = env.BOXHUB_S3_ACCESS_KEY ?? '';
   const secretAccessKey = env.BOXHUB_S3_SECRET_KEY ?? '';
   // Printable ASCII without spaces; the key id also names the credential scope, split at "/".
-  if (!/^[\x21-\x2e\x30-\x7e]{1,128}$/.test(accessKeyId)) throw new ConfigError('BOXHUB_S3_ACCESS_KEY must be set with BOXHUB_S3_BUCKET: 1-128 printable characters, no spaces or "/"');
-  if (!/^[\x21-\x7e]{1,256}$/.test(secretAccessKey)) throw new ConfigError('BOXHUB_S3_SECRET_KEY must be set with BOXHUB_S3_BUCKET: 1-256 printable characters, no spaces');
+  if (!/^[\x21-\x2e\x30-\x7e]{1,128}$/.test(accessKeyId))
+    throw new ConfigError(
+      'BOXHUB_S3_ACCESS_KEY must be set with BOXHUB_S3_BUCKET: 1-128 printable characters, no spaces or "/"',
+    );
+  if (!/^[\x21-\x7e]{1,256}$/.test(secretAccessKey))
+    throw new ConfigError(
+      'BOXHUB_S3_SECRET_KEY must be set with BOXHUB_S3_BUCKET: 1-256 printable characters, no spaces',
+    );
   const ps = env.BOXHUB_S3_PATH_STYLE ?? '';
   if (!['', '0', '1'].includes(ps)) throw new ConfigError(`BOXHUB_S3_PATH_STYLE must be 1 or 0, got '${ps}'`);
   if (blobMaxBytes > S3_MAX_PUT_BYTES) {
-    throw new ConfigError(`BOXHUB_BLOB_MAX_BYTES can be at most ${S3_MAX_PUT_BYTES} (5 GiB, S3's largest single PUT) when blobs are in S3, got ${blobMaxBytes}`);
+    throw new ConfigError(
+      `BOXHUB_BLOB_MAX_BYTES can be at most ${S3_MAX_PUT_BYTES} (5 GiB, S3's largest single PUT) when blobs are in S3, got ${blobMaxBytes}`,
+    );
   }
-  const cfg = { endpoint, region, bucket, accessKeyId, pathStyle: ps === '' ? env.BOXHUB_S3_ENDPOINT !== undefined && env.BOXHUB_S3_ENDPOINT !== '' : ps === '1' } as S3Config;
+  const cfg = {
+    endpoint,
+    region,
+    bucket,
+    accessKeyId,
+    pathStyle: ps === '' ? env.BOXHUB_S3_ENDPOINT !== undefined && env.BOXHUB_S3_ENDPOINT !== '' : ps === '1',
+  } as S3Config;
   Object.defineProperty(cfg, 'secretAccessKey', { value: secretAccessKey, enumerable: false });
   return cfg;
 }
@@ -320,7 +377,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     directMaxPageBytes: int(env, 'BOXHUB_DIRECT_MAX_PAGE_BYTES', 16 * 1024 * 1024, 64 * 1024, 256 * 1024 * 1024),
     recognitionEndGraceMs: int(env, 'BOXHUB_RECOGNITION_END_GRACE_MS', 60_000, 0, 3_600_000),
     recognitionWorkers: env.BOXHUB_RECOGNITION_WORKERS ? int(env, 'BOXHUB_RECOGNITION_WORKERS', 1, 1, 64) : undefined,
-    work: { slots: int(env, 'BOXHUB_WORK_SLOTS', Math.max(2, availableParallelism()), 1, 64), queue: int(env, 'BOXHUB_WORK_QUEUE', 16, 0, 10_000) },
+    work: {
+      slots: int(env, 'BOXHUB_WORK_SLOTS', Math.max(2, availableParallelism()), 1, 64),
+      queue: int(env, 'BOXHUB_WORK_QUEUE', 16, 0, 10_000),
+    },
     s3: s3(env, blobMaxBytes),
     trustProxy: trustProxy(env.BOXHUB_TRUST_PROXY),
     rateLimits: {

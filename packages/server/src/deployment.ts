@@ -8,11 +8,17 @@ import { ensureDataDir, openDb, type Db } from './db/connect.ts';
 import type { ApplicationRepository } from './modules/applications/repository.ts';
 import { loadSecretBox, SecretKeyError, type SecretBox } from './secret-box.ts';
 
-export function openConfiguredDb(config: Config, pgSchema?: string, onConnectionError?: (err: Error) => void): Promise<Db> {
+export function openConfiguredDb(
+  config: Config,
+  pgSchema?: string,
+  onConnectionError?: (err: Error) => void,
+): Promise<Db> {
   const schema = pgSchema ?? config.databaseSchema;
   return openDb({
-    url: config.databaseUrl, sqlitePath: join(config.dataDir, 'boxhub.sqlite'),
-    ...(schema ? { pgSchema: schema } : {}), ...(onConnectionError ? { onConnectionError } : {}),
+    url: config.databaseUrl,
+    sqlitePath: join(config.dataDir, 'boxhub.sqlite'),
+    ...(schema ? { pgSchema: schema } : {}),
+    ...(onConnectionError ? { onConnectionError } : {}),
   });
 }
 
@@ -33,7 +39,9 @@ export async function checkSecretKey(applications: ApplicationRepository, box: S
   const recorded = await applications.deploymentKeyId();
   const other = recorded !== box.keyId ? recorded : await applications.foreignKeyId();
   if (other) {
-    throw new SecretKeyError(`this database's secrets are encrypted under another key (key id ${other}; this process has ${box.keyId}): give every node and the CLI the same BOXHUB_SECRET_KEY or BOXHUB_SECRET_KEY_FILE`);
+    throw new SecretKeyError(
+      `this database's secrets are encrypted under another key (key id ${other}; this process has ${box.keyId}): give every node and the CLI the same BOXHUB_SECRET_KEY or BOXHUB_SECRET_KEY_FILE`,
+    );
   }
   return applications.sealPlainSecrets();
 }

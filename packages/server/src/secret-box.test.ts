@@ -16,12 +16,20 @@ test('callback secrets are stored encrypted and used decrypted; rotation keeps t
   const t = await startTestServer();
   try {
     const app = await t.createApp();
-    const row = await t.server.db.kysely.selectFrom('applications').selectAll().where('id', '=', app.id).executeTakeFirstOrThrow();
+    const row = await t.server.db.kysely
+      .selectFrom('applications')
+      .selectAll()
+      .where('id', '=', app.id)
+      .executeTakeFirstOrThrow();
     assert.match(row.callback_secret, /^enc:v1:[0-9a-f]{8}:/);
     assert.ok(!row.callback_secret.includes(app.callback_secret.slice(6)), 'no plain secret in the row');
     assert.equal((await t.server.repos.callbacks.secrets([app.id])).get(app.id)?.current, app.callback_secret);
     const rotated = await app.api.post<{ callback_secret: string }>('/api/application/callback/rotate_secret', {});
-    const after = await t.server.db.kysely.selectFrom('applications').selectAll().where('id', '=', app.id).executeTakeFirstOrThrow();
+    const after = await t.server.db.kysely
+      .selectFrom('applications')
+      .selectAll()
+      .where('id', '=', app.id)
+      .executeTakeFirstOrThrow();
     assert.match(after.callback_secret, /^enc:v1:/);
     assert.match(after.previous_callback_secret ?? '', /^enc:v1:/);
     const s = (await t.server.repos.callbacks.secrets([app.id])).get(app.id);
@@ -35,11 +43,19 @@ test('secrets stored in plain text by an earlier version are encrypted when the 
   const t = await startTestServer();
   const app = await t.createApp();
   const plain = `whsec_${randomBytes(32).toString('base64')}`;
-  await t.server.db.kysely.updateTable('applications').set({ callback_secret: plain, previous_callback_secret: null }).where('id', '=', app.id).execute();
+  await t.server.db.kysely
+    .updateTable('applications')
+    .set({ callback_secret: plain, previous_callback_secret: null })
+    .where('id', '=', app.id)
+    .execute();
   await t.close({ keepData: true });
   const again = await startTestServer({ reuse: { dataDir: t.dataDir, pgSchema: t.pgSchema } });
   try {
-    const row = await again.server.db.kysely.selectFrom('applications').selectAll().where('id', '=', app.id).executeTakeFirstOrThrow();
+    const row = await again.server.db.kysely
+      .selectFrom('applications')
+      .selectAll()
+      .where('id', '=', app.id)
+      .executeTakeFirstOrThrow();
     assert.match(row.callback_secret, /^enc:v1:/);
     assert.equal((await again.server.repos.callbacks.secrets([app.id])).get(app.id)?.current, plain);
   } finally {
@@ -55,9 +71,17 @@ test('a node with another key refuses to start, saying why, even before any secr
   const keyId = new SecretBox(Buffer.from(key, 'base64')).keyId;
   await t.close({ keepData: true });
   try {
-    await assert.rejects(startTestServer({ reuse: { dataDir: t.dataDir, pgSchema: t.pgSchema }, env: { BOXHUB_SECRET_KEY: randomBytes(32).toString('base64') } }),
-      new RegExp(`encrypted under another key \\(key id ${keyId}; .*same BOXHUB_SECRET_KEY or BOXHUB_SECRET_KEY_FILE`));
-    const same = await startTestServer({ reuse: { dataDir: t.dataDir, pgSchema: t.pgSchema }, env: { BOXHUB_SECRET_KEY: key } });
+    await assert.rejects(
+      startTestServer({
+        reuse: { dataDir: t.dataDir, pgSchema: t.pgSchema },
+        env: { BOXHUB_SECRET_KEY: randomBytes(32).toString('base64') },
+      }),
+      new RegExp(`encrypted under another key \\(key id ${keyId}; .*same BOXHUB_SECRET_KEY or BOXHUB_SECRET_KEY_FILE`),
+    );
+    const same = await startTestServer({
+      reuse: { dataDir: t.dataDir, pgSchema: t.pgSchema },
+      env: { BOXHUB_SECRET_KEY: key },
+    });
     await same.close();
   } finally {
     rmSync(t.dataDir, { recursive: true, force: true });
@@ -71,8 +95,14 @@ test('a key file others may read, or that is missing when named, is refused', ()
     writeFileSync(file, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
     assert.ok(loadSecretBox({ kind: 'file', path: file, explicit: true }).keyId);
     chmodSync(file, 0o640);
-    assert.throws(() => loadSecretBox({ kind: 'file', path: file, explicit: true }), /may be read by others \(mode 640\); chmod 600 it/);
-    assert.throws(() => loadSecretBox({ kind: 'file', path: join(dir, 'none'), explicit: true }), /BOXHUB_SECRET_KEY_FILE .* does not exist/);
+    assert.throws(
+      () => loadSecretBox({ kind: 'file', path: file, explicit: true }),
+      /may be read by others \(mode 640\); chmod 600 it/,
+    );
+    assert.throws(
+      () => loadSecretBox({ kind: 'file', path: join(dir, 'none'), explicit: true }),
+      /BOXHUB_SECRET_KEY_FILE .* does not exist/,
+    );
     chmodSync(file, 0o600);
     writeFileSync(file, 'short');
     assert.throws(() => loadSecretBox({ kind: 'file', path: file, explicit: true }), /must hold 32 bytes in base64/);
@@ -95,7 +125,9 @@ test('the data directory and the SQLite files are owner-only whatever the umask'
       await t.createApp(); // a write: the WAL exists now
       assert.equal(mode(dataDir), '700');
       assert.equal(mode(join(dataDir, 'secret.key')), '600');
-      if (engine === 'embedded') for (const f of ['boxhub.sqlite', 'boxhub.sqlite-wal', 'boxhub.sqlite-shm']) assert.equal(mode(join(dataDir, f)), '600', f);
+      if (engine === 'embedded')
+        for (const f of ['boxhub.sqlite', 'boxhub.sqlite-wal', 'boxhub.sqlite-shm'])
+          assert.equal(mode(join(dataDir, f)), '600', f);
       assert.ok(readFileSync(join(dataDir, 'secret.key'), 'utf8').trim().length >= 43);
     } finally {
       await t.close();

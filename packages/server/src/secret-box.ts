@@ -25,7 +25,9 @@ export class SecretBox {
     this.keyId = createHash('sha256').update('boxhub secret key id\0').update(key).digest('hex').slice(0, 8);
   }
 
-  static isSealed(value: string): boolean { return value.startsWith(PREFIX); }
+  static isSealed(value: string): boolean {
+    return value.startsWith(PREFIX);
+  }
 
   /** The key id a sealed value was made with, or undefined for plain text. */
   static keyIdOf(value: string): string | undefined {
@@ -44,7 +46,9 @@ export class SecretBox {
     if (!SecretBox.isSealed(value)) return value;
     const [keyId, iv, body] = value.slice(PREFIX.length).split(':');
     if (keyId !== this.keyId) {
-      throw new SecretKeyError(`a stored secret was encrypted under another key (key id ${keyId}, this server's is ${this.keyId}): every node needs the same BOXHUB_SECRET_KEY or BOXHUB_SECRET_KEY_FILE`);
+      throw new SecretKeyError(
+        `a stored secret was encrypted under another key (key id ${keyId}, this server's is ${this.keyId}): every node needs the same BOXHUB_SECRET_KEY or BOXHUB_SECRET_KEY_FILE`,
+      );
     }
     const raw = Buffer.from(body ?? '', 'base64url');
     const d = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv ?? '', 'base64url'));
@@ -64,14 +68,22 @@ export function loadSecretBox(source: SecretKeySource): SecretBox {
   try {
     fd = openSync(source.path, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch (e) {
-    if (errnoCode(e) !== 'ENOENT') throw new SecretKeyError(`cannot open the secret key file ${source.path}: ${messageOf(e)}`);
-    if (source.explicit) throw new SecretKeyError(`BOXHUB_SECRET_KEY_FILE ${source.path} does not exist (make one: head -c 32 /dev/urandom | base64 > FILE; chmod 600 FILE)`);
+    if (errnoCode(e) !== 'ENOENT')
+      throw new SecretKeyError(`cannot open the secret key file ${source.path}: ${messageOf(e)}`);
+    if (source.explicit)
+      throw new SecretKeyError(
+        `BOXHUB_SECRET_KEY_FILE ${source.path} does not exist (make one: head -c 32 /dev/urandom | base64 > FILE; chmod 600 FILE)`,
+      );
     return createKeyFile(source.path);
   }
   try {
     const st = fstatSync(fd);
-    if ((st.mode & 0o077) !== 0) throw new SecretKeyError(`the secret key file ${source.path} may be read by others (mode ${(st.mode & 0o777).toString(8)}); chmod 600 it`);
-    if (process.getuid && st.uid !== process.getuid()) throw new SecretKeyError(`the secret key file ${source.path} belongs to another user (uid ${st.uid})`);
+    if ((st.mode & 0o077) !== 0)
+      throw new SecretKeyError(
+        `the secret key file ${source.path} may be read by others (mode ${(st.mode & 0o777).toString(8)}); chmod 600 it`,
+      );
+    if (process.getuid && st.uid !== process.getuid())
+      throw new SecretKeyError(`the secret key file ${source.path} belongs to another user (uid ${st.uid})`);
     const text = readFileSync(fd, 'utf8').trim();
     const key = Buffer.from(text, 'base64');
     if (key.length !== 32) throw new SecretKeyError(`the secret key file ${source.path} must hold 32 bytes in base64`);

@@ -75,19 +75,40 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   const clock = opts.clock ?? systemClock;
   const log = opts.logger ?? pino({ level: config.logLevel });
   let failWith: (e: StartupError) => void = () => undefined;
-  const failed = new Promise<StartupError>((resolve) => { failWith = resolve; });
+  const failed = new Promise<StartupError>((resolve) => {
+    failWith = resolve;
+  });
   const cleanup = new Cleanup();
   try {
     const { box, db, repos } = await openData(config, log, cleanup, opts.pgSchema);
     const metrics = createMetrics();
-    const { broker, mqttUrl, markedOffline, onLogin } = await startBroker({ config, repos, dataVersion: db.dataVersion, clock, log, metrics, cleanup, fail: (e) => failWith(e) });
+    const { broker, mqttUrl, markedOffline, onLogin } = await startBroker({
+      config,
+      repos,
+      dataVersion: db.dataVersion,
+      clock,
+      log,
+      metrics,
+      cleanup,
+      fail: (e) => failWith(e),
+    });
 
-    const gateway = new BoxGateway({ broker, devices: repos.devices, clock, nodeId: config.nodeId, log, commandTimeoutMs: config.commandTimeoutMs });
+    const gateway = new BoxGateway({
+      broker,
+      devices: repos.devices,
+      clock,
+      nodeId: config.nodeId,
+      log,
+      commandTimeoutMs: config.commandTimeoutMs,
+    });
     onLogin((uuid) => gateway.loggedIn(uuid));
     await gateway.start();
     cleanup.push(async () => gateway.close());
     const jobRepo = new JobRepository(db.kysely, db.dialect);
-    const jobRunner = new JobRunner(jobRepo, clock, log, { pollMs: config.jobPollMs, stopWaitMs: config.callbackTimeoutMs });
+    const jobRunner = new JobRunner(jobRepo, clock, log, {
+      pollMs: config.jobPollMs,
+      stopWaitMs: config.callbackTimeoutMs,
+    });
     const jobs = new Jobs(jobRepo, jobRunner, clock);
     // The public base URL: BOXHUB_PUBLIC_URL, else the address the API listens on (known last).
     let baseUrl = config.publicUrl ?? '';
@@ -96,29 +117,93 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     const events = new JobEventRouter({ db: db.kysely, tasks: repos.tasks, gateway, clock, log });
     const requests = new BoxRequestRouter(gateway, log);
     // User-supplied URLs the server fetches itself (print file_url) go through the URL guard.
-    const fetcher = createGuardedAgent({ allowPrivateNetworks: config.allowPrivateNetworks, connectTimeoutMs: 10_000, connections: 16 });
+    const fetcher = createGuardedAgent({
+      allowPrivateNetworks: config.allowPrivateNetworks,
+      connectTimeoutMs: 10_000,
+      connections: 16,
+    });
     cleanup.push(() => fetcher.destroy());
     // Document and image work (PDF checks, recognition pages) is bounded node-wide (work-gate.ts).
     const work = new WorkGate(clock, config.work);
-    const services = createServices(repos, { gateway, events, requests, jobs, blobs, clock, log, fetcher, secretBox: box, publicUrl, work }, {
-      callbacks: { allowPrivateNetworks: config.allowPrivateNetworks, secretGraceMs: config.callbackSecretGraceMs },
-      scan: { taskTtlMs: config.taskTtlMs, downloadUrlTtlMs: config.downloadUrlTtlMs, uploadUrlTtlMs: config.uploadUrlTtlMs, blobMaxBytes: config.blobMaxBytes },
-      print: { taskTtlMs: config.taskTtlMs, downloadUrlTtlMs: config.downloadUrlTtlMs, maxFileBytes: config.printMaxFileBytes, fetchTimeoutMs: config.printFetchTimeoutMs, countWaitMs: config.printCountWaitMs },
-      recognition: { taskTtlMs: config.taskTtlMs, downloadUrlTtlMs: config.downloadUrlTtlMs, endGraceMs: config.recognitionEndGraceMs, ...(config.recognitionWorkers ? { workers: config.recognitionWorkers } : {}) },
-      deviceEventSettleMs: config.deviceEventSettleMs,
-      rollouts: { stepMs: config.rolloutStepMs, sendTimeoutMs: config.commandTimeoutMs },
-      ...(db.dataVersion ? { dataVersion: db.dataVersion } : {}),
-      onError: (err, what) => log.warn({ err }, `${what} failed`),
-    });
+    const services = createServices(
+      repos,
+      { gateway, events, requests, jobs, blobs, clock, log, fetcher, secretBox: box, publicUrl, work },
+      {
+        callbacks: { allowPrivateNetworks: config.allowPrivateNetworks, secretGraceMs: config.callbackSecretGraceMs },
+        scan: {
+          taskTtlMs: config.taskTtlMs,
+          downloadUrlTtlMs: config.downloadUrlTtlMs,
+          uploadUrlTtlMs: config.uploadUrlTtlMs,
+          blobMaxBytes: config.blobMaxBytes,
+        },
+        print: {
+          taskTtlMs: config.taskTtlMs,
+          downloadUrlTtlMs: config.downloadUrlTtlMs,
+          maxFileBytes: config.printMaxFileBytes,
+          fetchTimeoutMs: config.printFetchTimeoutMs,
+          countWaitMs: config.printCountWaitMs,
+        },
+        recognition: {
+          taskTtlMs: config.taskTtlMs,
+          downloadUrlTtlMs: config.downloadUrlTtlMs,
+          endGraceMs: config.recognitionEndGraceMs,
+          ...(config.recognitionWorkers ? { workers: config.recognitionWorkers } : {}),
+        },
+        deviceEventSettleMs: config.deviceEventSettleMs,
+        rollouts: { stepMs: config.rolloutStepMs, sendTimeoutMs: config.commandTimeoutMs },
+        ...(db.dataVersion ? { dataVersion: db.dataVersion } : {}),
+        onError: (err, what) => log.warn({ err }, `${what} failed`),
+      },
+    );
     fleetMetrics(metrics.registry, services.fleet, services.rollouts);
     // Boxes this start marked offline: device.offline for those that do not come back within the window.
     await services.deviceEvents.seenMany(markedOffline);
-    const retention = await registerJobs({ config, services, repos, jobRunner, jobRepo, jobs, clock, log, metrics, cleanup, callbackTransport: opts.callbackTransport });
+    const retention = await registerJobs({
+      config,
+      services,
+      repos,
+      jobRunner,
+      jobRepo,
+      jobs,
+      clock,
+      log,
+      metrics,
+      cleanup,
+      callbackTransport: opts.callbackTransport,
+    });
     const credentialHooks = credentialHooksOf(broker);
-    const { app, url, metricsUrl } = await serveHttp({ config, db, box, broker, services, credentialHooks, localBlobs, jobRunner, jobs, metrics, clock, log, cleanup, publicUrl });
+    const { app, url, metricsUrl } = await serveHttp({
+      config,
+      db,
+      box,
+      broker,
+      services,
+      credentialHooks,
+      localBlobs,
+      jobRunner,
+      jobs,
+      metrics,
+      clock,
+      log,
+      cleanup,
+      publicUrl,
+    });
     if (!baseUrl) baseUrl = url;
     return {
-      config, app, url, mqttUrl, db, broker, gateway, repos, services, jobRunner, jobs, blobs, log, metricsUrl,
+      config,
+      app,
+      url,
+      mqttUrl,
+      db,
+      broker,
+      gateway,
+      repos,
+      services,
+      jobRunner,
+      jobs,
+      blobs,
+      log,
+      metricsUrl,
       sweepCallbacks: () => sweepCallbacks(retention),
       registerDevice: (input) => services.devices.register(input, credentialHooks.provision),
       credentialHooks,

@@ -44,8 +44,13 @@ import { TaskHistoryService } from './modules/task-history/service.ts';
 export function createRepositories(db: Db, box: SecretBox) {
   const applications = new ApplicationRepository(db.kysely, box);
   return {
-    applications, devices: new DeviceRepository(db.kysely, { dataVersion: db.dataVersion }), callbacks: new CallbackRepository(db.kysely, db.dialect, applications),
-    tasks: new TaskRepository(db.kysely), scanItems: new ScanItemRepository(db.kysely), e2eKeys: new E2eKeyRepository(db.kysely), recognition: new RecognitionRepository(db.kysely),
+    applications,
+    devices: new DeviceRepository(db.kysely, { dataVersion: db.dataVersion }),
+    callbacks: new CallbackRepository(db.kysely, db.dialect, applications),
+    tasks: new TaskRepository(db.kysely),
+    scanItems: new ScanItemRepository(db.kysely),
+    e2eKeys: new E2eKeyRepository(db.kysely),
+    recognition: new RecognitionRepository(db.kysely),
     deviceEvents: new DeviceEventRepository(db.kysely),
   };
 }
@@ -95,7 +100,13 @@ export function createServices(repos: Repositories, deps: ServiceDeps, settings:
   const callbacks = new CallbackService(repos.callbacks, jobs, clock, settings.callbacks);
   const e2eKeys = new E2eKeyService(repos.e2eKeys, clock);
   const deviceEvents = new DeviceEventService({
-    repo: repos.deviceEvents, devices: repos.devices, callbacks, jobs, clock, log: deps.log, settleMs: settings.deviceEventSettleMs ?? DEFAULT_SETTLE_MS,
+    repo: repos.deviceEvents,
+    devices: repos.devices,
+    callbacks,
+    jobs,
+    clock,
+    log: deps.log,
+    settleMs: settings.deviceEventSettleMs ?? DEFAULT_SETTLE_MS,
   });
   gateway.onState((uuid) => deviceEvents.seen(uuid));
   gateway.onState(deviceStateRecorder(repos.tasks, clock, deps.log));
@@ -106,20 +117,75 @@ export function createServices(repos: Repositories, deps: ServiceDeps, settings:
   devices.onUnbind((appId, uuid) => lifecycle.endForApp(appId, uuid));
   // Every task kind (modules/kinds.ts): built from its declaration, its box events, requests
   // and hooks registered. Scan create seals a task's direct secret; the recognition receiver opens it.
-  const kinds = buildKinds({
-    repos, tasks: repos.tasks, lifecycle, devices, e2eKeys, callbacks, gateway, jobs, blobs: deps.blobs, clock, log: deps.log, fetcher: deps.fetcher,
-    work: deps.work, publicUrl: deps.publicUrl, secretBox: deps.secretBox, directSecrets: new ScanDirectSecrets(deps.secretBox), settings,
-  }, deps.events, deps.requests);
+  const kinds = buildKinds(
+    {
+      repos,
+      tasks: repos.tasks,
+      lifecycle,
+      devices,
+      e2eKeys,
+      callbacks,
+      gateway,
+      jobs,
+      blobs: deps.blobs,
+      clock,
+      log: deps.log,
+      fetcher: deps.fetcher,
+      work: deps.work,
+      publicUrl: deps.publicUrl,
+      secretBox: deps.secretBox,
+      directSecrets: new ScanDirectSecrets(deps.secretBox),
+      settings,
+    },
+    deps.events,
+    deps.requests,
+  );
   const { scan, print, recognition } = kinds.services;
-  const review = new ReviewService(recognition, new CorrectionRepository(repos.recognition.db), recognition.d.annotated);
+  const review = new ReviewService(
+    recognition,
+    new CorrectionRepository(repos.recognition.db),
+    recognition.d.annotated,
+  );
   const templates = new CardTemplateService(repos.recognition, deps.blobs, clock);
   const history = new TaskHistoryService(repos.tasks);
   // Running a fleet (docs/updates.md, docs/fleet.md).
   const releases = new ReleaseService({ db: jobs.db, blobs: deps.blobs, gateway, clock });
-  const rollouts = new RolloutService({ db: jobs.db, jobs, releases, clock, log: deps.log, ...(settings.rollouts ? { settings: settings.rollouts } : {}) });
+  const rollouts = new RolloutService({
+    db: jobs.db,
+    jobs,
+    releases,
+    clock,
+    log: deps.log,
+    ...(settings.rollouts ? { settings: settings.rollouts } : {}),
+  });
   const fleet = new FleetService({ db: jobs.db, devices, clock });
-  gateway.onState(async (uuid, state) => { await fleet.state(uuid, state); await rollouts.nudge(uuid); });
-  gateway.onPresence(async (uuid, online) => { await fleet.presence(uuid, online); if (online) await rollouts.nudge(uuid); });
-  return { releases, rollouts, fleet, applications, devices, control, callbacks, e2eKeys, lifecycle, kinds, scan, print, recognition, templates, review, deviceEvents, history, work: deps.work };
+  gateway.onState(async (uuid, state) => {
+    await fleet.state(uuid, state);
+    await rollouts.nudge(uuid);
+  });
+  gateway.onPresence(async (uuid, online) => {
+    await fleet.presence(uuid, online);
+    if (online) await rollouts.nudge(uuid);
+  });
+  return {
+    releases,
+    rollouts,
+    fleet,
+    applications,
+    devices,
+    control,
+    callbacks,
+    e2eKeys,
+    lifecycle,
+    kinds,
+    scan,
+    print,
+    recognition,
+    templates,
+    review,
+    deviceEvents,
+    history,
+    work: deps.work,
+  };
 }
 export type Services = ReturnType<typeof createServices>;

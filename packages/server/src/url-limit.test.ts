@@ -27,27 +27,46 @@ describe('BOXHUB_PUBLIC_URL is checked at start against the addresses made from 
     const longest = `https://boxhub.example/${'p'.repeat(149 - 23)}`;
     assert.equal(urlChars(longest), 149);
     assert.equal(loadConfig({ BOXHUB_PUBLIC_URL: longest }).publicUrl, longest);
-    assert.throws(() => loadConfig({ BOXHUB_PUBLIC_URL: `${longest}p` }), (e: unknown) => {
-      assert.ok(e instanceof ConfigError);
-      assert.match(e.message, /^BOXHUB_PUBLIC_URL is too long: a recognition task's direct_addr .* would be 201 characters, over the 200 a direct_addr may have; shorten BOXHUB_PUBLIC_URL by 1 characters or more$/);
-      return true;
-    });
+    assert.throws(
+      () => loadConfig({ BOXHUB_PUBLIC_URL: `${longest}p` }),
+      (e: unknown) => {
+        assert.ok(e instanceof ConfigError);
+        assert.match(
+          e.message,
+          /^BOXHUB_PUBLIC_URL is too long: a recognition task's direct_addr .* would be 201 characters, over the 200 a direct_addr may have; shorten BOXHUB_PUBLIC_URL by 1 characters or more$/,
+        );
+        return true;
+      },
+    );
     // Counted as the rule counts: 149 code points of astral characters fit too.
     assert.doesNotThrow(() => loadConfig({ BOXHUB_PUBLIC_URL: astralUrl(149, 'https://boxhub.example/') }));
   });
 
   test('without it, the listen address is the base: a HOST too long for it refuses to start', () => {
-    assert.throws(() => loadConfig({ HOST: `${'h'.repeat(63)}.${'h'.repeat(63)}.${'h'.repeat(63)}.example` }), /HOST is too long for the service's own addresses: .* set BOXHUB_PUBLIC_URL/);
-    assert.equal(loadConfig({ HOST: `${'h'.repeat(63)}.${'h'.repeat(63)}.${'h'.repeat(63)}.example`, BOXHUB_PUBLIC_URL: 'https://boxhub.example' }).publicUrl, 'https://boxhub.example');
+    assert.throws(
+      () => loadConfig({ HOST: `${'h'.repeat(63)}.${'h'.repeat(63)}.${'h'.repeat(63)}.example` }),
+      /HOST is too long for the service's own addresses: .* set BOXHUB_PUBLIC_URL/,
+    );
+    assert.equal(
+      loadConfig({
+        HOST: `${'h'.repeat(63)}.${'h'.repeat(63)}.${'h'.repeat(63)}.example`,
+        BOXHUB_PUBLIC_URL: 'https://boxhub.example',
+      }).publicUrl,
+      'https://boxhub.example',
+    );
   });
 });
 
-describe('ess/create\'s address at the limit is one scan create takes', () => {
+describe("ess/create's address at the limit is one scan create takes", () => {
   let t: TestServer;
   // The longest public URL, in astral characters: the address is 200 code points, 349 UTF-16 units.
   const publicUrl = astralUrl(149, 'http://127.0.0.1/');
-  before(async () => { t = await startTestServer({ env: { BOXHUB_PUBLIC_URL: publicUrl, BOXHUB_ALLOW_PRIVATE_NETWORKS: '1' } }); });
-  after(async () => { await t.close(); });
+  before(async () => {
+    t = await startTestServer({ env: { BOXHUB_PUBLIC_URL: publicUrl, BOXHUB_ALLOW_PRIVATE_NETWORKS: '1' } });
+  });
+  after(async () => {
+    await t.close();
+  });
 
   test('direct_addr of 200 code points passes the schema and the guard; the refusal is the offline box', async () => {
     const app = await t.createApp('limit', { ess: true });
@@ -58,10 +77,16 @@ describe('ess/create\'s address at the limit is one scan create takes', () => {
     assert.ok(addr.startsWith(publicUrl));
     const d = await t.registerDevice();
     assert.equal((await app.api.post('/api/client/bind', { uuid: d.uuid, name: 'offline' })).code, 0);
-    const scan = await app.api.post('/api/scan/create', { client_uuid: d.uuid, options: { direct_mode: 1, direct_addr: addr } });
+    const scan = await app.api.post('/api/scan/create', {
+      client_uuid: d.uuid,
+      options: { direct_mode: 1, direct_addr: addr },
+    });
     assert.equal(scan.code, 30004, `${scan.code} ${scan.msg}`);
     // One character more is over the rule, for the schema and the guard alike.
-    const over = await app.api.post('/api/scan/create', { client_uuid: d.uuid, options: { direct_mode: 1, direct_addr: `${addr}x` } });
+    const over = await app.api.post('/api/scan/create', {
+      client_uuid: d.uuid,
+      options: { direct_mode: 1, direct_addr: `${addr}x` },
+    });
     assert.equal(over.code, 10001);
     assert.match(over.msg, /direct_addr/);
   });

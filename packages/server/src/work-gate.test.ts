@@ -22,7 +22,11 @@ test('slots run, the queue waits in order, one past the queue is refused with re
   await flush();
   assert.equal(gate.active, 2);
   assert.equal(gate.queued, 1);
-  await assert.rejects(gate.request('d', work), (e: unknown) => e instanceof ApiError && e.key === 'SERVER_BUSY' && (e.data as { retry_after: number }).retry_after === 7);
+  await assert.rejects(
+    gate.request('d', work),
+    (e: unknown) =>
+      e instanceof ApiError && e.key === 'SERVER_BUSY' && (e.data as { retry_after: number }).retry_after === 7,
+  );
   // Background work queues past the depth.
   const bg = gate.background(work);
   await flush();
@@ -31,7 +35,8 @@ test('slots run, the queue waits in order, one past the queue is refused with re
   assert.equal(await a, 'done');
   await flush();
   assert.equal(releases.length, 3, 'c took the freed slot, first in line');
-  releases[1]!(); releases[2]!();
+  releases[1]!();
+  releases[2]!();
   assert.deepEqual(await Promise.all([b, c]), ['done', 'done']);
   await flush();
   releases[3]!();
@@ -56,7 +61,12 @@ test('a request that waits longer than maxWaitMs is refused, and its place is gi
   await a;
   assert.equal(gate.active, 0);
   // A failing piece of work gives its slot back too.
-  await assert.rejects(gate.request('e', async () => { throw new Error('boom'); }), /boom/);
+  await assert.rejects(
+    gate.request('e', async () => {
+      throw new Error('boom');
+    }),
+    /boom/,
+  );
   assert.equal(gate.active, 0);
 });
 
@@ -67,7 +77,10 @@ test('a lease holds its slot across steps until released (once); a waiter with a
   assert.equal(gate.active, 1);
   const short = assert.rejects(gate.acquire('another body', { maxWaitMs: 15_000 }), /no slot came free within 15 s/);
   const gone = new AbortController();
-  const left = assert.rejects(gate.acquire('a third', { signal: gone.signal }), (e: unknown) => e instanceof ApiError && e.key === 'SERVER_BUSY');
+  const left = assert.rejects(
+    gate.acquire('a third', { signal: gone.signal }),
+    (e: unknown) => e instanceof ApiError && e.key === 'SERVER_BUSY',
+  );
   await flush();
   assert.equal(gate.queued, 2);
   gone.abort();

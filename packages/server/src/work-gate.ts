@@ -24,7 +24,10 @@ export interface WorkGateSettings {
 
 export const WORK_GATE_DEFAULTS: WorkGateSettings = { slots: 2, queue: 16, maxWaitMs: 30_000, retryAfterS: 5 };
 
-interface Waiter { start(): void; request: boolean }
+interface Waiter {
+  start(): void;
+  request: boolean;
+}
 
 /** A slot held until `release()` (which may be called more than once). */
 export type Lease = { release(): void };
@@ -49,42 +52,72 @@ export class WorkGate {
     this.s = { ...WORK_GATE_DEFAULTS, ...s };
   }
 
-  get active(): number { return this.running; }
-  get queued(): number { return this.waiting.length; }
+  get active(): number {
+    return this.running;
+  }
+  get queued(): number {
+    return this.waiting.length;
+  }
 
   /** A request's work: queued up to the depth, else 10429. */
   async request<T>(what: string, fn: () => Promise<T>): Promise<T> {
     const lease = await this.acquire(what);
-    try { return await fn(); } finally { lease.release(); }
+    try {
+      return await fn();
+    } finally {
+      lease.release();
+    }
   }
 
   /** Background work: waits for its slot however long the queue is. */
   async background<T>(fn: () => Promise<T>): Promise<T> {
     const lease = await this.wait('', false, {});
-    try { return await fn(); } finally { lease.release(); }
+    try {
+      return await fn();
+    } finally {
+      lease.release();
+    }
   }
 
   /** A request's slot held across several steps (a large request body, then its document
    *  check): queued up to the depth, else 10429; released by the caller. */
-  acquire(what: string, o: AcquireOptions = {}): Promise<Lease> { return this.wait(what, true, o); }
+  acquire(what: string, o: AcquireOptions = {}): Promise<Lease> {
+    return this.wait(what, true, o);
+  }
 
   private async wait(what: string, request: boolean, o: AcquireOptions): Promise<Lease> {
     if (o.signal?.aborted) throw this.busy(what, 'the request went away');
     if (this.running >= this.s.slots) {
       const queuedRequests = this.waiting.filter((w) => w.request).length;
-      if (request && queuedRequests >= this.s.queue) throw this.busy(what, `the queue is full, ${this.s.queue} waiting`);
+      if (request && queuedRequests >= this.s.queue)
+        throw this.busy(what, `the queue is full, ${this.s.queue} waiting`);
       const maxWaitMs = o.maxWaitMs ?? this.s.maxWaitMs;
       await new Promise<void>((start, refuse) => {
         const leave = (why: string) => {
           const i = this.waiting.indexOf(w);
-          if (i >= 0) { this.waiting.splice(i, 1); refuse(this.busy(what, why)); }
+          if (i >= 0) {
+            this.waiting.splice(i, 1);
+            refuse(this.busy(what, why));
+          }
         };
-        const onAbort = () => { timer?.cancel(); leave('the request went away'); };
-        const w: Waiter = { request, start: () => { timer?.cancel(); o.signal?.removeEventListener('abort', onAbort); start(); } };
-        const timer = request ? this.clock.setTimer(() => {
-          o.signal?.removeEventListener('abort', onAbort);
-          leave(`no slot came free within ${Math.round(maxWaitMs / 1000)} s`);
-        }, maxWaitMs) : undefined;
+        const onAbort = () => {
+          timer?.cancel();
+          leave('the request went away');
+        };
+        const w: Waiter = {
+          request,
+          start: () => {
+            timer?.cancel();
+            o.signal?.removeEventListener('abort', onAbort);
+            start();
+          },
+        };
+        const timer = request
+          ? this.clock.setTimer(() => {
+              o.signal?.removeEventListener('abort', onAbort);
+              leave(`no slot came free within ${Math.round(maxWaitMs / 1000)} s`);
+            }, maxWaitMs)
+          : undefined;
         o.signal?.addEventListener('abort', onAbort, { once: true });
         this.waiting.push(w);
       });
@@ -99,14 +132,17 @@ export class WorkGate {
         held = false;
         // The slot passes straight to the next in line (running stays counted).
         const next = this.waiting.shift();
-        if (next) next.start(); else this.running--;
+        if (next) next.start();
+        else this.running--;
       },
     };
   }
 
   private busy(what: string, why: string): ApiError {
-    return new ApiError('SERVER_BUSY',
+    return new ApiError(
+      'SERVER_BUSY',
       `this server node is busy with document and image work (${this.s.slots} at once; ${why}); ${what} was not started: try again after ${this.s.retryAfterS} s`,
-      { retry_after: this.s.retryAfterS });
+      { retry_after: this.s.retryAfterS },
+    );
   }
 }

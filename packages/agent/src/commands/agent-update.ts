@@ -7,7 +7,8 @@ import type { CommandHandler } from './types.ts';
 export const agentUpdate: CommandHandler = async (cmd, ctx) => {
   const p = parseJson(AgentUpdateParams, JSON.stringify(cmd.params));
   if (!p.ok) return { ok: false, reason: 'invalid', message: p.error };
-  if (!ctx.updater) return { ok: false, reason: 'not_supported', message: 'this agent runs without a state directory for releases' };
+  if (!ctx.updater)
+    return { ok: false, reason: 'not_supported', message: 'this agent runs without a state directory for releases' };
   const updater = ctx.updater;
   const v = await updater.accept(p.value);
   if (!v.ok) return { ok: false, reason: 'invalid', message: v.reason };

@@ -13,15 +13,18 @@ export async function createPrinterDriver(uri: string | undefined, ctx: DriverCo
   if (uri === 'auto') return new (await import('./auto/printer.ts')).AutoPrinterDriver(ctx);
   const scheme = uri.slice(0, uri.indexOf(':') + 1);
   switch (scheme) {
-    case 'sim:': return new (await import('./sim/printer.ts')).SimPrinter(uri);
-    case 'cups:': return new (await import('./cups/printer-driver.ts')).CupsQueueDriver(uri);
+    case 'sim:':
+      return new (await import('./sim/printer.ts')).SimPrinter(uri);
+    case 'cups:':
+      return new (await import('./cups/printer-driver.ts')).CupsQueueDriver(uri);
     case 'ipp:':
     case 'ipps:':
       // A CUPS queue (…/printers/NAME) is driven as a queue: its counts and states are CUPS's
       // (docs/printers-and-scanners.md, "CUPS queues").
       if (isCupsQueueUri(uri)) return new (await import('./cups/printer-driver.ts')).CupsQueueDriver(uri);
       return new (await import('./ipp/printer-driver.ts')).IppPrinterDriver(uri);
-    default: throw new Error(`unknown printer URI scheme '${scheme}' (use sim:, ipp:, ipps:, cups:NAME, auto or none)`);
+    default:
+      throw new Error(`unknown printer URI scheme '${scheme}' (use sim:, ipp:, ipps:, cups:NAME, auto or none)`);
   }
 }
 
@@ -30,10 +33,14 @@ export async function createScannerDriver(uri: string | undefined, ctx: DriverCo
   if (uri === 'auto') return new (await import('./auto/scanner.ts')).AutoScannerDriver(ctx);
   const scheme = uri.slice(0, uri.indexOf(':') + 1);
   switch (scheme) {
-    case 'sim:': return new (await import('./sim/scanner.ts')).SimScanner(uri);
-    case 'sane:': return new (await import('./sane/scanner-driver.ts')).SaneScannerDriver(uri);
-    case 'escl:': return new (await import('./escl/scanner-driver.ts')).EsclScannerDriver(uri);
-    default: throw new Error(`unknown scanner URI scheme '${scheme}' (use sim:, sane:, escl:, auto or none)`);
+    case 'sim:':
+      return new (await import('./sim/scanner.ts')).SimScanner(uri);
+    case 'sane:':
+      return new (await import('./sane/scanner-driver.ts')).SaneScannerDriver(uri);
+    case 'escl:':
+      return new (await import('./escl/scanner-driver.ts')).EsclScannerDriver(uri);
+    default:
+      throw new Error(`unknown scanner URI scheme '${scheme}' (use sim:, sane:, escl:, auto or none)`);
   }
 }
 
@@ -41,16 +48,22 @@ const noPrinter: PrinterDriver = {
   uri: 'none',
   status: async () => disconnectedPrinter,
   capability: async () => null,
-  print: async () => { throw new Error('no printer configured'); },
+  print: async () => {
+    throw new Error('no printer configured');
+  },
   follow: async () => undefined,
   find: async () => undefined,
-  maintenance: async () => { throw new Error('no printer configured'); },
+  maintenance: async () => {
+    throw new Error('no printer configured');
+  },
   close: async () => undefined,
 };
 const noScanner: ScannerDriver = {
   uri: 'none',
   status: async () => disconnectedScanner,
-  scan: () => { throw new Error('no scanner configured'); },
+  scan: () => {
+    throw new Error('no scanner configured');
+  },
   waitForPaper: async () => false,
   close: async () => undefined,
 };

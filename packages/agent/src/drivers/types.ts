@@ -6,7 +6,10 @@ export type MaintenanceOp = 'head_clean' | 'power_ink_flush' | 'nozzle_check';
 
 /** Raised by a driver for an operation the device cannot do; the agent acks `not_supported`. */
 export class NotSupportedError extends Error {
-  constructor(message: string) { super(message); this.name = 'NotSupportedError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'NotSupportedError';
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -56,7 +59,10 @@ export interface PrintHooks {
 
 /** A print the printer refused outright (bad option, unsupported format): nothing was printed. */
 export class PrintRejectedError extends Error {
-  constructor(message: string) { super(message); this.name = 'PrintRejectedError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'PrintRejectedError';
+  }
 }
 
 export interface PrinterDriver {
@@ -116,7 +122,11 @@ export interface ScannedPage {
 export type ScanFaultKind = 'jammed' | 'misfeed' | 'cover-open' | 'io' | 'disconnected' | 'lost' | 'unavailable';
 export class ScanFault extends Error {
   readonly kind: ScanFaultKind;
-  constructor(kind: ScanFaultKind, message: string) { super(message); this.name = 'ScanFault'; this.kind = kind; }
+  constructor(kind: ScanFaultKind, message: string) {
+    super(message);
+    this.name = 'ScanFault';
+    this.kind = kind;
+  }
 }
 
 export interface ScannerDriver {

@@ -5,10 +5,15 @@ import { networkInterfaces } from 'node:os';
 import { readFile } from 'node:fs/promises';
 
 export interface NetworkInfo {
-  mac?: string; wlan_mac?: string; network_type?: 'ethernet' | 'wifi' | 'cellular'; local_ip?: string; gateway_ip?: string;
+  mac?: string;
+  wlan_mac?: string;
+  network_type?: 'ethernet' | 'wifi' | 'cellular';
+  local_ip?: string;
+  gateway_ip?: string;
 }
 
-const kindOf = (name: string) => (/^wl/.test(name) ? 'wifi' : /^ww/.test(name) ? 'cellular' : /^(en|eth)/.test(name) ? 'ethernet' : undefined);
+const kindOf = (name: string) =>
+  /^wl/.test(name) ? 'wifi' : /^ww/.test(name) ? 'cellular' : /^(en|eth)/.test(name) ? 'ethernet' : undefined;
 
 /** Default-route interface and gateway from /proc/net/route (little-endian hex). */
 async function defaultRoute(): Promise<{ iface: string; gateway: string } | undefined> {
@@ -21,7 +26,9 @@ async function defaultRoute(): Promise<{ iface: string; gateway: string } | unde
         return { iface, gateway: [n & 255, (n >> 8) & 255, (n >> 16) & 255, (n >>> 24) & 255].join('.') };
       }
     }
-  } catch { /* not Linux */ }
+  } catch {
+    /* not Linux */
+  }
   return undefined;
 }
 

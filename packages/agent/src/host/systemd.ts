@@ -14,7 +14,9 @@ export interface Supervisor {
 export function systemdSupervisor(env: NodeJS.ProcessEnv = process.env, log?: (msg: string) => void): Supervisor {
   if (!env.NOTIFY_SOCKET) return { ready: () => undefined, stopping: () => undefined };
   const notify = (...states: string[]) => {
-    execFile('systemd-notify', states, { timeout: 5000 }, (err) => { if (err) log?.(`systemd-notify failed: ${err.message}`); });
+    execFile('systemd-notify', states, { timeout: 5000 }, (err) => {
+      if (err) log?.(`systemd-notify failed: ${err.message}`);
+    });
   };
   // WATCHDOG_USEC is the unit's WatchdogSec=; pinging at half of it is what sd_watchdog_enabled(3)
   // advises. The pings come from the event loop, so a loop that hangs stops them and systemd

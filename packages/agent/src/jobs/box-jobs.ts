@@ -51,20 +51,40 @@ export class BoxJobs {
   constructor(d: BoxJobsDeps) {
     this.d = { now: Date.now, ...d };
     this.scans = new ScanRunner({
-      boot: d.boot, scanner: d.scanner, journal: d.journal, outbox: d.outbox, requests: d.requests, dir: join(d.stateDir, 'scans'),
-      now: this.d.now, log: d.log, changed: d.changed, ended: (task) => this.maybeDone(task),
+      boot: d.boot,
+      scanner: d.scanner,
+      journal: d.journal,
+      outbox: d.outbox,
+      requests: d.requests,
+      dir: join(d.stateDir, 'scans'),
+      now: this.d.now,
+      log: d.log,
+      changed: d.changed,
+      ended: (task) => this.maybeDone(task),
       ...(d.uploadBackoff ? { backoff: d.uploadBackoff } : {}),
       ...(d.itemLimits ? { itemLimits: d.itemLimits } : {}),
-      boxUuid: d.boxUuid, userAgent: d.userAgent, ...(d.direct ? { direct: d.direct } : {}),
+      boxUuid: d.boxUuid,
+      userAgent: d.userAgent,
+      ...(d.direct ? { direct: d.direct } : {}),
     });
     this.prints = new PrintQueue({
-      printer: d.printer, journal: d.journal, outbox: d.outbox, requests: d.requests, dir: join(d.stateDir, 'prints'),
-      boot: d.boot, now: this.d.now, log: d.log, changed: d.changed, ended: (task) => this.maybeDone(task),
+      printer: d.printer,
+      journal: d.journal,
+      outbox: d.outbox,
+      requests: d.requests,
+      dir: join(d.stateDir, 'prints'),
+      boot: d.boot,
+      now: this.d.now,
+      log: d.log,
+      changed: d.changed,
+      ended: (task) => this.maybeDone(task),
       ...(d.uploadBackoff ? { backoff: d.uploadBackoff } : {}),
-      ...(d.deviceUuid ? { deviceUuid: d.deviceUuid } : {}), ...(d.boxKey ? { boxKey: d.boxKey } : {}),
+      ...(d.deviceUuid ? { deviceUuid: d.deviceUuid } : {}),
+      ...(d.boxKey ? { boxKey: d.boxKey } : {}),
     });
     d.outbox.onAcked((ids) => {
-      const cleanup = this.onAcked(ids).catch((e: unknown) => d.log('acknowledged events not cleaned up', { error: messageOf(e) }))
+      const cleanup = this.onAcked(ids)
+        .catch((e: unknown) => d.log('acknowledged events not cleaned up', { error: messageOf(e) }))
         .finally(() => this.cleanups.delete(cleanup));
       this.cleanups.add(cleanup);
     });
@@ -78,7 +98,9 @@ export class BoxJobs {
     this.prints.start();
   }
 
-  states(): BoxJobState[] { return this.d.journal.states(); }
+  states(): BoxJobState[] {
+    return this.d.journal.states();
+  }
 
   private async onAcked(ids: string[]): Promise<void> {
     await this.scans.acked(new Set(ids));

@@ -3,4 +3,9 @@
 // the print queue both answer with it, and neither imports the other for it.
 import type { AckReason } from '@boxhub/protocol';
 
-export interface JobAck { ok: boolean; reason?: AckReason; message?: string; data?: Record<string, unknown> }
+export interface JobAck {
+  ok: boolean;
+  reason?: AckReason;
+  message?: string;
+  data?: Record<string, unknown>;
+}

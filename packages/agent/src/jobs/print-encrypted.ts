@@ -9,7 +9,11 @@ import type { PrintJobOptions } from '@boxhub/protocol';
 import { selectedPages } from '../media/document-plan.ts';
 
 /** The content key of a print file, or why it does not open (the task fails with 4003). */
-export async function printFileKey(cipher: string, deviceUuid: string, key: E2eKeyPair | undefined): Promise<{ ok: true; key: Buffer } | { ok: false; message: string }> {
+export async function printFileKey(
+  cipher: string,
+  deviceUuid: string,
+  key: E2eKeyPair | undefined,
+): Promise<{ ok: true; key: Buffer } | { ok: false; message: string }> {
   if (!key) return { ok: false, message: 'the box has no key pair to decrypt with; nothing was printed' };
   try {
     return { ok: true, key: await unwrapContentKey(key.privateKey, e2eInfo.print(deviceUuid), cipher) };

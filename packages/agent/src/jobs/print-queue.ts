@@ -8,7 +8,14 @@
 // or it ends as interrupted. Cancel ends every task the box holds and empties the queue.
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { messageOf, type PrintCancelParams as PrintCancel, PrintError, printErrorForPrinter, type PrintFinishedData, type PrintStartParams as PrintStart } from '@boxhub/protocol';
+import {
+  messageOf,
+  type PrintCancelParams as PrintCancel,
+  PrintError,
+  printErrorForPrinter,
+  type PrintFinishedData,
+  type PrintStartParams as PrintStart,
+} from '@boxhub/protocol';
 import { PrintRejectedError, type PrinterDriver, type PrintOutcome } from '../drivers/types.ts';
 import { Backoff } from '../timing/backoff.ts';
 import type { BoxRequests } from '../link/requests.ts';
@@ -80,7 +87,9 @@ export class PrintQueue {
    *  task's events go to the server one at a time and each waits for its acknowledgement. */
   private progressAt = -Infinity;
 
-  constructor(d: PrintQueueDeps) { this.d = d; }
+  constructor(d: PrintQueueDeps) {
+    this.d = d;
+  }
 
   start(): void {
     this.loop ??= this.run();
@@ -92,7 +101,10 @@ export class PrintQueue {
     this.stopped = true;
     this.wake?.();
     const r = this.running;
-    if (!r) { await this.loop; return; }
+    if (!r) {
+      await this.loop;
+      return;
+    }
     const phase = this.d.journal.get<PrintJobData>(r.task)?.data.phase;
     if (phase === 'queued' || phase === 'downloaded') {
       r.ac.abort(new Error('agent stopping'));
@@ -112,10 +124,20 @@ export class PrintQueue {
       if (!status?.connected) return { ok: false, reason: 'failed', message: 'the printer is not connected' };
       // A cancel that came while the printer was asked: this task is one it ended.
       if (this.tombstones.has(task)) return refusal;
-      const entry: JournalEntry<PrintJobData> = { task, kind: 'print', state: 'queued', boot: this.d.boot, acceptedAt: this.d.now(), data: { params: p, phase: 'queued' } };
+      const entry: JournalEntry<PrintJobData> = {
+        task,
+        kind: 'print',
+        state: 'queued',
+        boot: this.d.boot,
+        acceptedAt: this.d.now(),
+        data: { params: p, phase: 'queued' },
+      };
       await this.d.journal.put(entry);
       // Or while the entry was written: it goes again (nothing was printed or said of it).
-      if (this.tombstones.has(task)) { await this.d.journal.remove(task); return refusal; }
+      if (this.tombstones.has(task)) {
+        await this.d.journal.remove(task);
+        return refusal;
+      }
     } finally {
       this.taking.delete(task);
     }
@@ -133,8 +155,15 @@ export class PrintQueue {
     const listed = new Set(p.tasks);
     for (const e of this.entries()) {
       if (e.data.phase === 'done' || (!p.all && !listed.has(e.task))) continue;
-      if (this.running?.task === e.task) { this.running.ac.abort(new Cancelled('cancelled')); continue; }
-      await this.finish(e, { outcome: 'canceled', error_code: PrintError.cancelled, message: 'cancelled before printing' });
+      if (this.running?.task === e.task) {
+        this.running.ac.abort(new Cancelled('cancelled'));
+        continue;
+      }
+      await this.finish(e, {
+        outcome: 'canceled',
+        error_code: PrintError.cancelled,
+        message: 'cancelled before printing',
+      });
     }
     return { ok: true };
   }
@@ -145,14 +174,18 @@ export class PrintQueue {
 
   /** The next task to print: creation order (a device's print tasks print in turn; docs/printing.md). */
   private next(): JournalEntry<PrintJobData> | undefined {
-    return this.entries().filter((e) => e.data.phase !== 'done').sort((a, b) => a.data.params.created_at - b.data.params.created_at || a.acceptedAt - b.acceptedAt)[0];
+    return this.entries()
+      .filter((e) => e.data.phase !== 'done')
+      .sort((a, b) => a.data.params.created_at - b.data.params.created_at || a.acceptedAt - b.acceptedAt)[0];
   }
 
   private async run(): Promise<void> {
     while (!this.stopped) {
       const e = this.next();
       if (!e) {
-        await new Promise<void>((r) => { this.wake = r; });
+        await new Promise<void>((r) => {
+          this.wake = r;
+        });
         this.wake = undefined;
         continue;
       }
@@ -163,7 +196,11 @@ export class PrintQueue {
       } catch (err) {
         if (this.stopped) break;
         this.d.log('print task failed', { task: e.task, error: messageOf(err) });
-        await this.finish(e, { outcome: 'failed', error_code: PrintError.box_error, message: messageOf(err).slice(0, 500) }).catch(() => undefined);
+        await this.finish(e, {
+          outcome: 'failed',
+          error_code: PrintError.box_error,
+          message: messageOf(err).slice(0, 500),
+        }).catch(() => undefined);
       } finally {
         this.running = undefined;
       }
@@ -180,7 +217,12 @@ export class PrintQueue {
         const now = this.d.now();
         if (n === undefined || now - this.progressAt < PROGRESS_EVERY_MS) return;
         this.progressAt = now;
-        this.progressing = this.progressing.then(() => this.d.outbox.append(e.task, 'print.progress', { impressions_completed: n })).then(() => undefined, () => undefined);
+        this.progressing = this.progressing
+          .then(() => this.d.outbox.append(e.task, 'print.progress', { impressions_completed: n }))
+          .then(
+            () => undefined,
+            () => undefined,
+          );
       },
       // `pages` the server could not count (an encrypted file, or a direct one it never
       // fetched): selected pages × copies of the document the box prepared.
@@ -197,10 +239,15 @@ export class PrintQueue {
     };
     // After a restart: never print again what the printer may have; follow it instead.
     if (e.data.phase === 'handing' || e.data.phase === 'printing') {
-      const ref = e.data.ref ?? await this.d.printer.find(e.task, signal);
+      const ref = e.data.ref ?? (await this.d.printer.find(e.task, signal));
       const outcome = ref ? await this.d.printer.follow(ref, hooks) : undefined;
       if (!outcome) {
-        await this.finish(e, { outcome: 'failed', error_code: PrintError.interrupted, message: 'the box restarted after handing the job to the printer, and the printer no longer knows it; it is not printed again' });
+        await this.finish(e, {
+          outcome: 'failed',
+          error_code: PrintError.interrupted,
+          message:
+            'the box restarted after handing the job to the printer, and the printer no longer knows it; it is not printed again',
+        });
         return;
       }
       await this.finish(e, this.result(outcome, signal, e.data.params.options.strict));
@@ -220,10 +267,17 @@ export class PrintQueue {
     this.d.changed();
     let outcome: PrintOutcome;
     try {
-      outcome = await this.d.printer.print({ task: e.task, file, format: params.file.format, options: params.options }, hooks);
+      outcome = await this.d.printer.print(
+        { task: e.task, file, format: params.file.format, options: params.options },
+        hooks,
+      );
     } catch (err) {
       if (err instanceof PrintRejectedError) {
-        await this.finish(e, { outcome: 'failed', error_code: err.name === 'PrintDocumentError' ? PrintError.document_invalid : PrintError.printer_rejected, message: err.message.slice(0, 500) });
+        await this.finish(e, {
+          outcome: 'failed',
+          error_code: err.name === 'PrintDocumentError' ? PrintError.document_invalid : PrintError.printer_rejected,
+          message: err.message.slice(0, 500),
+        });
         return;
       }
       if (signal.aborted && signal.reason instanceof Cancelled) {
@@ -233,7 +287,12 @@ export class PrintQueue {
       // The printer could not be reached: it may or may not have the job. Never resent blindly.
       const ref = await this.d.printer.find(e.task).catch(() => undefined);
       const followed = ref ? await this.d.printer.follow(ref, hooks).catch(() => undefined) : undefined;
-      await this.finish(e, followed ? this.result(followed, signal, params.options.strict) : { outcome: 'failed', error_code: PrintError.printer_not_connected, message: messageOf(err).slice(0, 500) });
+      await this.finish(
+        e,
+        followed
+          ? this.result(followed, signal, params.options.strict)
+          : { outcome: 'failed', error_code: PrintError.printer_not_connected, message: messageOf(err).slice(0, 500) },
+      );
       return;
     }
     await this.finish(e, this.result(outcome, signal, params.options.strict));
@@ -244,9 +303,19 @@ export class PrintQueue {
     if (o.state === 'completed') return { outcome: 'completed', error_code: 0, ...printed };
     if (o.state === 'canceled') {
       const ours = signal.aborted && signal.reason instanceof Cancelled;
-      return { outcome: 'canceled', error_code: ours ? PrintError.cancelled : PrintError.cancelled_at_printer, ...printed, ...(o.message ? { message: o.message.slice(0, 500) } : {}) };
+      return {
+        outcome: 'canceled',
+        error_code: ours ? PrintError.cancelled : PrintError.cancelled_at_printer,
+        ...printed,
+        ...(o.message ? { message: o.message.slice(0, 500) } : {}),
+      };
     }
-    return { outcome: 'failed', error_code: printErrorForPrinter(o.printerError), ...printed, ...(o.message ? { message: o.message.slice(0, 500) } : {}) };
+    return {
+      outcome: 'failed',
+      error_code: printErrorForPrinter(o.printerError),
+      ...printed,
+      ...(o.message ? { message: o.message.slice(0, 500) } : {}),
+    };
   }
 
   /** Downloads and checks the file; false when the task ended instead (failed or cancelled). */
@@ -259,7 +328,14 @@ export class PrintQueue {
     let key: Buffer | undefined;
     if (f.cipher) {
       const k = await printFileKey(f.cipher, this.d.deviceUuid ?? '', this.d.boxKey?.());
-      if (!k.ok) { await this.finish(e, { outcome: 'failed', error_code: PrintError.decrypt_failed, message: k.message.slice(0, 500) }); return false; }
+      if (!k.ok) {
+        await this.finish(e, {
+          outcome: 'failed',
+          error_code: PrintError.decrypt_failed,
+          message: k.message.slice(0, 500),
+        });
+        return false;
+      }
       key = k.key;
     }
     const target = key ? `${path}.part` : path;
@@ -269,12 +345,23 @@ export class PrintQueue {
     const t0 = this.d.now();
     if (f.direct && this.d.directAllowed) {
       const problem = await this.d.directAllowed(url);
-      if (problem) { await this.finish(e, { outcome: 'failed', error_code: PrintError.download_failed, message: `file_url: ${problem}` }); return false; }
+      if (problem) {
+        await this.finish(e, {
+          outcome: 'failed',
+          error_code: PrintError.download_failed,
+          message: `file_url: ${problem}`,
+        });
+        return false;
+      }
     }
     return retry<boolean>({
-      backoff, signal,
+      backoff,
+      signal,
       aborted: async () => {
-        if (signal.reason instanceof Cancelled) { await this.finish(e, { outcome: 'canceled', error_code: PrintError.cancelled }); return false; }
+        if (signal.reason instanceof Cancelled) {
+          await this.finish(e, { outcome: 'canceled', error_code: PrintError.cancelled });
+          return false;
+        }
         throw signal.reason;
       },
       attempt: async (attempt) => {
@@ -284,7 +371,10 @@ export class PrintQueue {
             url = String(fresh.url);
             expires = Number(fresh.expires_at);
           } catch (err) {
-            if (err instanceof RequestRefusedError) { await this.finish(e, { outcome: 'failed', error_code: PrintError.download_failed, message: err.message }); return { done: false }; }
+            if (err instanceof RequestRefusedError) {
+              await this.finish(e, { outcome: 'failed', error_code: PrintError.download_failed, message: err.message });
+              return { done: false };
+            }
             return { again: messageOf(err) };
           }
         }
@@ -293,24 +383,38 @@ export class PrintQueue {
         if (checked) {
           if ((f.size !== undefined && r.size !== f.size) || (f.md5 !== undefined && r.md5 !== f.md5)) {
             await rm(target, { force: true });
-            await this.finish(e, { outcome: 'failed', error_code: PrintError.checksum_mismatch, message: `downloaded ${r.size} bytes with MD5 ${r.md5}; the task names ${f.size ?? '?'} bytes with MD5 ${f.md5 ?? '?'}` });
+            await this.finish(e, {
+              outcome: 'failed',
+              error_code: PrintError.checksum_mismatch,
+              message: `downloaded ${r.size} bytes with MD5 ${r.md5}; the task names ${f.size ?? '?'} bytes with MD5 ${f.md5 ?? '?'}`,
+            });
             return { done: false };
           }
           if (!r.ok) {
             // The bytes are the task's (the MD5 above is of the encrypted file) but fail their GCM
             // tag: altered before the MD5 was taken, or the cipher belongs to another file.
             await rm(target, { force: true });
-            await this.finish(e, { outcome: 'failed', error_code: PrintError.decrypt_failed, message: `${r.error}; nothing was printed` });
+            await this.finish(e, {
+              outcome: 'failed',
+              error_code: PrintError.decrypt_failed,
+              message: `${r.error}; nothing was printed`,
+            });
             return { done: false };
           }
           if (key) await rename(target, path);
           e.data = { ...e.data, phase: 'downloaded', file: path };
           await this.d.journal.put(e);
-          await this.d.outbox.append(e.task, 'print.downloaded', { download_spent_ms: this.d.now() - t0, size: r.size });
+          await this.d.outbox.append(e.task, 'print.downloaded', {
+            download_spent_ms: this.d.now() - t0,
+            size: r.size,
+          });
           return { done: true };
         }
         // 403 on our store: the URL expired; ask for a fresh one. Other refusals are final.
-        if (r.status === 403 && !f.direct) { expires = 0; return { now: true }; }
+        if (r.status === 403 && !f.direct) {
+          expires = 0;
+          return { now: true };
+        }
         if (!r.retry || attempt >= 20) {
           await rm(target, { force: true });
           await this.finish(e, { outcome: 'failed', error_code: PrintError.download_failed, message: r.error });

@@ -20,7 +20,13 @@ import { ScanProgressReporter } from './scan-progress.ts';
 import type { KeptPage } from '../scan/assemble.ts';
 import { putFile } from '../transfer/put-file.ts';
 import { retry, retryableStatus } from '../transfer/retry.ts';
-import { DirectSender, newDirectState, type DirectFailure, type DirectRetry, type DirectState } from '../scan/direct/sender.ts';
+import {
+  DirectSender,
+  newDirectState,
+  type DirectFailure,
+  type DirectRetry,
+  type DirectState,
+} from '../scan/direct/sender.ts';
 import type { Journal, JournalEntry } from '../store/journal.ts';
 import type { Outbox } from '../store/outbox.ts';
 
@@ -78,8 +84,13 @@ export interface ScanJobDeps {
 class EncryptFailure extends Error {}
 
 const FAULT_CODES: Record<ScanFault['kind'], number> = {
-  jammed: ScanError.jammed, misfeed: ScanError.misfeed, 'cover-open': ScanError.cover_open, io: ScanError.scanner_error,
-  disconnected: ScanError.scanner_disconnected, lost: ScanError.job_lost, unavailable: ScanError.scanner_unavailable,
+  jammed: ScanError.jammed,
+  misfeed: ScanError.misfeed,
+  'cover-open': ScanError.cover_open,
+  io: ScanError.scanner_error,
+  disconnected: ScanError.scanner_disconnected,
+  lost: ScanError.job_lost,
+  unavailable: ScanError.scanner_unavailable,
 };
 
 export class ScanJob {
@@ -110,11 +121,22 @@ export class ScanJob {
     if (direct) {
       entry.data.direct ??= newDirectState();
       this.direct = new DirectSender({
-        task: this.task, boxUuid: d.boxUuid, options: direct, dir: join(d.dir, this.task, 'direct'), state: entry.data.direct,
-        save: () => this.save(), now: d.now, log: d.log, userAgent: d.userAgent,
+        task: this.task,
+        boxUuid: d.boxUuid,
+        options: direct,
+        dir: join(d.dir, this.task, 'direct'),
+        state: entry.data.direct,
+        save: () => this.save(),
+        now: d.now,
+        log: d.log,
+        userAgent: d.userAgent,
         ...(entry.data.params.options.encrypt ? { encryptTo: entry.data.params.options.encrypt.public_key } : {}),
-        ...(d.direct?.retry ? { retry: d.direct.retry } : {}), ...(d.direct?.stopGraceMs ? { stopGraceMs: d.direct.stopGraceMs } : {}),
-        http: { ...(d.direct?.ca ? { ca: d.direct.ca } : {}), ...(d.direct?.timeoutMs ? { timeoutMs: d.direct.timeoutMs } : {}) },
+        ...(d.direct?.retry ? { retry: d.direct.retry } : {}),
+        ...(d.direct?.stopGraceMs ? { stopGraceMs: d.direct.stopGraceMs } : {}),
+        http: {
+          ...(d.direct?.ca ? { ca: d.direct.ca } : {}),
+          ...(d.direct?.timeoutMs ? { timeoutMs: d.direct.timeoutMs } : {}),
+        },
         onFailure: (f) => {
           this.directFailure ??= f;
           // The receiver will not take more: there is no point feeding more paper.
@@ -135,7 +157,9 @@ export class ScanJob {
   }
 
   /** Stopped (or halted) and winding down: the scanner is being released. */
-  get stopping(): boolean { return this.ac.signal.aborted; }
+  get stopping(): boolean {
+    return this.ac.signal.aborted;
+  }
 
   /** The agent is shutting down: stop at once but report nothing, so the next start resumes
    *  the job from the journal (its items are still delivered; the scan is reported interrupted). */
@@ -175,21 +199,34 @@ export class ScanJob {
             if (wait <= 0) break;
           }
           const more = await this.d.scanner.waitForPaper(signal, wait);
-          this.d.log('continuous scan: waited for paper', { task: this.task, batch, wait_ms: wait, more, stopped: signal.aborted });
+          this.d.log('continuous scan: waited for paper', {
+            task: this.task,
+            batch,
+            wait_ms: wait,
+            more,
+            stopped: signal.aborted,
+          });
           if (!more || signal.aborted) break;
         }
         const sheetsBefore = this.entry.data.sheets;
         await this.batch(signal);
-        if (o.continuous) this.d.log('continuous scan: batch done', { task: this.task, batch, sheets: this.entry.data.sheets - sheetsBefore });
+        if (o.continuous)
+          this.d.log('continuous scan: batch done', {
+            task: this.task,
+            batch,
+            sheets: this.entry.data.sheets - sheetsBefore,
+          });
         if (this.entry.data.sheets > sheetsBefore) deadline = undefined;
         if (!o.continuous || signal.aborted || this.uploadFailure || this.directFailure) break;
       }
     } catch (e) {
       if (!signal.aborted) {
-        fault = e instanceof ScanFault
-          ? { error_code: FAULT_CODES[e.kind], message: e.message }
-          : e instanceof EncryptFailure ? { error_code: ScanError.encrypt_failed, message: e.message }
-            : { error_code: ScanError.scanner_error, message: messageOf(e) };
+        fault =
+          e instanceof ScanFault
+            ? { error_code: FAULT_CODES[e.kind], message: e.message }
+            : e instanceof EncryptFailure
+              ? { error_code: ScanError.encrypt_failed, message: e.message }
+              : { error_code: ScanError.scanner_error, message: messageOf(e) };
         this.d.log('scan ended by a scanner fault', { task: this.task, ...fault });
       }
     }
@@ -198,14 +235,19 @@ export class ScanJob {
     await this.progress.flushed();
     this.progress.close();
     if (this.halting) return;
-    const result = await this.endDirect(fault ?? this.uploadFailure ?? this.directFailure ?? { error_code: ScanError.none });
+    const result = await this.endDirect(
+      fault ?? this.uploadFailure ?? this.directFailure ?? { error_code: ScanError.none },
+    );
     if (this.halting) return;
     await this.end(result);
   }
 
   /** Direct transfer: every batch delivered and scan.end sent before the server hears of the
    *  end; a transfer given up on is the scan's error when it had none. */
-  private async endDirect(result: { error_code: number; message?: string }): Promise<{ error_code: number; message?: string }> {
+  private async endDirect(result: {
+    error_code: number;
+    message?: string;
+  }): Promise<{ error_code: number; message?: string }> {
     if (!this.direct) return result;
     const failed = await this.direct.finish(result.error_code);
     await this.direct.close();
@@ -217,7 +259,13 @@ export class ScanJob {
   private async batch(signal: AbortSignal): Promise<void> {
     const o = this.entry.data.params.options;
     const first = this.entry.data.sheets;
-    const req: ScanRequest = { duplex: o.duplex, resolution: o.resolution, color: o.color, jpegQuality: o.quality, task: this.task };
+    const req: ScanRequest = {
+      duplex: o.duplex,
+      resolution: o.resolution,
+      color: o.color,
+      jpegQuality: o.quality,
+      task: this.task,
+    };
     const dir = join(this.d.dir, this.task);
     await mkdir(dir, { recursive: true, mode: 0o700 });
     // The scanner stops on a stop or a halt; the assembly only on a stop, so that on a halt the
@@ -226,8 +274,13 @@ export class ScanJob {
     const { direct } = this;
     const { encrypt } = o;
     for await (const item of assembleItems(pages, {
-      dir, request: req, blankPageSkip: o.blank_page_skip, signal: this.stopSignal(),
-      firstItem: this.entry.data.items.length + 1, fileName: (n) => `${n}.pdf`, now: this.d.now,
+      dir,
+      request: req,
+      blankPageSkip: o.blank_page_skip,
+      signal: this.stopSignal(),
+      firstItem: this.entry.data.items.length + 1,
+      fileName: (n) => `${n}.pdf`,
+      now: this.d.now,
       ...(this.d.itemLimits ? { limits: this.d.itemLimits } : {}),
       itemRule: { pages: o.item_pages ?? ITEM_RULE.pages, seconds: o.item_seconds ?? ITEM_RULE.seconds },
       onPage: (p) => {
@@ -235,20 +288,39 @@ export class ScanJob {
         data.sheets = Math.max(data.sheets, first + p.sheet);
         if (p.kept) data.kept = (data.kept ?? 0) + 1;
         else data.skipped = (data.skipped ?? 0) + 1;
-        if (!signal.aborted) this.progress.report({ task: this.task, pages: data.kept ?? 0, skipped: data.skipped ?? 0, at: this.d.now() });
-      },
-      ...(direct ? {
-        onKeep: (p: KeptPage) => {
-          const paper = first + p.sheet;
-          return direct.add(p.jpeg, {
-            item_id: p.item, paper_number: paper, page_number: (paper - 1) * 2 + (p.front ? 1 : 2), front: p.front, width: p.width, height: p.height, dpi: p.dpi,
+        if (!signal.aborted)
+          this.progress.report({
+            task: this.task,
+            pages: data.kept ?? 0,
+            skipped: data.skipped ?? 0,
+            at: this.d.now(),
           });
-        },
-      } : {}),
+      },
+      ...(direct
+        ? {
+            onKeep: (p: KeptPage) => {
+              const paper = first + p.sheet;
+              return direct.add(p.jpeg, {
+                item_id: p.item,
+                paper_number: paper,
+                page_number: (paper - 1) * 2 + (p.front ? 1 : 2),
+                front: p.front,
+                width: p.width,
+                height: p.height,
+                dpi: p.dpi,
+              });
+            },
+          }
+        : {}),
       ...(encrypt ? { seal: (item: number) => this.sealer(encrypt.public_key, item) } : {}),
     })) {
       const record: ItemRecord = {
-        item_id: item.item, file: item.path, size: item.size, md5: item.md5, scanned_at: item.scannedAt, state: 'written',
+        item_id: item.item,
+        file: item.path,
+        size: item.size,
+        md5: item.md5,
+        scanned_at: item.scannedAt,
+        state: 'written',
         ...(item.cipher ? { cipher: item.cipher } : {}),
         // Recognition pages[] (docs/api.md): page_number counts sides, two per sheet (the second sheet's
         // first side is 3).
@@ -270,7 +342,10 @@ export class ScanJob {
   private async sealer(publicKey: string, item: number): Promise<{ sealer: FileSealer; cipher: string }> {
     const key = newContentKey();
     try {
-      return { sealer: new FileSealer(key), cipher: await wrapContentKey(publicKey, e2eInfo.scan(this.task, item), key) };
+      return {
+        sealer: new FileSealer(key),
+        cipher: await wrapContentKey(publicKey, e2eInfo.scan(this.task, item), key),
+      };
     } catch (e) {
       throw new EncryptFailure(`item ${item} could not be encrypted to the task's public key: ${messageOf(e)}`);
     }
@@ -279,17 +354,25 @@ export class ScanJob {
   /** The stop alone (not the halt): what the assembly listens to. */
   private stopSignal(): AbortSignal {
     const ac = new AbortController();
-    this.ac.signal.addEventListener('abort', () => { if (!this.halting) ac.abort(this.ac.signal.reason); }, { once: true });
+    this.ac.signal.addEventListener(
+      'abort',
+      () => {
+        if (!this.halting) ac.abort(this.ac.signal.reason);
+      },
+      { once: true },
+    );
     return ac.signal;
   }
 
   private queueUpload(item: ItemRecord): void {
-    this.uploads = this.uploads.then(() => this.deliver(item)).catch((e: unknown) => {
-      if (this.ac.signal.aborted) return;
-      this.uploadFailure ??= { error_code: ScanError.upload_failed, message: messageOf(e) };
-      // A refused item ends the scan: there is no point feeding more paper.
-      this.ac.abort(e);
-    });
+    this.uploads = this.uploads
+      .then(() => this.deliver(item))
+      .catch((e: unknown) => {
+        if (this.ac.signal.aborted) return;
+        this.uploadFailure ??= { error_code: ScanError.upload_failed, message: messageOf(e) };
+        // A refused item ends the scan: there is no point feeding more paper.
+        this.ac.abort(e);
+      });
   }
 
   /** Uploads an item (until it succeeds, the server refuses it, or the job is stopped), then reports it. */
@@ -303,20 +386,31 @@ export class ScanJob {
     }
     if (item.state === 'written') {
       const uploaded = await retry<boolean>({
-        backoff: new Backoff(this.d.backoff ?? { baseMs: 1000, maxMs: 60_000 }), signal, aborted: () => false,
+        backoff: new Backoff(this.d.backoff ?? { baseMs: 1000, maxMs: 60_000 }),
+        signal,
+        aborted: () => false,
         attempt: async () => {
           let grant: Record<string, unknown>;
           try {
-            grant = await this.d.requests.ask('upload.url', { task: this.task, item_id: item.item_id, size: item.size, md5: item.md5 });
+            grant = await this.d.requests.ask('upload.url', {
+              task: this.task,
+              item_id: item.item_id,
+              size: item.size,
+              md5: item.md5,
+            });
           } catch (e) {
-            if (e instanceof RequestRefusedError) throw new Error(`the server refused item ${item.item_id}: ${e.message}`);
+            if (e instanceof RequestRefusedError)
+              throw new Error(`the server refused item ${item.item_id}: ${e.message}`);
             return { again: messageOf(e) };
           }
           const t0 = this.d.now();
           let status: number;
           let answer = '';
           try {
-            const r = await putFile(String(grant.url), item.file, { headers: grant.headers as Record<string, string>, signal });
+            const r = await putFile(String(grant.url), item.file, {
+              headers: grant.headers as Record<string, string>,
+              signal,
+            });
             status = r.status;
             answer = r.body.slice(0, 300).trim();
           } catch (e) {
@@ -324,10 +418,14 @@ export class ScanJob {
             this.d.log('item upload failed; retrying', { task: this.task, item: item.item_id, error: messageOf(e) });
             return { again: messageOf(e) };
           }
-          if (status >= 200 && status < 300) { item.upload_spent_ms = this.d.now() - t0; return { done: true }; }
+          if (status >= 200 && status < 300) {
+            item.upload_spent_ms = this.d.now() - t0;
+            return { done: true };
+          }
           // 403: the URL expired while waiting; ask for a new one. 408, 429, 5xx: try again.
           // Other 4xx: the server refuses these bytes, and will again.
-          if (status !== 403 && !retryableStatus(status)) throw new Error(`upload of item ${item.item_id} refused: HTTP ${status}${answer ? `: ${answer}` : ''}`);
+          if (status !== 403 && !retryableStatus(status))
+            throw new Error(`upload of item ${item.item_id} refused: HTTP ${status}${answer ? `: ${answer}` : ''}`);
           this.d.log('item upload failed; retrying', { task: this.task, item: item.item_id, error: `HTTP ${status}` });
           return { again: `HTTP ${status}` };
         },
@@ -338,8 +436,19 @@ export class ScanJob {
     }
     if (item.state === 'uploaded' && !signal.aborted) {
       const e = await this.d.outbox.append(this.task, 'scan.item', {
-        item_id: item.item_id, pages: item.pages, scanned_at: item.scanned_at,
-        ...(pagesOnly ? {} : { upload: { md5: item.md5, size: item.size, upload_spent_ms: item.upload_spent_ms ?? 0, ...(item.cipher ? { cipher: item.cipher } : {}) } }),
+        item_id: item.item_id,
+        pages: item.pages,
+        scanned_at: item.scanned_at,
+        ...(pagesOnly
+          ? {}
+          : {
+              upload: {
+                md5: item.md5,
+                size: item.size,
+                upload_spent_ms: item.upload_spent_ms ?? 0,
+                ...(item.cipher ? { cipher: item.cipher } : {}),
+              },
+            }),
       });
       item.event = e.id;
       item.state = 'reported';
@@ -353,7 +462,9 @@ export class ScanJob {
       for (const item of this.entry.data.items) if (item.state !== 'reported') this.queueUpload(item);
       await this.uploads;
       if (this.halting) return;
-      const result = await this.endDirect(this.uploadFailure ?? { error_code: ScanError.interrupted, message: 'the box restarted during the scan' });
+      const result = await this.endDirect(
+        this.uploadFailure ?? { error_code: ScanError.interrupted, message: 'the box restarted during the scan' },
+      );
       if (this.halting) return;
       await this.end(result);
     }
@@ -384,10 +495,19 @@ export class ScanJob {
     if (this.entry.data.finished) return;
     const items = this.entry.data.items.filter((i) => i.state === 'reported');
     await this.d.outbox.append(this.task, 'scan.finished', {
-      error_code: result.error_code, ...(result.message ? { message: result.message.slice(0, 500) } : {}),
-      items: items.length, pages: items.reduce((n, i) => n + i.pages.length, 0),
+      error_code: result.error_code,
+      ...(result.message ? { message: result.message.slice(0, 500) } : {}),
+      items: items.length,
+      pages: items.reduce((n, i) => n + i.pages.length, 0),
     });
-    this.entry = { ...this.entry, state: 'ending', data: { ...this.entry.data, finished: { error_code: result.error_code, ...(result.message ? { message: result.message } : {}) } } };
+    this.entry = {
+      ...this.entry,
+      state: 'ending',
+      data: {
+        ...this.entry.data,
+        finished: { error_code: result.error_code, ...(result.message ? { message: result.message } : {}) },
+      },
+    };
     await this.save();
   }
 

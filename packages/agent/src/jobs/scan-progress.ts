@@ -22,7 +22,12 @@ export class ScanProgressReporter {
   private readonly o: Required<ScanProgressOptions>;
 
   constructor(o: ScanProgressOptions) {
-    this.o = { minIntervalMs: 250, wait: (ms) => new Promise((r) => setTimeout(r, ms).unref()), now: () => performance.now(), ...o };
+    this.o = {
+      minIntervalMs: 250,
+      wait: (ms) => new Promise((r) => setTimeout(r, ms).unref()),
+      now: () => performance.now(),
+      ...o,
+    };
   }
 
   report(p: ScanProgressParams): void {
@@ -38,7 +43,9 @@ export class ScanProgressReporter {
   }
 
   /** Resolves once what was reported has been sent (or given up on). */
-  async flushed(): Promise<void> { await this.sending; }
+  async flushed(): Promise<void> {
+    await this.sending;
+  }
 
   private async pump(): Promise<void> {
     while (this.latest) {

@@ -36,7 +36,9 @@ export class ScanRunner {
   /** Clean-ups of finished scans under way (the agent's close waits for them). */
   private readonly cleanups = new Set<Promise<void>>();
 
-  constructor(d: ScanRunnerDeps) { this.d = d; }
+  constructor(d: ScanRunnerDeps) {
+    this.d = d;
+  }
 
   /** Resumes every scan the journal holds (after a restart). */
   resume(): void {
@@ -57,7 +59,11 @@ export class ScanRunner {
     const status = await this.d.scanner.status().catch(() => undefined);
     if (!status?.connected) return { ok: false, reason: 'failed', message: 'the scanner is not connected' };
     const entry: JournalEntry<ScanJobData> = {
-      task, kind: 'scan', state: 'running', boot: this.d.boot, acceptedAt: this.d.now(),
+      task,
+      kind: 'scan',
+      state: 'running',
+      boot: this.d.boot,
+      acceptedAt: this.d.now(),
       data: { params: p, items: [], sheets: 0 },
     };
     await this.d.journal.put(entry);
@@ -99,17 +105,32 @@ export class ScanRunner {
   }
 
   private run(entry: JournalEntry<ScanJobData>, resume: boolean): void {
-    const job = new ScanJob({
-      scanner: this.d.scanner, journal: this.d.journal, outbox: this.d.outbox, requests: this.d.requests,
-      dir: this.d.dir, now: this.d.now, log: this.d.log,
-      ...(this.d.backoff ? { backoff: this.d.backoff } : {}),
-      ...(this.d.itemLimits ? { itemLimits: this.d.itemLimits } : {}),
-      boxUuid: this.d.boxUuid, userAgent: this.d.userAgent, ...(this.d.direct ? { direct: this.d.direct } : {}),
-    }, entry, resume);
+    const job = new ScanJob(
+      {
+        scanner: this.d.scanner,
+        journal: this.d.journal,
+        outbox: this.d.outbox,
+        requests: this.d.requests,
+        dir: this.d.dir,
+        now: this.d.now,
+        log: this.d.log,
+        ...(this.d.backoff ? { backoff: this.d.backoff } : {}),
+        ...(this.d.itemLimits ? { itemLimits: this.d.itemLimits } : {}),
+        boxUuid: this.d.boxUuid,
+        userAgent: this.d.userAgent,
+        ...(this.d.direct ? { direct: this.d.direct } : {}),
+      },
+      entry,
+      resume,
+    );
     this.scans.set(entry.task, job);
     // Cleaning up is best effort (a disk error must not take the agent down); what stays is
     // taken up at the next acknowledgement or start.
-    const cleanup = job.done.then(() => { this.d.changed(); return this.d.ended(entry.task); })
+    const cleanup = job.done
+      .then(() => {
+        this.d.changed();
+        return this.d.ended(entry.task);
+      })
       .catch((e: unknown) => this.d.log('finished scan not cleaned up', { task: entry.task, error: messageOf(e) }))
       .finally(() => this.cleanups.delete(cleanup));
     this.cleanups.add(cleanup);
@@ -120,6 +141,9 @@ export class ScanRunner {
 function settles(p: Promise<unknown>, ms: number): Promise<void> {
   return new Promise((resolve) => {
     const t = setTimeout(resolve, ms);
-    void p.finally(() => { clearTimeout(t); resolve(); });
+    void p.finally(() => {
+      clearTimeout(t);
+      resolve();
+    });
   });
 }

@@ -55,12 +55,18 @@ export const DEFAULT_STABLE_MS = 30_000;
  */
 export function busyReason(code: unknown): string | undefined {
   switch (code) {
-    case 3: return 'server unavailable (CONNACK 3)';
-    case 0x88: return 'server unavailable (CONNACK 0x88)';
-    case 0x89: return 'server busy (CONNACK 0x89)';
-    case 0x97: return 'quota exceeded (CONNACK 0x97)';
-    case 0x9f: return 'connection rate exceeded (CONNACK 0x9F)';
-    default: return undefined;
+    case 3:
+      return 'server unavailable (CONNACK 3)';
+    case 0x88:
+      return 'server unavailable (CONNACK 0x88)';
+    case 0x89:
+      return 'server busy (CONNACK 0x89)';
+    case 0x97:
+      return 'quota exceeded (CONNACK 0x97)';
+    case 0x9f:
+      return 'connection rate exceeded (CONNACK 0x9F)';
+    default:
+      return undefined;
   }
 }
 
@@ -79,8 +85,10 @@ export class BoxLink extends EventEmitter<LinkEvents> {
     super();
     this.o = o;
     this.backoff = new Backoff({
-      stableMs: DEFAULT_STABLE_MS, ...(o.backoff ?? { baseMs: 1000, maxMs: DEFAULT_RECONNECT_MAX_MS }),
-      ...(o.random ? { random: o.random } : {}), ...(o.now ? { now: o.now } : {}),
+      stableMs: DEFAULT_STABLE_MS,
+      ...(o.backoff ?? { baseMs: 1000, maxMs: DEFAULT_RECONNECT_MAX_MS }),
+      ...(o.random ? { random: o.random } : {}),
+      ...(o.now ? { now: o.now } : {}),
     });
   }
 
@@ -116,7 +124,8 @@ export class BoxLink extends EventEmitter<LinkEvents> {
       this.connected = true;
       this.backoff.succeeded();
       client.subscribe(topics.cmd(this.o.uuid), { qos: 1 }, (err, granted) => {
-        if (err || granted?.some((g) => g.qos === 128)) this.emit('error', err ?? new Error('command subscription refused'));
+        if (err || granted?.some((g) => g.qos === 128))
+          this.emit('error', err ?? new Error('command subscription refused'));
       });
       client.publish(topics.presence(this.o.uuid), this.presence(true), { qos: 1, retain: true });
       this.emit('connected');
@@ -156,7 +165,10 @@ export class BoxLink extends EventEmitter<LinkEvents> {
     const delay = this.backoff.next();
     // Not unref'd: while the box waits to reconnect nothing else may hold the event loop,
     // and an unref'd timer let the agent process exit at the first outage.
-    this.timer = setTimeout(() => { this.timer = undefined; if (!this.stopped) this.connect(); }, delay);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (!this.stopped) this.connect();
+    }, delay);
   }
 
   async publish(topic: string, payload: string, opts: { qos?: 0 | 1; retain?: boolean } = {}): Promise<void> {
@@ -168,12 +180,17 @@ export class BoxLink extends EventEmitter<LinkEvents> {
   /** Says goodbye (presence offline) and disconnects; no reconnect until start() again. */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) { clearTimeout(this.timer); this.timer = undefined; }
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
     const c = this.client;
     this.client = undefined;
     if (!c) return;
     if (this.connected) {
-      await c.publishAsync(topics.presence(this.o.uuid), this.presence(false), { qos: 1, retain: true }).catch(() => undefined);
+      await c
+        .publishAsync(topics.presence(this.o.uuid), this.presence(false), { qos: 1, retain: true })
+        .catch(() => undefined);
     }
     this.connected = false;
     await c.endAsync().catch(() => undefined);

@@ -14,24 +14,38 @@ export class BoxRequests {
   private readonly uuid: string;
   private readonly pending = new Map<string, { resolve: (r: ReplyParams) => void; timer: NodeJS.Timeout }>();
 
-  constructor(link: Pick<BoxLink, 'publish'>, uuid: string) { this.link = link; this.uuid = uuid; }
+  constructor(link: Pick<BoxLink, 'publish'>, uuid: string) {
+    this.link = link;
+    this.uuid = uuid;
+  }
 
-  async ask(type: BoxRequestType, params: Record<string, unknown>, timeoutMs = 10_000): Promise<Record<string, unknown>> {
+  async ask(
+    type: BoxRequestType,
+    params: Record<string, unknown>,
+    timeoutMs = 10_000,
+  ): Promise<Record<string, unknown>> {
     const id = randomUUID();
     const answered = new Promise<ReplyParams>((resolve, reject) => {
-      const timer = setTimeout(() => { this.pending.delete(id); reject(new Error(`no reply to ${type} within ${timeoutMs} ms`)); }, timeoutMs);
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new Error(`no reply to ${type} within ${timeoutMs} ms`));
+      }, timeoutMs);
       this.pending.set(id, { resolve, timer });
     });
     try {
       await this.link.publish(topics.req(this.uuid), JSON.stringify({ v: 1, id, type, params }), { qos: 1 });
     } catch (e) {
       const p = this.pending.get(id);
-      if (p) { clearTimeout(p.timer); this.pending.delete(id); }
+      if (p) {
+        clearTimeout(p.timer);
+        this.pending.delete(id);
+      }
       throw e;
     }
     const r = await answered;
     // A failure for now is no refusal: the caller asks again, as after no reply at all.
-    if (!r.ok && r.retry) throw new Error(`${type} failed on the server (${r.error ?? 'no reason given'}); asking again`);
+    if (!r.ok && r.retry)
+      throw new Error(`${type} failed on the server (${r.error ?? 'no reason given'}); asking again`);
     if (!r.ok) throw new RequestRefusedError(r.error ?? `${type} refused`);
     return r.data ?? {};
   }
@@ -46,6 +60,9 @@ export class BoxRequests {
   }
 
   close(): void {
-    for (const [id, p] of this.pending) { clearTimeout(p.timer); this.pending.delete(id); }
+    for (const [id, p] of this.pending) {
+      clearTimeout(p.timer);
+      this.pending.delete(id);
+    }
   }
 }

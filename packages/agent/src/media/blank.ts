@@ -53,7 +53,12 @@ export interface BlankVerdict {
 }
 
 /** An 8-bit greyscale image. */
-export interface GreyImage { data: Uint8Array; width: number; height: number; dpi: number }
+export interface GreyImage {
+  data: Uint8Array;
+  width: number;
+  height: number;
+  dpi: number;
+}
 
 export interface InkMeasure {
   coverage: number;
@@ -71,7 +76,10 @@ const STREAK_DARKER = 0.03;
 function percentile(hist: Uint32Array, count: number, p: number): number {
   const want = count * p;
   let acc = 0;
-  for (let v = 0; v < 256; v++) { acc += hist[v]!; if (acc >= want) return v; }
+  for (let v = 0; v < 256; v++) {
+    acc += hist[v]!;
+    if (acc >= want) return v;
+  }
   return 255;
 }
 
@@ -83,7 +91,8 @@ function dilate(mask: Uint8Array, w: number, h: number, r: number): Uint8Array {
     const row = y * w;
     for (let x = 0; x < w; x++) {
       if (!mask[row + x]) continue;
-      const a = Math.max(0, x - r), b = Math.min(w - 1, x + r);
+      const a = Math.max(0, x - r),
+        b = Math.min(w - 1, x + r);
       for (let k = a; k <= b; k++) tmp[row + k] = 1;
     }
   }
@@ -91,7 +100,8 @@ function dilate(mask: Uint8Array, w: number, h: number, r: number): Uint8Array {
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       if (!tmp[y * w + x]) continue;
-      const a = Math.max(0, y - r), b = Math.min(h - 1, y + r);
+      const a = Math.max(0, y - r),
+        b = Math.min(h - 1, y + r);
       for (let k = a; k <= b; k++) out[k * w + x] = 1;
     }
   }
@@ -124,9 +134,21 @@ export function inkCoverage(img: GreyImage, rule: BlankRule = BLANK_RULE): InkMe
   // Allocated at the first dark border pixel: most pages have none.
   let stack: Int32Array | undefined;
   let sp = 0;
-  const seed = (i: number) => { if (!excluded[i] && data[i]! < dark) { excluded[i] = 1; stack ??= new Int32Array(n); stack[sp++] = i; } };
-  for (let x = 0; x < w; x++) { seed(x); seed((h - 1) * w + x); }
-  for (let y = 0; y < h; y++) { seed(y * w); seed(y * w + w - 1); }
+  const seed = (i: number) => {
+    if (!excluded[i] && data[i]! < dark) {
+      excluded[i] = 1;
+      stack ??= new Int32Array(n);
+      stack[sp++] = i;
+    }
+  };
+  for (let x = 0; x < w; x++) {
+    seed(x);
+    seed((h - 1) * w + x);
+  }
+  for (let y = 0; y < h; y++) {
+    seed(y * w);
+    seed(y * w + w - 1);
+  }
   let backingCount = sp;
   while (sp > 0) {
     const i = stack![--sp]!;
@@ -139,13 +161,18 @@ export function inkCoverage(img: GreyImage, rule: BlankRule = BLANK_RULE): InkMe
     backingCount += sp - before;
   }
   let backing = backingCount / n;
-  if (backing > 0.5) { excluded = new Uint8Array(n); backing = 0; }
-  else if (backingCount > 0) excluded = dilate(excluded, w, h, Math.max(1, Math.round(pxmm)));
+  if (backing > 0.5) {
+    excluded = new Uint8Array(n);
+    backing = 0;
+  } else if (backingCount > 0) excluded = dilate(excluded, w, h, Math.max(1, Math.round(pxmm)));
 
   // 3. Margin.
   for (let y = 0; y < h; y++) {
     const row = y * w;
-    if (y < m || y >= h - m) { excluded.fill(1, row, row + w); continue; }
+    if (y < m || y >= h - m) {
+      excluded.fill(1, row, row + w);
+      continue;
+    }
     excluded.fill(1, row, row + m);
     excluded.fill(1, row + w - m, row + w);
   }
@@ -159,17 +186,29 @@ export function inkCoverage(img: GreyImage, rule: BlankRule = BLANK_RULE): InkMe
   const colMean = new Float32Array(w);
   const near: number[] = [];
   for (let b = 0; b < bands; b++) {
-    const y0 = m + Math.floor(b * bandRows), y1 = m + Math.floor((b + 1) * bandRows);
+    const y0 = m + Math.floor(b * bandRows),
+      y1 = m + Math.floor((b + 1) * bandRows);
     for (let x = 0; x < w; x++) {
-      let sum = 0, c = 0;
-      for (let y = y0; y < y1; y++) { const k = y * w + x; if (!excluded[k]) { sum += data[k]!; c++; } }
+      let sum = 0,
+        c = 0;
+      for (let y = y0; y < y1; y++) {
+        const k = y * w + x;
+        if (!excluded[k]) {
+          sum += data[k]!;
+          c++;
+        }
+      }
       colMean[x] = c > (y1 - y0) / 2 ? sum / c : NaN;
     }
     for (let x = 0; x < w; x++) {
       if (!isStreak[x]) continue;
-      if (x < m || x >= w - m || Number.isNaN(colMean[x]!)) { isStreak[x] = 0; continue; }
+      if (x < m || x >= w - m || Number.isNaN(colMean[x]!)) {
+        isStreak[x] = 0;
+        continue;
+      }
       near.length = 0;
-      for (let d = 2; d <= 5; d++) for (const xx of [x - d, x + d]) if (xx >= 0 && xx < w && !Number.isNaN(colMean[xx]!)) near.push(colMean[xx]!);
+      for (let d = 2; d <= 5; d++)
+        for (const xx of [x - d, x + d]) if (xx >= 0 && xx < w && !Number.isNaN(colMean[xx]!)) near.push(colMean[xx]!);
       near.sort((p, q) => p - q);
       if (near.length < 4 || !(colMean[x]! < near[near.length >> 1]! - STREAK_DARKER * paper)) isStreak[x] = 0;
     }
@@ -178,7 +217,8 @@ export function inkCoverage(img: GreyImage, rule: BlankRule = BLANK_RULE): InkMe
 
   // 5. Local paper level per tile.
   const t = Math.max(4, Math.round(rule.tileMm * pxmm));
-  const tx = Math.ceil(w / t), ty = Math.ceil(h / t);
+  const tx = Math.ceil(w / t),
+    ty = Math.ceil(h / t);
   const local = new Float32Array(tx * ty);
   const th = new Uint32Array(256);
   for (let j = 0; j < ty; j++) {
@@ -188,7 +228,10 @@ export function inkCoverage(img: GreyImage, rule: BlankRule = BLANK_RULE): InkMe
       for (let y = j * t; y < Math.min(h, (j + 1) * t); y++) {
         for (let x = i * t; x < Math.min(w, (i + 1) * t); x++) {
           const k = y * w + x;
-          if (!excluded[k]) { th[data[k]!]!++; c++; }
+          if (!excluded[k]) {
+            th[data[k]!]!++;
+            c++;
+          }
         }
       }
       local[j * tx + i] = c >= (t * t) / 4 ? percentile(th, c, 0.9) : -1;
@@ -199,10 +242,12 @@ export function inkCoverage(img: GreyImage, rule: BlankRule = BLANK_RULE): InkMe
   for (let j = 0; j < ty; j++) {
     for (let i = 0; i < tx; i++) {
       let best = -1;
-      for (let dj = -1; dj <= 1; dj++) for (let di = -1; di <= 1; di++) {
-        const jj = j + dj, ii = i + di;
-        if (jj >= 0 && jj < ty && ii >= 0 && ii < tx) best = Math.max(best, local[jj * tx + ii]!);
-      }
+      for (let dj = -1; dj <= 1; dj++)
+        for (let di = -1; di <= 1; di++) {
+          const jj = j + dj,
+            ii = i + di;
+          if (jj >= 0 && jj < ty && ii >= 0 && ii < tx) best = Math.max(best, local[jj * tx + ii]!);
+        }
       threshold[j * tx + i] = Math.max(best < 0 ? paper : best, floor) * (1 - rule.inkContrast);
     }
   }
@@ -227,7 +272,17 @@ export function inkCoverage(img: GreyImage, rule: BlankRule = BLANK_RULE): InkMe
     for (let x = 1; x < w - 1; x++) {
       const k = y * w + x;
       if (!ink[k]) continue;
-      if (ink[k - 1] || ink[k + 1] || ink[k - w] || ink[k + w] || ink[k - w - 1] || ink[k - w + 1] || ink[k + w - 1] || ink[k + w + 1]) count++;
+      if (
+        ink[k - 1] ||
+        ink[k + 1] ||
+        ink[k - w] ||
+        ink[k + w] ||
+        ink[k - w - 1] ||
+        ink[k - w + 1] ||
+        ink[k + w - 1] ||
+        ink[k + w + 1]
+      )
+        count++;
     }
   }
   return { coverage: count / judged, paper, backing };
@@ -242,12 +297,25 @@ export function inkCoverage(img: GreyImage, rule: BlankRule = BLANK_RULE): InkMe
 export async function greyThumbnail(page: ScannedPage, dpi: number = BLANK_RULE.detectDpi): Promise<GreyImage> {
   const f = page.dpi / dpi;
   let s = await pageSharp(page);
-  if (f >= 1.5) s = s.resize({ width: Math.max(3, Math.round(page.width / f)), height: Math.max(3, Math.round(page.height / f)), fit: 'fill' });
+  if (f >= 1.5)
+    s = s.resize({
+      width: Math.max(3, Math.round(page.width / f)),
+      height: Math.max(3, Math.round(page.height / f)),
+      fit: 'fill',
+    });
   const img = page.image;
-  const channels = img.format === 'raw' ? img.channels : img.format === 'jpeg' ? (jpegInfo(img.data)?.components ?? 3) : ((await (await pageSharp(page)).metadata()).channels ?? 3);
+  const channels =
+    img.format === 'raw'
+      ? img.channels
+      : img.format === 'jpeg'
+        ? (jpegInfo(img.data)?.components ?? 3)
+        : ((await (await pageSharp(page)).metadata()).channels ?? 3);
   if (channels >= 3) s = s.extractChannel(1);
   const { data, info } = await s.raw().toBuffer({ resolveWithObject: true });
-  const out = info.channels === 1 ? new Uint8Array(data.buffer, data.byteOffset, info.width * info.height) : new Uint8Array(info.width * info.height).map((_, i) => data[i * info.channels]!);
+  const out =
+    info.channels === 1
+      ? new Uint8Array(data.buffer, data.byteOffset, info.width * info.height)
+      : new Uint8Array(info.width * info.height).map((_, i) => data[i * info.channels]!);
   return { data: out, width: info.width, height: info.height, dpi: page.dpi * (info.width / page.width) };
 }
 

@@ -6,7 +6,12 @@
 import { writeFile } from 'node:fs/promises';
 import { displayedSize, readJpegHeader } from '@boxhub/protocol/jpeg-header.ts';
 
-export interface Margins { top: number; bottom: number; left: number; right: number }
+export interface Margins {
+  top: number;
+  bottom: number;
+  left: number;
+  right: number;
+}
 export interface JpegPage {
   /** Page size, points. */
   width: number;
@@ -22,14 +27,22 @@ type Fn = (p: Pt) => Pt;
 /** Stored (y down) → displayed (y down) for EXIF orientations 1-8 (TIFF 6.0 tag 274). */
 function orient(o: number, w: number, h: number): Fn {
   switch (o) {
-    case 2: return ([x, y]) => [w - x, y];
-    case 3: return ([x, y]) => [w - x, h - y];
-    case 4: return ([x, y]) => [x, h - y];
-    case 5: return ([x, y]) => [y, x];
-    case 6: return ([x, y]) => [h - y, x];
-    case 7: return ([x, y]) => [h - y, w - x];
-    case 8: return ([x, y]) => [y, w - x];
-    default: return (p) => p;
+    case 2:
+      return ([x, y]) => [w - x, y];
+    case 3:
+      return ([x, y]) => [w - x, h - y];
+    case 4:
+      return ([x, y]) => [x, h - y];
+    case 5:
+      return ([x, y]) => [y, x];
+    case 6:
+      return ([x, y]) => [h - y, x];
+    case 7:
+      return ([x, y]) => [h - y, w - x];
+    case 8:
+      return ([x, y]) => [y, w - x];
+    default:
+      return (p) => p;
   }
 }
 
@@ -42,7 +55,10 @@ function matrixOf(t: Fn): [number, number, number, number, number, number] {
 }
 
 /** Where the picture lands: the CTM that maps the image's unit square onto the page. */
-export function placement(img: { width: number; height: number; orientation: number }, page: JpegPage): { matrix: [number, number, number, number, number, number]; turned: boolean; scale: number } {
+export function placement(
+  img: { width: number; height: number; orientation: number },
+  page: JpegPage,
+): { matrix: [number, number, number, number, number, number]; turned: boolean; scale: number } {
   const { width: w, height: h } = img;
   const shown = displayedSize({ ...img, components: 3, progressive: false });
   const ax = page.margins.left;
@@ -50,16 +66,16 @@ export function placement(img: { width: number; height: number; orientation: num
   const aw = page.width - page.margins.left - page.margins.right;
   const ah = page.height - page.margins.top - page.margins.bottom;
   // Turn a landscape picture on a portrait area (and the other way round) when it is not square.
-  const turned = shown.width !== shown.height && aw !== ah && (shown.width > shown.height) !== (aw > ah);
+  const turned = shown.width !== shown.height && aw !== ah && shown.width > shown.height !== aw > ah;
   const W = turned ? shown.height : shown.width;
   const H = turned ? shown.width : shown.height;
   const s = page.scaling === 'fill' ? Math.max(aw / W, ah / H) : Math.min(aw / W, ah / H);
   const ox = ax + (aw - W * s) / 2;
   const oy = ay + (ah - H * s) / 2;
-  const toStored: Fn = ([u, v]) => [u * w, (1 - v) * h];            // image unit square (y up) → stored pixels (y down)
-  const exif = orient(img.orientation, w, h);                        // → displayed pixels (y down)
+  const toStored: Fn = ([u, v]) => [u * w, (1 - v) * h]; // image unit square (y up) → stored pixels (y down)
+  const exif = orient(img.orientation, w, h); // → displayed pixels (y down)
   const turn: Fn = turned ? ([x, y]) => [shown.height - y, x] : (p) => p; // a quarter clockwise
-  const toPage: Fn = ([x, y]) => [ox + x * s, oy + (H - y) * s];     // → page points (y up)
+  const toPage: Fn = ([x, y]) => [ox + x * s, oy + (H - y) * s]; // → page points (y up)
   return { matrix: matrixOf((p) => toPage(turn(exif(toStored(p))))), turned, scale: s };
 }
 
@@ -67,7 +83,16 @@ export async function jpegToPdf(jpeg: Uint8Array, out: string, page: JpegPage): 
   const header = readJpegHeader(jpeg);
   // pdf-lib is loaded with the first JPG task, not at the agent's start (docs/box-protocol.md,
   // "Memory on the box").
-  const { PDFDocument, clip, concatTransformationMatrix, drawObject, endPath, popGraphicsState, pushGraphicsState, rectangle } = await import('pdf-lib');
+  const {
+    PDFDocument,
+    clip,
+    concatTransformationMatrix,
+    drawObject,
+    endPath,
+    popGraphicsState,
+    pushGraphicsState,
+    rectangle,
+  } = await import('pdf-lib');
   const doc = await PDFDocument.create();
   const image = await doc.embedJpg(jpeg);
   const p = doc.addPage([page.width, page.height]);
@@ -77,7 +102,9 @@ export async function jpegToPdf(jpeg: Uint8Array, out: string, page: JpegPage): 
   p.pushOperators(
     pushGraphicsState(),
     // Fill overflows the area: cut it at the area's edge (the page edge when borderless).
-    rectangle(m.left, m.bottom, page.width - m.left - m.right, page.height - m.top - m.bottom), clip(), endPath(),
+    rectangle(m.left, m.bottom, page.width - m.left - m.right, page.height - m.top - m.bottom),
+    clip(),
+    endPath(),
     concatTransformationMatrix(...matrix),
     drawObject(name),
     popGraphicsState(),

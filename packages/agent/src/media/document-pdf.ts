@@ -10,7 +10,10 @@ import { describeFailure, runLimited, type ToolLimits } from './document-tools.t
 import type { PageItem } from './document-plan.ts';
 
 export class PdfToolError extends Error {
-  constructor(message: string) { super(message); this.name = 'PdfToolError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'PdfToolError';
+  }
 }
 
 export interface PdfInfo {
@@ -24,7 +27,8 @@ const ok = (code: number | null) => code === 0 || code === 3;
 
 /** Words for a built-in engine run that did not finish (the same wording as describeFailure). */
 function builtinFailure(r: Exclude<BuiltinOutcome<unknown>, { ok: true }>, limits: ToolLimits): string {
-  if (r.reason === 'memory' || r.reason === 'bomb') return `the built-in PDF engine needed more than ${limits.memoryBytes >> 20} MiB of memory`;
+  if (r.reason === 'memory' || r.reason === 'bomb')
+    return `the built-in PDF engine needed more than ${limits.memoryBytes >> 20} MiB of memory`;
   return `the built-in PDF engine ${r.reason === 'failed' ? `failed: ${r.message}` : r.message}`;
 }
 
@@ -60,7 +64,7 @@ export async function writeBlankPdf(path: string, widthPt: number, heightPt: num
 /** "1-3,5,7-9": runs of ascending pages, for qpdf's page-range syntax. */
 export function rangeText(pages: readonly number[]): string {
   const parts: string[] = [];
-  for (let i = 0; i < pages.length;) {
+  for (let i = 0; i < pages.length; ) {
     let j = i;
     while (j + 1 < pages.length && pages[j + 1] === pages[j]! + 1) j++;
     parts.push(i === j ? `${pages[i]}` : `${pages[i]}-${pages[j]}`);
@@ -73,14 +77,26 @@ export function rangeText(pages: readonly number[]): string {
  * qpdf --empty --pages SRC 3,1-2 BLANK 1 SRC 5 -- OUT. The arguments go through an @file
  * (qpdf reads arguments from `@path`), so hundreds of copies do not hit the command-line limit.
  */
-export async function buildPdf(o: { source: string; blank?: string; sequence: readonly PageItem[]; out: string; argsFile: string; limits: ToolLimits; signal?: AbortSignal }): Promise<void> {
+export async function buildPdf(o: {
+  source: string;
+  blank?: string;
+  sequence: readonly PageItem[];
+  out: string;
+  argsFile: string;
+  limits: ToolLimits;
+  signal?: AbortSignal;
+}): Promise<void> {
   if (structureEngine() === 'builtin') {
-    const r = await runBuiltin<void>({ kind: 'build', source: o.source, ...(o.blank ? { blank: o.blank } : {}), sequence: o.sequence, out: o.out }, o.limits, o.signal);
+    const r = await runBuiltin<void>(
+      { kind: 'build', source: o.source, ...(o.blank ? { blank: o.blank } : {}), sequence: o.sequence, out: o.out },
+      o.limits,
+      o.signal,
+    );
     if (!r.ok) throw new PdfToolError(`the box could not rearrange the pages: ${builtinFailure(r, o.limits)}`);
     return;
   }
   const args = ['--empty', '--pages'];
-  for (let i = 0; i < o.sequence.length;) {
+  for (let i = 0; i < o.sequence.length; ) {
     const blank = o.sequence[i] === 'blank';
     let j = i;
     while (j < o.sequence.length && (o.sequence[j] === 'blank') === blank) j++;
@@ -97,5 +113,6 @@ export async function buildPdf(o: { source: string; blank?: string; sequence: re
   args.push('--', '--deterministic-id', o.out);
   await writeFile(o.argsFile, `${args.join('\n')}\n`);
   const r = await runLimited('qpdf', [`@${o.argsFile}`], o.limits, o.signal);
-  if (!ok(r.code)) throw new PdfToolError(`the box could not rearrange the pages: ${describeFailure('qpdf', r, o.limits)}`);
+  if (!ok(r.code))
+    throw new PdfToolError(`the box could not rearrange the pages: ${describeFailure('qpdf', r, o.limits)}`);
 }

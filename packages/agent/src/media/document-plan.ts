@@ -53,7 +53,10 @@ export interface PagePlan {
 }
 
 export class PageRangeError extends Error {
-  constructor(message: string) { super(message); this.name = 'PageRangeError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'PageRangeError';
+  }
 }
 
 /** The selected pages in order (1..pages when no ranges). */
@@ -70,7 +73,8 @@ export function selectedPages(pages: number, ranges?: readonly PageRange[]): num
 
 const sheetsOf = (seq: PageItem[]): PageItem[][] => {
   const sheets: PageItem[][] = [];
-  for (let i = 0; i < seq.length; i += 2) sheets.push(seq.slice(i, i + 2).concat(seq.length - i === 1 ? ['blank'] : []));
+  for (let i = 0; i < seq.length; i += 2)
+    sheets.push(seq.slice(i, i + 2).concat(seq.length - i === 1 ? ['blank'] : []));
   return sheets;
 };
 
@@ -83,8 +87,9 @@ export function planPages(req: PageRequest, printer: PrinterPageFeatures): PageP
   const ranged = req.ranges?.length ? req.ranges : undefined;
 
   const wantCollation = req.copies > 1;
-  const printerCopies = req.copies <= printer.maxCopies
-    && (!wantCollation || (req.collate ? printer.collation.collated : printer.collation.uncollated));
+  const printerCopies =
+    req.copies <= printer.maxCopies &&
+    (!wantCollation || (req.collate ? printer.collation.collated : printer.collation.uncollated));
   const boxReverse = req.reverse && !printer.reverseDelivery;
   // page-ranges is only as good as the printer's reading of it; ranges that repeat or go
   // backwards in order are not expressible as sorted rangeOfInteger values (RFC 8011 §5.2.7).

@@ -5,7 +5,12 @@ import { runLimited as run, type ToolLimits, type ToolResult } from '@boxhub/pdf
 
 export type { ToolLimits, ToolResult };
 
-export const DEFAULT_TOOL_LIMITS: ToolLimits = { memoryBytes: 512 << 20, cpuSeconds: 60, timeoutMs: 120_000, maxOutputBytes: 64 << 20 };
+export const DEFAULT_TOOL_LIMITS: ToolLimits = {
+  memoryBytes: 512 << 20,
+  cpuSeconds: 60,
+  timeoutMs: 120_000,
+  maxOutputBytes: 64 << 20,
+};
 
 /** Why a run failed, in words for a task's message. */
 export function describeFailure(tool: string, r: ToolResult, limits: ToolLimits): string {
@@ -16,12 +21,18 @@ export function describeFailure(tool: string, r: ToolResult, limits: ToolLimits)
   // failed allocation under --as ends in std::bad_alloc → abort, or the OOM path).
   if (r.signal === 'SIGXCPU') return `${tool} used more than ${limits.cpuSeconds} s of CPU`;
   if (r.signal) return `${tool} needed more than ${limits.memoryBytes >> 20} MiB of memory (${r.signal})`;
-  if (/bad_alloc|out of memory|cannot allocate/i.test(r.stderr)) return `${tool} needed more than ${limits.memoryBytes >> 20} MiB of memory`;
+  if (/bad_alloc|out of memory|cannot allocate/i.test(r.stderr))
+    return `${tool} needed more than ${limits.memoryBytes >> 20} MiB of memory`;
   const first = r.stderr.split('\n').find((l) => l.trim()) ?? '';
   return `${tool} failed (exit ${r.code}): ${first.slice(0, 300)}`;
 }
 
 /** The shared runner with the box's default limits. */
-export function runLimited(cmd: string, args: readonly string[], limits: ToolLimits = DEFAULT_TOOL_LIMITS, signal?: AbortSignal): Promise<ToolResult> {
+export function runLimited(
+  cmd: string,
+  args: readonly string[],
+  limits: ToolLimits = DEFAULT_TOOL_LIMITS,
+  signal?: AbortSignal,
+): Promise<ToolResult> {
   return run(cmd, args, limits, signal);
 }

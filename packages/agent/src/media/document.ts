@@ -14,7 +14,10 @@ import { jpegToPdf, type Margins } from './document-jpeg.ts';
 /** The document cannot be printed as it is (damaged, encrypted, a page range beyond its end,
  *  over a limit): nothing was sent to the printer. Print error 4004 document_invalid. */
 export class PrintDocumentError extends PrintRejectedError {
-  constructor(message: string) { super(message); this.name = 'PrintDocumentError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'PrintDocumentError';
+  }
 }
 
 export interface DocumentLimits {
@@ -75,39 +78,75 @@ export async function prepareDocument(i: PrepareInput): Promise<PreparedDocument
   const limits = i.limits ?? DEFAULT_DOCUMENT_LIMITS;
   const made: string[] = [];
   const base = join(i.workDir, basename(i.file));
-  const cleanup = async () => { await Promise.all(made.map((f) => rm(f, { force: true }))); };
+  const cleanup = async () => {
+    await Promise.all(made.map((f) => rm(f, { force: true })));
+  };
   try {
     return await prepare(i, limits, base, made, cleanup);
   } catch (e) {
     await cleanup();
-    if (e instanceof PageRangeError || e instanceof PdfToolError || e instanceof JpegError) throw new PrintDocumentError(e.message);
+    if (e instanceof PageRangeError || e instanceof PdfToolError || e instanceof JpegError)
+      throw new PrintDocumentError(e.message);
     throw e;
   }
 }
 
-async function prepare(i: PrepareInput, limits: DocumentLimits, base: string, made: string[], cleanup: () => Promise<void>): Promise<PreparedDocument> {
+async function prepare(
+  i: PrepareInput,
+  limits: DocumentLimits,
+  base: string,
+  made: string[],
+  cleanup: () => Promise<void>,
+): Promise<PreparedDocument> {
   const o = i.options;
-  const scaling = o.borderless ? 'fill' as const : 'fit' as const;
+  const scaling = o.borderless ? ('fill' as const) : ('fit' as const);
   const duplex = o.duplex !== undefined && o.duplex !== 'SVC_DP_NONE';
-  const pageReq = { reverse: o.reverse, duplex, copies: o.copies, collate: o.collate, ...(o.page_ranges ? { ranges: o.page_ranges } : {}) };
+  const pageReq = {
+    reverse: o.reverse,
+    duplex,
+    copies: o.copies,
+    collate: o.collate,
+    ...(o.page_ranges ? { ranges: o.page_ranges } : {}),
+  };
 
   let pdf = i.file;
   let sourcePages: number;
   if (i.format === 'jpg') {
     const size = (await stat(i.file)).size;
-    if (size > limits.maxFileBytes) throw new PrintDocumentError(`the JPEG is ${size} bytes, over the box's ${limits.maxFileBytes}`);
+    if (size > limits.maxFileBytes)
+      throw new PrintDocumentError(`the JPEG is ${size} bytes, over the box's ${limits.maxFileBytes}`);
     const jpeg = await readFile(i.file);
     const h = readJpegHeader(jpeg);
-    if (h.width * h.height > limits.maxJpegPixels) throw new PrintDocumentError(`the JPEG is ${h.width}×${h.height} pixels, over the box's ${limits.maxJpegPixels}`);
+    if (h.width * h.height > limits.maxJpegPixels)
+      throw new PrintDocumentError(`the JPEG is ${h.width}×${h.height} pixels, over the box's ${limits.maxJpegPixels}`);
     const plan = planPages({ ...pageReq, pages: 1 }, i.printer.pages);
     // The printer scales the JPEG itself only when it says it can, the box need not touch the
     // page, and the picture is stored upright (EXIF handling varies between printers).
-    if (i.printer.formats.includes('image/jpeg') && i.printer.printScaling.includes(scaling) && plan.sequence === null && h.orientation === 1) {
-      return { path: i.file, mimeType: 'image/jpeg', printer: { ...plan.printer, printScaling: scaling }, sourcePages: 1, sentPages: 1, sides: plan.sides, built: false, cleanup };
+    if (
+      i.printer.formats.includes('image/jpeg') &&
+      i.printer.printScaling.includes(scaling) &&
+      plan.sequence === null &&
+      h.orientation === 1
+    ) {
+      return {
+        path: i.file,
+        mimeType: 'image/jpeg',
+        printer: { ...plan.printer, printScaling: scaling },
+        sourcePages: 1,
+        sentPages: 1,
+        sides: plan.sides,
+        built: false,
+        cleanup,
+      };
     }
     pdf = `${base}.page.pdf`;
     made.push(pdf);
-    await jpegToPdf(jpeg, pdf, { width: i.page.width, height: i.page.height, margins: o.borderless ? { top: 0, bottom: 0, left: 0, right: 0 } : i.page.margins, scaling });
+    await jpegToPdf(jpeg, pdf, {
+      width: i.page.width,
+      height: i.page.height,
+      margins: o.borderless ? { top: 0, bottom: 0, left: 0, right: 0 } : i.page.margins,
+      scaling,
+    });
     sourcePages = 1;
   } else {
     const info = await pdfInfo(i.file, limits.tool, i.signal);
@@ -118,10 +157,21 @@ async function prepare(i: PrepareInput, limits: DocumentLimits, base: string, ma
 
   const plan = planPages({ ...pageReq, pages: sourcePages }, i.printer.pages);
   if (plan.sequence === null) {
-    return { path: pdf, mimeType: 'application/pdf', printer: plan.printer, sourcePages, sentPages: sourcePages, sides: plan.sides, built: pdf !== i.file, cleanup };
+    return {
+      path: pdf,
+      mimeType: 'application/pdf',
+      printer: plan.printer,
+      sourcePages,
+      sentPages: sourcePages,
+      sides: plan.sides,
+      built: pdf !== i.file,
+      cleanup,
+    };
   }
   if (plan.sequence.length > limits.maxBuiltPages) {
-    throw new PrintDocumentError(`the box would have to build ${plan.sequence.length} pages (copies it makes itself included), over its ${limits.maxBuiltPages}`);
+    throw new PrintDocumentError(
+      `the box would have to build ${plan.sequence.length} pages (copies it makes itself included), over its ${limits.maxBuiltPages}`,
+    );
   }
   let blank: string | undefined;
   if (plan.sequence.includes('blank')) {
@@ -132,6 +182,23 @@ async function prepare(i: PrepareInput, limits: DocumentLimits, base: string, ma
   const out = `${base}.prepared.pdf`;
   const argsFile = `${base}.qpdf-args`;
   made.push(out, argsFile);
-  await buildPdf({ source: pdf, ...(blank ? { blank } : {}), sequence: plan.sequence, out, argsFile, limits: limits.tool, ...(i.signal ? { signal: i.signal } : {}) });
-  return { path: out, mimeType: 'application/pdf', printer: plan.printer, sourcePages, sentPages: plan.sequence.length, sides: plan.sides, built: true, cleanup };
+  await buildPdf({
+    source: pdf,
+    ...(blank ? { blank } : {}),
+    sequence: plan.sequence,
+    out,
+    argsFile,
+    limits: limits.tool,
+    ...(i.signal ? { signal: i.signal } : {}),
+  });
+  return {
+    path: out,
+    mimeType: 'application/pdf',
+    printer: plan.printer,
+    sourcePages,
+    sentPages: plan.sequence.length,
+    sides: plan.sides,
+    built: true,
+    cleanup,
+  };
 }

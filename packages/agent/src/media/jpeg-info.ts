@@ -18,9 +18,9 @@ export interface JpegInfo {
 
 /** ITU-T T.81 Annex K, table K.1: the standard luminance quantisation table, zig-zag order. */
 const STD_LUMA_ZIGZAG = [
-  16, 11, 12, 14, 12, 10, 16, 14, 13, 14, 18, 17, 16, 19, 24, 40, 26, 24, 22, 22, 24, 49, 35, 37,
-  29, 40, 58, 51, 61, 60, 57, 51, 56, 55, 64, 72, 92, 78, 64, 68, 87, 69, 55, 56, 80, 109, 81, 87,
-  95, 98, 103, 104, 103, 62, 77, 113, 121, 112, 100, 120, 92, 101, 103, 99,
+  16, 11, 12, 14, 12, 10, 16, 14, 13, 14, 18, 17, 16, 19, 24, 40, 26, 24, 22, 22, 24, 49, 35, 37, 29, 40, 58, 51, 61,
+  60, 57, 51, 56, 55, 64, 72, 92, 78, 64, 68, 87, 69, 55, 56, 80, 109, 81, 87, 95, 98, 103, 104, 103, 62, 77, 113, 121,
+  112, 100, 120, 92, 101, 103, 99,
 ];
 
 /** The table libjpeg's jpeg_set_quality(q, force_baseline) writes for the luminance table. */
@@ -39,7 +39,10 @@ export function estimateQuality(table: readonly number[]): number {
     let d = 0;
     for (let i = 0; i < 64; i++) d += Math.abs(t[i]! - (table[i] ?? 0));
     // `<=`: of equal fits (tables clamp to 1 near q 100) report the higher quality.
-    if (d <= bestDiff) { bestDiff = d; best = q; }
+    if (d <= bestDiff) {
+      bestDiff = d;
+      best = q;
+    }
   }
   return best;
 }
@@ -53,8 +56,14 @@ export function jpegInfo(data: Uint8Array): JpegInfo | undefined {
   while (pos + 4 <= data.length) {
     if (data[pos] !== 0xff) return undefined;
     const marker = data[pos + 1]!;
-    if (marker === 0xff) { pos++; continue; } // fill byte
-    if (marker === 0xd8 || (marker >= 0xd0 && marker <= 0xd7) || marker === 0x01) { pos += 2; continue; }
+    if (marker === 0xff) {
+      pos++;
+      continue;
+    } // fill byte
+    if (marker === 0xd8 || (marker >= 0xd0 && marker <= 0xd7) || marker === 0x01) {
+      pos += 2;
+      continue;
+    }
     if (marker === 0xd9 || marker === 0xda) return undefined; // EOI or scan data before a frame
     const len = (data[pos + 2]! << 8) | data[pos + 3]!;
     if (len < 2 || pos + 2 + len > data.length) return undefined;
@@ -70,7 +79,8 @@ export function jpegInfo(data: Uint8Array): JpegInfo | undefined {
         if (p + 1 + size > end) return undefined;
         if (tq === 0) {
           luma = [];
-          for (let i = 0; i < 64; i++) luma.push(pq ? (data[p + 1 + 2 * i]! << 8) | data[p + 2 + 2 * i]! : data[p + 1 + i]!);
+          for (let i = 0; i < 64; i++)
+            luma.push(pq ? (data[p + 1 + 2 * i]! << 8) | data[p + 2 + 2 * i]! : data[p + 1 + i]!);
         }
         p += 1 + size;
       }
@@ -103,7 +113,9 @@ function lookAheadLuma(data: Uint8Array, from: number): number[] | undefined {
     if (marker === 0xdb && (data[pos + 4]! & 15) === 0) {
       const pq = data[pos + 4]! >> 4;
       if (pos + 5 + (pq ? 128 : 64) > data.length) return undefined;
-      return Array.from({ length: 64 }, (_, i) => (pq ? (data[pos + 5 + 2 * i]! << 8) | data[pos + 6 + 2 * i]! : data[pos + 5 + i]!));
+      return Array.from({ length: 64 }, (_, i) =>
+        pq ? (data[pos + 5 + 2 * i]! << 8) | data[pos + 6 + 2 * i]! : data[pos + 5 + i]!,
+      );
     }
     pos += 2 + len;
   }

@@ -27,7 +27,8 @@ export interface PageJpeg {
 export const PASS_THROUGH_SLACK = 2;
 
 export async function pageToJpeg(page: ScannedPage, quality: number, color: ScanRequest['color']): Promise<PageJpeg> {
-  if (!Number.isInteger(quality) || quality < 1 || quality > 100) throw new RangeError(`JPEG quality must be an integer 1-100, not ${quality}`);
+  if (!Number.isInteger(quality) || quality < 1 || quality > 100)
+    throw new RangeError(`JPEG quality must be an integer 1-100, not ${quality}`);
   const img = page.image;
   if (img.format === 'jpeg') {
     const info = jpegInfo(img.data);
@@ -35,7 +36,13 @@ export async function pageToJpeg(page: ScannedPage, quality: number, color: Scan
       const q = img.quality ?? info.quality;
       const colourOk = color === 'color' || info.components === 1;
       if (colourOk && q !== undefined && q <= quality + PASS_THROUGH_SLACK) {
-        return { data: img.data, width: info.width, height: info.height, components: info.components, passedThrough: true };
+        return {
+          data: img.data,
+          width: info.width,
+          height: info.height,
+          components: info.components,
+          passedThrough: true,
+        };
       }
     }
   }

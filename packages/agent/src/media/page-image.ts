@@ -27,7 +27,9 @@ export async function pageSharp(page: ScannedPage): Promise<Sharp> {
   const img = page.image;
   if (img.format === 'raw') {
     if (img.data.length < page.width * page.height * img.channels) {
-      throw new RangeError(`raw page holds ${img.data.length} bytes, ${page.width}×${page.height}×${img.channels} needs ${page.width * page.height * img.channels}`);
+      throw new RangeError(
+        `raw page holds ${img.data.length} bytes, ${page.width}×${page.height}×${img.channels} needs ${page.width * page.height * img.channels}`,
+      );
     }
     return sharp(img.data, { raw: { width: page.width, height: page.height, channels: img.channels } });
   }

@@ -90,7 +90,11 @@ export class PdfItemWriter {
     try {
       if (sealer) await w.writeRaw(sealer.header);
       // The second line's high bytes mark the file as binary (§7.5.2).
-      const head = Buffer.concat([Buffer.from('%PDF-1.4\n%'), Buffer.from([0xe2, 0xe3, 0xcf, 0xd3]), Buffer.from('\n')]);
+      const head = Buffer.concat([
+        Buffer.from('%PDF-1.4\n%'),
+        Buffer.from([0xe2, 0xe3, 0xcf, 0xd3]),
+        Buffer.from('\n'),
+      ]);
       await w.write([head]);
       w.offsets[CATALOG] = w.written;
       await w.write([Buffer.from(`${CATALOG} 0 obj\n<< /Type /Catalog /Pages ${PAGES} 0 R >>\nendobj\n`)]);
@@ -102,9 +106,13 @@ export class PdfItemWriter {
   }
 
   /** Pages added so far. */
-  get pages(): number { return this.kids.length; }
+  get pages(): number {
+    return this.kids.length;
+  }
   /** Bytes written to the file so far (all of every added page: nothing waits in memory). */
-  get bytesWritten(): number { return this.written; }
+  get bytesWritten(): number {
+    return this.written;
+  }
 
   /**
    * Adds one page: the JPEG as it is, filling a page of width/dpi × height/dpi inches. Throws a
@@ -117,7 +125,9 @@ export class PdfItemWriter {
       const info = jpegInfo(jpeg);
       if (!info) throw new TypeError('page is not a JPEG (no frame header found)');
       if (info.precision !== 8 || (info.components !== 1 && info.components !== 3)) {
-        throw new TypeError(`a PDF item page must be an 8-bit greyscale or colour JPEG, not ${info.precision}-bit with ${info.components} components`);
+        throw new TypeError(
+          `a PDF item page must be an 8-bit greyscale or colour JPEG, not ${info.precision}-bit with ${info.components} components`,
+        );
       }
       if (info.width !== page.width || info.height !== page.height) {
         throw new TypeError(`page is ${page.width}×${page.height} but its JPEG is ${info.width}×${info.height}`);
@@ -125,9 +135,13 @@ export class PdfItemWriter {
       if (!(page.dpi > 0)) throw new TypeError(`page dpi must be positive, not ${page.dpi}`);
       const w = num((page.width * 72) / page.dpi);
       const h = num((page.height * 72) / page.dpi);
-      const image = this.offsets.length, content = image + 1, pageObj = image + 2;
-      const imageHead = Buffer.from(`${image} 0 obj\n<< /Type /XObject /Subtype /Image /Width ${info.width} /Height ${info.height} `
-        + `/ColorSpace /${info.components === 1 ? 'DeviceGray' : 'DeviceRGB'} /BitsPerComponent 8 /Filter /DCTDecode /Length ${jpeg.length} >>\nstream\n`);
+      const image = this.offsets.length,
+        content = image + 1,
+        pageObj = image + 2;
+      const imageHead = Buffer.from(
+        `${image} 0 obj\n<< /Type /XObject /Subtype /Image /Width ${info.width} /Height ${info.height} ` +
+          `/ColorSpace /${info.components === 1 ? 'DeviceGray' : 'DeviceRGB'} /BitsPerComponent 8 /Filter /DCTDecode /Length ${jpeg.length} >>\nstream\n`,
+      );
       const draw = `q ${w} 0 0 ${h} 0 0 cm /Im0 Do Q\n`;
       const rest = `\nendstream\nendobj\n`;
       const contentObj = `${content} 0 obj\n<< /Length ${draw.length} >>\nstream\n${draw}endstream\nendobj\n`;
@@ -161,14 +175,20 @@ export class PdfItemWriter {
           parts.push(s);
           at += s.length;
         };
-        obj(PAGES, `<< /Type /Pages /Kids [${this.kids.map((k) => `${k} 0 R`).join(' ')}] /Count ${this.kids.length} >>`);
+        obj(
+          PAGES,
+          `<< /Type /Pages /Kids [${this.kids.map((k) => `${k} 0 R`).join(' ')}] /Count ${this.kids.length} >>`,
+        );
         const infoObj = this.offsets.length;
         obj(infoObj, `<< /Producer (boxhub agent) /CreationDate (${pdfDate(new Date())}) >>`);
         const id = randomBytes(16).toString('hex');
         // Cross-reference table: one 20-byte entry per object, in object number order (§7.5.4).
         let xref = `xref\n0 ${this.offsets.length}\n0000000000 65535 f \n`;
         for (let n = 1; n < this.offsets.length; n++) xref += `${String(this.offsets[n]).padStart(10, '0')} 00000 n \n`;
-        parts.push(xref, `trailer\n<< /Size ${this.offsets.length} /Root ${CATALOG} 0 R /Info ${infoObj} 0 R /ID [<${id}> <${id}>] >>\nstartxref\n${at}\n%%EOF\n`);
+        parts.push(
+          xref,
+          `trailer\n<< /Size ${this.offsets.length} /Root ${CATALOG} 0 R /Info ${infoObj} 0 R /ID [<${id}> <${id}>] >>\nstartxref\n${at}\n%%EOF\n`,
+        );
         await this.write([Buffer.from(parts.join(''))]);
         if (this.sealer) await this.writeRaw(this.sealer.final());
         await this.fh.datasync();
@@ -189,7 +209,9 @@ export class PdfItemWriter {
     this.state = 'aborted';
     await this.tail.catch(() => undefined);
     await this.fh.close().catch(() => undefined);
-    await unlink(this.path).catch((e: NodeJS.ErrnoException) => { if (e.code !== 'ENOENT') throw e; });
+    await unlink(this.path).catch((e: NodeJS.ErrnoException) => {
+      if (e.code !== 'ENOENT') throw e;
+    });
   }
 
   private serial<T>(work: () => Promise<T>): Promise<T> {
@@ -204,7 +226,10 @@ export class PdfItemWriter {
 
   private async write(chunks: Buffer[]): Promise<void> {
     if (!this.sealer) {
-      for (const c of chunks) { await this.writeRaw(c); this.written += c.length; }
+      for (const c of chunks) {
+        await this.writeRaw(c);
+        this.written += c.length;
+      }
       return;
     }
     // Sealed: the page goes through the cipher in slices of SEAL_SLICE and reaches the disk in
@@ -214,7 +239,8 @@ export class PdfItemWriter {
     // heap (assembling 200 dpi colour pages of 922 KB: +0.8 ms a page for sealing before, +0.5 after).
     const out: Buffer[] = [];
     for (const c of chunks) {
-      for (let at = 0; at < c.length; at += SEAL_SLICE) out.push(this.sealer.update(c.subarray(at, Math.min(c.length, at + SEAL_SLICE))));
+      for (let at = 0; at < c.length; at += SEAL_SLICE)
+        out.push(this.sealer.update(c.subarray(at, Math.min(c.length, at + SEAL_SLICE))));
       this.written += c.length;
     }
     await this.writeRawv(out);
@@ -223,11 +249,17 @@ export class PdfItemWriter {
   /** writeRaw() for several buffers in as few system calls as the kernel allows. */
   private async writeRawv(bufs: Buffer[]): Promise<void> {
     let rest = bufs.filter((b) => b.length > 0);
-    for (const b of rest) { this.hash.update(b); this.fileBytes += b.length; }
+    for (const b of rest) {
+      this.hash.update(b);
+      this.fileBytes += b.length;
+    }
     while (rest.length > 0) {
       let { bytesWritten } = await this.fh.writev(rest);
       // A short write: drop what went out and go on with the rest.
-      while (rest.length > 0 && bytesWritten >= rest[0]!.length) { bytesWritten -= rest[0]!.length; rest = rest.slice(1); }
+      while (rest.length > 0 && bytesWritten >= rest[0]!.length) {
+        bytesWritten -= rest[0]!.length;
+        rest = rest.slice(1);
+      }
       if (bytesWritten > 0) rest = [rest[0]!.subarray(bytesWritten), ...rest.slice(1)];
     }
   }

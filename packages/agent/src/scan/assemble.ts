@@ -71,26 +71,52 @@ export interface AssembledItem extends PdfItemFile {
   cipher?: string;
 }
 
-export async function* assembleItems(pages: AsyncIterable<ScannedPage>, o: AssembleOptions): AsyncGenerator<AssembledItem> {
+export async function* assembleItems(
+  pages: AsyncIterable<ScannedPage>,
+  o: AssembleOptions,
+): AsyncGenerator<AssembledItem> {
   const now = o.now ?? Date.now;
   const itemRule = o.itemRule ?? ITEM_RULE;
   const limits = capsOf(itemRule, o.limits ?? ITEM_LIMITS);
   const rule = o.blankRule ?? BLANK_RULE;
   const name = o.fileName ?? ((n: number) => `item-${n}.pdf`);
   let next = o.firstItem ?? 1;
-  let open: { writer: PdfItemWriter; item: number; bytes: number; sides: AssembledItem['sides']; openedAt: number; scannedAt: number; cipher?: string } | undefined;
+  let open:
+    | {
+        writer: PdfItemWriter;
+        item: number;
+        bytes: number;
+        sides: AssembledItem['sides'];
+        openedAt: number;
+        scannedAt: number;
+        cipher?: string;
+      }
+    | undefined;
   /** Size of the last page kept: the estimate of the next one. */
   let lastBytes = 0;
   /** After a page: whether the open item is complete now (item-rule.ts closesNow). */
-  const due = (page: ScannedPage): boolean => !!open && closesNow(
-    { pages: open.writer.pages, bytes: open.bytes, openedAt: open.openedAt },
-    { front: !(o.request.duplex && page.front), bytes: lastBytes }, o.request.duplex, now(), itemRule, limits);
+  const due = (page: ScannedPage): boolean =>
+    !!open &&
+    closesNow(
+      { pages: open.writer.pages, bytes: open.bytes, openedAt: open.openedAt },
+      { front: !(o.request.duplex && page.front), bytes: lastBytes },
+      o.request.duplex,
+      now(),
+      itemRule,
+      limits,
+    );
 
   const close = async (): Promise<AssembledItem> => {
     const c = open!;
     open = undefined;
     try {
-      return { ...(await c.writer.finish()), item: c.item, sides: c.sides, scannedAt: c.scannedAt, ...(c.cipher ? { cipher: c.cipher } : {}) };
+      return {
+        ...(await c.writer.finish()),
+        item: c.item,
+        sides: c.sides,
+        scannedAt: c.scannedAt,
+        ...(c.cipher ? { cipher: c.cipher } : {}),
+      };
     } catch (e) {
       await c.writer.abort();
       throw e;
@@ -113,21 +139,54 @@ export async function* assembleItems(pages: AsyncIterable<ScannedPage>, o: Assem
           }
         }
         const jpeg = await pageToJpeg(page, o.request.jpegQuality, o.request.color);
-        if (open && closesNow({ pages: open.writer.pages, bytes: open.bytes, openedAt: open.openedAt }, { front: page.front, bytes: jpeg.data.length }, o.request.duplex, now(), itemRule, limits)) {
+        if (
+          open &&
+          closesNow(
+            { pages: open.writer.pages, bytes: open.bytes, openedAt: open.openedAt },
+            { front: page.front, bytes: jpeg.data.length },
+            o.request.duplex,
+            now(),
+            itemRule,
+            limits,
+          )
+        ) {
           yield await close();
         }
         if (!open) {
           const item = next++;
           const sealed = o.seal ? await o.seal(item) : undefined;
-          open = { writer: await PdfItemWriter.create(join(o.dir, name(item)), sealed?.sealer), item, bytes: 0, sides: [], openedAt: now(), scannedAt: 0, ...(sealed ? { cipher: sealed.cipher } : {}) };
+          open = {
+            writer: await PdfItemWriter.create(join(o.dir, name(item)), sealed?.sealer),
+            item,
+            bytes: 0,
+            sides: [],
+            openedAt: now(),
+            scannedAt: 0,
+            ...(sealed ? { cipher: sealed.cipher } : {}),
+          };
         }
         await open.writer.add(jpeg.data, { width: jpeg.width, height: jpeg.height, dpi: page.dpi });
         open.bytes += jpeg.data.length;
         lastBytes = jpeg.data.length;
         open.sides.push({ sheet: page.sheet, front: page.front });
         open.scannedAt = now();
-        await o.onKeep?.({ sheet: page.sheet, front: page.front, item: open.item, jpeg: jpeg.data, width: jpeg.width, height: jpeg.height, dpi: page.dpi });
-        o.onPage?.({ sheet: page.sheet, front: page.front, kept: true, item: open.item, passedThrough: jpeg.passedThrough, ...(coverage === undefined ? {} : { coverage }) });
+        await o.onKeep?.({
+          sheet: page.sheet,
+          front: page.front,
+          item: open.item,
+          jpeg: jpeg.data,
+          width: jpeg.width,
+          height: jpeg.height,
+          dpi: page.dpi,
+        });
+        o.onPage?.({
+          sheet: page.sheet,
+          front: page.front,
+          kept: true,
+          item: open.item,
+          passedThrough: jpeg.passedThrough,
+          ...(coverage === undefined ? {} : { coverage }),
+        });
         if (due(page)) yield await close();
       }
     } catch (e) {

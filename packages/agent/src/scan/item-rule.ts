@@ -53,19 +53,37 @@ export function capsOf(rule: ItemRule, limits: ItemLimits = ITEM_LIMITS): ItemLi
  * at the size of the last page. Closed when that page would start a new item anyway, or at the
  * end of a sheet once the item is `rule.seconds` old. Pure.
  */
-export function closesNow(item: OpenItem & { openedAt: number }, next: NextPage, duplex: boolean, now: number, rule: ItemRule, limits: ItemLimits): boolean {
+export function closesNow(
+  item: OpenItem & { openedAt: number },
+  next: NextPage,
+  duplex: boolean,
+  now: number,
+  rule: ItemRule,
+  limits: ItemLimits,
+): boolean {
   if (item.pages === 0) return false;
   if (startsNewItem(item, next, duplex, limits)) return true;
   return next.front && rule.seconds > 0 && now - item.openedAt >= rule.seconds * 1000;
 }
 
 /** The open item, as far as the rule needs it. */
-export interface OpenItem { pages: number; bytes: number }
+export interface OpenItem {
+  pages: number;
+  bytes: number;
+}
 /** The next page, as far as the rule needs it. */
-export interface NextPage { front: boolean; bytes: number }
+export interface NextPage {
+  front: boolean;
+  bytes: number;
+}
 
 /** Whether `next` must start a new item rather than go into `item`. Pure. */
-export function startsNewItem(item: OpenItem, next: NextPage, duplex: boolean, limits: ItemLimits = ITEM_LIMITS): boolean {
+export function startsNewItem(
+  item: OpenItem,
+  next: NextPage,
+  duplex: boolean,
+  limits: ItemLimits = ITEM_LIMITS,
+): boolean {
   if (item.pages === 0) return false;
   const fileAfter = (pages: number, bytes: number) => bytes + pages * PDF_PAGE_OVERHEAD + PDF_FILE_OVERHEAD;
   if (next.front) {

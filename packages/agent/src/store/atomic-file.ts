@@ -13,7 +13,11 @@ export function ensureDir(dir: string): void {
 
 async function syncDir(dir: string): Promise<void> {
   const h = await open(dir, 'r');
-  try { await h.sync(); } finally { await h.close(); }
+  try {
+    await h.sync();
+  } finally {
+    await h.close();
+  }
 }
 
 export async function writeFileAtomic(path: string, data: string | Buffer): Promise<void> {
@@ -41,10 +45,16 @@ export async function removeFile(path: string): Promise<void> {
 
 /** Parsed JSON files of a directory, by name; unreadable or half-written ones are skipped. */
 export async function readJsonDir<T>(dir: string): Promise<Array<{ name: string; value: T }>> {
-  const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort();
+  const names = (await readdir(dir).catch(() => [] as string[]))
+    .filter((n) => n.endsWith('.json') && !n.startsWith('.'))
+    .sort();
   const out: Array<{ name: string; value: T }> = [];
   for (const name of names) {
-    try { out.push({ name, value: JSON.parse(await readFile(join(dir, name), 'utf8')) as T }); } catch { /* skipped */ }
+    try {
+      out.push({ name, value: JSON.parse(await readFile(join(dir, name), 'utf8')) as T });
+    } catch {
+      /* skipped */
+    }
   }
   return out;
 }

@@ -19,13 +19,19 @@ export async function loadBoxKey(stateDir: string): Promise<E2eKeyPair> {
   }
   if (text !== undefined) {
     const k = JSON.parse(text) as { private_key?: string };
-    if (typeof k.private_key !== 'string') throw new Error(`${path} holds no private_key: remove it to make a new key pair (print files encrypted to the old key then fail)`);
+    if (typeof k.private_key !== 'string')
+      throw new Error(
+        `${path} holds no private_key: remove it to make a new key pair (print files encrypted to the old key then fail)`,
+      );
     const publicKey = await publicKeyOf(k.private_key);
     await chmod(path, 0o600);
     return { privateKey: k.private_key, publicKey, kid: keyId(publicKey) };
   }
   ensureDir(stateDir);
   const kp = await generateKeyPair();
-  await writeFileAtomic(path, `${JSON.stringify({ scheme: 'boxhub-e2e-v1', kid: kp.kid, public_key: kp.publicKey, private_key: kp.privateKey })}\n`);
+  await writeFileAtomic(
+    path,
+    `${JSON.stringify({ scheme: 'boxhub-e2e-v1', kid: kp.kid, public_key: kp.publicKey, private_key: kp.privateKey })}\n`,
+  );
   return kp;
 }

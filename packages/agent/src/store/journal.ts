@@ -32,9 +32,13 @@ export class Journal {
     return this.all();
   }
 
-  all(): JournalEntry[] { return [...this.entries.values()].sort((a, b) => a.acceptedAt - b.acceptedAt); }
+  all(): JournalEntry[] {
+    return [...this.entries.values()].sort((a, b) => a.acceptedAt - b.acceptedAt);
+  }
 
-  get<D>(task: string): JournalEntry<D> | undefined { return this.entries.get(task) as JournalEntry<D> | undefined; }
+  get<D>(task: string): JournalEntry<D> | undefined {
+    return this.entries.get(task) as JournalEntry<D> | undefined;
+  }
 
   async put<D>(e: JournalEntry<D>): Promise<void> {
     await writeFileAtomic(this.file(e.task), JSON.stringify(e));

@@ -14,8 +14,21 @@ const finished = { error_code: 0, items: 0, pages: 0 };
 function setup() {
   const dir = mkdtempSync(join(tmpdir(), 'boxhub-outbox-'));
   const sent: JobEvent[] = [];
-  const box = new Outbox({ dir, publish: async (e) => { sent.push(e); } });
-  return { dir, sent, box, cleanUp: () => { box.close(); rmSync(dir, { recursive: true, force: true }); } };
+  const box = new Outbox({
+    dir,
+    publish: async (e) => {
+      sent.push(e);
+    },
+  });
+  return {
+    dir,
+    sent,
+    box,
+    cleanUp: () => {
+      box.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 test('events are on disk before append returns, sent one per task at a time, in seq order', async () => {
@@ -28,11 +41,20 @@ test('events are on disk before append returns, sent one per task at a time, in 
     const b1 = await box.append('task-b', 'scan.finished', finished);
     assert.deepEqual([a1.seq, a2.seq, b1.seq], [1, 2, 1]);
     assert.equal(readdirSync(dir).filter((f) => f.endsWith('.json') && f !== 'seqs.json').length, 3);
-    assert.deepEqual(sent.map((e) => e.id), [a1.id, b1.id], 'the second event of task-a waits for the first');
+    assert.deepEqual(
+      sent.map((e) => e.id),
+      [a1.id, b1.id],
+      'the second event of task-a waits for the first',
+    );
     await box.ack([a1.id]);
-    assert.deepEqual(sent.map((e) => e.id), [a1.id, b1.id, a2.id]);
+    assert.deepEqual(
+      sent.map((e) => e.id),
+      [a1.id, b1.id, a2.id],
+    );
     assert.equal(box.pendingFor('task-a'), 1);
-  } finally { cleanUp(); }
+  } finally {
+    cleanUp();
+  }
 });
 
 test('acknowledgements racing each other lose nothing and remove exactly what they name', async () => {
@@ -47,7 +69,9 @@ test('acknowledgements racing each other lose nothing and remove exactly what th
     assert.equal(box.size, 9);
     await Promise.all(events.slice(10, 19).map((e) => box.ack([e.id])));
     assert.equal(box.size, 0);
-  } finally { cleanUp(); }
+  } finally {
+    cleanUp();
+  }
 });
 
 test('what an earlier run left is loaded and sent again; seq goes on where it was', async () => {
@@ -57,15 +81,26 @@ test('what an earlier run left is loaded and sent again; seq goes on where it wa
     const e = await box.append('task-a', 'scan.finished', finished);
     box.close();
     const again: JobEvent[] = [];
-    const next = new Outbox({ dir, publish: async (x) => { again.push(x); } });
+    const next = new Outbox({
+      dir,
+      publish: async (x) => {
+        again.push(x);
+      },
+    });
     await next.load();
     next.setConnected(true);
-    assert.deepEqual(again.map((x) => x.id), [e.id], 'the unacknowledged event is sent after the restart');
+    assert.deepEqual(
+      again.map((x) => x.id),
+      [e.id],
+      'the unacknowledged event is sent after the restart',
+    );
     await next.ack([e.id]);
     const e2 = await next.append('task-a', 'scan.finished', finished);
-    assert.equal(e2.seq, 2, 'a task\'s seq never repeats');
+    assert.equal(e2.seq, 2, "a task's seq never repeats");
     next.close();
-  } finally { cleanUp(); }
+  } finally {
+    cleanUp();
+  }
 });
 
 test('seqs.json that cannot be written (a full disk) neither holds an event back nor lets a restart reuse a seq', async () => {
@@ -77,7 +112,11 @@ test('seqs.json that cannot be written (a full disk) neither holds an event back
     // (new names) are still written.
     mkdirSync(join(dir, 'seqs.json'));
     const e1 = await box.append('task-a', 'scan.finished', finished);
-    assert.deepEqual(sent.map((e) => e.id), [e1.id], 'the event on disk is sent although seqs.json was not written');
+    assert.deepEqual(
+      sent.map((e) => e.id),
+      [e1.id],
+      'the event on disk is sent although seqs.json was not written',
+    );
     await box.ack([e1.id]);
     const files = () => readdirSync(dir).filter((f) => f !== 'seqs.json');
     assert.equal(files().length, 1, 'its file stays while seqs.json is behind');
@@ -90,6 +129,11 @@ test('seqs.json that cannot be written (a full disk) neither holds an event back
     rmSync(join(dir, 'seqs.json'), { recursive: true });
     const e2 = await box.append('task-b', 'scan.finished', finished);
     await box.ack([e2.id]);
-    assert.deepEqual(files().filter((f) => f.endsWith(`${e1.id}.json`) || f.endsWith(`${e2.id}.json`)), []);
-  } finally { cleanUp(); }
+    assert.deepEqual(
+      files().filter((f) => f.endsWith(`${e1.id}.json`) || f.endsWith(`${e2.id}.json`)),
+      [],
+    );
+  } finally {
+    cleanUp();
+  }
 });

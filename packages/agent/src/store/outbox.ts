@@ -13,7 +13,11 @@ import { join } from 'node:path';
 import type { JobEvent, JobEventDataOf, JobEventType } from '@boxhub/protocol';
 import { ensureDir, readJsonDir, removeFile, writeFileAtomic } from './atomic-file.ts';
 
-interface Stored { file: string; event: JobEvent; sentAt: number }
+interface Stored {
+  file: string;
+  event: JobEvent;
+  sentAt: number;
+}
 
 export interface OutboxOptions {
   dir: string;
@@ -62,7 +66,15 @@ export class Outbox {
     // A stopped agent records nothing: its job resumes from the journal at the next start.
     if (this.closed) throw new Error('the outbox is closed (the agent is stopping)');
     const seq = (this.seqs.get(task) ?? 0) + 1;
-    const event: JobEvent = { v: 1, id: randomUUID(), task, seq, at: this.o.now(), type, data: data as Record<string, unknown> };
+    const event: JobEvent = {
+      v: 1,
+      id: randomUUID(),
+      task,
+      seq,
+      at: this.o.now(),
+      type,
+      data: data as Record<string, unknown>,
+    };
     const file = `${String(++this.counter).padStart(12, '0')}-${event.id}.json`;
     await writeFileAtomic(join(this.o.dir, file), JSON.stringify(event));
     // The event is on disk: it is recorded, and it goes to the server whatever happens to
@@ -103,7 +115,9 @@ export class Outbox {
     return this.queue.filter((s) => s.event.task === task).length;
   }
 
-  get size(): number { return this.queue.length; }
+  get size(): number {
+    return this.queue.length;
+  }
 
   /** A task whose events are all acknowledged and that will send no more: its seq is dropped. */
   async forget(task: string): Promise<void> {
@@ -151,7 +165,9 @@ export class Outbox {
       seen.add(s.event.task);
       if (s.sentAt !== 0) continue;
       s.sentAt = this.o.now();
-      this.o.publish(s.event).catch(() => { s.sentAt = 0; });
+      this.o.publish(s.event).catch(() => {
+        s.sentAt = 0;
+      });
     }
   }
 
@@ -165,7 +181,14 @@ export class Outbox {
    *  (seqs.json cannot be written yet) is loaded again after a restart and sent again: the
    *  server answers a repeat as a duplicate, and it goes then. */
   private async removeAcknowledged(): Promise<void> {
-    if (this.seqsBehind && !(await this.saveSeqs().then(() => true, () => false))) return;
+    if (
+      this.seqsBehind &&
+      !(await this.saveSeqs().then(
+        () => true,
+        () => false,
+      ))
+    )
+      return;
     for (const file of this.acknowledgedFiles.splice(0)) await removeFile(join(this.o.dir, file));
   }
 }

@@ -23,7 +23,9 @@ export class Backoff {
   private attempt = 0;
   private upSince: number | undefined;
   private readonly o: Required<BackoffOptions>;
-  constructor(o: BackoffOptions) { this.o = { random: Math.random, now: Date.now, stableMs: 0, ...o }; }
+  constructor(o: BackoffOptions) {
+    this.o = { random: Math.random, now: Date.now, stableMs: 0, ...o };
+  }
 
   /** Delay before the next attempt: uniform in [0, min(max, base·2^attempt)], at least 100 ms. */
   next(): number {
@@ -35,11 +37,17 @@ export class Backoff {
 
   /** The connection is up: the count resets if it is still up `stableMs` from now. */
   succeeded(): void {
-    if (this.o.stableMs <= 0) { this.reset(); return; }
+    if (this.o.stableMs <= 0) {
+      this.reset();
+      return;
+    }
     this.upSince = this.o.now();
   }
 
-  reset(): void { this.attempt = 0; this.upSince = undefined; }
+  reset(): void {
+    this.attempt = 0;
+    this.upSince = undefined;
+  }
 
   /** Attempts counted so far (0 once the current connection has been up `stableMs`). */
   get attempts(): number {

@@ -4,9 +4,18 @@
 // caller can check the signal next or stop at once.
 export function pause(ms: number, signal: AbortSignal): Promise<boolean> {
   return new Promise((resolve) => {
-    if (signal.aborted) { resolve(false); return; }
-    const t = setTimeout(() => { signal.removeEventListener('abort', done); resolve(true); }, ms);
-    const done = () => { clearTimeout(t); resolve(false); };
+    if (signal.aborted) {
+      resolve(false);
+      return;
+    }
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', done);
+      resolve(true);
+    }, ms);
+    const done = () => {
+      clearTimeout(t);
+      resolve(false);
+    };
     signal.addEventListener('abort', done, { once: true });
   });
 }

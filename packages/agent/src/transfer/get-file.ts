@@ -9,7 +9,8 @@ import { errnoCode, messageOf } from '@boxhub/protocol/caught.ts';
 import { E2eError, openStream } from '@boxhub/protocol/e2e.ts';
 import { retryableStatus } from './retry.ts';
 
-export type GetFileResult = { ok: true; tag?: false; size: number; md5: string }
+export type GetFileResult =
+  | { ok: true; tag?: false; size: number; md5: string }
   | { ok: false; tag: true; size: number; md5: string; error: string }
   | { ok: false; tag?: false; retry: boolean; status?: number; error: string };
 
@@ -18,7 +19,13 @@ export type GetFileResult = { ok: true; tag?: false; size: number; md5: string }
  * the bytes are an encrypted file: hashed as they come, decrypted into `path` (the caller gives
  * a temporary name); a file that fails its GCM tag answers `tag: true` with its MD5 and size.
  */
-export async function getFile(url: string, path: string, max: number, signal: AbortSignal, key?: Buffer): Promise<GetFileResult> {
+export async function getFile(
+  url: string,
+  path: string,
+  max: number,
+  signal: AbortSignal,
+  key?: Buffer,
+): Promise<GetFileResult> {
   let size = 0;
   const hash = createHash('md5');
   // undici is loaded with the first print file, not at the agent's start (docs/box-protocol.md,
@@ -29,12 +36,20 @@ export async function getFile(url: string, path: string, max: number, signal: Ab
     if (res.statusCode !== 200) {
       res.body.on('error', ignore).destroy();
       const retry = retryableStatus(res.statusCode);
-      return { ok: false, retry, status: res.statusCode, error: `HTTP ${res.statusCode}${res.statusCode >= 300 && res.statusCode < 400 ? ' (redirects are not followed)' : ''}` };
+      return {
+        ok: false,
+        retry,
+        status: res.statusCode,
+        error: `HTTP ${res.statusCode}${res.statusCode >= 300 && res.statusCode < 400 ? ' (redirects are not followed)' : ''}`,
+      };
     }
     const meter = new Transform({
       transform(chunk: Buffer, _e, done) {
         size += chunk.length;
-        if (size > max) { done(new Error(`the file is larger than the ${max} bytes the box takes`)); return; }
+        if (size > max) {
+          done(new Error(`the file is larger than the ${max} bytes the box takes`));
+          return;
+        }
         hash.update(chunk);
         done(null, chunk);
       },

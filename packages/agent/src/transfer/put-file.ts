@@ -37,18 +37,35 @@ export async function putFile(url: string, path: string, o: PutFileOptions = {})
   try {
     const size = (await fh.stat()).size;
     return await new Promise<PutFileResult>((resolve, reject) => {
-      const req = lib.request(target, {
-        method: 'PUT', agent: false, rejectUnauthorized: o.rejectUnauthorized ?? true,
-        headers: { ...o.headers, 'content-length': String(size) },
-        ...(o.signal ? { signal: o.signal } : {}),
-      }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => { if (body.length < MAX_ANSWER) body += c; });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: body.slice(0, MAX_ANSWER), bytes: size, ms: performance.now() - t0 }));
-        res.on('error', reject);
-      });
-      req.setTimeout(o.timeoutMs ?? 30_000, () => req.destroy(new Error(`upload to ${target.host} made no progress for ${o.timeoutMs ?? 30_000} ms`)));
+      const req = lib.request(
+        target,
+        {
+          method: 'PUT',
+          agent: false,
+          rejectUnauthorized: o.rejectUnauthorized ?? true,
+          headers: { ...o.headers, 'content-length': String(size) },
+          ...(o.signal ? { signal: o.signal } : {}),
+        },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => {
+            if (body.length < MAX_ANSWER) body += c;
+          });
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              body: body.slice(0, MAX_ANSWER),
+              bytes: size,
+              ms: performance.now() - t0,
+            }),
+          );
+          res.on('error', reject);
+        },
+      );
+      req.setTimeout(o.timeoutMs ?? 30_000, () =>
+        req.destroy(new Error(`upload to ${target.host} made no progress for ${o.timeoutMs ?? 30_000} ms`)),
+      );
       req.on('error', (e) => reject(o.signal?.aborted ? o.signal.reason : e));
       // Two buffers in turn: one is read into while the socket takes the other.
       let slot = { buffer: Buffer.allocUnsafe(CHUNK), free: Promise.resolve() };

@@ -12,10 +12,18 @@ import { pipeline } from 'node:stream/promises';
 import { getFrom } from '../transfer/resume.ts';
 import { retry } from '../transfer/retry.ts';
 
-export interface DownloadCheck { size: number; sha256: string }
+export interface DownloadCheck {
+  size: number;
+  sha256: string;
+}
 
 /** Downloads `url` to `dir`, resuming a partial file; returns the path of the checked file. */
-export async function downloadRelease(url: string, dir: string, want: DownloadCheck, o: { attempts?: number } = {}): Promise<string> {
+export async function downloadRelease(
+  url: string,
+  dir: string,
+  want: DownloadCheck,
+  o: { attempts?: number } = {},
+): Promise<string> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const path = join(dir, `${want.sha256}.part`);
   let lastError: Error | undefined;
@@ -49,5 +57,9 @@ export async function downloadRelease(url: string, dir: string, want: DownloadCh
 }
 
 async function sizeOf(path: string): Promise<number> {
-  try { return (await stat(path)).size; } catch { return 0; }
+  try {
+    return (await stat(path)).size;
+  } catch {
+    return 0;
+  }
 }

@@ -37,7 +37,10 @@ export async function runLauncher(o: LauncherOptions): Promise<number> {
   await mkdir(layout.dir, { recursive: true, mode: 0o700 });
   let stopping = false;
   let child: ChildProcess | undefined;
-  const stop = (sig: NodeJS.Signals) => { stopping = true; child?.kill(sig); };
+  const stop = (sig: NodeJS.Signals) => {
+    stopping = true;
+    child?.kill(sig);
+  };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
   try {
@@ -46,7 +49,9 @@ export async function runLauncher(o: LauncherOptions): Promise<number> {
       const version = await layout.currentVersion();
       let entry = o.baseEntry;
       if (version) {
-        try { entry = join(layout.release(version), (await manifestOf(layout, version)).entry); } catch (e) {
+        try {
+          entry = join(layout.release(version), (await manifestOf(layout, version)).entry);
+        } catch (e) {
           if (!trial) throw e;
           await rollBack(layout, trial, e instanceof Error ? e.message : String(e), o);
           continue;
@@ -57,24 +62,37 @@ export async function runLauncher(o: LauncherOptions): Promise<number> {
       const proc = spawn(process.execPath, [entry, ...o.args], { stdio: 'inherit', env });
       child = proc;
       let timedOut = false;
-      const timer = trial ? setTimeout(() => {
-        void layout.readTrial().then((t) => {
-          if (t?.to !== trial.to) return;
-          timedOut = true;
-          proc.kill('SIGTERM');
-          setTimeout(() => proc.kill('SIGKILL'), 10_000).unref();
-        });
-      }, Math.max(0, trial.started_at + o.healthTimeoutMs - Date.now())) : undefined;
+      const timer = trial
+        ? setTimeout(
+            () => {
+              void layout.readTrial().then((t) => {
+                if (t?.to !== trial.to) return;
+                timedOut = true;
+                proc.kill('SIGTERM');
+                setTimeout(() => proc.kill('SIGKILL'), 10_000).unref();
+              });
+            },
+            Math.max(0, trial.started_at + o.healthTimeoutMs - Date.now()),
+          )
+        : undefined;
       const code = await new Promise<number | null>((resolve) => {
         proc.once('exit', (c) => resolve(c));
-        proc.once('error', (e) => { o.log('launch failed', { error: e.message }); resolve(null); });
+        proc.once('error', (e) => {
+          o.log('launch failed', { error: e.message });
+          resolve(null);
+        });
       });
       if (timer) clearTimeout(timer);
       child = undefined;
       if (stopping) return code ?? 0;
       if (code === EXIT_SWITCH) continue;
       if (trial && timedOut) {
-        await rollBack(layout, trial, `the release did not connect and report healthy within ${Math.round(o.healthTimeoutMs / 1000)} s`, o);
+        await rollBack(
+          layout,
+          trial,
+          `the release did not connect and report healthy within ${Math.round(o.healthTimeoutMs / 1000)} s`,
+          o,
+        );
         continue;
       }
       if (trial && (await layout.readTrial())?.to === trial.to) {
@@ -100,7 +118,12 @@ async function startTrial(layout: ReleaseLayout, o: LauncherOptions): Promise<Tr
     // The switch never happened: the old release still runs; the update did not.
     const r = await layout.readResult();
     if (r?.version === trial.to && r.outcome === 'installing') {
-      await layout.writeResult({ ...r, outcome: 'interrupted', reason: 'the box stopped before switching to the release', at: Date.now() });
+      await layout.writeResult({
+        ...r,
+        outcome: 'interrupted',
+        reason: 'the box stopped before switching to the release',
+        at: Date.now(),
+      });
     }
     await layout.endTrial();
     return null;
@@ -110,7 +133,12 @@ async function startTrial(layout: ReleaseLayout, o: LauncherOptions): Promise<Tr
     return null;
   }
   if (trial.started_at > 0 && Date.now() - trial.started_at > o.healthTimeoutMs) {
-    await rollBack(layout, trial, `the release did not connect and report healthy within ${Math.round(o.healthTimeoutMs / 1000)} s`, o);
+    await rollBack(
+      layout,
+      trial,
+      `the release did not connect and report healthy within ${Math.round(o.healthTimeoutMs / 1000)} s`,
+      o,
+    );
     return null;
   }
   const next = { ...trial, starts: trial.starts + 1, started_at: trial.started_at || Date.now() };
@@ -121,7 +149,13 @@ async function startTrial(layout: ReleaseLayout, o: LauncherOptions): Promise<Tr
 /** Back to the previous release. The report first: a cut after it comes back to the same decision. */
 async function rollBack(layout: ReleaseLayout, trial: Trial, reason: string, o: LauncherOptions): Promise<void> {
   o.log('update rolled back', { version: trial.to, to: trial.from ?? 'installed', reason });
-  await layout.writeResult({ release: trial.release, version: trial.to, outcome: 'rolled_back', reason, at: Date.now() });
+  await layout.writeResult({
+    release: trial.release,
+    version: trial.to,
+    outcome: 'rolled_back',
+    reason,
+    at: Date.now(),
+  });
   await layout.switchTo(trial.from);
   await layout.endTrial();
 }
@@ -129,9 +163,18 @@ async function rollBack(layout: ReleaseLayout, trial: Trial, reason: string, o: 
 /** The release's entry from its release.json (written by the agent once it checked the manifest). */
 async function manifestOf(layout: ReleaseLayout, version: string): Promise<{ entry: string }> {
   let entry: unknown;
-  try { entry = (JSON.parse(await readFile(join(layout.release(version), 'release.json'), 'utf8')) as { entry?: unknown }).entry; } catch { entry = undefined; }
+  try {
+    entry = (JSON.parse(await readFile(join(layout.release(version), 'release.json'), 'utf8')) as { entry?: unknown })
+      .entry;
+  } catch {
+    entry = undefined;
+  }
   // The manifest's own pattern (protocol/release.ts): a relative path without `..`.
-  if (typeof entry !== 'string' || !/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/.test(entry) || entry.split('/').includes('..')) {
+  if (
+    typeof entry !== 'string' ||
+    !/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/.test(entry) ||
+    entry.split('/').includes('..')
+  ) {
     throw new Error(`release ${version} has no valid release.json`);
   }
   return { entry };

@@ -36,15 +36,25 @@ export interface Trial {
 
 export class ReleaseLayout {
   readonly dir: string;
-  constructor(stateDir: string) { this.dir = join(stateDir, 'releases'); }
+  constructor(stateDir: string) {
+    this.dir = join(stateDir, 'releases');
+  }
 
-  get current(): string { return join(this.dir, 'current'); }
-  get downloads(): string { return join(this.dir, 'downloads'); }
-  release(version: string): string { return join(this.dir, version); }
+  get current(): string {
+    return join(this.dir, 'current');
+  }
+  get downloads(): string {
+    return join(this.dir, 'downloads');
+  }
+  release(version: string): string {
+    return join(this.dir, version);
+  }
 
   /** The version `current` points to, or null when the installed agent runs. */
   async currentVersion(): Promise<string | null> {
-    try { return await readlink(this.current); } catch (e) {
+    try {
+      return await readlink(this.current);
+    } catch (e) {
       if (isMissing(e)) return null;
       throw e;
     }
@@ -62,8 +72,12 @@ export class ReleaseLayout {
     await this.syncDir();
   }
 
-  async readTrial(): Promise<Trial | null> { return readJson<Trial>(join(this.dir, 'trial.json')); }
-  async writeTrial(t: Trial): Promise<void> { await writeFileAtomic(join(this.dir, 'trial.json'), JSON.stringify(t)); }
+  async readTrial(): Promise<Trial | null> {
+    return readJson<Trial>(join(this.dir, 'trial.json'));
+  }
+  async writeTrial(t: Trial): Promise<void> {
+    await writeFileAtomic(join(this.dir, 'trial.json'), JSON.stringify(t));
+  }
   async endTrial(): Promise<void> {
     await rm(join(this.dir, 'trial.json'), { force: true });
     await this.syncDir();
@@ -85,21 +99,35 @@ export class ReleaseLayout {
     return removed;
   }
 
-  async readResult(): Promise<UpdateReport | null> { return readJson<UpdateReport>(join(this.dir, 'result.json')); }
-  async writeResult(r: UpdateReport): Promise<void> { await writeFileAtomic(join(this.dir, 'result.json'), JSON.stringify(r)); }
+  async readResult(): Promise<UpdateReport | null> {
+    return readJson<UpdateReport>(join(this.dir, 'result.json'));
+  }
+  async writeResult(r: UpdateReport): Promise<void> {
+    await writeFileAtomic(join(this.dir, 'result.json'), JSON.stringify(r));
+  }
 
   private async syncDir(): Promise<void> {
     const h = await open(this.dir, 'r');
-    try { await h.sync(); } finally { await h.close(); }
+    try {
+      await h.sync();
+    } finally {
+      await h.close();
+    }
   }
 }
 
 async function readJson<T>(path: string): Promise<T | null> {
   let text: string;
-  try { text = await readFile(path, 'utf8'); } catch (e) {
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
     if (isMissing(e)) return null;
     throw e;
   }
   // Written atomically, so never half; a file that does not parse was not written by us.
-  try { return JSON.parse(text) as T; } catch { return null; }
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return null;
+  }
 }

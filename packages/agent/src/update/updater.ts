@@ -11,7 +11,11 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import {
-  compareVersions, platformMatches, verifyManifest, type AgentUpdateParams, type UpdateReport,
+  compareVersions,
+  platformMatches,
+  verifyManifest,
+  type AgentUpdateParams,
+  type UpdateReport,
 } from '@boxhub/protocol/release.ts';
 import { downloadRelease } from './download.ts';
 import { ReleaseLayout } from './layout.ts';
@@ -55,7 +59,9 @@ export class Updater {
     this.report = await this.layout.readResult();
   }
 
-  get lastReport(): UpdateReport | null { return this.report; }
+  get lastReport(): UpdateReport | null {
+    return this.report;
+  }
 
   /**
    * Called once the agent is connected and has reported its state: a release on trial has
@@ -79,15 +85,26 @@ export class Updater {
   /** The checks made before the command is answered. */
   check(p: AgentUpdateParams): Verdict {
     const m = p.manifest;
-    if (!this.o.publicKey) return { ok: false, reason: 'this box has no release key (--release-key): it takes no updates' };
+    if (!this.o.publicKey)
+      return { ok: false, reason: 'this box has no release key (--release-key): it takes no updates' };
     let signed = false;
-    try { signed = verifyManifest(this.o.publicKey, m, p.signature); } catch { signed = false; }
-    if (!signed) return { ok: false, reason: 'the release is not signed by this box\'s release key' };
-    if (!platformMatches(m.platform)) return { ok: false, reason: `the release is for ${m.platform}, this box is ${process.platform}-${process.arch}` };
+    try {
+      signed = verifyManifest(this.o.publicKey, m, p.signature);
+    } catch {
+      signed = false;
+    }
+    if (!signed) return { ok: false, reason: "the release is not signed by this box's release key" };
+    if (!platformMatches(m.platform))
+      return { ok: false, reason: `the release is for ${m.platform}, this box is ${process.platform}-${process.arch}` };
     const cmp = compareVersions(m.version, this.o.version);
     if (cmp === 0) return { ok: false, reason: `version ${m.version} runs already` };
-    if (cmp < 0 && !p.downgrade) return { ok: false, reason: `version ${m.version} is older than ${this.o.version}, which runs (downgrade not asked for)` };
-    if (this.working && this.working !== m.version) return { ok: false, reason: `an update to ${this.working} is under way` };
+    if (cmp < 0 && !p.downgrade)
+      return {
+        ok: false,
+        reason: `version ${m.version} is older than ${this.o.version}, which runs (downgrade not asked for)`,
+      };
+    if (this.working && this.working !== m.version)
+      return { ok: false, reason: `an update to ${this.working} is under way` };
     return { ok: true };
   }
 
@@ -95,7 +112,13 @@ export class Updater {
   async accept(p: AgentUpdateParams): Promise<Verdict> {
     const v = this.check(p);
     if (!v.ok) {
-      await this.setReport({ release: p.release, version: p.manifest.version, outcome: 'refused', reason: v.reason, at: Date.now() });
+      await this.setReport({
+        release: p.release,
+        version: p.manifest.version,
+        outcome: 'refused',
+        reason: v.reason,
+        at: Date.now(),
+      });
       this.o.log('update refused', { version: p.manifest.version, reason: v.reason });
     }
     return v;
@@ -134,7 +157,13 @@ export class Updater {
       this.working = undefined;
       const reason = messageOf(e);
       this.o.log('update failed', { version: m.version, reason });
-      await this.setReport({ release: p.release, version: m.version, outcome: 'failed', reason: reason.slice(0, 500), at: Date.now() });
+      await this.setReport({
+        release: p.release,
+        version: m.version,
+        outcome: 'failed',
+        reason: reason.slice(0, 500),
+        at: Date.now(),
+      });
     }
   }
 

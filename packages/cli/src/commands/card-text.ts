@@ -10,7 +10,9 @@ export interface StudentResultLike {
 export function studentLine(s: StudentResultLike): string {
   const pages = (s.pages ?? []).map((p) => p.page_number).join(',');
   if (s.result) {
-    const uncertain = (s.result.uncertain ?? []).some((u) => u.length > 0) ? ` (uncertain: ${JSON.stringify(s.result.uncertain)})` : '';
+    const uncertain = (s.result.uncertain ?? []).some((u) => u.length > 0)
+      ? ` (uncertain: ${JSON.stringify(s.result.uncertain)})`
+      : '';
     return `student ${s.result.student_id} [pages ${pages}]: fills ${JSON.stringify(s.result.fills)}${uncertain}`;
   }
   return `error ${s.error_code} [pages ${pages || '-'}]: ${s.detail ?? 'not recognized'}`;

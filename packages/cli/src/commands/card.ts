@@ -9,16 +9,30 @@ import { studentLine } from './card-text.ts';
 
 async function readJson(path: string, what: string): Promise<unknown> {
   let text: string;
-  try { text = await readFile(path, 'utf8'); } catch (e) { throw new UsageError(`cannot read ${what} ${path}: ${messageOf(e)}`); }
-  try { return JSON.parse(text); } catch (e) { throw new UsageError(`${what} ${path} is not JSON: ${messageOf(e)}`); }
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new UsageError(`cannot read ${what} ${path}: ${messageOf(e)}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`${what} ${path} is not JSON: ${messageOf(e)}`);
+  }
 }
 
 const template = defineCommand({
-  summary: 'make a card\'s printable PDF and its layout from a definition (no service needed)',
+  summary: "make a card's printable PDF and its layout from a definition (no service needed)",
   usage: '--definition FILE --out DIR [--students FILE] [--json]',
-  description: 'Writes DIR/card.pdf (A4: print at 100 %) and DIR/layout.json, which card recognize reads.\nWith --students (a JSON array of {"student_id", "name"?} or of strings): one card per\nstudent, with the name and number printed on it (docs/cards.md, section 2).',
+  description:
+    'Writes DIR/card.pdf (A4: print at 100 %) and DIR/layout.json, which card recognize reads.\nWith --students (a JSON array of {"student_id", "name"?} or of strings): one card per\nstudent, with the name and number printed on it (docs/cards.md, section 2).',
   flags: {
-    definition: { type: 'string', arg: 'FILE', required: true, help: 'the card definition (JSON; docs/cards.md, docs/examples/card.json)' },
+    definition: {
+      type: 'string',
+      arg: 'FILE',
+      required: true,
+      help: 'the card definition (JSON; docs/cards.md, docs/examples/card.json)',
+    },
     out: { type: 'string', arg: 'DIR', required: true, help: 'where card.pdf and layout.json go (made if missing)' },
     students: { type: 'string', arg: 'FILE', help: 'JSON array of students: one personalised card each' },
     json: common.json,
@@ -38,10 +52,14 @@ const template = defineCommand({
     if (values.students) {
       const raw = await readJson(values.students, 'students file');
       if (!Array.isArray(raw)) throw new UsageError(`--students ${values.students}: a JSON array`);
-      students = raw.map((s: unknown) => (typeof s === 'string' ? { student_id: s } : s as { student_id: string; name?: string }));
+      students = raw.map((s: unknown) =>
+        typeof s === 'string' ? { student_id: s } : (s as { student_id: string; name?: string }),
+      );
     }
     let out;
-    try { out = await rec.generateTemplate(definition, students ? { students } : {}); } catch (e) {
+    try {
+      out = await rec.generateTemplate(definition, students ? { students } : {});
+    } catch (e) {
       if (e instanceof rec.LayoutError) throw new UsageError(e.message);
       throw e;
     }
@@ -51,8 +69,11 @@ const template = defineCommand({
     await writeFile(pdf, out.pdf);
     await writeFile(layout, `${JSON.stringify(out.layout, null, 2)}\n`);
     const l = out.layout;
-    emit(ctx.json, { layout_id: l.layout_id, sheets: l.sheets, sides: l.sides.length, chapters: l.chapters.length, pdf, layout },
-      `layout ${l.layout_id}: ${l.sheets} sheet(s), ${l.sides.length} printed side(s), ${l.chapters.length} chapters; wrote ${pdf} and layout.json`);
+    emit(
+      ctx.json,
+      { layout_id: l.layout_id, sheets: l.sheets, sides: l.sides.length, chapters: l.chapters.length, pdf, layout },
+      `layout ${l.layout_id}: ${l.sheets} sheet(s), ${l.sides.length} printed side(s), ${l.chapters.length} chapters; wrote ${pdf} and layout.json`,
+    );
     return EXIT.ok;
   },
 });
@@ -63,15 +84,25 @@ type PageSource = import('@boxhub/recognizer').PageSource;
 type StudentResult = import('@boxhub/recognizer').StudentResult;
 
 const recognize = defineCommand({
-  summary: 'read scanned cards with the local engine and print each student\'s result (no service needed)',
+  summary: "read scanned cards with the local engine and print each student's result (no service needed)",
   usage: '--layouts DIR [--layouts DIR ...] [options] FILE...',
-  description: 'Reads the scanned sides in scan order (file order, then page order) and prints one result per\nstudent. Each FILE is an image (JPEG, PNG, WebP, TIFF), a multi-page TIFF or a PDF; PDF pages\nthat are not a single embedded JPEG are rasterised with pdftoppm (poppler-utils) when it is\ninstalled, else with the built-in engine (printing.md, "PDF engines"). Exit 1 when a student\ncould not be read (its result says why); a FILE that does not exist or is a directory is a\nusage error (exit 2) before anything is read.',
+  description:
+    'Reads the scanned sides in scan order (file order, then page order) and prints one result per\nstudent. Each FILE is an image (JPEG, PNG, WebP, TIFF), a multi-page TIFF or a PDF; PDF pages\nthat are not a single embedded JPEG are rasterised with pdftoppm (poppler-utils) when it is\ninstalled, else with the built-in engine (printing.md, "PDF engines"). Exit 1 when a student\ncould not be read (its result says why); a FILE that does not exist or is a directory is a\nusage error (exit 2) before anything is read.',
   args: { name: 'FILE', min: 1, max: Infinity },
   flags: {
-    layouts: { type: 'string', arg: 'DIR', multiple: true, required: true, help: 'a directory with a layout.json (card template --out); repeatable' },
+    layouts: {
+      type: 'string',
+      arg: 'DIR',
+      multiple: true,
+      required: true,
+      help: 'a directory with a layout.json (card template --out); repeatable',
+    },
     duplex: { type: 'boolean', help: 'the pages alternate front and back of each sheet' },
     workers: { type: 'string', arg: 'N', help: 'pages read in parallel, 1-64 (default 2)' },
-    json: { ...common.json, help: 'print the JSON array of per-student results (the recognition callback\nbody without uuid, finish and download URLs)' },
+    json: {
+      ...common.json,
+      help: 'print the JSON array of per-student results (the recognition callback\nbody without uuid, finish and download URLs)',
+    },
   },
   json: '[{error_code, pages: [{paper_number, page_number, front, item_id}], result: {student_id, qrcode, fills, uncertain?} | null, detail?}]',
   examples: [
@@ -85,15 +116,22 @@ const recognize = defineCommand({
     // page could not be read: checked before anything is recognised (docs/cli.md).
     for (const path of ctx.args) {
       let st;
-      try { st = await stat(path); } catch (e) {
+      try {
+        st = await stat(path);
+      } catch (e) {
         const code = errnoCode(e);
-        throw new UsageError(`cannot read ${path}: ${code === 'ENOENT' ? 'no such file' : code ?? messageOf(e)}`);
+        throw new UsageError(`cannot read ${path}: ${code === 'ENOENT' ? 'no such file' : (code ?? messageOf(e))}`);
       }
-      if (st.isDirectory()) throw new UsageError(`${path} is a directory: give the scanned files in it (${path.replace(/\/$/, '')}/*.pdf)`);
+      if (st.isDirectory())
+        throw new UsageError(`${path} is a directory: give the scanned files in it (${path.replace(/\/$/, '')}/*.pdf)`);
     }
     const rec = await import('@boxhub/recognizer');
     let layouts;
-    try { layouts = await rec.loadLayoutDirs(values.layouts); } catch (e) { throw new UsageError(messageOf(e)); }
+    try {
+      layouts = await rec.loadLayoutDirs(values.layouts);
+    } catch (e) {
+      throw new UsageError(messageOf(e));
+    }
     const progress = new Progress({ json: ctx.json });
     // A PDF or TIFF may hold many pages, so the page count is not known here.
     const pool = new rec.PagePool({ layouts: layouts.all(), workers: workers ?? 2 });
@@ -117,7 +155,9 @@ const recognize = defineCommand({
           const reading = await p.reading;
           read++;
           show(assembler.push(p.source, reading));
-          progress.status(`read ${read} page${read === 1 ? '' : 's'}; ${results.length} student${results.length === 1 ? '' : 's'}`);
+          progress.status(
+            `read ${read} page${read === 1 ? '' : 's'}; ${results.length} student${results.length === 1 ? '' : 's'}`,
+          );
         }
       };
       let n = 0;
@@ -130,9 +170,10 @@ const recognize = defineCommand({
           // A page the pool fails on (its worker died, say) is unreadable like any other. The catch
           // is attached at once: a later page failing while an earlier one is awaited would
           // otherwise be an unhandled rejection that ends the process with a stack trace.
-          const reading = 'image' in page
-            ? pool.recognize(page.image).catch((e: Error) => unreadable(rec, `${page.name}: ${e.message}`))
-            : Promise.resolve(unreadable(rec, page.error));
+          const reading =
+            'image' in page
+              ? pool.recognize(page.image).catch((e: Error) => unreadable(rec, `${page.name}: ${e.message}`))
+              : Promise.resolve(unreadable(rec, page.error));
           pending.push({ source, reading });
           await settle(ahead);
         }
@@ -150,19 +191,27 @@ const recognize = defineCommand({
 });
 
 /** The pages of one scanned file; a file that cannot be read is one page that fails. */
-async function* filePages(rec: Recognizer, path: string): AsyncGenerator<{ image: Uint8Array; name: string } | { error: string }> {
+async function* filePages(
+  rec: Recognizer,
+  path: string,
+): AsyncGenerator<{ image: Uint8Array; name: string } | { error: string }> {
   let bytes: Uint8Array;
   try {
     // Checked before reading, so a huge file is refused without being loaded.
     const { size } = await stat(path);
-    if (size > rec.SCAN_LIMITS.maxBytes) { yield { error: `${path}: file too large (${size} bytes; at most ${rec.SCAN_LIMITS.maxBytes})` }; return; }
+    if (size > rec.SCAN_LIMITS.maxBytes) {
+      yield { error: `${path}: file too large (${size} bytes; at most ${rec.SCAN_LIMITS.maxBytes})` };
+      return;
+    }
     bytes = await readFile(path);
   } catch (e) {
     yield { error: `cannot read ${path}: ${messageOf(e)}` };
     return;
   }
   for await (const page of rec.scanPages(bytes)) {
-    yield 'image' in page ? { image: page.image, name: `${path}#${page.page}` } : { error: `${path}#${page.page}: ${page.error}` };
+    yield 'image' in page
+      ? { image: page.image, name: `${path}#${page.page}` }
+      : { error: `${path}#${page.page}: ${page.error}` };
   }
 }
 
@@ -173,14 +222,18 @@ function unreadable(rec: Recognizer, detail: string): PageReading {
 
 export const command = defineGroup({
   summary: 'feedback cards: run a class stack, make templates, recognize scans',
-  description: 'card run uses the service (docs/cards.md, section 10); card template and card recognize work\nalone, with the same engine the service uses (@boxhub/recognizer).',
+  description:
+    'card run uses the service (docs/cards.md, section 10); card template and card recognize work\nalone, with the same engine the service uses (@boxhub/recognizer).',
   examples: [
     'boxhub card template --definition docs/examples/card.json --out cards/',
     'boxhub card run --device BX0042 --template $TEMPLATE',
     'boxhub card recognize --layouts cards/ --duplex scan.pdf',
   ],
   subcommands: {
-    run: lazy('scan a class\'s cards on a box and print each student\'s result as it comes', () => import('./card-run.ts')),
+    run: lazy(
+      "scan a class's cards on a box and print each student's result as it comes",
+      () => import('./card-run.ts'),
+    ),
     template,
     recognize,
   },

@@ -9,7 +9,8 @@ import { errnoCode, EXIT, messageOf, UsageError } from '../exit.ts';
 import { emit, Progress } from '../progress.ts';
 import { listText, pageFlag, pageOf } from '../page-flag.ts';
 
-const ENV = 'Works on the service\'s database given the same environment (DATABASE_URL, BOXHUB_DATA_DIR,\nBOXHUB_SECRET_KEY or BOXHUB_SECRET_KEY_FILE, MQTT_URL; docs/configuration.md).';
+const ENV =
+  "Works on the service's database given the same environment (DATABASE_URL, BOXHUB_DATA_DIR,\nBOXHUB_SECRET_KEY or BOXHUB_SECRET_KEY_FILE, MQTT_URL; docs/configuration.md).";
 
 async function admin(ctx: Context<Flags>, work: (a: Admin) => Promise<void>): Promise<number> {
   await withAdmin(new Progress({ json: ctx.json }), work);
@@ -35,16 +36,31 @@ const register = defineCommand({
   usage: '--code CODE --model MODEL [--json]',
   description: `${ENV}\nGive the uuid and the secret to the box's agent (boxhub agent --device UUID --secret-file FILE).`,
   flags: {
-    code: { type: 'string', arg: 'CODE', required: true, help: 'the code on the box\'s label (what applications bind it by)' },
+    code: {
+      type: 'string',
+      arg: 'CODE',
+      required: true,
+      help: "the code on the box's label (what applications bind it by)",
+    },
     model: { type: 'string', arg: 'MODEL', required: true, help: 'the box model, e.g. BX-1' },
     json: common.json,
   },
   json: '{uuid, code, secret}',
-  examples: ['boxhub device register --code BX0042 --model BX-1', 'boxhub device register --code BX0042 --model BX-1 --json | jq -r .secret > secret'],
-  run: (ctx) => admin(ctx, async ({ config, devices }) => {
-    const d = await devices.register({ code: ctx.values.code, model: ctx.values.model }, (x) => provision(config, x.uuid, x.secret));
-    emit(ctx.json, { uuid: d.uuid, code: d.code, secret: d.secret }, `device ${d.code} (${d.model})\nuuid:   ${d.uuid}\nsecret: ${d.secret}\nThe secret is shown only now; give it to the box's agent.`);
-  }),
+  examples: [
+    'boxhub device register --code BX0042 --model BX-1',
+    'boxhub device register --code BX0042 --model BX-1 --json | jq -r .secret > secret',
+  ],
+  run: (ctx) =>
+    admin(ctx, async ({ config, devices }) => {
+      const d = await devices.register({ code: ctx.values.code, model: ctx.values.model }, (x) =>
+        provision(config, x.uuid, x.secret),
+      );
+      emit(
+        ctx.json,
+        { uuid: d.uuid, code: d.code, secret: d.secret },
+        `device ${d.code} (${d.model})\nuuid:   ${d.uuid}\nsecret: ${d.secret}\nThe secret is shown only now; give it to the box's agent.`,
+      );
+    }),
 });
 
 const rotateSecret = defineCommand({
@@ -54,11 +70,16 @@ const rotateSecret = defineCommand({
   flags: { device, json: common.json, ...old },
   json: '{uuid, code, secret}',
   examples: ['boxhub device rotate-secret --device BX0042', 'boxhub device rotate-secret --device $UUID --json'],
-  run: (ctx) => admin(ctx, async ({ config, devices }) => {
-    const uuid = await uuidOf(devices, ctx.values.device);
-    const d = await devices.rotateSecret(uuid, { provision: (x) => provision(config, x.uuid, x.secret) });
-    emit(ctx.json, { uuid: d.uuid, code: d.code, secret: d.secret }, `device ${d.code} (${d.uuid})\nnew secret: ${d.secret}\nThe old secret no longer works. Shown only now; give it to the box's agent.`);
-  }),
+  run: (ctx) =>
+    admin(ctx, async ({ config, devices }) => {
+      const uuid = await uuidOf(devices, ctx.values.device);
+      const d = await devices.rotateSecret(uuid, { provision: (x) => provision(config, x.uuid, x.secret) });
+      emit(
+        ctx.json,
+        { uuid: d.uuid, code: d.code, secret: d.secret },
+        `device ${d.code} (${d.uuid})\nnew secret: ${d.secret}\nThe old secret no longer works. Shown only now; give it to the box's agent.`,
+      );
+    }),
 });
 
 const revoke = defineCommand({
@@ -68,12 +89,17 @@ const revoke = defineCommand({
   flags: { device, json: common.json, ...old },
   json: '{revoked: UUID}',
   examples: ['boxhub device revoke --device BX0042'],
-  run: (ctx) => admin(ctx, async ({ config, devices }) => {
-    const uuid = await uuidOf(devices, ctx.values.device);
-    const { deprovisionOnBroker } = await import('@boxhub/server/broker/provision.ts');
-    await devices.revokeSecret(uuid, { deprovision: (u) => deprovisionOnBroker(config, u) });
-    emit(ctx.json, { revoked: uuid }, `device ${uuid}: secret revoked; it cannot log in until its secret is rotated.`);
-  }),
+  run: (ctx) =>
+    admin(ctx, async ({ config, devices }) => {
+      const uuid = await uuidOf(devices, ctx.values.device);
+      const { deprovisionOnBroker } = await import('@boxhub/server/broker/provision.ts');
+      await devices.revokeSecret(uuid, { deprovision: (u) => deprovisionOnBroker(config, u) });
+      emit(
+        ctx.json,
+        { revoked: uuid },
+        `device ${uuid}: secret revoked; it cannot log in until its secret is rotated.`,
+      );
+    }),
 });
 
 const list = defineCommand({
@@ -82,11 +108,26 @@ const list = defineCommand({
   description: ENV,
   flags: { page: pageFlag, json: common.json },
   json: '{page, page_size, total, devices: [{client, model, app_id, app_name, registered_at, secret_revoked}]} (as GET /api/operator/device/list; client as GET /api/client/info)',
-  examples: ['boxhub device list', 'boxhub device list --json | jq -r \'.devices[] | select(.client.online) | .client.code\''],
-  run: (ctx) => admin(ctx, async ({ devices }) => {
-    const l = await devices.listAll(pageOf(ctx.values.page));
-    emit(ctx.json, l, listText(l, l.devices.map((d) => `${d.client.code}  ${d.client.uuid}  ${d.model}  ${d.client.online ? 'online ' : 'offline'}  ${d.app_id ? `bound to ${d.app_name ?? d.app_id}` : 'not bound'}${d.secret_revoked ? '  SECRET REVOKED' : ''}`), 'box(es)'));
-  }),
+  examples: [
+    'boxhub device list',
+    "boxhub device list --json | jq -r '.devices[] | select(.client.online) | .client.code'",
+  ],
+  run: (ctx) =>
+    admin(ctx, async ({ devices }) => {
+      const l = await devices.listAll(pageOf(ctx.values.page));
+      emit(
+        ctx.json,
+        l,
+        listText(
+          l,
+          l.devices.map(
+            (d) =>
+              `${d.client.code}  ${d.client.uuid}  ${d.model}  ${d.client.online ? 'online ' : 'offline'}  ${d.app_id ? `bound to ${d.app_name ?? d.app_id}` : 'not bound'}${d.secret_revoked ? '  SECRET REVOKED' : ''}`,
+          ),
+          'box(es)',
+        ),
+      );
+    }),
 });
 
 const importList = defineCommand({
@@ -94,29 +135,48 @@ const importList = defineCommand({
   usage: 'FILE --out SECRETS.csv [--json]',
   description: `${ENV}\nFILE: CSV with a header code,model,labels (labels separated by spaces or ;) or JSON, an array\nof {code, model, labels}. Each new box's uuid and secret go to --out (mode 0600, never\noverwritten: the secrets are shown only now) for the factory image. Idempotent: a code\nregistered before is listed as exists, without a secret, and registered nothing twice\n(docs/fleet.md).`,
   args: { name: 'FILE', min: 1, max: 1 },
-  flags: { out: { type: 'string', arg: 'FILE', required: true, help: 'where the secrets go: CSV code,uuid,secret,status' }, json: common.json },
+  flags: {
+    out: { type: 'string', arg: 'FILE', required: true, help: 'where the secrets go: CSV code,uuid,secret,status' },
+    json: common.json,
+  },
   json: '{devices: [{code, uuid, status}], out} (secrets only in --out)',
   examples: ['boxhub device import boxes.csv --out secrets-2026-11.csv'],
-  run: (ctx) => admin(ctx, async ({ config, fleet }) => {
-    const { appendFileSync, readFileSync, writeFileSync } = await import('node:fs');
-    const { parseBoxList, secretsCsv, secretsLine } = await import('../device-list-file.ts');
-    const file = ctx.args[0] ?? '';
-    const out = ctx.values.out ?? '';
-    let list;
-    try { list = parseBoxList(readFileSync(file, 'utf8'), file); } catch (e) { throw new UsageError(messageOf(e)); }
-    try { writeFileSync(out, secretsCsv([]), { mode: 0o600, flag: 'wx' }); } catch (e) {
-      throw new UsageError(`--out ${out}: ${errnoCode(e) === 'EEXIST' ? 'exists already (it may hold secrets shown only once): choose another file' : messageOf(e)}`);
-    }
-    // Each line as soon as its box is registered: an import that fails half-way keeps the secrets made.
-    const r = await fleet.bulkRegister({ devices: list }, (x) => provision(config, x.uuid, x.secret), (d) => appendFileSync(out, secretsLine(d)));
-    const made = r.devices.filter((d) => d.status === 'registered').length;
-    emit(ctx.json, { devices: r.devices.map((d) => ({ code: d.code, uuid: d.uuid, status: d.status })), out },
-      `${made} box(es) registered, ${r.devices.length - made} registered before (no new secret)\nsecrets: ${out} (shown only there; give each box its line)`);
-  }),
+  run: (ctx) =>
+    admin(ctx, async ({ config, fleet }) => {
+      const { appendFileSync, readFileSync, writeFileSync } = await import('node:fs');
+      const { parseBoxList, secretsCsv, secretsLine } = await import('../device-list-file.ts');
+      const file = ctx.args[0] ?? '';
+      const out = ctx.values.out ?? '';
+      let list;
+      try {
+        list = parseBoxList(readFileSync(file, 'utf8'), file);
+      } catch (e) {
+        throw new UsageError(messageOf(e));
+      }
+      try {
+        writeFileSync(out, secretsCsv([]), { mode: 0o600, flag: 'wx' });
+      } catch (e) {
+        throw new UsageError(
+          `--out ${out}: ${errnoCode(e) === 'EEXIST' ? 'exists already (it may hold secrets shown only once): choose another file' : messageOf(e)}`,
+        );
+      }
+      // Each line as soon as its box is registered: an import that fails half-way keeps the secrets made.
+      const r = await fleet.bulkRegister(
+        { devices: list },
+        (x) => provision(config, x.uuid, x.secret),
+        (d) => appendFileSync(out, secretsLine(d)),
+      );
+      const made = r.devices.filter((d) => d.status === 'registered').length;
+      emit(
+        ctx.json,
+        { devices: r.devices.map((d) => ({ code: d.code, uuid: d.uuid, status: d.status })), out },
+        `${made} box(es) registered, ${r.devices.length - made} registered before (no new secret)\nsecrets: ${out} (shown only there; give each box its line)`,
+      );
+    }),
 });
 
 export const command = defineGroup({
-  summary: 'boxes and their secrets (on the service\'s database)',
+  summary: "boxes and their secrets (on the service's database)",
   description: ENV,
   examples: ['boxhub device register --code BX0042 --model BX-1', 'boxhub device rotate-secret --device BX0042'],
   subcommands: { register, import: importList, list, 'rotate-secret': rotateSecret, revoke },

@@ -10,7 +10,8 @@ import { emit, Interrupt, Progress } from '../progress.ts';
 export const command = defineCommand({
   summary: 'print a PDF or JPEG on a box',
   usage: 'FILE --device DEVICE [options]',
-  description: 'Sends FILE to the box and follows the print task through the box\'s queue and the printer to\nits end. Ctrl-C (or --timeout) stops following, not the print: cancel it in the console or\nwith POST /api/print/cancel (which cancels every unfinished print of the box).',
+  description:
+    "Sends FILE to the box and follows the print task through the box's queue and the printer to\nits end. Ctrl-C (or --timeout) stops following, not the print: cancel it in the console or\nwith POST /api/print/cancel (which cancels every unfinished print of the box).",
   args: { name: 'FILE', min: 1, max: 1 },
   flags: {
     device: common.device,
@@ -20,10 +21,16 @@ export const command = defineCommand({
     pages: { type: 'string', arg: 'RANGES', help: 'e.g. 1-3,5 (default: all)' },
     media: { type: 'string', arg: 'SIZE', help: 'e.g. SVC_MS_A4 (default), SVC_MS_LETTER' },
     gray: { type: 'boolean', help: 'black and white' },
-    strict: { type: 'boolean', help: 'report the printer\'s own count of printed sides' },
+    strict: { type: 'boolean', help: "report the printer's own count of printed sides" },
     'no-reverse': { type: 'boolean', help: 'print in page order (the default reverses, for face-up trays)' },
-    encrypt: { type: 'boolean', help: 'encrypt the file to the box\'s key first: the service never sees it\n(docs/encryption.md); the box\'s key id is shown to compare with the box' },
-    timeout: { ...common.timeout, help: 'stop following after SEC seconds, exit 1; the print goes on\n(default: follow it to the end)' },
+    encrypt: {
+      type: 'boolean',
+      help: "encrypt the file to the box's key first: the service never sees it\n(docs/encryption.md); the box's key id is shown to compare with the box",
+    },
+    timeout: {
+      ...common.timeout,
+      help: 'stop following after SEC seconds, exit 1; the print goes on\n(default: follow it to the end)',
+    },
     ...connectionFlags,
     json: common.json,
   },
@@ -40,7 +47,11 @@ export const command = defineCommand({
     if (values.duplex && values['duplex-short']) throw new UsageError('--duplex and --duplex-short are exclusive');
     const timeout = intFlag('timeout', values.timeout, 1, 7 * 86400);
     let plain: Buffer;
-    try { plain = await readFile(file); } catch (e) { throw new UsageError(`cannot read ${file}: ${errnoCode(e) === 'ENOENT' ? 'no such file' : messageOf(e)}`); }
+    try {
+      plain = await readFile(file);
+    } catch (e) {
+      throw new UsageError(`cannot read ${file}: ${errnoCode(e) === 'ENOENT' ? 'no such file' : messageOf(e)}`);
+    }
     const boxhub = await connect(ctx);
     const progress = new Progress({ json: ctx.json });
     let interrupt: Interrupt | undefined;
@@ -48,7 +59,11 @@ export const command = defineCommand({
       const client_uuid = await deviceUuid(boxhub, values.device);
       const options = {
         ...(copies !== undefined ? { number: copies } : {}),
-        ...(values.duplex ? { duplex: 'SVC_DP_NOTUMBLE' as const } : values['duplex-short'] ? { duplex: 'SVC_DP_TUMBLE' as const } : {}),
+        ...(values.duplex
+          ? { duplex: 'SVC_DP_NOTUMBLE' as const }
+          : values['duplex-short']
+            ? { duplex: 'SVC_DP_TUMBLE' as const }
+            : {}),
         ...(values.pages ? { page_ranges: values.pages } : {}),
         ...(values.media ? { media_size: values.media as 'SVC_MS_A4' } : {}),
         ...(values.gray ? { color_mode: 'SVC_CM_MONO' as const } : {}),
@@ -60,13 +75,20 @@ export const command = defineCommand({
       if (values.encrypt) {
         // Encrypted here to the box's own key; the file type is read from the plaintext.
         const { client } = await boxhub.devices.info({ uuid: client_uuid });
-        if (!client?.e2e_public_key) throw new Failed('this box has not reported an encryption key (an agent without end-to-end encryption)', 30311);
+        if (!client?.e2e_public_key)
+          throw new Failed(
+            'this box has not reported an encryption key (an agent without end-to-end encryption)',
+            30311,
+          );
         const { encryptForBox } = await import('@boxhub/sdk');
         const enc = await encryptForBox({ file: plain, boxPublicKey: client.e2e_public_key, clientUuid: client_uuid });
         progress.line(`encrypted to the box's key ${client.e2e_kid}`);
         created = await boxhub.print.create({
-          client_uuid, file_type: plain[0] === 0xff && plain[1] === 0xd8 ? 'jpg' : 'pdf', file_content: enc.file.toString('base64'),
-          file_check_sum: enc.checkSum, options: { ...options, encrypt: true, cipher: enc.cipher },
+          client_uuid,
+          file_type: plain[0] === 0xff && plain[1] === 0xd8 ? 'jpg' : 'pdf',
+          file_content: enc.file.toString('base64'),
+          file_check_sum: enc.checkSum,
+          options: { ...options, encrypt: true, cipher: enc.cipher },
         });
       } else {
         created = await boxhub.print.file(client_uuid, plain, { options });
@@ -80,14 +102,26 @@ export const command = defineCommand({
       let info: PrintInfo | undefined;
       let timedOut = false;
       try {
-        info = await boxhub.print.waitForFinish({ client_uuid, print_uuid }, {
-          intervalMs: 500, signal: stopWaiting.signal,
-          ...(timeout !== undefined ? { timeoutMs: timeout * 1000 } : {}),
-          onProgress: (i) => {
-            info = i;
-            progress.update(i.finished ? 'finished' : i.started ? `printing ${i.pages ?? '?'} side${i.pages === 1 ? '' : 's'}…` : i.action_ack ? 'queued on the box…' : 'sending to the box…');
+        info = await boxhub.print.waitForFinish(
+          { client_uuid, print_uuid },
+          {
+            intervalMs: 500,
+            signal: stopWaiting.signal,
+            ...(timeout !== undefined ? { timeoutMs: timeout * 1000 } : {}),
+            onProgress: (i) => {
+              info = i;
+              progress.update(
+                i.finished
+                  ? 'finished'
+                  : i.started
+                    ? `printing ${i.pages ?? '?'} side${i.pages === 1 ? '' : 's'}…`
+                    : i.action_ack
+                      ? 'queued on the box…'
+                      : 'sending to the box…',
+              );
+            },
           },
-        });
+        );
       } catch (e) {
         if (e instanceof Error && e.name === 'WaitTimeoutError') timedOut = true;
         else if (!interrupt.interrupted) throw e;
@@ -96,11 +130,15 @@ export const command = defineCommand({
       const result = { print_uuid, client_uuid, ...info, interrupted: interrupt.interrupted, timed_out: timedOut };
       const error_code = info?.error_code ?? 0;
       const sides = (n: number | undefined) => `${n ?? '?'} side${n === 1 ? '' : 's'}`;
-      emit(ctx.json, result, interrupt.interrupted || timedOut
-        ? `${timedOut ? `not finished after ${timeout} s` : 'stopped following'}: print ${print_uuid} goes on (${info?.started ? `printing ${sides(info.pages)}` : 'not printing yet'})`
-        : error_code === 0
-          ? `printed: ${sides(info?.pages)}${info?.printed_pages !== undefined ? ` (the printer counted ${info.printed_pages})` : ''}`
-          : `ended with print error ${error_code} (docs/errors.md)${info?.printed_pages !== undefined ? ` after ${info.printed_pages} printed sides` : ''}`);
+      emit(
+        ctx.json,
+        result,
+        interrupt.interrupted || timedOut
+          ? `${timedOut ? `not finished after ${timeout} s` : 'stopped following'}: print ${print_uuid} goes on (${info?.started ? `printing ${sides(info.pages)}` : 'not printing yet'})`
+          : error_code === 0
+            ? `printed: ${sides(info?.pages)}${info?.printed_pages !== undefined ? ` (the printer counted ${info.printed_pages})` : ''}`
+            : `ended with print error ${error_code} (docs/errors.md)${info?.printed_pages !== undefined ? ` after ${info.printed_pages} printed sides` : ''}`,
+      );
       if (interrupt.interrupted) return EXIT.interrupted;
       return error_code === 0 && !timedOut ? EXIT.ok : EXIT.failed;
     } finally {

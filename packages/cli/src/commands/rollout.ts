@@ -6,19 +6,28 @@ import { emit } from '../progress.ts';
 import { operatorClient, operatorFlags } from '../operator-client.ts';
 
 interface Rollout {
-  id: string; version: string; state: string; wave: number; reason?: string;
+  id: string;
+  version: string;
+  state: string;
+  wave: number;
+  reason?: string;
   waves: Array<{ wave: number; boxes: number; pending: number; sent: number; updated: number; failed: number }>;
 }
 
-const text = (r: Rollout) => [
-  `rollout ${r.id}: ${r.version}, ${r.state}${r.reason ? ` (${r.reason})` : ''}`,
-  ...r.waves.map((w) => `  wave ${w.wave + 1}${w.wave === r.wave && r.state === 'running' ? ' *' : ''}: ${w.boxes} boxes, ${w.updated} updated, ${w.failed} failed, ${w.sent} installing, ${w.pending} pending`),
-].join('\n');
+const text = (r: Rollout) =>
+  [
+    `rollout ${r.id}: ${r.version}, ${r.state}${r.reason ? ` (${r.reason})` : ''}`,
+    ...r.waves.map(
+      (w) =>
+        `  wave ${w.wave + 1}${w.wave === r.wave && r.state === 'running' ? ' *' : ''}: ${w.boxes} boxes, ${w.updated} updated, ${w.failed} failed, ${w.sent} installing, ${w.pending} pending`,
+    ),
+  ].join('\n');
 
 const create = defineCommand({
   summary: 'roll a release out to boxes chosen by list, label or percentage',
   usage: '--release ID (--device UUID... | --label L | --percent N) [options]',
-  description: 'Waves double in size (the first is the smallest); after each the rollout pauses, and it\nstops by itself when more than --max-failed percent of a wave failed (docs/updates.md).',
+  description:
+    'Waves double in size (the first is the smallest); after each the rollout pauses, and it\nstops by itself when more than --max-failed percent of a wave failed (docs/updates.md).',
   flags: {
     release: { type: 'string', arg: 'ID', required: true, help: 'the release (boxhub release list)' },
     device: { type: 'string', arg: 'UUID', multiple: true, help: 'a box, by uuid (repeat for more)' },
@@ -27,17 +36,26 @@ const create = defineCommand({
     waves: { type: 'string', arg: 'N', help: 'number of waves, 1-100 (default 3)' },
     pause: { type: 'string', arg: 'SEC', help: 'pause between waves (default 600)' },
     'wave-timeout': { type: 'string', arg: 'SEC', help: 'how long a wave waits for its boxes (default 3600)' },
-    'max-failed': { type: 'string', arg: 'PCT', help: 'stop when more than this percentage of a wave fails (default 10)' },
+    'max-failed': {
+      type: 'string',
+      arg: 'PCT',
+      help: 'stop when more than this percentage of a wave fails (default 10)',
+    },
     downgrade: { type: 'boolean', help: 'install even on boxes that run a newer version' },
-    ...operatorFlags, json: common.json,
+    ...operatorFlags,
+    json: common.json,
   },
   json: '{id, release_id, version, state, wave, waves: [{wave, boxes, pending, sent, updated, failed}], reason?}',
-  examples: ['boxhub rollout create --release $ID --label school=north --waves 3 --pause 900', 'boxhub rollout create --release $ID --percent 10 --max-failed 0'],
+  examples: [
+    'boxhub rollout create --release $ID --label school=north --waves 3 --pause 900',
+    'boxhub rollout create --release $ID --percent 10 --max-failed 0',
+  ],
   async run(ctx) {
     const v = ctx.values;
     const body = {
       release_id: v.release,
-      ...(v.device ? { uuids: v.device } : {}), ...(v.label ? { label: v.label } : {}),
+      ...(v.device ? { uuids: v.device } : {}),
+      ...(v.label ? { label: v.label } : {}),
       ...(v.percent ? { percent: intFlag('percent', v.percent, 1, 100) } : {}),
       ...(v.waves ? { waves: intFlag('waves', v.waves, 1, 100) } : {}),
       ...(v.pause ? { wave_pause_s: intFlag('pause', v.pause, 0, 7 * 86400) } : {}),
@@ -45,7 +63,8 @@ const create = defineCommand({
       ...(v['max-failed'] ? { max_failed_pct: intFlag('max-failed', v['max-failed'], 0, 100) } : {}),
       ...(v.downgrade ? { downgrade: true } : {}),
     };
-    if ([v.device, v.label, v.percent].filter(Boolean).length !== 1) throw new UsageError('choose the boxes with one of --device, --label, --percent');
+    if ([v.device, v.label, v.percent].filter(Boolean).length !== 1)
+      throw new UsageError('choose the boxes with one of --device, --label, --percent');
     const r = await operatorClient(ctx).post<Rollout>('/api/operator/rollout/create', body);
     emit(ctx.json, r, text(r));
     return EXIT.ok;
@@ -53,7 +72,7 @@ const create = defineCommand({
 });
 
 const info = defineCommand({
-  summary: 'a rollout\'s progress, wave by wave',
+  summary: "a rollout's progress, wave by wave",
   usage: 'ID [--json]',
   description: 'GET /api/operator/rollout/info.',
   args: { name: 'ID', min: 1, max: 1 },
@@ -61,7 +80,9 @@ const info = defineCommand({
   json: '{id, release_id, version, state, wave, waves: [...], reason?}',
   examples: ['boxhub rollout info $ROLLOUT'],
   async run(ctx) {
-    const r = await operatorClient(ctx).get<Rollout>(`/api/operator/rollout/info?id=${encodeURIComponent(ctx.args[0] ?? '')}`);
+    const r = await operatorClient(ctx).get<Rollout>(
+      `/api/operator/rollout/info?id=${encodeURIComponent(ctx.args[0] ?? '')}`,
+    );
     emit(ctx.json, r, text(r));
     return EXIT.ok;
   },
@@ -70,7 +91,8 @@ const info = defineCommand({
 const cancel = defineCommand({
   summary: 'end a running rollout: no box is sent the release any more',
   usage: 'ID',
-  description: 'POST /api/operator/rollout/cancel. Boxes that took the release keep it (or roll it back by themselves).',
+  description:
+    'POST /api/operator/rollout/cancel. Boxes that took the release keep it (or roll it back by themselves).',
   args: { name: 'ID', min: 1, max: 1 },
   flags: { ...operatorFlags, json: common.json },
   json: '{canceled: ID}',
@@ -85,7 +107,8 @@ const cancel = defineCommand({
 
 export const command = defineGroup({
   summary: 'roll agent releases out in waves (docs/updates.md)',
-  description: 'Through the operator API: --server or $BOXHUB_URL, the token in $BOXHUB_OPERATOR_TOKEN or --token-file.',
+  description:
+    'Through the operator API: --server or $BOXHUB_URL, the token in $BOXHUB_OPERATOR_TOKEN or --token-file.',
   examples: ['boxhub rollout create --release $ID --label school=north', 'boxhub rollout info $ROLLOUT'],
   subcommands: { create, info, cancel },
 });

@@ -13,7 +13,8 @@ import { emit, Interrupt, pageBar, Progress } from '../progress.ts';
 export const command = defineCommand({
   summary: 'scan on a box and download the PDFs',
   usage: '--device DEVICE [options]',
-  description: 'Starts a scan on the box, shows each page as it is scanned and each item as it is recorded,\ndownloads each item\'s PDF as soon as it is recorded and checks its MD5. A long stack comes in\nitems of --item-pages pages, or of what --item-seconds scanned (docs/scanning.md). Ctrl-C stops\nthe scan on the box and still downloads and checks every item the service recorded (exit 130);\nthe pages of the item being made when it stopped are not kept. A second Ctrl-C exits at once.',
+  description:
+    "Starts a scan on the box, shows each page as it is scanned and each item as it is recorded,\ndownloads each item's PDF as soon as it is recorded and checks its MD5. A long stack comes in\nitems of --item-pages pages, or of what --item-seconds scanned (docs/scanning.md). Ctrl-C stops\nthe scan on the box and still downloads and checks every item the service recorded (exit 130);\nthe pages of the item being made when it stopped are not kept. A second Ctrl-C exits at once.",
   flags: {
     device: common.device,
     duplex: { type: 'boolean', help: 'both sides (the default when the scanner has a duplex feeder)' },
@@ -23,13 +24,31 @@ export const command = defineCommand({
     gray: { type: 'boolean', help: 'black and white' },
     quality: { type: 'string', arg: 'N', help: 'JPEG quality 1-100 (default 90)' },
     'keep-blank': { type: 'boolean', help: 'keep blank pages (they are skipped by default)' },
-    continuous: { type: 'string', arg: 'SEC', help: 'continuous mode: wait SEC seconds for more paper (0: until Ctrl-C)' },
+    continuous: {
+      type: 'string',
+      arg: 'SEC',
+      help: 'continuous mode: wait SEC seconds for more paper (0: until Ctrl-C)',
+    },
     'item-pages': { type: 'string', arg: 'N', help: 'at most N pages an item (1-200, default 20)' },
-    'item-seconds': { type: 'string', arg: 'SEC', help: 'close an item at the end of a sheet once it is SEC seconds old\n(0-3600, default 3; 0: by pages only)' },
+    'item-seconds': {
+      type: 'string',
+      arg: 'SEC',
+      help: 'close an item at the end of a sheet once it is SEC seconds old\n(0-3600, default 3; 0: by pages only)',
+    },
     out: { type: 'string', arg: 'DIR', help: 'where the PDFs go (default ./scans/<scan uuid>)' },
-    encrypt: { type: 'boolean', help: 'end-to-end encryption: the box encrypts each item to the application\'s\nregistered key; the encrypted files are saved as item-N.pdf.enc' },
-    'decrypt-key': { type: 'string', arg: 'FILE', help: 'with --encrypt: the application\'s private key (64 hex digits, or JSON\nwith private_key) to decrypt each item to item-N.pdf (docs/encryption.md)' },
-    timeout: { ...common.timeout, help: 'give up after SEC seconds: the scan is stopped, what was scanned is\nsaved, exit 1 (default: wait for the end)' },
+    encrypt: {
+      type: 'boolean',
+      help: "end-to-end encryption: the box encrypts each item to the application's\nregistered key; the encrypted files are saved as item-N.pdf.enc",
+    },
+    'decrypt-key': {
+      type: 'string',
+      arg: 'FILE',
+      help: "with --encrypt: the application's private key (64 hex digits, or JSON\nwith private_key) to decrypt each item to item-N.pdf (docs/encryption.md)",
+    },
+    timeout: {
+      ...common.timeout,
+      help: 'give up after SEC seconds: the scan is stopped, what was scanned is\nsaved, exit 1 (default: wait for the end)',
+    },
     ...connectionFlags,
     json: common.json,
   },
@@ -39,7 +58,7 @@ export const command = defineCommand({
     'boxhub scan --device BX0042 --simplex --resolution 300 --gray --out scans/',
     'boxhub scan --device BX0042 --continuous 0          # until Ctrl-C',
     'boxhub scan --device BX0042 --item-pages 50 --item-seconds 0',
-    'boxhub scan --device BX0042 --json | jq -r \'.items[].path\'',
+    "boxhub scan --device BX0042 --json | jq -r '.items[].path'",
   ],
   async run(ctx) {
     const values = ctx.values;
@@ -59,7 +78,11 @@ export const command = defineCommand({
     // it exists, rather than leaving the box scanning with nobody to collect the pages.
     let stopScan: (() => Promise<unknown>) | undefined;
     const interrupt = new Interrupt(() => {
-      progress.line(stopScan ? 'stopping the scan… (Ctrl-C again exits at once)' : 'stopping as soon as the scan has started… (Ctrl-C again exits at once)');
+      progress.line(
+        stopScan
+          ? 'stopping the scan… (Ctrl-C again exits at once)'
+          : 'stopping as soon as the scan has started… (Ctrl-C again exits at once)',
+      );
       void stopScan?.();
     });
     try {
@@ -95,7 +118,9 @@ export const command = defineCommand({
             fetched.add(item.item_id);
             const saved = await save(boxhub, item, out, scan_uuid, privateKey);
             files.push(saved);
-            progress.line(`item ${item.item_id}: ${item.pages} page${item.pages === 1 ? '' : 's'}, ${item.file_size ?? 0} KB, MD5 checked${item.cipher ? (privateKey ? ', decrypted' : ', encrypted') : ''} → ${saved.path}`);
+            progress.line(
+              `item ${item.item_id}: ${item.pages} page${item.pages === 1 ? '' : 's'}, ${item.file_size ?? 0} KB, MD5 checked${item.cipher ? (privateKey ? ', decrypted' : ', encrypted') : ''} → ${saved.path}`,
+            );
           }
         });
         return downloads;
@@ -103,15 +128,18 @@ export const command = defineCommand({
       let timedOut = false;
       let info: ScanInfo | undefined;
       try {
-        info = await boxhub.scan.waitForFinish({ client_uuid, scan_uuid }, {
-          intervalMs: 500,
-          ...(timeout !== undefined ? { timeoutMs: timeout * 1000 } : {}),
-          onProgress: (i) => {
-            info = i;
-            progress.update(scanLine(i, progress.tty));
-            if (i.item_size > fetched.size) fetchNew().catch(() => undefined);
+        info = await boxhub.scan.waitForFinish(
+          { client_uuid, scan_uuid },
+          {
+            intervalMs: 500,
+            ...(timeout !== undefined ? { timeoutMs: timeout * 1000 } : {}),
+            onProgress: (i) => {
+              info = i;
+              progress.update(scanLine(i, progress.tty));
+              if (i.item_size > fetched.size) fetchNew().catch(() => undefined);
+            },
           },
-        });
+        );
       } catch (e) {
         if (!(e instanceof Error && e.name === 'WaitTimeoutError')) throw e;
         timedOut = true;
@@ -124,13 +152,33 @@ export const command = defineCommand({
       const error_code = info?.error_code ?? 0;
       const total_pages = info?.total_pages ?? 0;
       const scanned = info?.scanned_pages ?? total_pages;
-      const result = { scan_uuid, client_uuid, error_code, total_pages, scanned_pages: scanned, skipped_pages: info?.skipped_pages ?? 0, out, items: files, interrupted: interrupt.interrupted, timed_out: timedOut };
+      const result = {
+        scan_uuid,
+        client_uuid,
+        error_code,
+        total_pages,
+        scanned_pages: scanned,
+        skipped_pages: info?.skipped_pages ?? 0,
+        out,
+        items: files,
+        interrupted: interrupt.interrupted,
+        timed_out: timedOut,
+      };
       // Pages scanned into an item that was never recorded (the stop dropped it): said, not hidden.
-      const lost = scanned > total_pages ? ` (${scanned - total_pages} more scanned into an item the stop dropped)` : '';
+      const lost =
+        scanned > total_pages ? ` (${scanned - total_pages} more scanned into an item the stop dropped)` : '';
       const saved = `${total_pages} page${total_pages === 1 ? '' : 's'} in ${files.length} PDF${files.length === 1 ? '' : 's'} in ${out}${lost}`;
-      emit(ctx.json, result, timedOut ? `timed out after ${timeout} s, scan stopped: ${saved}`
-        : error_code !== 0 ? `ended with scan error ${error_code} (docs/errors.md): ${saved}`
-          : interrupt.interrupted ? `stopped: ${saved}` : `done: ${saved}`);
+      emit(
+        ctx.json,
+        result,
+        timedOut
+          ? `timed out after ${timeout} s, scan stopped: ${saved}`
+          : error_code !== 0
+            ? `ended with scan error ${error_code} (docs/errors.md): ${saved}`
+            : interrupt.interrupted
+              ? `stopped: ${saved}`
+              : `done: ${saved}`,
+      );
       if (interrupt.interrupted) return EXIT.interrupted;
       return error_code === 0 && !timedOut ? EXIT.ok : EXIT.failed;
     } finally {
@@ -150,7 +198,7 @@ function scanLine(i: ScanInfo, tty: boolean): string {
 
 async function save(boxhub: Boxhub, item: ScanItem, dir: string, scanUuid: string, privateKey: string | undefined) {
   const pdf = join(dir, `item-${item.item_id}.pdf`);
-  if (!item.cipher) return { item_id: item.item_id, pages: item.pages, ...await boxhub.scan.download(item, pdf) };
+  if (!item.cipher) return { item_id: item.item_id, pages: item.pages, ...(await boxhub.scan.download(item, pdf)) };
   // Encrypted (docs/encryption.md): the download is checked against its MD5, then decrypted.
   const r = await boxhub.scan.download(item, `${pdf}.enc`);
   if (!privateKey) return { item_id: item.item_id, pages: item.pages, ...r };
@@ -167,8 +215,13 @@ function privateKeyField(json: unknown): unknown {
 
 /** The application's private key from a file: 64 hex digits, or JSON with `private_key`. */
 async function readKey(path: string): Promise<string> {
-  const text = (await readFile(path, 'utf8').catch(() => { throw new UsageError(`cannot read --decrypt-key ${path}`); })).trim();
+  const text = (
+    await readFile(path, 'utf8').catch(() => {
+      throw new UsageError(`cannot read --decrypt-key ${path}`);
+    })
+  ).trim();
   const key = text.startsWith('{') ? String(privateKeyField(JSON.parse(text)) ?? '') : text;
-  if (!/^[0-9a-fA-F]{64}$/.test(key)) throw new UsageError(`--decrypt-key ${path} holds no private key (64 hex digits, or JSON with private_key)`);
+  if (!/^[0-9a-fA-F]{64}$/.test(key))
+    throw new UsageError(`--decrypt-key ${path} holds no private key (64 hex digits, or JSON with private_key)`);
   return key.toLowerCase();
 }

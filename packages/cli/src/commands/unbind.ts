@@ -8,7 +8,8 @@ import { emit } from '../progress.ts';
 export const command = defineCommand({
   summary: 'unbind a box from this application',
   usage: '--device DEVICE [--json]',
-  description: 'Unbinds the box from the application of the API key (POST /api/client/unbind): another\napplication can then bind it. A box that is not bound to this application is refused (error 30002).',
+  description:
+    'Unbinds the box from the application of the API key (POST /api/client/unbind): another\napplication can then bind it. A box that is not bound to this application is refused (error 30002).',
   flags: { device: common.device, ...connectionFlags, json: common.json },
   json: '{unbound: UUID}',
   examples: ['boxhub unbind --device BX0042', 'boxhub unbind --device 0b6f…-uuid --json'],

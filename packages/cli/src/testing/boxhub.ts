@@ -6,13 +6,22 @@ import assert from 'node:assert/strict';
 
 export const BOXHUB_BIN = new URL('../../bin/boxhub.mjs', import.meta.url).pathname;
 
-export interface Ran { code: number; stdout: string; stderr: string }
+export interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 export function boxhub(args: string[], env: Record<string, string> = {}): Promise<Ran> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BOXHUB_BIN, ...args], { env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [BOXHUB_BIN, ...args],
+      { env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -25,14 +34,24 @@ export function assertPlain(r: Ran, what: string): void {
 }
 
 /** Runs `boxhub` on a pseudo-terminal (util-linux `script`), as a person at a terminal sees it. */
-export function boxhubOnTerminal(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
+export function boxhubOnTerminal(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; output: string }> {
   const quote = (a: string) => `'${a.replaceAll("'", "'\\''")}'`;
   const cmd = [process.execPath, BOXHUB_BIN, ...args].map(quote).join(' ');
   return new Promise((resolve) => {
-    const child = spawn('script', ['-q', '-e', '-c', cmd, '/dev/null'], { env: { ...process.env, TERM: 'xterm', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('script', ['-q', '-e', '-c', cmd, '/dev/null'], {
+      env: { ...process.env, TERM: 'xterm', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let output = '';
-    child.stdout.on('data', (d: Buffer) => { output += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { output += d.toString(); });
+    child.stdout.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
     child.once('exit', (code) => resolve({ code, output }));
   });
 }
@@ -41,9 +60,14 @@ export function boxhubOnTerminal(args: string[], env: Record<string, string> = {
 export async function pool<T, R>(items: T[], n: number, work: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let next = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (next < items.length) { const i = next++; out[i] = await work(items[i]!); }
-  }));
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await work(items[i]!);
+      }
+    }),
+  );
   return out;
 }
 
@@ -57,19 +81,37 @@ export function startBoxhub(args: string[], env: NodeJS.ProcessEnv) {
   const out = { stdout: '', stderr: '', all: '' };
   const waiters = new Set<() => void>();
   let ended = false;
-  const wake = () => { for (const w of [...waiters]) w(); };
-  const take = (stream: 'stdout' | 'stderr') => (d: Buffer) => { out[stream] += d.toString(); out.all += d.toString(); wake(); };
+  const wake = () => {
+    for (const w of [...waiters]) w();
+  };
+  const take = (stream: 'stdout' | 'stderr') => (d: Buffer) => {
+    out[stream] += d.toString();
+    out.all += d.toString();
+    wake();
+  };
   child.stdout.on('data', take('stdout'));
   child.stderr.on('data', take('stderr'));
-  const exited = new Promise<number | null>((r) => child.once('close', (code) => { ended = true; wake(); r(code); }));
-  const waitFor = (re: RegExp, stream: keyof typeof out = 'all') => new Promise<RegExpExecArray>((resolve, reject) => {
-    const check = () => {
-      const m = re.exec(out[stream]);
-      if (m) { waiters.delete(check); resolve(m); }
-      else if (ended) { waiters.delete(check); reject(new Error(`boxhub ${args.join(' ')} ended before ${re}:\n${out.all}`)); }
-    };
-    waiters.add(check);
-    check();
-  });
+  const exited = new Promise<number | null>((r) =>
+    child.once('close', (code) => {
+      ended = true;
+      wake();
+      r(code);
+    }),
+  );
+  const waitFor = (re: RegExp, stream: keyof typeof out = 'all') =>
+    new Promise<RegExpExecArray>((resolve, reject) => {
+      const check = () => {
+        const m = re.exec(out[stream]);
+        if (m) {
+          waiters.delete(check);
+          resolve(m);
+        } else if (ended) {
+          waiters.delete(check);
+          reject(new Error(`boxhub ${args.join(' ')} ended before ${re}:\n${out.all}`));
+        }
+      };
+      waiters.add(check);
+      check();
+    });
   return { child, out, waitFor, exited };
 }

@@ -32,7 +32,10 @@ export function checkFlateStreams(pdf: Uint8Array, maxBytes: number): number {
     const open = dict.lastIndexOf('<<');
     if (open >= 0 && /\/(FlateDecode|Fl)\b/.test(dict.slice(open))) {
       try {
-        inflateSync(buf.subarray(start, end), { maxOutputLength: maxBytes, finishFlush: 2 /* Z_SYNC_FLUSH: a stream cut short still counts */ });
+        inflateSync(buf.subarray(start, end), {
+          maxOutputLength: maxBytes,
+          finishFlush: 2 /* Z_SYNC_FLUSH: a stream cut short still counts */,
+        });
         checked++;
       } catch (e) {
         if (e instanceof Error && 'code' in e && e.code === 'ERR_BUFFER_TOO_LARGE') {

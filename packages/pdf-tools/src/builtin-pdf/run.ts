@@ -15,7 +15,7 @@ export type BuiltinOutcome<T> =
 // through worker-boot.mjs, which registers tsx in the worker thread.
 const ENTRY = import.meta.url.endsWith('.ts') ? './worker-boot.mjs' : './worker.js';
 
-type TaskInput = BuiltinTask extends infer T ? T extends BuiltinTask ? Omit<T, 'maxInflateBytes'> : never : never;
+type TaskInput = BuiltinTask extends infer T ? (T extends BuiltinTask ? Omit<T, 'maxInflateBytes'> : never) : never;
 
 export function runBuiltin<T>(task: TaskInput, limits: ToolLimits, signal?: AbortSignal): Promise<BuiltinOutcome<T>> {
   const t0 = performance.now();
@@ -24,8 +24,13 @@ export function runBuiltin<T>(task: TaskInput, limits: ToolLimits, signal?: Abor
   return new Promise((resolve) => {
     const worker = new Worker(new URL(ENTRY, import.meta.url), {
       workerData: { ...task, maxInflateBytes: limits.memoryBytes } satisfies BuiltinTask,
-      resourceLimits: { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: Math.min(64, heapMb >> 2), stackSizeMb: 4 },
-      stdout: true, stderr: true,
+      resourceLimits: {
+        maxOldGenerationSizeMb: heapMb,
+        maxYoungGenerationSizeMb: Math.min(64, heapMb >> 2),
+        stackSizeMb: 4,
+      },
+      stdout: true,
+      stderr: true,
     });
     let settled = false;
     const finish = (r: BuiltinOutcome<T>) => {
@@ -36,7 +41,16 @@ export function runBuiltin<T>(task: TaskInput, limits: ToolLimits, signal?: Abor
       void worker.terminate();
       resolve(r);
     };
-    const timer = setTimeout(() => finish({ ok: false, reason: 'timeout', message: `took longer than ${Math.round(Math.min(limits.timeoutMs, limits.cpuSeconds * 1000) / 1000)} s`, ms: ms() }), Math.min(limits.timeoutMs, limits.cpuSeconds * 1000));
+    const timer = setTimeout(
+      () =>
+        finish({
+          ok: false,
+          reason: 'timeout',
+          message: `took longer than ${Math.round(Math.min(limits.timeoutMs, limits.cpuSeconds * 1000) / 1000)} s`,
+          ms: ms(),
+        }),
+      Math.min(limits.timeoutMs, limits.cpuSeconds * 1000),
+    );
     const onAbort = () => finish({ ok: false, reason: 'aborted', message: 'was stopped', ms: ms() });
     signal?.addEventListener('abort', onAbort, { once: true });
     if (signal?.aborted) onAbort();
@@ -44,13 +58,22 @@ export function runBuiltin<T>(task: TaskInput, limits: ToolLimits, signal?: Abor
       if (m.ok) finish({ ok: true, value: m.value, ms: ms() });
       else if (m.name === 'InflateBombError') finish({ ok: false, reason: 'bomb', message: m.message, ms: ms() });
       // A cyclic or absurdly deep structure ends in a stack overflow inside the worker.
-      else if (/Maximum call stack/.test(m.message)) finish({ ok: false, reason: 'failed', message: 'its structure is nested too deeply or loops (a damaged page tree?)', ms: ms() });
+      else if (/Maximum call stack/.test(m.message))
+        finish({
+          ok: false,
+          reason: 'failed',
+          message: 'its structure is nested too deeply or loops (a damaged page tree?)',
+          ms: ms(),
+        });
       else finish({ ok: false, reason: 'failed', message: m.message.slice(0, 300), ms: ms() });
     });
     worker.on('error', (e: Error & { code?: string }) => {
-      if (e.code === 'ERR_WORKER_OUT_OF_MEMORY') finish({ ok: false, reason: 'memory', message: `needs more than ${heapMb} MiB of memory`, ms: ms() });
+      if (e.code === 'ERR_WORKER_OUT_OF_MEMORY')
+        finish({ ok: false, reason: 'memory', message: `needs more than ${heapMb} MiB of memory`, ms: ms() });
       else finish({ ok: false, reason: 'failed', message: e.message.slice(0, 300), ms: ms() });
     });
-    worker.on('exit', (code) => finish({ ok: false, reason: 'failed', message: `the PDF worker stopped (exit ${code})`, ms: ms() }));
+    worker.on('exit', (code) =>
+      finish({ ok: false, reason: 'failed', message: `the PDF worker stopped (exit ${code})`, ms: ms() }),
+    );
   });
 }

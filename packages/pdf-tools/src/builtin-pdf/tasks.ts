@@ -8,17 +8,21 @@ interface Common {
 }
 
 export type BuiltinTask =
-  | Common & { kind: 'inspect'; path: string }
-  | Common & { kind: 'build'; source: string; blank?: string; sequence: ReadonlyArray<number | 'blank'>; out: string }
-  | Common & {
-    kind: 'render'; path: string; dpi: number; firstPage?: number; lastPage?: number;
-    /** Largest page, pixels. */
-    maxPixels: number;
-    /** All PNGs together, bytes. */
-    maxOutputBytes: number;
-    /** Writes PREFIX-N.png for page N instead of answering the bytes. */
-    outPrefix?: string;
-  };
+  | (Common & { kind: 'inspect'; path: string })
+  | (Common & { kind: 'build'; source: string; blank?: string; sequence: ReadonlyArray<number | 'blank'>; out: string })
+  | (Common & {
+      kind: 'render';
+      path: string;
+      dpi: number;
+      firstPage?: number;
+      lastPage?: number;
+      /** Largest page, pixels. */
+      maxPixels: number;
+      /** All PNGs together, bytes. */
+      maxOutputBytes: number;
+      /** Writes PREFIX-N.png for page N instead of answering the bytes. */
+      outPrefix?: string;
+    });
 
 /** `qpdf --json=2 --json-key=pages --json-key=encrypt --json-key=qpdf`, the parts boxhub reads. */
 export interface InspectResult {

@@ -6,7 +6,20 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
-import { PDFArray, PDFBool, PDFDict, PDFDocument, PDFHexString, PDFName, PDFNull, PDFNumber, PDFRef, PDFStream, PDFString, type PDFObject } from 'pdf-lib';
+import {
+  PDFArray,
+  PDFBool,
+  PDFDict,
+  PDFDocument,
+  PDFHexString,
+  PDFName,
+  PDFNull,
+  PDFNumber,
+  PDFRef,
+  PDFStream,
+  PDFString,
+  type PDFObject,
+} from 'pdf-lib';
 import { checkFlateStreams } from './flate-guard.ts';
 import type { BuiltinTask, InspectResult, Json } from './tasks.ts';
 
@@ -34,7 +47,11 @@ function toJson(o: PDFObject | undefined, depth = 0): Json {
   if (o instanceof PDFName) return o.asString();
   if (o instanceof PDFBool) return o.asBoolean();
   if (o instanceof PDFString || o instanceof PDFHexString) return `u:${o.decodeText()}`;
-  if (o instanceof PDFArray) return o.asArray().slice(0, 64).map((x) => toJson(x, depth + 1));
+  if (o instanceof PDFArray)
+    return o
+      .asArray()
+      .slice(0, 64)
+      .map((x) => toJson(x, depth + 1));
   if (o instanceof PDFDict) {
     const out: Record<string, Json> = {};
     // Only what the page-size check reads: the boxes, the unit and the way up the tree.
@@ -48,7 +65,11 @@ function toJson(o: PDFObject | undefined, depth = 0): Json {
 }
 
 async function inspect(t: Extract<BuiltinTask, { kind: 'inspect' }>): Promise<InspectResult> {
-  const doc = await PDFDocument.load(await bytesOf(t.path, t.maxInflateBytes), { ignoreEncryption: true, updateMetadata: false, throwOnInvalidObject: true });
+  const doc = await PDFDocument.load(await bytesOf(t.path, t.maxInflateBytes), {
+    ignoreEncryption: true,
+    updateMetadata: false,
+    throwOnInvalidObject: true,
+  });
   if (doc.isEncrypted) return { encrypted: true, pages: [], objects: {} };
   const objects: Record<string, { value: Json }> = {};
   const add = (ref: PDFRef, hops = 0): void => {
@@ -66,7 +87,10 @@ async function inspect(t: Extract<BuiltinTask, { kind: 'inspect' }>): Promise<In
       }
     }
   };
-  const pages = doc.getPages().map((p) => { add(p.ref); return { object: refText(p.ref) }; });
+  const pages = doc.getPages().map((p) => {
+    add(p.ref);
+    return { object: refText(p.ref) };
+  });
   return { encrypted: false, pages, objects };
 }
 
@@ -100,10 +124,18 @@ async function render(t: Extract<BuiltinTask, { kind: 'render' }>): Promise<Uint
   const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
   const require = createRequire(import.meta.url);
   const pdfjsDir = require.resolve('pdfjs-dist/package.json').replace(/package\.json$/, '');
-  const { createCanvas } = createRequire(`${pdfjsDir}package.json`)('@napi-rs/canvas') as typeof import('@napi-rs/canvas');
+  const { createCanvas } = createRequire(`${pdfjsDir}package.json`)(
+    '@napi-rs/canvas',
+  ) as typeof import('@napi-rs/canvas');
   const doc = await pdfjs.getDocument({
-    data: bytes, standardFontDataUrl: `${pdfjsDir}standard_fonts/`, cMapUrl: `${pdfjsDir}cmaps/`, cMapPacked: true,
-    isEvalSupported: false, disableFontFace: true, useSystemFonts: false, verbosity: 0,
+    data: bytes,
+    standardFontDataUrl: `${pdfjsDir}standard_fonts/`,
+    cMapUrl: `${pdfjsDir}cmaps/`,
+    cMapPacked: true,
+    isEvalSupported: false,
+    disableFontFace: true,
+    useSystemFonts: false,
+    verbosity: 0,
   }).promise;
   try {
     const out: Uint8Array[] = [];
@@ -113,14 +145,19 @@ async function render(t: Extract<BuiltinTask, { kind: 'render' }>): Promise<Uint
       const page = await doc.getPage(n);
       const vp = page.getViewport({ scale: t.dpi / 72 });
       const [w, h] = [Math.max(1, Math.round(vp.width)), Math.max(1, Math.round(vp.height))];
-      if (w * h > t.maxPixels) throw new Error(`page ${n} would be ${w} × ${h} pixels at ${t.dpi} dpi, over ${t.maxPixels}`);
+      if (w * h > t.maxPixels)
+        throw new Error(`page ${n} would be ${w} × ${h} pixels at ${t.dpi} dpi, over ${t.maxPixels}`);
       const canvas = createCanvas(w, h);
       const ctx = canvas.getContext('2d');
       ctx.fillStyle = '#ffffff';
       ctx.fillRect(0, 0, w, h);
       // The types name the DOM's canvas; @napi-rs/canvas is the same API in Node (the one pdf.js loads).
       type Params = Parameters<typeof page.render>[0];
-      await page.render({ canvasContext: ctx as unknown as NonNullable<Params['canvasContext']>, viewport: vp, canvas: canvas as unknown as Params['canvas'] }).promise;
+      await page.render({
+        canvasContext: ctx as unknown as NonNullable<Params['canvasContext']>,
+        viewport: vp,
+        canvas: canvas as unknown as Params['canvas'],
+      }).promise;
       page.cleanup();
       const png = await canvas.encode('png');
       total += png.length;
@@ -136,15 +173,20 @@ async function render(t: Extract<BuiltinTask, { kind: 'render' }>): Promise<Uint
 
 async function main(): Promise<unknown> {
   switch (task.kind) {
-    case 'inspect': return inspect(task);
-    case 'build': return build(task);
-    case 'render': return render(task);
+    case 'inspect':
+      return inspect(task);
+    case 'build':
+      return build(task);
+    case 'render':
+      return render(task);
   }
 }
 
 main().then(
   (value) => {
-    const transfer = Array.isArray(value) ? value.flatMap((v) => (v instanceof Uint8Array && v.buffer instanceof ArrayBuffer ? [v.buffer] : [])) : [];
+    const transfer = Array.isArray(value)
+      ? value.flatMap((v) => (v instanceof Uint8Array && v.buffer instanceof ArrayBuffer ? [v.buffer] : []))
+      : [];
     port.postMessage({ ok: true, value }, transfer);
   },
   (e: unknown) => {

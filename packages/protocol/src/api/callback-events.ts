@@ -20,22 +20,31 @@ export type CallbackTestEvent = Static<typeof CallbackTestEvent>;
 /** One scanned page used for a student's card (docs/api.md, "Recognition result callback", pages[]). */
 export const RecognitionPage = Type.Object({
   paper_number: Type.Integer({ description: 'which sheet; gaps possible with duplex and blank-page skipping' }),
-  page_number: Type.Integer({ description: 'which side (the second sheet\'s first side is 3)' }),
+  page_number: Type.Integer({ description: "which side (the second sheet's first side is 3)" }),
   front: Type.Boolean({ description: 'whether this is the front (the side facing the scanner)' }),
   item_id: Type.Integer({ description: 'scan data batch id (the item_id of scan.item_data)' }),
   temp_download_url: Type.String({ description: 'temporary download address of the page image (jpg), valid 1 hour' }),
-  annotated_url: Type.Optional(Type.String({ description: 'extension: the page image with what was read drawn over it (jpg), valid 1 hour; docs/cards.md, "The review loop"' })),
+  annotated_url: Type.Optional(
+    Type.String({
+      description:
+        'extension: the page image with what was read drawn over it (jpg), valid 1 hour; docs/cards.md, "The review loop"',
+    }),
+  ),
 });
 
 export const RecognitionResult = Type.Object({
   student_id: Type.String({ description: 'student number (filled area or barcode content)' }),
   qrcode: Type.String({ description: 'QR code content' }),
   fills: Type.Array(Type.Array(Type.Integer()), {
-    description: 'filled positions: one array per detected chapter, in order, of the filled areas\' indexes (from 1, left to right then top to bottom); a chapter with no fill is []',
+    description:
+      "filled positions: one array per detected chapter, in order, of the filled areas' indexes (from 1, left to right then top to bottom); a chapter with no fill is []",
   }),
-  uncertain: Type.Optional(Type.Array(Type.Array(Type.Integer()), {
-    description: 'extension: per chapter, areas neither clearly filled nor clearly empty (never in fills); docs/cards.md',
-  })),
+  uncertain: Type.Optional(
+    Type.Array(Type.Array(Type.Integer()), {
+      description:
+        'extension: per chapter, areas neither clearly filled nor clearly empty (never in fills); docs/cards.md',
+    }),
+  ),
 });
 
 /** docs/api.md, "Recognition result callback": POST, one per student. */
@@ -43,10 +52,22 @@ export const RecognitionResultEvent = Type.Object({
   uuid: Type.String({ description: 'recognition task uuid' }),
   finish: Type.Boolean({ description: 'whether all pages have been recognized' }),
   error_code: Type.Integer({ description: 'recognition error code: 0, or 1001-1005, 50003 (docs/errors.md)' }),
-  pages: Type.Optional(Type.Array(RecognitionPage, { description: 'scanned pages used to recognize this student\'s card' })),
-  result: Type.Optional(Type.Union([RecognitionResult, Type.Null()], { description: 'null when recognition failed (error_code is then not 0)' })),
+  pages: Type.Optional(
+    Type.Array(RecognitionPage, { description: "scanned pages used to recognize this student's card" }),
+  ),
+  result: Type.Optional(
+    Type.Union([RecognitionResult, Type.Null()], {
+      description: 'null when recognition failed (error_code is then not 0)',
+    }),
+  ),
   detail: Type.Optional(Type.String({ description: 'extension: why this student failed, for people' })),
-  revision: Type.Optional(Type.Integer({ minimum: 1, description: 'extension: present on a corrected result (1, 2, …; the recognizer\'s own has none), which replaces the student\'s earlier ones; its finish is false. docs/cards.md, "The review loop"' })),
+  revision: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      description:
+        'extension: present on a corrected result (1, 2, …; the recognizer\'s own has none), which replaces the student\'s earlier ones; its finish is false. docs/cards.md, "The review loop"',
+    }),
+  ),
 });
 export type RecognitionResultEvent = Static<typeof RecognitionResultEvent>;
 
@@ -73,10 +94,14 @@ export const ScanItemDataEvent = Type.Object({
   file_size: Type.Optional(Type.Integer({ description: 'KB; absent with direct_mode 1' })),
   upload_spent: Type.Optional(Type.Integer({ description: 'seconds; absent with direct_mode 1' })),
   check_sum: Type.Optional(Type.String({ description: 'MD5 of the file; absent with direct_mode 1' })),
-  scanned_at: UnixMs('when the item\'s last page was scanned'),
+  scanned_at: UnixMs("when the item's last page was scanned"),
   cipher: Type.Optional(Type.String({ description: 'hex; with encryption only (docs/encryption.md)' })),
-  cipher_kid: Type.Optional(Type.String({ description: 'boxhub extension: kid of the application key the item is encrypted to' })),
-  temp_download_url: Type.Optional(Type.String({ description: 'valid 1 hour from occurred_at; POST /api/scan/item_data gives fresh ones' })),
+  cipher_kid: Type.Optional(
+    Type.String({ description: 'boxhub extension: kid of the application key the item is encrypted to' }),
+  ),
+  temp_download_url: Type.Optional(
+    Type.String({ description: 'valid 1 hour from occurred_at; POST /api/scan/item_data gives fresh ones' }),
+  ),
 });
 export type ScanItemDataEvent = Static<typeof ScanItemDataEvent>;
 
@@ -94,7 +119,12 @@ export const ScanFinishEvent = Type.Object({
   created_at: UnixMs('when the task was created'),
   finished_at: Type.Optional(UnixMs('when it ended')),
   expires_at: Type.Integer({ description: 'Unix seconds' }),
-  scanned_pages: Type.Optional(Type.Integer({ description: 'boxhub extension: sides the box scanned and kept (docs/scanning.md, "Progress"); more than total_pages when the item being assembled was lost (a stop, a power cut)' })),
+  scanned_pages: Type.Optional(
+    Type.Integer({
+      description:
+        'boxhub extension: sides the box scanned and kept (docs/scanning.md, "Progress"); more than total_pages when the item being assembled was lost (a stop, a power cut)',
+    }),
+  ),
   skipped_pages: Type.Optional(Type.Integer({ description: 'boxhub extension: blank sides skipped' })),
   last_page_at: Type.Optional(UnixMs('boxhub extension: when the box reported its last side (box clock)')),
 });
@@ -115,7 +145,8 @@ const PrintStatus = {
   pages: Type.Optional(Type.Integer({ description: 'estimated sides, once printing has started' })),
   printed_pages: Type.Optional(Type.Integer({ description: 'sides the printer reports, strict mode, once ended' })),
 };
-const printEvent = <N extends string>(name: N) => Type.Object({ event: Type.Literal(name), ...TaskEventHead, ...PrintStatus });
+const printEvent = <N extends string>(name: N) =>
+  Type.Object({ event: Type.Literal(name), ...TaskEventHead, ...PrintStatus });
 /** print.ack: the box has taken the task (it is in its queue). */
 export const PrintAckEvent = printEvent('print.ack');
 /** print.started: the printer has the job. */
@@ -127,8 +158,13 @@ export const PrintFinishedEvent = printEvent('print.finished');
 const DeviceSideState = Type.Object({
   connected: Type.Boolean(),
   state: Type.Optional(Type.String({ description: 'idle, processing or stopped, while connected' })),
-  state_reasons: Type.Array(Type.String(), { description: 'normalised state reasons (docs/printers-and-scanners.md, "Normalised state reasons"); [] when nothing is wrong' }),
-  error_code: Type.Integer({ description: 'printer: printer error code; scanner: 0 or the scan error code of its fault (docs/errors.md)' }),
+  state_reasons: Type.Array(Type.String(), {
+    description:
+      'normalised state reasons (docs/printers-and-scanners.md, "Normalised state reasons"); [] when nothing is wrong',
+  }),
+  error_code: Type.Integer({
+    description: 'printer: printer error code; scanner: 0 or the scan error code of its fault (docs/errors.md)',
+  }),
 });
 
 const DeviceEventHead = {
@@ -137,26 +173,34 @@ const DeviceEventHead = {
   changed_at: UnixMs('when the server first saw the change'),
 };
 
-const onlineEvent = <N extends string>(name: N) => Type.Object({
-  event: Type.Literal(name), ...DeviceEventHead,
-  online: Type.Boolean(),
-});
+const onlineEvent = <N extends string>(name: N) =>
+  Type.Object({
+    event: Type.Literal(name),
+    ...DeviceEventHead,
+    online: Type.Boolean(),
+  });
 /** device.online: the box is connected again (the change held for the settle time). */
 export const DeviceOnlineEvent = onlineEvent('device.online');
 /** device.offline: the box is gone (the change held for the settle time). */
 export const DeviceOfflineEvent = onlineEvent('device.offline');
 
-const sideEvent = <N extends string>(name: N) => Type.Object({
-  event: Type.Literal(name), ...DeviceEventHead,
-  state: DeviceSideState,
-  previous: Type.Optional(DeviceSideState),
-});
+const sideEvent = <N extends string>(name: N) =>
+  Type.Object({
+    event: Type.Literal(name),
+    ...DeviceEventHead,
+    state: DeviceSideState,
+    previous: Type.Optional(DeviceSideState),
+  });
 /** device.printer_state: the printer's connected / state / state_reasons / error_code changed. */
 export const DevicePrinterStateEvent = sideEvent('device.printer_state');
 /** device.scanner_state: the scanner's connected / state / state_reasons / error_code changed. */
 export const DeviceScannerStateEvent = sideEvent('device.scanner_state');
 
-export interface CallbackEventSpec { method: 'POST' | 'PUT'; summary: string; body: TSchema }
+export interface CallbackEventSpec {
+  method: 'POST' | 'PUT';
+  summary: string;
+  body: TSchema;
+}
 
 /**
  * Every callback event, by the name the delivery log shows. Events whose body names them
@@ -164,17 +208,57 @@ export interface CallbackEventSpec { method: 'POST' | 'PUT'; summary: string; bo
  * recognition bodies (docs/api.md, "Events") carry no name and are told apart by method (POST result, PUT end).
  */
 export const callbackEvents = {
-  'callback.test': { method: 'POST', summary: 'A test event, sent on request to check a receiver', body: CallbackTestEvent },
-  'scan.item_data': { method: 'POST', summary: 'A scan item (one PDF) is stored: its fields and a download link', body: ScanItemDataEvent },
-  'scan.finish': { method: 'POST', summary: 'A scan task ended; the device takes a new scan only after this', body: ScanFinishEvent },
+  'callback.test': {
+    method: 'POST',
+    summary: 'A test event, sent on request to check a receiver',
+    body: CallbackTestEvent,
+  },
+  'scan.item_data': {
+    method: 'POST',
+    summary: 'A scan item (one PDF) is stored: its fields and a download link',
+    body: ScanItemDataEvent,
+  },
+  'scan.finish': {
+    method: 'POST',
+    summary: 'A scan task ended; the device takes a new scan only after this',
+    body: ScanFinishEvent,
+  },
   'print.ack': { method: 'POST', summary: 'The box has taken a print task', body: PrintAckEvent },
   'print.started': { method: 'POST', summary: 'Printing has started', body: PrintStartedEvent },
-  'print.finished': { method: 'POST', summary: 'A print task ended: printed, cancelled or failed', body: PrintFinishedEvent },
-  'recognition.result': { method: 'POST', summary: 'One student\'s recognition result (spec: one callback per student)', body: RecognitionResultEvent },
-  'device.online': { method: 'POST', summary: 'A device is online again (a change that held for the settle time)', body: DeviceOnlineEvent },
-  'device.offline': { method: 'POST', summary: 'A device went offline (a change that held for the settle time)', body: DeviceOfflineEvent },
-  'device.printer_state': { method: 'POST', summary: 'A device\'s printer changed state (connected, state, reasons, error code)', body: DevicePrinterStateEvent },
-  'device.scanner_state': { method: 'POST', summary: 'A device\'s scanner changed state (connected, state, reasons, error code)', body: DeviceScannerStateEvent },
-  'recognition.end': { method: 'PUT', summary: 'The recognition task ended; sent after every result callback completed', body: RecognitionEndEvent },
+  'print.finished': {
+    method: 'POST',
+    summary: 'A print task ended: printed, cancelled or failed',
+    body: PrintFinishedEvent,
+  },
+  'recognition.result': {
+    method: 'POST',
+    summary: "One student's recognition result (spec: one callback per student)",
+    body: RecognitionResultEvent,
+  },
+  'device.online': {
+    method: 'POST',
+    summary: 'A device is online again (a change that held for the settle time)',
+    body: DeviceOnlineEvent,
+  },
+  'device.offline': {
+    method: 'POST',
+    summary: 'A device went offline (a change that held for the settle time)',
+    body: DeviceOfflineEvent,
+  },
+  'device.printer_state': {
+    method: 'POST',
+    summary: "A device's printer changed state (connected, state, reasons, error code)",
+    body: DevicePrinterStateEvent,
+  },
+  'device.scanner_state': {
+    method: 'POST',
+    summary: "A device's scanner changed state (connected, state, reasons, error code)",
+    body: DeviceScannerStateEvent,
+  },
+  'recognition.end': {
+    method: 'PUT',
+    summary: 'The recognition task ended; sent after every result callback completed',
+    body: RecognitionEndEvent,
+  },
 } as const satisfies Record<string, CallbackEventSpec>;
 export type CallbackEventName = keyof typeof callbackEvents;

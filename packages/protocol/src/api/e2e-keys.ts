@@ -3,18 +3,30 @@
 import Type, { type Static } from 'typebox';
 import { Envelope } from './envelope.ts';
 
-export const E2eKeyRegisterBody = Type.Object({
-  public_key: Type.String({ minLength: 43, maxLength: 64, description: 'raw X25519 public key: 64 hex digits or 43 base64url characters' }),
-}, { additionalProperties: false });
+export const E2eKeyRegisterBody = Type.Object(
+  {
+    public_key: Type.String({
+      minLength: 43,
+      maxLength: 64,
+      description: 'raw X25519 public key: 64 hex digits or 43 base64url characters',
+    }),
+  },
+  { additionalProperties: false },
+);
 export type E2eKeyRegisterBody = Static<typeof E2eKeyRegisterBody>;
 
-export const E2eKeyView = Type.Object({
-  kid: Type.String({ description: 'key id: first 8 bytes of SHA-256 of the raw public key, hex' }),
-  public_key: Type.String({ description: 'raw X25519 public key, hex' }),
-  created_at: Type.Integer({ description: 'Unix ms' }),
-  current: Type.Boolean({ description: 'scans created now are encrypted to this key' }),
-  retired_at: Type.Optional(Type.Integer({ description: 'Unix ms when a newer key replaced it; tasks created before still use it' })),
-}, { additionalProperties: false });
+export const E2eKeyView = Type.Object(
+  {
+    kid: Type.String({ description: 'key id: first 8 bytes of SHA-256 of the raw public key, hex' }),
+    public_key: Type.String({ description: 'raw X25519 public key, hex' }),
+    created_at: Type.Integer({ description: 'Unix ms' }),
+    current: Type.Boolean({ description: 'scans created now are encrypted to this key' }),
+    retired_at: Type.Optional(
+      Type.Integer({ description: 'Unix ms when a newer key replaced it; tasks created before still use it' }),
+    ),
+  },
+  { additionalProperties: false },
+);
 export type E2eKeyView = Static<typeof E2eKeyView>;
 export const E2eKeyResponse = Envelope(E2eKeyView);
 

@@ -8,9 +8,16 @@ export type TaskHistoryQuery = Static<typeof TaskHistoryQuery>;
 
 export const TaskHistoryEntry = Type.Object({
   at: Type.Integer({ description: 'when the server recorded it, Unix ms' }),
-  source: Type.Union([Type.Literal('server'), Type.Literal('box'), Type.Literal('printer'), Type.Literal('scanner')], { description: 'who said so' }),
-  what: Type.String({ description: 'created, sent, acknowledged, downloaded, accepted, printer_state, scanner_state, pages_done, item_stored, finished, cancelled, stopped, refused, lost, expired (docs/tasks.md, "History")' }),
-  detail: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'the entry\'s facts (docs/tasks.md, "History")' })),
+  source: Type.Union([Type.Literal('server'), Type.Literal('box'), Type.Literal('printer'), Type.Literal('scanner')], {
+    description: 'who said so',
+  }),
+  what: Type.String({
+    description:
+      'created, sent, acknowledged, downloaded, accepted, printer_state, scanner_state, pages_done, item_stored, finished, cancelled, stopped, refused, lost, expired (docs/tasks.md, "History")',
+  }),
+  detail: Type.Optional(
+    Type.Record(Type.String(), Type.Unknown(), { description: 'the entry\'s facts (docs/tasks.md, "History")' }),
+  ),
 });
 export type TaskHistoryEntry = Static<typeof TaskHistoryEntry>;
 

@@ -33,16 +33,83 @@ export interface MarkMix {
 
 /** The fill styles a hand uses (solid fills dominate), by repetition. */
 const STYLES: Record<Exclude<Hand, 'mixed'>, readonly MarkKind[]> = {
-  pen: ['pen', 'pen', 'pen', 'pen', 'pen', 'pen', 'pen', 'pen', 'pen', 'pen', 'partial', 'small', 'tick', 'tick', 'thin-tick', 'cross', 'thin-cross'],
-  pencil: ['pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'partial', 'small', 'tick', 'tick', 'thin-tick', 'cross', 'thin-cross'],
-  light: ['pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'pencil', 'small', 'light-small', 'light-partial', 'tick', 'tick', 'thin-tick', 'cross'],
+  pen: [
+    'pen',
+    'pen',
+    'pen',
+    'pen',
+    'pen',
+    'pen',
+    'pen',
+    'pen',
+    'pen',
+    'pen',
+    'partial',
+    'small',
+    'tick',
+    'tick',
+    'thin-tick',
+    'cross',
+    'thin-cross',
+  ],
+  pencil: [
+    'pencil',
+    'pencil',
+    'pencil',
+    'pencil',
+    'pencil',
+    'pencil',
+    'pencil',
+    'pencil',
+    'pencil',
+    'pencil',
+    'partial',
+    'small',
+    'tick',
+    'tick',
+    'thin-tick',
+    'cross',
+    'thin-cross',
+  ],
+  light: [
+    'pencil',
+    'pencil',
+    'pencil',
+    'pencil',
+    'pencil',
+    'pencil',
+    'pencil',
+    'pencil',
+    'pencil',
+    'pencil',
+    'pencil',
+    'small',
+    'light-small',
+    'light-partial',
+    'tick',
+    'tick',
+    'thin-tick',
+    'cross',
+  ],
 };
 
-interface HandMarker { mark(r: Random, filled: boolean): { kind: MarkKind; level?: number } }
+interface HandMarker {
+  mark(r: Random, filled: boolean): { kind: MarkKind; level?: number };
+}
 
 function handMarker(hand: Hand, r: Random, mix: MarkMix): HandMarker {
   if (hand === 'mixed') {
-    return { mark: (q, filled) => ({ kind: filled ? pick(q, mix.filled) : q() < mix.emptyMarkRate ? pick(q, mix.emptyMarks) : smudged(q, mix) ? 'smudge' : 'none' }) };
+    return {
+      mark: (q, filled) => ({
+        kind: filled
+          ? pick(q, mix.filled)
+          : q() < mix.emptyMarkRate
+            ? pick(q, mix.emptyMarks)
+            : smudged(q, mix)
+              ? 'smudge'
+              : 'none',
+      }),
+    };
   }
   const fill = hand === 'pencil' ? between(r, 0.38, 0.7) : hand === 'light' ? between(r, 0.12, 0.27) : 1;
   const line = hand === 'light' ? between(r, 0.4, 0.6) : hand === 'pencil' ? Math.min(0.75, fill + 0.1) : undefined;
@@ -53,7 +120,11 @@ function handMarker(hand: Hand, r: Random, mix: MarkMix): HandMarker {
         if (q() >= mix.emptyMarkRate) {
           // A finger smudges graphite at 15-45 % of a light hand's darkness (a dark pencil's at
           // most 0.1); on top of the marks below, which keep their rates.
-          if (hand !== 'pen' && smudged(q, mix)) return { kind: 'smudge', level: Math.min(0.1, fill * (hand === 'light' ? between(q, 0.15, 0.45) : between(q, 0.1, 0.2))) };
+          if (hand !== 'pen' && smudged(q, mix))
+            return {
+              kind: 'smudge',
+              level: Math.min(0.1, fill * (hand === 'light' ? between(q, 0.15, 0.45) : between(q, 0.1, 0.2))),
+            };
           return { kind: 'none' };
         }
         // Pen cannot be erased; pencil erasures leave 8-25 % of the student's darkness.
@@ -64,20 +135,35 @@ function handMarker(hand: Hand, r: Random, mix: MarkMix): HandMarker {
       if (hand === 'pen') return { kind: style };
       if (style === 'pencil') {
         const spread = hand === 'light' ? 0.04 : 0.06;
-        const d = Math.min(hand === 'light' ? 0.3 : 0.75, Math.max(hand === 'light' ? 0.12 : 0.15, fill + between(q, -spread, spread)));
+        const d = Math.min(
+          hand === 'light' ? 0.3 : 0.75,
+          Math.max(hand === 'light' ? 0.12 : 0.15, fill + between(q, -spread, spread)),
+        );
         return { kind: pencilKind(d), level: d };
       }
       // Shading (a half fill) has the fill's darkness; a dot or a line is pressed, darker; a
       // light dot is the fill's darkness or a little more.
       if (style === 'light-partial') return { kind: style, level: Math.max(0.12, fill + between(q, -0.03, 0.03)) };
-      if (style === 'light-small') return { kind: style, level: Math.min(0.3, Math.max(0.12, fill + between(q, -0.02, 0.06))) };
+      if (style === 'light-small')
+        return { kind: style, level: Math.min(0.3, Math.max(0.12, fill + between(q, -0.02, 0.06))) };
       return { kind: style, level: style === 'partial' ? fill : line };
     },
   };
 }
 
-export interface AreaTruth { chapter: number; index: number; filled: boolean; kind: MarkKind }
-export interface FilledSide { sheet: number; side: 'front' | 'back'; ops: DrawOp[]; marks: Mark[]; truth: AreaTruth[] }
+export interface AreaTruth {
+  chapter: number;
+  index: number;
+  filled: boolean;
+  kind: MarkKind;
+}
+export interface FilledSide {
+  sheet: number;
+  side: 'front' | 'back';
+  ops: DrawOp[];
+  marks: Mark[];
+  truth: AreaTruth[];
+}
 export interface FilledCard {
   sides: FilledSide[];
   studentId: string;
@@ -89,7 +175,13 @@ export interface FilledCard {
 
 /** `studentId`: the number a student marks in the student-number bubbles (their own, printed on
  *  a personalised card); a random one otherwise. */
-export function fillCard(layout: Layout, drawing: CardDrawing, r: Random, mix: MarkMix, o: { studentId?: string } = {}): FilledCard {
+export function fillCard(
+  layout: Layout,
+  drawing: CardDrawing,
+  r: Random,
+  mix: MarkMix,
+  o: { studentId?: string } = {},
+): FilledCard {
   let studentId = drawing.student?.student_id ?? '';
   let ambiguous = false;
   const hand = mix.hands ? pickWeighted(r, mix.hands) : 'mixed';
@@ -100,7 +192,16 @@ export function fillCard(layout: Layout, drawing: CardDrawing, r: Random, mix: M
     const truth: AreaTruth[] = [];
     for (const a of ls.areas) {
       const { kind, level } = marker.mark(r, r() < mix.fillRate);
-      if (kind !== 'none') marks.push({ kind, x: a.x, y: a.y, w: a.w, h: a.h, seed: Math.floor(r() * 2 ** 31), ...(level !== undefined ? { level } : {}) });
+      if (kind !== 'none')
+        marks.push({
+          kind,
+          x: a.x,
+          y: a.y,
+          w: a.w,
+          h: a.h,
+          seed: Math.floor(r() * 2 ** 31),
+          ...(level !== undefined ? { level } : {}),
+        });
       truth.push({ chapter: a.chapter, index: a.index, filled: isFilledKind(kind), kind });
     }
     if (ls.student_cells.length > 0) {
@@ -112,7 +213,14 @@ export function fillCard(layout: Layout, drawing: CardDrawing, r: Random, mix: M
         const v = o.studentId !== undefined ? Number(o.studentId[p - 1]) : drawn;
         id += String(v);
         const cell = ls.student_cells.find((c) => c.position === p && c.value === v)!;
-        marks.push({ kind: pick(r, mix.studentNumberKinds), x: cell.x, y: cell.y, w: cell.w, h: cell.h, seed: Math.floor(r() * 2 ** 31) });
+        marks.push({
+          kind: pick(r, mix.studentNumberKinds),
+          x: cell.x,
+          y: cell.y,
+          w: cell.w,
+          h: cell.h,
+          seed: Math.floor(r() * 2 ** 31),
+        });
         if (r() < mix.doubleDigitRate) {
           const second = (v + 1 + Math.floor(r() * 9)) % 10;
           const other = ls.student_cells.find((c) => c.position === p && c.value === second)!;
@@ -134,7 +242,10 @@ function smudged(r: Random, mix: MarkMix): boolean {
 function pickWeighted<T>(r: Random, items: ReadonlyArray<readonly [T, number]>): T {
   const total = items.reduce((a, [, w]) => a + w, 0);
   let x = r() * total;
-  for (const [v, w] of items) { x -= w; if (x < 0) return v; }
+  for (const [v, w] of items) {
+    x -= w;
+    if (x < 0) return v;
+  }
   return items[items.length - 1]![0];
 }
 

@@ -15,7 +15,21 @@ import { between, pick, type Random } from './random.ts';
  * off-centre, often larger than the area; empty). These three were added after generator B
  * showed them and A had no example to set a rule on; they are drawn here independently of B.
  */
-export const FILLED_KINDS = ['pen', 'pencil', 'light-pencil', 'faint-pencil', 'very-faint-pencil', 'partial', 'light-partial', 'small', 'light-small', 'tick', 'thin-tick', 'cross', 'thin-cross'] as const;
+export const FILLED_KINDS = [
+  'pen',
+  'pencil',
+  'light-pencil',
+  'faint-pencil',
+  'very-faint-pencil',
+  'partial',
+  'light-partial',
+  'small',
+  'light-small',
+  'tick',
+  'thin-tick',
+  'cross',
+  'thin-cross',
+] as const;
 export const EMPTY_KINDS = ['none', 'erasure', 'smudge', 'stray'] as const;
 /** 'blot' is not a student's answer: an ink blot or scribble over a code, for failure cases. */
 export type MarkKind = (typeof FILLED_KINDS)[number] | (typeof EMPTY_KINDS)[number] | 'blot';
@@ -28,15 +42,32 @@ export function isFilledKind(k: MarkKind): boolean {
  * `level`: the darkness of a pencil fill or residue, or of a pencil stroke (ticks, crosses,
  * small and partial marks), when the student's hand decides it; otherwise drawn at random.
  */
-export interface Mark { kind: MarkKind; x: number; y: number; w: number; h: number; seed: number; level?: number }
+export interface Mark {
+  kind: MarkKind;
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+  seed: number;
+  level?: number;
+}
 
 /** The pencil kind a fill of this darkness is reported as. */
 export function pencilKind(darkness: number): MarkKind {
-  return darkness >= 0.3 ? 'pencil' : darkness >= 0.2 ? 'light-pencil' : darkness >= 0.15 ? 'faint-pencil' : 'very-faint-pencil';
+  return darkness >= 0.3
+    ? 'pencil'
+    : darkness >= 0.2
+      ? 'light-pencil'
+      : darkness >= 0.15
+        ? 'faint-pencil'
+        : 'very-faint-pencil';
 }
 
 function inkColour(r: Random, colour: boolean): string {
-  if (!colour) { const g = Math.round(between(r, 10, 45)); return `rgb(${g},${g},${g})`; }
+  if (!colour) {
+    const g = Math.round(between(r, 10, 45));
+    return `rgb(${g},${g},${g})`;
+  }
   return pick(r, ['rgb(20,30,110)', 'rgb(25,25,30)', 'rgb(10,40,90)']);
 }
 
@@ -53,7 +84,8 @@ function grain(ctx: SKRSContext2D, r: Random, cx: number, cy: number, sx: number
   ctx.save();
   ctx.globalCompositeOperation = 'screen';
   ctx.fillStyle = 'rgba(255,255,255,0.35)';
-  for (let i = 0; i < n; i++) ctx.fillRect(cx + between(r, -sx, sx), cy + between(r, -sy, sy), between(r, 0.1, 0.35), between(r, 0.05, 0.2));
+  for (let i = 0; i < n; i++)
+    ctx.fillRect(cx + between(r, -sx, sx), cy + between(r, -sy, sy), between(r, 0.1, 0.35), between(r, 0.05, 0.2));
   ctx.restore();
 }
 
@@ -68,16 +100,20 @@ function grey(level: number): string {
  * dark relative to the paper as on white paper, and the printed outline shows through it.
  */
 export function drawMark(ctx: SKRSContext2D, m: Mark, r: Random, colour: boolean): void {
-  const rx = m.w / 2, ry = m.h / 2;
+  const rx = m.w / 2,
+    ry = m.h / 2;
   ctx.save();
   ctx.lineCap = 'round';
   ctx.lineJoin = 'round';
   ctx.globalCompositeOperation = 'multiply';
   switch (m.kind) {
-    case 'none': break;
+    case 'none':
+      break;
     case 'blot': {
       ctx.fillStyle = 'rgb(15,15,15)';
-      ctx.beginPath(); ctx.ellipse(m.x, m.y, rx, ry, 0.3, 0, Math.PI * 2); ctx.fill();
+      ctx.beginPath();
+      ctx.ellipse(m.x, m.y, rx, ry, 0.3, 0, Math.PI * 2);
+      ctx.fill();
       break;
     }
     case 'pen':
@@ -95,7 +131,8 @@ export function drawMark(ctx: SKRSContext2D, m: Mark, r: Random, colour: boolean
       else darkness = between(r, 0.12, 0.15);
       ctx.fillStyle = m.kind === 'pen' ? inkColour(r, colour) : grey(1 - darkness);
       // Filling by hand: a little off-centre, edges not quite the ellipse.
-      const ox = between(r, -0.4, 0.4), oy = between(r, -0.3, 0.3);
+      const ox = between(r, -0.4, 0.4),
+        oy = between(r, -0.3, 0.3);
       ctx.beginPath();
       ctx.ellipse(m.x + ox, m.y + oy, rx * cover, ry * cover, between(r, -0.1, 0.1), 0, Math.PI * 2);
       ctx.fill();
@@ -103,7 +140,13 @@ export function drawMark(ctx: SKRSContext2D, m: Mark, r: Random, colour: boolean
         // Pencil grain: lighter specks where the graphite skipped the paper's valleys.
         ctx.globalCompositeOperation = 'screen';
         ctx.fillStyle = 'rgba(255,255,255,0.35)';
-        for (let i = 0; i < 40; i++) ctx.fillRect(m.x + between(r, -rx, rx), m.y + between(r, -ry, ry), between(r, 0.1, 0.35), between(r, 0.05, 0.2));
+        for (let i = 0; i < 40; i++)
+          ctx.fillRect(
+            m.x + between(r, -rx, rx),
+            m.y + between(r, -ry, ry),
+            between(r, 0.1, 0.35),
+            between(r, 0.05, 0.2),
+          );
       }
       break;
     }
@@ -111,7 +154,15 @@ export function drawMark(ctx: SKRSContext2D, m: Mark, r: Random, colour: boolean
       // A hurried fill that covers half of the area.
       ctx.fillStyle = m.level !== undefined ? grey(1 - m.level) : inkColour(r, colour);
       ctx.beginPath();
-      ctx.ellipse(m.x + between(r, -0.6, 0.6), m.y, rx * between(r, 0.6, 0.75), ry * between(r, 0.65, 0.8), 0, 0, Math.PI * 2);
+      ctx.ellipse(
+        m.x + between(r, -0.6, 0.6),
+        m.y,
+        rx * between(r, 0.6, 0.75),
+        ry * between(r, 0.65, 0.8),
+        0,
+        0,
+        Math.PI * 2,
+      );
       ctx.fill();
       break;
     }
@@ -120,8 +171,11 @@ export function drawMark(ctx: SKRSContext2D, m: Mark, r: Random, colour: boolean
       // with pencil grain.
       const d = m.level ?? between(r, 0.15, 0.3);
       ctx.fillStyle = grey(1 - d);
-      const side = r() < 0.5 ? -1 : 1, fx = between(r, 0.5, 0.72), fy = between(r, 0.6, 0.85);
-      const cx = m.x + side * rx * (1 - fx) * between(r, 0.6, 1), cy = m.y + between(r, -0.25, 0.25);
+      const side = r() < 0.5 ? -1 : 1,
+        fx = between(r, 0.5, 0.72),
+        fy = between(r, 0.6, 0.85);
+      const cx = m.x + side * rx * (1 - fx) * between(r, 0.6, 1),
+        cy = m.y + between(r, -0.25, 0.25);
       ctx.beginPath();
       ctx.ellipse(cx, cy, rx * fx, ry * fy, between(r, -0.2, 0.2), 0, Math.PI * 2);
       ctx.fill();
@@ -132,8 +186,11 @@ export function drawMark(ctx: SKRSContext2D, m: Mark, r: Random, colour: boolean
       // A small light dot off-centre: a light hand touching the area rather than filling it.
       const d = m.level ?? between(r, 0.15, 0.3);
       ctx.fillStyle = grey(1 - d);
-      const f = between(r, 0.4, 0.6), sx = rx * f, sy = ry * f;
-      const cx = m.x + between(r, -1, 1) * (rx - sx) * 0.9, cy = m.y + between(r, -1, 1) * (ry - sy) * 0.9;
+      const f = between(r, 0.4, 0.6),
+        sx = rx * f,
+        sy = ry * f;
+      const cx = m.x + between(r, -1, 1) * (rx - sx) * 0.9,
+        cy = m.y + between(r, -1, 1) * (ry - sy) * 0.9;
       ctx.beginPath();
       ctx.ellipse(cx, cy, sx, sy, between(r, -0.3, 0.3), 0, Math.PI * 2);
       ctx.fill();
@@ -144,8 +201,10 @@ export function drawMark(ctx: SKRSContext2D, m: Mark, r: Random, colour: boolean
       // A finger's graphite smear: darkest where the finger pressed, fading to nothing, stretched
       // along the drag, off-centre and often wider than the area.
       const d = m.level ?? between(r, 0.04, 0.1);
-      const sx = rx * between(r, 0.8, 1.5), sy = ry * between(r, 0.5, 1.0);
-      const cx = m.x + between(r, -0.5, 0.5) * rx, cy = m.y + between(r, -0.5, 0.5) * ry;
+      const sx = rx * between(r, 0.8, 1.5),
+        sy = ry * between(r, 0.5, 1.0);
+      const cx = m.x + between(r, -0.5, 0.5) * rx,
+        cy = m.y + between(r, -0.5, 0.5) * ry;
       ctx.translate(cx, cy);
       ctx.rotate(between(r, -0.6, 0.6));
       ctx.scale(1, sy / sx);
@@ -154,15 +213,20 @@ export function drawMark(ctx: SKRSContext2D, m: Mark, r: Random, colour: boolean
       g.addColorStop(between(r, 0.3, 0.6), grey(1 - d * 0.8));
       g.addColorStop(1, 'rgb(255,255,255)');
       ctx.fillStyle = g;
-      ctx.beginPath(); ctx.arc(0, 0, sx, 0, Math.PI * 2); ctx.fill();
+      ctx.beginPath();
+      ctx.arc(0, 0, sx, 0, Math.PI * 2);
+      ctx.fill();
       break;
     }
     case 'small': {
       // A small blob or dot, off-centre but inside the area: a third to a half of it.
-      ctx.fillStyle = m.level !== undefined ? grey(1 - m.level) : r() < 0.6 ? inkColour(r, colour) : grey(between(r, 0.3, 0.5));
+      ctx.fillStyle =
+        m.level !== undefined ? grey(1 - m.level) : r() < 0.6 ? inkColour(r, colour) : grey(between(r, 0.3, 0.5));
       const f = between(r, 0.55, 0.7);
-      const sx = rx * f, sy = ry * f;
-      const ox = between(r, -1, 1) * (rx - sx) * 0.9, oy = between(r, -1, 1) * (ry - sy) * 0.9;
+      const sx = rx * f,
+        sy = ry * f;
+      const ox = between(r, -1, 1) * (rx - sx) * 0.9,
+        oy = between(r, -1, 1) * (ry - sy) * 0.9;
       ctx.beginPath();
       ctx.ellipse(m.x + ox, m.y + oy, sx, sy, between(r, -0.3, 0.3), 0, Math.PI * 2);
       ctx.fill();
@@ -173,7 +237,8 @@ export function drawMark(ctx: SKRSContext2D, m: Mark, r: Random, colour: boolean
       ctx.strokeStyle = strokeColour(r, colour, m.level);
       ctx.lineWidth = m.kind === 'tick' ? between(r, 0.4, 0.7) : between(r, 0.3, 0.4);
       const s = between(r, 0.75, 1.2);
-      const ox = between(r, -0.8, 0.8), oy = between(r, -0.4, 0.4);
+      const ox = between(r, -0.8, 0.8),
+        oy = between(r, -0.4, 0.4);
       ctx.beginPath();
       ctx.moveTo(m.x + ox - rx * 0.7 * s, m.y + oy - ry * 0.05);
       ctx.lineTo(m.x + ox - rx * 0.15 * s, m.y + oy + ry * 0.75 * s);
@@ -186,10 +251,13 @@ export function drawMark(ctx: SKRSContext2D, m: Mark, r: Random, colour: boolean
       ctx.strokeStyle = strokeColour(r, colour, m.level);
       ctx.lineWidth = m.kind === 'cross' ? between(r, 0.4, 0.6) : between(r, 0.3, 0.4);
       const s = between(r, 0.75, 1.15);
-      const ox = between(r, -0.6, 0.6), oy = between(r, -0.3, 0.3);
+      const ox = between(r, -0.6, 0.6),
+        oy = between(r, -0.3, 0.3);
       ctx.beginPath();
-      ctx.moveTo(m.x + ox - rx * 0.8 * s, m.y + oy - ry * 0.85 * s); ctx.lineTo(m.x + ox + rx * 0.8 * s, m.y + oy + ry * 0.85 * s);
-      ctx.moveTo(m.x + ox + rx * 0.8 * s, m.y + oy - ry * 0.85 * s); ctx.lineTo(m.x + ox - rx * 0.8 * s, m.y + oy + ry * 0.85 * s);
+      ctx.moveTo(m.x + ox - rx * 0.8 * s, m.y + oy - ry * 0.85 * s);
+      ctx.lineTo(m.x + ox + rx * 0.8 * s, m.y + oy + ry * 0.85 * s);
+      ctx.moveTo(m.x + ox + rx * 0.8 * s, m.y + oy - ry * 0.85 * s);
+      ctx.lineTo(m.x + ox - rx * 0.8 * s, m.y + oy + ry * 0.85 * s);
       ctx.stroke();
       break;
     }
@@ -198,10 +266,19 @@ export function drawMark(ctx: SKRSContext2D, m: Mark, r: Random, colour: boolean
       // part of the student's own pencil darkness) and a few specks.
       ctx.fillStyle = grey(1 - (m.level ?? between(r, 0.04, 0.12)));
       ctx.beginPath();
-      ctx.ellipse(m.x + between(r, -0.3, 0.3), m.y, rx * between(r, 0.8, 1.1), ry * between(r, 0.8, 1.1), 0, 0, Math.PI * 2);
+      ctx.ellipse(
+        m.x + between(r, -0.3, 0.3),
+        m.y,
+        rx * between(r, 0.8, 1.1),
+        ry * between(r, 0.8, 1.1),
+        0,
+        0,
+        Math.PI * 2,
+      );
       ctx.fill();
       ctx.fillStyle = 'rgba(90,90,90,0.5)';
-      for (let i = 0; i < 4; i++) ctx.fillRect(m.x + between(r, -rx, rx) * 0.8, m.y + between(r, -ry, ry) * 0.8, 0.15, 0.15);
+      for (let i = 0; i < 4; i++)
+        ctx.fillRect(m.x + between(r, -rx, rx) * 0.8, m.y + between(r, -ry, ry) * 0.8, 0.15, 0.15);
       break;
     }
     case 'stray': {
@@ -211,10 +288,15 @@ export function drawMark(ctx: SKRSContext2D, m: Mark, r: Random, colour: boolean
       ctx.lineWidth = 0.35;
       if (r() < 0.5) {
         const a = between(r, 0, Math.PI * 2);
-        ctx.beginPath(); ctx.arc(m.x + Math.cos(a) * rx * 1.05, m.y + Math.sin(a) * ry * 1.05, 0.35, 0, Math.PI * 2); ctx.fill();
+        ctx.beginPath();
+        ctx.arc(m.x + Math.cos(a) * rx * 1.05, m.y + Math.sin(a) * ry * 1.05, 0.35, 0, Math.PI * 2);
+        ctx.fill();
       } else {
         const y = m.y + pick(r, [-1, 1]) * ry * between(r, 1.15, 1.4);
-        ctx.beginPath(); ctx.moveTo(m.x - rx * 0.9, y); ctx.lineTo(m.x + rx * 0.9, y + between(r, -0.3, 0.3)); ctx.stroke();
+        ctx.beginPath();
+        ctx.moveTo(m.x - rx * 0.9, y);
+        ctx.lineTo(m.x + rx * 0.9, y + between(r, -0.3, 0.3));
+        ctx.stroke();
       }
       break;
     }

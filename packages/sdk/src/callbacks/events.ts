@@ -11,8 +11,11 @@ export type CallbackEventName = keyof webhooks;
 
 /** The JSON body of the callback event `N`, e.g. CallbackBody<'recognition.result'>. */
 export type CallbackBody<N extends CallbackEventName> = {
-  [M in keyof webhooks[N]]-?: [NonNullable<webhooks[N][M]>] extends [never] ? never
-    : NonNullable<webhooks[N][M]> extends { requestBody: { content: { 'application/json': infer B } } } ? B : never
+  [M in keyof webhooks[N]]-?: [NonNullable<webhooks[N][M]>] extends [never]
+    ? never
+    : NonNullable<webhooks[N][M]> extends { requestBody: { content: { 'application/json': infer B } } }
+      ? B
+      : never;
 }[keyof webhooks[N]];
 
 export type KnownCallbackEvent = {
@@ -22,7 +25,7 @@ export type KnownCallbackEvent = {
     id: string;
     method: string;
     body: CallbackBody<N>;
-  }
+  };
 }[CallbackEventName];
 
 /** An event this SDK does not know (a newer server): answer 200 and update the SDK. */
@@ -75,7 +78,11 @@ export function parseCallback(input: { method: string; id: string; body: unknown
   if (!name) return { type: 'unknown', event: typeof field === 'string' ? field : undefined, id, method, body };
   const [ok, errors] = validator(name).Errors(body);
   if (!ok) {
-    const detail = errors.filter((e) => e.keyword !== 'anyOf').slice(0, 3).map((e) => `${e.instancePath || '(body)'} ${e.message}`).join('; ');
+    const detail = errors
+      .filter((e) => e.keyword !== 'anyOf')
+      .slice(0, 3)
+      .map((e) => `${e.instancePath || '(body)'} ${e.message}`)
+      .join('; ');
     throw new InvalidCallbackError('body', `${name} callback ${id}: ${detail}`);
   }
   return { type: name, id, method, body } as KnownCallbackEvent;

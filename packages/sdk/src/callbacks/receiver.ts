@@ -43,7 +43,9 @@ export class CallbackReceiver {
   receive(callback: ReceivedCallback): CallbackEvent {
     const { id, body } = this.verify(callback);
     let json: unknown;
-    try { json = JSON.parse(body); } catch (e) {
+    try {
+      json = JSON.parse(body);
+    } catch (e) {
       throw new InvalidCallbackError('body', `callback ${id}: the body is not JSON: ${messageOf(e)}`);
     }
     return parseCallback({ method: callback.method, id, body: json });
@@ -52,7 +54,10 @@ export class CallbackReceiver {
   /** Only the signature check: returns the callback id and the body as text. */
   verify(callback: Pick<ReceivedCallback, 'headers' | 'body'>): { id: string; body: string } {
     const headers = flatHeaders(callback.headers);
-    const body = typeof callback.body === 'string' ? callback.body : Buffer.from(callback.body.buffer, callback.body.byteOffset, callback.body.byteLength).toString('utf8');
+    const body =
+      typeof callback.body === 'string'
+        ? callback.body
+        : Buffer.from(callback.body.buffer, callback.body.byteOffset, callback.body.byteLength).toString('utf8');
     if (!headers['webhook-id'] || !headers['webhook-timestamp'] || !headers['webhook-signature']) {
       throw new InvalidCallbackError('headers', 'missing webhook-id, webhook-timestamp or webhook-signature header');
     }
@@ -68,7 +73,10 @@ export class CallbackReceiver {
       }
     }
     const message = messageOf(last);
-    throw new InvalidCallbackError(/timestamp too/i.test(message) ? 'timestamp' : /headers/i.test(message) ? 'headers' : 'signature', `callback ${headers['webhook-id']}: ${message}`);
+    throw new InvalidCallbackError(
+      /timestamp too/i.test(message) ? 'timestamp' : /headers/i.test(message) ? 'headers' : 'signature',
+      `callback ${headers['webhook-id']}: ${message}`,
+    );
   }
 }
 

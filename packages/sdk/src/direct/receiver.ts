@@ -15,7 +15,13 @@ import { Readable } from 'node:stream';
 import { Busboy } from '@fastify/busboy';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import {
-  checkManifest, MAX_PAGES_PER_BATCH, webhookId, type DirectPageMeta, type EndManifest, type Manifest, type PagesManifest,
+  checkManifest,
+  MAX_PAGES_PER_BATCH,
+  webhookId,
+  type DirectPageMeta,
+  type EndManifest,
+  type Manifest,
+  type PagesManifest,
 } from '@boxhub/protocol/direct-wire.ts';
 import { messageOf } from '@boxhub/protocol/caught.ts';
 
@@ -53,8 +59,12 @@ export interface DirectReceiverState {
 export class MemoryDirectState implements DirectReceiverState {
   readonly #next = new Map<string, number>();
   readonly #seen = new Set<string>();
-  next(scanUuid: string): number { return this.#next.get(scanUuid) ?? 1; }
-  seen(id: string): boolean { return this.#seen.has(id); }
+  next(scanUuid: string): number {
+    return this.#next.get(scanUuid) ?? 1;
+  }
+  seen(id: string): boolean {
+    return this.#seen.has(id);
+  }
   accepted(scanUuid: string, batch: number, id: string): void {
     this.#next.set(scanUuid, batch + 1);
     this.#seen.add(id);
@@ -94,7 +104,11 @@ const MAX_META = 64 * 1024;
 class Refusal extends Error {
   readonly status: number;
   readonly headers: Record<string, string> | undefined;
-  constructor(status: number, message: string, headers?: Record<string, string>) { super(message); this.status = status; this.headers = headers; }
+  constructor(status: number, message: string, headers?: Record<string, string>) {
+    super(message);
+    this.status = status;
+    this.headers = headers;
+  }
 }
 
 export class DirectTransferReceiver {
@@ -107,33 +121,57 @@ export class DirectTransferReceiver {
   /** A request handler for node:http, node:https and node:http2's compatibility API. */
   handler(): (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void {
     return (req, res) => {
-      if (req.method !== 'POST') { answer(req, res, { status: 405, body: { ok: false, error: 'POST only' }, close: true }); return; }
+      if (req.method !== 'POST') {
+        answer(req, res, { status: 405, body: { ok: false, error: 'POST only' }, close: true });
+        return;
+      }
       this.receive({ headers: req.headers, body: req })
         .then((a) => answer(req, res, a))
-        .catch((e: unknown) => answer(req, res, { status: 500, body: { ok: false, error: messageOf(e) }, close: true }));
+        .catch((e: unknown) =>
+          answer(req, res, { status: 500, body: { ok: false, error: messageOf(e) }, close: true }),
+        );
     };
   }
 
   /** Reads, checks and takes one request; never throws for what the sender got wrong. */
-  async receive(req: { headers: DirectHeaders; body: Readable | AsyncIterable<Uint8Array> | Uint8Array }): Promise<DirectAnswer> {
+  async receive(req: {
+    headers: DirectHeaders;
+    body: Readable | AsyncIterable<Uint8Array> | Uint8Array;
+  }): Promise<DirectAnswer> {
     const headers = flat(req.headers);
-    const stream = req.body instanceof Uint8Array ? Readable.from([req.body]) : req.body instanceof Readable ? req.body : Readable.from(req.body);
+    const stream =
+      req.body instanceof Uint8Array
+        ? Readable.from([req.body])
+        : req.body instanceof Readable
+          ? req.body
+          : Readable.from(req.body);
     let read = false;
     try {
       const ct = headers['content-type'] ?? '';
-      if (!/^multipart\/form-data\s*;/i.test(ct)) throw new Refusal(415, `expected multipart/form-data, got '${ct.slice(0, 100)}'`);
+      if (!/^multipart\/form-data\s*;/i.test(ct))
+        throw new Refusal(415, `expected multipart/form-data, got '${ct.slice(0, 100)}'`);
       const id = headers['webhook-id'];
-      if (!id || !headers['webhook-timestamp'] || !headers['webhook-signature']) throw new Refusal(401, 'missing webhook-id, webhook-timestamp or webhook-signature header');
+      if (!id || !headers['webhook-timestamp'] || !headers['webhook-signature'])
+        throw new Refusal(401, 'missing webhook-id, webhook-timestamp or webhook-signature header');
       const r = await this.#parse({ ...headers, 'content-type': ct }, id, stream);
       read = true;
       return r;
     } catch (e) {
       if (!(e instanceof Refusal)) throw e;
-      return { status: e.status, body: { ok: false, error: e.message }, close: !read, ...(e.headers ? { headers: e.headers } : {}) };
+      return {
+        status: e.status,
+        body: { ok: false, error: e.message },
+        close: !read,
+        ...(e.headers ? { headers: e.headers } : {}),
+      };
     }
   }
 
-  async #parse(headers: Record<string, string> & { 'content-type': string }, id: string, stream: Readable): Promise<DirectAnswer> {
+  async #parse(
+    headers: Record<string, string> & { 'content-type': string },
+    id: string,
+    stream: Readable,
+  ): Promise<DirectAnswer> {
     const o = this.#o;
     let manifest: Manifest | undefined;
     let pages: Map<string, DirectPageMeta> | undefined;
@@ -146,10 +184,15 @@ export class DirectTransferReceiver {
 
     const takeMeta = async (bytes: Buffer) => {
       let m: unknown;
-      try { m = JSON.parse(bytes.toString('utf8')); } catch { throw new Refusal(400, 'the meta part is not JSON'); }
+      try {
+        m = JSON.parse(bytes.toString('utf8'));
+      } catch {
+        throw new Refusal(400, 'the meta part is not JSON');
+      }
       if (!isObject(m) || typeof m.scan_uuid !== 'string') throw new Refusal(400, 'the manifest has no scan_uuid');
       const secret = typeof o.secret === 'string' ? o.secret : await o.secret(m.scan_uuid);
-      if (!secret) throw new Refusal(503, `scan ${m.scan_uuid.slice(0, 64)} is not known (yet)`, { 'retry-after': '1' });
+      if (!secret)
+        throw new Refusal(503, `scan ${m.scan_uuid.slice(0, 64)} is not known (yet)`, { 'retry-after': '1' });
       try {
         new Webhook(secret).verify(bytes.toString('utf8'), headers);
       } catch (e) {
@@ -158,19 +201,25 @@ export class DirectTransferReceiver {
       }
       const checked = checkManifest(m, { encrypted: true });
       if (typeof checked === 'string') throw new Refusal(422, checked);
-      if (id !== webhookId(checked.scan_uuid, checked.batch)) throw new Refusal(422, `webhook-id ${id} does not name scan ${checked.scan_uuid} batch ${checked.batch}`);
+      if (id !== webhookId(checked.scan_uuid, checked.batch))
+        throw new Refusal(422, `webhook-id ${id} does not name scan ${checked.scan_uuid} batch ${checked.batch}`);
       manifest = checked;
       duplicate = await o.state.seen(id);
       if (checked.type === 'pages') {
         pages = new Map(checked.pages.map((p) => [p.part, p]));
         const tooBig = checked.pages.find((p) => p.bytes > o.maxPageBytes);
-        if (tooBig) throw new Refusal(413, `page ${tooBig.part} of ${tooBig.bytes} bytes is larger than the ${o.maxPageBytes} bytes accepted`);
+        if (tooBig)
+          throw new Refusal(
+            413,
+            `page ${tooBig.part} of ${tooBig.bytes} bytes is larger than the ${o.maxPageBytes} bytes accepted`,
+          );
       }
       if (!duplicate) {
         const next = await o.state.next(checked.scan_uuid);
         // scan.end may follow a batch never acknowledged (after a stop or a give-up): its totals
         // say what the receiver should have. Pages must come in order, with no gap.
-        if (checked.type === 'pages' ? checked.batch !== next : checked.batch < next) throw new Refusal(409, `batch ${checked.batch} of scan ${checked.scan_uuid}: batch ${next} is expected next`);
+        if (checked.type === 'pages' ? checked.batch !== next : checked.batch < next)
+          throw new Refusal(409, `batch ${checked.batch} of scan ${checked.scan_uuid}: batch ${next} is expected next`);
       }
     };
 
@@ -180,9 +229,18 @@ export class DirectTransferReceiver {
         bb = new Busboy({
           headers,
           isPartAFile: () => true,
-          limits: { files: MAX_PAGES_PER_BATCH + 1, parts: MAX_PAGES_PER_BATCH + 1, fileSize: Math.max(o.maxPageBytes, MAX_META), fields: 0, headerPairs: 20 },
+          limits: {
+            files: MAX_PAGES_PER_BATCH + 1,
+            parts: MAX_PAGES_PER_BATCH + 1,
+            fileSize: Math.max(o.maxPageBytes, MAX_META),
+            fields: 0,
+            headerPairs: 20,
+          },
         });
-      } catch (e) { reject(new Refusal(400, `multipart: ${messageOf(e)}`)); return; }
+      } catch (e) {
+        reject(new Refusal(400, `multipart: ${messageOf(e)}`));
+        return;
+      }
       const fail = (e: unknown) => {
         if (failure) return;
         failure = e;
@@ -198,35 +256,47 @@ export class DirectTransferReceiver {
         let tooBig = false;
         file.on('data', (c: Buffer) => {
           size += c.length;
-          if (index === 0 ? size > MAX_META : size > o.maxPageBytes) { tooBig = true; return; }
+          if (index === 0 ? size > MAX_META : size > o.maxPageBytes) {
+            tooBig = true;
+            return;
+          }
           hash.update(c);
           chunks.push(c);
         });
-        file.on('limit', () => { tooBig = true; });
+        file.on('limit', () => {
+          tooBig = true;
+        });
         file.on('end', () => {
-          work = work.then(async () => {
-            if (failure) return;
-            if (index === 0) {
-              if (name !== 'meta') throw new Refusal(400, `the first part must be 'meta', got '${name}'`);
-              if (tooBig) throw new Refusal(413, `the meta part is larger than ${MAX_META} bytes`);
-              await takeMeta(Buffer.concat(chunks));
-              return;
-            }
-            if (!manifest) return;
-            const p = pages?.get(name);
-            if (!p) throw new Refusal(422, `part '${name}' is not in the manifest`);
-            if (data.has(name)) throw new Refusal(422, `part '${name}' sent twice`);
-            if (tooBig) throw new Refusal(413, `part ${name} is larger than ${o.maxPageBytes} bytes`);
-            if (size !== p.bytes) throw new Refusal(422, `part ${name}: ${size} bytes, the manifest says ${p.bytes}`);
-            const digest = hash.digest('hex');
-            if (digest !== p.sha256) throw new Refusal(422, `part ${name}: SHA-256 ${digest}, the manifest says ${p.sha256}`);
-            data.set(name, Buffer.concat(chunks));
-          }).catch(fail);
+          work = work
+            .then(async () => {
+              if (failure) return;
+              if (index === 0) {
+                if (name !== 'meta') throw new Refusal(400, `the first part must be 'meta', got '${name}'`);
+                if (tooBig) throw new Refusal(413, `the meta part is larger than ${MAX_META} bytes`);
+                await takeMeta(Buffer.concat(chunks));
+                return;
+              }
+              if (!manifest) return;
+              const p = pages?.get(name);
+              if (!p) throw new Refusal(422, `part '${name}' is not in the manifest`);
+              if (data.has(name)) throw new Refusal(422, `part '${name}' sent twice`);
+              if (tooBig) throw new Refusal(413, `part ${name} is larger than ${o.maxPageBytes} bytes`);
+              if (size !== p.bytes) throw new Refusal(422, `part ${name}: ${size} bytes, the manifest says ${p.bytes}`);
+              const digest = hash.digest('hex');
+              if (digest !== p.sha256)
+                throw new Refusal(422, `part ${name}: SHA-256 ${digest}, the manifest says ${p.sha256}`);
+              data.set(name, Buffer.concat(chunks));
+            })
+            .catch(fail);
         });
       });
       bb.on('partsLimit', () => fail(new Refusal(413, `more than ${MAX_PAGES_PER_BATCH + 1} parts`)));
       bb.on('error', (e: Error) => fail(new Refusal(400, `multipart: ${e.message}`)));
-      bb.on('finish', () => { work.then(() => { if (!failure) resolve(); }, fail); });
+      bb.on('finish', () => {
+        work.then(() => {
+          if (!failure) resolve();
+        }, fail);
+      });
       stream.on('error', (e) => fail(e));
       stream.pipe(bb);
     });
@@ -241,7 +311,9 @@ export class DirectTransferReceiver {
     const { v: _v, ...rest } = m;
     if (rest.type === 'pages') {
       const event: DirectPagesBatch = {
-        ...rest, id, pages: rest.pages.map((p) => {
+        ...rest,
+        id,
+        pages: rest.pages.map((p) => {
           const bytes = data.get(p.part);
           if (!bytes) throw new Refusal(422, `part ${p.part} of the manifest is missing`);
           return { ...p, data: bytes };
@@ -258,19 +330,36 @@ export class DirectTransferReceiver {
   }
 }
 
-function isObject(v: unknown): v is Record<string, unknown> { return typeof v === 'object' && v !== null && !Array.isArray(v); }
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
 
 function flat(h: DirectHeaders): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
+  for (const [k, v] of Object.entries(h))
+    if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
   return out;
 }
 
-function answer(req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse, a: DirectAnswer): void {
+function answer(
+  req: IncomingMessage | Http2ServerRequest,
+  res: ServerResponse | Http2ServerResponse,
+  a: DirectAnswer,
+): void {
   const body = JSON.stringify(a.body);
-  const h: Record<string, string | number> = { ...a.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+  const h: Record<string, string | number> = {
+    ...a.headers,
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+  };
   // HTTP/1.1: a body left unread would stall the connection; HTTP/2 has no Connection header.
   if (a.close && req.httpVersionMajor === 1) h.connection = 'close';
   // The same two calls either way: TypeScript cannot call a union of the two classes' overloads.
-  if ('stream' in res) { res.writeHead(a.status, h); res.end(body); } else { res.writeHead(a.status, h); res.end(body); }
+  if ('stream' in res) {
+    res.writeHead(a.status, h);
+    res.end(body);
+  } else {
+    res.writeHead(a.status, h);
+    res.end(body);
+  }
 }

@@ -7,7 +7,9 @@ export type CallbackDelivery = GetResult<'/api/application/callback/list'>['call
 
 export class CallbackLog {
   readonly #t: Transport;
-  constructor(t: Transport) { this.#t = t; }
+  constructor(t: Transport) {
+    this.#t = t;
+  }
 
   /** Sends a `callback.test` event to `callback_url` through the real delivery (retries included). */
   test(body: Body<'/api/application/callback/test'>, o?: CallOptions) {

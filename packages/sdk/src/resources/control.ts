@@ -5,7 +5,9 @@ import type { CallOptions, Transport } from '../transport.ts';
 
 export class Control {
   readonly #t: Transport;
-  constructor(t: Transport) { this.#t = t; }
+  constructor(t: Transport) {
+    this.#t = t;
+  }
 
   /** Beeps: `buzz` holds each beep's length in ms, `gap` the pause between them. */
   buzz(body: Body<'/api/control/buzz'>, o?: CallOptions) {

@@ -6,7 +6,9 @@ export type Device = NonNullable<GetResult<'/api/client/info'>['client']>;
 
 export class Devices {
   readonly #t: Transport;
-  constructor(t: Transport) { this.#t = t; }
+  constructor(t: Transport) {
+    this.#t = t;
+  }
 
   /** Exchanges the code on a box's label for its uuid (30003 when another application bound it). */
   getUuid(query: Query<'/api/client/get_uuid'>, o?: CallOptions) {

@@ -5,7 +5,9 @@ import type { CallOptions, Transport } from '../transport.ts';
 
 export class Encryption {
   readonly #t: Transport;
-  constructor(t: Transport) { this.#t = t; }
+  constructor(t: Transport) {
+    this.#t = t;
+  }
 
   /** Registers the application's X25519 public key (hex or base64url); it becomes the key scans
    *  are encrypted to. Rotation is registering a new one: tasks created before keep the old. */

@@ -7,7 +7,9 @@ import type { CallOptions, Transport } from '../transport.ts';
 
 export class Operator {
   readonly #t: Transport;
-  constructor(t: Transport) { this.#t = t; }
+  constructor(t: Transport) {
+    this.#t = t;
+  }
 
   /** A new application with its first API key ("default"). */
   createApp(body: Body<'/api/operator/app/create'>, o?: CallOptions) {

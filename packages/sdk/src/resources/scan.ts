@@ -27,16 +27,28 @@ export interface WaitOptions {
 
 export class Scan {
   readonly #t: Transport;
-  constructor(t: Transport) { this.#t = t; }
+  constructor(t: Transport) {
+    this.#t = t;
+  }
 
   /** Starts a scan on a device: one at a time per device (30204 and data.exist_uuid otherwise). */
-  create(body: Body<'/api/scan/create'>, o?: CallOptions) { return this.#t.post('/api/scan/create', body, o); }
+  create(body: Body<'/api/scan/create'>, o?: CallOptions) {
+    return this.#t.post('/api/scan/create', body, o);
+  }
   /** Stops the device's scan now. */
-  stop(body: Body<'/api/scan/stop'>, o?: CallOptions) { return this.#t.post('/api/scan/stop', body, o); }
-  current(body: Body<'/api/scan/current'>, o?: CallOptions) { return this.#t.post('/api/scan/current', body, o); }
-  info(body: Body<'/api/scan/info'>, o?: CallOptions) { return this.#t.post('/api/scan/info', body, o); }
+  stop(body: Body<'/api/scan/stop'>, o?: CallOptions) {
+    return this.#t.post('/api/scan/stop', body, o);
+  }
+  current(body: Body<'/api/scan/current'>, o?: CallOptions) {
+    return this.#t.post('/api/scan/current', body, o);
+  }
+  info(body: Body<'/api/scan/info'>, o?: CallOptions) {
+    return this.#t.post('/api/scan/info', body, o);
+  }
   /** One page (20) of items with fresh 1-hour download links. */
-  itemData(body: Body<'/api/scan/item_data'>, o?: CallOptions) { return this.#t.post('/api/scan/item_data', body, o); }
+  itemData(body: Body<'/api/scan/item_data'>, o?: CallOptions) {
+    return this.#t.post('/api/scan/item_data', body, o);
+  }
 
   /** Every item of a scan task so far, page after page. */
   async *items(body: { client_uuid: string; scan_uuid: string }, o?: CallOptions): AsyncGenerator<ScanItem> {
@@ -58,7 +70,8 @@ export class Scan {
       const info = await this.info(body, w.signal ? { signal: w.signal } : {});
       w.onProgress?.(info);
       if (info.finished) return info;
-      if (Date.now() >= until) throw new WaitTimeoutError(`scan ${body.scan_uuid} did not finish within ${w.timeoutMs} ms`);
+      if (Date.now() >= until)
+        throw new WaitTimeoutError(`scan ${body.scan_uuid} did not finish within ${w.timeoutMs} ms`);
       await sleep(w.intervalMs ?? 1000, w.signal);
     }
   }
@@ -68,20 +81,41 @@ export class Scan {
    * file appears at `path` only when both match. Encrypted items are stored as downloaded
    * (ciphertext); direct_mode 1 items have no file.
    */
-  async download(item: ScanItem, path: string, o: { signal?: AbortSignal; fetch?: typeof fetch } = {}): Promise<{ path: string; bytes: number; md5: string }> {
-    if (!item.temp_download_url || !item.check_sum) throw new DownloadError(`item ${item.item_id} has no file (direct_mode 1)`);
+  async download(
+    item: ScanItem,
+    path: string,
+    o: { signal?: AbortSignal; fetch?: typeof fetch } = {},
+  ): Promise<{ path: string; bytes: number; md5: string }> {
+    if (!item.temp_download_url || !item.check_sum)
+      throw new DownloadError(`item ${item.item_id} has no file (direct_mode 1)`);
     const res = await (o.fetch ?? fetch)(item.temp_download_url, o.signal ? { signal: o.signal } : {});
-    if (res.status !== 200 || !res.body) throw new DownloadError(`download of item ${item.item_id} answered HTTP ${res.status}${res.status === 403 ? ' (the link expired: get a fresh one from itemData)' : ''}`, res.status);
+    if (res.status !== 200 || !res.body)
+      throw new DownloadError(
+        `download of item ${item.item_id} answered HTTP ${res.status}${res.status === 403 ? ' (the link expired: get a fresh one from itemData)' : ''}`,
+        res.status,
+      );
     const hash = createHash('md5');
     let bytes = 0;
     const part = `${path}.part`;
     try {
-      await pipeline(Readable.fromWeb(res.body as unknown as WebReadableStream), new Transform({
-        transform(chunk: Buffer, _e, done) { bytes += chunk.length; hash.update(chunk); done(null, chunk); },
-      }), createWriteStream(part));
+      await pipeline(
+        Readable.fromWeb(res.body as unknown as WebReadableStream),
+        new Transform({
+          transform(chunk: Buffer, _e, done) {
+            bytes += chunk.length;
+            hash.update(chunk);
+            done(null, chunk);
+          },
+        }),
+        createWriteStream(part),
+      );
       const md5 = hash.digest('hex');
-      if (md5 !== item.check_sum.toLowerCase()) throw new DownloadError(`item ${item.item_id}: downloaded MD5 ${md5} is not its check_sum ${item.check_sum}`);
-      if (item.file_size !== undefined && Math.ceil(bytes / 1024) !== item.file_size) throw new DownloadError(`item ${item.item_id}: downloaded ${bytes} bytes, its file_size is ${item.file_size} KB`);
+      if (md5 !== item.check_sum.toLowerCase())
+        throw new DownloadError(`item ${item.item_id}: downloaded MD5 ${md5} is not its check_sum ${item.check_sum}`);
+      if (item.file_size !== undefined && Math.ceil(bytes / 1024) !== item.file_size)
+        throw new DownloadError(
+          `item ${item.item_id}: downloaded ${bytes} bytes, its file_size is ${item.file_size} KB`,
+        );
       await rename(part, path);
       return { path, bytes, md5 };
     } catch (e) {

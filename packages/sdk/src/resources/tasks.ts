@@ -7,7 +7,9 @@ export type TaskHistoryEntry = TaskHistory['entries'][number];
 
 export class Tasks {
   readonly #t: Transport;
-  constructor(t: Transport) { this.#t = t; }
+  constructor(t: Transport) {
+    this.#t = t;
+  }
 
   /** A scan or print task's timeline, oldest first: what happened and who said so (server,
    *  box, printer, scanner); docs/tasks.md, "History". 20404 once the task has expired. */

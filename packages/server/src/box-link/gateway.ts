@@ -4,7 +4,22 @@
 // and state are idempotent; events are not de-duplicated here (QoS 1 is at-least-once), so an
 // event handler applies each event once by its id.
 import { randomUUID } from 'node:crypto';
-import { Ack, ApiError, BOX_PROTOCOL_VERSION, BoxRequest, BoxState, JobEvent, parseBoxTopic, parseJson, Presence, topics, type Command, type CommandType, type JobCommandType, messageOf } from '@boxhub/protocol';
+import {
+  Ack,
+  ApiError,
+  BOX_PROTOCOL_VERSION,
+  BoxRequest,
+  BoxState,
+  JobEvent,
+  parseBoxTopic,
+  parseJson,
+  Presence,
+  topics,
+  type Command,
+  type CommandType,
+  type JobCommandType,
+  messageOf,
+} from '@boxhub/protocol';
 import type { Logger } from 'pino';
 import type { Broker } from '../broker/types.ts';
 import type { Clock } from '../clock.ts';
@@ -19,7 +34,11 @@ export type StateListener = (uuid: string, state: BoxState, at: number) => Promi
 const KNOWN_DEVICE_TTL_MS = 60_000;
 const KNOWN_DEVICE_CACHE_MAX = 100_000;
 
-interface Pending { uuid: string; resolve: (a: Ack) => void; timer: NodeJS.Timeout }
+interface Pending {
+  uuid: string;
+  resolve: (a: Ack) => void;
+  timer: NodeJS.Timeout;
+}
 
 /** What the gateway records of a box: its presence and its state. The devices repository
  *  (modules/devices/repository.ts) is one; the gateway sits below the modules and names only this. */
@@ -50,7 +69,9 @@ export class BoxGateway {
   /** Devices of this deployment seen lately (uuid → when looked up), see isOurs(). */
   private readonly known = new Map<string, number>();
 
-  constructor(o: GatewayOptions) { this.o = o; }
+  constructor(o: GatewayOptions) {
+    this.o = o;
+  }
 
   async start(): Promise<void> {
     const { broker, nodeId } = this.o;
@@ -61,7 +82,9 @@ export class BoxGateway {
     await broker.subscribe(`box/+/ack/${nodeId}`, (t, p) => this.onMessage(t, p));
     await this.catchUp();
     broker.onReconnect?.(() => {
-      this.catchUp().catch((err: unknown) => this.o.log.warn({ err }, 'retained presence and state not read after reconnecting to the broker'));
+      this.catchUp().catch((err: unknown) =>
+        this.o.log.warn({ err }, 'retained presence and state not read after reconnecting to the broker'),
+      );
     });
   }
 
@@ -83,19 +106,31 @@ export class BoxGateway {
   }
 
   /** The handler of job events (box-link/job-events.ts). */
-  onJobEvent(handler: JobEventHandler): void { this.jobEvents = handler; }
+  onJobEvent(handler: JobEventHandler): void {
+    this.jobEvents = handler;
+  }
   /** The handler of box requests (box-link/requests.ts). */
-  onRequest(handler: RequestHandler): void { this.requests = handler; }
+  onRequest(handler: RequestHandler): void {
+    this.requests = handler;
+  }
   /** Called after each state a box reports has been stored (task reconciliation). */
-  onState(listener: StateListener): void { this.stateListeners.push(listener); }
+  onState(listener: StateListener): void {
+    this.stateListeners.push(listener);
+  }
   /** Called after a presence changed the device's row (device events). */
-  onPresence(listener: (uuid: string, online: boolean) => Promise<void>): void { this.presenceListeners.push(listener); }
+  onPresence(listener: (uuid: string, online: boolean) => Promise<void>): void {
+    this.presenceListeners.push(listener);
+  }
 
   /** Sends a one-way message (events.ack, reply): nothing waits for an answer. */
   async send(uuid: string, type: JobCommandType, params: Record<string, unknown>): Promise<void> {
     const cmd: Command = {
-      v: BOX_PROTOCOL_VERSION, id: randomUUID(), type, reply_to: this.o.nodeId,
-      expires_at: this.o.clock.now() + this.o.commandTimeoutMs, params,
+      v: BOX_PROTOCOL_VERSION,
+      id: randomUUID(),
+      type,
+      reply_to: this.o.nodeId,
+      expires_at: this.o.clock.now() + this.o.commandTimeoutMs,
+      params,
     };
     await this.o.broker.publish(topics.cmd(uuid), JSON.stringify(cmd), { qos: 1 });
   }
@@ -104,11 +139,20 @@ export class BoxGateway {
    * Sends a command and resolves with the box's acknowledgement. Rejects with 30005 when
    * none arrives within the timeout. Callers check that the box is online first.
    */
-  async command(uuid: string, type: CommandType, params: Record<string, unknown> = {}, timeoutMs = this.o.commandTimeoutMs): Promise<Ack> {
+  async command(
+    uuid: string,
+    type: CommandType,
+    params: Record<string, unknown> = {},
+    timeoutMs = this.o.commandTimeoutMs,
+  ): Promise<Ack> {
     const id = randomUUID();
     const cmd: Command = {
-      v: BOX_PROTOCOL_VERSION, id, type, reply_to: this.o.nodeId,
-      expires_at: this.o.clock.now() + timeoutMs, params,
+      v: BOX_PROTOCOL_VERSION,
+      id,
+      type,
+      reply_to: this.o.nodeId,
+      expires_at: this.o.clock.now() + timeoutMs,
+      params,
     };
     const acked = new Promise<Ack>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -121,27 +165,40 @@ export class BoxGateway {
       await this.o.broker.publish(topics.cmd(uuid), JSON.stringify(cmd), { qos: 1 });
     } catch (e) {
       const p = this.pending.get(id);
-      if (p) { clearTimeout(p.timer); this.pending.delete(id); }
+      if (p) {
+        clearTimeout(p.timer);
+        this.pending.delete(id);
+      }
       throw new ApiError('SERVICE_UNAVAILABLE', `could not reach the box link: ${messageOf(e)}`);
     }
     return acked;
   }
 
   /** Waits until every message received so far has been applied (tests, shutdown). */
-  drain(): Promise<void> { return this.queue.drain(); }
+  drain(): Promise<void> {
+    return this.queue.drain();
+  }
 
   close(): void {
-    for (const [id, p] of this.pending) { clearTimeout(p.timer); this.pending.delete(id); }
+    for (const [id, p] of this.pending) {
+      clearTimeout(p.timer);
+      this.pending.delete(id);
+    }
   }
 
   /** `retained`: from a node's catch-up read (catchUp()), not news from the box. */
   private onMessage(topic: string, payload: Buffer, retained = false): void {
     const t = parseBoxTopic(topic);
     if (!t) return;
-    if (t.kind === 'ack') { this.onAck(t.uuid, payload); return; }
-    void this.queue.run(t.uuid, () => this.apply(t.uuid, t.kind, payload, retained)).catch((err: unknown) => {
-      this.o.log.error({ err, uuid: t.uuid, kind: t.kind }, 'box message not applied');
-    });
+    if (t.kind === 'ack') {
+      this.onAck(t.uuid, payload);
+      return;
+    }
+    void this.queue
+      .run(t.uuid, () => this.apply(t.uuid, t.kind, payload, retained))
+      .catch((err: unknown) => {
+        this.o.log.error({ err, uuid: t.uuid, kind: t.kind }, 'box message not applied');
+      });
   }
 
   private reject(uuid: string, kind: string, error: string): void {
@@ -157,7 +214,9 @@ export class BoxGateway {
     if (kind === 'presence') {
       const m = parseJson(Presence, payload);
       if (!m.ok) return this.reject(uuid, kind, m.error);
-      const changed = m.value.online ? await this.o.devices.markOnline(uuid, m.value.session, now) : await this.o.devices.markOffline(uuid, m.value.session, now);
+      const changed = m.value.online
+        ? await this.o.devices.markOnline(uuid, m.value.session, now)
+        : await this.o.devices.markOffline(uuid, m.value.session, now);
       if (changed) for (const l of this.presenceListeners) await l(uuid, m.value.online);
     } else if (kind === 'state') {
       const m = parseJson(BoxState, payload);
@@ -196,7 +255,10 @@ export class BoxGateway {
     const seen = this.known.get(uuid);
     if (seen !== undefined && now - seen < KNOWN_DEVICE_TTL_MS && now >= seen) return true;
     const row = await this.o.devices.findByUuid(uuid);
-    if (!row) { this.known.delete(uuid); return false; }
+    if (!row) {
+      this.known.delete(uuid);
+      return false;
+    }
     if (this.known.size >= KNOWN_DEVICE_CACHE_MAX) this.known.clear();
     this.known.set(uuid, now);
     return true;
@@ -204,7 +266,10 @@ export class BoxGateway {
 
   private onAck(uuid: string, payload: Buffer): void {
     const m = parseJson(Ack, payload);
-    if (!m.ok) { this.reject(uuid, 'ack', m.error); return; }
+    if (!m.ok) {
+      this.reject(uuid, 'ack', m.error);
+      return;
+    }
     const p = this.pending.get(m.value.id);
     // An ack for another box's command is ignored (the ACL already stops it; this is depth).
     if (!p || p.uuid !== uuid) return;

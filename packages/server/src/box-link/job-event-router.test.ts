@@ -19,10 +19,17 @@ async function rig() {
   const acks: string[] = [];
   let deliver: JobEventHandler | undefined;
   const router = new JobEventRouter({
-    db: r.db.kysely, tasks: r.tasks, clock: r.clock, log: r.log,
+    db: r.db.kysely,
+    tasks: r.tasks,
+    clock: r.clock,
+    log: r.log,
     gateway: {
-      onJobEvent: (h) => { deliver = h; },
-      send: async (_device, type, params) => { if (type === 'events.ack') acks.push(...(params.ids as string[])); },
+      onJobEvent: (h) => {
+        deliver = h;
+      },
+      send: async (_device, type, params) => {
+        if (type === 'events.ack') acks.push(...(params.ids as string[]));
+      },
     },
   });
   router.beforeFirst = (trx, task, now) => r.lifecycle.acknowledge(trx, task, now);
@@ -33,7 +40,9 @@ async function rig() {
     if (fail) throw new Error('the applier failed');
     applied.push({ task: c.task.uuid, state: c.task.state, item: c.event.data.item_id, now: c.now });
     await r.tasks.update(trx, c.task.uuid, { item_count: Number(c.task.item_count) + 1 });
-    c.afterCommit(async () => { committed.push(c.event.id); });
+    c.afterCommit(async () => {
+      committed.push(c.event.id);
+    });
   });
   const task = async (kind: 'scan' | 'print', device = 'box-1') => {
     const t = r.newTask({ kind, device_uuid: device });
@@ -41,19 +50,37 @@ async function rig() {
     return t.uuid;
   };
   const item = (taskUuid: string, seq: number, itemId = seq): JobEvent => ({
-    v: 1, id: randomUUID(), task: taskUuid, seq, at: r.clock.now(), type: 'scan.item',
+    v: 1,
+    id: randomUUID(),
+    task: taskUuid,
+    seq,
+    at: r.clock.now(),
+    type: 'scan.item',
     data: { item_id: itemId, pages: [{ paper_number: 1, page_number: 1, front: true }], scanned_at: r.clock.now() },
   });
   /** Acknowledgements go out one turn of the event loop after the commit. */
   const turn = () => new Promise((resolve) => setImmediate(resolve));
-  return { r, router, acks, applied, committed, task, item, turn, deliver: () => deliver, setFail: (f: boolean) => { fail = f; } };
+  return {
+    r,
+    router,
+    acks,
+    applied,
+    committed,
+    task,
+    item,
+    turn,
+    deliver: () => deliver,
+    setFail: (f: boolean) => {
+      fail = f;
+    },
+  };
 }
 
-test('an event is applied once, in its task\'s order, and acknowledged after the commit', async () => {
+test("an event is applied once, in its task's order, and acknowledged after the commit", async () => {
   const x = await rig();
   const { r, router, acks, applied, committed } = x;
   try {
-    assert.ok(x.deliver(), 'the router takes the gateway\'s job events');
+    assert.ok(x.deliver(), "the router takes the gateway's job events");
     const scan = await x.task('scan');
     await r.clock.advance(2_000);
     const first = x.item(scan, 1);
@@ -65,9 +92,18 @@ test('an event is applied once, in its task\'s order, and acknowledged after the
     assert.equal(row.last_seq, 1);
     assert.equal(row.item_count, 1);
     assert.equal(Number(row.acked_at), r.clock.now());
-    assert.deepEqual(await r.db.kysely.selectFrom('box_events').select(['id', 'seq', 'type', 'received_at']).where('task_uuid', '=', scan).execute(),
-      [{ id: first.id, seq: 1, type: 'scan.item', received_at: r.clock.now() }]);
-    assert.deepEqual((await r.tasks.history.list(scan)).map((h) => h.what), ['created', 'acknowledged', 'item_stored']);
+    assert.deepEqual(
+      await r.db.kysely
+        .selectFrom('box_events')
+        .select(['id', 'seq', 'type', 'received_at'])
+        .where('task_uuid', '=', scan)
+        .execute(),
+      [{ id: first.id, seq: 1, type: 'scan.item', received_at: r.clock.now() }],
+    );
+    assert.deepEqual(
+      (await r.tasks.history.list(scan)).map((h) => h.what),
+      ['created', 'acknowledged', 'item_stored'],
+    );
     await x.turn();
     assert.deepEqual(acks, [first.id]);
 
@@ -79,9 +115,14 @@ test('an event is applied once, in its task\'s order, and acknowledged after the
     assert.deepEqual(acks, [first.id, first.id], 'the duplicate is acknowledged again; the early one is not');
     assert.equal(await router.handle('box-1', x.item(scan, 2)), 'applied');
     assert.equal(await router.handle('box-1', third), 'applied');
-    assert.deepEqual(applied.map((a) => a.item), [1, 2, 3]);
+    assert.deepEqual(
+      applied.map((a) => a.item),
+      [1, 2, 3],
+    );
     assert.equal((await r.tasks.find(r.db.kysely, scan))?.last_seq, 3);
-  } finally { await r.close(); }
+  } finally {
+    await r.close();
+  }
 });
 
 test('an event for a task of another kind, another box or no task is acknowledged and dropped; invalid data too', async () => {
@@ -93,10 +134,10 @@ test('an event for a task of another kind, another box or no task is acknowledge
     const wrong = x.item(print, 1);
     assert.equal(await router.handle('box-1', wrong), 'wrong-kind');
     const row = (await r.tasks.find(r.db.kysely, print))!;
-    assert.equal(row.last_seq, 0, 'the print task\'s seq is untouched');
+    assert.equal(row.last_seq, 0, "the print task's seq is untouched");
     assert.equal(row.acked_at, null, 'nor is it acknowledged');
     const other = x.item(scan, 1);
-    assert.equal(await router.handle('box-1', other), 'unknown-task', 'another box\'s task');
+    assert.equal(await router.handle('box-1', other), 'unknown-task', "another box's task");
     const gone = x.item(randomUUID(), 1);
     assert.equal(await router.handle('box-1', gone), 'unknown-task');
     const invalid = { ...x.item(scan, 1), data: { item_id: 'one' } } as unknown as JobEvent;
@@ -105,10 +146,12 @@ test('an event for a task of another kind, another box or no task is acknowledge
     assert.deepEqual(acks.sort(), [wrong.id, other.id, gone.id, invalid.id].sort());
     assert.deepEqual(applied, []);
     assert.deepEqual(await r.db.kysely.selectFrom('box_events').select('id').execute(), []);
-  } finally { await r.close(); }
+  } finally {
+    await r.close();
+  }
 });
 
-test('an applier that fails leaves nothing: no event id, no seq, no history, no acknowledgement; the box\'s next send applies it', async () => {
+test("an applier that fails leaves nothing: no event id, no seq, no history, no acknowledgement; the box's next send applies it", async () => {
   const x = await rig();
   const { r, router, acks, applied, committed } = x;
   try {
@@ -120,12 +163,17 @@ test('an applier that fails leaves nothing: no event id, no seq, no history, no 
     assert.equal(row.last_seq, 0);
     assert.equal(row.acked_at, null, 'the acknowledgement in its transaction is gone too');
     assert.deepEqual(await r.db.kysely.selectFrom('box_events').select('id').execute(), []);
-    assert.deepEqual((await r.tasks.history.list(scan)).map((h) => h.what), ['created']);
+    assert.deepEqual(
+      (await r.tasks.history.list(scan)).map((h) => h.what),
+      ['created'],
+    );
     await x.turn();
     assert.deepEqual(acks, []);
     assert.deepEqual(committed, []);
     x.setFail(false);
     assert.equal(await router.handle('box-1', e), 'applied');
     assert.equal(applied.length, 1);
-  } finally { await r.close(); }
+  } finally {
+    await r.close();
+  }
 });

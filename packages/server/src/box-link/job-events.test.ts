@@ -14,7 +14,13 @@ test('a scan event on a print task is dropped; on a scan task it is applied', as
   const box = await t.registerDevice();
   const app = await t.createApp();
   const s = t.server;
-  const client = await mqtt.connectAsync(t.mqttUrl, { clientId: box.uuid, username: box.uuid, password: box.secret, protocolVersion: 4, reconnectPeriod: 0 });
+  const client = await mqtt.connectAsync(t.mqttUrl, {
+    clientId: box.uuid,
+    username: box.uuid,
+    password: box.secret,
+    protocolVersion: 4,
+    reconnectPeriod: 0,
+  });
   const acks: string[] = [];
   client.on('message', (_topic, payload) => {
     const m = JSON.parse(payload.toString('utf8')) as { type?: string; params?: { ids?: string[] } };
@@ -26,12 +32,24 @@ test('a scan event on a print task is dropped; on a scan task it is applied', as
     const task = async (kind: 'scan' | 'print') => {
       const uuid = randomUUID();
       await s.services.lifecycle.create(s.db.kysely, {
-        uuid, kind, app_id: app.id, device_uuid: box.uuid, callback_url: 'http://127.0.0.1:9/cb', options: '{}', created_at: now, expires_at: now + 3_600_000,
+        uuid,
+        kind,
+        app_id: app.id,
+        device_uuid: box.uuid,
+        callback_url: 'http://127.0.0.1:9/cb',
+        options: '{}',
+        created_at: now,
+        expires_at: now + 3_600_000,
       });
       return uuid;
     };
     const item = (taskUuid: string): JobEvent => ({
-      v: 1, id: randomUUID(), task: taskUuid, seq: 1, at: now, type: 'scan.item',
+      v: 1,
+      id: randomUUID(),
+      task: taskUuid,
+      seq: 1,
+      at: now,
+      type: 'scan.item',
       data: { item_id: 1, pages: [{ paper_number: 1, page_number: 1, front: true }], scanned_at: now },
     });
     const print = await task('print');
@@ -39,19 +57,26 @@ test('a scan event on a print task is dropped; on a scan task it is applied', as
     await client.publishAsync(topics.event(box.uuid), JSON.stringify(wrong), { qos: 1 });
     await eventually(() => acks.includes(wrong.id), 'the wrong-kind event is acknowledged (the box may drop it)');
     const after = (await s.repos.tasks.find(s.db.kysely, print))!;
-    assert.equal(after.last_seq, 0, 'the print task\'s seq is untouched');
+    assert.equal(after.last_seq, 0, "the print task's seq is untouched");
     assert.equal(after.item_count, 0);
     const items = await s.db.kysely.selectFrom('scan_items').selectAll().where('task_uuid', '=', print).execute();
     assert.deepEqual(items, []);
     const cbs = await s.db.kysely.selectFrom('callbacks').select('event').where('task_uuid', '=', print).execute();
-    assert.deepEqual(cbs.map((c) => c.event).filter((e) => e === 'scan.item_data'), [], 'no scan.item_data callback');
+    assert.deepEqual(
+      cbs.map((c) => c.event).filter((e) => e === 'scan.item_data'),
+      [],
+      'no scan.item_data callback',
+    );
 
     const scan = await task('scan');
     const right = item(scan);
     await client.publishAsync(topics.event(box.uuid), JSON.stringify(right), { qos: 1 });
     await eventually(() => acks.includes(right.id), 'the scan event is acknowledged');
     assert.equal((await s.repos.tasks.find(s.db.kysely, scan))!.last_seq, 1, 'applied to the scan task');
-    assert.equal((await s.db.kysely.selectFrom('scan_items').selectAll().where('task_uuid', '=', scan).execute()).length, 1);
+    assert.equal(
+      (await s.db.kysely.selectFrom('scan_items').selectAll().where('task_uuid', '=', scan).execute()).length,
+      1,
+    );
   } finally {
     await client.endAsync(true);
     await t.close();

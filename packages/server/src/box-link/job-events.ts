@@ -4,7 +4,14 @@
 // after the commit is the event acknowledged to the box, which until then keeps it on its disk
 // and sends it again after every reconnect. So an event is never lost (the box holds it until
 // the database does) and never applied twice (its id and seq are in the database).
-import { JobEventData, parseJson, type JobEvent, type JobEventType, type TaskKind, type TypedJobEvent } from '@boxhub/protocol';
+import {
+  JobEventData,
+  parseJson,
+  type JobEvent,
+  type JobEventType,
+  type TaskKind,
+  type TypedJobEvent,
+} from '@boxhub/protocol';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
@@ -44,7 +51,13 @@ export class JobEventRouter {
   private readonly clock: Clock;
   private readonly log: Logger;
 
-  constructor(o: { db: Kysely<Database>; tasks: TaskRepository; gateway: Pick<BoxGateway, 'onJobEvent' | 'send'>; clock: Clock; log: Logger }) {
+  constructor(o: {
+    db: Kysely<Database>;
+    tasks: TaskRepository;
+    gateway: Pick<BoxGateway, 'onJobEvent' | 'send'>;
+    clock: Clock;
+    log: Logger;
+  }) {
     this.db = o.db;
     this.tasks = o.tasks;
     this.gateway = o.gateway;
@@ -84,7 +97,10 @@ export class JobEventRouter {
         if (e.seq <= task.last_seq) return 'duplicate';
         // An earlier event is missing: the box re-sends everything unacknowledged in order.
         if (e.seq > task.last_seq + 1) return 'out-of-order';
-        await trx.insertInto('box_events').values({ id: e.id, task_uuid: e.task, seq: e.seq, type: e.type, received_at: now }).execute();
+        await trx
+          .insertInto('box_events')
+          .values({ id: e.id, task_uuid: e.task, seq: e.seq, type: e.type, received_at: now })
+          .execute();
         // An event proves the box holds the task, whether or not its ack has been handled yet.
         const current = task.acked_at === null && this.beforeFirst ? await this.beforeFirst(trx, task, now) : task;
         const typed = { ...e, data: data.value } as TypedJobEvent;
@@ -107,11 +123,20 @@ export class JobEventRouter {
       this.log.debug({ device, task: e.task, seq: e.seq }, 'box job event ahead of an earlier one: not acknowledged');
       return outcome;
     }
-    if (outcome === 'wrong-kind') this.log.error({ device, task: e.task, type: e.type }, 'box job event rejected: the task is of another kind');
-    if (outcome === 'unknown-task') this.log.info({ device, task: e.task, type: e.type }, 'box job event for a task that does not exist (expired?): acknowledged and dropped');
+    if (outcome === 'wrong-kind')
+      this.log.error({ device, task: e.task, type: e.type }, 'box job event rejected: the task is of another kind');
+    if (outcome === 'unknown-task')
+      this.log.info(
+        { device, task: e.task, type: e.type },
+        'box job event for a task that does not exist (expired?): acknowledged and dropped',
+      );
     this.ack(device, e.id);
     for (const fn of after) {
-      try { await fn(); } catch (err) { this.log.warn({ err, device }, 'after-commit step of a box event failed'); }
+      try {
+        await fn();
+      } catch (err) {
+        this.log.warn({ err, device }, 'after-commit step of a box event failed');
+      }
     }
     return outcome;
   }
@@ -129,8 +154,11 @@ export class JobEventRouter {
       this.pendingAcks.clear();
       for (const [uuid, ids] of all) {
         for (let i = 0; i < ids.length; i += 1000) {
-          this.gateway.send(uuid, 'events.ack', { ids: ids.slice(i, i + 1000) })
-            .catch((err: unknown) => this.log.warn({ err, uuid }, 'events.ack not sent; the box will send the events again'));
+          this.gateway
+            .send(uuid, 'events.ack', { ids: ids.slice(i, i + 1000) })
+            .catch((err: unknown) =>
+              this.log.warn({ err, uuid }, 'events.ack not sent; the box will send the events again'),
+            );
         }
       }
     });

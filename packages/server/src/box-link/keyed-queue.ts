@@ -11,7 +11,9 @@ export class KeyedQueue {
     const next = prev.then(task, task);
     const tail = next.catch(() => undefined);
     this.tails.set(key, tail);
-    void tail.then(() => { if (this.tails.get(key) === tail) this.tails.delete(key); });
+    void tail.then(() => {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    });
     return next;
   }
 

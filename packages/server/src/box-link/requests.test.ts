@@ -13,12 +13,24 @@ import type { RequestHandler } from './gateway.ts';
 function router() {
   const sent: Array<Record<string, unknown>> = [];
   let handle: RequestHandler | undefined;
-  const r = new BoxRequestRouter({
-    onRequest: (h) => { handle = h; },
-    send: async (_uuid, _type, params) => { sent.push(params); },
-  }, pino({ level: 'silent' }));
+  const r = new BoxRequestRouter(
+    {
+      onRequest: (h) => {
+        handle = h;
+      },
+      send: async (_uuid, _type, params) => {
+        sent.push(params);
+      },
+    },
+    pino({ level: 'silent' }),
+  );
   const ask = async (): Promise<Record<string, unknown>> => {
-    const req: BoxRequest = { v: 1, id: randomUUID(), type: 'upload.url', params: { task: randomUUID(), item_id: 1, size: 10, md5: '0'.repeat(32) } };
+    const req: BoxRequest = {
+      v: 1,
+      id: randomUUID(),
+      type: 'upload.url',
+      params: { task: randomUUID(), item_id: 1, size: 10, md5: '0'.repeat(32) },
+    };
     await handle?.('box', req);
     const reply = sent.at(-1);
     assert.ok(reply, 'a reply was sent');
@@ -29,7 +41,9 @@ function router() {
 
 test('a handler failing for now (the database unreachable) is answered retry: true', async () => {
   const { r, ask } = router();
-  r.on('upload.url', async () => { throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }); });
+  r.on('upload.url', async () => {
+    throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+  });
   const reply = await ask();
   assert.equal(reply.ok, false);
   assert.equal(reply.retry, true);
@@ -37,7 +51,12 @@ test('a handler failing for now (the database unreachable) is answered retry: tr
 
 test('a refusal is final: no retry', async () => {
   const { r, ask } = router();
-  r.on('upload.url', async () => { throw new RequestRefused('scan task t has ended'); });
+  r.on('upload.url', async () => {
+    throw new RequestRefused('scan task t has ended');
+  });
   const reply = await ask();
-  assert.deepEqual({ ok: reply.ok, error: reply.error, retry: reply.retry }, { ok: false, error: 'scan task t has ended', retry: undefined });
+  assert.deepEqual(
+    { ok: reply.ok, error: reply.error, retry: reply.retry },
+    { ok: false, error: 'scan task t has ended', retry: undefined },
+  );
 });

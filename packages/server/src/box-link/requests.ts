@@ -9,8 +9,10 @@ import type { BoxGateway } from './gateway.ts';
 /** A request the server refuses for a reason the box should hear (not a server fault). */
 export class RequestRefused extends Error {}
 
-export type RequestHandler<T extends BoxRequestType> =
-  (device: string, params: Static<(typeof BoxRequestParams)[T]>) => Promise<Record<string, unknown>>;
+export type RequestHandler<T extends BoxRequestType> = (
+  device: string,
+  params: Static<(typeof BoxRequestParams)[T]>,
+) => Promise<Record<string, unknown>>;
 
 export class BoxRequestRouter {
   private readonly handlers = new Map<BoxRequestType, RequestHandler<BoxRequestType>>();
@@ -40,9 +42,14 @@ export class BoxRequestRouter {
         if (!(e instanceof RequestRefused)) this.log.error({ err: e, device, type: r.type }, 'box request failed');
         // Only a refusal is final; anything else (the database restarting, storage away) is
         // answered as a failure for now, which the box asks again about (docs/box-protocol.md).
-        reply = e instanceof RequestRefused ? { request: r.id, ok: false, error: e.message } : { request: r.id, ok: false, error: 'server error; ask again', retry: true };
+        reply =
+          e instanceof RequestRefused
+            ? { request: r.id, ok: false, error: e.message }
+            : { request: r.id, ok: false, error: 'server error; ask again', retry: true };
       }
     }
-    await this.gateway.send(device, 'reply', reply).catch((err: unknown) => this.log.warn({ err, device }, 'reply to a box request not sent'));
+    await this.gateway
+      .send(device, 'reply', reply)
+      .catch((err: unknown) => this.log.warn({ err, device }, 'reply to a box request not sent'));
   }
 }

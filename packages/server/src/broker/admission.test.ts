@@ -15,7 +15,13 @@ const SECRET = 'box-secret';
 /** Logs in once (no retries): 0 when taken, else the CONNACK return code it was refused with. */
 async function login(url: string, uuid: string): Promise<number> {
   try {
-    const c = await mqtt.connectAsync(url, { clientId: uuid, username: uuid, password: SECRET, protocolVersion: 4, reconnectPeriod: 0 });
+    const c = await mqtt.connectAsync(url, {
+      clientId: uuid,
+      username: uuid,
+      password: SECRET,
+      protocolVersion: 4,
+      reconnectPeriod: 0,
+    });
     await c.endAsync();
     return 0;
   } catch (e) {
@@ -27,7 +33,11 @@ async function login(url: string, uuid: string): Promise<number> {
 test('the token bucket takes a burst, then as many logins a second as its rate', () => {
   const clock = new ManualClock(0);
   const a = new Admission({ concurrency: 0, rate: 2, burst: 3 }, clock);
-  const take = () => { const r = a.enter(); if (r.ok) r.leave(); return r.ok ? 'ok' : r.reason; };
+  const take = () => {
+    const r = a.enter();
+    if (r.ok) r.leave();
+    return r.ok ? 'ok' : r.reason;
+  };
   assert.deepEqual([take(), take(), take(), take()], ['ok', 'ok', 'ok', 'rate']);
   clock.advance(499);
   assert.equal(take(), 'rate', 'less than one token back after 499 ms at 2 a second');
@@ -62,14 +72,26 @@ test('while the event loop runs later than maxLagMs no login is taken', () => {
 test('over the concurrency limit a login gets CONNACK 3 at once and gets in once the others are checked', async () => {
   const refused: RefusalReason[] = [];
   let release: () => void = () => undefined;
-  const held = new Promise<void>((r) => { release = r; });
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
   let holding = true;
   const broker = await EmbeddedBroker.start({
-    host: '127.0.0.1', port: 0, connectLimit: { max: 0, windowMs: 10_000 },
+    host: '127.0.0.1',
+    port: 0,
+    connectLimit: { max: 0, windowMs: 10_000 },
     admission: { concurrency: 1, rate: 0, burst: 1 },
     // The first login's database read does not come back until released.
-    authenticate: async (_uuid, secret) => { if (holding) { holding = false; await held; } return secret === SECRET; },
-    onRefused: (reason) => { refused.push(reason); },
+    authenticate: async (_uuid, secret) => {
+      if (holding) {
+        holding = false;
+        await held;
+      }
+      return secret === SECRET;
+    },
+    onRefused: (reason) => {
+      refused.push(reason);
+    },
   });
   try {
     const url = broker.listenUrl!;
@@ -90,10 +112,15 @@ test('over the rate a login gets CONNACK 3 until the clock refills the bucket', 
   const clock = new ManualClock(Date.now());
   const refused: RefusalReason[] = [];
   const broker = await EmbeddedBroker.start({
-    host: '127.0.0.1', port: 0, connectLimit: { max: 0, windowMs: 10_000 }, clock,
+    host: '127.0.0.1',
+    port: 0,
+    connectLimit: { max: 0, windowMs: 10_000 },
+    clock,
     admission: { concurrency: 0, rate: 1, burst: 2 },
     authenticate: async (_uuid, secret) => secret === SECRET,
-    onRefused: (reason) => { refused.push(reason); },
+    onRefused: (reason) => {
+      refused.push(reason);
+    },
   });
   try {
     const url = broker.listenUrl!;

@@ -12,7 +12,12 @@
 import { performance } from 'node:perf_hooks';
 import type { Clock } from '../clock.ts';
 
-export interface AdmissionLimits { concurrency: number; rate: number; burst: number; maxLagMs?: number }
+export interface AdmissionLimits {
+  concurrency: number;
+  rate: number;
+  burst: number;
+  maxLagMs?: number;
+}
 export type Admitted = { ok: true; leave: () => void } | { ok: false; reason: 'busy' | 'rate' | 'lag' };
 
 /** How late this process's event loop runs: a timer every `periodMs` notes how late it fired. */
@@ -32,9 +37,13 @@ export class LoopLag {
   }
 
   /** The last tick's delay, or longer when the loop has not come round to the timer since. */
-  get ms(): number { return Math.max(this.late, performance.now() - this.last - this.periodMs); }
+  get ms(): number {
+    return Math.max(this.late, performance.now() - this.last - this.periodMs);
+  }
 
-  close(): void { clearInterval(this.timer); }
+  close(): void {
+    clearInterval(this.timer);
+  }
 }
 
 export class Admission {
@@ -65,10 +74,20 @@ export class Admission {
     }
     this.inFlight++;
     let left = false;
-    return { ok: true, leave: () => { if (!left) { left = true; this.inFlight--; } } };
+    return {
+      ok: true,
+      leave: () => {
+        if (!left) {
+          left = true;
+          this.inFlight--;
+        }
+      },
+    };
   }
 
-  get checking(): number { return this.inFlight; }
+  get checking(): number {
+    return this.inFlight;
+  }
 
   private refill(): void {
     const now = this.clock.now();

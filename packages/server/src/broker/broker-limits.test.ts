@@ -16,15 +16,27 @@ const clock = new ManualClock(Date.now());
 let broker: EmbeddedBroker;
 before(async () => {
   broker = await EmbeddedBroker.start({
-    host: '127.0.0.1', port: 0, maxPacketBytes: 270_000, clock, connectLimit: { max: 1000, windowMs: 10_000 },
+    host: '127.0.0.1',
+    port: 0,
+    maxPacketBytes: 270_000,
+    clock,
+    connectLimit: { max: 1000, windowMs: 10_000 },
     authenticate: async (_uuid, secret) => secret === SECRET,
-    onRefused: (reason, d) => { refused.push({ reason, bytes: d.bytes }); },
+    onRefused: (reason, d) => {
+      refused.push({ reason, bytes: d.bytes });
+    },
   });
 });
 after(() => broker.close());
 
 function box(uuid: string): Promise<MqttClient> {
-  return mqtt.connectAsync(broker.listenUrl!, { clientId: uuid, username: uuid, password: SECRET, protocolVersion: 4, reconnectPeriod: 0 });
+  return mqtt.connectAsync(broker.listenUrl!, {
+    clientId: uuid,
+    username: uuid,
+    password: SECRET,
+    protocolVersion: 4,
+    reconnectPeriod: 0,
+  });
 }
 
 /** Resolves 'closed' when the socket closes, 'open' if it is still open after `ms`. */
@@ -32,7 +44,10 @@ function closedWithin(s: Socket, ms: number): Promise<'closed' | 'open'> {
   if (s.destroyed) return Promise.resolve('closed');
   return new Promise((resolve) => {
     const timer = setTimeout(() => resolve('open'), ms);
-    s.once('close', () => { clearTimeout(timer); resolve('closed'); });
+    s.once('close', () => {
+      clearTimeout(timer);
+      resolve('closed');
+    });
   });
 }
 
@@ -40,7 +55,12 @@ function closedWithin(s: Socket, ms: number): Promise<'closed' | 'open'> {
 function publishHeader(remaining: number): Buffer {
   const bytes = [0x30];
   let n = remaining;
-  do { let b = n % 128; n = Math.floor(n / 128); if (n > 0) b |= 0x80; bytes.push(b); } while (n > 0);
+  do {
+    let b = n % 128;
+    n = Math.floor(n / 128);
+    if (n > 0) b |= 0x80;
+    bytes.push(b);
+  } while (n > 0);
   return Buffer.from(bytes);
 }
 
@@ -52,7 +72,10 @@ describe('maximum packet size', () => {
     // The header and the first 64 KiB only: a broker that waits for the rest never closes.
     socket.write(Buffer.concat([publishHeader(100 * 1024 * 1024), Buffer.alloc(64 * 1024, 0x61)]));
     assert.equal(await closedWithin(socket, 5000), 'closed');
-    assert.deepEqual(refused.map((r) => r.reason), ['packet_size']);
+    assert.deepEqual(
+      refused.map((r) => r.reason),
+      ['packet_size'],
+    );
     assert.ok((refused[0]!.bytes ?? 0) > 100 * 1024 * 1024);
     c.end(true);
   });
@@ -78,32 +101,58 @@ describe('maximum packet size', () => {
 
   test('the frame reader follows packets across chunk boundaries and refuses a five-byte length', () => {
     const r = new MqttFrameReader(300);
-    const a = Buffer.concat([publishHeader(200), Buffer.alloc(200), publishHeader(0), publishHeader(100), Buffer.alloc(100)]);
+    const a = Buffer.concat([
+      publishHeader(200),
+      Buffer.alloc(200),
+      publishHeader(0),
+      publishHeader(100),
+      Buffer.alloc(100),
+    ]);
     for (let i = 0; i < a.length; i += 7) assert.equal(r.feed(a.subarray(i, i + 7)), undefined);
     assert.deepEqual(new MqttFrameReader(300).feed(publishHeader(299)), { kind: 'too_large', bytes: 302 });
-    assert.deepEqual(new MqttFrameReader(10 ** 9).feed(Buffer.from([0x30, 0xff, 0xff, 0xff, 0xff, 0x01])), { kind: 'malformed' });
+    assert.deepEqual(new MqttFrameReader(10 ** 9).feed(Buffer.from([0x30, 0xff, 0xff, 0xff, 0xff, 0x01])), {
+      kind: 'malformed',
+    });
   });
 });
 
 describe('connection attempts per address', () => {
   test('past the limit a connection is closed before a byte is read; a new window accepts again', async () => {
     const limited = await EmbeddedBroker.start({
-      host: '127.0.0.1', port: 0, clock, connectLimit: { max: 3, windowMs: 10_000 },
+      host: '127.0.0.1',
+      port: 0,
+      clock,
+      connectLimit: { max: 3, windowMs: 10_000 },
       authenticate: async (_uuid, secret) => secret === SECRET,
-      onRefused: (reason) => { refused.push({ reason }); },
+      onRefused: (reason) => {
+        refused.push({ reason });
+      },
     });
     try {
       refused.length = 0;
-      const login = (id: string) => mqtt.connectAsync(limited.listenUrl!, { clientId: id, username: id, password: SECRET, protocolVersion: 4, reconnectPeriod: 0, connectTimeout: 5000 });
+      const login = (id: string) =>
+        mqtt.connectAsync(limited.listenUrl!, {
+          clientId: id,
+          username: id,
+          password: SECRET,
+          protocolVersion: 4,
+          reconnectPeriod: 0,
+          connectTimeout: 5000,
+        });
       const ok = await Promise.all([login('c1'), login('c2'), login('c3')]);
       // The fourth: closed at once, nothing read or written.
       const s = connect(Number(new URL(limited.listenUrl!).port), '127.0.0.1');
       let answered = 0;
-      s.on('data', (d: Buffer) => { answered += d.length; });
+      s.on('data', (d: Buffer) => {
+        answered += d.length;
+      });
       s.on('error', () => undefined);
       assert.equal(await closedWithin(s, 5000), 'closed');
       assert.equal(answered, 0);
-      assert.deepEqual(refused.map((r) => r.reason), ['connect_rate']);
+      assert.deepEqual(
+        refused.map((r) => r.reason),
+        ['connect_rate'],
+      );
       await clock.advance(10_000);
       const again = await login('c5');
       await Promise.all([...ok, again].map((c) => c.endAsync()));

@@ -17,7 +17,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const probe = (b: ForeignBroker) => probeBroker(parseMqttUrl(b.url).url, { clientIdPrefix: 'boxhub-test', timeoutMs: 3000 });
+const probe = (b: ForeignBroker) =>
+  probeBroker(parseMqttUrl(b.url).url, { clientIdPrefix: 'boxhub-test', timeoutMs: 3000 });
 const features = (m: { feature: BrokerFeature }[]) => m.map((x) => x.feature).sort();
 
 let mosquitto: ForeignBroker;
@@ -29,7 +30,9 @@ before(async () => {
   noRetain = await startMosquitto(['retain_available false']);
   nats = await startNats();
 });
-after(async () => { await Promise.all([mosquitto?.close(), noRetain?.close(), nats?.close()]); });
+after(async () => {
+  await Promise.all([mosquitto?.close(), noRetain?.close(), nats?.close()]);
+});
 
 describe('what each broker lacks', () => {
   test('Mosquitto 2: nothing; the server connects', async () => {
@@ -57,11 +60,17 @@ describe('what each broker lacks', () => {
     try {
       const missing = await probe(rabbit);
       assert.deepEqual(features(missing), ['mqtt5', 'sessions', 'shared_subscriptions']);
-      assert.match(missing.find((m) => m.feature === 'mqtt5')!.why, /closed the connection on an MQTT 5 CONNECT without a CONNACK/);
+      assert.match(
+        missing.find((m) => m.feature === 'mqtt5')!.why,
+        /closed the connection on an MQTT 5 CONNECT without a CONNACK/,
+      );
       // What the server says at start, naming everything missing at once.
       await assert.rejects(ExternalBroker.connect(rabbit.url, 'n1', { probeTimeoutMs: 3000 }), (e: unknown) => {
         assert.ok(e instanceof BrokerUnfit);
-        assert.match(e.message, /lacks what boxhub needs \(MQTT 5, shared subscriptions \(\$share\/…\), MQTT 5 sessions/);
+        assert.match(
+          e.message,
+          /lacks what boxhub needs \(MQTT 5, shared subscriptions \(\$share\/…\), MQTT 5 sessions/,
+        );
         return true;
       });
     } finally {
@@ -78,7 +87,10 @@ describe('the server refuses to run on a broker that lacks something', () => {
       await assert.rejects(startServer(config), (e: unknown) => {
         assert.ok(e instanceof StartupError);
         assert.equal(e.setting, 'MQTT_URL');
-        assert.match(e.message, /^the MQTT broker at mqtt:\/\/127\.0\.0\.1:\d+ lacks what boxhub needs \(MQTT 5, shared subscriptions \(\$share\/…\), MQTT 5 sessions \(clean start off, session expiry\)\), so messages would be lost: MQTT 5: it refused an MQTT 5 CONNECT/);
+        assert.match(
+          e.message,
+          /^the MQTT broker at mqtt:\/\/127\.0\.0\.1:\d+ lacks what boxhub needs \(MQTT 5, shared subscriptions \(\$share\/…\), MQTT 5 sessions \(clean start off, session expiry\)\), so messages would be lost: MQTT 5: it refused an MQTT 5 CONNECT/,
+        );
         assert.doesNotMatch(e.message, /boxhub:boxhub@/, 'no password in the message');
         return true;
       });
@@ -107,7 +119,14 @@ describe('the server refuses to run on a broker that lacks something', () => {
   test('a running server whose broker turns out unfit after a reconnect says it can no longer run', async () => {
     const proxy = await startTcpProxy(mosquitto.host, mosquitto.port);
     const dataDir = mkdtempSync(join(tmpdir(), 'boxhub-unfit-'));
-    const server = await startServer(loadConfig({ BOXHUB_DATA_DIR: dataDir, MQTT_URL: `${proxy.url}/?provision=none`, PORT: '0', LOG_LEVEL: 'silent' }));
+    const server = await startServer(
+      loadConfig({
+        BOXHUB_DATA_DIR: dataDir,
+        MQTT_URL: `${proxy.url}/?provision=none`,
+        PORT: '0',
+        LOG_LEVEL: 'silent',
+      }),
+    );
     try {
       proxy.retarget(nats.host, nats.port);
       proxy.cut();

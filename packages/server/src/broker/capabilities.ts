@@ -23,7 +23,10 @@ export const FEATURE_NAMES: Record<BrokerFeature, string> = {
   sessions: 'MQTT 5 sessions (clean start off, session expiry)',
 };
 
-export interface MissingFeature { feature: BrokerFeature; why: string }
+export interface MissingFeature {
+  feature: BrokerFeature;
+  why: string;
+}
 
 export interface ProbeOptions {
   /** The probe's client ids start with it (the server's own id, so an ACL on ids still fits). */
@@ -35,7 +38,9 @@ export interface ProbeOptions {
 }
 
 /** The broker could not be reached or refused the login: not a missing feature. */
-export class BrokerUnreachable extends Error { override readonly name = 'BrokerUnreachable'; }
+export class BrokerUnreachable extends Error {
+  override readonly name = 'BrokerUnreachable';
+}
 
 /** The broker lacks something boxhub needs; the message names each missing feature and why. */
 export class BrokerUnfit extends Error {
@@ -74,24 +79,39 @@ function attempt(url: string, opts: IClientOptions, timeoutMs: number, early?: s
       if (a.kind !== 'connected') client.end(true);
       resolve(a);
     };
-    const timer = setTimeout(() => done({ kind: 'failed', error: new Error(`no answer within ${timeoutMs} ms`), timedOut: true }), timeoutMs);
+    const timer = setTimeout(
+      () => done({ kind: 'failed', error: new Error(`no answer within ${timeoutMs} ms`), timedOut: true }),
+      timeoutMs,
+    );
     client.on('connect', (connack) => done({ kind: 'connected', client, connack }));
     // A number is a CONNACK reason; a string code (ECONNREFUSED, …) a network failure.
-    client.on('error', (e: Error & { code?: unknown }) => done(typeof e.code === 'number'
-      ? { kind: 'refused', code: e.code, message: e.message }
-      : { kind: 'failed', error: e }));
+    client.on('error', (e: Error & { code?: unknown }) =>
+      done(
+        typeof e.code === 'number'
+          ? { kind: 'refused', code: e.code, message: e.message }
+          : { kind: 'failed', error: e },
+      ),
+    );
     client.on('close', () => done({ kind: 'closed' }));
   });
 }
 
-interface Delivery { client: MqttClient; retain: boolean; qos: number }
+interface Delivery {
+  client: MqttClient;
+  retain: boolean;
+  qos: number;
+}
 
 /**
  * Gathers the messages on `topic` that reach these clients until `enough` of them came, the
  * timeout passed, or stop() is called; `done` resolves with what arrived.
  */
-function collect(clients: MqttClient[], topic: string, timeoutMs: number, enough: (n: number) => boolean)
-  : { done: Promise<Delivery[]>; stop: () => void } {
+function collect(
+  clients: MqttClient[],
+  topic: string,
+  timeoutMs: number,
+  enough: (n: number) => boolean,
+): { done: Promise<Delivery[]>; stop: () => void } {
   const got: Delivery[] = [];
   let finish = (): void => undefined;
   const done = new Promise<Delivery[]>((resolve) => {
@@ -121,14 +141,24 @@ const NO_SUBACK = -1;
  *  NO_SUBACK. */
 async function grant(client: MqttClient, filter: string, qos: 0 | 1, timeoutMs: number): Promise<number> {
   let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<number>((r) => { timer = setTimeout(() => r(NO_SUBACK), timeoutMs); });
-  const granted = client.subscribeAsync(filter, { qos }).then((g) => g[0]?.qos ?? 0x80, () => NO_SUBACK);
-  try { return await Promise.race([granted, limit]); } finally { clearTimeout(timer); }
+  const limit = new Promise<number>((r) => {
+    timer = setTimeout(() => r(NO_SUBACK), timeoutMs);
+  });
+  const granted = client.subscribeAsync(filter, { qos }).then(
+    (g) => g[0]?.qos ?? 0x80,
+    () => NO_SUBACK,
+  );
+  try {
+    return await Promise.race([granted, limit]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 const refusal = (g: number): string => (g === NO_SUBACK ? 'no SUBACK' : `reason ${g}`);
 
-const end = (c: MqttClient | undefined): Promise<void> => (c ? c.endAsync(true).catch(() => undefined) : Promise.resolve());
+const end = (c: MqttClient | undefined): Promise<void> =>
+  c ? c.endAsync(true).catch(() => undefined) : Promise.resolve();
 
 /** What the feature probes share: the broker's URL, the protocol version it took, the waits. */
 interface Probe {
@@ -147,9 +177,15 @@ interface Probe {
 
 /** Connects a client of the probe, or throws BrokerUnreachable. */
 async function connectFor(p: Probe, role: string, extra: IClientOptions = {}): Promise<MqttClient> {
-  const a = await attempt(p.url, { clientId: p.cid(role), clean: true, protocolVersion: p.version, ...extra }, p.connectMs);
+  const a = await attempt(
+    p.url,
+    { clientId: p.cid(role), clean: true, protocolVersion: p.version, ...extra },
+    p.connectMs,
+  );
   if (a.kind !== 'connected') {
-    throw new BrokerUnreachable(`the MQTT broker at ${redact(p.url)} took the server's login once but not again: ${describe(a)}`);
+    throw new BrokerUnreachable(
+      `the MQTT broker at ${redact(p.url)} took the server's login once but not again: ${describe(a)}`,
+    );
   }
   p.clients.push(a.client);
   return a.client;
@@ -163,11 +199,19 @@ async function connectFor(p: Probe, role: string, extra: IClientOptions = {}): P
 export async function probeBroker(url: string, o: ProbeOptions): Promise<MissingFeature[]> {
   const id = `boxhub-probe-${randomBytes(6).toString('hex')}`;
   const p: Probe = {
-    url, version: 5, connectMs: o.connectTimeoutMs ?? 30_000, timeoutMs: o.timeoutMs ?? 5000,
-    base: `box/${id}/probe`, id, cid: (role) => `${o.clientIdPrefix}-probe-${role}-${id.slice(-12)}`, clients: [],
+    url,
+    version: 5,
+    connectMs: o.connectTimeoutMs ?? 30_000,
+    timeoutMs: o.timeoutMs ?? 5000,
+    base: `box/${id}/probe`,
+    id,
+    cid: (role) => `${o.clientIdPrefix}-probe-${role}-${id.slice(-12)}`,
+    clients: [],
   };
   const missing: MissingFeature[] = [];
-  const note = (feature: BrokerFeature, why: string | undefined): void => { if (why) missing.push({ feature, why }); };
+  const note = (feature: BrokerFeature, why: string | undefined): void => {
+    if (why) missing.push({ feature, why });
+  };
   try {
     // MQTT 5 first: the others are probed over MQTT 3.1.1 when the broker speaks only that, so
     // the message names everything missing at once.
@@ -187,26 +231,34 @@ export async function probeBroker(url: string, o: ProbeOptions): Promise<Missing
 /** The first connection: MQTT 5, else MQTT 3.1.1 and why not 5. */
 async function connectMain(p: Probe): Promise<{ client: MqttClient; why?: string }> {
   const v5 = await attempt(p.url, { clientId: p.cid('a'), clean: true, protocolVersion: 5 }, p.connectMs);
-  if (v5.kind === 'connected') { p.clients.push(v5.client); return { client: v5.client }; }
+  if (v5.kind === 'connected') {
+    p.clients.push(v5.client);
+    return { client: v5.client };
+  }
   if (v5.kind === 'refused' && !UNSUPPORTED_VERSION.has(v5.code)) {
     throw new BrokerUnreachable(`MQTT broker ${redact(p.url)} refused the server's login: ${v5.message}`);
   }
   if (v5.kind === 'failed') {
-    throw new BrokerUnreachable(v5.timedOut
-      ? `could not reach the MQTT broker at ${redact(p.url)} within ${p.connectMs} ms`
-      : `could not reach the MQTT broker at ${redact(p.url)}: ${v5.error.message}`);
+    throw new BrokerUnreachable(
+      v5.timedOut
+        ? `could not reach the MQTT broker at ${redact(p.url)} within ${p.connectMs} ms`
+        : `could not reach the MQTT broker at ${redact(p.url)}: ${v5.error.message}`,
+    );
   }
   const v4 = await attempt(p.url, { clientId: p.cid('a'), clean: true, protocolVersion: 4 }, p.connectMs);
   if (v4.kind !== 'connected') {
-    throw new BrokerUnreachable(`could not log in to the MQTT broker at ${redact(p.url)} with MQTT 5 or MQTT 3.1.1: ${describe(v4)}`);
+    throw new BrokerUnreachable(
+      `could not log in to the MQTT broker at ${redact(p.url)} with MQTT 5 or MQTT 3.1.1: ${describe(v4)}`,
+    );
   }
   p.clients.push(v4.client);
   p.version = 4;
   return {
     client: v4.client,
-    why: v5.kind === 'refused'
-      ? `it refused an MQTT 5 CONNECT (${v5.message}) and accepted MQTT 3.1.1`
-      : 'it closed the connection on an MQTT 5 CONNECT without a CONNACK, and accepted MQTT 3.1.1',
+    why:
+      v5.kind === 'refused'
+        ? `it refused an MQTT 5 CONNECT (${v5.message}) and accepted MQTT 3.1.1`
+        : 'it closed the connection on an MQTT 5 CONNECT without a CONNACK, and accepted MQTT 3.1.1',
   };
 }
 
@@ -214,7 +266,8 @@ async function connectMain(p: Probe): Promise<{ client: MqttClient; why?: string
 async function probeQos1(p: Probe, main: MqttClient, other: MqttClient): Promise<string | undefined> {
   const topic = `${p.base}/qos`;
   const granted = await grant(main, topic, 1, p.timeoutMs);
-  if (granted === NO_SUBACK || granted >= 0x80) return `it refused a QoS 1 subscription to ${topic} (${refusal(granted)})`;
+  if (granted === NO_SUBACK || granted >= 0x80)
+    return `it refused a QoS 1 subscription to ${topic} (${refusal(granted)})`;
   if (granted !== 1) return `it granted QoS ${granted} for a QoS 1 subscription`;
   const arriving = collect([main], topic, p.timeoutMs, (n) => n >= 1);
   const acked = await withTimeout(other.publishAsync(topic, 'qos', { qos: 1 }), p.timeoutMs);
@@ -243,7 +296,9 @@ async function probeRetained(p: Probe, main: MqttClient): Promise<string | undef
   const retained = await arriving.done;
   // An empty retained message deletes it ([MQTT-3.3.1-10]).
   await withTimeout(publisher.publishAsync(topic, '', { qos: 1, retain: true }), p.timeoutMs);
-  return retained.some((m) => m.retain) ? undefined : 'a new subscription did not receive the message retained on its topic';
+  return retained.some((m) => m.retain)
+    ? undefined
+    : 'a new subscription did not receive the message retained on its topic';
 }
 
 /**
@@ -256,7 +311,9 @@ async function probeShared(p: Probe, main: MqttClient, other: MqttClient): Promi
   const topic = `${p.base}/shared`;
   const fence = `${p.base}/fence`;
   const group = `$share/${p.id}/${topic}`;
-  const grants = await Promise.all([main, other].flatMap((c) => [grant(c, group, 1, p.timeoutMs), grant(c, fence, 1, p.timeoutMs)]));
+  const grants = await Promise.all(
+    [main, other].flatMap((c) => [grant(c, group, 1, p.timeoutMs), grant(c, fence, 1, p.timeoutMs)]),
+  );
   const refused = [grants[0], grants[2]].find((g) => g !== undefined && (g >= 0x80 || g === NO_SUBACK));
   if (refused !== undefined) return `it refused a subscription to ${group} (${refusal(refused)})`;
   const deliveries = collect([main, other], topic, p.timeoutMs, (n) => n >= 8);
@@ -266,7 +323,8 @@ async function probeShared(p: Probe, main: MqttClient, other: MqttClient): Promi
   await fenced.done;
   deliveries.stop();
   const got = await deliveries.done;
-  if (got.length === 0) return `members of ${group} received none of the messages published to ${topic} (it reads $share/… as a plain topic)`;
+  if (got.length === 0)
+    return `members of ${group} received none of the messages published to ${topic} (it reads $share/… as a plain topic)`;
   if (got.length > 4) return `each member of ${group} received every message (it ignores the share group)`;
   return undefined;
 }
@@ -277,12 +335,19 @@ async function probeShared(p: Probe, main: MqttClient, other: MqttClient): Promi
  */
 async function probeSession(p: Probe, publisher: MqttClient): Promise<string | undefined> {
   const topic = `${p.base}/session`;
-  const opts: IClientOptions = { clientId: p.cid('s'), clean: false, protocolVersion: 5, properties: { sessionExpiryInterval: 60 } };
+  const opts: IClientOptions = {
+    clientId: p.cid('s'),
+    clean: false,
+    protocolVersion: 5,
+    properties: { sessionExpiryInterval: 60 },
+  };
   const first = await attempt(p.url, opts, p.connectMs);
-  if (first.kind !== 'connected') return `a CONNECT with clean start off and a session expiry was not accepted: ${describe(first)}`;
+  if (first.kind !== 'connected')
+    return `a CONNECT with clean start off and a session expiry was not accepted: ${describe(first)}`;
   try {
     const g = await grant(first.client, topic, 1, p.timeoutMs);
-    if (g !== 1) return `a QoS 1 subscription of the session was not granted (${g === NO_SUBACK || g >= 0x80 ? refusal(g) : `QoS ${g}`})`;
+    if (g !== 1)
+      return `a QoS 1 subscription of the session was not granted (${g === NO_SUBACK || g >= 0x80 ? refusal(g) : `QoS ${g}`})`;
   } finally {
     await first.client.endAsync().catch(() => undefined);
   }
@@ -291,10 +356,13 @@ async function probeSession(p: Probe, publisher: MqttClient): Promise<string | u
   const again = await attempt(p.url, opts, p.connectMs, early);
   if (again.kind !== 'connected') return `the reconnect to the session was not accepted: ${describe(again)}`;
   try {
-    if (!again.connack.sessionPresent) return 'a client that came back within its session expiry found no session (CONNACK session present 0)';
+    if (!again.connack.sessionPresent)
+      return 'a client that came back within its session expiry found no session (CONNACK session present 0)';
     if (early.includes(topic)) return undefined;
     const got = await collect([again.client], topic, p.timeoutMs, (n) => n >= 1).done;
-    return got.length > 0 ? undefined : 'the QoS 1 message published while the client was away was not delivered when it came back';
+    return got.length > 0
+      ? undefined
+      : 'the QoS 1 message published while the client was away was not delivered when it came back';
   } finally {
     // Ends the session for good: a session expiry of 0 on DISCONNECT ([MQTT-3.14.2-2] allows
     // it since the CONNECT had one).
@@ -312,15 +380,29 @@ function describe(a: Attempt): string {
 /** Whether `p` settled (fulfilled) within `ms`. A rejection counts as no. */
 async function withTimeout(p: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<boolean>((r) => { timer = setTimeout(() => r(false), ms); });
-  try { return await Promise.race([p.then(() => true, () => false), limit]); } finally { clearTimeout(timer); }
+  const limit = new Promise<boolean>((r) => {
+    timer = setTimeout(() => r(false), ms);
+  });
+  try {
+    return await Promise.race([
+      p.then(
+        () => true,
+        () => false,
+      ),
+      limit,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The message naming what is missing, and why, for the startup error and the log. */
 function unfitMessage(url: string, missing: MissingFeature[]): string {
   const what = missing.map((m) => FEATURE_NAMES[m.feature]).join(', ');
   const why = missing.map((m) => `${FEATURE_NAMES[m.feature]}: ${m.why}`).join('; ');
-  return `the MQTT broker at ${redact(url)} lacks what boxhub needs (${what}), so messages would be lost: ${why}. ` +
+  return (
+    `the MQTT broker at ${redact(url)} lacks what boxhub needs (${what}), so messages would be lost: ${why}. ` +
     'Use a broker with MQTT 5, shared subscriptions, retained messages, QoS 1 and sessions ' +
-    '(Mosquitto 2, EMQX 5; docs/box-protocol-broker.md, "Brokers"), or unset MQTT_URL for the embedded broker';
+    '(Mosquitto 2, EMQX 5; docs/box-protocol-broker.md, "Brokers"), or unset MQTT_URL for the embedded broker'
+  );
 }

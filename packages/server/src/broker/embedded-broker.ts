@@ -80,13 +80,25 @@ export class EmbeddedBroker implements Broker {
           return;
         }
         opts.authenticate(username, password.toString('utf8')).then(
-          (ok) => { admitted.leave(); done(ok ? null : authError(4, 'bad username or password'), ok); },
-          () => { admitted.leave(); done(authError(3, 'server unavailable'), false); },
+          (ok) => {
+            admitted.leave();
+            done(ok ? null : authError(4, 'bad username or password'), ok);
+          },
+          () => {
+            admitted.leave();
+            done(authError(3, 'server unavailable'), false);
+          },
         );
       },
       authorizePublish: (client, packet, done) => {
-        if (!client) { done(null); return; } // the server's own publishes
-        if (packet.payload.length > MAX_BOX_MESSAGE_BYTES) { done(new Error('message too large')); return; }
+        if (!client) {
+          done(null);
+          return;
+        } // the server's own publishes
+        if (packet.payload.length > MAX_BOX_MESSAGE_BYTES) {
+          done(new Error('message too large'));
+          return;
+        }
         done(mayPublish(client.id, packet.topic) ? null : new Error(`topic not allowed: ${packet.topic}`));
       },
       authorizeSubscribe: (client, sub, done) => {
@@ -103,7 +115,13 @@ export class EmbeddedBroker implements Broker {
       const address = addressKey(socket.remoteAddress ?? '');
       if (limit.max > 0) {
         let current = 0;
-        attempts.incr(address, (_e, r) => { current = r.current; }, limit.windowMs);
+        attempts.incr(
+          address,
+          (_e, r) => {
+            current = r.current;
+          },
+          limit.windowMs,
+        );
         if (current > limit.max) {
           // Refused before a byte is read: a flood of connections costs a socket each, no more.
           opts.onRefused?.('connect_rate', { address, first: current === limit.max + 1 });
@@ -113,9 +131,15 @@ export class EmbeddedBroker implements Broker {
         }
       }
       socket.on('error', () => undefined);
-      handle(new FrameGuard(socket, maxPacket, (p: FrameProblem) => {
-        opts.onRefused?.('packet_size', { address, first: true, ...(p.kind === 'too_large' ? { bytes: p.bytes } : {}) });
-      }));
+      handle(
+        new FrameGuard(socket, maxPacket, (p: FrameProblem) => {
+          opts.onRefused?.('packet_size', {
+            address,
+            first: true,
+            ...(p.kind === 'too_large' ? { bytes: p.bytes } : {}),
+          });
+        }),
+      );
     });
     // A failure to listen (the port taken) is the caller's to report, once, not a logged error
     // too; aedes is closed then, or its timers would keep the process alive (a `boxhub serve`
@@ -123,7 +147,10 @@ export class EmbeddedBroker implements Broker {
     try {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
-        server.listen(opts.port, opts.host, () => { server.off('error', reject); resolve(); });
+        server.listen(opts.port, opts.host, () => {
+          server.off('error', reject);
+          resolve();
+        });
       });
     } catch (e) {
       loopLag?.close();
@@ -138,7 +165,9 @@ export class EmbeddedBroker implements Broker {
     return b;
   }
 
-  get connectedClients(): number { return this.aedes.connectedClients; }
+  get connectedClients(): number {
+    return this.aedes.connectedClients;
+  }
 
   /** aedes keeps its clients by id (aedes.js `this.clients`), which its typings leave out. */
   private get clients(): Record<string, { close(): void }> {
@@ -146,7 +175,9 @@ export class EmbeddedBroker implements Broker {
   }
 
   /** Client ids (box uuids) with a session on this broker. */
-  sessions(): string[] { return Object.keys(this.clients); }
+  sessions(): string[] {
+    return Object.keys(this.clients);
+  }
 
   /** Ends a box's session (its last will is published, as for any lost connection). */
   disconnectDevice(uuid: string): void {
@@ -155,18 +186,33 @@ export class EmbeddedBroker implements Broker {
 
   publish(topic: string, payload: string | Buffer, opts: { qos?: 0 | 1; retain?: boolean } = {}): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.aedes.publish({
-        cmd: 'publish', topic, payload: typeof payload === 'string' ? Buffer.from(payload) : payload,
-        qos: opts.qos ?? 1, retain: opts.retain ?? false, dup: false,
-      }, (err) => (err ? reject(err) : resolve()));
+      this.aedes.publish(
+        {
+          cmd: 'publish',
+          topic,
+          payload: typeof payload === 'string' ? Buffer.from(payload) : payload,
+          qos: opts.qos ?? 1,
+          retain: opts.retain ?? false,
+          dup: false,
+        },
+        (err) => (err ? reject(err) : resolve()),
+      );
     });
   }
 
   subscribe(filter: string, handler: MessageHandler): Promise<void> {
     return new Promise((resolve) => {
-      this.aedes.subscribe(filter, (packet, cb) => {
-        try { handler(packet.topic, Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload)); } finally { cb(); }
-      }, () => resolve());
+      this.aedes.subscribe(
+        filter,
+        (packet, cb) => {
+          try {
+            handler(packet.topic, Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload));
+          } finally {
+            cb();
+          }
+        },
+        () => resolve(),
+      );
     });
   }
 

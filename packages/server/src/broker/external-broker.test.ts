@@ -24,7 +24,13 @@ describe('external broker adapter (any engine)', () => {
     for (const t of pub) assert.ok(mayPublish(uuid, t.replace('+', 'node1')), t);
     for (const t of sub) assert.ok(maySubscribe(uuid, t), t);
     assert.deepEqual(sub, [topics.cmd(uuid)]);
-    assert.deepEqual(pub.sort(), ['box/b0x-1/ack/+', 'box/b0x-1/event', 'box/b0x-1/presence', 'box/b0x-1/req', 'box/b0x-1/state']);
+    assert.deepEqual(pub.sort(), [
+      'box/b0x-1/ack/+',
+      'box/b0x-1/event',
+      'box/b0x-1/presence',
+      'box/b0x-1/req',
+      'box/b0x-1/state',
+    ]);
     assert.ok(acls.every((a) => a.allow));
   });
 
@@ -38,12 +44,21 @@ describe('external broker adapter (any engine)', () => {
     const t = await startTestServer({ env: { MQTT_URL: '' } }); // the embedded broker, whatever the engine
     try {
       let provisioned = 0;
-      const d = await t.server.services.devices.register({ code: `CLI${randomBytes(4).toString('hex')}`, model: 'BX-1' }, async (x) => {
-        await provisionOnBroker(loadConfig({ BOXHUB_DATA_DIR: t.dataDir }), x.uuid, x.secret);
-        provisioned++;
-      });
+      const d = await t.server.services.devices.register(
+        { code: `CLI${randomBytes(4).toString('hex')}`, model: 'BX-1' },
+        async (x) => {
+          await provisionOnBroker(loadConfig({ BOXHUB_DATA_DIR: t.dataDir }), x.uuid, x.secret);
+          provisioned++;
+        },
+      );
       assert.equal(provisioned, 1);
-      const c = await mqtt.connectAsync(t.mqttUrl, { clientId: d.uuid, username: d.uuid, password: d.secret, protocolVersion: 4, reconnectPeriod: 0 });
+      const c = await mqtt.connectAsync(t.mqttUrl, {
+        clientId: d.uuid,
+        username: d.uuid,
+        password: d.secret,
+        protocolVersion: 4,
+        reconnectPeriod: 0,
+      });
       assert.equal(c.connected, true, 'the box logs in with the secret from the database row alone');
       await c.endAsync();
     } finally {
@@ -57,17 +72,25 @@ describe('external broker adapter (any engine)', () => {
     const gone = await startTcpProxy('127.0.0.1', 9);
     gone.down(true);
     try {
-      await assert.rejects(ExternalBroker.connect(gone.url, 'n', { connectTimeoutMs: 60_000 }), /could not reach the MQTT broker at mqtt:\/\/127\.0\.0\.1:\d+: .*ECONNRESET/);
+      await assert.rejects(
+        ExternalBroker.connect(gone.url, 'n', { connectTimeoutMs: 60_000 }),
+        /could not reach the MQTT broker at mqtt:\/\/127\.0\.0\.1:\d+: .*ECONNRESET/,
+      );
     } finally {
       await gone.close();
     }
     // Silent: accepts TCP and never answers the CONNECT; the connect timeout ends the wait.
     const held: Socket[] = [];
-    const silent = createServer((c) => { held.push(c); });
+    const silent = createServer((c) => {
+      held.push(c);
+    });
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
     try {
       const port = (silent.address() as { port: number }).port;
-      await assert.rejects(ExternalBroker.connect(`mqtt://127.0.0.1:${port}`, 'n', { connectTimeoutMs: 800 }), /could not reach the MQTT broker at mqtt:\/\/127\.0\.0\.1:\d+ within 800 ms/);
+      await assert.rejects(
+        ExternalBroker.connect(`mqtt://127.0.0.1:${port}`, 'n', { connectTimeoutMs: 800 }),
+        /could not reach the MQTT broker at mqtt:\/\/127\.0\.0\.1:\d+ within 800 ms/,
+      );
     } finally {
       for (const c of held) c.destroy();
       await new Promise<void>((r) => silent.close(() => r()));
@@ -87,14 +110,30 @@ async function proxy(target: URL): Promise<TcpProxy & { url: string }> {
 if (engine === 'external') {
   describe('external broker: provisioning and reconnection (Mosquitto + dynsec)', () => {
     let t: TestServer;
-    before(async () => { t = await startTestServer(); });
+    before(async () => {
+      t = await startTestServer();
+    });
     after(() => t.close());
 
-    const login = (uuid: string, secret: string) => new Promise<void>((resolve, reject) => {
-      const c = mqtt.connect(t.mqttUrl, { clientId: uuid, username: uuid, password: secret, protocolVersion: 4, reconnectPeriod: 0, connectTimeout: 5000 });
-      c.once('connect', () => { c.end(true); resolve(); });
-      c.once('error', (e) => { c.end(true); reject(e); });
-    });
+    const login = (uuid: string, secret: string) =>
+      new Promise<void>((resolve, reject) => {
+        const c = mqtt.connect(t.mqttUrl, {
+          clientId: uuid,
+          username: uuid,
+          password: secret,
+          protocolVersion: 4,
+          reconnectPeriod: 0,
+          connectTimeout: 5000,
+        });
+        c.once('connect', () => {
+          c.end(true);
+          resolve();
+        });
+        c.once('error', (e) => {
+          c.end(true);
+          reject(e);
+        });
+      });
 
     test('provisioning a box again replaces its secret; the old one stops working', async () => {
       const d = await t.registerDevice();
@@ -108,7 +147,11 @@ if (engine === 'external') {
     test('provisionOnBroker (the CLI path) creates a working login next to a running server', async () => {
       const uuid = `cli-${randomBytes(6).toString('hex')}`;
       const secret = randomBytes(16).toString('hex');
-      await provisionOnBroker(loadConfig({ MQTT_URL: process.env.BOXHUB_TEST_MQTT_URL!, BOXHUB_NODE_ID: t.server.config.nodeId }), uuid, secret);
+      await provisionOnBroker(
+        loadConfig({ MQTT_URL: process.env.BOXHUB_TEST_MQTT_URL!, BOXHUB_NODE_ID: t.server.config.nodeId }),
+        uuid,
+        secret,
+      );
       await login(uuid, secret);
       // Same node id, own client id: the server's connection was not kicked.
       assert.equal((t.server.broker as ExternalBroker).reconnects, 0);
@@ -121,28 +164,51 @@ if (engine === 'external') {
         const d = await s.registerDevice();
         // Straight to the broker: only the server's connection goes through the proxy.
         const direct = new URL(process.env.BOXHUB_TEST_MQTT_URL!);
-        const box = mqtt.connect(`${direct.protocol}//${direct.host}`, { clientId: d.uuid, username: d.uuid, password: d.secret, protocolVersion: 4, reconnectPeriod: 0 });
-        await new Promise<void>((r, j) => { box.once('connect', () => r()); box.once('error', j); });
+        const box = mqtt.connect(`${direct.protocol}//${direct.host}`, {
+          clientId: d.uuid,
+          username: d.uuid,
+          password: d.secret,
+          protocolVersion: 4,
+          reconnectPeriod: 0,
+        });
+        await new Promise<void>((r, j) => {
+          box.once('connect', () => r());
+          box.once('error', j);
+        });
         await box.subscribeAsync(topics.cmd(d.uuid), { qos: 1 });
         box.on('message', (_t, payload) => {
           const c = JSON.parse(payload.toString()) as { id: string; reply_to: string };
           // Fire and forget; a publish still waiting for its PUBACK when the test ends the box
           // is rejected with "Connection closed", which is not this test's concern.
-          box.publishAsync(topics.ack(d.uuid, c.reply_to), JSON.stringify({ v: 1, id: c.id, ok: true }), { qos: 1 }).catch(() => undefined);
+          box
+            .publishAsync(topics.ack(d.uuid, c.reply_to), JSON.stringify({ v: 1, id: c.id, ok: true }), { qos: 1 })
+            .catch(() => undefined);
         });
-        const online = (session: string) => box.publishAsync(topics.presence(d.uuid), JSON.stringify({ v: 1, online: true, session }), { qos: 1 });
+        const online = (session: string) =>
+          box.publishAsync(topics.presence(d.uuid), JSON.stringify({ v: 1, online: true, session }), { qos: 1 });
         await online('s1');
-        await eventually(async () => (await s.server.repos.devices.findByUuid(d.uuid))?.session === 's1', 'presence before the drop');
+        await eventually(
+          async () => (await s.server.repos.devices.findByUuid(d.uuid))?.session === 's1',
+          'presence before the drop',
+        );
         const ext = s.server.broker as ExternalBroker;
         p.cut();
         await eventually(() => ext.reconnects >= 1 && ext.connected, 'server reconnected', 10_000);
         // Subscriptions are renewed right after the CONNACK; poll until a new message gets through.
         let n = 0;
-        await eventually(async () => {
-          await online(`s2-${++n}`);
-          return (await s.server.repos.devices.findByUuid(d.uuid))?.session?.startsWith('s2-');
-        }, 'presence after the reconnect (shared subscription renewed)', 10_000);
-        assert.equal((await s.server.gateway.command(d.uuid, 'buzz', { buzz: [10], gap: 0 })).ok, true, 'ack subscription renewed');
+        await eventually(
+          async () => {
+            await online(`s2-${++n}`);
+            return (await s.server.repos.devices.findByUuid(d.uuid))?.session?.startsWith('s2-');
+          },
+          'presence after the reconnect (shared subscription renewed)',
+          10_000,
+        );
+        assert.equal(
+          (await s.server.gateway.command(d.uuid, 'buzz', { buzz: [10], gap: 0 })).ok,
+          true,
+          'ack subscription renewed',
+        );
         await box.endAsync();
       } finally {
         await s.close();
@@ -153,10 +219,14 @@ if (engine === 'external') {
     test('readRetained hands over every retained message on its filter before it resolves, and only those', async () => {
       const ext = t.server.broker as ExternalBroker;
       const prefix = `box/rt-${randomBytes(4).toString('hex')}`;
-      const pub = await mqtt.connectAsync(process.env.BOXHUB_TEST_MQTT_URL!, { protocolVersion: 5, reconnectPeriod: 0 });
+      const pub = await mqtt.connectAsync(process.env.BOXHUB_TEST_MQTT_URL!, {
+        protocolVersion: 5,
+        reconnectPeriod: 0,
+      });
       try {
         const n = 300;
-        for (let i = 0; i < n; i++) await pub.publishAsync(`${prefix}/${i}/presence`, `m${i}`, { qos: 1, retain: true });
+        for (let i = 0; i < n; i++)
+          await pub.publishAsync(`${prefix}/${i}/presence`, `m${i}`, { qos: 1, retain: true });
         await pub.publishAsync(`${prefix}/x/other`, 'not on the filter', { qos: 1, retain: true });
         const got: string[] = [];
         await ext.readRetained(`${prefix}/+/presence`, (_t, p) => got.push(p.toString()));
@@ -179,36 +249,77 @@ if (engine === 'external') {
       try {
         const d = await s.registerDevice();
         const direct = new URL(process.env.BOXHUB_TEST_MQTT_URL!);
-        const will = { topic: topics.presence(d.uuid), payload: Buffer.from(JSON.stringify({ v: 1, online: false, session: 'w1' })), qos: 1 as const, retain: true };
-        const box = await mqtt.connectAsync(`${direct.protocol}//${direct.host}`, { clientId: d.uuid, username: d.uuid, password: d.secret, protocolVersion: 4, reconnectPeriod: 0, will });
-        await box.publishAsync(topics.presence(d.uuid), JSON.stringify({ v: 1, online: true, session: 'w1' }), { qos: 1, retain: true });
-        await eventually(async () => (await s.server.repos.devices.findByUuid(d.uuid))?.online === 1, 'online before the cut');
+        const will = {
+          topic: topics.presence(d.uuid),
+          payload: Buffer.from(JSON.stringify({ v: 1, online: false, session: 'w1' })),
+          qos: 1 as const,
+          retain: true,
+        };
+        const box = await mqtt.connectAsync(`${direct.protocol}//${direct.host}`, {
+          clientId: d.uuid,
+          username: d.uuid,
+          password: d.secret,
+          protocolVersion: 4,
+          reconnectPeriod: 0,
+          will,
+        });
+        await box.publishAsync(topics.presence(d.uuid), JSON.stringify({ v: 1, online: true, session: 'w1' }), {
+          qos: 1,
+          retain: true,
+        });
+        await eventually(
+          async () => (await s.server.repos.devices.findByUuid(d.uuid))?.online === 1,
+          'online before the cut',
+        );
         const ext = s.server.broker as ExternalBroker;
         p.down(true);
         await eventually(() => !ext.connected, 'the server lost the broker', 10_000);
         // While no node of this deployment listens, the printer runs out of paper (a retained
         // state) and then the box vanishes (its socket closes: the broker publishes and retains
         // its will): both reach nobody live.
-        const paperOut = { v: 1, at: Date.now(), model: 'PAPER-OUT', printer: { connected: true, supported: true, error_code: 5 }, scanner: { connected: false, supported: false } };
+        const paperOut = {
+          v: 1,
+          at: Date.now(),
+          model: 'PAPER-OUT',
+          printer: { connected: true, supported: true, error_code: 5 },
+          scanner: { connected: false, supported: false },
+        };
         await box.publishAsync(topics.state(d.uuid), JSON.stringify(paperOut), { qos: 1, retain: true });
         (box.stream as Socket).destroy();
-        await eventually(async () => {
-          const spy = await mqtt.connectAsync(process.env.BOXHUB_TEST_MQTT_URL!, { protocolVersion: 5, reconnectPeriod: 0 });
-          try {
-            const got: string[] = [];
-            spy.on('message', (_t, m) => got.push(m.toString()));
-            // The retained message comes right after the SUBACK, so before the UNSUBACK.
-            await spy.subscribeAsync(topics.presence(d.uuid), { qos: 0 });
-            await spy.unsubscribeAsync(topics.presence(d.uuid));
-            return got.length === 1 && (JSON.parse(got[0]!) as { online: boolean }).online === false;
-          } finally { await spy.endAsync(); }
-        }, 'the broker retains the will', 10_000);
-        assert.equal((await s.server.repos.devices.findByUuid(d.uuid))?.online, 1, 'the server has not heard of it yet');
+        await eventually(
+          async () => {
+            const spy = await mqtt.connectAsync(process.env.BOXHUB_TEST_MQTT_URL!, {
+              protocolVersion: 5,
+              reconnectPeriod: 0,
+            });
+            try {
+              const got: string[] = [];
+              spy.on('message', (_t, m) => got.push(m.toString()));
+              // The retained message comes right after the SUBACK, so before the UNSUBACK.
+              await spy.subscribeAsync(topics.presence(d.uuid), { qos: 0 });
+              await spy.unsubscribeAsync(topics.presence(d.uuid));
+              return got.length === 1 && (JSON.parse(got[0]!) as { online: boolean }).online === false;
+            } finally {
+              await spy.endAsync();
+            }
+          },
+          'the broker retains the will',
+          10_000,
+        );
+        assert.equal(
+          (await s.server.repos.devices.findByUuid(d.uuid))?.online,
+          1,
+          'the server has not heard of it yet',
+        );
         p.down(false);
-        const row = await eventually(async () => {
-          const r = await s.server.repos.devices.findByUuid(d.uuid);
-          return r?.online === 0 && r.state?.includes('PAPER-OUT') ? r : undefined;
-        }, 'offline with the state reported meanwhile, after the reconnect', 10_000);
+        const row = await eventually(
+          async () => {
+            const r = await s.server.repos.devices.findByUuid(d.uuid);
+            return r?.online === 0 && r.state?.includes('PAPER-OUT') ? r : undefined;
+          },
+          'offline with the state reported meanwhile, after the reconnect',
+          10_000,
+        );
         assert.deepEqual(JSON.parse(row.state!), paperOut);
         assert.ok(ext.reconnects >= 1);
         box.end(true);

@@ -43,7 +43,11 @@ export const deviceRole = (uuid: string): string => `boxhub-box-${uuid}`;
 /** What a box may do, as dynsec ACLs: the same rules as device-acl.ts (embedded broker). */
 export function deviceAcls(uuid: string): { acltype: string; topic: string; allow: boolean }[] {
   return [
-    ...['state', 'presence', 'event', 'req', 'ack/+'].map((t) => ({ acltype: 'publishClientSend', topic: `box/${uuid}/${t}`, allow: true })),
+    ...['state', 'presence', 'event', 'req', 'ack/+'].map((t) => ({
+      acltype: 'publishClientSend',
+      topic: `box/${uuid}/${t}`,
+      allow: true,
+    })),
     { acltype: 'subscribeLiteral', topic: `box/${uuid}/cmd`, allow: true },
   ];
 }
@@ -59,9 +63,21 @@ export function parseMqttUrl(url: string): { url: string; provision: ProvisionMo
 
 export { redact } from './broker-url.ts';
 
-interface DynsecCommand { command: string; [k: string]: unknown }
-interface DynsecResponse { command: string; error?: string; correlationData?: string; data?: unknown }
-interface PendingControl { resolve: (r: DynsecResponse) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }
+interface DynsecCommand {
+  command: string;
+  [k: string]: unknown;
+}
+interface DynsecResponse {
+  command: string;
+  error?: string;
+  correlationData?: string;
+  data?: unknown;
+}
+interface PendingControl {
+  resolve: (r: DynsecResponse) => void;
+  reject: (e: Error) => void;
+  timer: NodeJS.Timeout;
+}
 
 export class ExternalBroker implements Broker {
   private readonly client: MqttClient;
@@ -83,21 +99,34 @@ export class ExternalBroker implements Broker {
   /** Times the connection came back after a loss (subscriptions are renewed by mqtt.js). */
   reconnects = 0;
 
-  private constructor(client: MqttClient, provision: ProvisionMode, shareGroup: string, provisionTimeoutMs: number, check: { url: string; probe: () => Promise<void> }) {
+  private constructor(
+    client: MqttClient,
+    provision: ProvisionMode,
+    shareGroup: string,
+    provisionTimeoutMs: number,
+    check: { url: string; probe: () => Promise<void> },
+  ) {
     this.client = client;
     this.probe = check.probe;
     this.provision = provision;
     this.shareGroup = shareGroup;
     this.provisionTimeoutMs = provisionTimeoutMs;
     client.on('message', (topic, payload, packet) => {
-      if (topic === DYNSEC_RESPONSE_TOPIC) { this.onControlResponse(payload); return; }
+      if (topic === DYNSEC_RESPONSE_TOPIC) {
+        this.onControlResponse(payload);
+        return;
+      }
       // The retain flag is set only on messages a subscription receives because the broker
       // retains them ([MQTT-3.3.1-8]); live ones arrive with it clear (Retain As Published off).
       if (packet.retain && this.deliverRetained(topic, payload)) return;
       for (const h of this.handlers) {
         if (!matches(h.filter, topic)) continue;
         // One handler's failure must neither starve the others nor reach mqtt.js's stream.
-        try { h.handler(topic, payload); } catch { /* the handler logs its own errors */ }
+        try {
+          h.handler(topic, payload);
+        } catch {
+          /* the handler logs its own errors */
+        }
       }
     });
     // Constructed after the first CONNACK, so every later one is a reconnect. The broker behind
@@ -110,7 +139,11 @@ export class ExternalBroker implements Broker {
     });
     client.on('error', (e: Error & { code?: unknown }) => {
       if (typeof e.code === 'number' && isUnsupportedVersion(e.code)) {
-        this.declareUnfit(new BrokerUnfit(check.url, [{ feature: 'mqtt5', why: `it refused the server's MQTT 5 CONNECT on a reconnect (${e.message})` }]));
+        this.declareUnfit(
+          new BrokerUnfit(check.url, [
+            { feature: 'mqtt5', why: `it refused the server's MQTT 5 CONNECT on a reconnect (${e.message})` },
+          ]),
+        );
       }
     });
   }
@@ -120,14 +153,20 @@ export class ExternalBroker implements Broker {
    * connection is closed (nothing more is taken from or sent to a broker that would lose it)
    * and the service must stop (server.ts).
    */
-  onUnfit(listener: (e: BrokerUnfit) => void): void { this.unfitListeners.push(listener); }
+  onUnfit(listener: (e: BrokerUnfit) => void): void {
+    this.unfitListeners.push(listener);
+  }
 
   /** Checks the broker again (after a reconnect), one check at a time. */
   recheck(): Promise<void> {
-    this.probing ??= this.probe().catch((e: unknown) => {
-      if (e instanceof BrokerUnfit) this.declareUnfit(e);
-      // Unreachable in the middle of the check: the next reconnect checks again.
-    }).finally(() => { this.probing = undefined; });
+    this.probing ??= this.probe()
+      .catch((e: unknown) => {
+        if (e instanceof BrokerUnfit) this.declareUnfit(e);
+        // Unreachable in the middle of the check: the next reconnect checks again.
+      })
+      .finally(() => {
+        this.probing = undefined;
+      });
     return this.probing;
   }
 
@@ -147,8 +186,13 @@ export class ExternalBroker implements Broker {
     const clientId = opts.clientId ?? `boxhub-server-${nodeId}`;
     const limit = opts.connectTimeoutMs ?? 30_000;
     const probe = async (): Promise<void> => {
-      const missing = await probeBroker(brokerUrl, { clientIdPrefix: clientId, connectTimeoutMs: limit, ...(opts.probeTimeoutMs ? { timeoutMs: opts.probeTimeoutMs } : {}) })
-        .catch((e: unknown) => { throw e instanceof BrokerUnreachable ? new Error(e.message, { cause: e }) : e; });
+      const missing = await probeBroker(brokerUrl, {
+        clientIdPrefix: clientId,
+        connectTimeoutMs: limit,
+        ...(opts.probeTimeoutMs ? { timeoutMs: opts.probeTimeoutMs } : {}),
+      }).catch((e: unknown) => {
+        throw e instanceof BrokerUnreachable ? new Error(e.message, { cause: e }) : e;
+      });
       if (missing.length > 0) throw new BrokerUnfit(brokerUrl, missing);
     };
     await probe();
@@ -171,20 +215,36 @@ export class ExternalBroker implements Broker {
         clearTimeout(timer);
         client.off('connect', onConnect);
         client.off('error', onError);
-        if (err) { client.end(true); reject(err); } else resolve();
+        if (err) {
+          client.end(true);
+          reject(err);
+        } else resolve();
       };
       const onConnect = (): void => done();
-      const onError = (e: Error & { code?: unknown }): void => done(new Error(typeof e.code === 'number'
-        ? `MQTT broker ${redact(brokerUrl)} refused the server's login: ${e.message}` // a CONNACK reason
-        : `could not reach the MQTT broker at ${redact(brokerUrl)}: ${e.message}`));
-      const timer = setTimeout(() => done(new Error(`could not reach the MQTT broker at ${redact(brokerUrl)} within ${limit} ms`)), limit);
+      const onError = (e: Error & { code?: unknown }): void =>
+        done(
+          new Error(
+            typeof e.code === 'number'
+              ? `MQTT broker ${redact(brokerUrl)} refused the server's login: ${e.message}` // a CONNACK reason
+              : `could not reach the MQTT broker at ${redact(brokerUrl)}: ${e.message}`,
+          ),
+        );
+      const timer = setTimeout(
+        () => done(new Error(`could not reach the MQTT broker at ${redact(brokerUrl)} within ${limit} ms`)),
+        limit,
+      );
       client.on('connect', onConnect);
       client.on('error', onError);
     });
-    return new ExternalBroker(client, provision, opts.shareGroup ?? 'boxhub', opts.provisionTimeoutMs ?? 10_000, { url: brokerUrl, probe });
+    return new ExternalBroker(client, provision, opts.shareGroup ?? 'boxhub', opts.provisionTimeoutMs ?? 10_000, {
+      url: brokerUrl,
+      probe,
+    });
   }
 
-  get connected(): boolean { return this.client.connected; }
+  get connected(): boolean {
+    return this.client.connected;
+  }
 
   async publish(topic: string, payload: string | Buffer, opts: { qos?: 0 | 1; retain?: boolean } = {}): Promise<void> {
     await this.client.publishAsync(topic, payload, { qos: opts.qos ?? 1, retain: opts.retain ?? false });
@@ -194,7 +254,8 @@ export class ExternalBroker implements Broker {
     const actual = opts.shared ? `$share/${this.shareGroup}/${filter}` : filter;
     const granted = await this.client.subscribeAsync(actual, { qos: 1 });
     // v5 failure reason codes are >= 0x80 (0x87 not authorized); 3.1.1 has 0x80 only.
-    if (granted.some((g) => g.qos > 2)) throw new Error(`broker refused subscription to ${actual} (reason ${granted.map((g) => g.qos).join(',')})`);
+    if (granted.some((g) => g.qos > 2))
+      throw new Error(`broker refused subscription to ${actual} (reason ${granted.map((g) => g.qos).join(',')})`);
     this.handlers.push({ filter, handler });
   }
 
@@ -211,21 +272,28 @@ export class ExternalBroker implements Broker {
     this.retainedReads.add(read);
     try {
       const granted = await this.client.subscribeAsync(filter, { qos: 0, rh: 0 });
-      if (granted.some((g) => g.qos > 2)) throw new Error(`broker refused subscription to ${filter} (reason ${granted.map((g) => g.qos).join(',')})`);
+      if (granted.some((g) => g.qos > 2))
+        throw new Error(`broker refused subscription to ${filter} (reason ${granted.map((g) => g.qos).join(',')})`);
       await this.client.unsubscribeAsync(filter);
     } finally {
       this.retainedReads.delete(read);
     }
   }
 
-  onReconnect(listener: () => void): void { this.reconnectListeners.push(listener); }
+  onReconnect(listener: () => void): void {
+    this.reconnectListeners.push(listener);
+  }
 
   private deliverRetained(topic: string, payload: Buffer): boolean {
     let delivered = false;
     for (const r of this.retainedReads) {
       if (!matches(r.filter, topic)) continue;
       delivered = true;
-      try { r.handler(topic, payload); } catch { /* the handler logs its own errors */ }
+      try {
+        r.handler(topic, payload);
+      } catch {
+        /* the handler logs its own errors */
+      }
     }
     return delivered;
   }
@@ -237,7 +305,8 @@ export class ExternalBroker implements Broker {
    */
   async provisionDevice(uuid: string, secret: string): Promise<void> {
     if (this.provision === 'none') return;
-    if (!SAFE_UUID.test(uuid)) throw new Error(`cannot provision '${uuid}': a box id must be 1-64 characters of A-Z a-z 0-9 _ . : -`);
+    if (!SAFE_UUID.test(uuid))
+      throw new Error(`cannot provision '${uuid}': a box id must be 1-64 characters of A-Z a-z 0-9 _ . : -`);
     const rolename = deviceRole(uuid);
     const client = { command: 'createClient', username: uuid, clientid: uuid, password: secret, roles: [{ rolename }] };
     const [role, created] = await this.controlPair({ command: 'createRole', rolename, acls: deviceAcls(uuid) }, client);
@@ -253,7 +322,10 @@ export class ExternalBroker implements Broker {
   /** Removes a box's login and role (a deleted or replaced box). Missing ones are fine. */
   async deprovisionDevice(uuid: string): Promise<void> {
     if (this.provision === 'none') return;
-    const rs = await this.control([{ command: 'deleteClient', username: uuid }, { command: 'deleteRole', rolename: deviceRole(uuid) }]);
+    const rs = await this.control([
+      { command: 'deleteClient', username: uuid },
+      { command: 'deleteRole', rolename: deviceRole(uuid) },
+    ]);
     for (const r of rs) if (r.error && !/not found/i.test(r.error)) throw dynsecError(uuid, r);
   }
 
@@ -267,31 +339,58 @@ export class ExternalBroker implements Broker {
   /** Sends dynsec commands in one message and returns their answers, in order. */
   private async control(commands: DynsecCommand[]): Promise<DynsecResponse[]> {
     this.controlSubscribed ??= this.client.subscribeAsync(DYNSEC_RESPONSE_TOPIC, { qos: 1 }).then((g) => {
-      if (g.some((x) => x.qos > 2)) throw new Error(`the broker refused the subscription to ${DYNSEC_RESPONSE_TOPIC}: does the server's MQTT user have a dynsec admin role?`);
+      if (g.some((x) => x.qos > 2))
+        throw new Error(
+          `the broker refused the subscription to ${DYNSEC_RESPONSE_TOPIC}: does the server's MQTT user have a dynsec admin role?`,
+        );
     });
-    try { await this.controlSubscribed; } catch (e) { this.controlSubscribed = undefined; throw e; }
+    try {
+      await this.controlSubscribed;
+    } catch (e) {
+      this.controlSubscribed = undefined;
+      throw e;
+    }
     const tagged = commands.map((c) => ({ ...c, correlationData: randomBytes(9).toString('base64url') }));
-    const answers = tagged.map((c) => new Promise<DynsecResponse>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pendingControl.delete(c.correlationData);
-        reject(new Error(`no answer to dynsec ${c.command} within ${this.provisionTimeoutMs} ms: is Mosquitto's dynamic security plugin loaded? (brokers without it: add ?provision=none to MQTT_URL)`));
-      }, this.provisionTimeoutMs);
-      this.pendingControl.set(c.correlationData, { resolve, reject, timer });
-    }));
+    const answers = tagged.map(
+      (c) =>
+        new Promise<DynsecResponse>((resolve, reject) => {
+          const timer = setTimeout(() => {
+            this.pendingControl.delete(c.correlationData);
+            reject(
+              new Error(
+                `no answer to dynsec ${c.command} within ${this.provisionTimeoutMs} ms: is Mosquitto's dynamic security plugin loaded? (brokers without it: add ?provision=none to MQTT_URL)`,
+              ),
+            );
+          }, this.provisionTimeoutMs);
+          this.pendingControl.set(c.correlationData, { resolve, reject, timer });
+        }),
+    );
     // Avoid unhandled rejections for commands whose siblings failed first.
     for (const a of answers) a.catch(() => undefined);
     try {
       await this.client.publishAsync(DYNSEC_TOPIC, JSON.stringify({ commands: tagged }), { qos: 1 });
     } catch (e) {
-      for (const c of tagged) { const p = this.pendingControl.get(c.correlationData); if (p) { clearTimeout(p.timer); this.pendingControl.delete(c.correlationData); } }
-      throw new Error(`the broker refused a dynsec command: ${messageOf(e)} (may the server's MQTT user publish to ${DYNSEC_TOPIC}?)`);
+      for (const c of tagged) {
+        const p = this.pendingControl.get(c.correlationData);
+        if (p) {
+          clearTimeout(p.timer);
+          this.pendingControl.delete(c.correlationData);
+        }
+      }
+      throw new Error(
+        `the broker refused a dynsec command: ${messageOf(e)} (may the server's MQTT user publish to ${DYNSEC_TOPIC}?)`,
+      );
     }
     return Promise.all(answers);
   }
 
   private onControlResponse(payload: Buffer): void {
     let body: { responses?: DynsecResponse[] };
-    try { body = JSON.parse(payload.toString('utf8')) as typeof body; } catch { return; }
+    try {
+      body = JSON.parse(payload.toString('utf8')) as typeof body;
+    } catch {
+      return;
+    }
     for (const r of body.responses ?? []) {
       const id = r.correlationData;
       const p = id ? this.pendingControl.get(id) : undefined;
@@ -303,7 +402,11 @@ export class ExternalBroker implements Broker {
   }
 
   async close(): Promise<void> {
-    for (const [id, p] of this.pendingControl) { clearTimeout(p.timer); p.reject(new Error('broker connection closed')); this.pendingControl.delete(id); }
+    for (const [id, p] of this.pendingControl) {
+      clearTimeout(p.timer);
+      p.reject(new Error('broker connection closed'));
+      this.pendingControl.delete(id);
+    }
     await this.client.endAsync();
   }
 }

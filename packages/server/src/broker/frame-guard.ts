@@ -20,7 +20,9 @@ export class MqttFrameReader {
   private length = 0;
   private multiplier = 1;
   private left = 0;
-  constructor(maxPacketBytes: number) { this.max = maxPacketBytes; }
+  constructor(maxPacketBytes: number) {
+    this.max = maxPacketBytes;
+  }
 
   feed(chunk: Buffer): FrameProblem | undefined {
     let i = 0;
@@ -33,7 +35,12 @@ export class MqttFrameReader {
         continue;
       }
       const byte = chunk[i++]!;
-      if (this.state === 0) { this.state = 1; this.length = 0; this.multiplier = 1; continue; }
+      if (this.state === 0) {
+        this.state = 1;
+        this.length = 0;
+        this.multiplier = 1;
+        continue;
+      }
       this.length += (byte & 0x7f) * this.multiplier;
       this.multiplier *= 128;
       if (byte & 0x80) {
@@ -74,7 +81,9 @@ export class FrameGuard extends Duplex {
     socket.on('error', (e) => this.destroy(e));
   }
 
-  override _read(): void { this.socket.resume(); }
+  override _read(): void {
+    this.socket.resume();
+  }
 
   override _write(chunk: Buffer, encoding: BufferEncoding, cb: (err?: Error | null) => void): void {
     // aedes writes each packet on its own (a login's CONNACK, SUBACK and PUBACKs, a command and
@@ -84,7 +93,10 @@ export class FrameGuard extends Duplex {
     if (!this.corked) {
       this.corked = true;
       this.socket.cork();
-      process.nextTick(() => { this.corked = false; this.socket.uncork(); });
+      process.nextTick(() => {
+        this.corked = false;
+        this.socket.uncork();
+      });
     }
     // Done as soon as the socket took it, unless the socket is full: then this stream's
     // buffer fills too and aedes sees write() return false (its slow-client handling).
@@ -92,7 +104,9 @@ export class FrameGuard extends Duplex {
     else this.socket.once('drain', () => cb());
   }
 
-  override _final(cb: (err?: Error | null) => void): void { this.socket.end(cb); }
+  override _final(cb: (err?: Error | null) => void): void {
+    this.socket.end(cb);
+  }
 
   override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
     this.socket.destroy();

@@ -7,12 +7,18 @@ import { Aedes } from 'aedes';
 import { indexedMemoryPersistence } from './retained-index.ts';
 
 const publish = (topic: string, payload: string) => ({
-  cmd: 'publish' as const, topic, payload: Buffer.from(payload), qos: 1 as const, retain: true, dup: false,
+  cmd: 'publish' as const,
+  topic,
+  payload: Buffer.from(payload),
+  qos: 1 as const,
+  retain: true,
+  dup: false,
 });
 
 async function topicsOf(stream: Readable): Promise<string[]> {
   const out: string[] = [];
-  for await (const p of stream) out.push(`${(p as { topic: string }).topic}=${(p as { payload: Buffer }).payload.toString()}`);
+  for await (const p of stream)
+    out.push(`${(p as { topic: string }).topic}=${(p as { payload: Buffer }).payload.toString()}`);
   return out.sort();
 }
 
@@ -21,7 +27,8 @@ test('literal filters are answered from the index, wildcards by aedes; an empty 
   const broker = await Aedes.createBroker({ persistence: p }); // sets the persistence up
   after(() => new Promise<void>((r) => broker.close(() => r())));
   // Stored the way aedes stores them: a retained PUBLISH through the broker.
-  const store = (packet: ReturnType<typeof publish>) => new Promise<void>((resolve, reject) => broker.publish(packet, (e) => (e ? reject(e) : resolve())));
+  const store = (packet: ReturnType<typeof publish>) =>
+    new Promise<void>((resolve, reject) => broker.publish(packet, (e) => (e ? reject(e) : resolve())));
   await store(publish('box/a/state', 's1'));
   await store(publish('box/a/presence', 'on'));
   await store(publish('box/b/state', 's2'));

@@ -31,7 +31,12 @@ export function indexedMemoryPersistence(): AedesMemoryPersistence {
   };
   persistence.createRetainedStreamCombi = (patterns) => {
     if (!patterns.every(isLiteral)) return combi(patterns);
-    return Readable.from(patterns.flatMap((p) => { const r = byTopic.get(p); return r ? [r] : []; }));
+    return Readable.from(
+      patterns.flatMap((p) => {
+        const r = byTopic.get(p);
+        return r ? [r] : [];
+      }),
+    );
   };
   return persistence;
 }

@@ -15,7 +15,8 @@ test('a check on a timer after the database closed reports the failure through o
     await migrate(db);
     const errors: unknown[] = [];
     const watch = new SessionWatch({
-      sessions: () => ['box-1'], disconnect: () => undefined,
+      sessions: () => ['box-1'],
+      disconnect: () => undefined,
       devices: new DeviceRepository(db.kysely, { dataVersion: db.dataVersion }),
       ...(db.dataVersion ? { dataVersion: db.dataVersion } : {}),
       onError: (e) => errors.push(e),

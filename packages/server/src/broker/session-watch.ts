@@ -22,10 +22,14 @@ export class SessionWatch {
   private readonly logins = new Map<string, string>();
   private seenVersion: number | undefined;
   private running = false;
-  constructor(o: SessionWatchOptions) { this.o = o; }
+  constructor(o: SessionWatchOptions) {
+    this.o = o;
+  }
 
   /** Called on each successful login. */
-  loggedIn(uuid: string, secretHash: string): void { this.logins.set(uuid, secretHash); }
+  loggedIn(uuid: string, secretHash: string): void {
+    this.logins.set(uuid, secretHash);
+  }
 
   /** One pass: sessions whose device is gone or whose secret hash changed are dropped. */
   async check(): Promise<void> {

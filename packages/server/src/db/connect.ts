@@ -51,7 +51,9 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     // BIGINT (int8) arrives as a string by default; our values are Unix ms, safe as numbers.
     const types = {
       getTypeParser: ((oid: number, format?: string) =>
-        oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+        oid === 20
+          ? (v: string) => Number(v)
+          : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     };
     const schema = opts.pgSchema;
     if (schema && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`bad schema name ${schema}`);
@@ -66,7 +68,9 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     // Unheard, either ends the process; each is only a connection to drop (docs/chaos.md).
     // The client's own listener reports it; the pool's re-emits the same error for an idle one.
     pool.on('error', () => undefined);
-    pool.on('connect', (client) => { client.on('error', (err: Error) => opts.onConnectionError?.(err)); });
+    pool.on('connect', (client) => {
+      client.on('error', (err: Error) => opts.onConnectionError?.(err));
+    });
     if (schema) await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { kysely, dialect: 'postgres', ...(schema ? { schema } : {}), close: once(() => kysely.destroy()) };
@@ -76,7 +80,9 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     ensureDataDir(dirname(path));
     // Created here owner-only (0600) before SQLite opens it: SQLite would create it 0644 less
     // the umask, and its -wal and -shm files take the database file's mode.
-    try { closeSync(openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600)); } catch (e) {
+    try {
+      closeSync(openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600));
+    } catch (e) {
       if (errnoCode(e) !== 'EEXIST') throw e;
     }
   }
@@ -88,7 +94,12 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   sqlite.pragma('foreign_keys = ON');
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   const version = sqlite.prepare('PRAGMA data_version').pluck();
-  return { kysely, dialect: 'sqlite', dataVersion: perTurn(() => version.get() as number), close: once(() => kysely.destroy()) };
+  return {
+    kysely,
+    dialect: 'sqlite',
+    dataVersion: perTurn(() => version.get() as number),
+    close: once(() => kysely.destroy()),
+  };
 }
 
 /** close() may be called by several owners; pg's pool.end() never settles when called twice. */
@@ -107,9 +118,14 @@ function once(fn: () => Promise<void>): () => Promise<void> {
  */
 function perTurn(read: () => number): () => number {
   let memo: number | undefined;
-  const reset = () => { memo = undefined; };
+  const reset = () => {
+    memo = undefined;
+  };
   return () => {
-    if (memo === undefined) { memo = read(); setImmediate(reset); }
+    if (memo === undefined) {
+      memo = read();
+      setImmediate(reset);
+    }
     return memo;
   };
 }

@@ -13,7 +13,11 @@ const url = process.env.BOXHUB_TEST_DATABASE_URL;
 async function terminate(pid: number): Promise<void> {
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
-  try { await admin.query('select pg_terminate_backend($1)', [pid]); } finally { await admin.end(); }
+  try {
+    await admin.query('select pg_terminate_backend($1)', [pid]);
+  } finally {
+    await admin.end();
+  }
 }
 
 if (engine === 'external') {
@@ -26,7 +30,10 @@ if (engine === 'external') {
         await terminate(Number(rows[0]?.pid));
         // Checked out and idle: the loss arrives as an event on the client, not as a query error.
         for (let i = 0; i < 200 && lost.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
-        return sql`select 1`.execute(c).then(() => false, () => true);
+        return sql`select 1`.execute(c).then(
+          () => false,
+          () => true,
+        );
       });
       assert.ok(lost.length >= 1, 'the lost connection was reported');
       assert.equal(failed, true, 'a query on the lost connection fails with its own error');

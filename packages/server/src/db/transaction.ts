@@ -29,7 +29,11 @@ export interface TransactOptions {
  * again (after a short random pause, so the two sides do not meet again at once). `fn` must keep
  * its effects in `trx`, or make them safe to repeat.
  */
-export async function transact<T>(db: Kysely<Database>, fn: (trx: Transaction<Database>) => Promise<T>, o: TransactOptions = {}): Promise<T> {
+export async function transact<T>(
+  db: Kysely<Database>,
+  fn: (trx: Transaction<Database>) => Promise<T>,
+  o: TransactOptions = {},
+): Promise<T> {
   const attempts = o.attempts ?? 5;
   for (let i = 1; ; i++) {
     let tx = db.transaction();

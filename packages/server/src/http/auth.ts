@@ -19,7 +19,13 @@ declare module 'fastify' {
 }
 
 /** The application a request's API key belongs to. */
-export interface AuthenticatedApp { id: string; name: string; cap_ess: number; created_at: number; key_id: string }
+export interface AuthenticatedApp {
+  id: string;
+  name: string;
+  cap_ess: number;
+  created_at: number;
+  key_id: string;
+}
 
 /** Finds the application of an API key: at once when the key is known on this node, else from
  *  the database (the applications service is one; the edge sits below the modules). */
@@ -34,7 +40,11 @@ export const OPERATOR_PREFIX = '/api/operator/';
 export function apiPath(req: FastifyRequest): string | undefined {
   let path = req.url;
   if (!path.startsWith('/')) {
-    try { path = new URL(path).pathname; } catch { return undefined; }
+    try {
+      path = new URL(path).pathname;
+    } catch {
+      return undefined;
+    }
   }
   const q = path.indexOf('?');
   if (q >= 0) path = path.slice(0, q);
@@ -62,16 +72,26 @@ export function installAccess(app: FastifyInstance, o: AccessOptions): void {
   app.addHook('onRoute', (route) => {
     const url = route.url ?? route.path;
     if (!isApi(url)) return;
-    const hook = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => { req.apiRoute = url; await check(req, reply, url); };
-    const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
+    const hook = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+      req.apiRoute = url;
+      await check(req, reply, url);
+    };
+    const existing =
+      route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
     route.onRequest = [hook, ...existing] as typeof route.onRequest;
   });
   // A path with no endpoint: checked the same way, so without a credential it answers exactly
   // what an existing endpoint answers.
   app.addHook('onRequest', (req, reply, done) => {
-    if (!req.is404) { done(); return; }
+    if (!req.is404) {
+      done();
+      return;
+    }
     const path = apiPath(req);
-    if (path === undefined) { done(); return; }
+    if (path === undefined) {
+      done();
+      return;
+    }
     check(req, reply, path).then(() => done(), done);
   });
 }
@@ -80,7 +100,8 @@ async function access(o: AccessOptions, req: FastifyRequest, reply: FastifyReply
   await o.limits.checkAddress(req, reply);
   const header = req.headers.authorization;
   if (path.startsWith(OPERATOR_PREFIX)) {
-    if (o.operatorToken === undefined) throw new ApiError('NOT_OPERATOR', 'the operator API is off; set BOXHUB_OPERATOR_TOKEN to use it');
+    if (o.operatorToken === undefined)
+      throw new ApiError('NOT_OPERATOR', 'the operator API is off; set BOXHUB_OPERATOR_TOKEN to use it');
     o.limits.checkAuthBlocked(req, reply);
     if (!bearerMatches(header, o.operatorToken)) {
       await o.limits.authFailed(req);
@@ -103,7 +124,10 @@ async function access(o: AccessOptions, req: FastifyRequest, reply: FastifyReply
  * The application of a bearer API key, or why there is none; a key this node knows is answered
  * without a promise (the common case on SQLite: one microtask less per request).
  */
-function authenticate(applications: KeyAuthenticator, header: string | undefined): AuthenticatedApp | string | Promise<AuthenticatedApp | string> {
+function authenticate(
+  applications: KeyAuthenticator,
+  header: string | undefined,
+): AuthenticatedApp | string | Promise<AuthenticatedApp | string> {
   if (!header) return 'missing Authorization header; send "Authorization: Bearer <api key>"';
   const m = /^Bearer\s+(\S{1,200})\s*$/i.exec(header);
   if (!m?.[1]) return 'Authorization header must be "Bearer <api key>"';

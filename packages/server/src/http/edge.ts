@@ -16,18 +16,40 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 /** What Node's HTTP parser (llhttp) refused, in words, and under which code. */
 export function describeClientError(err: Error & { code?: string; reason?: string }): { key: ErrorKey; msg: string } {
   const reason = err.reason ?? '';
-  if (/can't be present with/.test(reason)) return { key: 'MALFORMED_REQUEST', msg: 'Content-Length together with Transfer-Encoding is not allowed (RFC 9112 6.1); send one of them' };
+  if (/can't be present with/.test(reason))
+    return {
+      key: 'MALFORMED_REQUEST',
+      msg: 'Content-Length together with Transfer-Encoding is not allowed (RFC 9112 6.1); send one of them',
+    };
   switch (err.code) {
-    case 'HPE_HEADER_OVERFLOW': return { key: 'MALFORMED_REQUEST', msg: `request headers (with the URL) are larger than ${MAX_HEADER_BYTES} bytes` };
-    case 'HPE_INVALID_METHOD': return { key: 'METHOD_NOT_ALLOWED', msg: 'unknown HTTP method; the API uses GET and POST' };
-    case 'HPE_UNEXPECTED_CONTENT_LENGTH': return { key: 'MALFORMED_REQUEST', msg: /Duplicate/.test(reason) ? 'Content-Length must appear once' : 'unexpected Content-Length' };
-    case 'HPE_INVALID_CONTENT_LENGTH': return { key: 'MALFORMED_REQUEST', msg: 'Content-Length must be one non-negative decimal number' };
-    case 'HPE_INVALID_TRANSFER_ENCODING': return { key: 'MALFORMED_REQUEST', msg: 'Transfer-Encoding must be chunked' };
-    case 'HPE_INVALID_CHUNK_SIZE': return { key: 'MALFORMED_REQUEST', msg: 'malformed chunked body' };
-    case 'HPE_INVALID_VERSION': return { key: 'MALFORMED_REQUEST', msg: 'HTTP version must be 1.0 or 1.1' };
-    case 'ERR_HTTP_REQUEST_TIMEOUT': return { key: 'MALFORMED_REQUEST', msg: `request not received within ${REQUEST_TIMEOUT_MS / 1000} s` };
+    case 'HPE_HEADER_OVERFLOW':
+      return {
+        key: 'MALFORMED_REQUEST',
+        msg: `request headers (with the URL) are larger than ${MAX_HEADER_BYTES} bytes`,
+      };
+    case 'HPE_INVALID_METHOD':
+      return { key: 'METHOD_NOT_ALLOWED', msg: 'unknown HTTP method; the API uses GET and POST' };
+    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+      return {
+        key: 'MALFORMED_REQUEST',
+        msg: /Duplicate/.test(reason) ? 'Content-Length must appear once' : 'unexpected Content-Length',
+      };
+    case 'HPE_INVALID_CONTENT_LENGTH':
+      return { key: 'MALFORMED_REQUEST', msg: 'Content-Length must be one non-negative decimal number' };
+    case 'HPE_INVALID_TRANSFER_ENCODING':
+      return { key: 'MALFORMED_REQUEST', msg: 'Transfer-Encoding must be chunked' };
+    case 'HPE_INVALID_CHUNK_SIZE':
+      return { key: 'MALFORMED_REQUEST', msg: 'malformed chunked body' };
+    case 'HPE_INVALID_VERSION':
+      return { key: 'MALFORMED_REQUEST', msg: 'HTTP version must be 1.0 or 1.1' };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { key: 'MALFORMED_REQUEST', msg: `request not received within ${REQUEST_TIMEOUT_MS / 1000} s` };
     // llhttp's reasons are short and name no internals ("Invalid header token").
-    default: return { key: 'MALFORMED_REQUEST', msg: `malformed HTTP request${reason ? `: ${reason.charAt(0).toLowerCase()}${reason.slice(1)}` : ''}` };
+    default:
+      return {
+        key: 'MALFORMED_REQUEST',
+        msg: `malformed HTTP request${reason ? `: ${reason.charAt(0).toLowerCase()}${reason.slice(1)}` : ''}`,
+      };
   }
 }
 
@@ -44,10 +66,14 @@ export function answersWithStatus(path: string | undefined): boolean {
 /** The HTTP status a parser refusal gets on those paths. */
 function statusOf(err: Error & { code?: string }): number {
   switch (err.code) {
-    case 'HPE_HEADER_OVERFLOW': return 431;
-    case 'ERR_HTTP_REQUEST_TIMEOUT': return 408;
-    case 'HPE_INVALID_METHOD': return 501;
-    default: return 400;
+    case 'HPE_HEADER_OVERFLOW':
+      return 431;
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return 408;
+    case 'HPE_INVALID_METHOD':
+      return 501;
+    default:
+      return 400;
   }
 }
 
@@ -69,7 +95,9 @@ export function rememberPath(socket: Duplex, url: string): void {
 function pathOf(err: Error & { rawPacket?: Buffer }, socket: Tracked): string | undefined {
   const incoming = socket.parser?.incoming?.url;
   if (incoming) return incoming.split('?')[0];
-  const line = err.rawPacket ? /^[A-Z]{1,20} (\/[^ ?\r\n]*)/.exec(err.rawPacket.subarray(0, 2048).toString('latin1')) : null;
+  const line = err.rawPacket
+    ? /^[A-Z]{1,20} (\/[^ ?\r\n]*)/.exec(err.rawPacket.subarray(0, 2048).toString('latin1'))
+    : null;
   if (line) return line[1];
   return socket[lastPath]?.split('?')[0];
 }
@@ -80,7 +108,9 @@ function answerRaw(socket: Duplex, key: ErrorKey, msg: string, status = 200): vo
   const body = envelope ? JSON.stringify({ code: errorCatalog[key].code, msg, data: null }) : `${msg}\n`;
   const type = envelope ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8';
   if (socket.writable) {
-    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   }
   // end() flushes the answer; the timer is a backstop for a peer that never reads.
   setTimeout(() => socket.destroy(), 1000).unref();

@@ -30,22 +30,48 @@ const json = { 'content-type': 'application/json' };
 
 describe('request problems', () => {
   test('malformed JSON', async () => {
-    await expectError(await api.raw('POST', '/api/client/bind', { body: '{"uuid": ', headers: json }), 10002, /not valid JSON/);
+    await expectError(
+      await api.raw('POST', '/api/client/bind', { body: '{"uuid": ', headers: json }),
+      10002,
+      /not valid JSON/,
+    );
   });
   test('empty body with a JSON content type', async () => {
     await expectError(await api.raw('POST', '/api/client/bind', { body: '', headers: json }), 10002, /empty/);
   });
   test('body that is not an object', async () => {
-    await expectError(await api.raw('POST', '/api/client/bind', { body: '[1,2]', headers: json }), 10001, /body must be object/);
+    await expectError(
+      await api.raw('POST', '/api/client/bind', { body: '[1,2]', headers: json }),
+      10001,
+      /body must be object/,
+    );
     await expectError(await api.raw('POST', '/api/client/bind', { body: 'null', headers: json }), 10001, /body/);
   });
   test('wrong content type', async () => {
-    await expectError(await api.raw('POST', '/api/client/bind', { body: 'uuid=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 10004, /application\/json/);
-    await expectError(await api.raw('POST', '/api/client/bind', { body: `{"uuid":"${uuid}","name":"a"}`, headers: { 'content-type': 'text/plain' } }), 10004, /unsupported Content-Type 'text\/plain'; send application\/json/);
+    await expectError(
+      await api.raw('POST', '/api/client/bind', {
+        body: 'uuid=x',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      }),
+      10004,
+      /application\/json/,
+    );
+    await expectError(
+      await api.raw('POST', '/api/client/bind', {
+        body: `{"uuid":"${uuid}","name":"a"}`,
+        headers: { 'content-type': 'text/plain' },
+      }),
+      10004,
+      /unsupported Content-Type 'text\/plain'; send application\/json/,
+    );
   });
   test('oversized body', async () => {
     const big = JSON.stringify({ uuid, name: 'x'.repeat(10_000) });
-    await expectError(await api.raw('POST', '/api/client/bind', { body: big, headers: json }), 10003, /larger than the 4096 bytes/);
+    await expectError(
+      await api.raw('POST', '/api/client/bind', { body: big, headers: json }),
+      10003,
+      /larger than the 4096 bytes/,
+    );
   });
   test('unknown path and wrong method', async () => {
     await expectError(await api.raw('GET', '/api/client/nope'), 10005, /no endpoint GET \/api\/client\/nope/);
@@ -53,7 +79,14 @@ describe('request problems', () => {
     await expectError(await api.raw('DELETE', '/api/client/info'), 10006, /use GET/);
   });
   test('prototype poisoning is refused', async () => {
-    await expectError(await api.raw('POST', '/api/client/bind', { body: `{"uuid":"${uuid}","name":"a","__proto__":{"admin":true}}`, headers: json }), 10001, /forbidden property/);
+    await expectError(
+      await api.raw('POST', '/api/client/bind', {
+        body: `{"uuid":"${uuid}","name":"a","__proto__":{"admin":true}}`,
+        headers: json,
+      }),
+      10001,
+      /forbidden property/,
+    );
   });
 });
 
@@ -75,7 +108,22 @@ describe('strict validation', () => {
     assert.match(r.msg, /missing required field 'uuid'/);
   });
   test('query strings: exact integers only, in range', async () => {
-    for (const page of ['0', '1001', '1.5', 'abc', '2abc', '', '0x1', '1e0', '+1', '01', ' 1', '1 ', '1.0', 'Infinity']) {
+    for (const page of [
+      '0',
+      '1001',
+      '1.5',
+      'abc',
+      '2abc',
+      '',
+      '0x1',
+      '1e0',
+      '+1',
+      '01',
+      ' 1',
+      '1 ',
+      '1.0',
+      'Infinity',
+    ]) {
       const r = await api.get('/api/client/list', { page });
       assert.equal(r.code, 10001, `page=${page}: ${r.msg}`);
     }
@@ -90,7 +138,14 @@ describe('strict validation', () => {
     assert.equal((await api.post('/api/client/bind', { uuid: 'u'.repeat(65), name: 'a' })).code, 10001);
   });
   test('buzz bounds', async () => {
-    for (const body of [{ buzz: [] }, { buzz: Array(11).fill(100) }, { buzz: [0] }, { buzz: [5001] }, { buzz: [100], gap: -1 }, { buzz: [100], gap: 5001 }]) {
+    for (const body of [
+      { buzz: [] },
+      { buzz: Array(11).fill(100) },
+      { buzz: [0] },
+      { buzz: [5001] },
+      { buzz: [100], gap: -1 },
+      { buzz: [100], gap: 5001 },
+    ]) {
       const r = await api.post('/api/control/buzz', { client_uuid: uuid, ...body });
       assert.equal(r.code, 10001, JSON.stringify(body));
     }
@@ -101,8 +156,16 @@ describe('authentication', () => {
   test('missing, malformed and wrong keys get 20001 before any validation', async () => {
     const anon = new ApiClient(t.url);
     await expectError(await anon.raw('GET', '/api/client/list?page=1'), 20001, /missing Authorization/);
-    await expectError(await anon.raw('POST', '/api/client/bind', { body: '{bad', headers: { ...json, authorization: 'Basic abc' } }), 20001, /Bearer/);
-    await expectError(await new ApiClient(t.url, 'bhk_wrong').raw('GET', '/api/client/list?page=1'), 20001, /invalid API key/);
+    await expectError(
+      await anon.raw('POST', '/api/client/bind', { body: '{bad', headers: { ...json, authorization: 'Basic abc' } }),
+      20001,
+      /Bearer/,
+    );
+    await expectError(
+      await new ApiClient(t.url, 'bhk_wrong').raw('GET', '/api/client/list?page=1'),
+      20001,
+      /invalid API key/,
+    );
   });
 });
 
@@ -116,9 +179,24 @@ describe('outside the envelope', () => {
     const m = await anon.raw('GET', '/metrics');
     assert.match(m.text, /boxhub_api_requests_total\{route="\/api\/client\/list",code="0"\} \d+/);
     assert.match(m.text, /boxhub_api_requests_total\{route="\/api\/client\/list",code="10001"\} \d+/);
-    const doc = JSON.parse((await anon.raw('GET', '/openapi.json')).text) as { openapi: string; paths: Record<string, Record<string, unknown>> };
+    const doc = JSON.parse((await anon.raw('GET', '/openapi.json')).text) as {
+      openapi: string;
+      paths: Record<string, Record<string, unknown>>;
+    };
     assert.equal(doc.openapi, '3.1.0');
-    for (const p of ['/api/client/get_uuid', '/api/client/bind', '/api/client/unbind', '/api/client/info', '/api/client/list', '/api/client/edit', '/api/control/buzz', '/api/control/reboot', '/api/control/head_clean', '/api/control/power_ink_flush', '/api/control/nozzle_check']) {
+    for (const p of [
+      '/api/client/get_uuid',
+      '/api/client/bind',
+      '/api/client/unbind',
+      '/api/client/info',
+      '/api/client/list',
+      '/api/client/edit',
+      '/api/control/buzz',
+      '/api/control/reboot',
+      '/api/control/head_clean',
+      '/api/control/power_ink_flush',
+      '/api/control/nozzle_check',
+    ]) {
       assert.ok(doc.paths[p], `OpenAPI lists ${p}`);
     }
     assert.equal((await anon.raw('GET', '/docs/')).status, 200);

@@ -27,13 +27,24 @@ test('an unknown field that the schema takes elsewhere names where it belongs', 
   const plain = await a.post('/api/scan/create', { client_uuid: d.uuid, colour: 1 });
   assert.equal(plain.msg, "body has unknown field 'colour'");
   // Nested: options.resolution sent at the top of a print create.
-  const print = await a.post('/api/print/create', { client_uuid: d.uuid, file_type: 'pdf', file_url: 'https://app.example/x.pdf', duplex: 'SVC_DP_NONE' });
+  const print = await a.post('/api/print/create', {
+    client_uuid: d.uuid,
+    file_type: 'pdf',
+    file_url: 'https://app.example/x.pdf',
+    duplex: 'SVC_DP_NONE',
+  });
   assert.equal(print.code, 10001);
   assert.match(print.msg, /body has unknown field 'duplex' \(it belongs in body\.options\)/);
 });
 
 test('placesOf: every place a name is a property, through anyOf and items', () => {
-  const schema = { properties: { a: { properties: { x: {} } }, b: { anyOf: [{ properties: { x: {} } }] }, c: { items: { properties: { x: {} } } } } };
+  const schema = {
+    properties: {
+      a: { properties: { x: {} } },
+      b: { anyOf: [{ properties: { x: {} } }] },
+      c: { items: { properties: { x: {} } } },
+    },
+  };
   assert.deepEqual(placesOf(schema, 'x'), ['a', 'b', 'c']);
   assert.deepEqual(placesOf(schema, 'y'), []);
 });
@@ -42,7 +53,10 @@ test('a registered box that is not bound: bind it first, and how; another applic
   const d = await t.registerDevice();
   const r = await a.get('/api/client/info', { uuid: d.uuid });
   assert.equal(r.code, 30002);
-  assert.equal(r.msg, `device '${d.uuid}' is registered but not bound to this application: bind it first (POST /api/client/bind with {"uuid":"${d.uuid}","name":"…"}, README "Quick start")`);
+  assert.equal(
+    r.msg,
+    `device '${d.uuid}' is registered but not bound to this application: bind it first (POST /api/client/bind with {"uuid":"${d.uuid}","name":"…"}, README "Quick start")`,
+  );
   const buzz = await a.post('/api/control/buzz', { client_uuid: d.uuid, buzz: [100] });
   assert.equal(buzz.msg, r.msg, 'the same for every device call');
   await a.post('/api/client/bind', { uuid: d.uuid, name: 'mine' });

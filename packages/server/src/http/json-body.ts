@@ -11,7 +11,11 @@ export function installJsonParser(app: FastifyInstance): void {
   // a text body would otherwise reach validation and answer "body must be object".
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser(JSON_TYPE, { parseAs: 'string' }, (_req, body, done) => {
-    try { done(null, parseJsonText(body as string)); } catch (e) { done(e as ApiError, undefined); }
+    try {
+      done(null, parseJsonText(body as string));
+    } catch (e) {
+      done(e as ApiError, undefined);
+    }
   });
 }
 
@@ -26,7 +30,10 @@ export function parseJsonText(text: string): unknown {
   } catch (e) {
     const msg = messageOf(e);
     if (/forbidden (prototype|constructor) property/i.test(msg)) {
-      throw new ApiError('INVALID_PARAMETER', 'request body contains a forbidden property (__proto__ or constructor.prototype)');
+      throw new ApiError(
+        'INVALID_PARAMETER',
+        'request body contains a forbidden property (__proto__ or constructor.prototype)',
+      );
     }
     throw new ApiError('MALFORMED_JSON', `request body is not valid JSON: ${msg}`);
   }

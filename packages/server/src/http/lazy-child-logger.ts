@@ -14,7 +14,9 @@ class LazyChild {
   private readonly opts: ChildLoggerOptions | undefined;
   private made: Logger | undefined;
   constructor(parent: Logger, bindings: Bindings, opts: ChildLoggerOptions | undefined) {
-    this.parent = parent; this.bindings = bindings; this.opts = opts;
+    this.parent = parent;
+    this.bindings = bindings;
+    this.opts = opts;
   }
   private real(): Logger {
     this.made ??= this.parent.child(this.bindings, this.opts);
@@ -24,16 +26,36 @@ class LazyChild {
   private log(level: Level, args: unknown[]): void {
     if (this.parent.isLevelEnabled(level)) (this.real()[level] as (...a: unknown[]) => void)(...args);
   }
-  get level(): string { return (this.made ?? this.parent).level; }
-  set level(l: string) { this.real().level = l; }
-  child(b: Bindings, o?: ChildLoggerOptions): Logger { return this.real().child(b, o); }
-  fatal(...a: unknown[]): void { this.log('fatal', a); }
-  error(...a: unknown[]): void { this.log('error', a); }
-  warn(...a: unknown[]): void { this.log('warn', a); }
-  info(...a: unknown[]): void { this.log('info', a); }
-  debug(...a: unknown[]): void { this.log('debug', a); }
-  trace(...a: unknown[]): void { this.log('trace', a); }
-  silent(): void { /* pino's no-op level */ }
+  get level(): string {
+    return (this.made ?? this.parent).level;
+  }
+  set level(l: string) {
+    this.real().level = l;
+  }
+  child(b: Bindings, o?: ChildLoggerOptions): Logger {
+    return this.real().child(b, o);
+  }
+  fatal(...a: unknown[]): void {
+    this.log('fatal', a);
+  }
+  error(...a: unknown[]): void {
+    this.log('error', a);
+  }
+  warn(...a: unknown[]): void {
+    this.log('warn', a);
+  }
+  info(...a: unknown[]): void {
+    this.log('info', a);
+  }
+  debug(...a: unknown[]): void {
+    this.log('debug', a);
+  }
+  trace(...a: unknown[]): void {
+    this.log('trace', a);
+  }
+  silent(): void {
+    /* pino's no-op level */
+  }
 }
 
 export const lazyChildLogger: FastifyChildLoggerFactory = (logger, bindings, opts) =>

@@ -4,9 +4,18 @@ import { createServer, type Server } from 'node:http';
 import type { Metrics } from '../metrics/registry.ts';
 import { bearerMatches, metricsText } from './observability.ts';
 
-export interface MetricsListener { url: string; close(): Promise<void> }
+export interface MetricsListener {
+  url: string;
+  close(): Promise<void>;
+}
 
-export async function startMetricsListener(o: { host: string; port: number; token: string | undefined; metrics: Metrics; brokerClients: () => number | undefined }): Promise<MetricsListener> {
+export async function startMetricsListener(o: {
+  host: string;
+  port: number;
+  token: string | undefined;
+  metrics: Metrics;
+  brokerClients: () => number | undefined;
+}): Promise<MetricsListener> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
     if (req.method !== 'GET' || path !== '/metrics') {
@@ -14,7 +23,9 @@ export async function startMetricsListener(o: { host: string; port: number; toke
       return;
     }
     if (o.token !== undefined && !bearerMatches(req.headers.authorization, o.token)) {
-      res.writeHead(401, { 'content-type': 'text/plain; charset=utf-8', 'www-authenticate': 'Bearer realm="metrics"' }).end('metrics need "Authorization: Bearer <BOXHUB_METRICS_TOKEN>"\n');
+      res
+        .writeHead(401, { 'content-type': 'text/plain; charset=utf-8', 'www-authenticate': 'Bearer realm="metrics"' })
+        .end('metrics need "Authorization: Bearer <BOXHUB_METRICS_TOKEN>"\n');
       return;
     }
     metricsText(o.metrics, o.brokerClients).then(
@@ -24,12 +35,19 @@ export async function startMetricsListener(o: { host: string; port: number; toke
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(o.port, o.host, () => { server.off('error', reject); resolve(); });
+    server.listen(o.port, o.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : o.port;
   return {
     url: `http://${o.host.includes(':') ? `[${o.host}]` : o.host}:${port}`,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

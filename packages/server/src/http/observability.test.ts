@@ -8,7 +8,12 @@ import { ApiClient, startTestServer } from '../testing/harness.ts';
 
 function memoryLogger() {
   const lines: { level: number; msg: string; code?: number; err?: unknown }[] = [];
-  const sink = new Writable({ write(chunk: Buffer, _e, cb) { for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l) as (typeof lines)[number]); cb(); } });
+  const sink = new Writable({
+    write(chunk: Buffer, _e, cb) {
+      for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l) as (typeof lines)[number]);
+      cb();
+    },
+  });
   return { logger: pino({ level: 'debug' }, sink), lines };
 }
 const LEVEL = { debug: 20, info: 30, warn: 40, error: 50 } as const;
@@ -32,7 +37,10 @@ test('client errors are logged at info or warn, server faults at error', async (
     assert.deepEqual(byCode(30002), [LEVEL.info]);
     assert.deepEqual(byCode(10001), [LEVEL.info]);
     assert.deepEqual(byCode(10500), [LEVEL.error]);
-    assert.ok(lines.some((l) => l.level === LEVEL.error && l.msg === 'unhandled error'), 'the fault itself is logged with its error');
+    assert.ok(
+      lines.some((l) => l.level === LEVEL.error && l.msg === 'unhandled error'),
+      'the fault itself is logged with its error',
+    );
   } finally {
     await t.close();
   }
@@ -81,7 +89,11 @@ test('/metrics with BOXHUB_METRICS_PORT is served there and not on the API liste
     const own = await new ApiClient(t.server.metricsUrl).raw('GET', '/metrics');
     assert.equal(own.status, 200);
     assert.match(own.text, /process_cpu_user_seconds_total/);
-    assert.equal((await new ApiClient(t.server.metricsUrl).raw('GET', '/api/client/list')).status, 404, 'the metrics listener serves nothing else');
+    assert.equal(
+      (await new ApiClient(t.server.metricsUrl).raw('GET', '/api/client/list')).status,
+      404,
+      'the metrics listener serves nothing else',
+    );
   } finally {
     await t.close();
   }

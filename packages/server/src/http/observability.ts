@@ -42,7 +42,13 @@ export async function metricsText(metrics: Metrics, brokerClients: () => number 
   return metrics.registry.metrics();
 }
 
-export function installObservability(app: FastifyInstance, metrics: Metrics, db: Db, brokerClients: () => number | undefined, opts: ObservabilityOptions = { metricsOnMain: true, metricsToken: undefined }): void {
+export function installObservability(
+  app: FastifyInstance,
+  metrics: Metrics,
+  db: Db,
+  brokerClients: () => number | undefined,
+  opts: ObservabilityOptions = { metricsOnMain: true, metricsToken: undefined },
+): void {
   // Routes and codes are finite (the route table and the error catalog), so these stay small.
   const root = app.log as unknown as Logger;
   const counters = new Map<string, ReturnType<Metrics['requests']['labels']>>();
@@ -52,7 +58,11 @@ export function installObservability(app: FastifyInstance, metrics: Metrics, db:
   app.addHook('onResponse', (req, reply, done) => {
     const code = req.envelopeCode;
     const level = levelFor(code);
-    if (level !== 'debug') req.log[level]({ code, url: req.url, ip: req.ip, ms: reply.elapsedTime }, code >= 10500 && code < 10600 ? 'request failed' : 'request refused');
+    if (level !== 'debug')
+      req.log[level](
+        { code, url: req.url, ip: req.ip, ms: reply.elapsedTime },
+        code >= 10500 && code < 10600 ? 'request failed' : 'request refused',
+      );
     // Checked first: the line's fields would be built for nothing at the default level.
     else if (root.isLevelEnabled('debug')) req.log.debug({ code, url: req.url, ms: reply.elapsedTime }, 'request');
     const route = req.apiRoute;
@@ -61,10 +71,16 @@ export function installObservability(app: FastifyInstance, metrics: Metrics, db:
       // object on every call otherwise.
       const key = `${route} ${code}`;
       let c = counters.get(key);
-      if (!c) { c = metrics.requests.labels(route, String(code)); counters.set(key, c); }
+      if (!c) {
+        c = metrics.requests.labels(route, String(code));
+        counters.set(key, c);
+      }
       c.inc();
       let h = histograms.get(route);
-      if (!h) { h = metrics.latency.labels(route); histograms.set(route, h); }
+      if (!h) {
+        h = metrics.latency.labels(route);
+        histograms.set(route, h);
+      }
       h.observe(reply.elapsedTime / 1000);
     }
     done();
@@ -85,7 +101,11 @@ export function installObservability(app: FastifyInstance, metrics: Metrics, db:
   const token = opts.metricsToken;
   app.get('/metrics', { schema: { hide: true } }, async (req: FastifyRequest, reply: FastifyReply) => {
     if (token !== undefined && !bearerMatches(req.headers.authorization, token)) {
-      return reply.code(401).header('www-authenticate', 'Bearer realm="metrics"').type('text/plain; charset=utf-8').send('metrics need "Authorization: Bearer <BOXHUB_METRICS_TOKEN>"\n');
+      return reply
+        .code(401)
+        .header('www-authenticate', 'Bearer realm="metrics"')
+        .type('text/plain; charset=utf-8')
+        .send('metrics need "Authorization: Bearer <BOXHUB_METRICS_TOKEN>"\n');
     }
     return reply.type(metrics.registry.contentType).send(await metricsText(metrics, brokerClients));
   });

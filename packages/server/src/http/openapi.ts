@@ -12,17 +12,27 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
       info: {
         title: 'boxhub API',
         version: '1.0.0',
-        description: 'Remote scanning, printing and control of box devices. Every response is HTTP 200 with a {code, msg, data} envelope; codes are listed in docs/errors.md.',
+        description:
+          'Remote scanning, printing and control of box devices. Every response is HTTP 200 with a {code, msg, data} envelope; codes are listed in docs/errors.md.',
       },
-      components: { securitySchemes: {
-        apiKey: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <api key>' },
-        operatorToken: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <BOXHUB_OPERATOR_TOKEN> (operator API only)' },
-      } },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <api key>' },
+          operatorToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'Authorization: Bearer <BOXHUB_OPERATOR_TOKEN> (operator API only)',
+          },
+        },
+      },
       security: [{ apiKey: [] }],
       tags: [
         { name: 'device', description: 'Device binding and management' },
         { name: 'control', description: 'Remote device control' },
-        { name: 'operator', description: 'Operator API: applications, API keys, box registration and secrets (BOXHUB_OPERATOR_TOKEN)' },
+        {
+          name: 'operator',
+          description: 'Operator API: applications, API keys, box registration and secrets (BOXHUB_OPERATOR_TOKEN)',
+        },
       ],
       webhooks: callbackWebhooks(),
     },
@@ -33,12 +43,23 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
 
 /** The callbacks the service sends (docs/api.md, "Callbacks"), as OpenAPI 3.1 webhooks keyed by event name. */
 function callbackWebhooks() {
-  return Object.fromEntries(Object.entries(api.callbackEvents).map(([name, e]) => [name, {
-    [e.method.toLowerCase()]: {
-      summary: e.summary,
-      description: 'Sent to the callback_url with User-Agent SVC, X-SVC-Callback-ID and Standard Webhooks signature headers (webhook-id, webhook-timestamp, webhook-signature); docs/callbacks.md.',
-      requestBody: { required: true, content: { 'application/json': { schema: e.body } } },
-      responses: { 200: { description: 'Received. Anything but HTTP 200 within 5 s is a failed attempt, retried after 8, 13 and 21 s.' } },
-    },
-  }]));
+  return Object.fromEntries(
+    Object.entries(api.callbackEvents).map(([name, e]) => [
+      name,
+      {
+        [e.method.toLowerCase()]: {
+          summary: e.summary,
+          description:
+            'Sent to the callback_url with User-Agent SVC, X-SVC-Callback-ID and Standard Webhooks signature headers (webhook-id, webhook-timestamp, webhook-signature); docs/callbacks.md.',
+          requestBody: { required: true, content: { 'application/json': { schema: e.body } } },
+          responses: {
+            200: {
+              description:
+                'Received. Anything but HTTP 200 within 5 s is a failed attempt, retried after 8, 13 and 21 s.',
+            },
+          },
+        },
+      },
+    ]),
+  );
 }

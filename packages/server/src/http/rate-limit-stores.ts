@@ -12,7 +12,11 @@ import { sql, type Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { Database } from '../db/schema.ts';
 
-export interface Window { current: number; ttl: number; start: number }
+export interface Window {
+  current: number;
+  ttl: number;
+  start: number;
+}
 type IncrCallback = (err: Error | null, res: { current: number; ttl: number }) => void;
 
 export interface WindowStore {
@@ -27,7 +31,9 @@ const MEMORY_KEYS = 100_000;
 export class MemoryWindows implements WindowStore {
   private readonly clock: Clock;
   private readonly windows = new Map<string, { hits: number; start: number }>();
-  constructor(clock: Clock) { this.clock = clock; }
+  constructor(clock: Clock) {
+    this.clock = clock;
+  }
 
   incr(key: string, cb: IncrCallback, timeWindow: number): void {
     const now = this.clock.now();
@@ -42,13 +48,17 @@ export class MemoryWindows implements WindowStore {
     cb(null, { current: w.hits, ttl: w.start + timeWindow - now });
   }
 
-  child(_routeOptions?: unknown): WindowStore { return new MemoryWindows(this.clock); }
+  child(_routeOptions?: unknown): WindowStore {
+    return new MemoryWindows(this.clock);
+  }
 
   /** The key's current window, without counting a hit (synchronous: on the request path). */
   peek(key: string, timeWindow: number): Window | undefined {
     const w = this.windows.get(key);
     const now = this.clock.now();
-    return w && w.start + timeWindow > now ? { current: w.hits, ttl: w.start + timeWindow - now, start: w.start } : undefined;
+    return w && w.start + timeWindow > now
+      ? { current: w.hits, ttl: w.start + timeWindow - now, start: w.start }
+      : undefined;
   }
 
   async refund(key: string, timeWindow: number): Promise<void> {
@@ -60,10 +70,16 @@ export class MemoryWindows implements WindowStore {
 export class DbWindows implements WindowStore {
   private readonly db: Kysely<Database>;
   private readonly clock: Clock;
-  constructor(db: Kysely<Database>, clock: Clock) { this.db = db; this.clock = clock; }
+  constructor(db: Kysely<Database>, clock: Clock) {
+    this.db = db;
+    this.clock = clock;
+  }
 
   incr(key: string, cb: IncrCallback, timeWindow: number): void {
-    this.hit(key, timeWindow).then((w) => cb(null, w), (e: Error) => cb(e, { current: 0, ttl: 0 }));
+    this.hit(key, timeWindow).then(
+      (w) => cb(null, w),
+      (e: Error) => cb(e, { current: 0, ttl: 0 }),
+    );
   }
 
   /** One statement: a new window, or one more hit in the current one. */
@@ -80,18 +96,33 @@ export class DbWindows implements WindowStore {
     return { current: Number(row.hits), ttl: start + timeWindow - now, start };
   }
 
-  child(_routeOptions?: unknown): WindowStore { return this; }
+  child(_routeOptions?: unknown): WindowStore {
+    return this;
+  }
 
   async peek(key: string, timeWindow: number): Promise<Window | undefined> {
-    const row = await this.db.selectFrom('rate_limits').select(['hits', 'window_start']).where('key', '=', key).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('rate_limits')
+      .select(['hits', 'window_start'])
+      .where('key', '=', key)
+      .executeTakeFirst();
     const now = this.clock.now();
     if (!row || Number(row.window_start) + timeWindow <= now) return undefined;
-    return { current: Number(row.hits), ttl: Number(row.window_start) + timeWindow - now, start: Number(row.window_start) };
+    return {
+      current: Number(row.hits),
+      ttl: Number(row.window_start) + timeWindow - now,
+      start: Number(row.window_start),
+    };
   }
 
   async refund(key: string, timeWindow: number): Promise<void> {
-    await this.db.updateTable('rate_limits').set((eb) => ({ hits: eb('hits', '-', 1) }))
-      .where('key', '=', key).where('window_start', '>', this.clock.now() - timeWindow).where('hits', '>', 0).execute();
+    await this.db
+      .updateTable('rate_limits')
+      .set((eb) => ({ hits: eb('hits', '-', 1) }))
+      .where('key', '=', key)
+      .where('window_start', '>', this.clock.now() - timeWindow)
+      .where('hits', '>', 0)
+      .execute();
   }
 
   /** Deletes windows that ended before `before` (a sweep; they would be restarted anyway). */

@@ -49,7 +49,10 @@ describe('per client address, before authentication', () => {
   });
 
   test('behind a trusted proxy the forwarded address is the one counted', async () => {
-    const t = await startTestServer({ clock: frozen(), env: { BOXHUB_RATE_LIMIT_ADDRESS: '2/1m', BOXHUB_TRUST_PROXY: '127.0.0.1' } });
+    const t = await startTestServer({
+      clock: frozen(),
+      env: { BOXHUB_RATE_LIMIT_ADDRESS: '2/1m', BOXHUB_TRUST_PROXY: '127.0.0.1' },
+    });
     try {
       const { api } = await t.createApp();
       for (const ip of ['203.0.113.7', '203.0.113.8']) {
@@ -119,23 +122,42 @@ describe('get_uuid lookups without a result, per application, on every node', ()
       const via1 = app.api;
       const via2 = new ApiClient(n2.url, app.api_key);
       const d = await n1.registerDevice();
-      for (let i = 0; i < 10; i++) assert.equal((await via1.get('/api/client/get_uuid', { code: d.code })).code, 0, 'finding a device is not a miss');
+      for (let i = 0; i < 10; i++)
+        assert.equal(
+          (await via1.get('/api/client/get_uuid', { code: d.code })).code,
+          0,
+          'finding a device is not a miss',
+        );
       assert.equal((await via1.get('/api/client/get_uuid', { code: 'NOPE1' })).code, 30002);
       assert.equal((await via2.get('/api/client/get_uuid', { code: 'NOPE2' })).code, 30002);
       const other = await n1.createApp();
       const taken = await n1.registerDevice();
       assert.equal((await other.api.post('/api/client/bind', { uuid: taken.uuid, name: 'theirs' })).code, 0);
-      assert.equal((await via2.get('/api/client/get_uuid', { code: taken.code })).code, 30003, 'a device of another application counts too');
+      assert.equal(
+        (await via2.get('/api/client/get_uuid', { code: taken.code })).code,
+        30003,
+        'a device of another application counts too',
+      );
       assert.equal((await via1.get('/api/client/get_uuid', { code: 'NOPE3' })).code, 30002);
       const r = await via2.get<{ retry_after: number }>('/api/client/get_uuid', { code: 'NOPE4' });
       assert.equal(r.code, 10007, r.msg);
       assert.match(r.msg, /too many get_uuid lookups without a result \(limit 4 per 10 min per application\)/);
       assert.equal(r.data.retry_after, 600);
-      assert.equal((await via1.get('/api/client/get_uuid', { code: d.code })).code, 10007, 'while blocked, even a good code waits');
-      assert.equal((await other.api.get('/api/client/get_uuid', { code: 'NOPE5' })).code, 30002, 'another application has its own count');
+      assert.equal(
+        (await via1.get('/api/client/get_uuid', { code: d.code })).code,
+        10007,
+        'while blocked, even a good code waits',
+      );
+      assert.equal(
+        (await other.api.get('/api/client/get_uuid', { code: 'NOPE5' })).code,
+        30002,
+        'another application has its own count',
+      );
       await clock.advance(600_000);
       // A new window: 20 guesses at once, on both nodes; only 4 are looked up.
-      const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? via1 : via2).get('/api/client/get_uuid', { code: `GUESS${i}` })));
+      const burst = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => (i % 2 ? via1 : via2).get('/api/client/get_uuid', { code: `GUESS${i}` })),
+      );
       assert.deepEqual(burst.map((x) => x.code).sort(), [...Array(16).fill(10007), ...Array(4).fill(30002)]);
     } finally {
       await n2.close();

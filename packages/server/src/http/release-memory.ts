@@ -30,16 +30,25 @@ export function installMemoryRelease(app: FastifyInstance, log: FastifyBaseLogge
   const run = () => {
     timer = undefined;
     const wait = last + MIN_INTERVAL_MS - Date.now();
-    if (wait > 0) { timer = setTimeout(run, wait).unref(); return; }
+    if (wait > 0) {
+      timer = setTimeout(run, wait).unref();
+      return;
+    }
     last = Date.now();
     const before = process.memoryUsage().rss;
     const t0 = performance.now();
     fullGc()();
-    log.debug({ ms: Math.round(performance.now() - t0), rssBefore: before, rssAfter: process.memoryUsage().rss }, 'memory released after large request bodies');
+    log.debug(
+      { ms: Math.round(performance.now() - t0), rssBefore: before, rssAfter: process.memoryUsage().rss },
+      'memory released after large request bodies',
+    );
   };
   app.addHook('onResponse', (req, _reply, done) => {
     const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared >= LARGE_BODY_BYTES || (req.headers['transfer-encoding'] !== undefined && req.raw.socket.bytesRead >= LARGE_BODY_BYTES)) {
+    if (
+      declared >= LARGE_BODY_BYTES ||
+      (req.headers['transfer-encoding'] !== undefined && req.raw.socket.bytesRead >= LARGE_BODY_BYTES)
+    ) {
       if (timer) clearTimeout(timer);
       timer = setTimeout(run, QUIET_MS).unref();
     }

@@ -15,7 +15,9 @@ const DIRECT = '127.0.0.4';
 const forged = (i: number) => ({ 'x-forwarded-for': `198.51.100.${i}`, 'x-forwarded-proto': 'https' });
 
 async function codeOf(from: string, base: string, key: string, headers: Record<string, string> = {}): Promise<number> {
-  const r = await requestFrom(from, `${base}/api/client/list?page=1`, { headers: { authorization: `Bearer ${key}`, ...headers } });
+  const r = await requestFrom(from, `${base}/api/client/list?page=1`, {
+    headers: { authorization: `Bearer ${key}`, ...headers },
+  });
   return (JSON.parse(r.text) as { code: number }).code;
 }
 async function loginCookie(from: string, base: string, headers: Record<string, string> = {}): Promise<string> {
@@ -27,12 +29,24 @@ async function loginCookie(from: string, base: string, headers: Record<string, s
 
 /** Three refused keys from the attacker (each with a forged X-Forwarded-For), through `entry`. */
 async function attack(entry: string): Promise<void> {
-  for (let i = 1; i <= 3; i++) assert.equal(await codeOf(ATTACKER, entry, 'not-a-key-at-all-0000000', forged(i)), 20001);
-  assert.equal(await codeOf(ATTACKER, entry, 'not-a-key-at-all-0000000', forged(9)), 10007, 'the attacker is blocked whatever it forges');
+  for (let i = 1; i <= 3; i++)
+    assert.equal(await codeOf(ATTACKER, entry, 'not-a-key-at-all-0000000', forged(i)), 20001);
+  assert.equal(
+    await codeOf(ATTACKER, entry, 'not-a-key-at-all-0000000', forged(9)),
+    10007,
+    'the attacker is blocked whatever it forges',
+  );
 }
 
-async function withServer(trust: string | undefined, hops: number, fn: (t: TestServer, entry: string, key: string) => Promise<void>): Promise<void> {
-  const t = await startTestServer({ clock: new ManualClock(Date.now()), env: { BOXHUB_RATE_LIMIT_AUTH_FAILURES: '3/5m', ...(trust === undefined ? {} : { BOXHUB_TRUST_PROXY: trust }) } });
+async function withServer(
+  trust: string | undefined,
+  hops: number,
+  fn: (t: TestServer, entry: string, key: string) => Promise<void>,
+): Promise<void> {
+  const t = await startTestServer({
+    clock: new ManualClock(Date.now()),
+    env: { BOXHUB_RATE_LIMIT_AUTH_FAILURES: '3/5m', ...(trust === undefined ? {} : { BOXHUB_TRUST_PROXY: trust }) },
+  });
   const proxies: HttpProxy[] = [];
   try {
     let entry = t.url;
@@ -53,7 +67,11 @@ describe('BOXHUB_TRUST_PROXY', () => {
   test('off: every client behind the proxy is the proxy; forwarded headers are ignored', async () => {
     await withServer(undefined, 1, async (t, entry, key) => {
       await attack(entry);
-      assert.equal(await codeOf(VICTIM, entry, key), 10007, 'documented: without it, every request counts against the proxy\'s address');
+      assert.equal(
+        await codeOf(VICTIM, entry, key),
+        10007,
+        "documented: without it, every request counts against the proxy's address",
+      );
       assert.doesNotMatch(await loginCookie(VICTIM, entry), /Secure/);
       // Straight to the server, another address: not blocked, and its forged headers change nothing.
       assert.equal(await codeOf(DIRECT, t.url, key, forged(1)), 0);
@@ -83,7 +101,8 @@ describe('BOXHUB_TRUST_PROXY', () => {
       assert.equal(await codeOf(VICTIM, entry, key), 0);
       assert.match(await loginCookie(VICTIM, entry), /; Secure/);
       // 127.0.0.4 is no listed proxy: its X-Forwarded-For and -Proto are its own words.
-      for (let i = 1; i <= 3; i++) assert.equal(await codeOf(DIRECT, t.url, 'not-a-key-at-all-0000000', forged(10 + i)), 20001);
+      for (let i = 1; i <= 3; i++)
+        assert.equal(await codeOf(DIRECT, t.url, 'not-a-key-at-all-0000000', forged(10 + i)), 20001);
       assert.equal(await codeOf(DIRECT, t.url, key, forged(20)), 10007, 'counted as 127.0.0.4, whatever it forged');
       assert.doesNotMatch(await loginCookie(DIRECT, t.url, forged(1)), /Secure/);
     });
@@ -91,12 +110,17 @@ describe('BOXHUB_TRUST_PROXY', () => {
 
   test('"true" (trust every hop: the client would choose its address) and malformed values are refused at start', () => {
     const base = { BOXHUB_DATA_DIR: '/tmp/unused' };
-    assert.throws(() => loadConfig({ ...base, BOXHUB_TRUST_PROXY: 'true' }), (e: unknown) => e instanceof ConfigError && /choose its own address/.test((e as Error).message));
+    assert.throws(
+      () => loadConfig({ ...base, BOXHUB_TRUST_PROXY: 'true' }),
+      (e: unknown) => e instanceof ConfigError && /choose its own address/.test((e as Error).message),
+    );
     for (const bad of ['loopback', '10.0.0.0/33', '1.2.3', '99', 'fe80::/129']) {
       assert.throws(() => loadConfig({ ...base, BOXHUB_TRUST_PROXY: bad }), ConfigError, bad);
     }
     assert.deepEqual(loadConfig({ ...base, BOXHUB_TRUST_PROXY: '2' }).trustProxy, { hops: 2 });
-    assert.deepEqual(loadConfig({ ...base, BOXHUB_TRUST_PROXY: '10.0.0.0/8, ::1' }).trustProxy, { proxies: ['10.0.0.0/8', '::1'] });
+    assert.deepEqual(loadConfig({ ...base, BOXHUB_TRUST_PROXY: '10.0.0.0/8, ::1' }).trustProxy, {
+      proxies: ['10.0.0.0/8', '::1'],
+    });
     assert.equal(loadConfig({ ...base, BOXHUB_TRUST_PROXY: 'false' }).trustProxy, undefined);
   });
 });

@@ -30,14 +30,18 @@ export function parseTrustProxy(raw: string | undefined): TrustProxy | string {
   const v = raw?.trim() ?? '';
   if (v === '' || v === '0' || v === 'false' || v === 'off') return undefined;
   if (v === 'true') {
-    return "BOXHUB_TRUST_PROXY=true is not accepted: it would let any client choose its own address through X-Forwarded-For; give the number of proxies in front (e.g. 1) or their addresses/CIDRs";
+    return 'BOXHUB_TRUST_PROXY=true is not accepted: it would let any client choose its own address through X-Forwarded-For; give the number of proxies in front (e.g. 1) or their addresses/CIDRs';
   }
   if (/^\d+$/.test(v)) {
     const hops = Number(v);
-    if (hops > 16) return `BOXHUB_TRUST_PROXY: ${hops} hops is more proxies than any deployment has; give 1 to 16, or the proxies' addresses/CIDRs`;
+    if (hops > 16)
+      return `BOXHUB_TRUST_PROXY: ${hops} hops is more proxies than any deployment has; give 1 to 16, or the proxies' addresses/CIDRs`;
     return { hops };
   }
-  const proxies = v.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const proxies = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   for (const p of proxies) {
     const [addr = '', bits, extra] = p.split('/');
     const family = isIP(addr);

@@ -8,7 +8,13 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 import type { Static, TSchema } from 'typebox';
 
-const base = { allErrors: true, removeAdditional: false, useDefaults: false, strict: true, strictRequired: false } as const;
+const base = {
+  allErrors: true,
+  removeAdditional: false,
+  useDefaults: false,
+  strict: true,
+  strictRequired: false,
+} as const;
 const strictAjv = new Ajv({ ...base, coerceTypes: false });
 
 const EXACT: Record<string, { form: RegExp; value: (s: string) => unknown }> = {
@@ -18,12 +24,13 @@ const EXACT: Record<string, { form: RegExp; value: (s: string) => unknown }> = {
 };
 
 /** Converts the query fields the schema types as integer, number or boolean, when written exactly. */
-function exactQueryForms(schema: { properties?: Record<string, { type?: unknown }> }): (q: Record<string, unknown>) => void {
-  const fields = Object.entries(schema.properties ?? {})
-    .flatMap(([name, p]) => {
-      const t = typeof p.type === 'string' ? EXACT[p.type] : undefined;
-      return t ? [[name, t] as const] : [];
-    });
+function exactQueryForms(schema: {
+  properties?: Record<string, { type?: unknown }>;
+}): (q: Record<string, unknown>) => void {
+  const fields = Object.entries(schema.properties ?? {}).flatMap(([name, p]) => {
+    const t = typeof p.type === 'string' ? EXACT[p.type] : undefined;
+    return t ? [[name, t] as const] : [];
+  });
   return (q) => {
     for (const [name, t] of fields) {
       const v = q[name];
@@ -32,34 +39,45 @@ function exactQueryForms(schema: { properties?: Record<string, { type?: unknown 
   };
 }
 
-type SchemaNode = { properties?: Record<string, SchemaNode>; items?: SchemaNode; anyOf?: SchemaNode[]; oneOf?: SchemaNode[]; allOf?: SchemaNode[] };
+type SchemaNode = {
+  properties?: Record<string, SchemaNode>;
+  items?: SchemaNode;
+  anyOf?: SchemaNode[];
+  oneOf?: SchemaNode[];
+  allOf?: SchemaNode[];
+};
 
 /** Where else in `schema` a field of this name is accepted ("options", "options.media"), so an
  *  unknown field can name the place it belongs (callback_url at the top of a scan create). */
 export function placesOf(schema: SchemaNode, name: string, at = '', depth = 0, out: string[] = []): string[] {
   if (!schema || typeof schema !== 'object' || depth > 6 || out.length >= 3) return out;
   if (at && schema.properties?.[name]) out.push(at);
-  for (const [key, sub] of Object.entries(schema.properties ?? {})) placesOf(sub, name, at ? `${at}.${key}` : key, depth + 1, out);
-  for (const alt of [...(schema.anyOf ?? []), ...(schema.oneOf ?? []), ...(schema.allOf ?? [])]) placesOf(alt, name, at, depth + 1, out);
+  for (const [key, sub] of Object.entries(schema.properties ?? {}))
+    placesOf(sub, name, at ? `${at}.${key}` : key, depth + 1, out);
+  for (const alt of [...(schema.anyOf ?? []), ...(schema.oneOf ?? []), ...(schema.allOf ?? [])])
+    placesOf(alt, name, at, depth + 1, out);
   if (schema.items) placesOf(schema.items, name, at, depth + 1, out);
   return [...new Set(out)];
 }
 
 /** Adds `params.belongsIn` to unknown-field errors whose field the schema takes elsewhere. */
 function withPlaces(validate: ValidateFunction, schema: SchemaNode): ValidateFunction {
-  const wrapped = Object.assign((data: unknown): data is unknown => {
-    const ok = validate(data);
-    wrapped.errors = validate.errors;
-    for (const e of validate.errors ?? []) {
-      if (e.keyword !== 'additionalProperties') continue;
-      const params: Record<string, unknown> = e.params;
-      const field = String(params.additionalProperty);
-      const here = (e.instancePath ?? '').split('/').filter(Boolean).join('.');
-      const places = placesOf(schema, field).filter((p) => p !== here);
-      if (places.length) params.belongsIn = places;
-    }
-    return ok;
-  }, { schema: validate.schema, schemaEnv: validate.schemaEnv, errors: validate.errors });
+  const wrapped = Object.assign(
+    (data: unknown): data is unknown => {
+      const ok = validate(data);
+      wrapped.errors = validate.errors;
+      for (const e of validate.errors ?? []) {
+        if (e.keyword !== 'additionalProperties') continue;
+        const params: Record<string, unknown> = e.params;
+        const field = String(params.additionalProperty);
+        const here = (e.instancePath ?? '').split('/').filter(Boolean).join('.');
+        const places = placesOf(schema, field).filter((p) => p !== here);
+        if (places.length) params.belongsIn = places;
+      }
+      return ok;
+    },
+    { schema: validate.schema, schemaEnv: validate.schemaEnv, errors: validate.errors },
+  );
   return wrapped;
 }
 
@@ -67,12 +85,15 @@ export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpP
   const validate = withPlaces(strictAjv.compile(schema), schema);
   if (httpPart !== 'querystring' && httpPart !== 'params') return validate;
   const convert = exactQueryForms(schema);
-  const wrapped = Object.assign((data: Record<string, unknown>): boolean => {
-    if (data && typeof data === 'object') convert(data);
-    const ok = validate(data);
-    wrapped.errors = validate.errors;
-    return ok;
-  }, { errors: validate.errors });
+  const wrapped = Object.assign(
+    (data: Record<string, unknown>): boolean => {
+      if (data && typeof data === 'object') convert(data);
+      const ok = validate(data);
+      wrapped.errors = validate.errors;
+      return ok;
+    },
+    { errors: validate.errors },
+  );
   return wrapped;
 };
 
@@ -88,13 +109,16 @@ export function describeValidation(part: string, errors: ErrorObject[] | Partial
         const places = (Array.isArray(p.belongsIn) ? p.belongsIn.map(String) : []).map((x) => `${where}.${x}`);
         return `${at} has unknown field '${String(p.additionalProperty)}'${places.length ? ` (it belongs in ${places.join(' or ')})` : ''}`;
       }
-      case 'required': return `${at} is missing required field '${String(p.missingProperty)}'`;
+      case 'required':
+        return `${at} is missing required field '${String(p.missingProperty)}'`;
       case 'enum': {
         const allowed: unknown[] = Array.isArray(p.allowedValues) ? p.allowedValues : [];
         return `${at} must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`;
       }
-      case 'pattern': return `${at} must not be blank`;
-      default: return `${at} ${e.message ?? 'is invalid'}`;
+      case 'pattern':
+        return `${at} must not be blank`;
+      default:
+        return `${at} ${e.message ?? 'is invalid'}`;
     }
   });
   const more = errors.length > 5 ? `; and ${errors.length - 5} more` : '';
@@ -109,8 +133,12 @@ const compiled = new WeakMap<object, ValidateFunction>();
  */
 export function checkBody<S extends TSchema>(schema: S, body: unknown): Static<S> {
   let validate = compiled.get(schema);
-  if (!validate) { validate = withPlaces(strictAjv.compile(schema), schema); compiled.set(schema, validate); }
-  if (!conforms(validate, schema, body)) throw new ApiError('INVALID_PARAMETER', describeValidation('body', validate.errors ?? []));
+  if (!validate) {
+    validate = withPlaces(strictAjv.compile(schema), schema);
+    compiled.set(schema, validate);
+  }
+  if (!conforms(validate, schema, body))
+    throw new ApiError('INVALID_PARAMETER', describeValidation('body', validate.errors ?? []));
   return body;
 }
 

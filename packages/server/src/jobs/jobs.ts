@@ -18,7 +18,9 @@ export class Jobs {
     this.clock = clock;
   }
 
-  get db(): Kysely<Database> { return this.repo.db; }
+  get db(): Kysely<Database> {
+    return this.repo.db;
+  }
 
   async schedule(trx: Trx, job: NewJob, onConflict: OnConflict = 'keep'): Promise<void> {
     await this.repo.schedule(trx, job, this.clock.now(), onConflict);

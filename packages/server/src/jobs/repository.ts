@@ -46,36 +46,62 @@ export class JobRepository {
   readonly db: Kysely<Database>;
   readonly dialect: Dialect;
   private readonly probes = new Map<string, CompiledQuery<{ kind: string; run_at: number | string }>>();
-  constructor(db: Kysely<Database>, dialect: Dialect) { this.db = db; this.dialect = dialect; }
+  constructor(db: Kysely<Database>, dialect: Dialect) {
+    this.db = db;
+    this.dialect = dialect;
+  }
 
   /** Schedules a job in the caller's transaction (idempotent per kind and ref). */
   async schedule(trx: Trx, job: NewJob, now: number, onConflict: OnConflict = 'keep'): Promise<void> {
     const row = {
-      id: randomUUID(), kind: job.kind, ref: job.ref, fair_key: job.fairKey ?? null, payload: job.payload ?? null,
-      run_at: job.runAt, claim_token: null, attempts: 0, created_at: now,
+      id: randomUUID(),
+      kind: job.kind,
+      ref: job.ref,
+      fair_key: job.fairKey ?? null,
+      payload: job.payload ?? null,
+      run_at: job.runAt,
+      claim_token: null,
+      attempts: 0,
+      created_at: now,
     };
-    await trx.insertInto('jobs').values(row).onConflict((oc) => {
-      const target = oc.columns(['kind', 'ref']);
-      if (onConflict === 'keep') return target.doNothing();
-      // A job being worked on (claimed) is left to its worker: it reschedules or deletes it.
-      const set = onConflict === 'replace'
-        ? { run_at: job.runAt, payload: job.payload ?? null }
-        : { run_at: sql<number>`CASE WHEN jobs.run_at < ${job.runAt} THEN jobs.run_at ELSE ${job.runAt} END` };
-      return target.doUpdateSet(set).where('jobs.claim_token', 'is', null);
-    }).execute();
+    await trx
+      .insertInto('jobs')
+      .values(row)
+      .onConflict((oc) => {
+        const target = oc.columns(['kind', 'ref']);
+        if (onConflict === 'keep') return target.doNothing();
+        // A job being worked on (claimed) is left to its worker: it reschedules or deletes it.
+        const set =
+          onConflict === 'replace'
+            ? { run_at: job.runAt, payload: job.payload ?? null }
+            : { run_at: sql<number>`CASE WHEN jobs.run_at < ${job.runAt} THEN jobs.run_at ELSE ${job.runAt} END` };
+        return target.doUpdateSet(set).where('jobs.claim_token', 'is', null);
+      })
+      .execute();
   }
 
   /** Deletes a job that is not being worked on; true when one was deleted. */
   async cancel(trx: Trx, kind: string, ref: string): Promise<boolean> {
-    const r = await trx.deleteFrom('jobs').where('kind', '=', kind).where('ref', '=', ref).where('claim_token', 'is', null).executeTakeFirst();
+    const r = await trx
+      .deleteFrom('jobs')
+      .where('kind', '=', kind)
+      .where('ref', '=', ref)
+      .where('claim_token', 'is', null)
+      .executeTakeFirst();
     return r.numDeletedRows > 0n;
   }
 
   /** Makes unclaimed jobs due now (a waiter whose condition may have become true). */
   async dueNow(trx: Trx, kind: string, refs: readonly string[], now: number): Promise<void> {
     if (refs.length === 0) return;
-    await trx.updateTable('jobs').set({ run_at: now }).where('kind', '=', kind).where('ref', 'in', refs)
-      .where('claim_token', 'is', null).where('run_at', '>', now).execute();
+    await trx
+      .updateTable('jobs')
+      .set({ run_at: now })
+      .where('kind', '=', kind)
+      .where('ref', 'in', refs)
+      .where('claim_token', 'is', null)
+      .where('run_at', '>', now)
+      .execute();
   }
 
   find(kind: string, ref: string): Promise<JobRow | undefined> {
@@ -92,24 +118,44 @@ export class JobRepository {
     if (fair) {
       // Round robin between keys: rank each key's due jobs by due time and take the first
       // `perRound` of every key before the next ones of any; a key at its limit is left out.
-      if (fair.saturated.length > 0) due = due.where((eb) => eb.or([eb('fair_key', 'is', null), eb('fair_key', 'not in', fair.saturated)]));
-      const ranked = due.select(['id', 'run_at', sql<number>`ROW_NUMBER() OVER (PARTITION BY fair_key ORDER BY run_at, id)`.as('rn')]);
-      const ranked2 = fair.busy.length > 0
-        ? ranked.select((eb) => eb.case().when('fair_key', 'in', fair.busy).then(1).else(0).end().as('busy'))
-        : ranked.select(sql<number>`0`.as('busy'));
+      if (fair.saturated.length > 0)
+        due = due.where((eb) => eb.or([eb('fair_key', 'is', null), eb('fair_key', 'not in', fair.saturated)]));
+      const ranked = due.select([
+        'id',
+        'run_at',
+        sql<number>`ROW_NUMBER() OVER (PARTITION BY fair_key ORDER BY run_at, id)`.as('rn'),
+      ]);
+      const ranked2 =
+        fair.busy.length > 0
+          ? ranked.select((eb) => eb.case().when('fair_key', 'in', fair.busy).then(1).else(0).end().as('busy'))
+          : ranked.select(sql<number>`0`.as('busy'));
       // Slots usually free one at a time; ordering by due time alone would hand each to the
       // oldest backlog. A key with nothing in flight here goes first, then the rest by due time.
-      pick = db.selectFrom(ranked2.as('r')).select('r.id').where('r.rn', '<=', fair.perRound)
-        .orderBy('r.rn').orderBy('r.busy').orderBy('r.run_at').limit(c.limit);
+      pick = db
+        .selectFrom(ranked2.as('r'))
+        .select('r.id')
+        .where('r.rn', '<=', fair.perRound)
+        .orderBy('r.rn')
+        .orderBy('r.busy')
+        .orderBy('r.run_at')
+        .limit(c.limit);
     } else {
       pick = due.select('id').orderBy('run_at').limit(c.limit);
     }
     // FOR UPDATE is not allowed beside a window function, so on PostgreSQL the rows are locked one
     // level up, re-checking that each is still due (another node may have claimed it meanwhile).
-    const lock = this.dialect === 'postgres'
-      ? db.selectFrom('jobs').select('id').where('id', 'in', pick).where('run_at', '<=', c.now).forUpdate().skipLocked()
-      : pick;
-    const rows = await db.updateTable('jobs')
+    const lock =
+      this.dialect === 'postgres'
+        ? db
+            .selectFrom('jobs')
+            .select('id')
+            .where('id', 'in', pick)
+            .where('run_at', '<=', c.now)
+            .forUpdate()
+            .skipLocked()
+        : pick;
+    const rows = await db
+      .updateTable('jobs')
       .set((eb) => ({ run_at: c.leaseUntil, claim_token: c.token, attempts: eb('attempts', '+', 1) }))
       .where('id', 'in', lock)
       .returningAll()
@@ -131,7 +177,10 @@ export class JobRepository {
     const key = kinds.join('\n');
     let probe = this.probes.get(key);
     if (!probe) {
-      const parts = kinds.map((k, i) => sql`SELECT * FROM (SELECT kind, run_at FROM jobs WHERE kind = ${k} ORDER BY run_at LIMIT 1) AS ${sql.ref(`k${i}`)}`);
+      const parts = kinds.map(
+        (k, i) =>
+          sql`SELECT * FROM (SELECT kind, run_at FROM jobs WHERE kind = ${k} ORDER BY run_at LIMIT 1) AS ${sql.ref(`k${i}`)}`,
+      );
       probe = sql<{ kind: string; run_at: number | string }>`${sql.join(parts, sql` UNION ALL `)}`.compile(this.db);
       if (this.probes.size >= 64) this.probes.clear();
       this.probes.set(key, probe);
@@ -161,7 +210,9 @@ export class JobRepository {
     if (this.dialect === 'postgres') {
       // One statement per batch and outcome kind: each statement is a network round trip.
       if (done.length > 0) {
-        const rows = await sql<{ id: string }>`DELETE FROM jobs AS j USING (VALUES ${sql.join(done.map((d) => sql`(${d.id}::varchar, ${d.token}::varchar)`))}) AS v(id, token)
+        const rows = await sql<{
+          id: string;
+        }>`DELETE FROM jobs AS j USING (VALUES ${sql.join(done.map((d) => sql`(${d.id}::varchar, ${d.token}::varchar)`))}) AS v(id, token)
           WHERE j.id = v.id AND j.claim_token = v.token RETURNING j.id`.execute(trx);
         for (const r of rows.rows) held.add(r.id);
       }
@@ -169,7 +220,7 @@ export class JobRepository {
         const values = moved.map((m) => {
           const n = m.next;
           const payload = n.kind === 'again' && n.payload !== undefined ? n.payload : null;
-          const keep = !(n.kind === 'again' && n.payload !== undefined );
+          const keep = !(n.kind === 'again' && n.payload !== undefined);
           return sql`(${m.id}::varchar, ${m.token}::varchar, ${n.at}::bigint, ${payload}::text, ${keep}::boolean)`;
         });
         const rows = await sql<{ id: string }>`UPDATE jobs AS j SET run_at = v.run_at, claim_token = NULL,
@@ -181,15 +232,25 @@ export class JobRepository {
       return held;
     }
     for (const d of done) {
-      const r = await trx.deleteFrom('jobs').where('id', '=', d.id).where('claim_token', '=', d.token).executeTakeFirst();
+      const r = await trx
+        .deleteFrom('jobs')
+        .where('id', '=', d.id)
+        .where('claim_token', '=', d.token)
+        .executeTakeFirst();
       if (r.numDeletedRows > 0n) held.add(d.id);
     }
     for (const m of moved) {
       const n = m.next;
-      const set = n.kind === 'again' && n.payload !== undefined
-        ? { run_at: n.at, claim_token: null, payload: n.payload }
-        : { run_at: n.at, claim_token: null };
-      const r = await trx.updateTable('jobs').set(set).where('id', '=', m.id).where('claim_token', '=', m.token).executeTakeFirst();
+      const set =
+        n.kind === 'again' && n.payload !== undefined
+          ? { run_at: n.at, claim_token: null, payload: n.payload }
+          : { run_at: n.at, claim_token: null };
+      const r = await trx
+        .updateTable('jobs')
+        .set(set)
+        .where('id', '=', m.id)
+        .where('claim_token', '=', m.token)
+        .executeTakeFirst();
       if (r.numUpdatedRows > 0n) held.add(m.id);
     }
     return held;

@@ -29,7 +29,9 @@ if (engine === 'external') {
     const marker = `deadlock_${randomBytes(6).toString('hex')}`;
     const kind = `test.${marker}`;
     let effectStarted!: () => void;
-    const started = new Promise<void>((r) => { effectStarted = r; });
+    const started = new Promise<void>((r) => {
+      effectStarted = r;
+    });
     let effects = 0;
     try {
       const now = Date.now();
@@ -37,7 +39,9 @@ if (engine === 'external') {
       await jobs.schedule(db, { kind: `${kind}.other`, ref: 'r', runAt: now + 86_400_000 }, now);
       const r = (await jobs.find(`${kind}.other`, 'r'))!;
       runner.register({
-        kind, concurrency: 1, leaseMs: 10 * 60_000,
+        kind,
+        concurrency: 1,
+        leaseMs: 10 * 60_000,
         run: async () => ({
           next: 'done',
           effect: async (trx: Trx) => {
@@ -56,15 +60,27 @@ if (engine === 'external') {
         runner.start();
         await started;
         // The settle now waits for R (held here); wait on its job row in turn: a deadlock.
-        await eventually(async () => {
-          const w = await sql<{ n: string }>`SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE ${`%${marker}%`} AND query NOT LIKE '%pg_stat_activity%'`.execute(db);
-          return Number(w.rows[0]!.n) > 0;
-        }, 'the settle waiting for R', 10_000);
+        await eventually(
+          async () => {
+            const w = await sql<{
+              n: string;
+            }>`SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE ${`%${marker}%`} AND query NOT LIKE '%pg_stat_activity%'`.execute(
+              db,
+            );
+            return Number(w.rows[0]!.n) > 0;
+          },
+          'the settle waiting for R',
+          10_000,
+        );
         await jobs.schedule(trx, { kind, ref: 'j', runAt: Date.now() }, Date.now(), 'earliest');
       });
       await other;
       await eventually(async () => (await jobs.find(kind, 'j')) === undefined, 'the job settled (deleted)', 15_000);
-      assert.equal((await jobs.find(`${kind}.other`, 'r'))!.payload, 'effect', 'the effect was written, after the other transaction');
+      assert.equal(
+        (await jobs.find(`${kind}.other`, 'r'))!.payload,
+        'effect',
+        'the effect was written, after the other transaction',
+      );
       assert.ok(effects >= 2, `the effect ran again in a new transaction (${effects} runs)`);
     } finally {
       await runner.stop();

@@ -57,8 +57,15 @@ export interface JobRunnerSettings {
   stopWaitMs?: number;
 }
 
-interface InFlight { job: ClaimedJob; ac: AbortController; done: Promise<void> }
-interface Finished { job: ClaimedJob; result: JobResult<unknown> }
+interface InFlight {
+  job: ClaimedJob;
+  ac: AbortController;
+  done: Promise<void>;
+}
+interface Finished {
+  job: ClaimedJob;
+  result: JobResult<unknown>;
+}
 
 // Handlers are stored without their type parameters: each is only ever called with its own jobs.
 type AnyHandler = JobHandler<unknown, unknown>;
@@ -112,8 +119,13 @@ export class JobRunner {
   async quiet(o: { inFlight?: boolean } = {}): Promise<void> {
     // With `inFlight`, also until every job claimed has been worked on and settled (for tests
     // whose jobs cannot hang: a silent callback receiver would hold this forever).
-    const still = () => this.wakeQueued || this.cycle !== undefined || this.flushing !== undefined || this.finished.length > 0 || this.rewakes > 0
-      || (o.inFlight === true && this.inFlight.size > 0);
+    const still = () =>
+      this.wakeQueued ||
+      this.cycle !== undefined ||
+      this.flushing !== undefined ||
+      this.finished.length > 0 ||
+      this.rewakes > 0 ||
+      (o.inFlight === true && this.inFlight.size > 0);
     const until = Date.now() + 30_000;
     while (Date.now() < until) {
       await new Promise<void>((r) => setTimeout(r, 2));
@@ -131,7 +143,10 @@ export class JobRunner {
   wake(): void {
     if (this.stopped || this.wakeQueued) return;
     this.wakeQueued = true;
-    setImmediate(() => { this.wakeQueued = false; this.wakeNow(); });
+    setImmediate(() => {
+      this.wakeQueued = false;
+      this.wakeNow();
+    });
   }
 
   /** Wakes now and again shortly: a job scheduled inside a transaction is visible only once the
@@ -139,7 +154,10 @@ export class JobRunner {
   scheduled(): void {
     this.wake();
     this.rewakes++;
-    const t = setTimeout(() => { this.rewakes--; this.wake(); }, 25);
+    const t = setTimeout(() => {
+      this.rewakes--;
+      this.wake();
+    }, 25);
     t.unref();
   }
 
@@ -155,12 +173,16 @@ export class JobRunner {
     }
     for (const f of this.inFlight.values()) f.ac.abort(new Error('server stopping'));
     await settlesWithin(Promise.all([...this.inFlight.values()].map((f) => f.done)), this.s.stopWaitMs);
-    if (!(await settlesWithin(this.flush(), this.s.stopWaitMs))) this.log.warn('job runner: settling did not finish; stopping without it');
+    if (!(await settlesWithin(this.flush(), this.s.stopWaitMs)))
+      this.log.warn('job runner: settling did not finish; stopping without it');
   }
 
   private wakeNow(): void {
     if (this.stopped) return;
-    if (this.cycle) { this.again = true; return; }
+    if (this.cycle) {
+      this.again = true;
+      return;
+    }
     this.timer?.cancel();
     this.timer = undefined;
     this.cycle = this.runCycle()
@@ -170,7 +192,10 @@ export class JobRunner {
       })
       .finally(() => {
         this.cycle = undefined;
-        if (this.again) { this.again = false; this.wakeNow(); }
+        if (this.again) {
+          this.again = false;
+          this.wakeNow();
+        }
       });
   }
 
@@ -181,11 +206,19 @@ export class JobRunner {
     // schedules, or a transaction that commits after scheduled()'s second wake, is found by the
     // poll, which is a matter of real time. (On an injected clock that nobody moves, a poll on
     // that clock never came, and a late commit waited for the next move.)
-    const wake = () => { this.timer = undefined; this.wake(); };
+    const wake = () => {
+      this.timer = undefined;
+      this.wake();
+    };
     const due = this.clock.setTimer(wake, ms);
     const poll = setTimeout(wake, this.s.pollMs);
     poll.unref();
-    this.timer = { cancel: () => { due.cancel(); clearTimeout(poll); } };
+    this.timer = {
+      cancel: () => {
+        due.cancel();
+        clearTimeout(poll);
+      },
+    };
   }
 
   private async runCycle(): Promise<void> {
@@ -206,15 +239,26 @@ export class JobRunner {
         const token = randomBytes(12).toString('hex');
         const leaseUntil = now + h.leaseMs;
         const rows = await this.repo.claim({
-          kind: h.kind, now, leaseUntil, token, limit, held: this.overdue(h.kind, now),
+          kind: h.kind,
+          now,
+          leaseUntil,
+          token,
+          limit,
+          held: this.overdue(h.kind, now),
           ...(h.fair ? { fair: { perRound: h.fair.perRound, ...this.keyLoad(h.kind, h.fair) } } : {}),
         });
         if (this.stopped) {
           // Claimed while stopping: give them straight back.
-          await this.repo.settle(this.repo.db, rows.map((r) => ({ id: r.id, token, next: { kind: 'release', at: now } })));
+          await this.repo.settle(
+            this.repo.db,
+            rows.map((r) => ({ id: r.id, token, next: { kind: 'release', at: now } })),
+          );
           return;
         }
-        if (rows.length > 0) { claimed = true; await this.launch(h, rows, token, leaseUntil); }
+        if (rows.length > 0) {
+          claimed = true;
+          await this.launch(h, rows, token, leaseUntil);
+        }
         // A fair claim takes only a few per key: claim again while it still finds work.
         if (h.fair ? rows.length === 0 : rows.length < limit) break;
       }
@@ -225,7 +269,11 @@ export class JobRunner {
     // Nothing claimed: the first probe still holds (what was scheduled since wakes the runner).
     let next: number | undefined;
     if (claimed) next = await this.repo.nextDue(stillOpen);
-    else for (const k of stillOpen) { const t = earliest.get(k); if (t !== undefined && (next === undefined || t < next)) next = t; }
+    else
+      for (const k of stillOpen) {
+        const t = earliest.get(k);
+        if (t !== undefined && (next === undefined || t < next)) next = t;
+      }
     const now = this.clock.now();
     if (next !== undefined && next <= now) {
       // Due but not claimed: another node's claim holds it for a moment (or it fell due while
@@ -253,7 +301,8 @@ export class JobRunner {
   private keyLoad(kind: string, fair: { perKey: number; perRound: number }): { busy: string[]; saturated: string[] } {
     const perKey = new Map<string, number>();
     for (const f of this.inFlight.values()) {
-      if (f.job.kind === kind && f.job.fairKey !== null) perKey.set(f.job.fairKey, (perKey.get(f.job.fairKey) ?? 0) + 1);
+      if (f.job.kind === kind && f.job.fairKey !== null)
+        perKey.set(f.job.fairKey, (perKey.get(f.job.fairKey) ?? 0) + 1);
     }
     const saturated: string[] = [];
     for (const [k, n] of perKey) if (n + fair.perRound > fair.perKey) saturated.push(k);
@@ -262,7 +311,14 @@ export class JobRunner {
 
   private async launch(h: AnyHandler, rows: JobRow[], token: string, leaseUntil: number): Promise<void> {
     const jobs: ClaimedJob[] = rows.map((r) => ({
-      id: r.id, kind: r.kind, ref: r.ref, fairKey: r.fair_key, payload: r.payload, attempts: Number(r.attempts), token, leaseUntil,
+      id: r.id,
+      kind: r.kind,
+      ref: r.ref,
+      fairKey: r.fair_key,
+      payload: r.payload,
+      attempts: Number(r.attempts),
+      token,
+      leaseUntil,
     }));
     let prepared: unknown;
     try {
@@ -287,14 +343,20 @@ export class JobRunner {
         }
         this.finished.push({ job, result });
         await this.flush();
-      })().finally(() => { this.inFlight.delete(job.id); this.wake(); });
+      })().finally(() => {
+        this.inFlight.delete(job.id);
+        this.wake();
+      });
     }
   }
 
   /** Settles the finished jobs in one transaction per turn of the event loop; concurrent
    *  callers join the next batch. */
   private flush(): Promise<void> {
-    if (this.flushing) { this.flushAgain = true; return this.flushing; }
+    if (this.flushing) {
+      this.flushAgain = true;
+      return this.flushing;
+    }
     this.flushing = (async () => {
       // Outcomes of one turn share a transaction: they arrive one per I/O event, and a
       // transaction each held SQLite to ~1,400 callbacks/s (batches give ~2,000+; bench/callbacks).
@@ -311,7 +373,10 @@ export class JobRunner {
           this.log.error({ err, count: batch.length }, 'job runner: settling jobs failed');
         }
       } while (this.flushAgain || this.finished.length > 0);
-    })().finally(() => { this.flushing = undefined; this.wake(); });
+    })().finally(() => {
+      this.flushing = undefined;
+      this.wake();
+    });
     return this.flushing;
   }
 
@@ -320,16 +385,23 @@ export class JobRunner {
     const settles: Settle[] = batch.map(({ job, result }) => ({
       id: job.id,
       token: job.token,
-      next: result.next === 'done' ? { kind: 'done' }
-        : result.next === 'again' ? { kind: 'again', at: result.at, ...(result.payload !== undefined ? { payload: result.payload } : {}) }
-          : { kind: 'release', at: now },
+      next:
+        result.next === 'done'
+          ? { kind: 'done' }
+          : result.next === 'again'
+            ? { kind: 'again', at: result.at, ...(result.payload !== undefined ? { payload: result.payload } : {}) }
+            : { kind: 'release', at: now },
     }));
     await transact(this.repo.db, async (trx) => {
       const held = await this.repo.settle(trx, settles);
       const byKind = new Map<string, Finished[]>();
       for (const f of batch) {
         if (!held.has(f.job.id)) {
-          if (f.result.next !== 'release') this.log.warn({ kind: f.job.kind, ref: f.job.ref }, 'job outcome dropped: its lease ran out and another node took it over');
+          if (f.result.next !== 'release')
+            this.log.warn(
+              { kind: f.job.kind, ref: f.job.ref },
+              'job outcome dropped: its lease ran out and another node took it over',
+            );
           continue;
         }
         if (f.result.next === 'release' || f.result.effect === undefined) continue;
@@ -351,9 +423,18 @@ export class JobRunner {
 async function settlesWithin(p: Promise<unknown> | undefined, ms: number): Promise<boolean> {
   if (!p) return true;
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), ms); timer.unref?.(); });
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+    timer.unref?.();
+  });
   try {
-    return await Promise.race([p.then(() => true, () => true), late]);
+    return await Promise.race([
+      p.then(
+        () => true,
+        () => true,
+      ),
+      late,
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely';
 
 // Written with the schema builder only, so it runs unchanged on SQLite and PostgreSQL.
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.createTable('applications')
+  await db.schema
+    .createTable('applications')
     .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
     .addColumn('name', 'varchar(200)', (c) => c.notNull())
     .addColumn('api_key_hash', 'varchar(64)', (c) => c.notNull().unique())
@@ -14,7 +15,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
 
-  await db.schema.createTable('devices')
+  await db.schema
+    .createTable('devices')
     .addColumn('uuid', 'varchar(64)', (c) => c.primaryKey())
     .addColumn('code', 'varchar(64)', (c) => c.notNull().unique())
     .addColumn('model', 'varchar(64)', (c) => c.notNull())

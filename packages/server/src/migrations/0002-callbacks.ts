@@ -3,7 +3,8 @@ import type { Kysely } from 'kysely';
 // Callback outbox (architecture notes, "Callbacks" and "Persistence and jobs"): one row per
 // message, one row per delivery attempt. Schema builder only, so it runs on both engines.
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.createTable('callbacks')
+  await db.schema
+    .createTable('callbacks')
     .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
     .addColumn('app_id', 'varchar(64)', (c) => c.notNull().references('applications.id'))
     .addColumn('url', 'varchar(2048)', (c) => c.notNull())
@@ -27,9 +28,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('callbacks_due_idx').on('callbacks').columns(['status', 'next_attempt_at']).execute();
   await db.schema.createIndex('callbacks_app_idx').on('callbacks').columns(['app_id', 'created_at']).execute();
   await db.schema.createIndex('callbacks_task_idx').on('callbacks').columns(['app_id', 'task_uuid']).execute();
-  await db.schema.createIndex('callbacks_group_idx').on('callbacks').columns(['app_id', 'wait_group', 'status']).execute();
+  await db.schema
+    .createIndex('callbacks_group_idx')
+    .on('callbacks')
+    .columns(['app_id', 'wait_group', 'status'])
+    .execute();
 
-  await db.schema.createTable('callback_attempts')
+  await db.schema
+    .createTable('callback_attempts')
     .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
     .addColumn('callback_id', 'varchar(64)', (c) => c.notNull().references('callbacks.id').onDelete('cascade'))
     .addColumn('attempt', 'integer', (c) => c.notNull())
@@ -40,7 +46,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('response', 'varchar(1000)')
     .addColumn('node_id', 'varchar(64)', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('callback_attempts_cb_idx').on('callback_attempts').columns(['callback_id', 'started_at']).execute();
+  await db.schema
+    .createIndex('callback_attempts_cb_idx')
+    .on('callback_attempts')
+    .columns(['callback_id', 'started_at'])
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

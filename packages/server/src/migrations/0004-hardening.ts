@@ -5,7 +5,8 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
 // engines speak) only.
 export async function up(db: Kysely<unknown>): Promise<void> {
   // One row per limited key (e.g. get_uuid misses of one application): a fixed window.
-  await db.schema.createTable('rate_limits')
+  await db.schema
+    .createTable('rate_limits')
     .addColumn('key', 'varchar(200)', (c) => c.primaryKey())
     .addColumn('hits', 'integer', (c) => c.notNull())
     .addColumn('window_start', 'bigint', (c) => c.notNull())
@@ -13,7 +14,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('rate_limits_window_idx').on('rate_limits').column('window_start').execute();
 
   // API keys: several per application, each named, with its last use, revocable.
-  await db.schema.createTable('api_keys')
+  await db.schema
+    .createTable('api_keys')
     .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
     .addColumn('app_id', 'varchar(64)', (c) => c.notNull().references('applications.id'))
     .addColumn('name', 'varchar(100)', (c) => c.notNull())
@@ -31,7 +33,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`UPDATE applications SET api_key_hash = 'moved:' || id, api_key_prefix = ''`.execute(db);
 
   // Facts about the deployment every node must agree on (the secret key's id, secret-box.ts).
-  await db.schema.createTable('meta')
+  await db.schema
+    .createTable('meta')
     .addColumn('key', 'varchar(64)', (c) => c.primaryKey())
     .addColumn('value', 'varchar(200)', (c) => c.notNull())
     .execute();
@@ -39,8 +42,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // Encrypted callback secrets are longer than the plain ones (secret-box.ts). SQLite does not
   // enforce VARCHAR lengths; PostgreSQL does.
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
-    await db.schema.alterTable('applications').alterColumn('callback_secret', (c) => c.setDataType('varchar(512)')).execute();
-    await db.schema.alterTable('applications').alterColumn('previous_callback_secret', (c) => c.setDataType('varchar(512)')).execute();
+    await db.schema
+      .alterTable('applications')
+      .alterColumn('callback_secret', (c) => c.setDataType('varchar(512)'))
+      .execute();
+    await db.schema
+      .alterTable('applications')
+      .alterColumn('previous_callback_secret', (c) => c.setDataType('varchar(512)'))
+      .execute();
   }
 }
 

@@ -5,7 +5,8 @@ import { sql, type Kysely } from 'kysely';
 // `ref`): unique, so scheduling is idempotent. `run_at` is the due time; while a node works on
 // the job it is that node's lease expiry, so a job whose node died falls due again by itself.
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.createTable('jobs')
+  await db.schema
+    .createTable('jobs')
     .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
     .addColumn('kind', 'varchar(64)', (c) => c.notNull())
     .addColumn('ref', 'varchar(200)', (c) => c.notNull())

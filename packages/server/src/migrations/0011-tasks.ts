@@ -3,7 +3,8 @@ import { sql, type Kysely } from 'kysely';
 // Scan and print tasks (docs/tasks.md): one table for the life every task shares, the items a
 // scan produces, and the box events already applied (a duplicate changes nothing).
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.createTable('tasks')
+  await db.schema
+    .createTable('tasks')
     .addColumn('uuid', 'varchar(64)', (c) => c.primaryKey())
     .addColumn('kind', 'varchar(16)', (c) => c.notNull())
     .addColumn('app_id', 'varchar(64)', (c) => c.notNull().references('applications.id'))
@@ -30,11 +31,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   // docs/api.md, "Scan task": at most one scan per device at a time. A partial unique index makes the
   // lock one atomic insert on both engines: no read-then-write race.
-  await sql`CREATE UNIQUE INDEX tasks_one_active_scan ON tasks (device_uuid) WHERE kind = 'scan' AND state <> 'ended'`.execute(db);
+  await sql`CREATE UNIQUE INDEX tasks_one_active_scan ON tasks (device_uuid) WHERE kind = 'scan' AND state <> 'ended'`.execute(
+    db,
+  );
   await db.schema.createIndex('tasks_device_idx').on('tasks').columns(['device_uuid', 'state']).execute();
   await db.schema.createIndex('tasks_app_idx').on('tasks').columns(['app_id', 'kind', 'created_at']).execute();
 
-  await db.schema.createTable('scan_items')
+  await db.schema
+    .createTable('scan_items')
     .addColumn('task_uuid', 'varchar(64)', (c) => c.notNull().references('tasks.uuid').onDelete('cascade'))
     .addColumn('item_id', 'integer', (c) => c.notNull())
     /** Number of pages (scanned sides) and where they sit in the stack, JSON [{paper_number,page_number,front}]. */
@@ -50,7 +54,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('scan_items_pk', ['task_uuid', 'item_id'])
     .execute();
 
-  await db.schema.createTable('box_events')
+  await db.schema
+    .createTable('box_events')
     .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
     .addColumn('task_uuid', 'varchar(64)', (c) => c.notNull().references('tasks.uuid').onDelete('cascade'))
     .addColumn('seq', 'integer', (c) => c.notNull())

@@ -3,7 +3,8 @@ import { sql, type Kysely } from 'kysely';
 // The applications' public keys for end-to-end encrypted scans (docs/encryption.md, "Keys").
 // Every key registered stays: a scan task keeps the key it was created with.
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.createTable('e2e_keys')
+  await db.schema
+    .createTable('e2e_keys')
     .addColumn('app_id', 'varchar(64)', (c) => c.notNull().references('applications.id'))
     .addColumn('kid', 'varchar(16)', (c) => c.notNull())
     .addColumn('public_key', 'varchar(64)', (c) => c.notNull())

@@ -5,7 +5,8 @@ import type { Kysely } from 'kysely';
 // recognition has: the address and the scan it serves, the batches received (de-duplication),
 // the pages (scan order, reading) and the application's card templates.
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.createTable('recognitions')
+  await db.schema
+    .createTable('recognitions')
     .addColumn('task_uuid', 'varchar(64)', (c) => c.primaryKey().references('tasks.uuid').onDelete('cascade'))
     /** The unguessable part of direct_addr ({public URL}/direct/{token}). */
     .addColumn('token', 'varchar(64)', (c) => c.notNull().unique())
@@ -24,7 +25,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('progress', 'integer', (c) => c.notNull().defaultTo(0))
     .execute();
 
-  await db.schema.createTable('recognition_batches')
+  await db.schema
+    .createTable('recognition_batches')
     .addColumn('task_uuid', 'varchar(64)', (c) => c.notNull().references('tasks.uuid').onDelete('cascade'))
     .addColumn('batch', 'integer', (c) => c.notNull())
     .addColumn('webhook_id', 'varchar(200)', (c) => c.notNull())
@@ -33,7 +35,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('recognition_batches_pk', ['task_uuid', 'batch'])
     .execute();
 
-  await db.schema.createTable('recognition_pages')
+  await db.schema
+    .createTable('recognition_pages')
     .addColumn('task_uuid', 'varchar(64)', (c) => c.notNull().references('tasks.uuid').onDelete('cascade'))
     /** Position in scan order, from 1. */
     .addColumn('seq', 'integer', (c) => c.notNull())
@@ -50,7 +53,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('recognition_pages_pk', ['task_uuid', 'seq'])
     .execute();
 
-  await db.schema.createTable('card_templates')
+  await db.schema
+    .createTable('card_templates')
     .addColumn('app_id', 'varchar(64)', (c) => c.notNull().references('applications.id'))
     /** The layout id (8 hex digits), printed in every side's strip. */
     .addColumn('template_id', 'varchar(16)', (c) => c.notNull())

@@ -5,7 +5,8 @@ import type { Kysely } from 'kysely';
 // One row per signed-out session (a digest of its CSRF token, which is unique to it) until
 // the session would have expired anyway.
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.createTable('console_signouts')
+  await db.schema
+    .createTable('console_signouts')
     .addColumn('session', 'varchar(64)', (c) => c.primaryKey())
     .addColumn('expires_at', 'bigint', (c) => c.notNull())
     .execute();

@@ -7,7 +7,8 @@ import { PostgresAdapter } from 'kysely';
 // hand at the SQL prompt) cannot rewrite who changed what. Not tied to the task's row: the trail
 // outlives the task's expiry (its page images and readings are destroyed with the task).
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.createTable('recognition_corrections')
+  await db.schema
+    .createTable('recognition_corrections')
     .addColumn('task_uuid', 'varchar(64)', (c) => c.notNull())
     .addColumn('app_id', 'varchar(64)', (c) => c.notNull())
     /** The student's place in scan order, from 1 (as the review items number them). */
@@ -27,7 +28,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('callback_id', 'varchar(64)', (c) => c.notNull())
     .addPrimaryKeyConstraint('recognition_corrections_pk', ['task_uuid', 'student', 'revision'])
     .execute();
-  await db.schema.createIndex('recognition_corrections_app').on('recognition_corrections').columns(['app_id', 'task_uuid']).execute();
+  await db.schema
+    .createIndex('recognition_corrections_app')
+    .on('recognition_corrections')
+    .columns(['app_id', 'task_uuid'])
+    .execute();
 
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
     await sql`CREATE FUNCTION recognition_corrections_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -44,5 +49,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropTable('recognition_corrections').execute();
-  if (db.getExecutor().adapter instanceof PostgresAdapter) await sql`DROP FUNCTION IF EXISTS recognition_corrections_append_only()`.execute(db);
+  if (db.getExecutor().adapter instanceof PostgresAdapter)
+    await sql`DROP FUNCTION IF EXISTS recognition_corrections_append_only()`.execute(db);
 }

@@ -4,12 +4,14 @@ import type { Kysely } from 'kysely';
 // and per device and topic (online, printer, scanner) the state last reported, against which a
 // settled change is compared so that each change is reported once.
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.createTable('device_callbacks')
+  await db.schema
+    .createTable('device_callbacks')
     .addColumn('app_id', 'varchar(64)', (c) => c.primaryKey().references('applications.id'))
     .addColumn('url', 'varchar(200)', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createTable('device_reported')
+  await db.schema
+    .createTable('device_reported')
     .addColumn('device_uuid', 'varchar(64)', (c) => c.notNull())
     .addColumn('topic', 'varchar(16)', (c) => c.notNull())
     /** The reported state, JSON (modules/device-events/snapshot.ts). */

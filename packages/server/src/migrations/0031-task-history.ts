@@ -3,7 +3,8 @@ import type { Kysely } from 'kysely';
 // Every task's history (docs/tasks.md, "History"): an append-only timeline of what happened and
 // who said so. Rows go with their task (cascade), so the history expires with it.
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.createTable('task_history')
+  await db.schema
+    .createTable('task_history')
     /** Time-ordered within a node (tasks/history.ts): the timeline's order. */
     .addColumn('id', 'varchar(40)', (c) => c.primaryKey())
     .addColumn('task_uuid', 'varchar(64)', (c) => c.notNull().references('tasks.uuid').onDelete('cascade'))

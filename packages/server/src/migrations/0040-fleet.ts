@@ -4,7 +4,8 @@ import type { Kysely } from 'kysely';
 // in waves and each box's place in one, labels that select boxes, and each box's recent history
 // (connects, disconnects, updates, errors).
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.createTable('releases')
+  await db.schema
+    .createTable('releases')
     .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
     .addColumn('version', 'varchar(40)', (c) => c.notNull())
     .addColumn('platform', 'varchar(40)', (c) => c.notNull())
@@ -15,9 +16,15 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('signature', 'varchar(200)', (c) => c.notNull())
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('releases_version_idx').on('releases').columns(['version', 'platform']).unique().execute();
+  await db.schema
+    .createIndex('releases_version_idx')
+    .on('releases')
+    .columns(['version', 'platform'])
+    .unique()
+    .execute();
 
-  await db.schema.createTable('rollouts')
+  await db.schema
+    .createTable('rollouts')
     .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
     .addColumn('release_id', 'varchar(64)', (c) => c.notNull().references('releases.id'))
     /** running, done (every wave went through), stopped (a wave failed), canceled (operator). */
@@ -39,7 +46,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('ended_at', 'bigint')
     .execute();
 
-  await db.schema.createTable('rollout_boxes')
+  await db.schema
+    .createTable('rollout_boxes')
     .addColumn('rollout_id', 'varchar(64)', (c) => c.notNull().references('rollouts.id').onDelete('cascade'))
     .addColumn('device_uuid', 'varchar(64)', (c) => c.notNull())
     .addColumn('wave', 'integer', (c) => c.notNull())
@@ -49,16 +57,22 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint('rollout_boxes_pk', ['rollout_id', 'device_uuid'])
     .execute();
-  await db.schema.createIndex('rollout_boxes_device_idx').on('rollout_boxes').columns(['device_uuid', 'state']).execute();
+  await db.schema
+    .createIndex('rollout_boxes_device_idx')
+    .on('rollout_boxes')
+    .columns(['device_uuid', 'state'])
+    .execute();
 
-  await db.schema.createTable('device_labels')
+  await db.schema
+    .createTable('device_labels')
     .addColumn('device_uuid', 'varchar(64)', (c) => c.notNull().references('devices.uuid').onDelete('cascade'))
     .addColumn('label', 'varchar(64)', (c) => c.notNull())
     .addPrimaryKeyConstraint('device_labels_pk', ['device_uuid', 'label'])
     .execute();
   await db.schema.createIndex('device_labels_label_idx').on('device_labels').columns(['label']).execute();
 
-  await db.schema.createTable('device_history')
+  await db.schema
+    .createTable('device_history')
     /** Time-ordered within a node, like task_history ids: the timeline's order. */
     .addColumn('id', 'varchar(40)', (c) => c.primaryKey())
     .addColumn('device_uuid', 'varchar(64)', (c) => c.notNull())
@@ -67,9 +81,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('what', 'varchar(16)', (c) => c.notNull())
     .addColumn('detail', 'text')
     .execute();
-  await db.schema.createIndex('device_history_device_idx').on('device_history').columns(['device_uuid', 'at']).execute();
+  await db.schema
+    .createIndex('device_history_device_idx')
+    .on('device_history')
+    .columns(['device_uuid', 'at'])
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const t of ['device_history', 'device_labels', 'rollout_boxes', 'rollouts', 'releases']) await db.schema.dropTable(t).execute();
+  for (const t of ['device_history', 'device_labels', 'rollout_boxes', 'rollouts', 'releases'])
+    await db.schema.dropTable(t).execute();
 }

@@ -14,31 +14,60 @@ test('a started server has a handler for every event, request and job every kind
   const t = await startTestServer();
   try {
     const { kinds, lifecycle } = t.server.services;
-    assert.deepEqual([...kinds.wiring.keys()], TASK_KINDS.map((k) => k.kind));
+    assert.deepEqual(
+      [...kinds.wiring.keys()],
+      TASK_KINDS.map((k) => k.kind),
+    );
     for (const k of TASK_KINDS) {
       const w = kinds.wiring.get(k.kind)!;
       assert.doesNotThrow(() => checkWiring(k, w));
       for (const e of k.events) assert.equal(typeof w.events[e], 'function', `${k.kind}: ${e}`);
       for (const q of k.requests) assert.equal(typeof w.requests[q], 'function', `${k.kind}: ${q}`);
       for (const job of k.jobs) {
-        assert.ok(kinds.jobs.some((h) => h.kind === job), `${k.kind}: ${job} handed to the runner`);
-        assert.throws(() => t.server.jobRunner.register({ kind: job, concurrency: 1, leaseMs: 1, run: async () => ({ next: 'done' }) }), /registered already/, `${k.kind}: the runner has ${job}`);
+        assert.ok(
+          kinds.jobs.some((h) => h.kind === job),
+          `${k.kind}: ${job} handed to the runner`,
+        );
+        assert.throws(
+          () =>
+            t.server.jobRunner.register({ kind: job, concurrency: 1, leaseMs: 1, run: async () => ({ next: 'done' }) }),
+          /registered already/,
+          `${k.kind}: the runner has ${job}`,
+        );
       }
       assert.equal(typeof w.hooks.end, 'function');
     }
     assert.ok(lifecycle, 'the lifecycle holds the hooks');
-  } finally { await t.close(); }
+  } finally {
+    await t.close();
+  }
 });
 
-test('the kinds between them declare the protocol\'s box events, requests, job commands and transition rows, each once', () => {
-  const all = <T extends string>(pick: (k: (typeof TASK_KINDS)[number]) => readonly T[]) => TASK_KINDS.flatMap((k) => [...pick(k)]).sort();
+test("the kinds between them declare the protocol's box events, requests, job commands and transition rows, each once", () => {
+  const all = <T extends string>(pick: (k: (typeof TASK_KINDS)[number]) => readonly T[]) =>
+    TASK_KINDS.flatMap((k) => [...pick(k)]).sort();
   assert.deepEqual(TASK_KINDS.map((k) => k.kind).sort(), [...TaskKind].sort(), 'one declaration per task kind');
-  assert.deepEqual(all((k) => k.events), Object.keys(JobEventData).sort());
-  assert.deepEqual(all((k) => k.requests), Object.keys(BoxRequestParams).sort());
+  assert.deepEqual(
+    all((k) => k.events),
+    Object.keys(JobEventData).sort(),
+  );
+  assert.deepEqual(
+    all((k) => k.requests),
+    Object.keys(BoxRequestParams).sort(),
+  );
   // events.ack and reply belong to the box link itself, not to a kind.
-  assert.deepEqual(all((k) => k.commands), Object.keys(JobCommandParams).filter((c) => c !== 'events.ack' && c !== 'reply').sort());
+  assert.deepEqual(
+    all((k) => k.commands),
+    Object.keys(JobCommandParams)
+      .filter((c) => c !== 'events.ack' && c !== 'reply')
+      .sort(),
+  );
   for (const k of TASK_KINDS) {
-    assert.deepEqual(k.transitions, TRANSITIONS.filter((t) => t.kinds.includes(k.kind)), `${k.kind}: its rows of the table`);
+    assert.deepEqual(
+      k.transitions,
+      TRANSITIONS.filter((t) => t.kinds.includes(k.kind)),
+      `${k.kind}: its rows of the table`,
+    );
     for (const e of k.events) assert.ok(e.startsWith(`${k.kind}.`), `${k.kind} declares ${e}`);
     for (const c of k.callbacks) assert.ok(c.startsWith(`${k.kind}.`), `${k.kind} sends ${c}`);
   }
@@ -53,10 +82,24 @@ test('the kinds between them declare the protocol\'s box events, requests, job c
 test('a declaration whose handlers do not match it is refused', () => {
   const [scan] = TASK_KINDS;
   const hooks = { end: async () => undefined, dropOnBox: async () => undefined };
-  assert.throws(() => checkWiring(scan, { hooks, events: { 'scan.item': async () => undefined }, requests: {}, jobs: [] }),
-    /task kind scan: box events declared without a handler: scan.finished/);
-  assert.throws(() => checkWiring({ ...scan, events: [], requests: [] }, { hooks, events: { 'scan.item': async () => undefined }, requests: {}, jobs: [] }),
-    /task kind scan: box events handled but not declared: scan.item/);
-  assert.throws(() => checkWiring({ ...scan, events: [], requests: [], jobs: ['scan.tidy'] }, { hooks, events: {}, requests: {}, jobs: [] }),
-    /task kind scan: jobs declared without a handler: scan.tidy/);
+  assert.throws(
+    () => checkWiring(scan, { hooks, events: { 'scan.item': async () => undefined }, requests: {}, jobs: [] }),
+    /task kind scan: box events declared without a handler: scan.finished/,
+  );
+  assert.throws(
+    () =>
+      checkWiring(
+        { ...scan, events: [], requests: [] },
+        { hooks, events: { 'scan.item': async () => undefined }, requests: {}, jobs: [] },
+      ),
+    /task kind scan: box events handled but not declared: scan.item/,
+  );
+  assert.throws(
+    () =>
+      checkWiring(
+        { ...scan, events: [], requests: [], jobs: ['scan.tidy'] },
+        { hooks, events: {}, requests: {}, jobs: [] },
+      ),
+    /task kind scan: jobs declared without a handler: scan.tidy/,
+  );
 });

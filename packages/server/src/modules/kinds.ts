@@ -17,7 +17,9 @@ export const TASK_KINDS = [scanKind, printKind, recognitionKind] as const;
 
 type AnyKind = TaskKindModule<TaskKind, unknown>;
 /** Each kind's service, by kind. */
-export type KindServices = { [M in (typeof TASK_KINDS)[number] as M['kind']]: M extends TaskKindModule<TaskKind, infer S> ? S : never };
+export type KindServices = {
+  [M in (typeof TASK_KINDS)[number] as M['kind']]: M extends TaskKindModule<TaskKind, infer S> ? S : never;
+};
 
 export interface BuiltKinds {
   services: KindServices;
@@ -37,12 +39,20 @@ export interface BuiltKinds {
  * it does not declare) stops the server here: the declaration is what the docs and the
  * tests read.
  */
-export function buildKinds(ctx: KindContext, events: JobEventRouter, requests: BoxRequestRouter, kinds: readonly AnyKind[] = TASK_KINDS): BuiltKinds {
+export function buildKinds(
+  ctx: KindContext,
+  events: JobEventRouter,
+  requests: BoxRequestRouter,
+  kinds: readonly AnyKind[] = TASK_KINDS,
+): BuiltKinds {
   const built: Partial<Record<TaskKind, unknown>> = {};
   const pending = [...kinds];
   while (pending.length > 0) {
     const next = pending.findIndex((m) => m.needs.every((n) => n in built));
-    if (next < 0) throw new Error(`task kinds that need each other or a kind not listed: ${pending.map((m) => `${m.kind} needs ${m.needs.join(', ')}`).join('; ')}`);
+    if (next < 0)
+      throw new Error(
+        `task kinds that need each other or a kind not listed: ${pending.map((m) => `${m.kind} needs ${m.needs.join(', ')}`).join('; ')}`,
+      );
     const [m] = pending.splice(next, 1) as [AnyKind];
     built[m.kind] = m.build(ctx, built);
   }
@@ -61,8 +71,13 @@ export function buildKinds(ctx: KindContext, events: JobEventRouter, requests: B
     if (w.close) closes.push(w.close);
   }
   return {
-    services: built as KindServices, serviceOf: (kind) => built[kind], wiring, jobs,
-    close: async () => { for (const c of closes) await c(); },
+    services: built as KindServices,
+    serviceOf: (kind) => built[kind],
+    wiring,
+    jobs,
+    close: async () => {
+      for (const c of closes) await c();
+    },
   };
 }
 
@@ -72,16 +87,28 @@ export function checkWiring(m: AnyKind, w: KindWiring): void {
     const missing = declared.filter((x) => !handled.includes(x));
     const extra = handled.filter((x) => !declared.includes(x));
     if (missing.length > 0 || extra.length > 0) {
-      throw new Error(`task kind ${m.kind}: ${what}${missing.length ? ` declared without a handler: ${missing.join(', ')}` : ''}${extra.length ? ` handled but not declared: ${extra.join(', ')}` : ''}`);
+      throw new Error(
+        `task kind ${m.kind}: ${what}${missing.length ? ` declared without a handler: ${missing.join(', ')}` : ''}${extra.length ? ` handled but not declared: ${extra.join(', ')}` : ''}`,
+      );
     }
   };
   same('box events', m.events, Object.keys(w.events));
   same('box requests', m.requests, Object.keys(w.requests));
-  same('jobs', m.jobs, w.jobs.map((j) => j.kind));
+  same(
+    'jobs',
+    m.jobs,
+    w.jobs.map((j) => j.kind),
+  );
 }
 
 /** Registers one kind's API routes (`routes`) or its routes with credentials of their own
  *  (`publicRoutes`), with its built service. */
-export async function registerKindRoutes(m: AnyKind, which: 'routes' | 'publicRoutes', app: FastifyInstance, services: { kinds: BuiltKinds }, ctx: KindRouteContext): Promise<void> {
+export async function registerKindRoutes(
+  m: AnyKind,
+  which: 'routes' | 'publicRoutes',
+  app: FastifyInstance,
+  services: { kinds: BuiltKinds },
+  ctx: KindRouteContext,
+): Promise<void> {
   await m[which]?.(app, services.kinds.serviceOf(m.kind), ctx);
 }

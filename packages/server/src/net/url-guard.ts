@@ -21,7 +21,15 @@ export const MAX_URL_LENGTH = MAX_URL_CHARS;
  * task credentials; 169.254.170.23 / fd00:ec2::23: EKS pod identity; fd00:ec2::254: AWS IPv6
  * metadata; 100.100.100.200: Alibaba Cloud; 168.63.129.16: Azure WireServer.
  */
-const METADATA = new Set(['169.254.169.254', '169.254.170.2', '169.254.170.23', '100.100.100.200', '168.63.129.16', 'fd00:ec2::254', 'fd00:ec2::23']);
+const METADATA = new Set([
+  '169.254.169.254',
+  '169.254.170.2',
+  '169.254.170.23',
+  '100.100.100.200',
+  '168.63.129.16',
+  'fd00:ec2::254',
+  'fd00:ec2::23',
+]);
 
 export interface UrlGuardOptions {
   /** BOXHUB_ALLOW_PRIVATE_NETWORKS=1: private, loopback and link-local targets are allowed. */
@@ -29,14 +37,15 @@ export interface UrlGuardOptions {
   maxLength?: number;
 }
 
-export type UrlProblem =
-  | { kind: 'syntax'; reason: string }
-  | { kind: 'blocked'; reason: string };
+export type UrlProblem = { kind: 'syntax'; reason: string } | { kind: 'blocked'; reason: string };
 
 /** Thrown when a connection would reach an address the policy refuses. */
 export class BlockedAddressError extends Error {
   readonly code = 'BOXHUB_BLOCKED_ADDRESS';
-  constructor(message: string) { super(message); this.name = 'BlockedAddressError'; }
+  constructor(message: string) {
+    super(message);
+    this.name = 'BlockedAddressError';
+  }
 }
 
 function stripBrackets(host: string): string {
@@ -78,20 +87,33 @@ function words(addr: ipaddr.IPv6): Words {
 function embeddedV4s(addr: ipaddr.IPv6, range: string): ipaddr.IPv4[] {
   const p = words(addr);
   switch (range) {
-    case 'ipv4Mapped': case 'rfc6145': case 'ipv4Compatible': case 'nat64': return [v4(p[6], p[7])];
+    case 'ipv4Mapped':
+    case 'rfc6145':
+    case 'ipv4Compatible':
+    case 'nat64':
+      return [v4(p[6], p[7])];
     case 'nat64LocalUse': {
       // Bytes 6, 7 and 9-12; byte 8 (bits 64-71) is always zero in RFC 6052 forms, so it is skipped.
       const by = addr.toByteArray();
       const run = [...by.slice(6, 8), ...by.slice(9, 13)];
-      return [new ipaddr.IPv4(run.slice(0, 4)), new ipaddr.IPv4(run.slice(1, 5)), new ipaddr.IPv4(run.slice(2, 6)), v4(p[6], p[7])];
+      return [
+        new ipaddr.IPv4(run.slice(0, 4)),
+        new ipaddr.IPv4(run.slice(1, 5)),
+        new ipaddr.IPv4(run.slice(2, 6)),
+        v4(p[6], p[7]),
+      ];
     }
-    case '6to4': return [v4(p[1], p[2])];
-    case 'teredo': return [v4(p[2], p[3]), v4(p[6] ^ 0xffff, p[7] ^ 0xffff)];
-    default: return [];
+    case '6to4':
+      return [v4(p[1], p[2])];
+    case 'teredo':
+      return [v4(p[2], p[3]), v4(p[6] ^ 0xffff, p[7] ^ 0xffff)];
+    default:
+      return [];
   }
 }
 
-const isMetadata = (a: ipaddr.IPv4 | ipaddr.IPv6): boolean => METADATA.has(a.toString()) || METADATA.has(a.toNormalizedString());
+const isMetadata = (a: ipaddr.IPv4 | ipaddr.IPv6): boolean =>
+  METADATA.has(a.toString()) || METADATA.has(a.toNormalizedString());
 
 /**
  * Why an address may not be contacted, or undefined when it may. Only 'unicast' (public)
@@ -101,7 +123,11 @@ const isMetadata = (a: ipaddr.IPv4 | ipaddr.IPv6): boolean => METADATA.has(a.toS
  */
 export function addressProblem(ip: string, allowPrivateNetworks: boolean): string | undefined {
   let addr: ipaddr.IPv4 | ipaddr.IPv6;
-  try { addr = ipaddr.parse(stripBrackets(ip).replace(/%.*/s, '')); } catch { return `'${ip}' is not an IP address`; }
+  try {
+    addr = ipaddr.parse(stripBrackets(ip).replace(/%.*/s, ''));
+  } catch {
+    return `'${ip}' is not an IP address`;
+  }
   if (addr instanceof ipaddr.IPv4) {
     if (isMetadata(addr)) return `${ip} is a cloud metadata address`;
     if (allowPrivateNetworks) return undefined;
@@ -126,15 +152,21 @@ export function addressProblem(ip: string, allowPrivateNetworks: boolean): strin
 export function urlSyntaxProblem(raw: string, maxLength = MAX_URL_LENGTH): string | undefined {
   if (urlChars(raw) > maxLength) return `URL is longer than ${maxLength} characters`;
   let u: URL;
-  try { u = new URL(raw); } catch { return 'not a valid absolute URL'; }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return `scheme must be http or https, got '${u.protocol.replace(/:$/, '')}'`;
+  try {
+    u = new URL(raw);
+  } catch {
+    return 'not a valid absolute URL';
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    return `scheme must be http or https, got '${u.protocol.replace(/:$/, '')}'`;
   if (!u.hostname) return 'URL has no host';
   if (u.username || u.password) return 'URL must not contain credentials';
   return undefined;
 }
 
 export type Resolver = (host: string) => Promise<string[]>;
-const systemResolver: Resolver = async (host) => (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address);
+const systemResolver: Resolver = async (host) =>
+  (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 export class UrlGuard {
   readonly allowPrivateNetworks: boolean;
@@ -156,7 +188,9 @@ export class UrlGuard {
       return p ? { kind: 'blocked', reason: p } : undefined;
     }
     let addrs: string[];
-    try { addrs = await this.resolve(host); } catch (e) {
+    try {
+      addrs = await this.resolve(host);
+    } catch (e) {
       return { kind: 'syntax', reason: `host '${host}' does not resolve (${errnoCode(e) ?? messageOf(e)})` };
     }
     for (const a of addrs) {

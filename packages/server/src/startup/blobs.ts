@@ -19,21 +19,45 @@ export interface OpenedBlobs {
   local: LocalBlobStore | undefined;
 }
 
-export async function openBlobs(config: Config, clock: Clock, log: Logger, cleanup: Cleanup, baseUrl: () => string): Promise<OpenedBlobs> {
+export async function openBlobs(
+  config: Config,
+  clock: Clock,
+  log: Logger,
+  cleanup: Cleanup,
+  baseUrl: () => string,
+): Promise<OpenedBlobs> {
   if (config.s3) {
     const s3 = config.s3;
     const store = new S3BlobStore({
-      target: { endpoint: s3.endpoint, region: s3.region, bucket: s3.bucket, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, pathStyle: s3.pathStyle },
-      clock, spoolDir: join(config.dataDir, 'spool'),
+      target: {
+        endpoint: s3.endpoint,
+        region: s3.region,
+        bucket: s3.bucket,
+        accessKeyId: s3.accessKeyId,
+        secretAccessKey: s3.secretAccessKey,
+        pathStyle: s3.pathStyle,
+      },
+      clock,
+      spoolDir: join(config.dataDir, 'spool'),
     });
     cleanup.push(() => store.close());
-    log.info({ endpoint: s3.endpoint, bucket: s3.bucket, region: s3.region, pathStyle: s3.pathStyle }, 'blobs are stored in S3');
+    log.info(
+      { endpoint: s3.endpoint, bucket: s3.bucket, region: s3.region, pathStyle: s3.pathStyle },
+      'blobs are stored in S3',
+    );
     return { blobs: store, local: undefined };
   }
   // Made here, owner-only: the file server wants its root to exist.
-  try { mkdirSync(join(config.dataDir, 'blobs'), { recursive: true, mode: 0o700 }); } catch (e) { throw dataDirError(e, config.dataDir); }
+  try {
+    mkdirSync(join(config.dataDir, 'blobs'), { recursive: true, mode: 0o700 });
+  } catch (e) {
+    throw dataDirError(e, config.dataDir);
+  }
   const local = new LocalBlobStore({
-    root: join(config.dataDir, 'blobs'), secret: config.blobSecret ?? await blobSecret(config.dataDir), baseUrl, clock,
+    root: join(config.dataDir, 'blobs'),
+    secret: config.blobSecret ?? (await blobSecret(config.dataDir)),
+    baseUrl,
+    clock,
   });
   return { blobs: local, local };
 }

@@ -18,11 +18,14 @@ import type { Cleanup } from './cleanup.ts';
 const REFUSED_MESSAGES: Record<RefusalReason, string> = {
   connect_rate: 'box link: too many connection attempts from this address; refusing them until the window ends',
   packet_size: 'box link: packet over BOXHUB_MQTT_MAX_PACKET_BYTES or malformed; connection closed',
-  admission_busy: 'box link: as many logins being checked as BOXHUB_MQTT_ADMIT_CONCURRENCY; '
-    + 'refusing more with CONNACK 3 (boxes back off)',
-  admission_rate: 'box link: logins over BOXHUB_MQTT_ADMIT_RATE a second; refusing more with CONNACK 3 (boxes back off)',
-  admission_lag: 'box link: the event loop runs later than BOXHUB_MQTT_ADMIT_MAX_LAG_MS; '
-    + 'refusing logins with CONNACK 3 (boxes back off)',
+  admission_busy:
+    'box link: as many logins being checked as BOXHUB_MQTT_ADMIT_CONCURRENCY; ' +
+    'refusing more with CONNACK 3 (boxes back off)',
+  admission_rate:
+    'box link: logins over BOXHUB_MQTT_ADMIT_RATE a second; refusing more with CONNACK 3 (boxes back off)',
+  admission_lag:
+    'box link: the event loop runs later than BOXHUB_MQTT_ADMIT_MAX_LAG_MS; ' +
+    'refusing logins with CONNACK 3 (boxes back off)',
 };
 
 /** How often the embedded broker's open sessions are checked against changed credentials. */
@@ -53,7 +56,11 @@ export interface StartedBroker {
 export async function startBroker(d: BrokerStepDeps): Promise<StartedBroker> {
   const { config, repos, clock, log, cleanup } = d;
   if (config.mqttUrl) {
-    const external = await ExternalBroker.connect(config.mqttUrl, config.nodeId, { shareGroup: config.mqttShareGroup }).catch((e: unknown) => { throw brokerError(e); });
+    const external = await ExternalBroker.connect(config.mqttUrl, config.nodeId, {
+      shareGroup: config.mqttShareGroup,
+    }).catch((e: unknown) => {
+      throw brokerError(e);
+    });
     // A broker found lacking after a reconnect: nothing more goes through it, and the service
     // stops (`boxhub serve` exits 1 with the message; docs/box-protocol-broker.md, "Brokers").
     external.onUnfit((e) => {
@@ -97,7 +104,16 @@ export async function startBroker(d: BrokerStepDeps): Promise<StartedBroker> {
       // at most one a second for logins refused by admission control.
       if (r.first) log.warn({ address: r.address, bytes: r.bytes }, REFUSED_MESSAGES[reason]);
     },
-  }).catch((e: unknown) => { throw listenError(e, 'the box link (the embedded MQTT broker)', config.mqttHost, config.mqttPort, 'BOXHUB_MQTT_PORT', 'BOXHUB_MQTT_HOST'); });
+  }).catch((e: unknown) => {
+    throw listenError(
+      e,
+      'the box link (the embedded MQTT broker)',
+      config.mqttHost,
+      config.mqttPort,
+      'BOXHUB_MQTT_PORT',
+      'BOXHUB_MQTT_HOST',
+    );
+  });
   const broker = embedded;
   cleanup.push(() => broker.close());
   const watch = setInterval(() => void sessionWatch.check(), SESSION_WATCH_MS);
@@ -105,5 +121,12 @@ export async function startBroker(d: BrokerStepDeps): Promise<StartedBroker> {
   cleanup.push(async () => clearInterval(watch));
   // This process is the broker, so nobody is connected yet, whatever was recorded before.
   const markedOffline = await repos.devices.markAllOffline(clock.now());
-  return { broker, mqttUrl: broker.listenUrl ?? '', markedOffline, onLogin: (l) => { loginListener = l; } };
+  return {
+    broker,
+    mqttUrl: broker.listenUrl ?? '',
+    markedOffline,
+    onLogin: (l) => {
+      loginListener = l;
+    },
+  };
 }

@@ -5,11 +5,15 @@ export class Cleanup {
   private closing: Promise<void> | undefined;
 
   /** Closed before everything pushed earlier. */
-  push(step: () => Promise<void>): void { this.steps.unshift(step); }
+  push(step: () => Promise<void>): void {
+    this.steps.unshift(step);
+  }
 
   /** Runs every step once, newest first; a failing step does not stop the others. */
   close(): Promise<void> {
-    this.closing ??= (async () => { for (const step of this.steps) await step().catch(() => undefined); })();
+    this.closing ??= (async () => {
+      for (const step of this.steps) await step().catch(() => undefined);
+    })();
     return this.closing;
   }
 }

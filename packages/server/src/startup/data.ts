@@ -11,25 +11,52 @@ import { createRepositories, type Repositories } from '../services.ts';
 import { databaseError, dataDirError, StartupError } from '../startup-error.ts';
 import type { Cleanup } from './cleanup.ts';
 
-export interface OpenedData { box: SecretBox; db: Db; repos: Repositories }
+export interface OpenedData {
+  box: SecretBox;
+  db: Db;
+  repos: Repositories;
+}
 
-export async function openData(config: Config, log: Logger, cleanup: Cleanup, pgSchema: string | undefined): Promise<OpenedData> {
+export async function openData(
+  config: Config,
+  log: Logger,
+  cleanup: Cleanup,
+  pgSchema: string | undefined,
+): Promise<OpenedData> {
   // The data directory holds the SQLite database, the default key file and demo.json, whatever
   // the database engine.
   let box: SecretBox;
-  try { box = openSecretBox(config); } catch (e) {
-    if (e instanceof SecretKeyError) throw new StartupError(e.message, config.secretKey.kind === 'env' ? 'BOXHUB_SECRET_KEY' : 'BOXHUB_SECRET_KEY_FILE', { cause: e });
+  try {
+    box = openSecretBox(config);
+  } catch (e) {
+    if (e instanceof SecretKeyError)
+      throw new StartupError(
+        e.message,
+        config.secretKey.kind === 'env' ? 'BOXHUB_SECRET_KEY' : 'BOXHUB_SECRET_KEY_FILE',
+        { cause: e },
+      );
     throw dataDirError(e, config.dataDir);
   }
   if (config.databaseUrl && config.secretKey.kind === 'file' && !config.secretKey.explicit) {
-    log.warn({ keyFile: config.secretKey.path }, 'DATABASE_URL is set and the secret key is this node\'s own file: every node and the CLI need the same key (BOXHUB_SECRET_KEY or BOXHUB_SECRET_KEY_FILE)');
+    log.warn(
+      { keyFile: config.secretKey.path },
+      "DATABASE_URL is set and the secret key is this node's own file: every node and the CLI need the same key (BOXHUB_SECRET_KEY or BOXHUB_SECRET_KEY_FILE)",
+    );
   }
   let db: Db;
   try {
-    db = await openConfiguredDb(config, pgSchema, (err) => log.warn({ err: err.message }, 'database connection lost; the pool opens another'));
-  } catch (e) { throw databaseError(dataDirError(e, config.dataDir), config.databaseUrl); }
+    db = await openConfiguredDb(config, pgSchema, (err) =>
+      log.warn({ err: err.message }, 'database connection lost; the pool opens another'),
+    );
+  } catch (e) {
+    throw databaseError(dataDirError(e, config.dataDir), config.databaseUrl);
+  }
   cleanup.push(() => db.close());
-  try { await migrate(db); } catch (e) { throw databaseError(dataDirError(e, config.dataDir), config.databaseUrl); }
+  try {
+    await migrate(db);
+  } catch (e) {
+    throw databaseError(dataDirError(e, config.dataDir), config.databaseUrl);
+  }
   const repos = createRepositories(db, box);
   const sealed = await checkSecretKey(repos.applications, box).catch((e: unknown) => {
     throw e instanceof SecretKeyError ? new StartupError(e.message, 'BOXHUB_SECRET_KEY', { cause: e }) : e;

@@ -52,26 +52,53 @@ export async function serveHttp(d: HttpStepDeps): Promise<ServingHttp> {
   let metricsUrl: string | undefined;
   if (config.metricsPort !== undefined) {
     const port = config.metricsPort;
-    const listener = await startMetricsListener({ host: config.metricsHost, port, token: config.metricsToken, metrics: d.metrics, brokerClients })
-      .catch((e: unknown) => { throw listenError(e, 'the metrics listener', config.metricsHost, port, 'BOXHUB_METRICS_PORT', 'BOXHUB_METRICS_HOST'); });
+    const listener = await startMetricsListener({
+      host: config.metricsHost,
+      port,
+      token: config.metricsToken,
+      metrics: d.metrics,
+      brokerClients,
+    }).catch((e: unknown) => {
+      throw listenError(
+        e,
+        'the metrics listener',
+        config.metricsHost,
+        port,
+        'BOXHUB_METRICS_PORT',
+        'BOXHUB_METRICS_HOST',
+      );
+    });
     metricsUrl = listener.url;
     cleanup.push(() => listener.close());
   }
   const { app, limits } = await buildApp({
-    credentialHooks: d.credentialHooks, secretBox: d.box,
-    db: d.db, services: d.services, metrics: d.metrics, logger: log, bodyLimit: config.bodyLimit, printBodyLimit: config.printBodyLimit, brokerClients, clock,
+    credentialHooks: d.credentialHooks,
+    secretBox: d.box,
+    db: d.db,
+    services: d.services,
+    metrics: d.metrics,
+    logger: log,
+    bodyLimit: config.bodyLimit,
+    printBodyLimit: config.printBodyLimit,
+    brokerClients,
+    clock,
     // The /blobs routes serve the local store only; with S3, URLs point at the bucket.
     ...(d.localBlobs ? { blobs: { store: d.localBlobs, clock, maxBytes: config.blobMaxBytes } } : {}),
     observability: { metricsOnMain: config.metricsPort === undefined, metricsToken: config.metricsToken },
-    rateLimits: config.rateLimits, trustProxy: config.trustProxy, operatorToken: config.operatorToken,
-    directMaxPageBytes: config.directMaxPageBytes, publicUrl: d.publicUrl,
+    rateLimits: config.rateLimits,
+    trustProxy: config.trustProxy,
+    operatorToken: config.operatorToken,
+    directMaxPageBytes: config.directMaxPageBytes,
+    publicUrl: d.publicUrl,
   });
   cleanup.push(() => app.close());
   const limitSweep = { shared: limits.shared, clock, log, intervalMs: RETENTION_SWEEP_MS };
   d.jobRunner.register(rateLimitSweep(limitSweep));
   await scheduleRateLimitSweep(d.jobs, limitSweep);
   d.jobRunner.start();
-  try { await app.listen({ port: config.port, host: config.host }); } catch (e) {
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (e) {
     throw listenError(e, 'the HTTP API', config.host, config.port, 'PORT', 'HOST');
   }
   const addr = app.server.address();

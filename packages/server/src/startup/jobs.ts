@@ -45,21 +45,46 @@ export async function registerJobs(d: JobStepDeps): Promise<CallbackRetentionDep
   jobRunner.register(services.rollouts.handler());
   // Stopped after the HTTP app (no new work) and before the database (it gives claims back);
   // the kinds' own work (recognition's engine threads) after the runner.
-  const callbackAgent = createGuardedAgent({ allowPrivateNetworks: config.allowPrivateNetworks, connectTimeoutMs: config.callbackTimeoutMs });
-  d.cleanup.push(async () => { await jobRunner.stop(); await callbackAgent.destroy(); await services.kinds.close(); });
-  jobRunner.register(callbackDelivery({
-    repo: d.repos.callbacks, jobs: d.jobRepo, clock, log,
-    transport: d.callbackTransport ?? undiciTransport(callbackAgent, { clock }),
-    settings: {
-      timeoutMs: config.callbackTimeoutMs, retryDelaysMs: config.callbackRetryDelaysMs, concurrency: config.callbackConcurrency,
-      perApplication: config.callbackPerApplication, nodeId: config.nodeId, leaseMarginMs: config.callbackClaimMarginMs,
-    },
-    metrics: {
-      attempt: (result, seconds) => { metrics.callbackAttempts.inc({ result }); metrics.callbackAttemptDuration.observe(seconds); },
-      final: (outcome) => metrics.callbackDeliveries.inc({ outcome }),
-    },
-  }));
-  const retention: CallbackRetentionDeps = { repo: d.repos.callbacks, clock, log, retentionMs: config.callbackRetentionMs, intervalMs: RETENTION_SWEEP_MS };
+  const callbackAgent = createGuardedAgent({
+    allowPrivateNetworks: config.allowPrivateNetworks,
+    connectTimeoutMs: config.callbackTimeoutMs,
+  });
+  d.cleanup.push(async () => {
+    await jobRunner.stop();
+    await callbackAgent.destroy();
+    await services.kinds.close();
+  });
+  jobRunner.register(
+    callbackDelivery({
+      repo: d.repos.callbacks,
+      jobs: d.jobRepo,
+      clock,
+      log,
+      transport: d.callbackTransport ?? undiciTransport(callbackAgent, { clock }),
+      settings: {
+        timeoutMs: config.callbackTimeoutMs,
+        retryDelaysMs: config.callbackRetryDelaysMs,
+        concurrency: config.callbackConcurrency,
+        perApplication: config.callbackPerApplication,
+        nodeId: config.nodeId,
+        leaseMarginMs: config.callbackClaimMarginMs,
+      },
+      metrics: {
+        attempt: (result, seconds) => {
+          metrics.callbackAttempts.inc({ result });
+          metrics.callbackAttemptDuration.observe(seconds);
+        },
+        final: (outcome) => metrics.callbackDeliveries.inc({ outcome }),
+      },
+    }),
+  );
+  const retention: CallbackRetentionDeps = {
+    repo: d.repos.callbacks,
+    clock,
+    log,
+    retentionMs: config.callbackRetentionMs,
+    intervalMs: RETENTION_SWEEP_MS,
+  };
   jobRunner.register(callbackRetention(retention));
   await scheduleRetention(d.jobs, retention);
   return retention;

@@ -45,7 +45,11 @@ for (const subject of subjects) {
     let offset = 0;
     const signedLongAgo = async <T>(sign: () => Promise<T>): Promise<T> => {
       offset = -2 * 3_600_000;
-      try { return await sign(); } finally { offset = 0; }
+      try {
+        return await sign();
+      } finally {
+        offset = 0;
+      }
     };
 
     before(async () => {
@@ -75,7 +79,12 @@ for (const subject of subjects) {
     test('an upload through the grant stores its bytes; the download link serves them as a named attachment', async () => {
       const key = `scan/${fresh()}/1.pdf`;
       const body = bytes(50_000);
-      const g = await store.uploadUrl(key, { size: body.length, md5: md5(body), contentType: PDF, expiresInMs: 900_000 });
+      const g = await store.uploadUrl(key, {
+        size: body.length,
+        md5: md5(body),
+        contentType: PDF,
+        expiresInMs: 900_000,
+      });
       assert.equal(g.method, 'PUT');
       assert.equal(g.headers['content-type'], PDF);
       assert.ok(Math.abs(g.expiresAt - (Date.now() + 900_000)) < 2000, 'expiresAt is when the grant ends');
@@ -116,9 +125,14 @@ for (const subject of subjects) {
     test('a download name that is not plain ASCII comes as an RFC 8187 filename* with an ASCII fallback', async () => {
       const key = `scan/${fresh()}/1.pdf`;
       await store.put(key, Buffer.from('%PDF-1.7'), { contentType: PDF });
-      const res = await fetch(await store.downloadUrl(key, { fileName: 'Über "scan".pdf', contentType: PDF, expiresInMs: 60_000 }));
+      const res = await fetch(
+        await store.downloadUrl(key, { fileName: 'Über "scan".pdf', contentType: PDF, expiresInMs: 60_000 }),
+      );
       assert.equal(res.status, 200);
-      assert.equal(res.headers.get('content-disposition'), 'attachment; filename="_ber _scan_.pdf"; filename*=UTF-8\'\'%C3%9Cber%20%22scan%22.pdf');
+      assert.equal(
+        res.headers.get('content-disposition'),
+        'attachment; filename="_ber _scan_.pdf"; filename*=UTF-8\'\'%C3%9Cber%20%22scan%22.pdf',
+      );
       await res.arrayBuffer();
     });
 
@@ -129,24 +143,46 @@ for (const subject of subjects) {
       for (const other of [bytes(4096, 2), bytes(4000, 1), bytes(4097, 1)]) {
         const key = `scan/${fresh()}/1.pdf`;
         const signed = bytes(4096, 1);
-        const g = await store.uploadUrl(key, { size: signed.length, md5: md5(signed), contentType: PDF, expiresInMs: 900_000 });
+        const g = await store.uploadUrl(key, {
+          size: signed.length,
+          md5: md5(signed),
+          contentType: PDF,
+          expiresInMs: 900_000,
+        });
         const res = await upload(g, other).catch((e: unknown) => e as Error);
         if (res instanceof Response) await res.arrayBuffer();
         const stat = await store.stat(key);
-        assert.ok(!(stat?.size === signed.length && stat.md5 === md5(signed)), `stat after ${other.length} other bytes: ${JSON.stringify(stat)}`);
+        assert.ok(
+          !(stat?.size === signed.length && stat.md5 === md5(signed)),
+          `stat after ${other.length} other bytes: ${JSON.stringify(stat)}`,
+        );
       }
     });
 
     test('a retried upload of the same bytes through a fresh grant succeeds and changes nothing', async () => {
       const key = `scan/${fresh()}/1.pdf`;
       const body = bytes(3000, 5);
-      const first = await store.uploadUrl(key, { size: body.length, md5: md5(body), contentType: PDF, expiresInMs: 900_000 });
+      const first = await store.uploadUrl(key, {
+        size: body.length,
+        md5: md5(body),
+        contentType: PDF,
+        expiresInMs: 900_000,
+      });
       const res = await upload(first, body);
       assert.equal(res.status, 200, await res.text());
       // The retry the way the box's uploader sends (agent transfer/upload.ts): undici, the
       // grant's headers plus its own Content-Length, the body streamed.
-      const again = await store.uploadUrl(key, { size: body.length, md5: md5(body), contentType: PDF, expiresInMs: 900_000 });
-      const r2 = await request(again.url, { method: 'PUT', headers: { ...again.headers, 'content-length': String(body.length) }, body: Readable.from([body.subarray(0, 1000), body.subarray(1000)]) });
+      const again = await store.uploadUrl(key, {
+        size: body.length,
+        md5: md5(body),
+        contentType: PDF,
+        expiresInMs: 900_000,
+      });
+      const r2 = await request(again.url, {
+        method: 'PUT',
+        headers: { ...again.headers, 'content-length': String(body.length) },
+        body: Readable.from([body.subarray(0, 1000), body.subarray(1000)]),
+      });
       assert.equal(r2.statusCode, 200, await r2.body.text());
       assert.deepEqual(await store.stat(key), { size: body.length, md5: md5(body) });
     });
@@ -154,17 +190,25 @@ for (const subject of subjects) {
     test('expired upload and download links are refused with 403; nothing is stored', async () => {
       const key = `scan/${fresh()}/1.pdf`;
       const body = bytes(2000);
-      const g = await signedLongAgo(() => store.uploadUrl(key, { size: body.length, md5: md5(body), contentType: PDF, expiresInMs: 3_600_000 }));
+      const g = await signedLongAgo(() =>
+        store.uploadUrl(key, { size: body.length, md5: md5(body), contentType: PDF, expiresInMs: 3_600_000 }),
+      );
       assert.ok(g.expiresAt < Date.now());
       const put = await upload(g, body);
       assert.equal(put.status, 403);
       assert.match(await put.text(), /expired/);
       assert.equal(await store.stat(key), undefined);
       await store.put(key, body, { contentType: PDF });
-      const stale = await fetch(await signedLongAgo(() => store.downloadUrl(key, { fileName: 'a.pdf', contentType: PDF, expiresInMs: 3_600_000 })));
+      const stale = await fetch(
+        await signedLongAgo(() =>
+          store.downloadUrl(key, { fileName: 'a.pdf', contentType: PDF, expiresInMs: 3_600_000 }),
+        ),
+      );
       assert.equal(stale.status, 403);
       assert.match(await stale.text(), /expired/);
-      const fine = await fetch(await store.downloadUrl(key, { fileName: 'a.pdf', contentType: PDF, expiresInMs: 60_000 }));
+      const fine = await fetch(
+        await store.downloadUrl(key, { fileName: 'a.pdf', contentType: PDF, expiresInMs: 60_000 }),
+      );
       assert.equal(fine.status, 200);
       assert.deepEqual(Buffer.from(await fine.arrayBuffer()), body);
     });
@@ -175,12 +219,21 @@ for (const subject of subjects) {
       const bufferBody = bytes(10_000, 9);
       const parts = [bytes(70_000, 1), bytes(1, 2), bytes(130_000, 3)];
       const streamBody = Buffer.concat(parts);
-      assert.deepEqual(await store.put(a, bufferBody, { contentType: PDF }), { size: bufferBody.length, md5: md5(bufferBody) });
-      assert.deepEqual(await store.put(b, Readable.from(parts), { contentType: PDF }), { size: streamBody.length, md5: md5(streamBody) });
+      assert.deepEqual(await store.put(a, bufferBody, { contentType: PDF }), {
+        size: bufferBody.length,
+        md5: md5(bufferBody),
+      });
+      assert.deepEqual(await store.put(b, Readable.from(parts), { contentType: PDF }), {
+        size: streamBody.length,
+        md5: md5(streamBody),
+      });
       assert.deepEqual(await store.stat(b), { size: streamBody.length, md5: md5(streamBody) });
       assert.deepEqual(await read(await store.get(b)), streamBody);
       const empty = `print/${fresh()}/empty.pdf`;
-      assert.deepEqual(await store.put(empty, Buffer.alloc(0), { contentType: PDF }), { size: 0, md5: 'd41d8cd98f00b204e9800998ecf8427e' });
+      assert.deepEqual(await store.put(empty, Buffer.alloc(0), { contentType: PDF }), {
+        size: 0,
+        md5: 'd41d8cd98f00b204e9800998ecf8427e',
+      });
       assert.deepEqual(await store.stat(empty), { size: 0, md5: 'd41d8cd98f00b204e9800998ecf8427e' });
       // Served with the type it was stored with.
       const res = await fetch(await store.downloadUrl(a, { fileName: 'a.pdf', contentType: PDF, expiresInMs: 60_000 }));
@@ -193,19 +246,22 @@ for (const subject of subjects) {
       assert.equal(await store.stat(key), undefined);
       await assert.rejects(store.get(key), /no blob 'scan\/.*\/none\.pdf'/);
       await assert.rejects(store.getBytes(key), /no blob 'scan\/.*\/none\.pdf'/);
-      const res = await fetch(await store.downloadUrl(key, { fileName: 'none.pdf', contentType: PDF, expiresInMs: 60_000 }));
+      const res = await fetch(
+        await store.downloadUrl(key, { fileName: 'none.pdf', contentType: PDF, expiresInMs: 60_000 }),
+      );
       assert.equal(res.status, 404);
       await res.arrayBuffer();
     });
 
-    test('deletePrefix deletes a task\'s files and nothing else; a missing prefix is no error', async () => {
+    test("deletePrefix deletes a task's files and nothing else; a missing prefix is no error", async () => {
       const task = fresh();
       const mine = [`scan/${task}/1.pdf`, `scan/${task}/2.pdf`, `scan/${task}/pages/1.jpg`];
       const others = [`scan/${task}x/1.pdf`, `print/${task}/1.pdf`, `scan/${task}-b`];
       for (const k of [...mine, ...others]) await store.put(k, Buffer.from(k), { contentType: 'text/plain' });
       await store.deletePrefix(`scan/${task}`);
       for (const k of mine) assert.equal(await store.stat(k), undefined, k);
-      for (const k of others) assert.deepEqual(await store.stat(k), { size: Buffer.byteLength(k), md5: md5(Buffer.from(k)) }, k);
+      for (const k of others)
+        assert.deepEqual(await store.stat(k), { size: Buffer.byteLength(k), md5: md5(Buffer.from(k)) }, k);
       // A blob whose key is the prefix itself.
       await store.deletePrefix(`scan/${task}-b`);
       assert.equal(await store.stat(`scan/${task}-b`), undefined);
@@ -218,8 +274,16 @@ for (const subject of subjects) {
         await assert.rejects(store.stat(bad), /bad blob key/, bad);
         await assert.rejects(store.get(bad), /bad blob key/, bad);
         await assert.rejects(store.put(bad, Buffer.from('x'), { contentType: PDF }), /bad blob key/, bad);
-        await assert.rejects(store.uploadUrl(bad, { size: 1, md5: md5(Buffer.from('x')), contentType: PDF, expiresInMs: 60_000 }), /bad blob key/, bad);
-        await assert.rejects(store.downloadUrl(bad, { fileName: 'x', contentType: PDF, expiresInMs: 60_000 }), /bad blob key/, bad);
+        await assert.rejects(
+          store.uploadUrl(bad, { size: 1, md5: md5(Buffer.from('x')), contentType: PDF, expiresInMs: 60_000 }),
+          /bad blob key/,
+          bad,
+        );
+        await assert.rejects(
+          store.downloadUrl(bad, { fileName: 'x', contentType: PDF, expiresInMs: 60_000 }),
+          /bad blob key/,
+          bad,
+        );
         await assert.rejects(store.deletePrefix(bad), /bad blob key/, bad);
       }
     });

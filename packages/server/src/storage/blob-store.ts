@@ -20,7 +20,10 @@ export interface UploadGrant {
 
 export interface BlobStore {
   /** A URL that accepts exactly one PUT of `size` bytes with this MD5 to `key`, until it expires. */
-  uploadUrl(key: string, o: { size: number; md5: string; contentType: string; expiresInMs: number }): Promise<UploadGrant>;
+  uploadUrl(
+    key: string,
+    o: { size: number; md5: string; contentType: string; expiresInMs: number },
+  ): Promise<UploadGrant>;
   /** A URL that serves `key` (ranges included) until it expires, as an attachment named `fileName`. */
   downloadUrl(key: string, o: { fileName: string; contentType: string; expiresInMs: number }): Promise<string>;
   /** Stores bytes the server holds itself (print files, page images). */

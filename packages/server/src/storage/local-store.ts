@@ -22,26 +22,38 @@ export interface LocalBlobStoreOptions {
   clock: Clock;
 }
 
-export interface BlobMeta extends StoredBlob { contentType: string }
+export interface BlobMeta extends StoredBlob {
+  contentType: string;
+}
 
 export class UploadMismatch extends Error {}
 
 export class LocalBlobStore implements BlobStore {
   readonly o: LocalBlobStoreOptions;
-  constructor(o: LocalBlobStoreOptions) { this.o = o; }
+  constructor(o: LocalBlobStoreOptions) {
+    this.o = o;
+  }
 
   path(key: string): string {
     checkKey(key);
     return join(this.o.root, key);
   }
 
-  async uploadUrl(key: string, u: { size: number; md5: string; contentType: string; expiresInMs: number }): Promise<UploadGrant> {
+  async uploadUrl(
+    key: string,
+    u: { size: number; md5: string; contentType: string; expiresInMs: number },
+  ): Promise<UploadGrant> {
     checkKey(key);
     const exp = Math.floor((this.o.clock.now() + u.expiresInMs) / 1000);
     const extra = `${u.size}:${u.md5}:${u.contentType}`;
     const sig = sign(this.o.secret, { method: 'PUT', key, exp, extra });
     const q = new URLSearchParams({ exp: String(exp), size: String(u.size), md5: u.md5, sig });
-    return { url: `${this.o.baseUrl()}/blobs/${key}?${q}`, method: 'PUT', headers: { 'content-type': u.contentType }, expiresAt: exp * 1000 };
+    return {
+      url: `${this.o.baseUrl()}/blobs/${key}?${q}`,
+      method: 'PUT',
+      headers: { 'content-type': u.contentType },
+      expiresAt: exp * 1000,
+    };
   }
 
   async downloadUrl(key: string, d: { fileName: string; contentType: string; expiresInMs: number }): Promise<string> {
@@ -61,7 +73,11 @@ export class LocalBlobStore implements BlobStore {
    * more bytes than `size` stop the stream at once and a different size or MD5 throws
    * UploadMismatch and keeps nothing.
    */
-  async receive(key: string, body: Readable, r: { contentType: string; expect?: { size: number; md5: string } }): Promise<StoredBlob> {
+  async receive(
+    key: string,
+    body: Readable,
+    r: { contentType: string; expect?: { size: number; md5: string } },
+  ): Promise<StoredBlob> {
     const file = this.path(key);
     await mkdir(dirname(file), { recursive: true, mode: 0o700 });
     const tmp = `${file}.${randomBytes(6).toString('hex')}.part`;
@@ -71,7 +87,10 @@ export class LocalBlobStore implements BlobStore {
     const meter = new Transform({
       transform(chunk: Buffer, _enc, done) {
         size += chunk.length;
-        if (limit !== undefined && size > limit) { done(new UploadMismatch(`more than the ${limit} bytes the upload URL allows`)); return; }
+        if (limit !== undefined && size > limit) {
+          done(new UploadMismatch(`more than the ${limit} bytes the upload URL allows`));
+          return;
+        }
         hash.update(chunk);
         done(null, chunk);
       },
@@ -80,7 +99,9 @@ export class LocalBlobStore implements BlobStore {
       await pipeline(body, meter, createWriteStream(tmp, { mode: 0o600 }));
       const md5 = hash.digest('hex');
       if (r.expect && (size !== r.expect.size || md5 !== r.expect.md5)) {
-        throw new UploadMismatch(`received ${size} bytes with MD5 ${md5}; the upload URL is for ${r.expect.size} bytes with MD5 ${r.expect.md5}`);
+        throw new UploadMismatch(
+          `received ${size} bytes with MD5 ${md5}; the upload URL is for ${r.expect.size} bytes with MD5 ${r.expect.md5}`,
+        );
       }
       await rename(tmp, file);
       const meta: BlobMeta = { size, md5, contentType: r.contentType };

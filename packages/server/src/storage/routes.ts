@@ -12,7 +12,11 @@ import { attachment } from './content-disposition.ts';
 import { verify } from './signed-url.ts';
 import { messageOf, statusOf } from '@boxhub/protocol';
 
-export interface BlobRouteOptions { store: LocalBlobStore; clock: Clock; maxBytes: number }
+export interface BlobRouteOptions {
+  store: LocalBlobStore;
+  clock: Clock;
+  maxBytes: number;
+}
 
 const KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
 
@@ -47,12 +51,20 @@ export async function blobRoutes(app: FastifyInstance, o: BlobRouteOptions): Pro
     const q = query(req.query);
     const exp = Number(q.exp);
     if (!q.sig || !q.dn || !Number.isInteger(exp)) return plain(reply, 403, 'missing or malformed signature');
-    const v = verify(o.store.o.secret, { method: 'GET', key, exp, extra: q.dn }, q.sig, Math.floor(o.clock.now() / 1000));
+    const v = verify(
+      o.store.o.secret,
+      { method: 'GET', key, exp, extra: q.dn },
+      q.sig,
+      Math.floor(o.clock.now() / 1000),
+    );
     if (v === 'expired') return plain(reply, 403, 'this link has expired');
     if (v !== 'ok') return plain(reply, 403, 'bad signature');
     const meta = await o.store.meta(key);
     if (!meta) return plain(reply, 404, 'not found');
-    reply.header('cache-control', 'private, no-store').header('x-content-type-options', 'nosniff').type(meta.contentType)
+    reply
+      .header('cache-control', 'private, no-store')
+      .header('x-content-type-options', 'nosniff')
+      .type(meta.contentType)
       .header('content-disposition', attachment(q.dn));
     return reply.sendFile(key);
   });
@@ -64,22 +76,35 @@ export async function blobRoutes(app: FastifyInstance, o: BlobRouteOptions): Pro
     const exp = Number(q.exp);
     const size = Number(q.size);
     const type = req.headers['content-type'] ?? '';
-    if (!q.sig || !q.md5 || !Number.isInteger(exp) || !Number.isInteger(size)) return plain(reply, 403, 'missing or malformed signature');
-    const v = verify(o.store.o.secret, { method: 'PUT', key, exp, extra: `${size}:${q.md5}:${type}` }, q.sig, Math.floor(o.clock.now() / 1000));
+    if (!q.sig || !q.md5 || !Number.isInteger(exp) || !Number.isInteger(size))
+      return plain(reply, 403, 'missing or malformed signature');
+    const v = verify(
+      o.store.o.secret,
+      { method: 'PUT', key, exp, extra: `${size}:${q.md5}:${type}` },
+      q.sig,
+      Math.floor(o.clock.now() / 1000),
+    );
     if (v === 'expired') return plain(reply, 403, 'this upload URL has expired');
-    if (v !== 'ok') return plain(reply, 403, 'bad signature (the URL, its size, MD5 and Content-Type must be sent exactly as given)');
+    if (v !== 'ok')
+      return plain(reply, 403, 'bad signature (the URL, its size, MD5 and Content-Type must be sent exactly as given)');
     if (size > o.maxBytes) return plain(reply, 413, `larger than the ${o.maxBytes} bytes a blob may have`);
     const declared = req.headers['content-length'];
-    if (declared !== undefined && Number(declared) !== size) return plain(reply, 400, `Content-Length ${declared} is not the ${size} bytes this URL is for`);
+    if (declared !== undefined && Number(declared) !== size)
+      return plain(reply, 400, `Content-Length ${declared} is not the ${size} bytes this URL is for`);
     // An object is written once: a second PUT of the same key with the same bytes is a retry
     // that already succeeded.
     const had = await o.store.stat(key);
     if (had) {
       req.raw.resume();
-      return had.md5 === q.md5 && had.size === size ? reply.code(200).send() : plain(reply, 409, 'a different object is stored under this key');
+      return had.md5 === q.md5 && had.size === size
+        ? reply.code(200).send()
+        : plain(reply, 409, 'a different object is stored under this key');
     }
     try {
-      const stored = await o.store.receive(key, req.body as NodeJS.ReadableStream as import('node:stream').Readable, { contentType: type, expect: { size, md5: q.md5 } });
+      const stored = await o.store.receive(key, req.body as NodeJS.ReadableStream as import('node:stream').Readable, {
+        contentType: type,
+        expect: { size, md5: q.md5 },
+      });
       return reply.code(200).header('etag', `"${stored.md5}"`).send();
     } catch (e) {
       if (e instanceof UploadMismatch) return plain(reply, 400, e.message);

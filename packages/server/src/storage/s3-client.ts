@@ -39,7 +39,13 @@ export class S3Client {
 
   constructor(t: S3Target) {
     // Read field by field: the secret goes to the signer only, never into an object we may log.
-    this.target = { endpoint: t.endpoint, region: t.region, bucket: t.bucket, accessKeyId: t.accessKeyId, pathStyle: t.pathStyle };
+    this.target = {
+      endpoint: t.endpoint,
+      region: t.region,
+      bucket: t.bucket,
+      accessKeyId: t.accessKeyId,
+      pathStyle: t.pathStyle,
+    };
     this.signer = new SigV4({ accessKeyId: t.accessKeyId, secretAccessKey: t.secretAccessKey, region: t.region });
     this.#dispatcher = new Agent({ connections: 64, keepAliveTimeout: 10_000, connect: { timeout: 10_000 } });
   }
@@ -57,7 +63,11 @@ export class S3Client {
       : new URL(`${e.protocol}//${this.target.bucket}.${e.host}/`);
   }
 
-  presign(method: 'GET' | 'PUT', url: URL, o: { headers?: Record<string, string>; at: number; expiresSec: number }): Promise<string> {
+  presign(
+    method: 'GET' | 'PUT',
+    url: URL,
+    o: { headers?: Record<string, string>; at: number; expiresSec: number },
+  ): Promise<string> {
     return this.signer.presign(method, url, o);
   }
 
@@ -65,10 +75,19 @@ export class S3Client {
    * Sends a request signed with the real time: S3 refuses a signed request whose date is more
    * than 15 minutes from its own clock, whatever clock the service runs on.
    */
-  async send(what: string, method: Dispatcher.HttpMethod, url: URL, o: { headers?: Record<string, string>; body?: Buffer | Readable; ok?: number[] } = {}): Promise<Dispatcher.ResponseData> {
+  async send(
+    what: string,
+    method: Dispatcher.HttpMethod,
+    url: URL,
+    o: { headers?: Record<string, string>; body?: Buffer | Readable; ok?: number[] } = {},
+  ): Promise<Dispatcher.ResponseData> {
     const headers = await this.signer.sign(method, url, o.headers ?? {}, Date.now());
     const res = await request(url, {
-      method, headers, dispatcher: this.#dispatcher, headersTimeout: TIMEOUT_MS, bodyTimeout: TIMEOUT_MS,
+      method,
+      headers,
+      dispatcher: this.#dispatcher,
+      headersTimeout: TIMEOUT_MS,
+      bodyTimeout: TIMEOUT_MS,
       ...(o.body !== undefined ? { body: o.body } : {}),
     });
     if ((o.ok ?? [200]).includes(res.statusCode)) return res;
@@ -78,7 +97,11 @@ export class S3Client {
   }
 
   /** One page of ListObjectsV2 under `prefix`. */
-  async listPage(prefix: string, token: string | undefined, maxKeys = 1000): Promise<{ keys: string[]; next: string | undefined }> {
+  async listPage(
+    prefix: string,
+    token: string | undefined,
+    maxKeys = 1000,
+  ): Promise<{ keys: string[]; next: string | undefined }> {
     const u = this.bucketUrl();
     u.searchParams.set('list-type', '2');
     u.searchParams.set('prefix', prefix);
@@ -86,10 +109,18 @@ export class S3Client {
     if (token) u.searchParams.set('continuation-token', token);
     const res = await this.send(`list ${prefix}`, 'GET', u);
     const xml = await res.body.text();
-    const keys = [...xml.matchAll(/<Contents>([\s\S]*?)<\/Contents>/g)].map((m) => xmlText(m[1] ?? '', 'Key') ?? '').filter((k) => k !== '');
+    const keys = [...xml.matchAll(/<Contents>([\s\S]*?)<\/Contents>/g)]
+      .map((m) => xmlText(m[1] ?? '', 'Key') ?? '')
+      .filter((k) => k !== '');
     const truncated = xmlText(xml, 'IsTruncated') === 'true';
     const next = truncated ? xmlText(xml, 'NextContinuationToken') : undefined;
-    if (truncated && !next) throw new S3Error(`list ${prefix}`, res.statusCode, 'MalformedResponse', 'a truncated listing without NextContinuationToken');
+    if (truncated && !next)
+      throw new S3Error(
+        `list ${prefix}`,
+        res.statusCode,
+        'MalformedResponse',
+        'a truncated listing without NextContinuationToken',
+      );
     return { keys, next };
   }
 
@@ -97,24 +128,38 @@ export class S3Client {
   async deleteMany(keys: string[]): Promise<void> {
     if (keys.length === 0) return;
     if (keys.length > 1000) throw new RangeError('DeleteObjects takes at most 1000 keys');
-    const body = Buffer.from(`<?xml version="1.0" encoding="UTF-8"?><Delete xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Quiet>true</Quiet>${
-      keys.map((k) => `<Object><Key>${xmlEscape(k)}</Key></Object>`).join('')}</Delete>`);
+    const body = Buffer.from(
+      `<?xml version="1.0" encoding="UTF-8"?><Delete xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Quiet>true</Quiet>${keys
+        .map((k) => `<Object><Key>${xmlEscape(k)}</Key></Object>`)
+        .join('')}</Delete>`,
+    );
     const u = this.bucketUrl();
     u.searchParams.set('delete', '');
     // S3 requires Content-MD5 (or a checksum header) on DeleteObjects.
     const res = await this.send(`delete ${keys.length} objects`, 'POST', u, {
-      headers: { 'content-type': 'application/xml', 'content-length': String(body.length), 'content-md5': createHash('md5').update(body).digest('base64') },
+      headers: {
+        'content-type': 'application/xml',
+        'content-length': String(body.length),
+        'content-md5': createHash('md5').update(body).digest('base64'),
+      },
       body,
     });
     const xml = await res.body.text();
     // A 200 can still carry per-key failures (AccessDenied, InternalError): none may pass silently.
     const err = /<Error>([\s\S]*?)<\/Error>/.exec(xml)?.[1];
     if (err !== undefined) {
-      throw new S3Error(`delete ${xmlText(err, 'Key') ?? '?'}`, res.statusCode, xmlText(err, 'Code') ?? '', xmlText(err, 'Message') ?? '');
+      throw new S3Error(
+        `delete ${xmlText(err, 'Key') ?? '?'}`,
+        res.statusCode,
+        xmlText(err, 'Code') ?? '',
+        xmlText(err, 'Message') ?? '',
+      );
     }
   }
 
-  close(): Promise<void> { return this.#dispatcher.close(); }
+  close(): Promise<void> {
+    return this.#dispatcher.close();
+  }
 }
 
 // S3's XML answers (ListBucketResult, DeleteResult, Error) are flat documents of a fixed schema
@@ -135,5 +180,8 @@ function xmlUnescape(s: string): string {
 }
 
 function xmlEscape(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' }[c] ?? c));
+  return s.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c] ?? c,
+  );
 }

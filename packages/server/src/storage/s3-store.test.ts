@@ -40,7 +40,9 @@ after(async () => {
 
 function store(o: { listPageSize?: number; target?: Partial<S3Target> } = {}): S3BlobStore {
   const s = new S3BlobStore({
-    target: { ...s3.target, ...o.target }, clock: systemClock, spoolDir: spool,
+    target: { ...s3.target, ...o.target },
+    clock: systemClock,
+    spoolDir: spool,
     ...(o.listPageSize ? { listPageSize: o.listPageSize } : {}),
   });
   stores.push(s);
@@ -56,12 +58,20 @@ test('an upload through the presigned PUT goes to the bucket and carries the sig
   const st = store();
   const key = `scan/${fresh()}/1.pdf`;
   const body = bytes(70_000);
-  const g = await st.uploadUrl(key, { size: body.length, md5: md5(body), contentType: 'application/pdf', expiresInMs: 900_000 });
+  const g = await st.uploadUrl(key, {
+    size: body.length,
+    md5: md5(body),
+    contentType: 'application/pdf',
+    expiresInMs: 900_000,
+  });
   assert.equal(g.method, 'PUT');
   assert.ok(g.url.startsWith(`${s3.endpoint}/${s3.bucket}/${key}?`), g.url);
   const res = await fetch(g.url, { method: 'PUT', headers: g.headers, body });
   assert.equal(res.status, 200, await res.text());
-  const head = await fetch(await st.downloadUrl(key, { fileName: 'x.pdf', contentType: 'application/pdf', expiresInMs: 60_000 }), { method: 'HEAD' });
+  const head = await fetch(
+    await st.downloadUrl(key, { fileName: 'x.pdf', contentType: 'application/pdf', expiresInMs: 60_000 }),
+    { method: 'HEAD' },
+  );
   assert.equal(head.headers.get('x-amz-meta-md5'), md5(body));
 });
 
@@ -73,7 +83,12 @@ test('after an upload of other bytes than signed, stat reports what is stored, n
   const key = `scan/${fresh()}/1.pdf`;
   const signed = bytes(4096, 1);
   const other = bytes(4096, 2);
-  const g = await st.uploadUrl(key, { size: signed.length, md5: md5(signed), contentType: 'application/pdf', expiresInMs: 900_000 });
+  const g = await st.uploadUrl(key, {
+    size: signed.length,
+    md5: md5(signed),
+    contentType: 'application/pdf',
+    expiresInMs: 900_000,
+  });
   const res = await fetch(g.url, { method: 'PUT', headers: g.headers, body: other });
   await res.arrayBuffer();
   const stat = await st.stat(key);
@@ -86,7 +101,9 @@ test('a presigned GET serves the type it was signed with, whatever type the obje
   const key = `scan/${fresh()}/2.pdf`;
   const body = bytes(2000, 7);
   await st.put(key, body, { contentType: 'application/octet-stream' });
-  const res = await fetch(await st.downloadUrl(key, { fileName: 'scan-2.pdf', contentType: 'application/pdf', expiresInMs: 3_600_000 }));
+  const res = await fetch(
+    await st.downloadUrl(key, { fileName: 'scan-2.pdf', contentType: 'application/pdf', expiresInMs: 3_600_000 }),
+  );
   assert.equal(res.status, 200);
   assert.equal(res.headers.get('content-type'), 'application/pdf');
   assert.deepEqual(Buffer.from(await res.arrayBuffer()), body);
@@ -101,17 +118,26 @@ test('put streams a large file through the spool without holding it in memory', 
   // Fresh 1 MiB chunks, so a store that gathered them would hold 64 MiB alive.
   const source = new Readable({
     read() {
-      if (sent === total) { this.push(null); return; }
+      if (sent === total) {
+        this.push(null);
+        return;
+      }
       const c = Buffer.allocUnsafe(1 << 20).fill(sent++ & 0xff);
       hash.update(c);
       this.push(c);
     },
   });
   // Live memory, after a full collection, sampled while the put runs.
-  const live = () => { gc(); const m = process.memoryUsage(); return m.heapUsed + m.arrayBuffers; };
+  const live = () => {
+    gc();
+    const m = process.memoryUsage();
+    return m.heapUsed + m.arrayBuffers;
+  };
   const base = live();
   let peak = 0;
-  const timer = setInterval(() => { peak = Math.max(peak, live() - base); }, 25);
+  const timer = setInterval(() => {
+    peak = Math.max(peak, live() - base);
+  }, 25);
   let stored;
   try {
     stored = await st.put(key, source, { contentType: 'application/pdf' });
@@ -129,7 +155,12 @@ test('a stream that fails midway stores nothing and leaves no spool file', async
   const st = store();
   const key = `print/${fresh()}/broken.pdf`;
   let i = 0;
-  const source = new Readable({ read() { if (i++ < 3) this.push(bytes(10_000)); else this.destroy(new Error('disk gone')); } });
+  const source = new Readable({
+    read() {
+      if (i++ < 3) this.push(bytes(10_000));
+      else this.destroy(new Error('disk gone'));
+    },
+  });
   await assert.rejects(st.put(key, source, { contentType: 'application/pdf' }), /disk gone/);
   assert.equal(await st.stat(key), undefined);
   assert.deepEqual(readdirSync(spool), []);
@@ -137,7 +168,10 @@ test('a stream that fails midway stores nothing and leaves no spool file', async
 
 test('S3 errors carry the status and S3 code, never the secret', async () => {
   const st = store({ target: { bucket: 'no-such-bucket', secretAccessKey: 'SECRET-THAT-MUST-NOT-SHOW' } });
-  const err = await st.put('a/b', Buffer.from('x'), { contentType: 'text/plain' }).then(() => undefined, (e: unknown) => e);
+  const err = await st.put('a/b', Buffer.from('x'), { contentType: 'text/plain' }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   assert.ok(err instanceof S3Error);
   assert.equal(err.status, 404);
   assert.equal(err.code, 'NoSuchBucket');
@@ -154,7 +188,9 @@ test('deletePrefix deletes every key below the prefix across listing pages, and 
   const keys = Array.from({ length: 40 }, (_, i) => `scan/${task}/${i + 1}.pdf`).concat(`scan/${task}/pages/1.jpg`);
   const keep = [`scan/${task}x/1.pdf`, `scan/${task}-2/1.pdf`, `print/${task}/1.pdf`];
   for (let i = 0; i < keys.length + keep.length; i += 8) {
-    await Promise.all([...keys, ...keep].slice(i, i + 8).map((k) => st.put(k, Buffer.from(k), { contentType: 'text/plain' })));
+    await Promise.all(
+      [...keys, ...keep].slice(i, i + 8).map((k) => st.put(k, Buffer.from(k), { contentType: 'text/plain' })),
+    );
   }
   await st.deletePrefix(`scan/${task}`);
   for (const k of keys) assert.equal(await st.stat(k), undefined, k);
@@ -185,8 +221,18 @@ test('md5FromHead: the ETag where it is an MD5, otherwise the MD5 signed into th
   assert.equal(md5FromHead('k', { etag: `"${m}"`, 'x-amz-meta-md5': other }), m);
   // Multipart ETags and SSE-KMS / SSE-C ETags are no MD5 (AWS "Checking object integrity").
   assert.equal(md5FromHead('k', { etag: `"${other}-3"`, 'x-amz-meta-md5': m }), m);
-  assert.equal(md5FromHead('k', { etag: `"${other}"`, 'x-amz-server-side-encryption': 'aws:kms', 'x-amz-meta-md5': m }), m);
-  assert.equal(md5FromHead('k', { etag: `"${other}"`, 'x-amz-server-side-encryption-customer-algorithm': 'AES256', 'x-amz-meta-md5': m }), m);
+  assert.equal(
+    md5FromHead('k', { etag: `"${other}"`, 'x-amz-server-side-encryption': 'aws:kms', 'x-amz-meta-md5': m }),
+    m,
+  );
+  assert.equal(
+    md5FromHead('k', {
+      etag: `"${other}"`,
+      'x-amz-server-side-encryption-customer-algorithm': 'AES256',
+      'x-amz-meta-md5': m,
+    }),
+    m,
+  );
   // SSE-S3 (AES256) keeps MD5 ETags.
   assert.equal(md5FromHead('k', { etag: `"${m}"`, 'x-amz-server-side-encryption': 'AES256' }), m);
   assert.throws(() => md5FromHead('scan/x', { etag: `"${other}-2"` }), /cannot tell the MD5 of blob 'scan\/x'/);
@@ -194,6 +240,9 @@ test('md5FromHead: the ETag where it is an MD5, otherwise the MD5 signed into th
 
 test('attachment names: quoted as given when plain ASCII, with an RFC 8187 form otherwise', () => {
   assert.equal(attachment('scan-1.pdf'), 'attachment; filename="scan-1.pdf"');
-  assert.equal(attachment('naïve "x".pdf'), 'attachment; filename="na_ve _x_.pdf"; filename*=UTF-8\'\'na%C3%AFve%20%22x%22.pdf');
+  assert.equal(
+    attachment('naïve "x".pdf'),
+    'attachment; filename="na_ve _x_.pdf"; filename*=UTF-8\'\'na%C3%AFve%20%22x%22.pdf',
+  );
   assert.equal(attachment('100%.pdf'), 'attachment; filename="100_.pdf"; filename*=UTF-8\'\'100%25.pdf');
 });

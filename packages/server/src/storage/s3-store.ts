@@ -44,9 +44,13 @@ export class S3BlobStore implements BlobStore {
     this.#pageSize = o.listPageSize ?? 1000;
   }
 
-  async uploadUrl(key: string, u: { size: number; md5: string; contentType: string; expiresInMs: number }): Promise<UploadGrant> {
+  async uploadUrl(
+    key: string,
+    u: { size: number; md5: string; contentType: string; expiresInMs: number },
+  ): Promise<UploadGrant> {
     checkKey(key);
-    if (!Number.isInteger(u.size) || u.size < 0 || u.size > S3_MAX_PUT_BYTES) throw new RangeError(`an S3 upload is 0 to ${S3_MAX_PUT_BYTES} bytes, not ${u.size}`);
+    if (!Number.isInteger(u.size) || u.size < 0 || u.size > S3_MAX_PUT_BYTES)
+      throw new RangeError(`an S3 upload is 0 to ${S3_MAX_PUT_BYTES} bytes, not ${u.size}`);
     if (!/^[0-9a-f]{32}$/.test(u.md5)) throw new RangeError(`'${u.md5}' is not an MD5 in lowercase hex`);
     const at = this.#clock.now();
     const expiresSec = Math.max(1, Math.floor(u.expiresInMs / 1000));
@@ -57,7 +61,11 @@ export class S3BlobStore implements BlobStore {
     };
     // Content-Length is signed as well but not handed over: every HTTP client sends it for a body
     // of `size` bytes, and fetch refuses a request that sets it itself.
-    const url = await this.client.presign('PUT', this.client.objectUrl(key), { headers: { ...headers, 'content-length': String(u.size) }, at, expiresSec });
+    const url = await this.client.presign('PUT', this.client.objectUrl(key), {
+      headers: { ...headers, 'content-length': String(u.size) },
+      at,
+      expiresSec,
+    });
     return { url, method: 'PUT', headers, expiresAt: Math.floor(at / 1000) * 1000 + expiresSec * 1000 };
   }
 
@@ -69,7 +77,10 @@ export class S3BlobStore implements BlobStore {
     u.searchParams.set('response-content-disposition', attachment(d.fileName));
     u.searchParams.set('response-content-type', d.contentType);
     u.searchParams.set('response-cache-control', 'private, no-store');
-    return this.client.presign('GET', u, { at: this.#clock.now(), expiresSec: Math.max(1, Math.floor(d.expiresInMs / 1000)) });
+    return this.client.presign('GET', u, {
+      at: this.#clock.now(),
+      expiresSec: Math.max(1, Math.floor(d.expiresInMs / 1000)),
+    });
   }
 
   async put(key: string, body: Buffer | Readable, p: { contentType: string }): Promise<StoredBlob> {
@@ -86,14 +97,21 @@ export class S3BlobStore implements BlobStore {
     try {
       const hash = createHash('md5');
       let size = 0;
-      await pipeline(body, new Transform({
-        transform(chunk: Buffer, _enc, done) {
-          size += chunk.length;
-          if (size > S3_MAX_PUT_BYTES) { done(new RangeError(`more than the ${S3_MAX_PUT_BYTES} bytes one S3 PUT can store`)); return; }
-          hash.update(chunk);
-          done(null, chunk);
-        },
-      }), createWriteStream(file, { mode: 0o600 }));
+      await pipeline(
+        body,
+        new Transform({
+          transform(chunk: Buffer, _enc, done) {
+            size += chunk.length;
+            if (size > S3_MAX_PUT_BYTES) {
+              done(new RangeError(`more than the ${S3_MAX_PUT_BYTES} bytes one S3 PUT can store`));
+              return;
+            }
+            hash.update(chunk);
+            done(null, chunk);
+          },
+        }),
+        createWriteStream(file, { mode: 0o600 }),
+      );
       const md5 = hash.digest('hex');
       await this.send(key, createReadStream(file), { size, md5, contentType: p.contentType });
       return { size, md5 };
@@ -102,11 +120,17 @@ export class S3BlobStore implements BlobStore {
     }
   }
 
-  private async send(key: string, body: Buffer | Readable, o: { size: number; md5: string; contentType: string }): Promise<void> {
+  private async send(
+    key: string,
+    body: Buffer | Readable,
+    o: { size: number; md5: string; contentType: string },
+  ): Promise<void> {
     const res = await this.client.send(`put ${key}`, 'PUT', this.client.objectUrl(key), {
       headers: {
-        'content-length': String(o.size), 'content-md5': Buffer.from(o.md5, 'hex').toString('base64'),
-        'content-type': o.contentType, 'x-amz-meta-md5': o.md5,
+        'content-length': String(o.size),
+        'content-md5': Buffer.from(o.md5, 'hex').toString('base64'),
+        'content-type': o.contentType,
+        'x-amz-meta-md5': o.md5,
       },
       body,
     });
@@ -124,7 +148,8 @@ export class S3BlobStore implements BlobStore {
     }
     await res.body.dump();
     const size = Number(res.headers['content-length']);
-    if (!Number.isSafeInteger(size)) throw new S3Error(`stat ${key}`, res.statusCode, 'MalformedResponse', 'no Content-Length');
+    if (!Number.isSafeInteger(size))
+      throw new S3Error(`stat ${key}`, res.statusCode, 'MalformedResponse', 'no Content-Length');
     return { size, md5: md5FromHead(key, res.headers) };
   }
 
@@ -157,7 +182,9 @@ export class S3BlobStore implements BlobStore {
     } while (token);
   }
 
-  close(): Promise<void> { return this.client.close(); }
+  close(): Promise<void> {
+    return this.client.close();
+  }
 }
 
 type HeadHeaders = Record<string, string | string[] | undefined>;
@@ -176,9 +203,12 @@ function one(h: HeadHeaders, name: string): string | undefined {
 export function md5FromHead(key: string, h: HeadHeaders): string {
   const etag = (one(h, 'etag') ?? '').replace(/^W\//, '').replace(/"/g, '').toLowerCase();
   const sse = one(h, 'x-amz-server-side-encryption') ?? '';
-  const encrypted = sse.startsWith('aws:kms') || one(h, 'x-amz-server-side-encryption-customer-algorithm') !== undefined;
+  const encrypted =
+    sse.startsWith('aws:kms') || one(h, 'x-amz-server-side-encryption-customer-algorithm') !== undefined;
   if (/^[0-9a-f]{32}$/.test(etag) && !encrypted) return etag;
   const meta = (one(h, 'x-amz-meta-md5') ?? '').toLowerCase();
   if (/^[0-9a-f]{32}$/.test(meta)) return meta;
-  throw new Error(`cannot tell the MD5 of blob '${key}': its ETag '${etag}' is not an MD5 and it has no x-amz-meta-md5 (it was not stored through boxhub)`);
+  throw new Error(
+    `cannot tell the MD5 of blob '${key}': its ETag '${etag}' is not an MD5 and it has no x-amz-meta-md5 (it was not stored through boxhub)`,
+  );
 }

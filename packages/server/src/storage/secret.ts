@@ -9,7 +9,9 @@ export async function blobSecret(dataDir: string): Promise<Buffer> {
   try {
     const b = Buffer.from((await readFile(file, 'utf8')).trim(), 'base64');
     if (b.length >= 32) return b;
-  } catch { /* made below */ }
+  } catch {
+    /* made below */
+  }
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const b = randomBytes(32);
   // wx: two processes starting at once must not overwrite each other's key.

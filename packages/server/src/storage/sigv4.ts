@@ -47,7 +47,14 @@ class NodeCryptoSigner extends AwsV4Signer {
       key = mac(mac(mac(mac(`AWS4${this.secretAccessKey}`, date), this.region), this.service), 'aws4_request');
       this.keys.set(id, key);
     }
-    const stringToSign = ['AWS4-HMAC-SHA256', this.datetime, this.credentialString, createHash('sha256').update(await this.canonicalString()).digest('hex')].join('\n');
+    const stringToSign = [
+      'AWS4-HMAC-SHA256',
+      this.datetime,
+      this.credentialString,
+      createHash('sha256')
+        .update(await this.canonicalString())
+        .digest('hex'),
+    ].join('\n');
     return createHmac('sha256', key).update(stringToSign).digest('hex');
   }
 }
@@ -56,15 +63,23 @@ export class SigV4 {
   readonly #creds: SigV4Credentials;
   readonly #keys = new Map<string, Buffer>();
 
-  constructor(creds: SigV4Credentials) { this.#creds = creds; }
+  constructor(creds: SigV4Credentials) {
+    this.#creds = creds;
+  }
 
-  get accessKeyId(): string { return this.#creds.accessKeyId; }
+  get accessKeyId(): string {
+    return this.#creds.accessKeyId;
+  }
 
   /**
    * A presigned URL: `url` already carries every query parameter to sign (response-* overrides);
    * `headers` are signed too and must then be sent exactly so by whoever uses the URL.
    */
-  async presign(method: string, url: URL, o: { headers?: Record<string, string>; at: number; expiresSec: number }): Promise<string> {
+  async presign(
+    method: string,
+    url: URL,
+    o: { headers?: Record<string, string>; at: number; expiresSec: number },
+  ): Promise<string> {
     if (!Number.isInteger(o.expiresSec) || o.expiresSec < 1 || o.expiresSec > MAX_PRESIGN_SECONDS) {
       throw new RangeError(`a presigned URL lasts 1 to ${MAX_PRESIGN_SECONDS} seconds, not ${o.expiresSec}`);
     }
@@ -80,23 +95,43 @@ export class SigV4 {
    * Content-MD5 is what makes S3 check the bytes.
    */
   async sign(method: string, url: URL, headers: Record<string, string>, at: number): Promise<Record<string, string>> {
-    const signed = await this.signer(method, url, { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD', ...headers }, at, false).sign();
+    const signed = await this.signer(
+      method,
+      url,
+      { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD', ...headers },
+      at,
+      false,
+    ).sign();
     return Object.fromEntries(signed.headers.entries());
   }
 
-  private signer(method: string, url: URL, headers: Record<string, string>, at: number, signQuery: boolean): AwsV4Signer {
+  private signer(
+    method: string,
+    url: URL,
+    headers: Record<string, string>,
+    at: number,
+    signQuery: boolean,
+  ): AwsV4Signer {
     const s = new NodeCryptoSigner({
-      method, url: url.toString(), headers,
-      accessKeyId: this.#creds.accessKeyId, secretAccessKey: this.#creds.secretAccessKey,
-      service: 's3', region: this.#creds.region, datetime: amzDate(at),
+      method,
+      url: url.toString(),
+      headers,
+      accessKeyId: this.#creds.accessKeyId,
+      secretAccessKey: this.#creds.secretAccessKey,
+      service: 's3',
+      region: this.#creds.region,
+      datetime: amzDate(at),
       // Every header we pass is one the request must carry as given, Content-Type and
       // Content-Length included (aws4fetch leaves those two out unless told).
-      allHeaders: true, signQuery,
+      allHeaders: true,
+      signQuery,
     });
     s.keys = this.#keys;
     return s;
   }
 
   /** Keeps the secret out of logs and inspection. */
-  toJSON(): Record<string, string> { return { accessKeyId: this.#creds.accessKeyId, region: this.#creds.region }; }
+  toJSON(): Record<string, string> {
+    return { accessKeyId: this.#creds.accessKeyId, region: this.#creds.region };
+  }
 }

@@ -21,7 +21,9 @@ export interface HandshakeDeps {
   lifecycle: TaskLifecycle;
   /** Sends a command to a box and resolves with its answer (the box link's gateway; named
    *  here by what the handshake uses, so the task core imports nothing from the box link). */
-  gateway: { command(uuid: string, type: CommandType, params?: Record<string, unknown>, timeoutMs?: number): Promise<Ack> };
+  gateway: {
+    command(uuid: string, type: CommandType, params?: Record<string, unknown>, timeoutMs?: number): Promise<Ack>;
+  };
   clock: Clock;
 }
 
@@ -49,7 +51,9 @@ export interface HandshakeSpec {
 
 export class CreateHandshake {
   private readonly d: HandshakeDeps;
-  constructor(d: HandshakeDeps) { this.d = d; }
+  constructor(d: HandshakeDeps) {
+    this.d = d;
+  }
 
   /** Runs the five steps; resolves once the box holds the task, or throws the create's answer. */
   async run(s: HandshakeSpec): Promise<void> {
@@ -57,7 +61,12 @@ export class CreateHandshake {
     const { uuid, kind, device_uuid: device } = s.task;
     await this.insert(s);
 
-    await tasks.history.add(tasks.db, uuid, { at: clock.now(), source: 'server', what: 'sent', ...(s.sentDetail ? { detail: s.sentDetail } : {}) });
+    await tasks.history.add(tasks.db, uuid, {
+      at: clock.now(),
+      source: 'server',
+      what: 'sent',
+      ...(s.sentDetail ? { detail: s.sentDetail } : {}),
+    });
     let ack: Ack;
     try {
       ack = await gateway.command(device, s.command, await s.params());
@@ -66,14 +75,20 @@ export class CreateHandshake {
         const t = await tasks.find(trx, uuid);
         if (t) await lifecycle.end(trx, t, 'box.refused', clock.now(), s.unansweredMessage);
       });
-      if (e instanceof ApiError && e.key === 'DEVICE_TIMEOUT') throw new ApiError('DEVICE_TIMEOUT', `${e.message}; the ${kind} task ${uuid} was ended`, { uuid });
+      if (e instanceof ApiError && e.key === 'DEVICE_TIMEOUT')
+        throw new ApiError('DEVICE_TIMEOUT', `${e.message}; the ${kind} task ${uuid} was ended`, { uuid });
       throw e;
     }
     if (!ack.ok) {
       await transact(tasks.db, (trx) => lifecycle.discard(trx, uuid));
       await s.afterRefusal?.();
       const why = ack.message ? `: ${ack.message}` : '';
-      const key = ack.reason === 'busy' ? s.refusals.busy : ack.reason === 'not_supported' ? s.refusals.not_supported : 'DEVICE_REJECTED';
+      const key =
+        ack.reason === 'busy'
+          ? s.refusals.busy
+          : ack.reason === 'not_supported'
+            ? s.refusals.not_supported
+            : 'DEVICE_REJECTED';
       throw new ApiError(key, `the box refused the ${kind}${why}`);
     }
     const boot = typeof ack.data?.boot === 'string' ? ack.data.boot.slice(0, 64) : null;

@@ -12,17 +12,25 @@ import type { Trx } from '../jobs/repository.ts';
 import { startTaskRig, type TaskRig } from '../testing/task-rig.ts';
 import { EXPIRE_JOB, UNACKED_AFTER_MS, UNACKED_JOB, type EndReason, type TaskKindHooks } from './lifecycle.ts';
 
-interface Seen { acked: string[]; ended: Array<{ task: string; why: EndReason; message: string | undefined }>; dropped: string[][] }
+interface Seen {
+  acked: string[];
+  ended: Array<{ task: string; why: EndReason; message: string | undefined }>;
+  dropped: string[][];
+}
 
 /** Hooks of a box kind: the end is the table's (error code 99), and every call is recorded. */
 function boxHooks(seen: Seen): TaskKindHooks {
   return {
-    acked: async (_trx: Trx, task: TaskRow) => { seen.acked.push(task.uuid); },
+    acked: async (_trx: Trx, task: TaskRow) => {
+      seen.acked.push(task.uuid);
+    },
     end: async (trx, task, why, now, message) => {
       seen.ended.push({ task: task.uuid, why, message });
       await rigTasks!.transition(trx, task, why, { error_code: 99, finished_at: now, error_message: message ?? null });
     },
-    dropOnBox: async (_device, tasks) => { seen.dropped.push(tasks); },
+    dropOnBox: async (_device, tasks) => {
+      seen.dropped.push(tasks);
+    },
   };
 }
 let rigTasks: TaskRig['tasks'] | undefined;
@@ -32,11 +40,21 @@ async function rig(): Promise<{ r: TaskRig; seen: Seen }> {
   rigTasks = r.tasks;
   const seen: Seen = { acked: [], ended: [], dropped: [] };
   r.lifecycle.registerKind('scan', boxHooks(seen), { onBox: true });
-  r.lifecycle.registerKind('recognition', { end: async (trx, task, _why, now) => { await r.tasks.transition(trx, task, 'expire', { finished_at: now }); }, dropOnBox: async () => undefined }, { onBox: false });
+  r.lifecycle.registerKind(
+    'recognition',
+    {
+      end: async (trx, task, _why, now) => {
+        await r.tasks.transition(trx, task, 'expire', { finished_at: now });
+      },
+      dropOnBox: async () => undefined,
+    },
+    { onBox: false },
+  );
   return { r, seen };
 }
 
-const jobsOf = (r: TaskRig, ref: string) => r.db.kysely.selectFrom('jobs').select(['kind', 'run_at']).where('ref', '=', ref).orderBy('kind').execute();
+const jobsOf = (r: TaskRig, ref: string) =>
+  r.db.kysely.selectFrom('jobs').select(['kind', 'run_at']).where('ref', '=', ref).orderBy('kind').execute();
 const historyOf = async (r: TaskRig, uuid: string) => (await r.tasks.history.list(uuid)).map((h) => h.what);
 
 test('create: a box task is written with its expiry and its unacked job; a task without a box with its expiry alone', async () => {
@@ -49,14 +67,25 @@ test('create: a box task is written with its expiry and its unacked job; a task 
       await r.lifecycle.create(trx, recognition);
     });
     assert.equal((await r.tasks.find(r.db.kysely, scan.uuid))?.state, 'created');
-    assert.deepEqual((await jobsOf(r, scan.uuid)).map((j) => [j.kind, Number(j.run_at)]), [[EXPIRE_JOB, scan.expires_at], [UNACKED_JOB, scan.created_at + UNACKED_AFTER_MS]]);
-    assert.deepEqual((await jobsOf(r, recognition.uuid)).map((j) => j.kind), [EXPIRE_JOB]);
+    assert.deepEqual(
+      (await jobsOf(r, scan.uuid)).map((j) => [j.kind, Number(j.run_at)]),
+      [
+        [EXPIRE_JOB, scan.expires_at],
+        [UNACKED_JOB, scan.created_at + UNACKED_AFTER_MS],
+      ],
+    );
+    assert.deepEqual(
+      (await jobsOf(r, recognition.uuid)).map((j) => j.kind),
+      [EXPIRE_JOB],
+    );
     assert.deepEqual(await historyOf(r, scan.uuid), ['created']);
     assert.deepEqual(await historyOf(r, recognition.uuid), []);
-  } finally { await r.close(); }
+  } finally {
+    await r.close();
+  }
 });
 
-test('acknowledge: received at the clock\'s time, the unacked job cancelled, the kind told once; a second acknowledgement only adds the boot', async () => {
+test("acknowledge: received at the clock's time, the unacked job cancelled, the kind told once; a second acknowledgement only adds the boot", async () => {
   const { r, seen } = await rig();
   try {
     const t = r.newTask();
@@ -67,10 +96,16 @@ test('acknowledge: received at the clock\'s time, the unacked job cancelled, the
     assert.equal(after.state, 'received');
     assert.equal(Number(after.acked_at), t.created_at + 1_500);
     assert.equal(after.box_boot, null);
-    assert.deepEqual((await jobsOf(r, t.uuid)).map((j) => j.kind), [EXPIRE_JOB], 'the unacked job is gone');
+    assert.deepEqual(
+      (await jobsOf(r, t.uuid)).map((j) => j.kind),
+      [EXPIRE_JOB],
+      'the unacked job is gone',
+    );
     assert.deepEqual(seen.acked, [t.uuid]);
     await r.clock.advance(1_000);
-    const again = await r.db.kysely.transaction().execute((trx) => r.lifecycle.acknowledge(trx, after, r.clock.now(), 'boot-2'));
+    const again = await r.db.kysely
+      .transaction()
+      .execute((trx) => r.lifecycle.acknowledge(trx, after, r.clock.now(), 'boot-2'));
     assert.equal(Number(again.acked_at), t.created_at + 1_500, 'acknowledged once');
     assert.equal(again.box_boot, 'boot-2');
     assert.deepEqual(seen.acked, [t.uuid], 'the kind is told once');
@@ -81,7 +116,9 @@ test('acknowledge: received at the clock\'s time, the unacked job cancelled, the
     assert.equal(Number(late.acked_at), t.created_at + 1_500);
     assert.deepEqual(seen.acked, [t.uuid], 'print.ack would go out once');
     assert.deepEqual(await historyOf(r, t.uuid), ['created', 'acknowledged']);
-  } finally { await r.close(); }
+  } finally {
+    await r.close();
+  }
 });
 
 test('acknowledge after the task ended (a cancel raced the create): recorded, once, and the kind told', async () => {
@@ -89,17 +126,23 @@ test('acknowledge after the task ended (a cancel raced the create): recorded, on
   try {
     const t = r.newTask();
     await r.db.kysely.transaction().execute((trx) => r.lifecycle.create(trx, t));
-    await r.db.kysely.transaction().execute(async (trx) => { await r.lifecycle.end(trx, (await r.tasks.find(trx, t.uuid))!, 'unbind', r.clock.now()); });
+    await r.db.kysely.transaction().execute(async (trx) => {
+      await r.lifecycle.end(trx, (await r.tasks.find(trx, t.uuid))!, 'unbind', r.clock.now());
+    });
     const ended = (await r.tasks.find(r.db.kysely, t.uuid))!;
     await r.clock.advance(500);
-    const after = await r.db.kysely.transaction().execute((trx) => r.lifecycle.acknowledge(trx, ended, r.clock.now(), 'boot-1'));
+    const after = await r.db.kysely
+      .transaction()
+      .execute((trx) => r.lifecycle.acknowledge(trx, ended, r.clock.now(), 'boot-1'));
     assert.equal(after.state, 'ended');
     assert.equal(Number(after.acked_at), r.clock.now());
     assert.equal(after.box_boot, 'boot-1');
     await r.db.kysely.transaction().execute((trx) => r.lifecycle.acknowledge(trx, ended, r.clock.now()));
     assert.deepEqual(seen.acked, [t.uuid]);
     assert.deepEqual(await historyOf(r, t.uuid), ['created', 'unbound', 'acknowledged']);
-  } finally { await r.close(); }
+  } finally {
+    await r.close();
+  }
 });
 
 test('a create that never finished: its task.unacked job ends it through box.refused once its time comes, and the box is told to drop it', async () => {
@@ -109,8 +152,13 @@ test('a create that never finished: its task.unacked job ends it through box.ref
   try {
     const stuck = r.newTask();
     const acked = r.newTask({ device_uuid: 'box-2' });
-    await r.db.kysely.transaction().execute(async (trx) => { await r.lifecycle.create(trx, stuck); await r.lifecycle.create(trx, acked); });
-    await r.db.kysely.transaction().execute(async (trx) => { await r.lifecycle.acknowledge(trx, (await r.tasks.find(trx, acked.uuid))!, r.clock.now()); });
+    await r.db.kysely.transaction().execute(async (trx) => {
+      await r.lifecycle.create(trx, stuck);
+      await r.lifecycle.create(trx, acked);
+    });
+    await r.db.kysely.transaction().execute(async (trx) => {
+      await r.lifecycle.acknowledge(trx, (await r.tasks.find(trx, acked.uuid))!, r.clock.now());
+    });
     await r.clock.advance(UNACKED_AFTER_MS - 1);
     await r.runner.quiet({ inFlight: true });
     assert.deepEqual(seen.ended, [], 'not before its time');
@@ -121,8 +169,14 @@ test('a create that never finished: its task.unacked job ends it through box.ref
     const row = (await r.tasks.find(r.db.kysely, stuck.uuid))!;
     assert.equal(row.state, 'ended');
     assert.equal(row.error_code, 99);
-    assert.equal((await r.tasks.find(r.db.kysely, acked.uuid))?.state, 'received', 'the acknowledged task is left alone');
-  } finally { await r.close(); }
+    assert.equal(
+      (await r.tasks.find(r.db.kysely, acked.uuid))?.state,
+      'received',
+      'the acknowledged task is left alone',
+    );
+  } finally {
+    await r.close();
+  }
 });
 
 test('expiry: at expires_at an active task is ended through its kind, its files deleted and its row destroyed', async () => {
@@ -140,39 +194,63 @@ test('expiry: at expires_at an active task is ended through its kind, its files 
     await r.runner.quiet({ inFlight: true });
     assert.equal(await r.tasks.find(r.db.kysely, t.uuid), undefined, 'destroyed');
     assert.equal(await r.blobs.stat(`scan/${t.uuid}/1.pdf`), undefined, 'its files deleted');
-    assert.deepEqual(seen.ended.map((e) => [e.task, e.why]), [[t.uuid, 'expire']]);
+    assert.deepEqual(
+      seen.ended.map((e) => [e.task, e.why]),
+      [[t.uuid, 'expire']],
+    );
     assert.deepEqual(seen.dropped, [[t.uuid]]);
-  } finally { await r.close(); }
+  } finally {
+    await r.close();
+  }
 });
 
-test('transition: the target state is the table\'s; a trigger without a row for the kind throws and changes nothing', async () => {
+test("transition: the target state is the table's; a trigger without a row for the kind throws and changes nothing", async () => {
   const { r } = await rig();
   try {
     const scan = r.newTask();
     const rec = r.newTask({ kind: 'recognition', device_uuid: '' });
-    await r.db.kysely.transaction().execute(async (trx) => { await r.lifecycle.create(trx, scan); await r.lifecycle.create(trx, rec); });
+    await r.db.kysely.transaction().execute(async (trx) => {
+      await r.lifecycle.create(trx, scan);
+      await r.lifecycle.create(trx, rec);
+    });
     const moved = await r.tasks.transition(r.db.kysely, scan, 'box.ack', { acked_at: r.clock.now() });
     assert.equal(moved?.state, 'received');
-    await assert.rejects(r.tasks.transition(r.db.kysely, scan, 'print.started', { started_at: r.clock.now() }), NoTransition);
-    await assert.rejects(r.tasks.transition(r.db.kysely, rec, 'box.ack'), /no row for trigger 'box.ack' of a recognition task/);
+    await assert.rejects(
+      r.tasks.transition(r.db.kysely, scan, 'print.started', { started_at: r.clock.now() }),
+      NoTransition,
+    );
+    await assert.rejects(
+      r.tasks.transition(r.db.kysely, rec, 'box.ack'),
+      /no row for trigger 'box.ack' of a recognition task/,
+    );
     assert.equal((await r.tasks.find(r.db.kysely, scan.uuid))?.started_at, null, 'nothing written');
     assert.equal((await r.tasks.find(r.db.kysely, rec.uuid))?.state, 'created');
     const bound = await r.tasks.transition(r.db.kysely, rec, 'recognition.bound');
     assert.equal(bound?.state, 'received');
     // A race lost (the task is no longer in a source state) is no error: nothing happens.
     assert.equal(await r.tasks.transition(r.db.kysely, scan, 'box.ack'), undefined);
-  } finally { await r.close(); }
+  } finally {
+    await r.close();
+  }
 });
 
-test('endForApp ends the application\'s box tasks on the device through their kind and drops them on the box; a task without a box is left', async () => {
+test("endForApp ends the application's box tasks on the device through their kind and drops them on the box; a task without a box is left", async () => {
   const { r, seen } = await rig();
   try {
     const scan = r.newTask();
     const rec = r.newTask({ kind: 'recognition', device_uuid: 'box-1' });
-    await r.db.kysely.transaction().execute(async (trx) => { await r.lifecycle.create(trx, scan); await r.lifecycle.create(trx, rec); });
+    await r.db.kysely.transaction().execute(async (trx) => {
+      await r.lifecycle.create(trx, scan);
+      await r.lifecycle.create(trx, rec);
+    });
     assert.equal(await r.lifecycle.endForApp('app-1', 'box-1'), 1);
-    assert.deepEqual(seen.ended.map((e) => [e.task, e.why]), [[scan.uuid, 'unbind']]);
+    assert.deepEqual(
+      seen.ended.map((e) => [e.task, e.why]),
+      [[scan.uuid, 'unbind']],
+    );
     assert.deepEqual(seen.dropped, [[scan.uuid]]);
     assert.equal((await r.tasks.find(r.db.kysely, rec.uuid))?.state, 'created');
-  } finally { await r.close(); }
+  } finally {
+    await r.close();
+  }
 });

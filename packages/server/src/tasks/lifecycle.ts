@@ -52,7 +52,9 @@ export class TaskLifecycle {
   /** Kinds whose tasks run on a box (modules/kinds.ts). */
   private readonly onBox = new Set<string>();
 
-  constructor(d: TaskLifecycleDeps) { this.d = d; }
+  constructor(d: TaskLifecycleDeps) {
+    this.d = d;
+  }
 
   /** Registers a kind's hooks (modules/kinds.ts, from its declaration). `onBox`: its tasks run
    *  on a box, so they wait for its acknowledgement and end when their application unbinds it. */
@@ -64,7 +66,9 @@ export class TaskLifecycle {
   }
 
   /** The application's newest scan and print tasks on a device, newest first (until they expire). */
-  recent(appId: string, deviceUuid: string, limit = 10) { return this.d.tasks.recent(appId, deviceUuid, limit); }
+  recent(appId: string, deviceUuid: string, limit = 10) {
+    return this.d.tasks.recent(appId, deviceUuid, limit);
+  }
 
   /** The application's tasks of these kinds on every device, newest first, TASK_PAGE_SIZE a page. */
   async list(appId: string, kinds: readonly TaskKind[], page: number) {
@@ -76,9 +80,16 @@ export class TaskLifecycle {
   async create(trx: Trx, t: NewTask): Promise<void> {
     const onBox = this.onBox.has(t.kind);
     await this.d.tasks.insert(trx, t);
-    if (onBox) await this.d.tasks.history.add(trx, t.uuid, { at: t.created_at, source: 'server', what: 'created', detail: { kind: t.kind } });
+    if (onBox)
+      await this.d.tasks.history.add(trx, t.uuid, {
+        at: t.created_at,
+        source: 'server',
+        what: 'created',
+        detail: { kind: t.kind },
+      });
     await this.d.jobs.schedule(trx, { kind: EXPIRE_JOB, ref: t.uuid, runAt: t.expires_at });
-    if (onBox) await this.d.jobs.schedule(trx, { kind: UNACKED_JOB, ref: t.uuid, runAt: t.created_at + UNACKED_AFTER_MS });
+    if (onBox)
+      await this.d.jobs.schedule(trx, { kind: UNACKED_JOB, ref: t.uuid, runAt: t.created_at + UNACKED_AFTER_MS });
   }
 
   /**
@@ -104,7 +115,12 @@ export class TaskLifecycle {
       return (await this.d.tasks.find(trx, task.uuid)) ?? task;
     }
     await this.d.jobs.cancel(trx, UNACKED_JOB, task.uuid);
-    await this.d.tasks.history.add(trx, task.uuid, { at: now, source: 'box', what: 'acknowledged', detail: boot ? { boot } : {} });
+    await this.d.tasks.history.add(trx, task.uuid, {
+      at: now,
+      source: 'box',
+      what: 'acknowledged',
+      detail: boot ? { boot } : {},
+    });
     const after = (await this.d.tasks.find(trx, task.uuid)) ?? task;
     await this.hooks.get(task.kind)?.acked?.(trx, after, now);
     return after;
@@ -146,13 +162,20 @@ export class TaskLifecycle {
     });
     for (const [kind, ids] of ended) {
       this.d.log.info({ device, kind, tasks: ids }, 'the application unbound the box: its tasks there ended');
-      await this.hooks.get(kind)?.dropOnBox(device, ids).catch((err: unknown) => this.d.log.warn({ err, device }, 'could not tell the box to drop the tasks of an unbound application'));
+      await this.hooks
+        .get(kind)
+        ?.dropOnBox(device, ids)
+        .catch((err: unknown) =>
+          this.d.log.warn({ err, device }, 'could not tell the box to drop the tasks of an unbound application'),
+        );
     }
     return [...ended.values()].reduce((n, l) => n + l.length, 0);
   }
 
   /** Where a task's files live in the blob store. */
-  static prefix(task: Pick<TaskRow, 'kind' | 'uuid'>): string { return `${task.kind}/${task.uuid}`; }
+  static prefix(task: Pick<TaskRow, 'kind' | 'uuid'>): string {
+    return `${task.kind}/${task.uuid}`;
+  }
 
   /** The `task.expire` job: ends the task if it is still active, deletes its files, then its rows. */
   expiryHandler(): JobHandler {
@@ -180,7 +203,8 @@ export class TaskLifecycle {
         return {
           next: 'done',
           effect: async (trx) => {
-            if (await tasks.delete(trx, task.uuid)) this.d.log.info({ task: task.uuid, kind: task.kind }, 'task expired and destroyed');
+            if (await tasks.delete(trx, task.uuid))
+              this.d.log.info({ task: task.uuid, kind: task.kind }, 'task expired and destroyed');
           },
         };
       },
@@ -215,7 +239,10 @@ export class TaskLifecycle {
           ended = true;
         });
         if (ended) {
-          this.d.log.warn({ task: task.uuid, kind: task.kind, device: task.device_uuid }, 'a task whose create never finished (no acknowledgement recorded): ended');
+          this.d.log.warn(
+            { task: task.uuid, kind: task.kind, device: task.device_uuid },
+            'a task whose create never finished (no acknowledgement recorded): ended',
+          );
           await hooks.dropOnBox(task.device_uuid, [task.uuid]).catch(() => undefined);
         }
         return { next: 'done' };
@@ -253,7 +280,10 @@ export class TaskLifecycle {
       stale.set(j.kind, [...(stale.get(j.kind) ?? []), j.task]);
     }
     for (const [kind, ids] of stale) {
-      await this.hooks.get(kind)?.dropOnBox(device, ids).catch((err: unknown) => this.d.log.warn({ err, device }, 'could not tell the box to drop ended tasks'));
+      await this.hooks
+        .get(kind)
+        ?.dropOnBox(device, ids)
+        .catch((err: unknown) => this.d.log.warn({ err, device }, 'could not tell the box to drop ended tasks'));
     }
   }
 }

@@ -15,7 +15,10 @@ import { ManualClock } from './manual-clock.ts';
 const pgSchema = process.env.BOXHUB_TEST_PG_SCHEMA;
 const clockStart = process.env.BOXHUB_TEST_CLOCK;
 const clock = clockStart ? new ManualClock(Number(clockStart)) : undefined;
-const server = await startServer(loadConfig(process.env), { ...(pgSchema ? { pgSchema } : {}), ...(clock ? { clock } : {}) });
+const server = await startServer(loadConfig(process.env), {
+  ...(pgSchema ? { pgSchema } : {}),
+  ...(clock ? { clock } : {}),
+});
 const file = process.env.BOXHUB_TEST_APP_FILE;
 let app: unknown;
 if (file) {
@@ -37,6 +40,8 @@ if (clock) {
     })();
   });
 }
-const stop = () => { void server.close().then(() => process.exit(0)); };
+const stop = () => {
+  void server.close().then(() => process.exit(0));
+};
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);

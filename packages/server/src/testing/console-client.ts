@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 
 export const cookieOf = (r: Response, name: string) => r.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
-export const cookieValue = (setCookie: string | undefined) => setCookie?.split(';')[0]?.split('=').slice(1).join('=') ?? '';
+export const cookieValue = (setCookie: string | undefined) =>
+  setCookie?.split(';')[0]?.split('=').slice(1).join('=') ?? '';
 export const fieldOf = (body: string, name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(body)?.[1];
 
 export class ConsoleClient {
@@ -12,10 +13,19 @@ export class ConsoleClient {
   cookie = '';
   csrf = '';
   setCookie = '';
-  constructor(base: string) { this.base = base; }
+  constructor(base: string) {
+    this.base = base;
+  }
 
   req(path: string, init: RequestInit = {}): Promise<Response> {
-    return fetch(`${this.base}${path}`, { redirect: 'manual', ...init, headers: { ...(this.cookie ? { cookie: this.cookie } : {}), ...(init.headers as Record<string, string> | undefined) } });
+    return fetch(`${this.base}${path}`, {
+      redirect: 'manual',
+      ...init,
+      headers: {
+        ...(this.cookie ? { cookie: this.cookie } : {}),
+        ...(init.headers as Record<string, string> | undefined),
+      },
+    });
   }
 
   async get(path: string): Promise<{ status: number; body: string; res: Response }> {
@@ -24,7 +34,11 @@ export class ConsoleClient {
   }
 
   /** A form POST with the session's CSRF token (`csrf: null` sends none, a string sends that one). */
-  async post(path: string, fields: Record<string, string> = {}, o: { csrf?: string | null; headers?: Record<string, string> } = {}): Promise<{ status: number; body: string; res: Response }> {
+  async post(
+    path: string,
+    fields: Record<string, string> = {},
+    o: { csrf?: string | null; headers?: Record<string, string> } = {},
+  ): Promise<{ status: number; body: string; res: Response }> {
     const token = o.csrf === undefined ? this.csrf : o.csrf;
     const res = await this.req(path, {
       method: 'POST',
@@ -42,16 +56,29 @@ export class ConsoleClient {
 
   /** Signs in as the operator through /console/operator/login. */
   async signInOperator(token: string): Promise<this> {
-    await this.login('/console/operator/login', 'bh_console_op_login', { operator_token: token }, 'bh_console_op', '/console/operator/applications');
+    await this.login(
+      '/console/operator/login',
+      'bh_console_op_login',
+      { operator_token: token },
+      'bh_console_op',
+      '/console/operator/applications',
+    );
     return this;
   }
 
-  private async login(path: string, loginCookie: string, fields: Record<string, string>, sessionCookie: string, landing: string): Promise<void> {
+  private async login(
+    path: string,
+    loginCookie: string,
+    fields: Record<string, string>,
+    sessionCookie: string,
+    landing: string,
+  ): Promise<void> {
     const page = await fetch(`${this.base}${path}`, { redirect: 'manual' });
     const login = cookieValue(cookieOf(page, loginCookie));
     const token = fieldOf(await page.text(), '_csrf')!;
     const r = await fetch(`${this.base}${path}`, {
-      method: 'POST', redirect: 'manual',
+      method: 'POST',
+      redirect: 'manual',
       headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `${loginCookie}=${login}` },
       body: new URLSearchParams({ _csrf: token, ...fields }).toString(),
     });

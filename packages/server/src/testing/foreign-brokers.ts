@@ -30,25 +30,44 @@ async function freePort(): Promise<number> {
 
 /** Brokers still running: killed if the test process exits without closing them. */
 const running = new Set<ChildProcess>();
-process.once('exit', () => { for (const c of running) c.kill('SIGKILL'); });
+process.once('exit', () => {
+  for (const c of running) c.kill('SIGKILL');
+});
 
 /**
  * Starts `cmd` in `dir` and resolves once its output matches `ready`. On exit or timeout it
  * rejects, with the process killed and `dir` removed: nothing is left behind.
  */
-function startUntil(cmd: string, args: string[], env: NodeJS.ProcessEnv, dir: string, ready: RegExp, timeoutMs: number)
-  : Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
+function startUntil(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  dir: string,
+  ready: RegExp,
+  timeoutMs: number,
+): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     running.add(child);
     child.once('exit', () => running.delete(child));
     let out = '';
-    const fail = (e: Error): void => { clearTimeout(timer); child.kill('SIGKILL'); rmSync(dir, { recursive: true, force: true }); reject(e); };
-    const timer = setTimeout(() => fail(new Error(`${cmd} did not get ready within ${timeoutMs} ms:\n${out.slice(-3000)}`)), timeoutMs);
+    const fail = (e: Error): void => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+      reject(e);
+    };
+    const timer = setTimeout(
+      () => fail(new Error(`${cmd} did not get ready within ${timeoutMs} ms:\n${out.slice(-3000)}`)),
+      timeoutMs,
+    );
     const onData = (b: Buffer): void => {
       out += b.toString();
       const m = out.match(ready);
-      if (m) { clearTimeout(timer); resolve({ child, match: m }); }
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, match: m });
+      }
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
@@ -75,7 +94,18 @@ export async function startMosquitto(extra: string[] = []): Promise<ForeignBroke
   const dir = mkdtempSync(join(tmpdir(), 'boxhub-mosquitto-'));
   const port = await freePort();
   const conf = join(dir, 'mosquitto.conf');
-  writeFileSync(conf, [`listener ${port} 127.0.0.1`, 'allow_anonymous true', 'persistence false', 'log_dest stderr', 'log_type information', ...extra, ''].join('\n'));
+  writeFileSync(
+    conf,
+    [
+      `listener ${port} 127.0.0.1`,
+      'allow_anonymous true',
+      'persistence false',
+      'log_dest stderr',
+      'log_type information',
+      ...extra,
+      '',
+    ].join('\n'),
+  );
   const { child } = await startUntil('mosquitto', ['-c', conf], process.env, dir, /running/, 15_000);
   return { url: `mqtt://127.0.0.1:${port}/?provision=none`, host: '127.0.0.1', port, close: stopper(child, dir) };
 }
@@ -84,17 +114,32 @@ export async function startMosquitto(extra: string[] = []): Promise<ForeignBroke
 export async function startNats(): Promise<ForeignBroker> {
   const dir = mkdtempSync(join(tmpdir(), 'boxhub-nats-'));
   const conf = join(dir, 'nats.conf');
-  writeFileSync(conf, [
-    'listen: "127.0.0.1:-1"',
-    'server_name: "boxhub-test"',
-    `jetstream { store_dir: "${join(dir, 'js')}" }`,
-    'mqtt { host: "127.0.0.1", port: -1 }',
-    'authorization { users: [ { user: "boxhub", password: "boxhub" } ] }',
-    '',
-  ].join('\n'));
-  const { child, match } = await startUntil('nats-server', ['-c', conf], process.env, dir, /Listening for MQTT clients on mqtt:\/\/127\.0\.0\.1:(\d+)[\s\S]*Server is ready/, 20_000);
+  writeFileSync(
+    conf,
+    [
+      'listen: "127.0.0.1:-1"',
+      'server_name: "boxhub-test"',
+      `jetstream { store_dir: "${join(dir, 'js')}" }`,
+      'mqtt { host: "127.0.0.1", port: -1 }',
+      'authorization { users: [ { user: "boxhub", password: "boxhub" } ] }',
+      '',
+    ].join('\n'),
+  );
+  const { child, match } = await startUntil(
+    'nats-server',
+    ['-c', conf],
+    process.env,
+    dir,
+    /Listening for MQTT clients on mqtt:\/\/127\.0\.0\.1:(\d+)[\s\S]*Server is ready/,
+    20_000,
+  );
   const port = Number(match[1]);
-  return { url: `mqtt://boxhub:boxhub@127.0.0.1:${port}/?provision=none`, host: '127.0.0.1', port, close: stopper(child, dir) };
+  return {
+    url: `mqtt://boxhub:boxhub@127.0.0.1:${port}/?provision=none`,
+    host: '127.0.0.1',
+    port,
+    close: stopper(child, dir),
+  };
 }
 
 /**
@@ -107,15 +152,18 @@ export async function startRabbitMq(): Promise<ForeignBroker> {
   const dir = mkdtempSync(join(tmpdir(), 'boxhub-rabbitmq-'));
   mkdirSync(join(dir, 'home'));
   const [port, dist] = [await freePort(), await freePort()];
-  writeFileSync(join(dir, 'rabbitmq.conf'), [
-    'listeners.tcp = none',
-    `mqtt.listeners.tcp.default = 127.0.0.1:${port}`,
-    'mqtt.allow_anonymous = false',
-    'loopback_users = none',
-    'default_user = boxhub',
-    'default_pass = boxhub',
-    '',
-  ].join('\n'));
+  writeFileSync(
+    join(dir, 'rabbitmq.conf'),
+    [
+      'listeners.tcp = none',
+      `mqtt.listeners.tcp.default = 127.0.0.1:${port}`,
+      'mqtt.allow_anonymous = false',
+      'loopback_users = none',
+      'default_user = boxhub',
+      'default_pass = boxhub',
+      '',
+    ].join('\n'),
+  );
   writeFileSync(join(dir, 'enabled_plugins'), '[rabbitmq_mqtt].\n');
   const env = {
     ...process.env,
@@ -129,6 +177,18 @@ export async function startRabbitMq(): Promise<ForeignBroker> {
     RABBITMQ_DIST_PORT: String(dist),
     RABBITMQ_LOGS: '-',
   };
-  const { child } = await startUntil('/usr/lib/rabbitmq/bin/rabbitmq-server', [], env, dir, /Server startup complete/, 90_000);
-  return { url: `mqtt://boxhub:boxhub@127.0.0.1:${port}/?provision=none`, host: '127.0.0.1', port, close: stopper(child, dir) };
+  const { child } = await startUntil(
+    '/usr/lib/rabbitmq/bin/rabbitmq-server',
+    [],
+    env,
+    dir,
+    /Server startup complete/,
+    90_000,
+  );
+  return {
+    url: `mqtt://boxhub:boxhub@127.0.0.1:${port}/?provision=none`,
+    host: '127.0.0.1',
+    port,
+    close: stopper(child, dir),
+  };
 }

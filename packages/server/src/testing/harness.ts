@@ -15,36 +15,58 @@ import type { Transport } from '../modules/callbacks/transport.ts';
 
 export const engine = process.env.BOXHUB_TEST_ENGINE === 'external' ? 'external' : 'embedded';
 
-export interface Envelope<T = unknown> { code: number; msg: string; data: T }
+export interface Envelope<T = unknown> {
+  code: number;
+  msg: string;
+  data: T;
+}
 
 export class ApiClient {
   readonly base: string;
   readonly key: string | undefined;
-  constructor(base: string, key?: string) { this.base = base; this.key = key; }
+  constructor(base: string, key?: string) {
+    this.base = base;
+    this.key = key;
+  }
 
   /**
    * One request with node:http. A server may answer a body over its limit before it has read it
    * all and close the connection; the client's write then fails after the answer arrived, which
    * is no failure of the request (fetch would throw it later as an uncaught error).
    */
-  raw(method: string, path: string, init: { body?: string | Buffer; headers?: Record<string, string> } = {}): Promise<{ status: number; text: string; json: () => Envelope }> {
+  raw(
+    method: string,
+    path: string,
+    init: { body?: string | Buffer; headers?: Record<string, string> } = {},
+  ): Promise<{ status: number; text: string; json: () => Envelope }> {
     return new Promise((resolve, reject) => {
-      const body = init.body === undefined ? undefined : Buffer.isBuffer(init.body) ? init.body : Buffer.from(init.body);
+      const body =
+        init.body === undefined ? undefined : Buffer.isBuffer(init.body) ? init.body : Buffer.from(init.body);
       let answered = false;
-      const req = httpRequest(this.base + path, {
-        method,
-        headers: { ...(this.key ? { authorization: `Bearer ${this.key}` } : {}), ...(body ? { 'content-length': String(body.length) } : {}), ...init.headers },
-      }, (res) => {
-        answered = true;
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', reject);
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: res.statusCode ?? 0, text, json: () => JSON.parse(text) as Envelope });
-        });
+      const req = httpRequest(
+        this.base + path,
+        {
+          method,
+          headers: {
+            ...(this.key ? { authorization: `Bearer ${this.key}` } : {}),
+            ...(body ? { 'content-length': String(body.length) } : {}),
+            ...init.headers,
+          },
+        },
+        (res) => {
+          answered = true;
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('error', reject);
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            resolve({ status: res.statusCode ?? 0, text, json: () => JSON.parse(text) as Envelope });
+          });
+        },
+      );
+      req.on('error', (e) => {
+        if (!answered) reject(e);
       });
-      req.on('error', (e) => { if (!answered) reject(e); });
       req.end(body);
     });
   }
@@ -57,7 +79,10 @@ export class ApiClient {
   }
 
   async post<T = unknown>(path: string, body: unknown): Promise<Envelope<T>> {
-    const r = await this.raw('POST', path, { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const r = await this.raw('POST', path, {
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+    });
     if (r.status !== 200) throw new Error(`HTTP ${r.status} for POST ${path}: ${r.text}`);
     return r.json() as Envelope<T>;
   }
@@ -71,14 +96,19 @@ export interface TestServer {
   dataDir: string;
   pgSchema: string | undefined;
   /** Creates an application and returns its client and credentials. */
-  createApp(name?: string, opts?: { ess?: boolean }): Promise<{ id: string; api_key: string; callback_secret: string; api: ApiClient }>;
+  createApp(
+    name?: string,
+    opts?: { ess?: boolean },
+  ): Promise<{ id: string; api_key: string; callback_secret: string; api: ApiClient }>;
   registerDevice(code?: string, model?: string): Promise<{ uuid: string; code: string; secret: string }>;
   /** Stops the server; `keepData` leaves its data for a restart (`reuse`), which then owns it. */
   close(opts?: { keepData?: boolean }): Promise<void>;
 }
 
 export interface TestServerOptions {
-  clock?: Clock; commandTimeoutMs?: number; env?: Record<string, string>;
+  clock?: Clock;
+  commandTimeoutMs?: number;
+  env?: Record<string, string>;
   /** Where the server logs (default: silent, or BOXHUB_TEST_LOG's level on stdout). */
   logger?: Logger;
   /** Wraps callback delivery's HTTP transport (to cause a stall a test cannot cause for real). */
@@ -92,7 +122,11 @@ export async function startTestServer(o: TestServerOptions = {}): Promise<TestSe
   const dataDir = o.reuse?.dataDir ?? mkdtempSync(join(tmpdir(), 'boxhub-test-'));
   const external = engine === 'external';
   const env: Record<string, string> = {
-    PORT: '0', HOST: '127.0.0.1', BOXHUB_MQTT_PORT: '0', BOXHUB_DATA_DIR: dataDir, LOG_LEVEL: 'silent',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    BOXHUB_MQTT_PORT: '0',
+    BOXHUB_DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
     BOXHUB_COMMAND_TIMEOUT_MS: String(o.commandTimeoutMs ?? 3000),
     // The suite's own load makes a test server's event loop run late now and then; refusing box
     // logins for it would only slow tests down. Lag admission has tests of its own
@@ -100,7 +134,13 @@ export async function startTestServer(o: TestServerOptions = {}): Promise<TestSe
     BOXHUB_MQTT_ADMIT_MAX_LAG_MS: '0',
     // Test servers share one broker: each gets its own shared-subscription group, as two
     // deployments on one broker would.
-    ...(external ? { DATABASE_URL: need('BOXHUB_TEST_DATABASE_URL'), MQTT_URL: need('BOXHUB_TEST_MQTT_URL'), BOXHUB_MQTT_SHARE_GROUP: `t${randomBytes(6).toString('hex')}` } : {}),
+    ...(external
+      ? {
+          DATABASE_URL: need('BOXHUB_TEST_DATABASE_URL'),
+          MQTT_URL: need('BOXHUB_TEST_MQTT_URL'),
+          BOXHUB_MQTT_SHARE_GROUP: `t${randomBytes(6).toString('hex')}`,
+        }
+      : {}),
     ...o.env,
   };
   const pgSchema = o.reuse ? o.reuse.pgSchema : external ? testSchemaName() : undefined;
@@ -119,7 +159,12 @@ export async function startTestServer(o: TestServerOptions = {}): Promise<TestSe
     pgSchema,
     async createApp(name = `app-${++n}`, opts = {}) {
       const a = await server.services.applications.create({ name, ess: opts.ess ?? false });
-      return { id: a.id, api_key: a.api_key, callback_secret: a.callback_secret, api: new ApiClient(server.url, a.api_key) };
+      return {
+        id: a.id,
+        api_key: a.api_key,
+        callback_secret: a.callback_secret,
+        api: new ApiClient(server.url, a.api_key),
+      };
     },
     async registerDevice(code = `BX${randomBytes(5).toString('hex').toUpperCase()}`, model = 'BX-SIM') {
       const d = await server.registerDevice({ code, model });
@@ -148,7 +193,11 @@ function need(name: string): string {
 }
 
 /** Polls `check` until it returns a value (not undefined/false) or the time runs out. */
-export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 15_000): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  what: string,
+  timeoutMs = 15_000,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   let last: unknown;
   // 20 ms at first, then slower up to 100 ms: a check that polls the API for a minute stays
@@ -158,8 +207,11 @@ export async function eventually<T>(check: () => Promise<T | undefined | false> 
     try {
       const v = await check();
       if (v !== undefined && v !== false) return v;
-    } catch (e) { last = e; }
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > until)
+      throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
     await new Promise((r) => setTimeout(r, pause));
     pause = Math.min(100, Math.round(pause * 1.25));
   }

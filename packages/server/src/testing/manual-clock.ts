@@ -5,25 +5,40 @@
 // a timer sees the new time (move in steps, one advance per interval, to see each moment).
 import type { Clock, Timer } from '../clock.ts';
 
-interface Pending { at: number; seq: number; fn: () => void; cancelled: boolean }
+interface Pending {
+  at: number;
+  seq: number;
+  fn: () => void;
+  cancelled: boolean;
+}
 
 export class ManualClock implements Clock {
   private t: number;
   private seq = 0;
   private readonly pending: Pending[] = [];
 
-  constructor(start = Date.UTC(2026, 10, 22, 12, 0, 0)) { this.t = start; }
+  constructor(start = Date.UTC(2026, 10, 22, 12, 0, 0)) {
+    this.t = start;
+  }
 
-  now(): number { return this.t; }
+  now(): number {
+    return this.t;
+  }
 
   setTimer(fn: () => void, ms: number): Timer {
     const p: Pending = { at: this.t + Math.max(0, ms), seq: this.seq++, fn, cancelled: false };
     this.pending.push(p);
-    return { cancel: () => { p.cancelled = true; } };
+    return {
+      cancel: () => {
+        p.cancelled = true;
+      },
+    };
   }
 
   /** Timers not yet fired or cancelled. */
-  get timers(): number { return this.pending.filter((p) => !p.cancelled).length; }
+  get timers(): number {
+    return this.pending.filter((p) => !p.cancelled).length;
+  }
 
   /**
    * Jumps to the real time if this clock is behind it. For rigs with simulated boxes: a box
@@ -39,7 +54,9 @@ export class ManualClock implements Clock {
   async advance(ms: number): Promise<void> {
     this.t += ms;
     for (;;) {
-      const next = this.pending.filter((p) => !p.cancelled && p.at <= this.t).sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
+      const next = this.pending
+        .filter((p) => !p.cancelled && p.at <= this.t)
+        .sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
       if (!next) break;
       next.cancelled = true;
       this.pending.splice(this.pending.indexOf(next), 1);

@@ -11,10 +11,15 @@ interface S3rverInstance {
 }
 
 const [directory, bucket] = process.argv.slice(2);
-if (!process.send || !directory || !bucket) throw new Error('s3rver-process.ts must be forked with an IPC channel, a directory and a bucket');
+if (!process.send || !directory || !bucket)
+  throw new Error('s3rver-process.ts must be forked with an IPC channel, a directory and a bucket');
 
 const server = new (S3rver as new (o: object) => S3rverInstance)({
-  address: '127.0.0.1', port: 0, silent: process.env.S3RVER_DEBUG !== '1', directory, configureBuckets: [{ name: bucket }],
+  address: '127.0.0.1',
+  port: 0,
+  silent: process.env.S3RVER_DEBUG !== '1',
+  directory,
+  configureBuckets: [{ name: bucket }],
 });
 // s3rver 3.7.1 deletes the keys of one DeleteObjects request concurrently, and each delete then
 // removes the directories it emptied: two racing for one directory fail with ENOENT, and the
@@ -23,7 +28,11 @@ const server = new (S3rver as new (o: object) => S3rverInstance)({
 const store = server.store;
 const deleteObject = store.deleteObject.bind(store);
 store.deleteObject = async (b, key) => {
-  try { await deleteObject(b, key); } catch (e) { if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e; }
+  try {
+    await deleteObject(b, key);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
 };
 const { port } = await server.run();
 process.send({ port });
@@ -35,5 +44,7 @@ const stop = async () => {
   process.disconnect?.();
   process.exit(0);
 };
-process.on('message', (m) => { if (m === 'close') void stop(); });
+process.on('message', (m) => {
+  if (m === 'close') void stop();
+});
 process.on('disconnect', () => void stop());

@@ -27,19 +27,38 @@ export interface TestS3 {
 export async function startS3(bucket = 'boxhub'): Promise<TestS3> {
   const directory = mkdtempSync(join(tmpdir(), 'boxhub-s3-'));
   const child = fork(fileURLToPath(new URL('./s3rver-process.ts', import.meta.url)), [directory, bucket], {
-    execArgv: ['--import', 'tsx', '--openssl-legacy-provider'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    execArgv: ['--import', 'tsx', '--openssl-legacy-provider'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const exited = once(child, 'exit');
   const ready = once(child, 'message') as Promise<[{ port: number }]>;
-  const first = await Promise.race([ready, exited.then(([code]) => { throw new Error(`s3rver exited with ${String(code)} before listening`); })]);
+  const first = await Promise.race([
+    ready,
+    exited.then(([code]) => {
+      throw new Error(`s3rver exited with ${String(code)} before listening`);
+    }),
+  ]);
   const { port } = first[0];
   const endpoint = `http://127.0.0.1:${port}`;
-  const target: S3Target = { endpoint, region: 'us-east-1', bucket, accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', pathStyle: true };
+  const target: S3Target = {
+    endpoint,
+    region: 'us-east-1',
+    bucket,
+    accessKeyId: 'S3RVER',
+    secretAccessKey: 'S3RVER',
+    pathStyle: true,
+  };
   return {
-    endpoint, bucket, target,
+    endpoint,
+    bucket,
+    target,
     env: {
-      BOXHUB_S3_ENDPOINT: endpoint, BOXHUB_S3_REGION: 'us-east-1', BOXHUB_S3_BUCKET: bucket,
-      BOXHUB_S3_ACCESS_KEY: 'S3RVER', BOXHUB_S3_SECRET_KEY: 'S3RVER', BOXHUB_S3_PATH_STYLE: '1',
+      BOXHUB_S3_ENDPOINT: endpoint,
+      BOXHUB_S3_REGION: 'us-east-1',
+      BOXHUB_S3_BUCKET: bucket,
+      BOXHUB_S3_ACCESS_KEY: 'S3RVER',
+      BOXHUB_S3_SECRET_KEY: 'S3RVER',
+      BOXHUB_S3_PATH_STYLE: '1',
     },
     async close() {
       if (child.exitCode === null && child.signalCode === null) {

@@ -43,10 +43,20 @@ export async function startTaskRig(): Promise<TaskRig> {
   await migrate(db);
   const clock = new ManualClock();
   // The application the tasks belong to (a foreign key); nothing here reads more of it.
-  await db.kysely.insertInto('applications').values({
-    id: 'app-1', name: 'app-1', api_key_hash: 'moved:none', api_key_prefix: '', callback_secret: 'unused', previous_callback_secret: null,
-    previous_secret_expires_at: null, cap_ess: 0, created_at: clock.now(),
-  }).execute();
+  await db.kysely
+    .insertInto('applications')
+    .values({
+      id: 'app-1',
+      name: 'app-1',
+      api_key_hash: 'moved:none',
+      api_key_prefix: '',
+      callback_secret: 'unused',
+      previous_callback_secret: null,
+      previous_secret_expires_at: null,
+      cap_ess: 0,
+      created_at: clock.now(),
+    })
+    .execute();
   const log: Logger = pino({ level: process.env.BOXHUB_TEST_LOG ?? 'silent' });
   const tasks = new TaskRepository(db.kysely);
   const jobRepo = new JobRepository(db.kysely, db.dialect);
@@ -56,10 +66,25 @@ export async function startTaskRig(): Promise<TaskRig> {
   const blobs = new LocalBlobStore({ root: dir, secret: randomBytes(32), baseUrl: () => 'http://127.0.0.1:9', clock });
   const lifecycle = new TaskLifecycle({ tasks, jobs, blobs, clock, log });
   return {
-    db, clock, tasks, jobRepo, runner, jobs, blobs, lifecycle, log,
+    db,
+    clock,
+    tasks,
+    jobRepo,
+    runner,
+    jobs,
+    blobs,
+    lifecycle,
+    log,
     newTask: (o = {}) => ({
-      uuid: randomUUID(), kind: 'scan', app_id: 'app-1', device_uuid: 'box-1', callback_url: null, options: '{}',
-      created_at: clock.now(), expires_at: clock.now() + 3_600_000, ...o,
+      uuid: randomUUID(),
+      kind: 'scan',
+      app_id: 'app-1',
+      device_uuid: 'box-1',
+      callback_url: null,
+      options: '{}',
+      created_at: clock.now(),
+      expires_at: clock.now() + 3_600_000,
+      ...o,
     }),
     async close() {
       await runner.stop();

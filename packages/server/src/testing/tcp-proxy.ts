@@ -31,39 +31,71 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
   let target = { host: targetHost, port: targetPort };
   const server: Server = createServer({ noDelay: true }, (client) => {
     accepted++;
-    if (isDown) { client.on('error', () => undefined); client.resetAndDestroy(); return; }
+    if (isDown) {
+      client.on('error', () => undefined);
+      client.resetAndDestroy();
+      return;
+    }
     const upstream = connect({ host: target.host, port: target.port, noDelay: true });
     const pair: [Socket, Socket] = [client, upstream];
     pairs.add(pair);
-    const forward = (from: Socket, to: Socket) => from.on('data', (chunk) => {
-      if (partitioned) return;
-      to.write(chunk);
-      if (from === client) lastForwardedAt = Date.now();
-    });
+    const forward = (from: Socket, to: Socket) =>
+      from.on('data', (chunk) => {
+        if (partitioned) return;
+        to.write(chunk);
+        if (from === client) lastForwardedAt = Date.now();
+      });
     forward(client, upstream);
     forward(upstream, client);
     // While partitioned, a close on one side does not cross either (as in a real partition,
     // where the FIN is lost too): the other side learns only by its keepalive.
-    const end = () => { if (partitioned) return; pairs.delete(pair); client.destroy(); upstream.destroy(); };
+    const end = () => {
+      if (partitioned) return;
+      pairs.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
     client.on('close', end).on('error', end);
     upstream.on('close', end).on('error', end);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
-  const cut = () => { for (const [a, b] of pairs) { a.resetAndDestroy(); b.destroy(); } pairs.clear(); };
+  const cut = () => {
+    for (const [a, b] of pairs) {
+      a.resetAndDestroy();
+      b.destroy();
+    }
+    pairs.clear();
+  };
   return {
     url: `mqtt://127.0.0.1:${port}`,
     port,
-    get connections() { return pairs.size; },
-    get accepted() { return accepted; },
-    get lastForwardedAt() { return lastForwardedAt; },
+    get connections() {
+      return pairs.size;
+    },
+    get accepted() {
+      return accepted;
+    },
+    get lastForwardedAt() {
+      return lastForwardedAt;
+    },
     cut,
-    partition(on) { partitioned = on; },
-    down(on) { isDown = on; if (on) cut(); },
-    retarget(host, port) { target = { host, port }; },
+    partition(on) {
+      partitioned = on;
+    },
+    down(on) {
+      isDown = on;
+      if (on) cut();
+    },
+    retarget(host, port) {
+      target = { host, port };
+    },
     async close() {
-      for (const [a, b] of pairs) { a.destroy(); b.destroy(); }
+      for (const [a, b] of pairs) {
+        a.destroy();
+        b.destroy();
+      }
       await new Promise<void>((r) => server.close(() => r()));
     },
   };

@@ -23,24 +23,38 @@ export async function cupsQueues(server: string, timeoutMs = 3000): Promise<Cups
   try {
     let defaultName: string | undefined;
     try {
-      const d = await client.request('CUPS-Get-Default', { operation: [keyword('requested-attributes', 'printer-name')] });
+      const d = await client.request('CUPS-Get-Default', {
+        operation: [keyword('requested-attributes', 'printer-name')],
+      });
       if (d.code < 0x0400) defaultName = IppAttributes.of(d, 'printer').string('printer-name');
     } catch {
       return []; // no CUPS there
     }
-    const res = await client.request('CUPS-Get-Printers', { operation: [keyword('requested-attributes', 'printer-name', 'printer-uri-supported', 'printer-is-accepting-jobs', 'printer-state')] });
+    const res = await client.request('CUPS-Get-Printers', {
+      operation: [
+        keyword(
+          'requested-attributes',
+          'printer-name',
+          'printer-uri-supported',
+          'printer-is-accepting-jobs',
+          'printer-state',
+        ),
+      ],
+    });
     if (res.code >= 0x0400) return [];
     const queues = IppAttributes.each(res, 'printer').flatMap((a) => {
       const name = a.string('printer-name');
       if (!name) return [];
       const state = a.integer('printer-state');
-      return [{
-        name,
-        uri: `ipp://${server}/printers/${encodeURIComponent(name)}`,
-        isDefault: name === defaultName,
-        accepting: a.boolean('printer-is-accepting-jobs') ?? true,
-        state: state !== undefined ? PrinterState[state as keyof typeof PrinterState] : undefined,
-      }];
+      return [
+        {
+          name,
+          uri: `ipp://${server}/printers/${encodeURIComponent(name)}`,
+          isDefault: name === defaultName,
+          accepting: a.boolean('printer-is-accepting-jobs') ?? true,
+          state: state !== undefined ? PrinterState[state as keyof typeof PrinterState] : undefined,
+        },
+      ];
     });
     return queues.sort((a, b) => Number(b.isDefault) - Number(a.isDefault) || a.name.localeCompare(b.name));
   } catch {
@@ -61,7 +75,9 @@ export interface DnssdService {
 
 function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<string> {
   return new Promise((resolve) => {
-    execFile(cmd, args, { env, timeout: timeoutMs, maxBuffer: 4 << 20 }, (_err, stdout) => resolve(typeof stdout === 'string' ? stdout : ''));
+    execFile(cmd, args, { env, timeout: timeoutMs, maxBuffer: 4 << 20 }, (_err, stdout) =>
+      resolve(typeof stdout === 'string' ? stdout : ''),
+    );
   });
 }
 
@@ -78,7 +94,10 @@ export function parseAvahiLine(line: string): DnssdService | undefined {
   const port = Number(f[8]);
   if (!Number.isInteger(port) || port <= 0) return undefined;
   const txt: Record<string, string> = {};
-  for (const m of f.slice(9).join(';').matchAll(/"([^"]*)"/g)) {
+  for (const m of f
+    .slice(9)
+    .join(';')
+    .matchAll(/"([^"]*)"/g)) {
     const i = m[1]!.indexOf('=');
     if (i > 0) txt[m[1]!.slice(0, i).toLowerCase()] = m[1]!.slice(i + 1);
   }
@@ -89,7 +108,11 @@ export function parseAvahiLine(line: string): DnssdService | undefined {
  * Services of one DNS-SD type (`_ipp._tcp`, `_uscan._tcp`…) that avahi resolves now, loopback
  * ones (ipp-usb's USB devices) first. avahi-browse is from avahi-utils; without it, [].
  */
-export async function dnssdServices(type: string, env: NodeJS.ProcessEnv = process.env, timeoutMs = 5000): Promise<DnssdService[]> {
+export async function dnssdServices(
+  type: string,
+  env: NodeJS.ProcessEnv = process.env,
+  timeoutMs = 5000,
+): Promise<DnssdService[]> {
   const out = await run('avahi-browse', ['-rtpk', type], env, timeoutMs);
   const seen = new Set<string>();
   const list: DnssdService[] = [];
@@ -116,7 +139,12 @@ export function esclUri(s: DnssdService, tls = false): string {
   return `escl:${tls ? 'https' : 'http'}://${host}:${s.port}/${(s.txt.rs ?? 'eSCL').replace(/^\/|\/$/g, '')}`;
 }
 
-export interface SaneDevice { name: string; vendor: string; model: string; type: string }
+export interface SaneDevice {
+  name: string;
+  vendor: string;
+  model: string;
+  type: string;
+}
 
 /** SANE's device list (scanimage -L), as the box's SANE configuration finds it. */
 export async function saneDevices(env: NodeJS.ProcessEnv = process.env, timeoutMs = 20_000): Promise<SaneDevice[]> {

@@ -13,9 +13,16 @@ export interface AutoOptions {
   rediscoverMs?: number;
 }
 
-export interface Found<D> { uri: string; why: string; make(): D }
+export interface Found<D> {
+  uri: string;
+  why: string;
+  make(): D;
+}
 
-export class Follower<S extends { connected: boolean }, D extends { readonly uri: string; status(signal?: AbortSignal): Promise<S>; close(): Promise<void> }> {
+export class Follower<
+  S extends { connected: boolean },
+  D extends { readonly uri: string; status(signal?: AbortSignal): Promise<S>; close(): Promise<void> },
+> {
   current: D | undefined;
   private lastLook = -Infinity;
   private looking: Promise<void> | undefined;
@@ -40,7 +47,11 @@ export class Follower<S extends { connected: boolean }, D extends { readonly uri
     this.looking = (async () => {
       const found = await this.look().catch(() => undefined);
       if (!found) {
-        if (!this.saidNothing) this.o.log?.(`${this.what} auto: nothing found; looking again every ${(this.o.rediscoverMs ?? 10_000) / 1000} s`, this.current ? { still: this.current.uri } : undefined);
+        if (!this.saidNothing)
+          this.o.log?.(
+            `${this.what} auto: nothing found; looking again every ${(this.o.rediscoverMs ?? 10_000) / 1000} s`,
+            this.current ? { still: this.current.uri } : undefined,
+          );
         this.saidNothing = true;
         return;
       }
@@ -51,7 +62,9 @@ export class Follower<S extends { connected: boolean }, D extends { readonly uri
       if (this.current) this.retired.push(this.current);
       this.current = found.make();
       this.o.log?.(`${this.what} auto: chose ${found.uri}: ${found.why}`, before ? { instead_of: before } : undefined);
-    })().finally(() => { this.looking = undefined; });
+    })().finally(() => {
+      this.looking = undefined;
+    });
     return this.looking;
   }
 
@@ -71,7 +84,8 @@ export class Follower<S extends { connected: boolean }, D extends { readonly uri
   }
 
   async close(): Promise<void> {
-    for (const d of [...this.retired.splice(0), ...(this.current ? [this.current] : [])]) await d.close().catch(() => undefined);
+    for (const d of [...this.retired.splice(0), ...(this.current ? [this.current] : [])])
+      await d.close().catch(() => undefined);
     this.current = undefined;
   }
 }

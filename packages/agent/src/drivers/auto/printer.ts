@@ -3,7 +3,14 @@
 // accepts jobs (by name); else an IPP printer announced over DNS-SD that takes PDF, those on
 // loopback first (ipp-usb announces a USB printer there), ipps before ipp on the same device.
 import type { PrinterCapability, PrinterStatus } from '@boxhub/protocol';
-import { disconnectedPrinter, type MaintenanceOp, type PrintHooks, type PrintOutcome, type PrinterDriver, type PrintRequest } from '../types.ts';
+import {
+  disconnectedPrinter,
+  type MaintenanceOp,
+  type PrintHooks,
+  type PrintOutcome,
+  type PrinterDriver,
+  type PrintRequest,
+} from '../types.ts';
 import { CupsQueueDriver, type CupsQueueDriverOptions } from '../cups/printer-driver.ts';
 import { cupsServer } from '../cups/queue-uri.ts';
 import { IppPrinterDriver } from '../ipp/printer-driver.ts';
@@ -23,11 +30,15 @@ export async function findPrinter(o: AutoPrinterOptions = {}): Promise<Found<Pri
   if (q) {
     return {
       uri: q.uri,
-      why: q.isDefault ? `the default queue '${q.name}' of the local CUPS` : `the queue '${q.name}' of the local CUPS (it has no default queue; ${queues.length} accept jobs)`,
+      why: q.isDefault
+        ? `the default queue '${q.name}' of the local CUPS`
+        : `the queue '${q.name}' of the local CUPS (it has no default queue; ${queues.length} accept jobs)`,
       make: () => new CupsQueueDriver(q.uri, opts),
     };
   }
-  const services = (await dnssdServices('_ipp._tcp', env)).filter((s) => !s.txt.pdl || s.txt.pdl.split(',').includes('application/pdf'));
+  const services = (await dnssdServices('_ipp._tcp', env)).filter(
+    (s) => !s.txt.pdl || s.txt.pdl.split(',').includes('application/pdf'),
+  );
   const s = services[0];
   if (s) {
     const uri = ippUri(s);
@@ -48,7 +59,9 @@ export class AutoPrinterDriver implements PrinterDriver {
   }
 
   /** The driver in use now ('auto' until something is found). */
-  get uri(): string { return this.follower.current?.uri ?? 'auto'; }
+  get uri(): string {
+    return this.follower.current?.uri ?? 'auto';
+  }
 
   private async driver(): Promise<PrinterDriver> {
     if (!this.follower.current) await this.follower.rediscover();
@@ -57,12 +70,26 @@ export class AutoPrinterDriver implements PrinterDriver {
     return d;
   }
 
-  status(signal?: AbortSignal): Promise<PrinterStatus> { return this.follower.status(disconnectedPrinter, signal); }
+  status(signal?: AbortSignal): Promise<PrinterStatus> {
+    return this.follower.status(disconnectedPrinter, signal);
+  }
 
-  async capability(signal?: AbortSignal): Promise<PrinterCapability | null> { return (await this.driver()).capability(signal); }
-  async print(req: PrintRequest, hooks: PrintHooks): Promise<PrintOutcome> { return (await this.driver()).print(req, hooks); }
-  async follow(ref: string, hooks: Omit<PrintHooks, 'submitted'>): Promise<PrintOutcome | undefined> { return (await this.driver()).follow(ref, hooks); }
-  async find(task: string, signal?: AbortSignal): Promise<string | undefined> { return (await this.driver()).find(task, signal); }
-  async maintenance(op: MaintenanceOp, signal?: AbortSignal): Promise<void> { return (await this.driver()).maintenance(op, signal); }
-  close(): Promise<void> { return this.follower.close(); }
+  async capability(signal?: AbortSignal): Promise<PrinterCapability | null> {
+    return (await this.driver()).capability(signal);
+  }
+  async print(req: PrintRequest, hooks: PrintHooks): Promise<PrintOutcome> {
+    return (await this.driver()).print(req, hooks);
+  }
+  async follow(ref: string, hooks: Omit<PrintHooks, 'submitted'>): Promise<PrintOutcome | undefined> {
+    return (await this.driver()).follow(ref, hooks);
+  }
+  async find(task: string, signal?: AbortSignal): Promise<string | undefined> {
+    return (await this.driver()).find(task, signal);
+  }
+  async maintenance(op: MaintenanceOp, signal?: AbortSignal): Promise<void> {
+    return (await this.driver()).maintenance(op, signal);
+  }
+  close(): Promise<void> {
+    return this.follower.close();
+  }
 }

@@ -19,21 +19,41 @@ const ESCL_BACKEND = /^(?:airscan|escl):/;
 
 export async function findScanner(o: AutoScannerOptions = {}): Promise<Found<ScannerDriver> | undefined> {
   const env = o.env ?? process.env;
-  const escl = (uri: string, why: string): Found<ScannerDriver> => ({ uri, why, make: () => new EsclScannerDriver(uri, o.escl ?? {}) });
+  const escl = (uri: string, why: string): Found<ScannerDriver> => ({
+    uri,
+    why,
+    make: () => new EsclScannerDriver(uri, o.escl ?? {}),
+  });
   const sane = (name: string, why: string): Found<ScannerDriver> => {
     const uri = `sane:${name}`;
     return { uri, why, make: () => new SaneScannerDriver(uri, { ...(o.env ? { env: o.env } : {}), ...o.sane }) };
   };
-  const [plain, secure, devices] = await Promise.all([dnssdServices('_uscan._tcp', env), dnssdServices('_uscans._tcp', env), saneDevices(env)]);
+  const [plain, secure, devices] = await Promise.all([
+    dnssdServices('_uscan._tcp', env),
+    dnssdServices('_uscans._tcp', env),
+    saneDevices(env),
+  ]);
   const announced = [...plain.map((s) => ({ s, tls: false })), ...secure.map((s) => ({ s, tls: true }))];
   const local = announced.find((a) => a.s.iface === 'lo');
-  if (local) return escl(esclUri(local.s, local.tls), `'${local.s.name}', an eSCL scanner announced over DNS-SD on loopback (as ipp-usb announces a USB scanner)`);
+  if (local)
+    return escl(
+      esclUri(local.s, local.tls),
+      `'${local.s.name}', an eSCL scanner announced over DNS-SD on loopback (as ipp-usb announces a USB scanner)`,
+    );
   const own = devices.find((d) => !ESCL_BACKEND.test(d.name));
   if (own) return sane(own.name, `'${`${own.vendor} ${own.model}`.trim()}', first in SANE's device list`);
   const remote = announced[0];
-  if (remote) return escl(esclUri(remote.s, remote.tls), `'${remote.s.name}', an eSCL scanner announced over DNS-SD on ${remote.s.iface}`);
+  if (remote)
+    return escl(
+      esclUri(remote.s, remote.tls),
+      `'${remote.s.name}', an eSCL scanner announced over DNS-SD on ${remote.s.iface}`,
+    );
   const viaSane = devices[0];
-  if (viaSane) return sane(viaSane.name, `'${`${viaSane.vendor} ${viaSane.model}`.trim()}', an eSCL scanner in SANE's device list`);
+  if (viaSane)
+    return sane(
+      viaSane.name,
+      `'${`${viaSane.vendor} ${viaSane.model}`.trim()}', an eSCL scanner in SANE's device list`,
+    );
   return undefined;
 }
 
@@ -44,13 +64,21 @@ export class AutoScannerDriver implements ScannerDriver {
     this.follower = new Follower('scanner', () => findScanner(o), o);
   }
 
-  get uri(): string { return this.follower.current?.uri ?? 'auto'; }
+  get uri(): string {
+    return this.follower.current?.uri ?? 'auto';
+  }
 
-  status(signal?: AbortSignal): Promise<ScannerStatus> { return this.follower.status(disconnectedScanner, signal); }
+  status(signal?: AbortSignal): Promise<ScannerStatus> {
+    return this.follower.status(disconnectedScanner, signal);
+  }
 
   async *scan(req: ScanRequest, signal: AbortSignal): AsyncIterable<ScannedPage> {
     const d = this.follower.current;
-    if (!d) throw new ScanFault('unavailable', 'no scanner found (scanner auto: no eSCL scanner announced over DNS-SD, nothing in SANE\'s device list)');
+    if (!d)
+      throw new ScanFault(
+        'unavailable',
+        "no scanner found (scanner auto: no eSCL scanner announced over DNS-SD, nothing in SANE's device list)",
+      );
     yield* d.scan(req, signal);
   }
 
@@ -58,5 +86,7 @@ export class AutoScannerDriver implements ScannerDriver {
     return this.follower.current ? this.follower.current.waitForPaper(signal, timeoutMs) : Promise.resolve(false);
   }
 
-  close(): Promise<void> { return this.follower.close(); }
+  close(): Promise<void> {
+    return this.follower.close();
+  }
 }

@@ -13,7 +13,14 @@
 // - The make and model are the printer's, not the PPD's nickname ("… - IPP Everywhere").
 import type { PrinterCapability, PrinterStatus } from '@boxhub/protocol';
 import { PrinterError, printerErrorCode } from '@boxhub/protocol/printer-errors.ts';
-import { disconnectedPrinter, type MaintenanceOp, type PrintHooks, type PrintOutcome, type PrinterDriver, type PrintRequest } from '../types.ts';
+import {
+  disconnectedPrinter,
+  type MaintenanceOp,
+  type PrintHooks,
+  type PrintOutcome,
+  type PrinterDriver,
+  type PrintRequest,
+} from '../types.ts';
 import type { IppAttributes } from '../ipp/attributes.ts';
 import { capabilityFrom } from '../ipp/capability.ts';
 import { IppStatusError, IppTransportError } from '../ipp/errors.ts';
@@ -30,7 +37,8 @@ import { cleanMakeAndModel, cupsQueueUri, isCupsQueueUri } from './queue-uri.ts'
  * (CUPS Implementation of IPP, printer-state-reasons): they stay in state_reasons but do not
  * make an error code.
  */
-const INFORMATIONAL = /^cups-(?:waiting-for-job-completed|remote-|insecure-filter|missing-filter|ipp-conformance|ipp-wrong)/;
+const INFORMATIONAL =
+  /^cups-(?:waiting-for-job-completed|remote-|insecure-filter|missing-filter|ipp-conformance|ipp-wrong)/;
 
 const clip = (s: string, n = 128) => (s.length > n ? s.slice(0, n) : s);
 
@@ -48,7 +56,8 @@ export class CupsQueueDriver implements PrinterDriver {
 
   constructor(uri: string, options: CupsQueueDriverOptions = {}) {
     const ipp = uri.startsWith('cups:') ? cupsQueueUri(uri) : uri;
-    if (!isCupsQueueUri(ipp)) throw new TypeError(`not a CUPS queue: ${uri} (use cups:NAME or ipp://localhost:631/printers/NAME)`);
+    if (!isCupsQueueUri(ipp))
+      throw new TypeError(`not a CUPS queue: ${uri} (use cups:NAME or ipp://localhost:631/printers/NAME)`);
     this.uri = uri;
     this.o = options;
     this.queue = new IppPrinterDriver(ipp, options);
@@ -71,7 +80,10 @@ export class CupsQueueDriver implements PrinterDriver {
   }
 
   private async queueAttributes(requested?: string[], signal?: AbortSignal): Promise<IppAttributes> {
-    return getPrinterAttributes(this.queue.client, { ...(requested ? { requested } : {}), ...(signal ? { signal } : {}) });
+    return getPrinterAttributes(this.queue.client, {
+      ...(requested ? { requested } : {}),
+      ...(signal ? { signal } : {}),
+    });
   }
 
   /**
@@ -85,7 +97,11 @@ export class CupsQueueDriver implements PrinterDriver {
       q = await this.queueAttributes([...STATUS_ATTRIBUTES, 'device-uri', 'printer-type'], signal);
     } catch (e) {
       if (signal?.aborted) throw e;
-      return { ...disconnectedPrinter, connection_type: connectionTypeFor(this.queue.uri), error_code: e instanceof IppStatusError ? PrinterError.other : PrinterError.unreachable };
+      return {
+        ...disconnectedPrinter,
+        connection_type: connectionTypeFor(this.queue.uri),
+        error_code: e instanceof IppStatusError ? PrinterError.other : PrinterError.unreachable,
+      };
     }
     const deviceUri = q.string('device-uri') ?? '';
     const behind = this.behind(deviceUri);
@@ -98,11 +114,13 @@ export class CupsQueueDriver implements PrinterDriver {
     const printerReasons = (printer?.state_reasons ?? []).filter((r) => r !== 'none');
     const reasons = [...new Set([...queueReasons, ...printerReasons])].slice(0, 32).map((r) => clip(r));
     // The queue stopped (cupsdisable, or a backend gave up) wins over an idle printer.
-    const state = queueState === 'stopped' ? 'stopped' : printer?.state ?? queueState;
+    const state = queueState === 'stopped' ? 'stopped' : (printer?.state ?? queueState);
     const counted = reasons.filter((r) => !INFORMATIONAL.test(r));
     const s: PrinterStatus = {
       connected: true,
-      supported: printer ? printer.supported && q.strings('document-format-supported').includes('application/pdf') : q.strings('document-format-supported').includes('application/pdf'),
+      supported: printer
+        ? printer.supported && q.strings('document-format-supported').includes('application/pdf')
+        : q.strings('document-format-supported').includes('application/pdf'),
       connection_type: connectionType,
       error_code: printerErrorCode(state, counted.length ? counted : ['none']),
       state_reasons: reasons.length ? reasons : ['none'],
@@ -110,7 +128,10 @@ export class CupsQueueDriver implements PrinterDriver {
       strict: printer?.strict ?? false,
       maintenance: [],
     };
-    const mm = printer?.make || printer?.model ? { make: printer.make ?? '', model: printer.model ?? '' } : this.queueMakeAndModel(q);
+    const mm =
+      printer?.make || printer?.model
+        ? { make: printer.make ?? '', model: printer.model ?? '' }
+        : this.queueMakeAndModel(q);
     if (mm.make) s.make = mm.make;
     if (mm.model) s.model = mm.model;
     if (state) s.state = state;
@@ -122,7 +143,10 @@ export class CupsQueueDriver implements PrinterDriver {
     const id = parseDeviceId(q.string('printer-device-id') ?? '');
     const mm = cleanMakeAndModel(q.string('printer-make-and-model') ?? '');
     const make = id.get('MFG') ?? id.get('MANUFACTURER') ?? mm.split(/\s+/)[0] ?? '';
-    let model = id.get('MDL') ?? id.get('MODEL') ?? (make && mm.toLowerCase().startsWith(make.toLowerCase()) ? mm.slice(make.length).trim() : mm);
+    let model =
+      id.get('MDL') ??
+      id.get('MODEL') ??
+      (make && mm.toLowerCase().startsWith(make.toLowerCase()) ? mm.slice(make.length).trim() : mm);
     if (!model) model = q.string('printer-info')?.trim() ?? '';
     return { make: clip(make), model: clip(model) };
   }
@@ -145,7 +169,14 @@ export class CupsQueueDriver implements PrinterDriver {
     const watching = new AbortController();
     const watch = this.watchPrinter(req.task, hooks, watching.signal, () => job);
     try {
-      const viaCups = await this.queue.print(req, { ...hooks, progress: () => undefined, submitted: (ref) => { job = ref; return hooks.submitted(ref); } });
+      const viaCups = await this.queue.print(req, {
+        ...hooks,
+        progress: () => undefined,
+        submitted: (ref) => {
+          job = ref;
+          return hooks.submitted(ref);
+        },
+      });
       watching.abort();
       const gaveUp = await watch;
       if (gaveUp) throw new IppTransportError(gaveUp);
@@ -164,7 +195,12 @@ export class CupsQueueDriver implements PrinterDriver {
    * (it must not print later unseen) and resolves with why, which print() throws as a transport
    * error: the task ends "printer not connected" (docs/printers-and-scanners.md, "Plug and play").
    */
-  private async watchPrinter(task: string, hooks: Omit<PrintHooks, 'submitted'>, stop: AbortSignal, cupsJob: () => string | undefined): Promise<string | undefined> {
+  private async watchPrinter(
+    task: string,
+    hooks: Omit<PrintHooks, 'submitted'>,
+    stop: AbortSignal,
+    cupsJob: () => string | undefined,
+  ): Promise<string | undefined> {
     let behind: IppPrinterDriver | undefined;
     try {
       behind = this.behind((await this.queueAttributes(['device-uri'])).string('device-uri'));
@@ -211,7 +247,9 @@ export class CupsQueueDriver implements PrinterDriver {
   private async withCupsWords(o: PrintOutcome, job: string | undefined): Promise<PrintOutcome> {
     if (o.state === 'completed' || job === undefined) return o;
     try {
-      const j = await getJobAttributes(this.queue.client, Number(job), { requested: ['job-printer-state-message', 'job-state-reasons'] });
+      const j = await getJobAttributes(this.queue.client, Number(job), {
+        requested: ['job-printer-state-message', 'job-state-reasons'],
+      });
       const words = j.attributes.string('job-printer-state-message')?.trim();
       return words ? { ...o, message: words.slice(0, 400) } : o;
     } catch {
@@ -231,7 +269,11 @@ export class CupsQueueDriver implements PrinterDriver {
     return task ? this.settle(task, viaCups, hooks) : untrusted(viaCups);
   }
 
-  private async settle(task: string, viaCups: PrintOutcome, hooks: Omit<PrintHooks, 'submitted'>): Promise<PrintOutcome> {
+  private async settle(
+    task: string,
+    viaCups: PrintOutcome,
+    hooks: Omit<PrintHooks, 'submitted'>,
+  ): Promise<PrintOutcome> {
     let behind: IppPrinterDriver | undefined;
     try {
       behind = this.behind((await this.queueAttributes(['device-uri'])).string('device-uri'));
@@ -257,7 +299,10 @@ export class CupsQueueDriver implements PrinterDriver {
       // its backend giving up (measured: the ipp backend ends a job the printer refused at
       // Validate-Job as "canceled at printer"): the printer did not print it, so aborted.
       const o: PrintOutcome = { ...untrusted(viaCups), impressionsCompleted: 0 };
-      if (!hooks.signal.aborted) { o.state = 'aborted'; o.message ??= 'CUPS ended the job before the printer took it'; }
+      if (!hooks.signal.aborted) {
+        o.state = 'aborted';
+        o.message ??= 'CUPS ended the job before the printer took it';
+      }
       return o;
     }
     const there = await behind.follow(ref, hooks).catch(() => undefined);

@@ -14,7 +14,8 @@ export function cupsServer(env: NodeJS.ProcessEnv = process.env): string {
 export function cupsQueueUri(spec: string, env: NodeJS.ProcessEnv = process.env): string {
   const name = spec.slice('cups:'.length);
   // CUPS queue names: printable, no space, '/', '#' or '?' (lpadmin(8)).
-  if (!name || !/^[^\s/#?\\'"]+$/.test(name) || name.length > 127) throw new TypeError(`not a CUPS queue name: '${name}' (use cups:NAME, NAME as lpstat -p lists it)`);
+  if (!name || !/^[^\s/#?\\'"]+$/.test(name) || name.length > 127)
+    throw new TypeError(`not a CUPS queue name: '${name}' (use cups:NAME, NAME as lpstat -p lists it)`);
   return `ipp://${cupsServer(env)}/printers/${encodeURIComponent(name)}`;
 }
 

@@ -22,7 +22,10 @@ export interface EsclRequest {
 }
 
 export class EsclHttpError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) { super(message, options); this.name = 'EsclHttpError'; }
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'EsclHttpError';
+  }
 }
 
 export function esclRequest(r: EsclRequest): Promise<EsclResponse> {
@@ -34,18 +37,35 @@ export function esclRequest(r: EsclRequest): Promise<EsclResponse> {
       headers['content-type'] = r.contentType ?? 'text/xml';
       headers['content-length'] = Buffer.byteLength(r.body);
     }
-    const req = lib.request(r.url, { method: r.method, headers, signal, agent: false, rejectUnauthorized: r.rejectUnauthorized }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > r.maxBytes) { req.destroy(new EsclHttpError(`${r.method} ${r.url} answered more than ${r.maxBytes} bytes`)); return; }
-        chunks.push(c);
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks, size) }));
-      res.on('error', reject);
-    });
-    req.on('error', (e) => reject(r.signal?.aborted ? r.signal.reason : e instanceof EsclHttpError ? e : new EsclHttpError(`${r.method} ${r.url}: ${e.message}`, { cause: e })));
+    const req = lib.request(
+      r.url,
+      { method: r.method, headers, signal, agent: false, rejectUnauthorized: r.rejectUnauthorized },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > r.maxBytes) {
+            req.destroy(new EsclHttpError(`${r.method} ${r.url} answered more than ${r.maxBytes} bytes`));
+            return;
+          }
+          chunks.push(c);
+        });
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks, size) }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', (e) =>
+      reject(
+        r.signal?.aborted
+          ? r.signal.reason
+          : e instanceof EsclHttpError
+            ? e
+            : new EsclHttpError(`${r.method} ${r.url}: ${e.message}`, { cause: e }),
+      ),
+    );
     req.end(r.body);
   });
 }

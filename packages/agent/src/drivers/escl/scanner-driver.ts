@@ -47,13 +47,30 @@ export class EsclScannerDriver implements ScannerDriver {
     if (!/^escl:https?:\/\//.test(uri)) throw new TypeError(`not an escl:http(s)://… URI: ${uri}`);
     this.uri = uri;
     this.base = new URL(uri.slice('escl:'.length).replace(/\/?$/, '/'));
-    this.opts = { timeoutMs: 10_000, rejectUnauthorized: false, retryDelayMs: 1000, busyTries: 30, paperPollMs: 1000, maxRetryAfterMs: 30_000, ...options };
+    this.opts = {
+      timeoutMs: 10_000,
+      rejectUnauthorized: false,
+      retryDelayMs: 1000,
+      busyTries: 30,
+      paperPollMs: 1000,
+      maxRetryAfterMs: 30_000,
+      ...options,
+    };
   }
 
-  private call(method: 'GET' | 'POST' | 'DELETE', url: URL, o: { body?: string; signal?: AbortSignal; timeoutMs?: number; maxBytes?: number } = {}): Promise<EsclResponse> {
+  private call(
+    method: 'GET' | 'POST' | 'DELETE',
+    url: URL,
+    o: { body?: string; signal?: AbortSignal; timeoutMs?: number; maxBytes?: number } = {},
+  ): Promise<EsclResponse> {
     return esclRequest({
-      method, url, timeoutMs: o.timeoutMs ?? this.opts.timeoutMs, rejectUnauthorized: this.opts.rejectUnauthorized, maxBytes: o.maxBytes ?? 1 << 20,
-      ...(o.body !== undefined ? { body: o.body } : {}), ...(o.signal ? { signal: o.signal } : {}),
+      method,
+      url,
+      timeoutMs: o.timeoutMs ?? this.opts.timeoutMs,
+      rejectUnauthorized: this.opts.rejectUnauthorized,
+      maxBytes: o.maxBytes ?? 1 << 20,
+      ...(o.body !== undefined ? { body: o.body } : {}),
+      ...(o.signal ? { signal: o.signal } : {}),
     });
   }
 
@@ -71,11 +88,24 @@ export class EsclScannerDriver implements ScannerDriver {
   async status(signal?: AbortSignal): Promise<ScannerStatus> {
     const ipp = `ipp://${this.base.host}/`;
     try {
-      const [caps, st] = await Promise.all([this.get('ScannerCapabilities', signal), this.get('ScannerStatus', signal)]);
+      const [caps, st] = await Promise.all([
+        this.get('ScannerCapabilities', signal),
+        this.get('ScannerStatus', signal),
+      ]);
       const makeModel = elements(caps, 'MakeAndModel')[0] ?? '';
       const make = elements(caps, 'Manufacturer')[0] ?? makeModel.split(/\s+/)[0] ?? '';
-      const model = makeModel.toLowerCase().startsWith(make.toLowerCase()) ? makeModel.slice(make.length).trim() : makeModel;
-      const resolutions = [...new Set(elements(caps, 'XResolution').map(Number).filter((n) => Number.isInteger(n) && n >= 1 && n <= 4800))].sort((a, b) => a - b).slice(0, 16);
+      const model = makeModel.toLowerCase().startsWith(make.toLowerCase())
+        ? makeModel.slice(make.length).trim()
+        : makeModel;
+      const resolutions = [
+        ...new Set(
+          elements(caps, 'XResolution')
+            .map(Number)
+            .filter((n) => Number.isInteger(n) && n >= 1 && n <= 4800),
+        ),
+      ]
+        .sort((a, b) => a - b)
+        .slice(0, 16);
       const state = elements(st, 'State')[0];
       const adf = elements(st, 'AdfState')[0];
       const s: ScannerStatus = {
@@ -87,14 +117,23 @@ export class EsclScannerDriver implements ScannerDriver {
       };
       if (make) s.make = make.slice(0, 128);
       if (model) s.model = model.slice(0, 128);
-      if (state === 'Idle' || state === 'Processing' || state === 'Stopped') s.state = state === 'Idle' ? 'idle' : state === 'Processing' ? 'processing' : 'stopped';
+      if (state === 'Idle' || state === 'Processing' || state === 'Stopped')
+        s.state = state === 'Idle' ? 'idle' : state === 'Processing' ? 'processing' : 'stopped';
       if (adf) s.adf_loaded = adfMeaning(adf) === 'loaded';
       // The device's words, normalised by the server (docs/printers-and-scanners.md,
       // "Normalised state reasons"); a jam or an open door is the scanner's error_code too.
       const words = [state, adf].filter((w): w is string => !!w && /^[\w.-]{1,64}$/.test(w));
       if (words.length > 0) s.state_reasons = words;
       const fault = adfFault(adf, '');
-      if (fault) { s.state = 'stopped'; s.error_code = fault.kind === 'jammed' ? ScanError.jammed : fault.kind === 'misfeed' ? ScanError.misfeed : ScanError.cover_open; }
+      if (fault) {
+        s.state = 'stopped';
+        s.error_code =
+          fault.kind === 'jammed'
+            ? ScanError.jammed
+            : fault.kind === 'misfeed'
+              ? ScanError.misfeed
+              : ScanError.cover_open;
+      }
       return s;
     } catch (e) {
       if (signal?.aborted) throw e;
@@ -135,7 +174,10 @@ export class EsclScannerDriver implements ScannerDriver {
     }
     const plan = scanSettings(parseCapabilities(capsXml), req, device);
     if (plan.feeder) {
-      const state = await this.adfState(signal).catch((e: unknown) => { if (signal.aborted) throw e; return undefined; });
+      const state = await this.adfState(signal).catch((e: unknown) => {
+        if (signal.aborted) throw e;
+        return undefined;
+      });
       const fault = adfFault(state, device);
       if (fault) throw fault;
       if (adfMeaning(state) === 'empty') return;
@@ -150,9 +192,22 @@ export class EsclScannerDriver implements ScannerDriver {
       let n = 0;
       for (;;) {
         const next = new URL(`${job.pathname.replace(/\/?$/, '/')}NextDocument`, job);
-        const r = await this.withBusyRetry(() => this.call('GET', next, { signal, timeoutMs: Math.max(PAGE_TIMEOUT_MS, this.opts.timeoutMs), maxBytes: MAX_PAGE_BYTES }), signal, 'disconnected');
+        const r = await this.withBusyRetry(
+          () =>
+            this.call('GET', next, {
+              signal,
+              timeoutMs: Math.max(PAGE_TIMEOUT_MS, this.opts.timeoutMs),
+              maxBytes: MAX_PAGE_BYTES,
+            }),
+          signal,
+          'disconnected',
+        );
         if (r.status === 404) break;
-        if (r.status === 503) throw new ScanFault('io', `GET ${next.pathname} → HTTP 503 ${this.opts.busyTries} times: the scanner stayed busy mid-job`);
+        if (r.status === 503)
+          throw new ScanFault(
+            'io',
+            `GET ${next.pathname} → HTTP 503 ${this.opts.busyTries} times: the scanner stayed busy mid-job`,
+          );
         if (r.status !== 200) {
           // Devices answer a jam or the end of the paper mid-stack in their own way (409,
           // 500…): the ADF state says which.
@@ -163,12 +218,23 @@ export class EsclScannerDriver implements ScannerDriver {
           throw new ScanFault('io', `GET ${next.pathname} → HTTP ${r.status}`);
         }
         const info = jpegInfo(r.body);
-        if (!info) throw new ScanFault('io', `page ${n + 1} from the scanner is not a JPEG (${r.headers['content-type'] ?? 'no content type'})`);
+        if (!info)
+          throw new ScanFault(
+            'io',
+            `page ${n + 1} from the scanner is not a JPEG (${r.headers['content-type'] ?? 'no content type'})`,
+          );
         n++;
         const front = !plan.duplex || n % 2 === 1;
         const sheet = plan.duplex ? Math.ceil(n / 2) : n;
         signal.throwIfAborted();
-        yield { sheet, front, dpi: req.resolution, width: info.width, height: info.height, image: { format: 'jpeg', data: r.body } };
+        yield {
+          sheet,
+          front,
+          dpi: req.resolution,
+          width: info.width,
+          height: info.height,
+          image: { format: 'jpeg', data: r.body },
+        };
         if (!plan.feeder) break;
       }
       await this.checkEnd(job, plan.feeder, device, signal);
@@ -182,24 +248,46 @@ export class EsclScannerDriver implements ScannerDriver {
   }
 
   /** POST ScanJobs: the job's Location, or undefined when an empty feeder means no job. */
-  private async createJob(plan: { xml: string; feeder: boolean }, signal: AbortSignal, device: string): Promise<string | undefined> {
+  private async createJob(
+    plan: { xml: string; feeder: boolean },
+    signal: AbortSignal,
+    device: string,
+  ): Promise<string | undefined> {
     for (let i = 1; ; i++) {
-      const created = await this.withBusyRetry(() => this.call('POST', new URL('ScanJobs', this.base), { body: plan.xml, signal }), signal, 'unavailable');
-      if (created.status === 503) throw new ScanFault('unavailable', `${device} stayed busy (503 to ScanJobs ${this.opts.busyTries} times)`);
+      const created = await this.withBusyRetry(
+        () => this.call('POST', new URL('ScanJobs', this.base), { body: plan.xml, signal }),
+        signal,
+        'unavailable',
+      );
+      if (created.status === 503)
+        throw new ScanFault('unavailable', `${device} stayed busy (503 to ScanJobs ${this.opts.busyTries} times)`);
       if (created.status === 409) {
         // Conflict: another client's job, an empty feeder, or a fault; the status says which.
-        const st = await this.get('ScannerStatus', signal).catch((e: unknown) => { if (signal.aborted) throw e; return ''; });
+        const st = await this.get('ScannerStatus', signal).catch((e: unknown) => {
+          if (signal.aborted) throw e;
+          return '';
+        });
         const adf = elements(st, 'AdfState')[0];
         const fault = adfFault(adf, device);
         if (fault) throw fault;
         const busy = elements(st, 'State')[0] === 'Processing' || jobInfos(st).some((j) => j.state === 'Processing');
         if (!busy && plan.feeder && adfMeaning(adf) === 'empty') return undefined;
-        if (i >= this.opts.busyTries) throw new ScanFault('unavailable', busy ? `${device} is busy with another scan job (409 Conflict to ScanJobs)` : `${device} refused the scan job (409 Conflict)`);
+        if (i >= this.opts.busyTries)
+          throw new ScanFault(
+            'unavailable',
+            busy
+              ? `${device} is busy with another scan job (409 Conflict to ScanJobs)`
+              : `${device} refused the scan job (409 Conflict)`,
+          );
         if (!(await pause(this.opts.retryDelayMs, signal))) throw signal.reason;
         continue;
       }
       const location = created.headers.location;
-      if (created.status !== 201 || !location) throw new ScanFault('unavailable', `POST ScanJobs → HTTP ${created.status}${location ? '' : ' without a Location'}`);
+      if (created.status !== 201 || !location)
+        throw new ScanFault(
+          'unavailable',
+          `POST ScanJobs → HTTP ${created.status}${location ? '' : ' without a Location'}`,
+        );
       return location;
     }
   }
@@ -209,15 +297,25 @@ export class EsclScannerDriver implements ScannerDriver {
    * device listing this job as aborted or cancelled (it dropped it), is not the end of the stack.
    */
   private async checkEnd(job: URL, feeder: boolean, device: string, signal: AbortSignal): Promise<void> {
-    const st = await this.get('ScannerStatus', signal).catch((e: unknown) => { if (signal.aborted) throw e; return undefined; });
+    const st = await this.get('ScannerStatus', signal).catch((e: unknown) => {
+      if (signal.aborted) throw e;
+      return undefined;
+    });
     if (st === undefined) return;
     if (feeder) {
       const fault = adfFault(elements(st, 'AdfState')[0], device);
       if (fault) throw fault;
     }
-    const mine = jobInfos(st).find((j) => j.uri !== '' && job.pathname.replace(/\/$/, '').endsWith(j.uri.replace(/^https?:\/\/[^/]+/, '').replace(/\/$/, '')));
+    const mine = jobInfos(st).find(
+      (j) =>
+        j.uri !== '' &&
+        job.pathname.replace(/\/$/, '').endsWith(j.uri.replace(/^https?:\/\/[^/]+/, '').replace(/\/$/, '')),
+    );
     if (mine && (mine.state === 'Aborted' || mine.state === 'Canceled')) {
-      throw new ScanFault('lost', `${device} ended the scan job itself (${mine.state}${mine.reasons.length ? `: ${mine.reasons.join(', ')}` : ''}) before the feeder was empty`);
+      throw new ScanFault(
+        'lost',
+        `${device} ended the scan job itself (${mine.state}${mine.reasons.length ? `: ${mine.reasons.join(', ')}` : ''}) before the feeder was empty`,
+      );
     }
   }
 
@@ -244,7 +342,11 @@ export class EsclScannerDriver implements ScannerDriver {
    * is ScanFault(`failKind`): before the job exists the scanner is unavailable, after it the
    * scanner went away.
    */
-  private async withBusyRetry(send: () => Promise<EsclResponse>, signal: AbortSignal, failKind: 'unavailable' | 'disconnected'): Promise<EsclResponse> {
+  private async withBusyRetry(
+    send: () => Promise<EsclResponse>,
+    signal: AbortSignal,
+    failKind: 'unavailable' | 'disconnected',
+  ): Promise<EsclResponse> {
     for (let i = 1; ; i++) {
       let r: EsclResponse;
       try {
@@ -255,7 +357,8 @@ export class EsclScannerDriver implements ScannerDriver {
       }
       if (r.status !== 503 || i >= this.opts.busyTries) return r;
       const after = retryAfterMs(r.headers['retry-after']);
-      const wait = after !== undefined && after > 0 ? Math.min(after, this.opts.maxRetryAfterMs) : this.opts.retryDelayMs;
+      const wait =
+        after !== undefined && after > 0 ? Math.min(after, this.opts.maxRetryAfterMs) : this.opts.retryDelayMs;
       if (!(await pause(wait, signal))) throw signal.reason;
     }
   }

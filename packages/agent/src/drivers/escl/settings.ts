@@ -31,19 +31,30 @@ export function parseCapabilities(caps: string): EsclCapabilities {
   const area = adfXml ?? platenXml ?? '';
   const c: EsclCapabilities = {
     version: elements(caps, 'Version')[0] ?? '2.6',
-    resolutions: [...new Set(elements(caps, 'XResolution').map(Number).filter((n) => Number.isInteger(n) && n >= 1 && n <= 4800))].sort((a, b) => a - b).slice(0, 16),
+    resolutions: [
+      ...new Set(
+        elements(caps, 'XResolution')
+          .map(Number)
+          .filter((n) => Number.isInteger(n) && n >= 1 && n <= 4800),
+      ),
+    ]
+      .sort((a, b) => a - b)
+      .slice(0, 16),
     platen: platenXml !== undefined,
     adf: adfXml !== undefined,
     duplex: has(caps, 'AdfDuplexInputCaps'),
     colorModes: [...new Set(elements(caps, 'ColorMode'))],
   };
-  const maxW = num(elements(area, 'MaxWidth')[0]), maxH = num(elements(area, 'MaxHeight')[0]);
+  const maxW = num(elements(area, 'MaxWidth')[0]),
+    maxH = num(elements(area, 'MaxHeight')[0]);
   if (maxW) c.maxWidth = maxW;
   if (maxH) c.maxHeight = maxH;
   const cf = elements(caps, 'CompressionFactorSupport')[0];
   if (cf) {
-    const min = num(elements(cf, 'Min')[0]), max = num(elements(cf, 'Max')[0]);
-    if (min !== undefined && max !== undefined && max > min) c.compression = { min, max, step: Math.max(1, num(elements(cf, 'Step')[0]) ?? 1) };
+    const min = num(elements(cf, 'Min')[0]),
+      max = num(elements(cf, 'Max')[0]);
+    if (min !== undefined && max !== undefined && max > min)
+      c.compression = { min, max, step: Math.max(1, num(elements(cf, 'Step')[0]) ?? 1) };
   }
   return c;
 }
@@ -64,14 +75,21 @@ export function compressionFactor(quality: number, r: { min: number; max: number
 /** A4 in 1/300 inch (eSCL ContentRegionUnits escl:ThreeHundredthsOfInches). */
 export const A4_300THS = { width: 2480, height: 3508 } as const;
 
-export interface JobPlan { xml: string; feeder: boolean; duplex: boolean }
+export interface JobPlan {
+  xml: string;
+  feeder: boolean;
+  duplex: boolean;
+}
 
 export function scanSettings(caps: EsclCapabilities, req: ScanRequest, device: string): JobPlan {
   if (!caps.resolutions.includes(req.resolution)) {
-    throw new NotSupportedError(`${device} cannot scan at ${req.resolution} dpi (it lists ${caps.resolutions.join(', ') || 'no resolution'})`);
+    throw new NotSupportedError(
+      `${device} cannot scan at ${req.resolution} dpi (it lists ${caps.resolutions.join(', ') || 'no resolution'})`,
+    );
   }
   const mode = req.color === 'color' ? 'RGB24' : 'Grayscale8';
-  if (caps.colorModes.length > 0 && !caps.colorModes.includes(mode)) throw new NotSupportedError(`${device} has no ${mode} colour mode (it lists ${caps.colorModes.join(', ')})`);
+  if (caps.colorModes.length > 0 && !caps.colorModes.includes(mode))
+    throw new NotSupportedError(`${device} has no ${mode} colour mode (it lists ${caps.colorModes.join(', ')})`);
   if (!caps.adf && !caps.platen) throw new NotSupportedError(`${device} lists neither a feeder nor a platen`);
   const feeder = caps.adf;
   const duplex = feeder && req.duplex && caps.duplex;
@@ -93,14 +111,18 @@ export function scanSettings(caps: EsclCapabilities, req: ScanRequest, device: s
     `  <scan:XResolution>${req.resolution}</scan:XResolution>`,
     `  <scan:YResolution>${req.resolution}</scan:YResolution>`,
     ...(feeder ? [`  <scan:Duplex>${duplex}</scan:Duplex>`] : []),
-    ...(caps.compression ? [`  <scan:CompressionFactor>${compressionFactor(req.jpegQuality, caps.compression)}</scan:CompressionFactor>`] : []),
+    ...(caps.compression
+      ? [`  <scan:CompressionFactor>${compressionFactor(req.jpegQuality, caps.compression)}</scan:CompressionFactor>`]
+      : []),
     '</scan:ScanSettings>',
   ];
   return { xml: lines.join('\n'), feeder, duplex };
 }
 
 /** ScannerStatus AdfState values (Mopria eSCL) and what they mean for a scan. */
-export function adfMeaning(state: string | undefined): 'loaded' | 'empty' | 'jammed' | 'misfeed' | 'cover-open' | 'unknown' {
+export function adfMeaning(
+  state: string | undefined,
+): 'loaded' | 'empty' | 'jammed' | 'misfeed' | 'cover-open' | 'unknown' {
   switch (state) {
     case 'ScannerAdfLoaded':
     case 'ScannerAdfProcessing': // Kyocera reports this with paper in the feeder
@@ -132,7 +154,11 @@ export function adfFault(state: string | undefined, device: string): ScanFault |
 }
 
 /** A job as ScannerStatus lists it (scan:Jobs/scan:JobInfo); devices that list none give []. */
-export interface EsclJobInfo { uri: string; state: string; reasons: string[] }
+export interface EsclJobInfo {
+  uri: string;
+  state: string;
+  reasons: string[];
+}
 
 export function jobInfos(status: string): EsclJobInfo[] {
   return elements(status, 'JobInfo').map((j) => ({

@@ -11,7 +11,14 @@
 import type { ColorMode, Duplex, InputSlot, MediaSize, MediaType, PrinterCapability, Quality } from '@boxhub/protocol';
 import type { MediaTypeCapability } from '@boxhub/protocol';
 import {
-  COLOR_MODE_MAP, DUPLEX_MAP, INPUT_SLOT_MAP, MEDIA_SIZE_MAP, MEDIA_TYPE_MAP, QUALITY_MAP, keywordForSvc, mediaSizeFor,
+  COLOR_MODE_MAP,
+  DUPLEX_MAP,
+  INPUT_SLOT_MAP,
+  MEDIA_SIZE_MAP,
+  MEDIA_TYPE_MAP,
+  QUALITY_MAP,
+  keywordForSvc,
+  mediaSizeFor,
   type MediaSizeMapping,
 } from '@boxhub/protocol/print-mapping.ts';
 import type { IppAttributes } from './attributes.ts';
@@ -61,10 +68,23 @@ function databaseEntries(a: IppAttributes): MediaEntry[] {
     if (x === undefined || y === undefined) continue;
     const size = mediaSizeFor(x, y);
     if (!size) continue;
-    const [top, bottom, left, right] = MARGINS.map((m) => col.integer(m) ?? UNKNOWN_MARGIN) as [number, number, number, number];
-    const e: MediaEntry = { size, x, y, borderless: top === 0 && bottom === 0 && left === 0 && right === 0, margins: { top, bottom, left, right } };
-    const type = col.string('media-type'); if (type !== undefined) e.type = type;
-    const source = col.string('media-source'); if (source !== undefined) e.source = source;
+    const [top, bottom, left, right] = MARGINS.map((m) => col.integer(m) ?? UNKNOWN_MARGIN) as [
+      number,
+      number,
+      number,
+      number,
+    ];
+    const e: MediaEntry = {
+      size,
+      x,
+      y,
+      borderless: top === 0 && bottom === 0 && left === 0 && right === 0,
+      margins: { top, bottom, left, right },
+    };
+    const type = col.string('media-type');
+    if (type !== undefined) e.type = type;
+    const source = col.string('media-source');
+    if (source !== undefined) e.source = source;
     out.push(e);
   }
   return out;
@@ -84,7 +104,12 @@ function fallbackEntries(a: IppAttributes, mediaCol: boolean): MediaEntry[] {
     const v = a.integers(`${m}-supported`).filter((x) => x > 0);
     return v.length ? Math.min(...v) : UNKNOWN_MARGIN;
   };
-  const margins = { top: smallest('media-top-margin'), bottom: smallest('media-bottom-margin'), left: smallest('media-left-margin'), right: smallest('media-right-margin') };
+  const margins = {
+    top: smallest('media-top-margin'),
+    bottom: smallest('media-bottom-margin'),
+    left: smallest('media-left-margin'),
+    right: smallest('media-right-margin'),
+  };
   const dims: Array<{ x: number; y: number; name?: string }> = [];
   for (const col of a.collections('media-size-supported')) {
     const x = col.integer('x-dimension');
@@ -100,13 +125,20 @@ function fallbackEntries(a: IppAttributes, mediaCol: boolean): MediaEntry[] {
   const out: MediaEntry[] = [];
   for (const d of dims) {
     const size = mediaSizeFor(d.x, d.y);
-    if (size && !out.some((e) => e.size.svc === size.svc)) out.push({ size, x: d.x, y: d.y, borderless, margins, ...(d.name ? { name: d.name } : {}) });
+    if (size && !out.some((e) => e.size.svc === size.svc))
+      out.push({ size, x: d.x, y: d.y, borderless, margins, ...(d.name ? { name: d.name } : {}) });
   }
   return out;
 }
 
-export interface TypeChoice { svc: MediaType; /** undefined: the printer takes no media-type; send none. */ keyword?: string }
-export interface SlotChoice { svc: InputSlot; keyword: string }
+export interface TypeChoice {
+  svc: MediaType /** undefined: the printer takes no media-type; send none. */;
+  keyword?: string;
+}
+export interface SlotChoice {
+  svc: InputSlot;
+  keyword: string;
+}
 
 /** The printer's media, asked the questions both the capability and printing need. */
 export class MediaCatalog {
@@ -137,7 +169,9 @@ export class MediaCatalog {
     return MEDIA_SIZE_MAP.map((m) => m.svc).filter((s) => this.entries.some((e) => e.size.svc === s));
   }
 
-  entriesFor(size: MediaSize): MediaEntry[] { return this.entries.filter((e) => e.size.svc === size); }
+  entriesFor(size: MediaSize): MediaEntry[] {
+    return this.entries.filter((e) => e.size.svc === size);
+  }
 
   /** Media types this size can be printed on, each with the one IPP keyword it prints with:
    *  the first of its constant's list the printer has for this size. A printer that lists no
@@ -155,12 +189,16 @@ export class MediaCatalog {
 
   /** Entries of a size usable with a media-type keyword (undefined: the printer has no types). */
   matching(size: MediaSize, typeKeyword: string | undefined): MediaEntry[] {
-    return this.entriesFor(size).filter((e) => typeKeyword === undefined || e.type === undefined || e.type === typeKeyword);
+    return this.entriesFor(size).filter(
+      (e) => typeKeyword === undefined || e.type === undefined || e.type === typeKeyword,
+    );
   }
 
   /** Input slots for a size and type, each with the source keyword it prints with. */
   slotsFor(size: MediaSize, typeKeyword: string | undefined): SlotChoice[] {
-    const available = [...new Set(this.matching(size, typeKeyword).flatMap((e) => (e.source === undefined ? this.sources : [e.source])))];
+    const available = [
+      ...new Set(this.matching(size, typeKeyword).flatMap((e) => (e.source === undefined ? this.sources : [e.source]))),
+    ];
     return INPUT_SLOT_MAP.flatMap((row) => {
       const keyword = keywordForSvc(INPUT_SLOT_MAP, row.svc, available);
       return keyword ? [{ svc: row.svc, keyword }] : [];
@@ -197,7 +235,11 @@ export function canDrive(a: IppAttributes): boolean {
 }
 
 /** Builds the capability tree; null when the box cannot drive the printer (API 30302). */
-export function capabilityFrom(a: IppAttributes, makeModel: { make: string; model: string }, supportStrict: boolean): PrinterCapability | null {
+export function capabilityFrom(
+  a: IppAttributes,
+  makeModel: { make: string; model: string },
+  supportStrict: boolean,
+): PrinterCapability | null {
   if (!canDrive(a)) return null;
   const media = new MediaCatalog(a);
   const duplex = duplexModes(a);
@@ -205,7 +247,12 @@ export function capabilityFrom(a: IppAttributes, makeModel: { make: string; mode
   const media_sizes: PrinterCapability['media_sizes'] = [];
   for (const size of media.sizes()) {
     const media_types: MediaTypeCapability[] = media.typesFor(size).map((t) => {
-      const cap: MediaTypeCapability = { media_type: t.svc, duplex, borderless: media.borderless(size, t.keyword), quality };
+      const cap: MediaTypeCapability = {
+        media_type: t.svc,
+        duplex,
+        borderless: media.borderless(size, t.keyword),
+        quality,
+      };
       const slots = media.slotsFor(size, t.keyword);
       if (slots.length) cap.input_slot = slots.map((s) => s.svc);
       return cap;
@@ -213,5 +260,11 @@ export function capabilityFrom(a: IppAttributes, makeModel: { make: string; mode
     if (media_types.length) media_sizes.push({ media_size: size, media_types });
   }
   if (media_sizes.length === 0) return null;
-  return { make: makeModel.make, model: makeModel.model, support_strict: supportStrict, color_mode: colorModes(a), media_sizes };
+  return {
+    make: makeModel.make,
+    model: makeModel.model,
+    support_strict: supportStrict,
+    color_mode: colorModes(a),
+    media_sizes,
+  };
 }

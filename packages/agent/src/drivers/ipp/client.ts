@@ -25,9 +25,18 @@ export interface IppClientOptions {
   version?: readonly [number, number];
 }
 
-export interface RequestOptions { signal?: AbortSignal; timeoutMs?: number }
+export interface RequestOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
 
-const defaults = { timeoutMs: 10_000, rejectUnauthorized: false, upgradeOn426: true, maxResponseBytes: 8 << 20, version: [2, 0] as const };
+const defaults = {
+  timeoutMs: 10_000,
+  rejectUnauthorized: false,
+  upgradeOn426: true,
+  maxResponseBytes: 8 << 20,
+  version: [2, 0] as const,
+};
 
 export class IppClient {
   /** The printer URI as given (ipp:// or ipps://); sent as printer-uri. */
@@ -41,29 +50,43 @@ export class IppClient {
 
   constructor(printerUri: string, options: IppClientOptions = {}) {
     const url = new URL(printerUri);
-    if (url.protocol !== 'ipp:' && url.protocol !== 'ipps:') throw new TypeError(`not an ipp:// or ipps:// URI: ${printerUri}`);
+    if (url.protocol !== 'ipp:' && url.protocol !== 'ipps:')
+      throw new TypeError(`not an ipp:// or ipps:// URI: ${printerUri}`);
     this.printerUri = printerUri;
     this.url = url;
     this.tls = url.protocol === 'ipps:';
     this.opts = { ...defaults, ...options };
-    this.httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 2, rejectUnauthorized: this.opts.rejectUnauthorized });
+    this.httpsAgent = new https.Agent({
+      keepAlive: true,
+      maxSockets: 2,
+      rejectUnauthorized: this.opts.rejectUnauthorized,
+    });
   }
 
   /** Whether requests currently go over TLS (ipps://, or after a 426 upgrade). */
-  get secure(): boolean { return this.tls; }
+  get secure(): boolean {
+    return this.tls;
+  }
 
   /**
    * Sends one operation. `groups` follow the operation group that this method starts with
    * attributes-charset, attributes-natural-language and printer-uri (RFC 8011 §4.1.5);
    * `operation` holds further operation attributes.
    */
-  async request(op: OperationName, parts: { operation?: IppGroup['attributes']; groups?: IppGroup[]; data?: Uint8Array } = {}, ro: RequestOptions = {}): Promise<IppMessage> {
+  async request(
+    op: OperationName,
+    parts: { operation?: IppGroup['attributes']; groups?: IppGroup[]; data?: Uint8Array } = {},
+    ro: RequestOptions = {},
+  ): Promise<IppMessage> {
     this.requestId = (this.requestId % 0x7fffffff) + 1;
     const msg: IppMessage = {
       version: this.opts.version,
       code: Operation[op],
       requestId: this.requestId,
-      groups: [operationGroup(uriAttr('printer-uri', this.printerUri), ...(parts.operation ?? [])), ...(parts.groups ?? [])],
+      groups: [
+        operationGroup(uriAttr('printer-uri', this.printerUri), ...(parts.operation ?? [])),
+        ...(parts.groups ?? []),
+      ],
       ...(parts.data ? { data: parts.data } : {}),
     };
     const body = encodeMessage(msg);
@@ -85,37 +108,48 @@ export class IppClient {
     const lib = this.tls ? https : http;
     const target = `${this.tls ? 'https' : 'http'}://${this.url.host}${this.url.pathname || '/'}${this.url.search}`;
     return new Promise<IppMessage>((resolve, reject) => {
-      if (signal.aborted) { reject(abortError(signal, timeoutMs, target)); return; }
-      const req = lib.request(target, {
-        method: 'POST',
-        agent: this.tls ? this.httpsAgent : this.httpAgent,
-        // RFC 8010 §4: the default port of ipp/ipps is 631, not 80/443.
-        port: this.url.port || 631,
-        headers: { 'content-type': 'application/ipp', 'content-length': body.length, accept: 'application/ipp' },
-        signal,
-      }, (res) => {
-        const status = res.statusCode ?? 0;
-        if (status !== 200) {
-          res.resume();
-          const hint = status === 426 ? ' (printer requires TLS: use ipps://)' : '';
-          reject(new IppHttpError(status, `HTTP ${status} ${res.statusMessage ?? ''} from ${target}${hint}`.trim()));
-          return;
-        }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          size += c.length;
-          if (size > this.opts.maxResponseBytes) {
-            req.destroy(new IppTransportError(`response from ${target} exceeds ${this.opts.maxResponseBytes} bytes`));
+      if (signal.aborted) {
+        reject(abortError(signal, timeoutMs, target));
+        return;
+      }
+      const req = lib.request(
+        target,
+        {
+          method: 'POST',
+          agent: this.tls ? this.httpsAgent : this.httpAgent,
+          // RFC 8010 §4: the default port of ipp/ipps is 631, not 80/443.
+          port: this.url.port || 631,
+          headers: { 'content-type': 'application/ipp', 'content-length': body.length, accept: 'application/ipp' },
+          signal,
+        },
+        (res) => {
+          const status = res.statusCode ?? 0;
+          if (status !== 200) {
+            res.resume();
+            const hint = status === 426 ? ' (printer requires TLS: use ipps://)' : '';
+            reject(new IppHttpError(status, `HTTP ${status} ${res.statusMessage ?? ''} from ${target}${hint}`.trim()));
             return;
           }
-          chunks.push(c);
-        });
-        res.on('end', () => {
-          try { resolve(decodeMessage(Buffer.concat(chunks))); } catch (e) { reject(e); }
-        });
-        res.on('error', (e) => reject(wrap(e, signal, timeoutMs, target)));
-      });
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            size += c.length;
+            if (size > this.opts.maxResponseBytes) {
+              req.destroy(new IppTransportError(`response from ${target} exceeds ${this.opts.maxResponseBytes} bytes`));
+              return;
+            }
+            chunks.push(c);
+          });
+          res.on('end', () => {
+            try {
+              resolve(decodeMessage(Buffer.concat(chunks)));
+            } catch (e) {
+              reject(e);
+            }
+          });
+          res.on('error', (e) => reject(wrap(e, signal, timeoutMs, target)));
+        },
+      );
       req.on('error', (e) => reject(wrap(e, signal, timeoutMs, target)));
       req.end(body);
     });

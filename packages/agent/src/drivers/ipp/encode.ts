@@ -4,24 +4,43 @@ import { END_OF_ATTRIBUTES, GroupTag, ValueTag } from './tags.ts';
 
 class Writer {
   private readonly chunks: Buffer[] = [];
-  u8(n: number): void { const b = Buffer.alloc(1); b.writeUInt8(n); this.chunks.push(b); }
-  u16(n: number): void { const b = Buffer.alloc(2); b.writeUInt16BE(n); this.chunks.push(b); }
-  i32(n: number): void { const b = Buffer.alloc(4); b.writeInt32BE(n); this.chunks.push(b); }
-  bytes(b: Uint8Array): void { this.chunks.push(Buffer.from(b.buffer, b.byteOffset, b.byteLength)); }
+  u8(n: number): void {
+    const b = Buffer.alloc(1);
+    b.writeUInt8(n);
+    this.chunks.push(b);
+  }
+  u16(n: number): void {
+    const b = Buffer.alloc(2);
+    b.writeUInt16BE(n);
+    this.chunks.push(b);
+  }
+  i32(n: number): void {
+    const b = Buffer.alloc(4);
+    b.writeInt32BE(n);
+    this.chunks.push(b);
+  }
+  bytes(b: Uint8Array): void {
+    this.chunks.push(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+  }
   /** A length-prefixed field; lengths are 2 octets, so 32767 is the most a value may hold. */
   field(b: Uint8Array, what: string): void {
-    if (b.byteLength > 0x7fff) throw new RangeError(`IPP ${what} is ${b.byteLength} bytes; the limit is 32767 (RFC 8010 §3.1.4)`);
+    if (b.byteLength > 0x7fff)
+      throw new RangeError(`IPP ${what} is ${b.byteLength} bytes; the limit is 32767 (RFC 8010 §3.1.4)`);
     this.u16(b.byteLength);
     this.bytes(b);
   }
-  result(): Buffer { return Buffer.concat(this.chunks); }
+  result(): Buffer {
+    return Buffer.concat(this.chunks);
+  }
 }
 
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
 
 function int32(n: number): Buffer {
   if (!Number.isInteger(n) || n < -0x80000000 || n > 0x7fffffff) throw new RangeError(`IPP integer out of range: ${n}`);
-  const b = Buffer.alloc(4); b.writeInt32BE(n); return b;
+  const b = Buffer.alloc(4);
+  b.writeInt32BE(n);
+  return b;
 }
 
 /** RFC 2579 DateAndTime, 11 octets, in the value's own UTC offset. */
@@ -49,29 +68,46 @@ function tagCode(v: IppValue): number {
 
 function valueBytes(v: IppValue): Buffer {
   switch (v.tag) {
-    case 'integer': case 'enum': return int32(v.value);
-    case 'boolean': return Buffer.from([v.value ? 1 : 0]);
-    case 'keyword': case 'uri': case 'uriScheme': case 'charset': case 'naturalLanguage':
-    case 'mimeMediaType': case 'nameWithoutLanguage': case 'textWithoutLanguage':
+    case 'integer':
+    case 'enum':
+      return int32(v.value);
+    case 'boolean':
+      return Buffer.from([v.value ? 1 : 0]);
+    case 'keyword':
+    case 'uri':
+    case 'uriScheme':
+    case 'charset':
+    case 'naturalLanguage':
+    case 'mimeMediaType':
+    case 'nameWithoutLanguage':
+    case 'textWithoutLanguage':
       return utf8(v.value);
-    case 'nameWithLanguage': case 'textWithLanguage': {
+    case 'nameWithLanguage':
+    case 'textWithLanguage': {
       // RFC 8010 §3.9: two length-prefixed parts inside the value.
       const w = new Writer();
       w.field(utf8(v.lang), 'natural language');
       w.field(utf8(v.value), 'text');
       return w.result();
     }
-    case 'octetString': case 'unknownTag': return Buffer.from(v.value);
-    case 'dateTime': return dateTime(v.value, v.offsetMinutes);
+    case 'octetString':
+    case 'unknownTag':
+      return Buffer.from(v.value);
+    case 'dateTime':
+      return dateTime(v.value, v.offsetMinutes);
     case 'resolution': {
       const b = Buffer.alloc(9);
-      b.writeInt32BE(v.value.x, 0); b.writeInt32BE(v.value.y, 4);
+      b.writeInt32BE(v.value.x, 0);
+      b.writeInt32BE(v.value.y, 4);
       b.writeInt8(v.value.units === 'dpi' ? 3 : 4, 8);
       return b;
     }
-    case 'rangeOfInteger': return Buffer.concat([int32(v.value.lower), int32(v.value.upper)]);
-    case 'collection': return Buffer.alloc(0);
-    default: return Buffer.alloc(0); // out-of-band values have no value (RFC 8010 §3.8)
+    case 'rangeOfInteger':
+      return Buffer.concat([int32(v.value.lower), int32(v.value.upper)]);
+    case 'collection':
+      return Buffer.alloc(0);
+    default:
+      return Buffer.alloc(0); // out-of-band values have no value (RFC 8010 §3.8)
   }
 }
 

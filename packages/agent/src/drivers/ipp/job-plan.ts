@@ -24,7 +24,9 @@ export interface IppJobPlan {
 const list = (v: readonly string[]) => (v.length ? v.join(', ') : 'none');
 
 function reject(option: string, value: string, allowed: readonly string[], where = ''): never {
-  throw new PrintRejectedError(`options.${option} ${value} is not supported by this printer${where}; allowed: ${list(allowed)}`);
+  throw new PrintRejectedError(
+    `options.${option} ${value} is not supported by this printer${where}; allowed: ${list(allowed)}`,
+  );
 }
 
 /** What the printer does with pages and copies itself (document-plan.ts decides the rest). */
@@ -38,7 +40,10 @@ export function documentFeatures(a: IppAttributes): PrinterDocumentFeatures {
       pageRanges: a.boolean('page-ranges-supported') === true,
       ...(reverseDelivery ? { reverseDelivery } : {}),
       maxCopies: copies,
-      collation: { collated: mdh.includes('separate-documents-collated-copies'), uncollated: mdh.includes('separate-documents-uncollated-copies') },
+      collation: {
+        collated: mdh.includes('separate-documents-collated-copies'),
+        uncollated: mdh.includes('separate-documents-uncollated-copies'),
+      },
     },
     formats: a.strings('document-format-supported'),
     printScaling: a.strings('print-scaling-supported'),
@@ -46,21 +51,38 @@ export function documentFeatures(a: IppAttributes): PrinterDocumentFeatures {
 }
 
 export function planIppJob(a: IppAttributes, o: PrintJobOptions): IppJobPlan {
-  if (!canDrive(a)) throw new PrintRejectedError(`the printer takes none of the formats the box sends (it lists ${list(a.strings('document-format-supported'))}; the box needs application/pdf)`);
+  if (!canDrive(a))
+    throw new PrintRejectedError(
+      `the printer takes none of the formats the box sends (it lists ${list(a.strings('document-format-supported'))}; the box needs application/pdf)`,
+    );
   const media = new MediaCatalog(a);
   if (!media.sizes().includes(o.media_size)) reject('media_size', o.media_size, media.sizes());
   const types = media.typesFor(o.media_size);
   const type = types.find((t) => t.svc === o.media_type);
-  if (!type) reject('media_type', o.media_type, types.map((t) => t.svc), ` for ${o.media_size}`);
+  if (!type)
+    reject(
+      'media_type',
+      o.media_type,
+      types.map((t) => t.svc),
+      ` for ${o.media_size}`,
+    );
   let source: string | undefined;
   if (o.input_slot !== undefined) {
     const slots = media.slotsFor(o.media_size, type.keyword);
     source = slots.find((s) => s.svc === o.input_slot)?.keyword;
-    if (!source) reject('input_slot', o.input_slot, slots.map((s) => s.svc), ` for ${o.media_size} / ${o.media_type}`);
+    if (!source)
+      reject(
+        'input_slot',
+        o.input_slot,
+        slots.map((s) => s.svc),
+        ` for ${o.media_size} / ${o.media_type}`,
+      );
   }
   const matching = media.matching(o.media_size, type.keyword);
   if (o.borderless && !matching.some((e) => e.borderless)) {
-    throw new PrintRejectedError(`options.borderless is not supported by this printer for ${o.media_size} / ${o.media_type}`);
+    throw new PrintRejectedError(
+      `options.borderless is not supported by this printer for ${o.media_size} / ${o.media_type}`,
+    );
   }
   const duplex = duplexModes(a);
   if (o.duplex !== undefined && !duplex.includes(o.duplex)) reject('duplex', o.duplex, duplex);
@@ -71,18 +93,22 @@ export function planIppJob(a: IppAttributes, o: PrintJobOptions): IppJobPlan {
 
   // The entry printed on: from the slot asked for when there is one, borderless when asked.
   const fromSource = (e: MediaEntry) => source === undefined || e.source === undefined || e.source === source;
-  const entry = matching.find((e) => fromSource(e) && e.borderless === o.borderless) ?? matching.find(fromSource) ?? matching[0]!;
+  const entry =
+    matching.find((e) => fromSource(e) && e.borderless === o.borderless) ?? matching.find(fromSource) ?? matching[0]!;
 
-  const template: JobTemplate = !media.mediaCol ? { media: media.mediaName(o.media_size) } : {
-    mediaCol: {
-      size: { x: entry.x, y: entry.y },
-      ...(type.keyword ? { type: type.keyword } : {}),
-      ...(source ? { source } : {}),
-      // PWG 5100.13 §6.2.4: all four margins 0 is borderless. Otherwise the printer's own.
-      ...(o.borderless ? { margins: { top: 0, bottom: 0, left: 0, right: 0 } } : {}),
-    },
-  };
-  if (o.duplex !== undefined) template.sides = keywordForSvc(DUPLEX_MAP, o.duplex, a.strings('sides-supported')) as JobTemplate['sides'];
+  const template: JobTemplate = !media.mediaCol
+    ? { media: media.mediaName(o.media_size) }
+    : {
+        mediaCol: {
+          size: { x: entry.x, y: entry.y },
+          ...(type.keyword ? { type: type.keyword } : {}),
+          ...(source ? { source } : {}),
+          // PWG 5100.13 §6.2.4: all four margins 0 is borderless. Otherwise the printer's own.
+          ...(o.borderless ? { margins: { top: 0, bottom: 0, left: 0, right: 0 } } : {}),
+        },
+      };
+  if (o.duplex !== undefined)
+    template.sides = keywordForSvc(DUPLEX_MAP, o.duplex, a.strings('sides-supported')) as JobTemplate['sides'];
   if (o.color_mode !== undefined) {
     const k = keywordForSvc(COLOR_MODE_MAP, o.color_mode, a.strings('print-color-mode-supported'));
     // A printer without print-color-mode-supported (colorModes fell back to color-supported).
@@ -97,7 +123,12 @@ export function planIppJob(a: IppAttributes, o: PrintJobOptions): IppJobPlan {
     page: {
       width: hmmToPoints(entry.x),
       height: hmmToPoints(entry.y),
-      margins: { top: hmmToPoints(m.top), bottom: hmmToPoints(m.bottom), left: hmmToPoints(m.left), right: hmmToPoints(m.right) },
+      margins: {
+        top: hmmToPoints(m.top),
+        bottom: hmmToPoints(m.bottom),
+        left: hmmToPoints(m.left),
+        right: hmmToPoints(m.right),
+      },
     },
   };
 }

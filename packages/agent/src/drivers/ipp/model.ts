@@ -3,11 +3,24 @@
 import type { GroupName, OutOfBandTag } from './tags.ts';
 
 export type StringTag =
-  | 'keyword' | 'uri' | 'uriScheme' | 'charset' | 'naturalLanguage' | 'mimeMediaType'
-  | 'nameWithoutLanguage' | 'textWithoutLanguage';
+  | 'keyword'
+  | 'uri'
+  | 'uriScheme'
+  | 'charset'
+  | 'naturalLanguage'
+  | 'mimeMediaType'
+  | 'nameWithoutLanguage'
+  | 'textWithoutLanguage';
 
-export interface Resolution { x: number; y: number; units: 'dpi' | 'dpcm' }
-export interface Range { lower: number; upper: number }
+export interface Resolution {
+  x: number;
+  y: number;
+  units: 'dpi' | 'dpcm';
+}
+export interface Range {
+  lower: number;
+  upper: number;
+}
 
 export type IppValue =
   | { tag: 'integer' | 'enum'; value: number }
@@ -24,8 +37,14 @@ export type IppValue =
   /** A tag this codec does not know: kept as raw bytes so nothing is lost (RFC 8010 §3.5.2). */
   | { tag: 'unknownTag'; code: number; value: Uint8Array };
 
-export interface IppAttribute { name: string; values: IppValue[] }
-export interface IppGroup { tag: GroupName; attributes: IppAttribute[] }
+export interface IppAttribute {
+  name: string;
+  values: IppValue[];
+}
+export interface IppGroup {
+  tag: GroupName;
+  attributes: IppAttribute[];
+}
 
 export interface IppMessage {
   /** IPP version, e.g. [2, 0]. */

@@ -4,7 +4,16 @@ import type { IppClient, RequestOptions } from './client.ts';
 import { IppStatusError } from './errors.ts';
 import type { IppAttribute, IppMessage } from './model.ts';
 import {
-  collection, enumAttr, integer, IppAttributes, keyword, mimeMediaType, nameAttr, rangeOfInteger, textAttr, boolean,
+  collection,
+  enumAttr,
+  integer,
+  IppAttributes,
+  keyword,
+  mimeMediaType,
+  nameAttr,
+  rangeOfInteger,
+  textAttr,
+  boolean,
 } from './attributes.ts';
 import { JobState, PrintQuality, type JobStateName, type OperationName } from './tags.ts';
 
@@ -46,17 +55,26 @@ export interface JobInfo {
 }
 
 export const JOB_ATTRIBUTES = [
-  'job-id', 'job-uri', 'job-name', 'job-state', 'job-state-reasons', 'job-state-message', 'job-impressions',
-  'job-impressions-completed', 'job-media-sheets-completed',
+  'job-id',
+  'job-uri',
+  'job-name',
+  'job-state',
+  'job-state-reasons',
+  'job-state-message',
+  'job-impressions',
+  'job-impressions-completed',
+  'job-media-sheets-completed',
 ] as const;
 
 function check(op: OperationName, res: IppMessage): IppMessage {
-  if (res.code >= 0x0400) throw new IppStatusError(res.code, op, IppAttributes.of(res, 'operation').string('status-message'));
+  if (res.code >= 0x0400)
+    throw new IppStatusError(res.code, op, IppAttributes.of(res, 'operation').string('status-message'));
   return res;
 }
 
 export function jobTemplateAttributes(t: JobTemplate): IppAttribute[] {
-  if (t.media !== undefined && t.mediaCol !== undefined) throw new TypeError('send media or media-col, not both (PWG 5100.7 §6.3)');
+  if (t.media !== undefined && t.mediaCol !== undefined)
+    throw new TypeError('send media or media-col, not both (PWG 5100.7 §6.3)');
   const out: IppAttribute[] = [];
   if (t.copies !== undefined) out.push(integer('copies', t.copies));
   if (t.sides) out.push(keyword('sides', t.sides));
@@ -67,10 +85,15 @@ export function jobTemplateAttributes(t: JobTemplate): IppAttribute[] {
   if (t.mediaCol) {
     const m = t.mediaCol;
     const members: IppAttribute[] = [];
-    if (m.size) members.push(collection('media-size', [integer('x-dimension', m.size.x), integer('y-dimension', m.size.y)]));
+    if (m.size)
+      members.push(collection('media-size', [integer('x-dimension', m.size.x), integer('y-dimension', m.size.y)]));
     if (m.margins) {
-      members.push(integer('media-top-margin', m.margins.top), integer('media-bottom-margin', m.margins.bottom),
-        integer('media-left-margin', m.margins.left), integer('media-right-margin', m.margins.right));
+      members.push(
+        integer('media-top-margin', m.margins.top),
+        integer('media-bottom-margin', m.margins.bottom),
+        integer('media-left-margin', m.margins.left),
+        integer('media-right-margin', m.margins.right),
+      );
     }
     if (m.source) members.push(keyword('media-source', m.source));
     if (m.type) members.push(keyword('media-type', m.type));
@@ -90,22 +113,34 @@ export function jobInfo(a: IppAttributes): JobInfo {
     state: (state !== undefined && JobState[state as keyof typeof JobState]) || 'unknown',
     stateReasons: a.strings('job-state-reasons'),
   };
-  const uri = a.string('job-uri'); if (uri !== undefined) info.uri = uri;
-  const name = a.string('job-name'); if (name !== undefined) info.name = name;
-  const msg = a.string('job-state-message'); if (msg !== undefined) info.stateMessage = msg;
-  const imp = a.integer('job-impressions'); if (imp !== undefined) info.impressions = imp;
-  const done = a.integer('job-impressions-completed'); if (done !== undefined) info.impressionsCompleted = done;
-  const sheets = a.integer('job-media-sheets-completed'); if (sheets !== undefined) info.mediaSheetsCompleted = sheets;
+  const uri = a.string('job-uri');
+  if (uri !== undefined) info.uri = uri;
+  const name = a.string('job-name');
+  if (name !== undefined) info.name = name;
+  const msg = a.string('job-state-message');
+  if (msg !== undefined) info.stateMessage = msg;
+  const imp = a.integer('job-impressions');
+  if (imp !== undefined) info.impressions = imp;
+  const done = a.integer('job-impressions-completed');
+  if (done !== undefined) info.impressionsCompleted = done;
+  const sheets = a.integer('job-media-sheets-completed');
+  if (sheets !== undefined) info.mediaSheetsCompleted = sheets;
   return info;
 }
 
 export const TERMINAL_JOB_STATES: ReadonlySet<string> = new Set(['canceled', 'aborted', 'completed']);
 
 /** RFC 8011 §4.2.5. `all` plus `media-col-database`, which `all` does not include (PWG 5100.7 §6.6). */
-export async function getPrinterAttributes(client: IppClient, o: { requested?: string[]; documentFormat?: string } & RequestOptions = {}): Promise<IppAttributes> {
+export async function getPrinterAttributes(
+  client: IppClient,
+  o: { requested?: string[]; documentFormat?: string } & RequestOptions = {},
+): Promise<IppAttributes> {
   const op: IppAttribute[] = [keyword('requested-attributes', ...(o.requested ?? ['all', 'media-col-database']))];
   if (o.documentFormat) op.push(mimeMediaType('document-format', o.documentFormat));
-  return IppAttributes.of(check('Get-Printer-Attributes', await client.request('Get-Printer-Attributes', { operation: op }, o)), 'printer');
+  return IppAttributes.of(
+    check('Get-Printer-Attributes', await client.request('Get-Printer-Attributes', { operation: op }, o)),
+    'printer',
+  );
 }
 
 export interface JobRequest {
@@ -124,35 +159,75 @@ function jobOperationAttributes(j: JobRequest): IppAttribute[] {
 }
 
 /** RFC 8011 §4.2.3: checks the job without creating it. Returns attributes the printer rejected. */
-export async function validateJob(client: IppClient, j: JobRequest, ro: RequestOptions = {}): Promise<{ unsupported: IppAttributes }> {
-  const res = check('Validate-Job', await client.request('Validate-Job', {
-    operation: jobOperationAttributes(j),
-    groups: [{ tag: 'job', attributes: jobTemplateAttributes(j.template ?? {}) }],
-  }, ro));
+export async function validateJob(
+  client: IppClient,
+  j: JobRequest,
+  ro: RequestOptions = {},
+): Promise<{ unsupported: IppAttributes }> {
+  const res = check(
+    'Validate-Job',
+    await client.request(
+      'Validate-Job',
+      {
+        operation: jobOperationAttributes(j),
+        groups: [{ tag: 'job', attributes: jobTemplateAttributes(j.template ?? {}) }],
+      },
+      ro,
+    ),
+  );
   return { unsupported: IppAttributes.of(res, 'unsupported') };
 }
 
 /** RFC 8011 §4.2.1: sends the document in the same request. */
-export async function printJob(client: IppClient, j: JobRequest & { document: Uint8Array }, ro: RequestOptions = {}): Promise<JobInfo> {
-  const res = check('Print-Job', await client.request('Print-Job', {
-    operation: jobOperationAttributes(j),
-    groups: [{ tag: 'job', attributes: jobTemplateAttributes(j.template ?? {}) }],
-    data: j.document,
-  }, { timeoutMs: 60_000, ...ro }));
+export async function printJob(
+  client: IppClient,
+  j: JobRequest & { document: Uint8Array },
+  ro: RequestOptions = {},
+): Promise<JobInfo> {
+  const res = check(
+    'Print-Job',
+    await client.request(
+      'Print-Job',
+      {
+        operation: jobOperationAttributes(j),
+        groups: [{ tag: 'job', attributes: jobTemplateAttributes(j.template ?? {}) }],
+        data: j.document,
+      },
+      { timeoutMs: 60_000, ...ro },
+    ),
+  );
   return jobInfo(IppAttributes.of(res, 'job'));
 }
 
 /** RFC 8011 §4.3.4. */
-export async function getJobAttributes(client: IppClient, jobId: number, o: { requested?: string[] } & RequestOptions = {}): Promise<JobInfo & { attributes: IppAttributes }> {
-  const res = check('Get-Job-Attributes', await client.request('Get-Job-Attributes', {
-    operation: [integer('job-id', jobId), nameAttr('requesting-user-name', 'boxhub'), keyword('requested-attributes', ...(o.requested ?? JOB_ATTRIBUTES))],
-  }, o));
+export async function getJobAttributes(
+  client: IppClient,
+  jobId: number,
+  o: { requested?: string[] } & RequestOptions = {},
+): Promise<JobInfo & { attributes: IppAttributes }> {
+  const res = check(
+    'Get-Job-Attributes',
+    await client.request(
+      'Get-Job-Attributes',
+      {
+        operation: [
+          integer('job-id', jobId),
+          nameAttr('requesting-user-name', 'boxhub'),
+          keyword('requested-attributes', ...(o.requested ?? JOB_ATTRIBUTES)),
+        ],
+      },
+      o,
+    ),
+  );
   const a = IppAttributes.of(res, 'job');
   return { ...jobInfo(a), attributes: a };
 }
 
 /** RFC 8011 §4.2.6; which-jobs per §4.2.6.1 (PWG 5100.7 adds `all`, `aborted`…). */
-export async function getJobs(client: IppClient, o: { whichJobs?: string; myJobs?: boolean; limit?: number } & RequestOptions = {}): Promise<JobInfo[]> {
+export async function getJobs(
+  client: IppClient,
+  o: { whichJobs?: string; myJobs?: boolean; limit?: number } & RequestOptions = {},
+): Promise<JobInfo[]> {
   const op: IppAttribute[] = [
     nameAttr('requesting-user-name', 'boxhub'),
     keyword('which-jobs', o.whichJobs ?? 'not-completed'),
@@ -166,13 +241,23 @@ export async function getJobs(client: IppClient, o: { whichJobs?: string; myJobs
 
 /** RFC 8011 §4.3.3. */
 export async function cancelJob(client: IppClient, jobId: number, ro: RequestOptions = {}): Promise<void> {
-  check('Cancel-Job', await client.request('Cancel-Job', {
-    operation: [integer('job-id', jobId), nameAttr('requesting-user-name', 'boxhub')],
-  }, ro));
+  check(
+    'Cancel-Job',
+    await client.request(
+      'Cancel-Job',
+      {
+        operation: [integer('job-id', jobId), nameAttr('requesting-user-name', 'boxhub')],
+      },
+      ro,
+    ),
+  );
 }
 
 /** PWG 5100.13 §4.1.2: makes the printer beep / flash / show a message. */
-export async function identifyPrinter(client: IppClient, o: { actions?: Array<'display' | 'flash' | 'sound' | 'speak'>; message?: string } & RequestOptions = {}): Promise<void> {
+export async function identifyPrinter(
+  client: IppClient,
+  o: { actions?: Array<'display' | 'flash' | 'sound' | 'speak'>; message?: string } & RequestOptions = {},
+): Promise<void> {
   const op: IppAttribute[] = [nameAttr('requesting-user-name', 'boxhub')];
   if (o.actions?.length) op.push(keyword('identify-actions', ...o.actions));
   if (o.message) op.push(textAttr('message', o.message));
@@ -180,14 +265,25 @@ export async function identifyPrinter(client: IppClient, o: { actions?: Array<'d
 }
 
 /** Polls Get-Job-Attributes until a terminal job state (RFC 8011 §5.3.7), or the signal aborts. */
-export async function waitForJob(client: IppClient, jobId: number, o: { intervalMs?: number; signal?: AbortSignal; onUpdate?: (j: JobInfo) => void } = {}): Promise<JobInfo> {
+export async function waitForJob(
+  client: IppClient,
+  jobId: number,
+  o: { intervalMs?: number; signal?: AbortSignal; onUpdate?: (j: JobInfo) => void } = {},
+): Promise<JobInfo> {
   for (;;) {
     const j = await getJobAttributes(client, jobId, o.signal ? { signal: o.signal } : {});
     o.onUpdate?.(j);
     if (TERMINAL_JOB_STATES.has(j.state)) return j;
     await new Promise<void>((resolve, reject) => {
       const t = setTimeout(resolve, o.intervalMs ?? 250);
-      o.signal?.addEventListener('abort', () => { clearTimeout(t); reject(o.signal?.reason); }, { once: true });
+      o.signal?.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(t);
+          reject(o.signal?.reason);
+        },
+        { once: true },
+      );
     });
   }
 }

@@ -6,7 +6,15 @@ import { printerErrorCode } from '@boxhub/protocol/printer-errors.ts';
 import { PrintRejectedError, type PrintHooks, type PrintOutcome } from '../types.ts';
 import type { IppClient } from './client.ts';
 import { IppStatusError, IppTransportError } from './errors.ts';
-import { cancelJob, getJobAttributes, getJobs, getPrinterAttributes, printJob, type JobInfo, type JobRequest } from './operations.ts';
+import {
+  cancelJob,
+  getJobAttributes,
+  getJobs,
+  getPrinterAttributes,
+  printJob,
+  type JobInfo,
+  type JobRequest,
+} from './operations.ts';
 import { PrinterState } from './tags.ts';
 
 /** The requesting-user-name of every job: the same on every request, so Get-Jobs, Cancel-Job
@@ -26,17 +34,30 @@ export interface JobTiming {
   unreachableMs: number;
 }
 
-export const DEFAULT_JOB_TIMING: JobTiming = { pollMs: 500, busyMaxMs: 5000, cancelWaitMs: 60_000, unreachableMs: 10 * 60_000 };
+export const DEFAULT_JOB_TIMING: JobTiming = {
+  pollMs: 500,
+  busyMaxMs: 5000,
+  cancelWaitMs: 60_000,
+  unreachableMs: 10 * 60_000,
+};
 
 /** Statuses that mean "not now" (RFC 8011 §B.1.5): try again, the job was not created. */
 const RETRY_LATER = new Set([0x0502, 0x0505, 0x0506, 0x0507]);
 
-const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve) => {
-  if (signal?.aborted) { resolve(); return; }
-  const t = setTimeout(done, ms);
-  function done() { clearTimeout(t); signal?.removeEventListener('abort', done); resolve(); }
-  signal?.addEventListener('abort', done, { once: true });
-});
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal?.aborted) {
+      resolve();
+      return;
+    }
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
 
 /** The newest job of the box named `task` (job-name is the task uuid). */
 export async function findJob(client: IppClient, task: string, signal?: AbortSignal): Promise<JobInfo | undefined> {
@@ -47,7 +68,10 @@ export async function findJob(client: IppClient, task: string, signal?: AbortSig
   } catch (e) {
     // which-jobs=all is PWG 5100.7; an IPP/1.1 printer knows only the two RFC 8011 values.
     if (!(e instanceof IppStatusError)) throw e;
-    jobs = [...await getJobs(client, { whichJobs: 'not-completed', ...ro }), ...await getJobs(client, { whichJobs: 'completed', ...ro })];
+    jobs = [
+      ...(await getJobs(client, { whichJobs: 'not-completed', ...ro })),
+      ...(await getJobs(client, { whichJobs: 'completed', ...ro })),
+    ];
   }
   return jobs.filter((j) => j.name === task).sort((a, b) => b.id - a.id)[0];
 }
@@ -60,7 +84,12 @@ export async function findJob(client: IppClient, task: string, signal?: AbortSig
  * A lost answer is settled by looking for the job by its name before sending it again. Any other
  * error status is PrintRejectedError: nothing was created, nothing printed.
  */
-export async function submitJob(client: IppClient, job: JobRequest & { document: Uint8Array; jobName: string }, signal: AbortSignal, timing: JobTiming): Promise<number | undefined> {
+export async function submitJob(
+  client: IppClient,
+  job: JobRequest & { document: Uint8Array; jobName: string },
+  signal: AbortSignal,
+  timing: JobTiming,
+): Promise<number | undefined> {
   let pause = 250;
   let lost = 0;
   for (;;) {
@@ -110,12 +139,25 @@ async function printerErrorNow(client: IppClient): Promise<{ code: number; reaso
  * restarted, or purged it) at the first look; later it is an aborted outcome. Aborting
  * hooks.signal sends Cancel-Job and keeps following, so the outcome carries the sides printed.
  */
-export async function trackJob(client: IppClient, id: number, hooks: Omit<PrintHooks, 'submitted'>, timing: JobTiming): Promise<PrintOutcome | undefined> {
+export async function trackJob(
+  client: IppClient,
+  id: number,
+  hooks: Omit<PrintHooks, 'submitted'>,
+  timing: JobTiming,
+): Promise<PrintOutcome | undefined> {
   let last: JobInfo | undefined;
   let reported: number | undefined;
   let cancelAt: number | undefined;
   let unreachableSince: number | undefined;
-  const requested = ['job-id', 'job-state', 'job-state-reasons', 'job-state-message', 'job-impressions', 'job-impressions-completed', 'job-media-sheets-completed'];
+  const requested = [
+    'job-id',
+    'job-state',
+    'job-state-reasons',
+    'job-state-message',
+    'job-impressions',
+    'job-impressions-completed',
+    'job-media-sheets-completed',
+  ];
   for (;;) {
     if (hooks.signal.aborted && cancelAt === undefined) {
       cancelAt = Date.now();
@@ -133,11 +175,18 @@ export async function trackJob(client: IppClient, id: number, hooks: Omit<PrintH
     } catch (e) {
       if (e instanceof IppStatusError && e.statusName === 'client-error-not-found') {
         if (!last) return undefined;
-        return { state: 'aborted', ...(reported !== undefined ? { impressionsCompleted: reported } : {}), message: `the printer no longer knows job ${id} (it restarted?)` };
+        return {
+          state: 'aborted',
+          ...(reported !== undefined ? { impressionsCompleted: reported } : {}),
+          message: `the printer no longer knows job ${id} (it restarted?)`,
+        };
       }
       if (!(e instanceof IppTransportError)) throw e;
       unreachableSince ??= Date.now();
-      if (Date.now() - unreachableSince > timing.unreachableMs) throw new IppTransportError(`the printer did not answer for ${Math.round(timing.unreachableMs / 1000)} s while job ${id} was printing: ${e.message}`);
+      if (Date.now() - unreachableSince > timing.unreachableMs)
+        throw new IppTransportError(
+          `the printer did not answer for ${Math.round(timing.unreachableMs / 1000)} s while job ${id} was printing: ${e.message}`,
+        );
       await sleep(timing.pollMs);
       continue;
     }
@@ -158,7 +207,11 @@ export async function trackJob(client: IppClient, id: number, hooks: Omit<PrintH
       return o;
     }
     if (cancelAt !== undefined && Date.now() - cancelAt > timing.cancelWaitMs) {
-      return { state: 'canceled', ...(reported !== undefined ? { impressionsCompleted: reported } : {}), message: `the printer had not ended job ${id} ${Math.round(timing.cancelWaitMs / 1000)} s after Cancel-Job` };
+      return {
+        state: 'canceled',
+        ...(reported !== undefined ? { impressionsCompleted: reported } : {}),
+        message: `the printer had not ended job ${id} ${Math.round(timing.cancelWaitMs / 1000)} s after Cancel-Job`,
+      };
     }
     await sleep(timing.pollMs, cancelAt === undefined ? hooks.signal : undefined);
   }

@@ -3,7 +3,15 @@ import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { PrinterStatus } from '@boxhub/protocol';
 import { PrinterError } from '@boxhub/protocol/printer-errors.ts';
-import { disconnectedPrinter, NotSupportedError, type MaintenanceOp, type PrintHooks, type PrintOutcome, type PrinterDriver, type PrintRequest } from '../types.ts';
+import {
+  disconnectedPrinter,
+  NotSupportedError,
+  type MaintenanceOp,
+  type PrintHooks,
+  type PrintOutcome,
+  type PrinterDriver,
+  type PrintRequest,
+} from '../types.ts';
 import { DEFAULT_DOCUMENT_LIMITS, prepareDocument, type DocumentLimits } from '../../media/document.ts';
 import { IppClient, type IppClientOptions } from './client.ts';
 import { IppStatusError } from './errors.ts';
@@ -11,13 +19,24 @@ import { capabilityFrom, type PrinterCapability } from './capability.ts';
 import { planIppJob } from './job-plan.ts';
 import { BOX_USER, DEFAULT_JOB_TIMING, findJob, submitJob, trackJob, type JobTiming } from './print-job.ts';
 import {
-  cancelJob, getJobAttributes, getJobs, getPrinterAttributes, identifyPrinter, printJob, validateJob, waitForJob,
-  type JobInfo, type JobRequest,
+  cancelJob,
+  getJobAttributes,
+  getJobs,
+  getPrinterAttributes,
+  identifyPrinter,
+  printJob,
+  validateJob,
+  waitForJob,
+  type JobInfo,
+  type JobRequest,
 } from './operations.ts';
 import { claimsJobCounters, connectionTypeFor, makeAndModel, STATUS_ATTRIBUTES, statusFrom } from './printer-status.ts';
 import type { IppAttributes } from './attributes.ts';
 
-const CANCELLED_BEFORE_SENDING: PrintOutcome = { state: 'canceled', message: 'cancelled before it was sent to the printer' };
+const CANCELLED_BEFORE_SENDING: PrintOutcome = {
+  state: 'canceled',
+  message: 'cancelled before it was sent to the printer',
+};
 
 export interface IppPrinterDriverOptions extends IppClientOptions {
   /** Overrides the loopback-port rule of connectionTypeFor. */
@@ -57,7 +76,11 @@ export class IppPrinterDriver implements PrinterDriver {
     } catch (e) {
       if (signal?.aborted) throw e;
       // An IPP error answer still means something answered; anything else is "not there".
-      return { ...disconnectedPrinter, connection_type: this.connectionType, error_code: e instanceof IppStatusError ? PrinterError.other : PrinterError.unreachable };
+      return {
+        ...disconnectedPrinter,
+        connection_type: this.connectionType,
+        error_code: e instanceof IppStatusError ? PrinterError.other : PrinterError.unreachable,
+      };
     }
     return statusFrom(a, { connectionType: this.connectionType, strict: await this.strict(a, signal) });
   }
@@ -114,8 +137,14 @@ export class IppPrinterDriver implements PrinterDriver {
     let doc;
     try {
       doc = await prepareDocument({
-        file: req.file, format: req.format, options: req.options, printer: plan.features, page: plan.page,
-        workDir: this.workDir ?? dirname(req.file), limits: this.limits, signal: hooks.signal,
+        file: req.file,
+        format: req.format,
+        options: req.options,
+        printer: plan.features,
+        page: plan.page,
+        workDir: this.workDir ?? dirname(req.file),
+        limits: this.limits,
+        signal: hooks.signal,
       });
     } catch (e) {
       // A cancel stops the box's own document work too: that is a cancel, not a bad document.
@@ -132,11 +161,23 @@ export class IppPrinterDriver implements PrinterDriver {
         ...(p.pageRanges ? { pageRanges: p.pageRanges } : {}),
         ...(p.pageDelivery ? { pageDelivery: p.pageDelivery } : {}),
         ...(p.printScaling ? { printScaling: p.printScaling } : {}),
-        ...(p.collate !== undefined ? { multipleDocumentHandling: p.collate ? 'separate-documents-collated-copies' as const : 'separate-documents-uncollated-copies' as const } : {}),
+        ...(p.collate !== undefined
+          ? {
+              multipleDocumentHandling: p.collate
+                ? ('separate-documents-collated-copies' as const)
+                : ('separate-documents-uncollated-copies' as const),
+            }
+          : {}),
       };
       const document = await readFile(doc.path);
-      const id = await submitJob(this.client, { documentFormat: doc.mimeType, jobName: req.task, userName: BOX_USER, template, document }, hooks.signal, this.timing);
-      if (id === undefined) return { state: 'canceled', message: 'cancelled while the printer was busy with another job' };
+      const id = await submitJob(
+        this.client,
+        { documentFormat: doc.mimeType, jobName: req.task, userName: BOX_USER, template, document },
+        hooks.signal,
+        this.timing,
+      );
+      if (id === undefined)
+        return { state: 'canceled', message: 'cancelled while the printer was busy with another job' };
       await hooks.submitted(String(id));
       const out = await trackJob(this.client, id, hooks, this.timing);
       const outcome = out ?? { state: 'aborted', message: `the printer lost job ${id} as soon as it took it` };
@@ -170,7 +211,10 @@ export class IppPrinterDriver implements PrinterDriver {
   }
 
   /** Polls the job to a terminal state (completed, canceled, aborted). */
-  async waitForJob(jobId: number, o: { intervalMs?: number; signal?: AbortSignal; onUpdate?: (j: JobInfo) => void } = {}): Promise<JobInfo> {
+  async waitForJob(
+    jobId: number,
+    o: { intervalMs?: number; signal?: AbortSignal; onUpdate?: (j: JobInfo) => void } = {},
+  ): Promise<JobInfo> {
     const j = await waitForJob(this.client, jobId, o);
     this.learn(j);
     return j;
@@ -191,9 +235,11 @@ export class IppPrinterDriver implements PrinterDriver {
 
   /** IPP has no head-cleaning or nozzle-check operation; those need a vendor (CUPS/ESC-P) path. */
   maintenance(op: MaintenanceOp): Promise<void> {
-    return Promise.reject(new NotSupportedError(
-      `${op} is not available on ${this.uri}: IPP has no maintenance operation; it needs a vendor driver (e.g. a CUPS Gutenprint queue for Epson inkjets)`,
-    ));
+    return Promise.reject(
+      new NotSupportedError(
+        `${op} is not available on ${this.uri}: IPP has no maintenance operation; it needs a vendor driver (e.g. a CUPS Gutenprint queue for Epson inkjets)`,
+      ),
+    );
   }
 
   async close(): Promise<void> {

@@ -8,11 +8,18 @@ import { canDrive } from './capability.ts';
 
 /** Attributes status() asks for: small answer, fast poll. */
 export const STATUS_ATTRIBUTES = [
-  'printer-state', 'printer-state-reasons', 'printer-make-and-model', 'printer-info', 'printer-device-id',
-  'document-format-supported', 'ipp-features-supported', 'ipp-versions-supported', 'marker-types',
-  'printer-supply', 'printer-is-accepting-jobs',
+  'printer-state',
+  'printer-state-reasons',
+  'printer-make-and-model',
+  'printer-info',
+  'printer-device-id',
+  'document-format-supported',
+  'ipp-features-supported',
+  'ipp-versions-supported',
+  'marker-types',
+  'printer-supply',
+  'printer-is-accepting-jobs',
 ];
-
 
 const clip = (s: string, n = 128) => (s.length > n ? s.slice(0, n) : s);
 
@@ -60,9 +67,14 @@ export function connectionTypeFor(printerUri: string): 'usb' | 'network' {
  * Ink ribbons belong to impact printers, not inkjets.
  */
 export function kindOf(a: IppAttributes): 'inkjet' | 'laser' | 'other' {
-  const supplyTypes = a.octetStrings('printer-supply').concat(a.strings('printer-supply'))
+  const supplyTypes = a
+    .octetStrings('printer-supply')
+    .concat(a.strings('printer-supply'))
     .map((s) => /(?:^|;)type=([^;]*)/.exec(s)?.[1] ?? '');
-  const types = a.strings('marker-types').concat(supplyTypes).map((t) => t.toLowerCase().replace(/[-_]/g, ''));
+  const types = a
+    .strings('marker-types')
+    .concat(supplyTypes)
+    .map((t) => t.toLowerCase().replace(/[-_]/g, ''));
   if (types.some((t) => t.includes('ink') && !t.includes('ribbon') && !t.startsWith('waste'))) return 'inkjet';
   if (types.some((t) => t.includes('toner') && !t.startsWith('waste'))) return 'laser';
   return 'other';
@@ -79,13 +91,19 @@ export function isSupported(a: IppAttributes): boolean {
 }
 
 export function claimsJobCounters(a: IppAttributes): boolean {
-  return a.strings('ipp-features-supported').includes('ipp-everywhere') || a.strings('ipp-versions-supported').some((v) => /^2\./.test(v));
+  return (
+    a.strings('ipp-features-supported').includes('ipp-everywhere') ||
+    a.strings('ipp-versions-supported').some((v) => /^2\./.test(v))
+  );
 }
 
 export function statusFrom(a: IppAttributes, o: { connectionType: 'usb' | 'network'; strict: boolean }): PrinterStatus {
   const stateNum = a.integer('printer-state');
   const state = stateNum !== undefined ? PrinterState[stateNum as keyof typeof PrinterState] : undefined;
-  const reasons = a.strings('printer-state-reasons').slice(0, 32).map((r) => clip(r));
+  const reasons = a
+    .strings('printer-state-reasons')
+    .slice(0, 32)
+    .map((r) => clip(r));
   const { make, model } = makeAndModel(a);
   const s: PrinterStatus = {
     connected: true,

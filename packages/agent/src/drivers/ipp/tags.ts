@@ -50,7 +50,15 @@ export const ValueTag = {
 } as const;
 export type ValueTagName = keyof typeof ValueTag;
 
-export const OutOfBandTags = ['unsupported', 'default', 'unknown', 'no-value', 'not-settable', 'delete-attribute', 'admin-define'] as const;
+export const OutOfBandTags = [
+  'unsupported',
+  'default',
+  'unknown',
+  'no-value',
+  'not-settable',
+  'delete-attribute',
+  'admin-define',
+] as const;
 export type OutOfBandTag = (typeof OutOfBandTags)[number];
 
 /** Operation ids the box uses (RFC 8011 §5.4.15, PWG 5100.13 §4.1 for Identify-Printer). */

@@ -42,24 +42,35 @@ export async function* scanimageBatch(o: BatchOptions): AsyncGenerator<BatchPage
   o.signal.throwIfAborted();
   const dir = await mkdtemp(join(o.tmpDir ?? tmpdir(), 'boxhub-scan-'));
   const args = [
-    '-d', o.device, ...o.plan.args, ...(o.extraArgs ?? []),
-    '--format=tiff', `--batch=${join(dir, 'p%05d.tif')}`, '--batch-print',
+    '-d',
+    o.device,
+    ...o.plan.args,
+    ...(o.extraArgs ?? []),
+    '--format=tiff',
+    `--batch=${join(dir, 'p%05d.tif')}`,
+    '--batch-print',
     ...(o.plan.batchCount ? [`--batch-count=${o.plan.batchCount}`] : []),
   ];
   const child = spawn(o.bin ?? 'scanimage', args, { env: o.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (d: string) => { if (stderr.length < MAX_STDERR) stderr += d; });
+  child.stderr.on('data', (d: string) => {
+    if (stderr.length < MAX_STDERR) stderr += d;
+  });
   const exited = new Promise<{ code: number | null; error?: Error }>((resolve) => {
     child.once('error', (error) => resolve({ code: null, error }));
     child.once('close', (code) => resolve({ code }));
   });
   let running = true;
-  void exited.then(() => { running = false; });
+  void exited.then(() => {
+    running = false;
+  });
   const stop = () => {
     if (!running) return;
     child.kill('SIGTERM');
-    const t = setTimeout(() => { if (running) child.kill('SIGKILL'); }, o.killGraceMs ?? 2000);
+    const t = setTimeout(() => {
+      if (running) child.kill('SIGKILL');
+    }, o.killGraceMs ?? 2000);
     void exited.then(() => clearTimeout(t));
   };
   o.signal.addEventListener('abort', stop, { once: true });
@@ -75,7 +86,10 @@ export async function* scanimageBatch(o: BatchOptions): AsyncGenerator<BatchPage
     }
     const end = await exited;
     o.signal.throwIfAborted();
-    if (end.error) throw Object.assign(faultOfExit(1, `open of device failed: ${end.error.message}`, o.device)!, { cause: end.error });
+    if (end.error)
+      throw Object.assign(faultOfExit(1, `open of device failed: ${end.error.message}`, o.device)!, {
+        cause: end.error,
+      });
     const fault = faultOfExit(end.code, stderr, o.device);
     if (fault) throw fault;
   } finally {

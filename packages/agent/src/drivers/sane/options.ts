@@ -22,7 +22,10 @@ export function parseOptions(text: string): Map<string, SaneOption> {
     rest = rest.replace(/(\s*\[(?:read-only|hardware|advanced|emulated|automatic)\])+$/, '');
     let value: string | undefined;
     const tail = /\s*\[([^\]]*)\]$/.exec(rest);
-    if (tail) { value = tail[1]; rest = rest.slice(0, tail.index).trim(); }
+    if (tail) {
+      value = tail[1];
+      rest = rest.slice(0, tail.index).trim();
+    }
     const o: SaneOption = { name: head[1]!, constraint: head[2] ?? rest };
     if (value !== undefined) o.value = value;
     out.set(o.name, o);
@@ -45,9 +48,18 @@ export function resolutionsOf(o: SaneOption | undefined): number[] {
     const [lo, hi, step] = [Number(range[1]), Number(range[2]), Number(range[3] ?? 0)];
     return SPEC_RESOLUTIONS.filter((r) => r >= lo && r <= hi && (step <= 1 || (r - lo) % step === 0));
   }
-  return c.split('|').map((v) => Number(v.trim())).filter((n) => Number.isInteger(n) && n >= 1 && n <= 4800).slice(0, 16);
+  return c
+    .split('|')
+    .map((v) => Number(v.trim()))
+    .filter((n) => Number.isInteger(n) && n >= 1 && n <= 4800)
+    .slice(0, 16);
 }
 
 export function listValues(o: SaneOption | undefined): string[] {
-  return o ? o.constraint.split('|').map((v) => v.trim()).filter(Boolean) : [];
+  return o
+    ? o.constraint
+        .split('|')
+        .map((v) => v.trim())
+        .filter(Boolean)
+    : [];
 }

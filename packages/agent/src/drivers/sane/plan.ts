@@ -18,7 +18,7 @@ const COLOR = /^colou?r$/i;
 const GREY = /^gr[ae]y(scale)?$/i;
 
 function pick(values: string[], exact: RegExp, loose: RegExp, not?: RegExp): string | undefined {
-  return values.find((v) => exact.test(v)) ?? values.find((v) => loose.test(v) && !(not?.test(v)));
+  return values.find((v) => exact.test(v)) ?? values.find((v) => loose.test(v) && !not?.test(v));
 }
 
 /**
@@ -31,10 +31,15 @@ function pick(values: string[], exact: RegExp, loose: RegExp, not?: RegExp): str
 export function planScan(opts: Map<string, SaneOption>, req: ScanRequest, device: string): SanePlan {
   const resolutions = resolutionsOf(opts.get('resolution'));
   if (!resolutions.includes(req.resolution)) {
-    throw new NotSupportedError(`${device} cannot scan at ${req.resolution} dpi (it lists ${resolutions.join(', ') || 'no resolution'})`);
+    throw new NotSupportedError(
+      `${device} cannot scan at ${req.resolution} dpi (it lists ${resolutions.join(', ') || 'no resolution'})`,
+    );
   }
   const modes = listValues(opts.get('mode'));
-  const mode = req.color === 'color' ? pick(modes, COLOR, /colou?r/i, /lineart|halftone/i) : pick(modes, GREY, /gr[ae]y/i, /diffusion|dither|halftone/i);
+  const mode =
+    req.color === 'color'
+      ? pick(modes, COLOR, /colou?r/i, /lineart|halftone/i)
+      : pick(modes, GREY, /gr[ae]y/i, /diffusion|dither|halftone/i);
   if (!mode) throw new NotSupportedError(`${device} has no ${req.color} mode (it lists ${modes.join(', ') || 'none'})`);
   const args = ['--mode', mode, '--resolution', String(req.resolution)];
   if (listValues(opts.get('depth')).includes('8')) args.push('--depth', '8');
@@ -54,7 +59,10 @@ export function planScan(opts: Map<string, SaneOption>, req: ScanRequest, device
     if (adfModes.length > 0) {
       const m = req.duplex ? adfModes.find((v) => /duplex/i.test(v)) : undefined;
       const simplex = adfModes.find((v) => /simplex/i.test(v));
-      if (m) { args.push('--adf-mode', m); duplex = true; } else if (simplex) args.push('--adf-mode', simplex);
+      if (m) {
+        args.push('--adf-mode', m);
+        duplex = true;
+      } else if (simplex) args.push('--adf-mode', simplex);
     } else if (opts.has('duplex') && opts.get('duplex')?.value !== 'inactive') {
       args.push(`--duplex=${req.duplex ? 'yes' : 'no'}`);
       duplex = req.duplex;
@@ -89,25 +97,49 @@ export function paperSensor(opts: Map<string, SaneOption>): { name: string; load
 }
 
 /** SANE_Status values (SANE standard 1.0, "Status Type"); scanimage exits with the status. */
-export const SANE_STATUS = { GOOD: 0, UNSUPPORTED: 1, CANCELLED: 2, DEVICE_BUSY: 3, INVAL: 4, EOF: 5, JAMMED: 6, NO_DOCS: 7, COVER_OPEN: 8, IO_ERROR: 9, NO_MEM: 10, ACCESS_DENIED: 11 } as const;
+export const SANE_STATUS = {
+  GOOD: 0,
+  UNSUPPORTED: 1,
+  CANCELLED: 2,
+  DEVICE_BUSY: 3,
+  INVAL: 4,
+  EOF: 5,
+  JAMMED: 6,
+  NO_DOCS: 7,
+  COVER_OPEN: 8,
+  IO_ERROR: 9,
+  NO_MEM: 10,
+  ACCESS_DENIED: 11,
+} as const;
 
 /**
  * What a scanimage exit means for the scan: undefined = the batch ended normally (GOOD; NO_DOCS:
  * the feeder is empty, which ends a batch and is no fault), else the ScanFault to throw.
  */
 export function faultOfExit(code: number | null, stderr: string, device: string): ScanFault | undefined {
-  const last = stderr.split('\n').map((l) => l.trim()).filter((l) => l && !/^Scann(ing|ed) page|^Batch terminated|^Output format/.test(l)).pop() ?? '';
+  const last =
+    stderr
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !/^Scann(ing|ed) page|^Batch terminated|^Output format/.test(l))
+      .pop() ?? '';
   const detail = last ? `: ${last.replace(/^scanimage: /, '')}` : '';
   switch (code) {
     case SANE_STATUS.GOOD:
-    case SANE_STATUS.NO_DOCS: return undefined;
-    case SANE_STATUS.JAMMED: return new ScanFault('jammed', `${device} reports a paper jam${detail}`);
-    case SANE_STATUS.COVER_OPEN: return new ScanFault('cover-open', `${device} reports its cover open${detail}`);
-    case SANE_STATUS.DEVICE_BUSY: return new ScanFault('unavailable', `${device} is busy${detail}`);
-    case SANE_STATUS.ACCESS_DENIED: return new ScanFault('unavailable', `access to ${device} was denied${detail}`);
+    case SANE_STATUS.NO_DOCS:
+      return undefined;
+    case SANE_STATUS.JAMMED:
+      return new ScanFault('jammed', `${device} reports a paper jam${detail}`);
+    case SANE_STATUS.COVER_OPEN:
+      return new ScanFault('cover-open', `${device} reports its cover open${detail}`);
+    case SANE_STATUS.DEVICE_BUSY:
+      return new ScanFault('unavailable', `${device} is busy${detail}`);
+    case SANE_STATUS.ACCESS_DENIED:
+      return new ScanFault('unavailable', `access to ${device} was denied${detail}`);
     case SANE_STATUS.UNSUPPORTED:
       if (/open of device/.test(stderr)) return new ScanFault('unavailable', `cannot open ${device}${detail}`);
       return new ScanFault('io', `scanimage failed (status 1)${detail}`);
-    default: return new ScanFault('io', `scanimage failed (${code === null ? 'killed' : `status ${code}`})${detail}`);
+    default:
+      return new ScanFault('io', `scanimage failed (${code === null ? 'killed' : `status ${code}`})${detail}`);
   }
 }

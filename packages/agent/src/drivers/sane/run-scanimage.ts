@@ -2,7 +2,11 @@
 // that stopped answering) must not hang the agent: the child is killed on either.
 import { spawn } from 'node:child_process';
 
-export interface ScanimageResult { code: number | null; stdout: string; stderr: string }
+export interface ScanimageResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 export interface RunOptions {
   env?: NodeJS.ProcessEnv;
@@ -33,17 +37,32 @@ export function runScanimage(args: string[], o: RunOptions = {}): Promise<Scanim
     let stdout = '';
     let stderr = '';
     let timedOut = false;
-    const timer = setTimeout(() => { timedOut = true; child.kill('SIGKILL'); }, timeoutMs);
-    child.stdout.on('data', (d: Buffer) => { if (stdout.length < MAX_OUTPUT) stdout += d.toString('utf8'); });
-    child.stderr.on('data', (d: Buffer) => { if (stderr.length < MAX_OUTPUT) stderr += d.toString('utf8'); });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.stdout.on('data', (d: Buffer) => {
+      if (stdout.length < MAX_OUTPUT) stdout += d.toString('utf8');
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      if (stderr.length < MAX_OUTPUT) stderr += d.toString('utf8');
+    });
     child.on('error', (e) => {
       clearTimeout(timer);
-      reject(o.signal?.aborted ? o.signal.reason : new ScanimageError(`cannot run scanimage: ${e.message}`, { cause: e }));
+      reject(
+        o.signal?.aborted ? o.signal.reason : new ScanimageError(`cannot run scanimage: ${e.message}`, { cause: e }),
+      );
     });
     child.on('close', (code) => {
       clearTimeout(timer);
-      if (o.signal?.aborted) { reject(o.signal.reason); return; }
-      if (timedOut) { reject(new ScanimageError(`scanimage ${args.join(' ')} gave no answer within ${timeoutMs} ms`)); return; }
+      if (o.signal?.aborted) {
+        reject(o.signal.reason);
+        return;
+      }
+      if (timedOut) {
+        reject(new ScanimageError(`scanimage ${args.join(' ')} gave no answer within ${timeoutMs} ms`));
+        return;
+      }
       resolve({ code, stdout, stderr });
     });
   });

@@ -29,16 +29,24 @@ export interface SaneScannerDriverOptions {
   paperPollMs?: number;
 }
 
-export interface SaneDevice { name: string; vendor: string; model: string; type: string }
+export interface SaneDevice {
+  name: string;
+  vendor: string;
+  model: string;
+  type: string;
+}
 
 /** `scanimage -L` in a tab-separated format (the -f/--formatted-device-list directives). */
 export async function listSaneDevices(o: RunOptions = {}): Promise<SaneDevice[]> {
   const r = await runScanimage(['--formatted-device-list=%d\t%v\t%m\t%t%n'], o);
   if (r.code !== 0) return [];
-  return r.stdout.split('\n').filter((l) => l.includes('\t')).map((l) => {
-    const [name = '', vendor = '', model = '', type = ''] = l.split('\t');
-    return { name, vendor, model, type };
-  });
+  return r.stdout
+    .split('\n')
+    .filter((l) => l.includes('\t'))
+    .map((l) => {
+      const [name = '', vendor = '', model = '', type = ''] = l.split('\t');
+      return { name, vendor, model, type };
+    });
 }
 
 /**
@@ -49,7 +57,8 @@ export async function listSaneDevices(o: RunOptions = {}): Promise<SaneDevice[]>
 export function saneConnectionType(device: string): 'usb' | 'network' | 'virtual' {
   const backend = device.split(':')[0] ?? '';
   if (backend === 'test') return 'virtual';
-  if (['net', 'airscan', 'escl'].includes(backend) || /(^|[:/])net[:/]|\b\d{1,3}(\.\d{1,3}){3}\b|https?:/.test(device)) return 'network';
+  if (['net', 'airscan', 'escl'].includes(backend) || /(^|[:/])net[:/]|\b\d{1,3}(\.\d{1,3}){3}\b|https?:/.test(device))
+    return 'network';
   return 'usb';
 }
 
@@ -88,7 +97,10 @@ export class SaneScannerDriver implements ScannerDriver {
       state: 'idle',
       error_code: 0,
       // Duplex shows as a source ("ADF Duplex") or an option (--duplex, --adf-mode Duplex).
-      duplex: sources.some((v) => /duplex/i.test(v)) || opts.has('duplex') || listValues(opts.get('adf-mode')).some((v) => /duplex/i.test(v)),
+      duplex:
+        sources.some((v) => /duplex/i.test(v)) ||
+        opts.has('duplex') ||
+        listValues(opts.get('adf-mode')).some((v) => /duplex/i.test(v)),
       resolutions,
     };
     // adf_loaded only from a paper sensor: most SANE backends cannot tell (plan.ts).
@@ -121,7 +133,8 @@ export class SaneScannerDriver implements ScannerDriver {
       if (!this.identity) {
         const list = await listSaneDevices(ro);
         // `sane:test` names the backend; -L lists its devices as test:0, test:1.
-        this.identity = list.find((d) => d.name === this.device) ?? list.find((d) => d.name.startsWith(`${this.device}:`));
+        this.identity =
+          list.find((d) => d.name === this.device) ?? list.find((d) => d.name.startsWith(`${this.device}:`));
       }
       const r = await runScanimage(['-d', this.device, '-A'], ro);
       if (r.code !== 0) return { ...disconnectedScanner, connection_type: saneConnectionType(this.device) };
@@ -159,9 +172,13 @@ export class SaneScannerDriver implements ScannerDriver {
       this.statusFrom(opts);
       const plan = planScan(opts, req, this.device);
       const batch = scanimageBatch({
-        device: this.device, plan, signal,
-        ...(this.run.env ? { env: this.run.env } : {}), ...(this.run.bin ? { bin: this.run.bin } : {}),
-        ...(this.o.tmpDir ? { tmpDir: this.o.tmpDir } : {}), ...(this.o.extraArgs ? { extraArgs: this.o.extraArgs } : {}),
+        device: this.device,
+        plan,
+        signal,
+        ...(this.run.env ? { env: this.run.env } : {}),
+        ...(this.run.bin ? { bin: this.run.bin } : {}),
+        ...(this.o.tmpDir ? { tmpDir: this.o.tmpDir } : {}),
+        ...(this.o.extraArgs ? { extraArgs: this.o.extraArgs } : {}),
       });
       for await (const p of batch) {
         const front = !plan.duplex || p.n % 2 === 1;
@@ -169,9 +186,18 @@ export class SaneScannerDriver implements ScannerDriver {
         const sheet = plan.duplex ? Math.ceil(p.n / 2) : p.n;
         let page: ScannedPage;
         try {
-          const s = (await loadSharp())(p.file, { sequentialRead: true }).toColourspace(req.color === 'grayscale' ? 'b-w' : 'srgb');
+          const s = (await loadSharp())(p.file, { sequentialRead: true }).toColourspace(
+            req.color === 'grayscale' ? 'b-w' : 'srgb',
+          );
           const { data, info } = await s.jpeg(jpegOptions(req.jpegQuality)).toBuffer({ resolveWithObject: true });
-          page = { sheet, front, dpi: req.resolution, width: info.width, height: info.height, image: { format: 'jpeg', data, quality: req.jpegQuality } };
+          page = {
+            sheet,
+            front,
+            dpi: req.resolution,
+            width: info.width,
+            height: info.height,
+            image: { format: 'jpeg', data, quality: req.jpegQuality },
+          };
         } catch (e) {
           throw new ScanFault('io', `page ${p.n} from scanimage is unreadable: ${messageOf(e)}`);
         }
@@ -180,7 +206,10 @@ export class SaneScannerDriver implements ScannerDriver {
       }
     } catch (e) {
       if (e instanceof ScanFault && (e.kind === 'jammed' || e.kind === 'cover-open')) {
-        this.fault = e.kind === 'jammed' ? { code: ScanError.jammed, status: 'SANE_STATUS_JAMMED' } : { code: ScanError.cover_open, status: 'SANE_STATUS_COVER_OPEN' };
+        this.fault =
+          e.kind === 'jammed'
+            ? { code: ScanError.jammed, status: 'SANE_STATUS_JAMMED' }
+            : { code: ScanError.cover_open, status: 'SANE_STATUS_COVER_OPEN' };
       }
       throw e;
     } finally {
@@ -202,7 +231,11 @@ export class SaneScannerDriver implements ScannerDriver {
     for (;;) {
       if (signal.aborted) return false;
       let opts: Map<string, SaneOption> | undefined;
-      try { opts = await this.options(signal); } catch { if (signal.aborted) return false; }
+      try {
+        opts = await this.options(signal);
+      } catch {
+        if (signal.aborted) return false;
+      }
       const sensor = opts ? paperSensor(opts) : undefined;
       if (sensor?.loaded) return true;
       const wait = Math.min(poll, deadline - Date.now());

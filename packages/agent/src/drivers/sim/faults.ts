@@ -20,4 +20,7 @@ export const isSimScannerFault = (v: string): v is SimScannerFault => simScanner
 
 /** The scanner status error_code of a fault, as the box reports it in its state
  *  (ScannerStatus.error_code, internal to the box protocol: the API's scanner object has none). */
-export const SCANNER_STATUS_ERRORS: Readonly<Record<SimScannerFault, number>> = Object.freeze({ jammed: 2001, 'cover-open': 2002 });
+export const SCANNER_STATUS_ERRORS: Readonly<Record<SimScannerFault, number>> = Object.freeze({
+  jammed: 2001,
+  'cover-open': 2002,
+});

@@ -33,7 +33,10 @@ export type SimSide =
    *  scaled and converted as the scanner would. */
   | { image: string | Uint8Array; dpi?: number };
 
-export interface SimSheet { front: SimSide; back?: SimSide }
+export interface SimSheet {
+  front: SimSide;
+  back?: SimSide;
+}
 
 /** How the simulated scanner hands pages over. */
 export type SimPageFormat = 'jpeg' | 'raw' | 'png';
@@ -65,8 +68,11 @@ function textMask(seed: number): { mask: Uint8Array; width: number; height: numb
   const mask = new Uint8Array(width * height);
   const r = rng(seed * 7919 + 17);
   const mm = DESIGN_DPI / 25.4;
-  const left = Math.round(20 * mm), right = width - Math.round(20 * mm);
-  const put = (x: number, y: number) => { if (x >= 0 && x < width && y >= 0 && y < height) mask[y * width + x] = 255; };
+  const left = Math.round(20 * mm),
+    right = width - Math.round(20 * mm);
+  const put = (x: number, y: number) => {
+    if (x >= 0 && x < width && y >= 0 && y < height) mask[y * width + x] = 255;
+  };
   // A title, then paragraphs: 5 mm line pitch, x-height 2 mm, some ascenders and descenders.
   let y = Math.round(25 * mm);
   const bottom = height - Math.round((25 + r() * 60) * mm);
@@ -84,7 +90,10 @@ function textMask(seed: number): { mask: Uint8Array; width: number; height: numb
         const w = Math.round((1.4 + r() * 0.8) * mm);
         for (let k = -up; k < xh + down; k++) put(x, y - xh + k);
         if (r() < 0.7) for (let k = 0; k < xh; k++) put(x + w - 1, y - xh + k);
-        for (let k = 0; k < w; k++) { if (r() < 0.8) put(x + k, y - 1); if (r() < 0.5) put(x + k, y - xh); }
+        for (let k = 0; k < w; k++) {
+          if (r() < 0.8) put(x + k, y - 1);
+          if (r() < 0.5) put(x + k, y - xh);
+        }
         x += w + 1;
       }
       x += Math.round(1.8 * mm);
@@ -95,13 +104,25 @@ function textMask(seed: number): { mask: Uint8Array; width: number; height: numb
   return { mask, width, height };
 }
 
-interface Generated { kind: 'text' | 'blank'; look: SimLook; seed: number; showThrough: boolean }
+interface Generated {
+  kind: 'text' | 'blank';
+  look: SimLook;
+  seed: number;
+  showThrough: boolean;
+}
 
 function generatedOf(side: SimSide, sheet: number): Generated | undefined {
   if (side === 'text') return { kind: 'text', look: {}, seed: (sheet - 1) % TEXT_LAYOUTS, showThrough: false };
   if (side === 'blank') return { kind: 'blank', look: {}, seed: 0, showThrough: false };
-  if ('text' in side) return { kind: 'text', look: side.text, seed: side.text.seed ?? (sheet - 1) % TEXT_LAYOUTS, showThrough: false };
-  if ('blank' in side) return { kind: 'blank', look: side.blank, seed: (sheet - 1) % TEXT_LAYOUTS, showThrough: side.blank.showThrough ?? false };
+  if ('text' in side)
+    return { kind: 'text', look: side.text, seed: side.text.seed ?? (sheet - 1) % TEXT_LAYOUTS, showThrough: false };
+  if ('blank' in side)
+    return {
+      kind: 'blank',
+      look: side.blank,
+      seed: (sheet - 1) % TEXT_LAYOUTS,
+      showThrough: side.blank.showThrough ?? false,
+    };
   return undefined;
 }
 
@@ -123,17 +144,20 @@ function designRaster(g: Generated, color: boolean): { data: Buffer; width: numb
   }
   const light = Math.min(0.5, Math.max(0, g.look.unevenLight ?? 0));
   if (light > 0) {
-    for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) {
-      const f = 1 - light * Math.hypot(x / width, y / height) / Math.SQRT2;
-      grey[y * width + x] = Math.round(grey[y * width + x]! * f);
-    }
+    for (let y = 0; y < height; y++)
+      for (let x = 0; x < width; x++) {
+        const f = 1 - (light * Math.hypot(x / width, y / height)) / Math.SQRT2;
+        grey[y * width + x] = Math.round(grey[y * width + x]! * f);
+      }
   }
   if (g.look.backing) {
     const mm = DESIGN_DPI / 25.4;
-    const band = Math.round(3 * mm), wedge = 5 * mm;
-    for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) {
-      if (x < band || y < wedge * (1 - x / width)) grey[y * width + x] = 38;
-    }
+    const band = Math.round(3 * mm),
+      wedge = 5 * mm;
+    for (let y = 0; y < height; y++)
+      for (let x = 0; x < width; x++) {
+        if (x < band || y < wedge * (1 - x / width)) grey[y * width + x] = 38;
+      }
   }
   // Paper grain and sensor noise, drawn here rather than at the scan resolution: libvips'
   // gaussian noise costs more than the rest of the page (845 ms for a 200 dpi A4 page); the
@@ -141,7 +165,7 @@ function designRaster(g: Generated, color: boolean): { data: Buffer; width: numb
   const sigma = Math.max(0, g.look.noise ?? 3);
   const r = rng(g.seed * 31 + 5);
   const noise = () => (sigma > 0 ? Math.round((r() + r() + r() - 1.5) * 2 * sigma) : 0);
-  const clamp = (v: number) => (v < 0 ? 0 : Math.min(v , 255));
+  const clamp = (v: number) => (v < 0 ? 0 : Math.min(v, 255));
   if (!color) {
     const out = Buffer.alloc(width * height);
     for (let i = 0; i < grey.length; i++) out[i] = clamp(grey[i]! + noise());
@@ -159,7 +183,12 @@ function designRaster(g: Generated, color: boolean): { data: Buffer; width: numb
   return { data: rgb, width, height };
 }
 
-export interface RenderOptions { dpi: number; color: ScanRequest['color']; quality: number; format: SimPageFormat }
+export interface RenderOptions {
+  dpi: number;
+  color: ScanRequest['color'];
+  quality: number;
+  format: SimPageFormat;
+}
 export type PageImage = Pick<ScannedPage, 'width' | 'height' | 'image'>;
 
 export async function renderGenerated(g: Generated, o: RenderOptions): Promise<PageImage> {
@@ -168,24 +197,45 @@ export async function renderGenerated(g: Generated, o: RenderOptions): Promise<P
   const d = designRaster(g, color);
   const { width, height } = a4Pixels(o.dpi);
   const sharp = await loadSharp();
-  const s = sharp(d.data, { raw: { width: d.width, height: d.height, channels } }).resize(width, height, { fit: 'fill', kernel: 'cubic' });
+  const s = sharp(d.data, { raw: { width: d.width, height: d.height, channels } }).resize(width, height, {
+    fit: 'fill',
+    kernel: 'cubic',
+  });
   return encode(s, { width, height }, channels, o);
 }
 
-async function encode(s: Sharp, size: { width: number; height: number }, channels: 1 | 3, o: RenderOptions): Promise<PageImage> {
+async function encode(
+  s: Sharp,
+  size: { width: number; height: number },
+  channels: 1 | 3,
+  o: RenderOptions,
+): Promise<PageImage> {
   const cs = channels === 1 ? 'b-w' : 'srgb';
   if (o.format === 'raw') {
     const data = await s.toColourspace(cs).raw().toBuffer();
     return { ...size, image: { format: 'raw', data, channels } };
   }
-  if (o.format === 'png') return { ...size, image: { format: 'png', data: await s.toColourspace(cs).png({ compressionLevel: 1 }).toBuffer() } };
-  return { ...size, image: { format: 'jpeg', data: await s.toColourspace(cs).jpeg(jpegOptions(o.quality)).toBuffer(), quality: o.quality } };
+  if (o.format === 'png')
+    return {
+      ...size,
+      image: { format: 'png', data: await s.toColourspace(cs).png({ compressionLevel: 1 }).toBuffer() },
+    };
+  return {
+    ...size,
+    image: {
+      format: 'jpeg',
+      data: await s.toColourspace(cs).jpeg(jpegOptions(o.quality)).toBuffer(),
+      quality: o.quality,
+    },
+  };
 }
 
 /** Image bytes of a given side, read at scan time (a file path) or as given. */
 export async function imageBytes(side: { image: string | Uint8Array }): Promise<Buffer> {
   if (typeof side.image === 'string') return readFile(side.image);
-  return Buffer.isBuffer(side.image) ? side.image : Buffer.from(side.image.buffer, side.image.byteOffset, side.image.byteLength);
+  return Buffer.isBuffer(side.image)
+    ? side.image
+    : Buffer.from(side.image.buffer, side.image.byteOffset, side.image.byteLength);
 }
 
 export function imageKind(b: Uint8Array): 'jpeg' | 'png' | undefined {
@@ -202,14 +252,17 @@ export async function renderGiven(bytes: Buffer, imageDpi: number | undefined, o
   // over without looking at them); a PNG's from libvips.
   const jpeg = kind === 'jpeg' ? jpegInfo(bytes) : undefined;
   if (kind === 'jpeg' && !jpeg) throw new TypeError('the sheet image is not a readable JPEG');
-  const meta = jpeg ? { width: jpeg.width, height: jpeg.height, channels: jpeg.components } : await (await loadSharp())(bytes).metadata();
+  const meta = jpeg
+    ? { width: jpeg.width, height: jpeg.height, channels: jpeg.components }
+    : await (await loadSharp())(bytes).metadata();
   if (!meta.width || !meta.height) throw new TypeError('the sheet image has no size');
   const srcChannels = meta.channels ?? 3;
   const grey = srcChannels <= 2;
   const wantGrey = o.color === 'grayscale';
   const dpi = imageDpi ?? o.dpi;
   if (dpi === o.dpi && grey === wantGrey && o.format === kind) {
-    const image: ScannedPage['image'] = kind === 'jpeg' ? { format: 'jpeg', data: bytes } : { format: 'png', data: bytes };
+    const image: ScannedPage['image'] =
+      kind === 'jpeg' ? { format: 'jpeg', data: bytes } : { format: 'png', data: bytes };
     return { width: meta.width, height: meta.height, image };
   }
   const width = Math.max(1, Math.round((meta.width * o.dpi) / dpi));

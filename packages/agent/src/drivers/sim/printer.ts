@@ -23,8 +23,24 @@ import { runBuiltin } from '@boxhub/pdf-tools/builtin-pdf/run.ts';
 import { dirname, join } from 'node:path';
 import type { PrinterCapability, PrinterStatus, PrintJobOptions } from '@boxhub/protocol';
 import { isSimPrinterFault, printerErrorFor, type SimPrinterFault } from './faults.ts';
-import { NotSupportedError, type MaintenanceOp, type PrinterDriver, type PrintHooks, type PrintOutcome, type PrintRequest } from '../types.ts';
-import { boolean, collection, enumAttr, integer, IppAttributes, keyword, mimeMediaType, rangeOfInteger } from '../ipp/attributes.ts';
+import {
+  NotSupportedError,
+  type MaintenanceOp,
+  type PrinterDriver,
+  type PrintHooks,
+  type PrintOutcome,
+  type PrintRequest,
+} from '../types.ts';
+import {
+  boolean,
+  collection,
+  enumAttr,
+  integer,
+  IppAttributes,
+  keyword,
+  mimeMediaType,
+  rangeOfInteger,
+} from '../ipp/attributes.ts';
 import type { IppAttribute } from '../ipp/model.ts';
 import { capabilityFrom } from '../ipp/capability.ts';
 import { planIppJob } from '../ipp/job-plan.ts';
@@ -54,12 +70,22 @@ export interface SimPrintJob {
   rendered?: string;
 }
 
-interface Running { job: SimPrintJob; done: Promise<PrintOutcome>; cancel: () => void; listeners: Set<(n: number) => void> }
+interface Running {
+  job: SimPrintJob;
+  done: Promise<PrintOutcome>;
+  cancel: () => void;
+  listeners: Set<(n: number) => void>;
+}
 
-const size = (x: number, y: number): IppAttribute => collection('media-size', [integer('x-dimension', x), integer('y-dimension', y)]);
-const margins = (v: number): IppAttribute[] => ['top', 'bottom', 'left', 'right'].map((s) => integer(`media-${s}-margin`, v));
+const size = (x: number, y: number): IppAttribute =>
+  collection('media-size', [integer('x-dimension', x), integer('y-dimension', y)]);
+const margins = (v: number): IppAttribute[] =>
+  ['top', 'bottom', 'left', 'right'].map((s) => integer(`media-${s}-margin`, v));
 const entry = (x: number, y: number, m: number, source?: string, type?: string): IppAttribute[] => [
-  size(x, y), ...margins(m), ...(source ? [keyword('media-source', source)] : []), ...(type ? [keyword('media-type', type)] : []),
+  size(x, y),
+  ...margins(m),
+  ...(source ? [keyword('media-source', source)] : []),
+  ...(type ? [keyword('media-type', type)] : []),
 ];
 
 /** The attributes of the simulated printer: an inkjet with a main tray, a rear feed for
@@ -69,19 +95,43 @@ export function simPrinterAttributes(o: { duplex: boolean; color: boolean; copie
     keyword('ipp-features-supported', 'ipp-everywhere'),
     keyword('ipp-versions-supported', '1.1', '2.0'),
     mimeMediaType('document-format-supported', 'application/pdf'),
-    collection('media-col-database',
-      entry(21000, 29700, 300), entry(14800, 21000, 300), entry(21590, 27940, 300), entry(21590, 35560, 300),
-      entry(10160, 15240, 0, 'photo'), entry(12700, 17780, 0, 'photo'), entry(21000, 29700, 0, 'photo', 'photographic-glossy'),
-      entry(11000, 22000, 500, 'rear', 'envelope'), entry(10478, 24130, 500, 'rear', 'envelope')),
-    keyword('media-col-supported', 'media-size', 'media-type', 'media-source', 'media-top-margin', 'media-bottom-margin', 'media-left-margin', 'media-right-margin'),
+    collection(
+      'media-col-database',
+      entry(21000, 29700, 300),
+      entry(14800, 21000, 300),
+      entry(21590, 27940, 300),
+      entry(21590, 35560, 300),
+      entry(10160, 15240, 0, 'photo'),
+      entry(12700, 17780, 0, 'photo'),
+      entry(21000, 29700, 0, 'photo', 'photographic-glossy'),
+      entry(11000, 22000, 500, 'rear', 'envelope'),
+      entry(10478, 24130, 500, 'rear', 'envelope'),
+    ),
+    keyword(
+      'media-col-supported',
+      'media-size',
+      'media-type',
+      'media-source',
+      'media-top-margin',
+      'media-bottom-margin',
+      'media-left-margin',
+      'media-right-margin',
+    ),
     keyword('media-type-supported', 'stationery', 'photographic-glossy', 'photographic-matte', 'labels'),
     keyword('media-source-supported', 'auto', 'main', 'rear', 'photo'),
-    keyword('sides-supported', ...(o.duplex ? ['one-sided', 'two-sided-long-edge', 'two-sided-short-edge'] : ['one-sided'])),
+    keyword(
+      'sides-supported',
+      ...(o.duplex ? ['one-sided', 'two-sided-long-edge', 'two-sided-short-edge'] : ['one-sided']),
+    ),
     enumAttr('print-quality-supported', 3, 4, 5),
     keyword('print-color-mode-supported', ...(o.color ? ['monochrome', 'color'] : ['monochrome'])),
     boolean('color-supported', o.color),
     rangeOfInteger('copies-supported', { lower: 1, upper: Math.max(1, o.copies) }),
-    keyword('multiple-document-handling-supported', 'separate-documents-collated-copies', 'separate-documents-uncollated-copies'),
+    keyword(
+      'multiple-document-handling-supported',
+      'separate-documents-collated-copies',
+      'separate-documents-uncollated-copies',
+    ),
   ]);
 }
 
@@ -119,34 +169,64 @@ export class SimPrinter implements PrinterDriver {
     this.make = q.get('make') ?? 'boxhub';
     this.model = q.get('model') ?? (this.kind === 'inkjet' ? 'Sim Inkjet' : 'Sim Laser');
     const m = q.get('maintenance');
-    this.ops = m === null ? (this.kind === 'inkjet' ? OPS : []) : (m.split(',').filter((x): x is MaintenanceOp => OPS.some((op) => op === x)));
+    this.ops =
+      m === null
+        ? this.kind === 'inkjet'
+          ? OPS
+          : []
+        : m.split(',').filter((x): x is MaintenanceOp => OPS.some((op) => op === x));
     this.fault = faultOf(q.get('fault'));
     if (q.get('connected') === '0') this.connected = false;
     this.sideMs = Math.max(0, Number(q.get('side_ms') ?? 20) || 0);
     this.outDir = q.get('out');
     this.logFile = q.get('log');
     const failAfter = q.get('fail_after');
-    if (failAfter !== null) this.failing = { after: Math.max(0, Number(failAfter) || 0), fault: faultOf(q.get('fail')) ?? 'media-empty' };
-    this.attributes = simPrinterAttributes({ duplex: q.get('duplex') !== '0', color: q.get('color') !== '0', copies: Number(q.get('copies') ?? 99) || 1 });
+    if (failAfter !== null)
+      this.failing = { after: Math.max(0, Number(failAfter) || 0), fault: faultOf(q.get('fail')) ?? 'media-empty' };
+    this.attributes = simPrinterAttributes({
+      duplex: q.get('duplex') !== '0',
+      color: q.get('color') !== '0',
+      copies: Number(q.get('copies') ?? 99) || 1,
+    });
   }
 
-  setFault(fault: SimPrinterFault | null): void { this.fault = fault; this.events.emit('change'); }
-  setConnected(connected: boolean): void { this.connected = connected; this.events.emit('change'); }
+  setFault(fault: SimPrinterFault | null): void {
+    this.fault = fault;
+    this.events.emit('change');
+  }
+  setConnected(connected: boolean): void {
+    this.connected = connected;
+    this.events.emit('change');
+  }
   /** The next job stops after `after` sides with `fault` (a jam, no paper, ...); null: never. */
-  failAfter(after: number | null, fault: SimPrinterFault = 'media-empty'): void { this.failing = after === null ? null : { after, fault }; }
+  failAfter(after: number | null, fault: SimPrinterFault = 'media-empty'): void {
+    this.failing = after === null ? null : { after, fault };
+  }
   /** The next job holds after `after` sides until resume(): for tests that act on a job half
    *  printed (a cancel, a restart). null: no hold. */
-  pauseAfter(after: number | null): void { this.pausing = after; }
-  resume(): void { this.pausing = null; this.events.emit('resume'); }
+  pauseAfter(after: number | null): void {
+    this.pausing = after;
+  }
+  resume(): void {
+    this.pausing = null;
+    this.events.emit('resume');
+  }
 
   async status(): Promise<PrinterStatus> {
     if (!this.connected) return { connected: false, supported: false, error_code: 0 };
     const err = this.fault ? printerErrorFor(this.fault) : 0;
     return {
-      connected: true, supported: true, make: this.make, model: this.model, connection_type: 'virtual',
-      error_code: err, state: this.fault ? 'stopped' : this.running ? 'processing' : 'idle',
+      connected: true,
+      supported: true,
+      make: this.make,
+      model: this.model,
+      connection_type: 'virtual',
+      error_code: err,
+      state: this.fault ? 'stopped' : this.running ? 'processing' : 'idle',
       state_reasons: this.fault ? [`${this.fault}-error`] : ['none'],
-      kind: this.kind, strict: this.strict, maintenance: this.ops,
+      kind: this.kind,
+      strict: this.strict,
+      maintenance: this.ops,
     };
   }
 
@@ -181,11 +261,22 @@ export class SimPrinter implements PrinterDriver {
 
   async print(req: PrintRequest, hooks: PrintHooks): Promise<PrintOutcome> {
     if (!this.connected) throw new Error('printer is not connected');
-    if (this.running) throw new Error(`the simulated printer is busy with job ${this.running.job.id}: the box's queue sends one job at a time`);
+    if (this.running)
+      throw new Error(
+        `the simulated printer is busy with job ${this.running.job.id}: the box's queue sends one job at a time`,
+      );
     const plan = planIppJob(this.attributes, req.options);
     let doc;
     try {
-      doc = await prepareDocument({ file: req.file, format: req.format, options: req.options, printer: plan.features, page: plan.page, workDir: dirname(req.file), signal: hooks.signal });
+      doc = await prepareDocument({
+        file: req.file,
+        format: req.format,
+        options: req.options,
+        printer: plan.features,
+        page: plan.page,
+        workDir: dirname(req.file),
+        signal: hooks.signal,
+      });
     } catch (e) {
       if (hooks.signal.aborted) return { state: 'canceled', message: 'cancelled before it was sent to the printer' };
       throw e;
@@ -194,9 +285,15 @@ export class SimPrinter implements PrinterDriver {
     try {
       const duplex = req.options.duplex !== undefined && req.options.duplex !== 'SVC_DP_NONE';
       const job: SimPrintJob = {
-        id: this.jobs.length + 1, task: req.task, options: req.options, format: req.format,
-        pages: doc.sentPages, copies: doc.printer.copies, sides: sidesFor(doc.sentPages, duplex) * doc.printer.copies,
-        impressions: 0, state: 'processing',
+        id: this.jobs.length + 1,
+        task: req.task,
+        options: req.options,
+        format: req.format,
+        pages: doc.sentPages,
+        copies: doc.printer.copies,
+        sides: sidesFor(doc.sentPages, duplex) * doc.printer.copies,
+        impressions: 0,
+        state: 'processing',
       };
       if (this.outDir) job.rendered = await this.render(this.outDir, doc.path, req.task, job);
       this.jobs.push(job);
@@ -257,26 +354,46 @@ export class SimPrinter implements PrinterDriver {
   private start(job: SimPrintJob, signal: AbortSignal): Running {
     let cancelled = false;
     const wake = new EventEmitter();
-    const cancel = () => { cancelled = true; wake.emit('wake'); };
+    const cancel = () => {
+      cancelled = true;
+      wake.emit('wake');
+    };
     signal.addEventListener('abort', cancel, { once: true });
     if (signal.aborted) cancelled = true;
     const listeners = new Set<(n: number) => void>();
-    const wait = (ms: number) => new Promise<void>((resolve) => {
-      const t = setTimeout(done, ms);
-      function done() { clearTimeout(t); wake.off('wake', done); resolve(); }
-      wake.once('wake', done);
-    });
-    const until = (ready: () => boolean) => new Promise<void>((resolve) => {
-      const check = () => { if (ready() || cancelled) { this.events.off('change', check); this.events.off('resume', check); wake.off('wake', check); resolve(); } };
-      this.events.on('change', check);
-      this.events.on('resume', check);
-      wake.on('wake', check);
-      check();
-    });
+    const wait = (ms: number) =>
+      new Promise<void>((resolve) => {
+        const t = setTimeout(done, ms);
+        function done() {
+          clearTimeout(t);
+          wake.off('wake', done);
+          resolve();
+        }
+        wake.once('wake', done);
+      });
+    const until = (ready: () => boolean) =>
+      new Promise<void>((resolve) => {
+        const check = () => {
+          if (ready() || cancelled) {
+            this.events.off('change', check);
+            this.events.off('resume', check);
+            wake.off('wake', check);
+            resolve();
+          }
+        };
+        this.events.on('change', check);
+        this.events.on('resume', check);
+        wake.on('wake', check);
+        check();
+      });
     const failing = this.failing;
     this.failing = null;
     const log = (event: 'start' | 'side' | 'end') => {
-      if (this.logFile) appendFileSync(this.logFile, `${JSON.stringify({ event, task: job.task, job: job.id, sides: job.sides, impressions: job.impressions, state: job.state, at: Date.now() })}\n`);
+      if (this.logFile)
+        appendFileSync(
+          this.logFile,
+          `${JSON.stringify({ event, task: job.task, job: job.id, sides: job.sides, impressions: job.impressions, state: job.state, at: Date.now() })}\n`,
+        );
     };
     const done = (async (): Promise<PrintOutcome> => {
       log('start');
@@ -285,7 +402,8 @@ export class SimPrinter implements PrinterDriver {
       // same while media-empty).
       await until(() => this.fault === null);
       while (job.impressions < job.sides && !cancelled) {
-        if (this.pausing !== null && job.impressions >= this.pausing) await until(() => this.pausing === null || job.impressions < this.pausing);
+        if (this.pausing !== null && job.impressions >= this.pausing)
+          await until(() => this.pausing === null || job.impressions < this.pausing);
         if (cancelled) break;
         if (failing && job.impressions >= failing.after) {
           this.fault = failing.fault;
@@ -333,9 +451,24 @@ export class SimPrinter implements PrinterDriver {
     try {
       // pdftoppm runs under prlimit here (the box's tool runner): both must be there.
       if (renderEngine() === 'system' && onPath('prlimit')) {
-        await runLimited('pdftoppm', ['-png', '-r', '50', '-l', String(RENDER_PAGES), out, join(work, 'p')], DEFAULT_TOOL_LIMITS);
+        await runLimited(
+          'pdftoppm',
+          ['-png', '-r', '50', '-l', String(RENDER_PAGES), out, join(work, 'p')],
+          DEFAULT_TOOL_LIMITS,
+        );
       } else {
-        const r = await runBuiltin({ kind: 'render', path: out, dpi: 50, lastPage: RENDER_PAGES, maxPixels: 4_000_000, maxOutputBytes: DEFAULT_TOOL_LIMITS.maxOutputBytes, outPrefix: join(work, 'p') }, DEFAULT_TOOL_LIMITS);
+        const r = await runBuiltin(
+          {
+            kind: 'render',
+            path: out,
+            dpi: 50,
+            lastPage: RENDER_PAGES,
+            maxPixels: 4_000_000,
+            maxOutputBytes: DEFAULT_TOOL_LIMITS.maxOutputBytes,
+            outPrefix: join(work, 'p'),
+          },
+          DEFAULT_TOOL_LIMITS,
+        );
         if (!r.ok) throw new Error(`the simulated printer could not render the pages: ${r.message}`);
       }
       // pdftoppm pads the page number to the width of the last one (p-01.png); the engine does not.
@@ -353,7 +486,23 @@ export class SimPrinter implements PrinterDriver {
         await copyFile(from, join(dir, file));
         files.push({ file, page, copy });
       }
-      await writeFile(join(dir, `${safe}.json`), JSON.stringify({ id: job.id, task, options: job.options, format: job.format, pages: job.pages, copies: job.copies, sides: job.sides, png: files }, null, 2));
+      await writeFile(
+        join(dir, `${safe}.json`),
+        JSON.stringify(
+          {
+            id: job.id,
+            task,
+            options: job.options,
+            format: job.format,
+            pages: job.pages,
+            copies: job.copies,
+            sides: job.sides,
+            png: files,
+          },
+          null,
+          2,
+        ),
+      );
     } finally {
       await rm(work, { recursive: true, force: true });
     }
@@ -369,11 +518,17 @@ const RENDER_PAGES = 50;
  * order (two-sided: front and back, an odd count's last back blank, left out); when the box
  * reversed the pages for a face-up tray, the sheets printed last lie on top, so they come first.
  */
-export function readingOrder(pages: number, copies: number, duplex: boolean, reversed: boolean): Array<{ page: number; copy: number }> {
+export function readingOrder(
+  pages: number,
+  copies: number,
+  duplex: boolean,
+  reversed: boolean,
+): Array<{ page: number; copy: number }> {
   const sheets: Array<Array<{ page: number; copy: number }>> = [];
   for (let copy = 1; copy <= copies; copy++) {
     const per = duplex ? 2 : 1;
-    for (let p = 1; p <= pages; p += per) sheets.push(Array.from({ length: Math.min(per, pages - p + 1) }, (_, k) => ({ page: p + k, copy })));
+    for (let p = 1; p <= pages; p += per)
+      sheets.push(Array.from({ length: Math.min(per, pages - p + 1) }, (_, k) => ({ page: p + k, copy })));
   }
   return (reversed ? sheets.reverse() : sheets).flat();
 }

@@ -21,7 +21,17 @@ import { appendFileSync, existsSync } from 'node:fs';
 import type { ScannerStatus } from '@boxhub/protocol';
 import { NotSupportedError, ScanFault, type ScannedPage, type ScannerDriver, type ScanRequest } from '../types.ts';
 import { isSimScannerFault, SCANNER_STATUS_ERRORS, simScannerFaults, type SimScannerFault } from './faults.ts';
-import { generatedOf, imageBytes, imageKind, renderGenerated, renderGiven, type PageImage, type SimPageFormat, type SimSheet, type SimSide } from './pages.ts';
+import {
+  generatedOf,
+  imageBytes,
+  imageKind,
+  renderGenerated,
+  renderGiven,
+  type PageImage,
+  type SimPageFormat,
+  type SimSheet,
+  type SimSide,
+} from './pages.ts';
 import { messageOf } from '@boxhub/protocol/caught.ts';
 
 export type { SimLook, SimPageFormat, SimSheet, SimSide } from './pages.ts';
@@ -39,9 +49,18 @@ const CACHE_BYTES = 32 * 1024 * 1024;
 
 function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal.aborted) { reject(signal.reason); return; }
-    const t = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(); }, ms);
-    const onAbort = () => { clearTimeout(t); reject(signal.reason); };
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal.reason);
+    };
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }
@@ -50,7 +69,8 @@ function intParam(q: URLSearchParams, name: string, min: number, max: number): n
   const v = q.get(name);
   if (v === null) return undefined;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < min || n > max) throw new TypeError(`sim scanner URI: ${name} must be an integer ${min}-${max}, not '${v}'`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new TypeError(`sim scanner URI: ${name} must be an integer ${min}-${max}, not '${v}'`);
   return n;
 }
 
@@ -85,34 +105,40 @@ export class SimScanner implements ScannerDriver {
     this.model = q.get('model') ?? 'Sim Duplex ADF';
     if (q.get('connected') === '0') this.connected = false;
     const back = q.get('back') ?? 'blank';
-    if (back !== 'blank' && back !== 'text') throw new TypeError(`sim scanner URI: back must be blank or text, not '${back}'`);
+    if (back !== 'blank' && back !== 'text')
+      throw new TypeError(`sim scanner URI: back must be blank or text, not '${back}'`);
     const paper = intParam(q, 'paper', 0, 10_000) ?? 0;
     this.refillSheets = Array.from({ length: paper }, () => ({ front: 'text', back }));
     this.load(this.refillSheets);
     const refill = q.get('refill');
     if (refill !== null) {
       const s = Number(refill);
-      if (!(s > 0 && s <= 86_400)) throw new TypeError(`sim scanner URI: refill must be seconds (0-86400], not '${refill}'`);
+      if (!(s > 0 && s <= 86_400))
+        throw new TypeError(`sim scanner URI: refill must be seconds (0-86400], not '${refill}'`);
       if (paper === 0) throw new TypeError('sim scanner URI: refill needs paper=N (the sheets to refill with)');
       this.refillMs = s * 1000;
     }
     this.ppm = intParam(q, 'ppm', 1, 10_000);
     const fault = q.get('fault');
     if (fault !== null) {
-      if (!isSimScannerFault(fault)) throw new TypeError(`sim scanner URI: fault must be ${simScannerFaults.join(' or ')}, not '${fault}'`);
+      if (!isSimScannerFault(fault))
+        throw new TypeError(`sim scanner URI: fault must be ${simScannerFaults.join(' or ')}, not '${fault}'`);
       this.fault = fault;
     }
     const jam = intParam(q, 'jam', 0, 10_000);
     if (jam !== undefined) this.armed = { sheets: jam, fault: 'jammed' };
     const format = q.get('format') ?? 'jpeg';
-    if (format !== 'jpeg' && format !== 'raw' && format !== 'png') throw new TypeError(`sim scanner URI: format must be jpeg, raw or png, not '${format}'`);
+    if (format !== 'jpeg' && format !== 'raw' && format !== 'png')
+      throw new TypeError(`sim scanner URI: format must be jpeg, raw or png, not '${format}'`);
     this.format = format;
     this.log = q.get('log') ?? undefined;
     this.sleep = options.sleep ?? abortableSleep;
   }
 
   /** Sheets in the feeder now. */
-  get sheets(): number { return this.feeder.length; }
+  get sheets(): number {
+    return this.feeder.length;
+  }
 
   /**
    * Puts sheets on top of what the feeder holds (scanned after it). A side is 'text', 'blank',
@@ -120,21 +146,28 @@ export class SimScanner implements ScannerDriver {
    * side alone has a blank back. Image paths must exist and bytes must be JPEG or PNG.
    */
   load(sheets: number | readonly (SimSheet | SimSide)[]): void {
-    const list: SimSheet[] = typeof sheets === 'number'
-      ? Array.from({ length: sheets }, () => ({ front: 'text' }))
-      : sheets.map((s) => (typeof s === 'object' && 'front' in s ? s : { front: s }));
-    for (const sh of list) for (const side of [sh.front, sh.back]) {
-      if (side === undefined || typeof side === 'string') continue;
-      if ('image' in side) {
-        if (typeof side.image === 'string') { if (!existsSync(side.image)) throw new TypeError(`sheet image ${side.image} does not exist`); }
-        else if (!imageKind(side.image)) throw new TypeError('a sheet image must be the bytes of a JPEG or a PNG');
-        if (side.dpi !== undefined && !(side.dpi > 0)) throw new TypeError(`sheet image dpi must be positive, not ${side.dpi}`);
+    const list: SimSheet[] =
+      typeof sheets === 'number'
+        ? Array.from({ length: sheets }, () => ({ front: 'text' }))
+        : sheets.map((s) => (typeof s === 'object' && 'front' in s ? s : { front: s }));
+    for (const sh of list)
+      for (const side of [sh.front, sh.back]) {
+        if (side === undefined || typeof side === 'string') continue;
+        if ('image' in side) {
+          if (typeof side.image === 'string') {
+            if (!existsSync(side.image)) throw new TypeError(`sheet image ${side.image} does not exist`);
+          } else if (!imageKind(side.image)) throw new TypeError('a sheet image must be the bytes of a JPEG or a PNG');
+          if (side.dpi !== undefined && !(side.dpi > 0))
+            throw new TypeError(`sheet image dpi must be positive, not ${side.dpi}`);
+        }
       }
-    }
     if (list.length === 0) return;
     const wasEmpty = this.feeder.length === 0;
     this.feeder.push(...list);
-    if (this.refillTimer) { clearTimeout(this.refillTimer); this.refillTimer = undefined; }
+    if (this.refillTimer) {
+      clearTimeout(this.refillTimer);
+      this.refillTimer = undefined;
+    }
     if (wasEmpty) this.changed();
     this.events.emit('paper');
   }
@@ -156,19 +189,29 @@ export class SimScanner implements ScannerDriver {
   /** Arms a fault that strikes when `sheets` more sheets have been fed; that sheet stays in the
    *  feeder. */
   jamAfter(sheets: number, fault: SimScannerFault = 'jammed'): void {
-    if (!Number.isInteger(sheets) || sheets < 0) throw new TypeError(`jamAfter needs a whole number of sheets, not ${sheets}`);
+    if (!Number.isInteger(sheets) || sheets < 0)
+      throw new TypeError(`jamAfter needs a whole number of sheets, not ${sheets}`);
     this.armed = { sheets, fault };
   }
 
-  setConnected(connected: boolean): void { this.connected = connected; this.changed(); }
+  setConnected(connected: boolean): void {
+    this.connected = connected;
+    this.changed();
+  }
 
   async status(): Promise<ScannerStatus> {
     if (!this.connected) return { connected: false, supported: false };
     return {
-      connected: true, supported: true, make: this.make, model: this.model, connection_type: 'virtual',
+      connected: true,
+      supported: true,
+      make: this.make,
+      model: this.model,
+      connection_type: 'virtual',
       state: this.fault ? 'stopped' : this.scanning ? 'processing' : 'idle',
       error_code: this.fault ? SCANNER_STATUS_ERRORS[this.fault] : 0,
-      adf_loaded: this.feeder.length > 0, duplex: true, resolutions: [...SIM_RESOLUTIONS],
+      adf_loaded: this.feeder.length > 0,
+      duplex: true,
+      resolutions: [...SIM_RESOLUTIONS],
     };
   }
 
@@ -180,7 +223,10 @@ export class SimScanner implements ScannerDriver {
   async *scan(req: ScanRequest, signal: AbortSignal): AsyncIterable<ScannedPage> {
     signal.throwIfAborted();
     if (!this.connected) throw new ScanFault('unavailable', 'the scanner is not connected');
-    if (!SIM_RESOLUTIONS.includes(req.resolution)) throw new NotSupportedError(`${this.model} cannot scan at ${req.resolution} dpi (it has ${SIM_RESOLUTIONS.join(', ')})`);
+    if (!SIM_RESOLUTIONS.includes(req.resolution))
+      throw new NotSupportedError(
+        `${this.model} cannot scan at ${req.resolution} dpi (it has ${SIM_RESOLUTIONS.join(', ')})`,
+      );
     if (this.scanning) throw new ScanFault('io', 'the scanner is busy with another scan');
     this.scanning = true;
     this.changed();
@@ -201,12 +247,18 @@ export class SimScanner implements ScannerDriver {
         sheet++;
         this.fed++;
         if (this.feeder.length === 0) this.changed();
-        const sides: [SimSide, boolean][] = req.duplex ? [[s.front, true], [s.back ?? 'blank', false]] : [[s.front, true]];
+        const sides: [SimSide, boolean][] = req.duplex
+          ? [
+              [s.front, true],
+              [s.back ?? 'blank', false],
+            ]
+          : [[s.front, true]];
         for (const [side, front] of sides) {
           if (this.ppm) await this.sleep(60_000 / this.ppm, signal);
           const img = await this.render(side, req);
           signal.throwIfAborted();
-          if (this.log) appendFileSync(this.log, `${JSON.stringify({ task: req.task ?? null, sheet, front, at: Date.now() })}\n`);
+          if (this.log)
+            appendFileSync(this.log, `${JSON.stringify({ task: req.task ?? null, sheet, front, at: Date.now() })}\n`);
           yield { sheet, front, dpi: req.resolution, ...img };
         }
       }
@@ -250,12 +302,17 @@ export class SimScanner implements ScannerDriver {
     if (this.fault === 'cover-open') throw new ScanFault('cover-open', 'the feeder cover is open');
   }
 
-  private changed(): void { this.events.emit('change'); }
+  private changed(): void {
+    this.events.emit('change');
+  }
 
   private scheduleRefill(): void {
     if (this.refillMs === undefined || this.feeder.length > 0 || this.refillTimer) return;
     // Not unref'd: someone waiting for paper (continuous mode) waits for this timer; close() ends it.
-    this.refillTimer = setTimeout(() => { this.refillTimer = undefined; this.load(this.refillSheets); }, this.refillMs);
+    this.refillTimer = setTimeout(() => {
+      this.refillTimer = undefined;
+      this.load(this.refillSheets);
+    }, this.refillMs);
   }
 
   private async render(side: SimSide, req: ScanRequest): Promise<PageImage> {

@@ -27,7 +27,11 @@ export function directDispatcher(addr: string, o: DirectHttpOptions = {}): Dispa
   const https = new URL(addr).protocol === 'https:';
   const timeout = o.timeoutMs ?? 60_000;
   return new Agent({
-    connections: 1, pipelining: 1, headersTimeout: timeout, bodyTimeout: timeout, connectTimeout: Math.min(timeout, 30_000),
+    connections: 1,
+    pipelining: 1,
+    headersTimeout: timeout,
+    bodyTimeout: timeout,
+    connectTimeout: Math.min(timeout, 30_000),
     ...(https ? { allowH2: true } : {}),
     connect: {
       ...(https && o.ca ? { ca: o.ca } : {}),
@@ -54,24 +58,42 @@ export function retryAfterMs(value: string | string[] | undefined, now: number):
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
-export async function attempt(dispatcher: Dispatcher, addr: string, req: BuiltRequest, signal: AbortSignal, now: () => number): Promise<Outcome> {
+export async function attempt(
+  dispatcher: Dispatcher,
+  addr: string,
+  req: BuiltRequest,
+  signal: AbortSignal,
+  now: () => number,
+): Promise<Outcome> {
   let res: Dispatcher.ResponseData;
   try {
     res = await dispatcher.request({
-      origin: new URL(addr).origin, path: pathOf(addr), method: 'POST', headers: req.headers, body: Readable.from(req.body()), signal,
+      origin: new URL(addr).origin,
+      path: pathOf(addr),
+      method: 'POST',
+      headers: req.headers,
+      body: Readable.from(req.body()),
+      signal,
     });
   } catch (e) {
     if (signal.aborted) throw signal.reason;
     const code = errnoCode(e);
     const cause = e instanceof Error ? e.cause : undefined;
     const causeMessage = cause instanceof Error ? cause.message : undefined;
-    return { kind: 'retry', why: `${code ? `${code}: ` : ''}${messageOf(e)}${causeMessage ? ` (${causeMessage})` : ''}` };
+    return {
+      kind: 'retry',
+      why: `${code ? `${code}: ` : ''}${messageOf(e)}${causeMessage ? ` (${causeMessage})` : ''}`,
+    };
   }
   const answer = await readSome(res.body);
   const status = res.statusCode;
   const said = answer ? `: ${answer}` : '';
   if (status >= 200 && status < 300) return { kind: 'ok', status };
-  if (status >= 300 && status < 400) return { kind: 'refused', why: `HTTP ${status} redirect${res.headers.location ? ` to ${String(res.headers.location).slice(0, 200)}` : ''} (redirects are not followed)` };
+  if (status >= 300 && status < 400)
+    return {
+      kind: 'refused',
+      why: `HTTP ${status} redirect${res.headers.location ? ` to ${String(res.headers.location).slice(0, 200)}` : ''} (redirects are not followed)`,
+    };
   if (status === 408 || status === 429 || status >= 500) {
     const after = retryAfterMs(res.headers['retry-after'], now());
     return { kind: 'retry', why: `HTTP ${status}${said}`, ...(after !== undefined ? { retryAfterMs: after } : {}) };
@@ -94,7 +116,9 @@ async function readSome(body: Dispatcher.ResponseData['body']): Promise<string> 
       text += Buffer.from(chunk as Buffer).toString('utf8');
       if (text.length >= MAX_ANSWER) break;
     }
-  } catch { /* an answer cut short says no less */ }
+  } catch {
+    /* an answer cut short says no less */
+  }
   clearTimeout(slow);
   body.destroy();
   return text.slice(0, 300).replace(/\s+/g, ' ').trim();

@@ -12,10 +12,15 @@ import { parseManifest } from '@boxhub/protocol/direct-wire.ts';
 import { retryAfterMs } from './http.ts';
 import { DirectSender, newDirectState, type DirectFailure, type DirectState } from './sender.ts';
 
-interface Seen { id: string; meta: { type: string; batch: number; pages?: { page_number: number }[]; error_code?: number; totals?: unknown } }
+interface Seen {
+  id: string;
+  meta: { type: string; batch: number; pages?: { page_number: number }[]; error_code?: number; totals?: unknown };
+}
 
 const dirs: string[] = [];
-after(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 /** A receiver that answers `status(n)` to the n-th request and records its manifest; a manifest
  *  the receivers' shared check refuses is answered 422 (the box gives up: the test fails). */
@@ -30,28 +35,61 @@ async function receiver(status: (n: number) => number = () => 200) {
       const meta = JSON.parse(text) as Seen['meta'];
       seen.push({ id: String(req.headers['webhook-id']), meta });
       const problem = parseManifest(text, { encrypted: true });
-      if (typeof problem === 'string') { res.writeHead(422).end(problem); return; }
+      if (typeof problem === 'string') {
+        res.writeHead(422).end(problem);
+        return;
+      }
       res.writeHead(status(seen.length)).end();
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { seen, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/in`, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    seen,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/in`,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
-function sender(url: string, state: DirectState, o: { pageSize?: number; giveUpMs?: number; failures?: DirectFailure[]; now?: () => number } = {}) {
+function sender(
+  url: string,
+  state: DirectState,
+  o: { pageSize?: number; giveUpMs?: number; failures?: DirectFailure[]; now?: () => number } = {},
+) {
   const dir = mkdtempSync(join(tmpdir(), 'boxhub-direct-'));
   dirs.push(dir);
   let saves = 0;
   const s = new DirectSender({
-    task: 'scan-1', boxUuid: 'box-1', dir, state, now: o.now ?? Date.now, log: () => undefined, userAgent: 'boxhub-box/test',
-    options: { mode: 1, page_size: o.pageSize ?? 2, addr: url, secret: `whsec_${Buffer.alloc(32, 7).toString('base64')}` },
-    save: async () => { saves++; }, retry: { baseMs: 10, maxMs: 50, giveUpMs: o.giveUpMs ?? 5000 },
+    task: 'scan-1',
+    boxUuid: 'box-1',
+    dir,
+    state,
+    now: o.now ?? Date.now,
+    log: () => undefined,
+    userAgent: 'boxhub-box/test',
+    options: {
+      mode: 1,
+      page_size: o.pageSize ?? 2,
+      addr: url,
+      secret: `whsec_${Buffer.alloc(32, 7).toString('base64')}`,
+    },
+    save: async () => {
+      saves++;
+    },
+    retry: { baseMs: 10, maxMs: 50, giveUpMs: o.giveUpMs ?? 5000 },
     onFailure: (f) => o.failures?.push(f),
   });
   return { s, dir, saves: () => saves };
 }
 
-const meta = (n: number) => ({ item_id: 1, paper_number: n, page_number: 2 * n - 1, front: true, width: 10, height: 10, dpi: 100 });
+const meta = (n: number) => ({
+  item_id: 1,
+  paper_number: n,
+  page_number: 2 * n - 1,
+  front: true,
+  width: 10,
+  height: 10,
+  dpi: 100,
+});
 const jpeg = (n: number) => Buffer.from([0xff, 0xd8, n, 0xff, 0xd9]);
 
 test('Retry-After: seconds or an HTTP date; anything else is ignored', () => {
@@ -71,15 +109,24 @@ test('pages become batches of page_size, cut at the end of the paper; acknowledg
   assert.equal(await s.finish(0), undefined);
   await s.close();
   await rx.close();
-  assert.deepEqual(rx.seen.map((x) => [x.id, x.meta.type, x.meta.pages?.map((p) => p.page_number)]), [
-    ['dt_scan-1_1', 'pages', [1, 3]], ['dt_scan-1_2', 'pages', [5]], ['dt_scan-1_3', 'pages', [7, 9]], ['dt_scan-1_4', 'scan.end', undefined],
-  ]);
+  assert.deepEqual(
+    rx.seen.map((x) => [x.id, x.meta.type, x.meta.pages?.map((p) => p.page_number)]),
+    [
+      ['dt_scan-1_1', 'pages', [1, 3]],
+      ['dt_scan-1_2', 'pages', [5]],
+      ['dt_scan-1_3', 'pages', [7, 9]],
+      ['dt_scan-1_4', 'scan.end', undefined],
+    ],
+  );
   assert.deepEqual(rx.seen.at(-1)!.meta.totals, { batches: 3, pages: 5 });
-  assert.deepEqual({ ...state, open: state.open.length, queued: state.queued.length }, { open: 0, queued: 0, acked: { batches: 3, pages: 5 }, last: 3, tried: 4, files: 5, ended: true });
+  assert.deepEqual(
+    { ...state, open: state.open.length, queued: state.queued.length },
+    { open: 0, queued: 0, acked: { batches: 3, pages: 5 }, last: 3, tried: 4, files: 5, ended: true },
+  );
   assert.deepEqual(readdirSync(dir), [], 'every page deleted once acknowledged');
 });
 
-test('from the journal\'s state: the batches not acknowledged go again under their ids, open pages make the last batch', async () => {
+test("from the journal's state: the batches not acknowledged go again under their ids, open pages make the last batch", async () => {
   const down = await receiver(() => 503);
   const state = newDirectState();
   const first = sender(down.url, state, { giveUpMs: 60_000 });
@@ -91,21 +138,33 @@ test('from the journal\'s state: the batches not acknowledged go again under the
   await first.s.close();
   await down.close();
   assert.equal(state.ended, undefined, 'nothing ended by a halt');
-  assert.deepEqual(state.queued.map((b) => b.batch), [1]);
+  assert.deepEqual(
+    state.queued.map((b) => b.batch),
+    [1],
+  );
   assert.equal(state.open.length, 1);
-  assert.ok(state.queued[0]!.pages.every((p) => existsSync(p.file)), 'pages kept on the disk');
+  assert.ok(
+    state.queued[0]!.pages.every((p) => existsSync(p.file)),
+    'pages kept on the disk',
+  );
 
   const up = await receiver();
   const again = sender(up.url, JSON.parse(JSON.stringify(state)) as DirectState);
   assert.equal(await again.s.finish(ScanError.interrupted), undefined);
   await again.s.close();
   await up.close();
-  assert.deepEqual(up.seen.map((x) => x.id), ['dt_scan-1_1', 'dt_scan-1_2', 'dt_scan-1_3']);
+  assert.deepEqual(
+    up.seen.map((x) => x.id),
+    ['dt_scan-1_1', 'dt_scan-1_2', 'dt_scan-1_3'],
+  );
   assert.equal(up.seen[2]!.meta.error_code, ScanError.interrupted);
 });
 
 test('gives up: after the limit on 5xx, at once on a refusal; scan.end is tried once with 2102', async () => {
-  for (const [status, limit, want] of [[503, 300, /no 2xx .* after \d+ attempts/], [409, 60_000, /HTTP 409/]] as const) {
+  for (const [status, limit, want] of [
+    [503, 300, /no 2xx .* after \d+ attempts/],
+    [409, 60_000, /HTTP 409/],
+  ] as const) {
     const rx = await receiver(() => status);
     const failures: DirectFailure[] = [];
     // The give-up limit is on the sender's clock: one that moves 20 ms each time it is read
@@ -125,6 +184,14 @@ test('gives up: after the limit on 5xx, at once on a refusal; scan.end is tried 
       assert.ok(batch1 >= 3, `${batch1} attempts`);
       assert.match(f!.message, new RegExp(`after ${batch1} attempts`));
     }
-    assert.deepEqual(rx.seen.at(-1)!.meta, { v: 1, type: 'scan.end', scan_uuid: 'scan-1', client_uuid: 'box-1', batch: 2, error_code: 2102, totals: { batches: 0, pages: 0 } });
+    assert.deepEqual(rx.seen.at(-1)!.meta, {
+      v: 1,
+      type: 'scan.end',
+      scan_uuid: 'scan-1',
+      client_uuid: 'box-1',
+      batch: 2,
+      error_code: 2102,
+      totals: { batches: 0, pages: 0 },
+    });
   }
 });

@@ -10,7 +10,13 @@ import { createHash } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type DirectTransfer, messageOf, ScanError } from '@boxhub/protocol';
-import { partName, type DirectPageMeta, type EndManifest, type Manifest, type PagesManifest } from '@boxhub/protocol/direct-wire.ts';
+import {
+  partName,
+  type DirectPageMeta,
+  type EndManifest,
+  type Manifest,
+  type PagesManifest,
+} from '@boxhub/protocol/direct-wire.ts';
 import { e2eInfo, sealBuffer } from '@boxhub/protocol/e2e.ts';
 import type { Dispatcher } from 'undici';
 import { Backoff } from '../../timing/backoff.ts';
@@ -26,7 +32,10 @@ export interface DirectPage extends Omit<DirectPageMeta, 'part' | 'content_type'
   file: string;
 }
 
-export interface DirectBatch { batch: number; pages: DirectPage[] }
+export interface DirectBatch {
+  batch: number;
+  pages: DirectPage[];
+}
 
 /** Kept in the scan job's journal entry. */
 export interface DirectState {
@@ -45,10 +54,21 @@ export interface DirectState {
   ended?: boolean;
 }
 
-export const newDirectState = (): DirectState => ({ open: [], queued: [], acked: { batches: 0, pages: 0 }, last: 0, tried: 0, files: 0 });
+export const newDirectState = (): DirectState => ({
+  open: [],
+  queued: [],
+  acked: { batches: 0, pages: 0 },
+  last: 0,
+  tried: 0,
+  files: 0,
+});
 
 /** Retry policy (docs/direct-transfer.md): 1 s doubling to 60 s, at most 10 minutes a batch. */
-export interface DirectRetry { baseMs: number; maxMs: number; giveUpMs: number }
+export interface DirectRetry {
+  baseMs: number;
+  maxMs: number;
+  giveUpMs: number;
+}
 export const DIRECT_RETRY: DirectRetry = { baseMs: 1000, maxMs: 60_000, giveUpMs: 10 * 60_000 };
 const STOP_GRACE_MS = 5000;
 
@@ -75,7 +95,10 @@ export interface DirectSenderDeps {
   encryptTo?: string;
 }
 
-export interface DirectFailure { error_code: number; message: string }
+export interface DirectFailure {
+  error_code: number;
+  message: string;
+}
 
 export class DirectSender {
   private readonly d: DirectSenderDeps;
@@ -99,7 +122,9 @@ export class DirectSender {
     for (const b of d.state.queued) this.queue(b);
   }
 
-  private get s(): DirectState { return this.d.state; }
+  private get s(): DirectState {
+    return this.d.state;
+  }
 
   /** A page as it is scanned: on the disk first, then into the open batch. */
   async add(jpeg: Buffer, meta: Omit<DirectPage, 'file' | 'bytes' | 'sha256'>): Promise<void> {
@@ -108,10 +133,18 @@ export class DirectSender {
     const file = join(this.d.dir, `${++this.s.files}.jpg`);
     // Encrypted scans: the page leaves the box (and reaches its disk) only encrypted, with a
     // content key of its own bound to this scan and page (docs/encryption.md, "Direct transfer").
-    const sealed = this.d.encryptTo ? await sealBuffer(this.d.encryptTo, e2eInfo.page(this.d.task, meta.page_number), jpeg) : undefined;
+    const sealed = this.d.encryptTo
+      ? await sealBuffer(this.d.encryptTo, e2eInfo.page(this.d.task, meta.page_number), jpeg)
+      : undefined;
     const data = sealed ? sealed.file : jpeg;
     await writeFileAtomic(file, data);
-    this.s.open.push({ ...meta, file, bytes: data.length, sha256: createHash('sha256').update(data).digest('hex'), ...(sealed ? { cipher: sealed.cipher } : {}) });
+    this.s.open.push({
+      ...meta,
+      file,
+      bytes: data.length,
+      sha256: createHash('sha256').update(data).digest('hex'),
+      ...(sealed ? { cipher: sealed.cipher } : {}),
+    });
     if (this.s.open.length >= this.d.options.page_size) await this.cut();
     else await this.d.save();
   }
@@ -135,7 +168,9 @@ export class DirectSender {
   }
 
   /** The agent is stopping: leave everything in the journal for the next start. */
-  halt(): void { this.haltAc.abort(new Error('agent stopping')); }
+  halt(): void {
+    this.haltAc.abort(new Error('agent stopping'));
+  }
 
   /**
    * Every batch delivered, then scan.end with the scan's `errorCode`. Returns the failure that
@@ -148,14 +183,20 @@ export class DirectSender {
     if (this.haltAc.signal.aborted || this.s.ended) return this.failure;
     const once = this.stopAc.signal.aborted || this.failure !== undefined;
     const end: EndManifest = {
-      v: 1, type: 'scan.end', scan_uuid: this.d.task, client_uuid: this.d.boxUuid,
+      v: 1,
+      type: 'scan.end',
+      scan_uuid: this.d.task,
+      client_uuid: this.d.boxUuid,
       batch: Math.max(this.s.tried, this.s.acked.batches) + 1,
-      error_code: this.failure?.error_code ?? errorCode, totals: { ...this.s.acked },
+      error_code: this.failure?.error_code ?? errorCode,
+      totals: { ...this.s.acked },
     };
     try {
       const r = await this.send(end, [], once);
       if (r && !once) this.fail(`scan.end: ${r}`);
-    } catch { /* halted */ }
+    } catch {
+      /* halted */
+    }
     if (!this.haltAc.signal.aborted) {
       this.s.ended = true;
       await this.d.save();
@@ -169,23 +210,47 @@ export class DirectSender {
   }
 
   private queue(b: DirectBatch): void {
-    this.chain = this.chain.then(() => this.deliver(b)).catch((e: unknown) => {
-      if (!this.haltAc.signal.aborted) this.d.log('direct transfer failed', { task: this.d.task, error: messageOf(e) });
-    });
+    this.chain = this.chain
+      .then(() => this.deliver(b))
+      .catch((e: unknown) => {
+        if (!this.haltAc.signal.aborted)
+          this.d.log('direct transfer failed', { task: this.d.task, error: messageOf(e) });
+      });
   }
 
   private async deliver(b: DirectBatch): Promise<void> {
     if (this.haltAc.signal.aborted || this.stopAc.signal.aborted || this.failure) return;
     const manifest: PagesManifest = {
-      v: 1, type: 'pages', scan_uuid: this.d.task, client_uuid: this.d.boxUuid, batch: b.batch,
+      v: 1,
+      type: 'pages',
+      scan_uuid: this.d.task,
+      client_uuid: this.d.boxUuid,
+      batch: b.batch,
       pages: b.pages.map((p, i) => ({
-        part: partName(i), item_id: p.item_id, paper_number: p.paper_number, page_number: p.page_number, front: p.front,
-        width: p.width, height: p.height, dpi: p.dpi, bytes: p.bytes, sha256: p.sha256,
-        ...(p.cipher ? { content_type: 'application/octet-stream' as const, cipher: p.cipher } : { content_type: 'image/jpeg' as const }),
+        part: partName(i),
+        item_id: p.item_id,
+        paper_number: p.paper_number,
+        page_number: p.page_number,
+        front: p.front,
+        width: p.width,
+        height: p.height,
+        dpi: p.dpi,
+        bytes: p.bytes,
+        sha256: p.sha256,
+        ...(p.cipher
+          ? { content_type: 'application/octet-stream' as const, cipher: p.cipher }
+          : { content_type: 'image/jpeg' as const }),
       })),
     };
-    const problem = await this.send(manifest, b.pages.map((p) => p.file), false);
-    if (problem) { if (!this.stopAc.signal.aborted) this.fail(`batch ${b.batch}: ${problem}`); return; }
+    const problem = await this.send(
+      manifest,
+      b.pages.map((p) => p.file),
+      false,
+    );
+    if (problem) {
+      if (!this.stopAc.signal.aborted) this.fail(`batch ${b.batch}: ${problem}`);
+      return;
+    }
     this.s.queued.shift();
     this.s.acked = { batches: b.batch, pages: this.s.acked.pages + b.pages.length };
     await this.d.save();
@@ -211,7 +276,13 @@ export class DirectSender {
           this.haltAc.signal.throwIfAborted();
           if (this.stopAc.signal.aborted) return { done: `${addr}: ${last}` };
         }
-        const req = buildRequest({ manifest, images, secret: this.d.options.secret, timestamp: Math.floor(this.d.now() / 1000), userAgent: this.d.userAgent });
+        const req = buildRequest({
+          manifest,
+          images,
+          secret: this.d.options.secret,
+          timestamp: Math.floor(this.d.now() / 1000),
+          userAgent: this.d.userAgent,
+        });
         // The one attempt after a stop or a give-up is short; a stop's grace cuts the one on the wire.
         const cut = once ? AbortSignal.timeout(this.d.stopGraceMs ?? STOP_GRACE_MS) : this.graceAc.signal;
         let r: Outcome;
@@ -219,7 +290,9 @@ export class DirectSender {
           r = await attempt(this.dispatcher, addr, req, AbortSignal.any([this.haltAc.signal, cut]), this.d.now);
         } catch (e) {
           if (this.haltAc.signal.aborted) throw e;
-          return { done: `${addr}: no answer within the ${Math.round((this.d.stopGraceMs ?? STOP_GRACE_MS) / 1000)} s allowed after a stop or a failure` };
+          return {
+            done: `${addr}: no answer within the ${Math.round((this.d.stopGraceMs ?? STOP_GRACE_MS) / 1000)} s allowed after a stop or a failure`,
+          };
         }
         if (r.kind === 'ok') return { done: undefined };
         if (r.kind === 'refused') return { done: `${addr} refused it: ${r.why}` };
@@ -231,9 +304,17 @@ export class DirectSender {
       waiting: (why, n, delay) => {
         const waited = this.d.now() - t0;
         if (waited + delay > this.retry.giveUpMs) {
-          return { done: `no 2xx from ${addr} after ${n} attempts in ${Math.round(waited / 1000)} s (the limit is ${Math.round(this.retry.giveUpMs / 1000)} s); last: ${why}` };
+          return {
+            done: `no 2xx from ${addr} after ${n} attempts in ${Math.round(waited / 1000)} s (the limit is ${Math.round(this.retry.giveUpMs / 1000)} s); last: ${why}`,
+          };
         }
-        this.d.log('direct transfer attempt failed; retrying', { task: this.d.task, batch: manifest.batch, attempt: n, in_ms: delay, error: why });
+        this.d.log('direct transfer attempt failed; retrying', {
+          task: this.d.task,
+          batch: manifest.batch,
+          attempt: n,
+          in_ms: delay,
+          error: why,
+        });
         return undefined;
       },
     });
@@ -241,7 +322,10 @@ export class DirectSender {
 
   private fail(message: string): void {
     if (this.failure) return;
-    this.failure = { error_code: ScanError.direct_transfer_failed, message: `direct transfer: ${message}`.slice(0, 500) };
+    this.failure = {
+      error_code: ScanError.direct_transfer_failed,
+      message: `direct transfer: ${message}`.slice(0, 500),
+    };
     this.d.onFailure(this.failure);
   }
 }

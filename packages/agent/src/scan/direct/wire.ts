@@ -29,16 +29,28 @@ export interface BuiltRequest {
  * `timestamp` is this attempt's (Unix seconds): a new signature every attempt, the same id.
  */
 export function buildRequest(o: {
-  manifest: Manifest; images: Array<Buffer | string>; secret: string; timestamp: number; userAgent: string;
+  manifest: Manifest;
+  images: Array<Buffer | string>;
+  secret: string;
+  timestamp: number;
+  userAgent: string;
 }): BuiltRequest {
   const meta = Buffer.from(JSON.stringify(o.manifest), 'utf8');
   const boundary = `boxhub-${randomBytes(16).toString('hex')}`;
   const head = Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="meta"\r\nContent-Type: application/json\r\n\r\n`), meta,
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="meta"\r\nContent-Type: application/json\r\n\r\n`,
+    ),
+    meta,
   ]);
   const pages = o.manifest.type === 'pages' ? o.manifest.pages : [];
-  if (pages.length !== o.images.length) throw new Error(`${pages.length} pages in the manifest, ${o.images.length} images`);
-  const partHeads = pages.map((p) => Buffer.from(`\r\n--${boundary}\r\nContent-Disposition: form-data; name="${p.part}"; filename="${p.page_number}.jpg${p.cipher ? '.enc' : ''}"\r\nContent-Type: ${p.content_type}\r\n\r\n`));
+  if (pages.length !== o.images.length)
+    throw new Error(`${pages.length} pages in the manifest, ${o.images.length} images`);
+  const partHeads = pages.map((p) =>
+    Buffer.from(
+      `\r\n--${boundary}\r\nContent-Disposition: form-data; name="${p.part}"; filename="${p.page_number}.jpg${p.cipher ? '.enc' : ''}"\r\nContent-Type: ${p.content_type}\r\n\r\n`,
+    ),
+  );
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   const length = head.length + tail.length + partHeads.reduce((n, h, i) => n + h.length + pages[i]!.bytes, 0);
   const id = webhookId(o.manifest.scan_uuid, o.manifest.batch);

@@ -21,12 +21,26 @@ before(async () => {
   n2 = await startTestServer({ env, reuse: { dataDir: n1.dataDir, pgSchema: n1.pgSchema } });
   op = new ApiClient(n1.url, OPERATOR);
 });
-after(async () => { await n2.close(); await n1.close(); });
+after(async () => {
+  await n2.close();
+  await n1.close();
+});
 
 /** The CLI, as a separate process, on the same database (and broker) as the nodes. */
 async function runCli(args: string[]): Promise<string> {
-  const env: Record<string, string> = { ...process.env as Record<string, string>, BOXHUB_DATA_DIR: n1.dataDir, LOG_LEVEL: 'silent', DATABASE_URL: '', MQTT_URL: '' };
-  if (engine === 'external') Object.assign(env, { DATABASE_URL: process.env.BOXHUB_TEST_DATABASE_URL!, BOXHUB_DATABASE_SCHEMA: n1.pgSchema!, MQTT_URL: process.env.BOXHUB_TEST_MQTT_URL! });
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    BOXHUB_DATA_DIR: n1.dataDir,
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: '',
+    MQTT_URL: '',
+  };
+  if (engine === 'external')
+    Object.assign(env, {
+      DATABASE_URL: process.env.BOXHUB_TEST_DATABASE_URL!,
+      BOXHUB_DATABASE_SCHEMA: n1.pgSchema!,
+      MQTT_URL: process.env.BOXHUB_TEST_MQTT_URL!,
+    });
   return (await promisify(execFile)(process.execPath, [cli, ...args], { env })).stdout;
 }
 
@@ -52,10 +66,15 @@ describe('the operator API', () => {
 
 describe('API keys', () => {
   test('several named keys per application, each with its last use; list, rotate, revoke', async () => {
-    const created = await op.post<{ id: string; api_key: string; key_id: string }>('/api/operator/app/create', { name: 'Keys School' });
+    const created = await op.post<{ id: string; api_key: string; key_id: string }>('/api/operator/app/create', {
+      name: 'Keys School',
+    });
     assert.equal(created.code, 0, created.msg);
     const appId = created.data.id;
-    const second = await op.post<{ id: string; api_key: string; name: string }>('/api/operator/app/key/create', { app_id: appId, name: 'ci' });
+    const second = await op.post<{ id: string; api_key: string; name: string }>('/api/operator/app/key/create', {
+      app_id: appId,
+      name: 'ci',
+    });
     assert.equal(second.code, 0, second.msg);
     const k1 = new ApiClient(n1.url, created.data.api_key);
     const k2 = new ApiClient(n1.url, second.data.api_key);
@@ -63,10 +82,21 @@ describe('API keys', () => {
     assert.equal(await code(k2), 0);
     type Key = { id: string; name: string; prefix: string; last_used_at?: number; revoked_at?: number };
     const list = async () => (await op.get<{ keys: Key[] }>('/api/operator/app/key/list', { app_id: appId })).data.keys;
-    const keys = await eventually(async () => { const ks = await list(); return ks.every((k) => k.last_used_at) ? ks : undefined; }, 'last use recorded');
-    assert.deepEqual(keys.map((k) => [k.id, k.name, k.prefix]), [[created.data.key_id, 'default', created.data.api_key.slice(0, 10)], [second.data.id, 'ci', second.data.api_key.slice(0, 10)]]);
+    const keys = await eventually(async () => {
+      const ks = await list();
+      return ks.every((k) => k.last_used_at) ? ks : undefined;
+    }, 'last use recorded');
+    assert.deepEqual(
+      keys.map((k) => [k.id, k.name, k.prefix]),
+      [
+        [created.data.key_id, 'default', created.data.api_key.slice(0, 10)],
+        [second.data.id, 'ci', second.data.api_key.slice(0, 10)],
+      ],
+    );
 
-    const rotated = await op.post<{ id: string; api_key: string; name: string }>('/api/operator/app/key/rotate', { key_id: second.data.id });
+    const rotated = await op.post<{ id: string; api_key: string; name: string }>('/api/operator/app/key/rotate', {
+      key_id: second.data.id,
+    });
     assert.equal(rotated.data.name, 'ci');
     assert.equal(await code(k2), 20001, 'the rotated key stops at once');
     assert.equal(await code(new ApiClient(n1.url, rotated.data.api_key)), 0);
@@ -78,7 +108,10 @@ describe('API keys', () => {
     assert.equal(after.find((k) => k.id === rotated.data.id)?.revoked_at, undefined);
     // Unknown and revoked keys are told apart; unknown applications too.
     assert.equal((await op.post('/api/operator/app/key/revoke', { key_id: 'key-nope' })).code, 20404);
-    assert.match((await op.post('/api/operator/app/key/revoke', { key_id: created.data.key_id })).msg, /revoked already/);
+    assert.match(
+      (await op.post('/api/operator/app/key/revoke', { key_id: created.data.key_id })).msg,
+      /revoked already/,
+    );
     assert.equal((await op.post('/api/operator/app/key/create', { app_id: 'nope', name: 'x' })).code, 20404);
   });
 
@@ -87,12 +120,15 @@ describe('API keys', () => {
     const extra = await n1.server.services.applications.createKey(app.id, 'spare');
     const via1 = new ApiClient(n1.url, app.api_key);
     const via2 = new ApiClient(n2.url, app.api_key);
-    for (let i = 0; i < 3; i++) { assert.equal(await code(via1), 0); assert.equal(await code(via2), 0); }
+    for (let i = 0; i < 3; i++) {
+      assert.equal(await code(via1), 0);
+      assert.equal(await code(via2), 0);
+    }
     const first = (await n1.server.services.applications.listKeys(app.id)).find((k) => k.name === 'default')!;
     assert.equal((await op.post('/api/operator/app/key/revoke', { key_id: first.id })).code, 0);
     assert.equal(await code(via2), 20001, 'node 2, right after the revocation returned on node 1');
     assert.equal(await code(via1), 20001);
-    assert.equal(await code(new ApiClient(n2.url, extra.api_key)), 0, 'the application\'s other key still works');
+    assert.equal(await code(new ApiClient(n2.url, extra.api_key)), 0, "the application's other key still works");
   });
 
   test('a key revoked or rotated with the CLI (another process) fails at once on every node', async () => {
@@ -102,13 +138,18 @@ describe('API keys', () => {
     const via2 = new ApiClient(n2.url, app.api_key);
     assert.equal(await code(via1), 0);
     assert.equal(await code(via2), 0);
-    const rotated = JSON.parse(await runCli(['app', 'key', 'rotate', '--key', key!.id, '--json'])) as { api_key: string; name: string };
+    const rotated = JSON.parse(await runCli(['app', 'key', 'rotate', '--key', key!.id, '--json'])) as {
+      api_key: string;
+      name: string;
+    };
     assert.equal(rotated.name, 'default');
     assert.equal(await code(via1), 20001);
     assert.equal(await code(via2), 20001);
     const fresh2 = new ApiClient(n2.url, rotated.api_key);
     assert.equal(await code(fresh2), 0);
-    const listed = JSON.parse(await runCli(['app', 'key', 'list', '--app', app.id, '--json'])) as { keys: { id: string; revoked_at?: number }[] };
+    const listed = JSON.parse(await runCli(['app', 'key', 'list', '--app', app.id, '--json'])) as {
+      keys: { id: string; revoked_at?: number }[];
+    };
     const live = listed.keys.filter((k) => !k.revoked_at);
     assert.equal(live.length, 1);
     await runCli(['app', 'key', 'revoke', '--key', live[0]!.id]);
@@ -120,19 +161,35 @@ describe('API keys', () => {
 describe('box secrets', () => {
   /** Logs in as a box; resolves the client, or rejects with the broker's refusal. */
   const login = (url: string, uuid: string, secret: string): Promise<MqttClient> =>
-    mqtt.connectAsync(url, { clientId: uuid, username: uuid, password: secret, protocolVersion: 4, reconnectPeriod: 0, connectTimeout: 5000 });
-  const closed = (c: MqttClient) => new Promise<void>((r) => { if (!c.connected) r(); else c.once('close', () => r()); });
+    mqtt.connectAsync(url, {
+      clientId: uuid,
+      username: uuid,
+      password: secret,
+      protocolVersion: 4,
+      reconnectPeriod: 0,
+      connectTimeout: 5000,
+    });
+  const closed = (c: MqttClient) =>
+    new Promise<void>((r) => {
+      if (!c.connected) r();
+      else c.once('close', () => r());
+    });
 
   test('rotated through the operator API: the old secret stops at once on every node, its session is dropped', async () => {
     const d = await n1.registerDevice();
     const on1 = await login(n1.mqttUrl, d.uuid, d.secret);
-    const on2 = engine === 'embedded' ? await login(n2.mqttUrl, `${d.uuid}`, d.secret).catch(() => undefined) : undefined;
+    const on2 =
+      engine === 'embedded' ? await login(n2.mqttUrl, `${d.uuid}`, d.secret).catch(() => undefined) : undefined;
     const r = await op.post<{ uuid: string; secret: string }>('/api/operator/device/rotate_secret', { uuid: d.uuid });
     assert.equal(r.code, 0, r.msg);
     assert.notEqual(r.data.secret, d.secret);
     await closed(on1); // dropped by the node that rotated it (or by the shared broker)
     for (const url of new Set([n1.mqttUrl, n2.mqttUrl])) {
-      await assert.rejects(login(url, d.uuid, d.secret), (e: Error & { code?: number }) => [4, 5].includes(e.code ?? -1), `old secret at ${url}`);
+      await assert.rejects(
+        login(url, d.uuid, d.secret),
+        (e: Error & { code?: number }) => [4, 5].includes(e.code ?? -1),
+        `old secret at ${url}`,
+      );
       (await login(url, d.uuid, r.data.secret)).end(true);
     }
     // Node 2's own broker (embedded engine) learns of it from the database and drops its session.
@@ -142,13 +199,20 @@ describe('box secrets', () => {
   test('rotated and revoked with the CLI: the old secret is refused, the open session dropped', async () => {
     const d = await n1.registerDevice();
     const box = await login(n1.mqttUrl, d.uuid, d.secret);
-    const rotated = JSON.parse(await runCli(['device', 'rotate-secret', '--code', d.code, '--json'])) as { uuid: string; secret: string };
+    const rotated = JSON.parse(await runCli(['device', 'rotate-secret', '--code', d.code, '--json'])) as {
+      uuid: string;
+      secret: string;
+    };
     assert.equal(rotated.uuid, d.uuid);
     await assert.rejects(login(n1.mqttUrl, d.uuid, d.secret));
     await eventually(() => !box.connected, 'the open session dropped', 5000);
     const again = await login(n2.mqttUrl, d.uuid, rotated.secret);
     await runCli(['device', 'revoke', '--uuid', d.uuid]);
-    await assert.rejects(login(n1.mqttUrl, d.uuid, rotated.secret), (e: Error & { code?: number }) => [4, 5].includes(e.code ?? -1), 'revoked: no secret works');
+    await assert.rejects(
+      login(n1.mqttUrl, d.uuid, rotated.secret),
+      (e: Error & { code?: number }) => [4, 5].includes(e.code ?? -1),
+      'revoked: no secret works',
+    );
     await eventually(() => !again.connected, 'the session dropped after the revocation', 5000);
     // A rotation gives it a working secret again.
     const back = await op.post<{ secret: string }>('/api/operator/device/rotate_secret', { uuid: d.uuid });
@@ -167,7 +231,10 @@ describe('box secrets', () => {
   });
 
   test('register through the operator API; a taken code is refused', async () => {
-    const r = await op.post<{ uuid: string; code: string; secret: string }>('/api/operator/device/register', { code: 'OPREG1', model: 'BX-1' });
+    const r = await op.post<{ uuid: string; code: string; secret: string }>('/api/operator/device/register', {
+      code: 'OPREG1',
+      model: 'BX-1',
+    });
     assert.equal(r.code, 0, r.msg);
     (await login(n2.mqttUrl, r.data.uuid, r.data.secret)).end(true);
     const again = await op.post('/api/operator/device/register', { code: 'OPREG1', model: 'BX-1' });

@@ -9,11 +9,38 @@ import type { ApiKeyRow } from '../../db/schema.ts';
 import { newApiKey, newCallbackSecret, sha256 } from '../../secrets.ts';
 import type { ApplicationRepository, KeyLookup, NewApiKey } from './repository.ts';
 
-export interface CreatedApplication { id: string; name: string; api_key: string; key_id: string; callback_secret: string; ess: boolean }
-export interface CreatedKey { id: string; app_id: string; name: string; api_key: string }
-export interface ApplicationSummary { id: string; name: string; ess: boolean; created_at: number; active_keys: number; devices: number }
+export interface CreatedApplication {
+  id: string;
+  name: string;
+  api_key: string;
+  key_id: string;
+  callback_secret: string;
+  ess: boolean;
+}
+export interface CreatedKey {
+  id: string;
+  app_id: string;
+  name: string;
+  api_key: string;
+}
+export interface ApplicationSummary {
+  id: string;
+  name: string;
+  ess: boolean;
+  created_at: number;
+  active_keys: number;
+  devices: number;
+}
 export const APPLICATION_PAGE_SIZE = 50;
-export interface KeyView { id: string; app_id: string; name: string; prefix: string; created_at: number; last_used_at?: number; revoked_at?: number }
+export interface KeyView {
+  id: string;
+  app_id: string;
+  name: string;
+  prefix: string;
+  created_at: number;
+  last_used_at?: number;
+  revoked_at?: number;
+}
 
 /** The caller of an authenticated request. */
 
@@ -47,23 +74,36 @@ export class ApplicationService {
   private cacheVersion: number | undefined;
   /** When this node last wrote last_used_at, per key. */
   private readonly touched = new Map<string, number>();
-  constructor(repo: ApplicationRepository, clock: Clock, o: ApplicationServiceOptions = {}) { this.repo = repo; this.clock = clock; this.o = o; }
+  constructor(repo: ApplicationRepository, clock: Clock, o: ApplicationServiceOptions = {}) {
+    this.repo = repo;
+    this.clock = clock;
+    this.o = o;
+  }
 
   /** Creates an application with one key named "default"; key and secret are returned once. */
   async create(input: { name: string; ess?: boolean }): Promise<CreatedApplication> {
     const name = input.name.trim();
-    if (!name || name.length > 200) throw new ApiError('INVALID_PARAMETER', 'application name must be 1-200 characters');
+    if (!name || name.length > 200)
+      throw new ApiError('INVALID_PARAMETER', 'application name must be 1-200 characters');
     const id = randomUUID();
     const now = this.clock.now();
     const { key, row } = this.newKey(id, 'default', now);
     const callbackSecret = newCallbackSecret();
-    await this.repo.insert({
-      id, name,
-      // Keys live in api_keys; these legacy columns hold a marker (migration 0004).
-      api_key_hash: `moved:${id}`, api_key_prefix: '',
-      callback_secret: callbackSecret, previous_callback_secret: null, previous_secret_expires_at: null,
-      cap_ess: input.ess ? 1 : 0, created_at: now,
-    }, row);
+    await this.repo.insert(
+      {
+        id,
+        name,
+        // Keys live in api_keys; these legacy columns hold a marker (migration 0004).
+        api_key_hash: `moved:${id}`,
+        api_key_prefix: '',
+        callback_secret: callbackSecret,
+        previous_callback_secret: null,
+        previous_secret_expires_at: null,
+        cap_ess: input.ess ? 1 : 0,
+        created_at: now,
+      },
+      row,
+    );
     return { id, name, api_key: key, key_id: row.id, callback_secret: callbackSecret, ess: !!input.ess };
   }
 
@@ -101,13 +141,19 @@ export class ApplicationService {
     const k = await this.repo.findKey(keyId);
     if (!k || k.revoked_at !== null) return undefined;
     const a = await this.repo.findById(k.app_id);
-    return a ? { id: a.id, name: a.name, cap_ess: Number(a.cap_ess), created_at: Number(a.created_at), key_id: k.id } : undefined;
+    return a
+      ? { id: a.id, name: a.name, cap_ess: Number(a.cap_ess), created_at: Number(a.created_at), key_id: k.id }
+      : undefined;
   }
 
   private cached(apiKey: string): AuthenticatedApp | undefined {
     if (!this.o.dataVersion) return undefined;
     const v = this.o.dataVersion();
-    if (v !== this.cacheVersion) { this.keyCache.clear(); this.cacheVersion = v; return undefined; }
+    if (v !== this.cacheVersion) {
+      this.keyCache.clear();
+      this.cacheVersion = v;
+      return undefined;
+    }
     return this.keyCache.get(apiKey);
   }
 
@@ -149,9 +195,23 @@ export class ApplicationService {
   }
 
   /** Every application of the deployment, newest first (operator). */
-  async list(page: number): Promise<{ page: number; page_size: number; total: number; applications: ApplicationSummary[] }> {
+  async list(
+    page: number,
+  ): Promise<{ page: number; page_size: number; total: number; applications: ApplicationSummary[] }> {
     const { total, rows } = await this.repo.list(APPLICATION_PAGE_SIZE, (page - 1) * APPLICATION_PAGE_SIZE);
-    return { page, page_size: APPLICATION_PAGE_SIZE, total, applications: rows.map((r) => ({ id: r.id, name: r.name, ess: r.cap_ess === 1, created_at: r.created_at, active_keys: r.active_keys, devices: r.devices })) };
+    return {
+      page,
+      page_size: APPLICATION_PAGE_SIZE,
+      total,
+      applications: rows.map((r) => ({
+        id: r.id,
+        name: r.name,
+        ess: r.cap_ess === 1,
+        created_at: r.created_at,
+        active_keys: r.active_keys,
+        devices: r.devices,
+      })),
+    };
   }
 
   /** One application (operator); 404 when there is none. */
@@ -202,22 +262,44 @@ export class ApplicationService {
 
   private async keyProblem(keyId: string): Promise<ApiError> {
     const k = await this.repo.findKey(keyId);
-    return k ? new ApiError('INVALID_PARAMETER', `API key '${keyId}' is revoked already`) : new ApiError('NOT_FOUND', `no API key '${keyId}'`);
+    return k
+      ? new ApiError('INVALID_PARAMETER', `API key '${keyId}' is revoked already`)
+      : new ApiError('NOT_FOUND', `no API key '${keyId}'`);
   }
 
   private newKey(appId: string, name: string, at: number): { key: string; row: NewApiKey } {
     const key = newApiKey();
-    return { key, row: { id: `key-${randomUUID()}`, app_id: appId, name, key_hash: sha256(key), key_prefix: key.slice(0, 10), created_at: at } };
+    return {
+      key,
+      row: {
+        id: `key-${randomUUID()}`,
+        app_id: appId,
+        name,
+        key_hash: sha256(key),
+        key_prefix: key.slice(0, 10),
+        created_at: at,
+      },
+    };
   }
 }
 
 function toAuthenticated(r: KeyLookup): AuthenticatedApp {
-  return { id: r.app_id, name: r.name, cap_ess: Number(r.cap_ess), created_at: Number(r.app_created_at), key_id: r.key_id };
+  return {
+    id: r.app_id,
+    name: r.name,
+    cap_ess: Number(r.cap_ess),
+    created_at: Number(r.app_created_at),
+    key_id: r.key_id,
+  };
 }
 
 function keyView(k: ApiKeyRow): KeyView {
   return {
-    id: k.id, app_id: k.app_id, name: k.name, prefix: k.key_prefix, created_at: Number(k.created_at),
+    id: k.id,
+    app_id: k.app_id,
+    name: k.name,
+    prefix: k.key_prefix,
+    created_at: Number(k.created_at),
     ...(k.last_used_at !== null ? { last_used_at: Number(k.last_used_at) } : {}),
     ...(k.revoked_at !== null ? { revoked_at: Number(k.revoked_at) } : {}),
   };

@@ -12,7 +12,15 @@ import { verify } from './signing.ts';
 const TIMEOUT = 5000;
 const DELAYS = [8000, 13000, 21000];
 
-type Cb = { id: string; status: string; event: string; task_uuid?: string; waiting_for?: string; next_attempt_at?: number; attempts: { at: number; latency_ms: number; status_code?: number; error?: string }[] };
+type Cb = {
+  id: string;
+  status: string;
+  event: string;
+  task_uuid?: string;
+  waiting_for?: string;
+  next_attempt_at?: number;
+  attempts: { at: number; latency_ms: number; status_code?: number; error?: string }[];
+};
 type ListData = { page: number; page_size: number; total: number; callbacks: Cb[] };
 type App = Awaited<ReturnType<TestServer['createApp']>>;
 
@@ -22,9 +30,15 @@ const clock = new ManualClock();
 
 before(async () => {
   rx = await startReceiver();
-  t = await startTestServer({ clock, env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1', BOXHUB_CALLBACK_SECRET_GRACE_MS: '60000' } });
+  t = await startTestServer({
+    clock,
+    env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1', BOXHUB_CALLBACK_SECRET_GRACE_MS: '60000' },
+  });
 });
-after(async () => { await t.close(); await rx.close(); });
+after(async () => {
+  await t.close();
+  await rx.close();
+});
 
 async function sendTest(api: App['api'], url = rx.url): Promise<string> {
   const r = await api.post<{ id: string }>('/api/application/callback/test', { callback_url: url });
@@ -39,10 +53,16 @@ async function callback(api: App['api'], id: string): Promise<Cb | undefined> {
 
 /** Waits (for real I/O, not for time) until the callback has `n` recorded attempts. */
 const attempts = (api: App['api'], id: string, n: number) =>
-  eventually(async () => { const c = await callback(api, id); return c && c.attempts.length >= n ? c : undefined; }, `${n} attempts of ${id}`);
+  eventually(async () => {
+    const c = await callback(api, id);
+    return c && c.attempts.length >= n ? c : undefined;
+  }, `${n} attempts of ${id}`);
 
 const settled = (api: App['api'], id: string) =>
-  eventually(async () => { const c = await callback(api, id); return c && c.status !== 'pending' ? c : undefined; }, `callback ${id} to settle`);
+  eventually(async () => {
+    const c = await callback(api, id);
+    return c && c.status !== 'pending' ? c : undefined;
+  }, `callback ${id} to settle`);
 
 /** Moves the clock and lets the job runner claim whatever fell due. */
 async function advance(ms: number): Promise<void> {
@@ -53,11 +73,19 @@ async function advance(ms: number): Promise<void> {
 describe('delivery', () => {
   test('spec headers, Standard Webhooks signature and the test event body', async () => {
     const app = await t.createApp();
-    rx.decide(undefined); rx.answer(200);
+    rx.decide(undefined);
+    rx.answer(200);
     const id = await sendTest(app.api);
     const [r] = await eventually(() => (rx.byId(id).length ? rx.byId(id) : undefined), 'test event');
     assert.ok(r);
-    assert.ok(verify(app.callback_secret, { id, timestamp: String(r.headers['webhook-timestamp']), signature: String(r.headers['webhook-signature']) }, r.body, Math.floor(clock.now() / 1000)));
+    assert.ok(
+      verify(
+        app.callback_secret,
+        { id, timestamp: String(r.headers['webhook-timestamp']), signature: String(r.headers['webhook-signature']) },
+        r.body,
+        Math.floor(clock.now() / 1000),
+      ),
+    );
     assert.ok(r);
     assert.equal(r.method, 'POST');
     assert.equal(r.headers['user-agent'], 'SVC');
@@ -65,11 +93,17 @@ describe('delivery', () => {
     assert.equal(r.headers['x-svc-callback-id'], id);
     assert.equal(r.headers['webhook-id'], id);
     const ts = Number(r.headers['webhook-timestamp']);
-    assert.equal(ts, Math.floor(clock.now() / 1000), 'webhook-timestamp is the service\'s now, in seconds');
+    assert.equal(ts, Math.floor(clock.now() / 1000), "webhook-timestamp is the service's now, in seconds");
     const sig = String(r.headers['webhook-signature']);
     assert.match(sig, /^v1,[A-Za-z0-9+/=]+$/);
-    assert.ok(verify(app.callback_secret, { id, timestamp: String(ts), signature: sig }, r.body, ts), 'signature verifies with the app secret');
-    assert.ok(!verify(app.callback_secret, { id, timestamp: String(ts), signature: sig }, `${r.body} `, ts), 'a changed body does not verify');
+    assert.ok(
+      verify(app.callback_secret, { id, timestamp: String(ts), signature: sig }, r.body, ts),
+      'signature verifies with the app secret',
+    );
+    assert.ok(
+      !verify(app.callback_secret, { id, timestamp: String(ts), signature: sig }, `${r.body} `, ts),
+      'a changed body does not verify',
+    );
     const body = JSON.parse(r.body) as Record<string, unknown>;
     assert.deepEqual(Object.keys(body).sort(), ['created_at', 'event', 'id']);
     assert.equal(body.event, 'callback.test');
@@ -103,14 +137,35 @@ describe('delivery', () => {
       assert.equal(rs.length, 4, '1 attempt + 3 retries');
       assert.ok(rs.every((r) => r.headers['x-svc-callback-id'] === id && r.headers['webhook-id'] === id));
       assert.equal(cb.status, 'failed');
-      assert.deepEqual(cb.attempts.map((a) => a.status_code), [500, 500, 500, 500]);
+      assert.deepEqual(
+        cb.attempts.map((a) => a.status_code),
+        [500, 500, 500, 500],
+      );
       assert.ok(cb.attempts.every((a) => /500/.test(a.error ?? '')));
       await advance(60_000);
       assert.equal(own.byId(id).length, 4, 'nothing after the last retry');
       // Each retry carries a fresh timestamp and signature (Standard Webhooks receivers reject stale ones).
-      assert.deepEqual(rs.map((r) => Number(r.headers['webhook-timestamp'])), cb.attempts.map((a) => Math.floor(a.at / 1000)));
-      assert.ok(rs.every((r) => verify(app.callback_secret, { id, timestamp: String(r.headers['webhook-timestamp']), signature: String(r.headers['webhook-signature']) }, r.body, Number(r.headers['webhook-timestamp']))));
-    } finally { await own.close(); }
+      assert.deepEqual(
+        rs.map((r) => Number(r.headers['webhook-timestamp'])),
+        cb.attempts.map((a) => Math.floor(a.at / 1000)),
+      );
+      assert.ok(
+        rs.every((r) =>
+          verify(
+            app.callback_secret,
+            {
+              id,
+              timestamp: String(r.headers['webhook-timestamp']),
+              signature: String(r.headers['webhook-signature']),
+            },
+            r.body,
+            Number(r.headers['webhook-timestamp']),
+          ),
+        ),
+      );
+    } finally {
+      await own.close();
+    }
   });
 
   test('a silent receiver times out after 5 s; the retry comes 8 s after the timeout; recovery stops the retries', async () => {
@@ -121,11 +176,19 @@ describe('delivery', () => {
       const id = await sendTest(app.api, own.url);
       await eventually(() => own.byId(id).length === 1, 'first attempt sent');
       await advance(TIMEOUT - 1);
-      assert.equal((await callback(app.api, id))?.attempts.length, 0, 'still waiting for an answer 1 ms before the deadline');
+      assert.equal(
+        (await callback(app.api, id))?.attempts.length,
+        0,
+        'still waiting for an answer 1 ms before the deadline',
+      );
       await advance(1);
       let cb = await attempts(app.api, id, 1);
       assert.match(cb.attempts[0]?.error ?? '', /no answer within 5000 ms/);
-      assert.equal(cb.next_attempt_at, cb.attempts[0]!.at + TIMEOUT + DELAYS[0]!, 'the retry is counted from the failure (the deadline)');
+      assert.equal(
+        cb.next_attempt_at,
+        cb.attempts[0]!.at + TIMEOUT + DELAYS[0]!,
+        'the retry is counted from the failure (the deadline)',
+      );
       await advance(DELAYS[0]!);
       cb = await settled(app.api, id);
       assert.equal(cb.status, 'delivered');
@@ -134,7 +197,9 @@ describe('delivery', () => {
       assert.equal(cb.attempts[1]!.at - cb.attempts[0]!.at, TIMEOUT + DELAYS[0]!);
       await advance(60_000);
       assert.equal(own.byId(id).length, 2, 'no attempt after the delivery');
-    } finally { await own.close(); }
+    } finally {
+      await own.close();
+    }
   });
 
   test('a huge answer is cut off and does not hold the worker; a redirect is not followed', async () => {
@@ -150,32 +215,61 @@ describe('delivery', () => {
 
       own.answer({ status: 302, headers: { location: target.url } });
       const id2 = await sendTest(app.api, own.url);
-      for (const [i, delay] of DELAYS.entries()) { await attempts(app.api, id2, i + 1); await advance(delay); }
+      for (const [i, delay] of DELAYS.entries()) {
+        await attempts(app.api, id2, i + 1);
+        await advance(delay);
+      }
       const cb2 = await settled(app.api, id2);
       assert.equal(cb2.status, 'failed');
-      assert.deepEqual(cb2.attempts.map((a) => a.status_code), [302, 302, 302, 302]);
+      assert.deepEqual(
+        cb2.attempts.map((a) => a.status_code),
+        [302, 302, 302, 302],
+      );
       assert.equal(target.received.length, 0, 'the redirect target was never called');
-    } finally { await own.close(); await target.close(); }
+    } finally {
+      await own.close();
+      await target.close();
+    }
   });
 
-  test('enqueue commits with the caller\'s transaction, or not at all', async () => {
+  test("enqueue commits with the caller's transaction, or not at all", async () => {
     const app = await t.createApp();
     const own = await startReceiver();
     try {
       const svc = t.server.services.callbacks;
       const db = t.server.db.kysely;
-      await assert.rejects(db.transaction().execute(async (trx) => {
-        await svc.enqueue(trx, { appId: app.id, url: own.url, method: 'POST', event: 'scan.finish', body: { rolled: 'back' } });
-        throw new Error('state change failed');
-      }), /state change failed/);
-      const id = await db.transaction().execute((trx) => svc.enqueue(trx, { appId: app.id, url: own.url, method: 'PUT', event: 'scan.finish', taskUuid: 'task-1', body: { kept: true } }));
+      await assert.rejects(
+        db.transaction().execute(async (trx) => {
+          await svc.enqueue(trx, {
+            appId: app.id,
+            url: own.url,
+            method: 'POST',
+            event: 'scan.finish',
+            body: { rolled: 'back' },
+          });
+          throw new Error('state change failed');
+        }),
+        /state change failed/,
+      );
+      const id = await db.transaction().execute((trx) =>
+        svc.enqueue(trx, {
+          appId: app.id,
+          url: own.url,
+          method: 'PUT',
+          event: 'scan.finish',
+          taskUuid: 'task-1',
+          body: { kept: true },
+        }),
+      );
       await eventually(() => own.byId(id).length === 1, 'the committed callback');
       const list = await app.api.get<ListData>('/api/application/callback/list', { page: 1 });
       assert.equal(list.data.total, 1, 'the rolled-back callback does not exist');
       assert.equal(own.received.length, 1);
       assert.equal(own.received[0]?.method, 'PUT');
       assert.equal(own.received[0]?.body, '{"kept":true}');
-    } finally { await own.close(); }
+    } finally {
+      await own.close();
+    }
   });
 
   test('the recognition end callback waits until every result callback has completed, and goes as soon as they have', async () => {
@@ -186,7 +280,10 @@ describe('delivery', () => {
     const fails: Record<string, number> = { r1: 2, r2: 99 };
     own.decide((r) => {
       const s = (JSON.parse(r.body) as { student?: string }).student;
-      if (s && (fails[s] ?? 0) > 0) { fails[s]!--; return 500; }
+      if (s && (fails[s] ?? 0) > 0) {
+        fails[s]!--;
+        return 500;
+      }
       return 200;
     });
     try {
@@ -195,9 +292,29 @@ describe('delivery', () => {
       const ids = await t.server.db.kysely.transaction().execute(async (trx) => {
         const out: string[] = [];
         for (const s of ['r1', 'r2', 'r3']) {
-          out.push(await svc.enqueue(trx, { appId: app.id, url: own.url, method: 'POST', event: 'recognition.result', taskUuid: task, group, body: { uuid: task, finish: false, error_code: 0, student: s } }));
+          out.push(
+            await svc.enqueue(trx, {
+              appId: app.id,
+              url: own.url,
+              method: 'POST',
+              event: 'recognition.result',
+              taskUuid: task,
+              group,
+              body: { uuid: task, finish: false, error_code: 0, student: s },
+            }),
+          );
         }
-        out.push(await svc.enqueue(trx, { appId: app.id, url: own.url, method: 'PUT', event: 'recognition.end', taskUuid: task, waitFor: group, body: { uuid: task, finish: true } }));
+        out.push(
+          await svc.enqueue(trx, {
+            appId: app.id,
+            url: own.url,
+            method: 'PUT',
+            event: 'recognition.end',
+            taskUuid: task,
+            waitFor: group,
+            body: { uuid: task, finish: true },
+          }),
+        );
         return out;
       });
       const endId = ids[3]!;
@@ -206,7 +323,8 @@ describe('delivery', () => {
       for (const [i, delay] of DELAYS.entries()) {
         await advance(delay);
         await attempts(app.api, ids[1]!, i + 2);
-        if (i < DELAYS.length - 1) assert.equal(own.byId(endId).length, 0, `no end callback while r2 is pending (after retry ${i + 1})`);
+        if (i < DELAYS.length - 1)
+          assert.equal(own.byId(endId).length, 0, `no end callback while r2 is pending (after retry ${i + 1})`);
       }
       await eventually(() => own.byId(endId).length === 1, 'end callback');
       const end = own.byId(endId)[0]!;
@@ -225,8 +343,14 @@ describe('delivery', () => {
       assert.equal(byId.get(ids[1]!)?.status, 'failed');
       assert.equal(byId.get(endId)?.status, 'delivered');
       const r2Last = byId.get(ids[1]!)!.attempts.at(-1)!.at;
-      assert.equal(byId.get(endId)!.attempts[0]!.at, r2Last, 'the end callback went at the moment the group completed, not at a later poll');
-    } finally { await own.close(); }
+      assert.equal(
+        byId.get(endId)!.attempts[0]!.at,
+        r2Last,
+        'the end callback went at the moment the group completed, not at a later poll',
+      );
+    } finally {
+      await own.close();
+    }
   });
 });
 
@@ -234,10 +358,16 @@ describe('log, replay and secret rotation', () => {
   test('list: filters, paging (20 per page), and each application sees only its own', async () => {
     const a = await t.createApp();
     const b = await t.createApp();
-    rx.decide(undefined); rx.answer(200);
+    rx.decide(undefined);
+    rx.answer(200);
     const ids: string[] = [];
     for (let i = 0; i < 22; i++) ids.push(await sendTest(a.api));
-    await eventually(async () => (await a.api.get<ListData>('/api/application/callback/list', { page: 1, status: 'delivered' })).data.total === 22, 'all 22 delivered');
+    await eventually(
+      async () =>
+        (await a.api.get<ListData>('/api/application/callback/list', { page: 1, status: 'delivered' })).data.total ===
+        22,
+      'all 22 delivered',
+    );
     const p1 = await a.api.get<ListData>('/api/application/callback/list', { page: 1 });
     const p2 = await a.api.get<ListData>('/api/application/callback/list', { page: 2 });
     assert.equal(p1.data.total, 22);
@@ -252,8 +382,11 @@ describe('log, replay and secret rotation', () => {
     const other = await b.api.get<ListData>('/api/application/callback/list', { page: 1 });
     assert.equal(other.data.total, 0);
     const replayOther = await b.api.post('/api/application/callback/replay', { id: ids[0] });
-    assert.equal(replayOther.code, 20404, 'another application\'s callback is not found');
-    for (const q of [{ page: 0 }, { page: 1001 }, { page: 1, status: 'lost' }, { page: 1, extra: 'x' }] as Record<string, string | number>[]) {
+    assert.equal(replayOther.code, 20404, "another application's callback is not found");
+    for (const q of [{ page: 0 }, { page: 1001 }, { page: 1, status: 'lost' }, { page: 1, extra: 'x' }] as Record<
+      string,
+      string | number
+    >[]) {
       const r = await a.api.get('/api/application/callback/list', q);
       assert.equal(r.code, 10001, JSON.stringify(q));
     }
@@ -288,13 +421,19 @@ describe('log, replay and secret rotation', () => {
       assert.equal(bodies.size, 1, 'same body');
       assert.equal((await app.api.post('/api/application/callback/replay', { id: 'nope' })).code, 20404);
       assert.equal((await app.api.post('/api/application/callback/replay', {})).code, 10001);
-    } finally { await own.close(); }
+    } finally {
+      await own.close();
+    }
   });
 
   test('rotating the secret signs with both secrets during the grace period', async () => {
     const app = await t.createApp();
-    rx.decide(undefined); rx.answer(200);
-    const r = await app.api.post<{ callback_secret: string; previous_secret_expires_at: number }>('/api/application/callback/rotate_secret', {});
+    rx.decide(undefined);
+    rx.answer(200);
+    const r = await app.api.post<{ callback_secret: string; previous_secret_expires_at: number }>(
+      '/api/application/callback/rotate_secret',
+      {},
+    );
     assert.equal(r.code, 0, r.msg);
     const fresh = r.data.callback_secret;
     assert.match(fresh, /^whsec_[A-Za-z0-9+/]+=*$/);
@@ -308,11 +447,21 @@ describe('log, replay and secret rotation', () => {
     const at = Number(h.timestamp);
     assert.ok(verify(fresh, h, m!.body, at), 'new secret verifies');
     assert.ok(verify(app.callback_secret, h, m!.body, at), 'old secret still verifies');
-    assert.ok(!verify(`whsec_${Buffer.alloc(32, 1).toString('base64')}`, h, m!.body, at), 'an unrelated secret does not');
+    assert.ok(
+      !verify(`whsec_${Buffer.alloc(32, 1).toString('base64')}`, h, m!.body, at),
+      'an unrelated secret does not',
+    );
     await advance(60_001);
     const id2 = await sendTest(app.api);
-    const [m2] = await eventually(() => (rx.byId(id2).length ? rx.byId(id2) : undefined), 'signed after the grace period');
-    assert.equal(String(m2!.headers['webhook-signature']).split(' ').length, 1, 'only the new secret signs once the grace period is over');
+    const [m2] = await eventually(
+      () => (rx.byId(id2).length ? rx.byId(id2) : undefined),
+      'signed after the grace period',
+    );
+    assert.equal(
+      String(m2!.headers['webhook-signature']).split(' ').length,
+      1,
+      'only the new secret signs once the grace period is over',
+    );
     assert.equal((await app.api.post('/api/application/callback/rotate_secret', { grace: 1 })).code, 10001);
   });
 
@@ -323,7 +472,9 @@ describe('log, replay and secret rotation', () => {
       assert.equal(r.code, 10001, url);
     }
     // Private networks are allowed on this server, cloud metadata never.
-    const meta = await app.api.post('/api/application/callback/test', { callback_url: 'http://169.254.169.254/latest/meta-data' });
+    const meta = await app.api.post('/api/application/callback/test', {
+      callback_url: 'http://169.254.169.254/latest/meta-data',
+    });
     assert.equal(meta.code, 10008);
   });
 
@@ -332,7 +483,10 @@ describe('log, replay and secret rotation', () => {
     // earlier test (a retry that falls due as this test moves the clock) would count here too.
     const ownClock = new ManualClock();
     const s = await startTestServer({ clock: ownClock, env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1' } });
-    const advance = async (ms: number) => { await ownClock.advance(ms); await s.server.jobRunner.quiet(); };
+    const advance = async (ms: number) => {
+      await ownClock.advance(ms);
+      await s.server.jobRunner.quiet();
+    };
     const count = async (series: string) => {
       const text = await (await fetch(`${s.url}/metrics`)).text();
       const m = new RegExp(`^${series.replace(/[{}"]/g, (c) => `\\${c}`)} (\\d+)$`, 'm').exec(text);
@@ -354,13 +508,19 @@ describe('log, replay and secret rotation', () => {
       await advance(DELAYS[0]!);
       await settled(app.api, a);
       const b = await sendTest(app.api, own.url);
-      for (const [i, delay] of DELAYS.entries()) { await attempts(app.api, b, i + 1); await advance(delay); }
+      for (const [i, delay] of DELAYS.entries()) {
+        await attempts(app.api, b, i + 1);
+        await advance(delay);
+      }
       await settled(app.api, b);
       assert.equal(await count('boxhub_callback_deliveries_total{outcome="delivered"}'), before.delivered + 1);
       assert.equal(await count('boxhub_callback_deliveries_total{outcome="failed"}'), before.failed + 1);
       assert.equal(await count('boxhub_callback_attempts_total{result="timeout"}'), before.timeout + 1);
       assert.equal(await count('boxhub_callback_attempts_total{result="http_error"}'), before.httpError + 4);
-    } finally { await own.close(); await s.close(); }
+    } finally {
+      await own.close();
+      await s.close();
+    }
   });
 });
 
@@ -372,16 +532,32 @@ describe('network block on by default', () => {
     try {
       const app = await strict.createApp();
       const port = new URL(own.url).port;
-      for (const url of [own.url, `http://localhost:${port}/hook`, `http://[::1]:${port}/hook`, `http://[::ffff:127.0.0.1]:${port}/hook`, 'http://10.0.0.1/hook']) {
+      for (const url of [
+        own.url,
+        `http://localhost:${port}/hook`,
+        `http://[::1]:${port}/hook`,
+        `http://[::ffff:127.0.0.1]:${port}/hook`,
+        'http://10.0.0.1/hook',
+      ]) {
         const r = await app.api.post('/api/application/callback/test', { callback_url: url });
         assert.equal(r.code, 10008, url);
       }
       // A callback recorded with a URL that later resolves somewhere private (DNS rebinding) is
       // refused by the connector itself.
-      const id = await strict.server.db.kysely.transaction().execute((trx) => strict.server.services.callbacks.enqueue(trx,
-        { appId: app.id, url: `http://localhost:${port}/hook`, method: 'POST', event: 'callback.test', body: {} }));
+      const id = await strict.server.db.kysely.transaction().execute((trx) =>
+        strict.server.services.callbacks.enqueue(trx, {
+          appId: app.id,
+          url: `http://localhost:${port}/hook`,
+          method: 'POST',
+          event: 'callback.test',
+          body: {},
+        }),
+      );
       for (const [i, delay] of DELAYS.entries()) {
-        await eventually(async () => ((await callback(app.api, id))?.attempts.length ?? 0) >= i + 1, `attempt ${i + 1}`);
+        await eventually(
+          async () => ((await callback(app.api, id))?.attempts.length ?? 0) >= i + 1,
+          `attempt ${i + 1}`,
+        );
         await strictClock.advance(delay);
         await strict.server.jobRunner.quiet();
       }
@@ -390,12 +566,15 @@ describe('network block on by default', () => {
       assert.equal(cb.attempts.length, 4);
       assert.match(cb.attempts[0]?.error ?? '', /address not allowed/);
       assert.equal(own.received.length, 0, 'the receiver was never contacted');
-    } finally { await strict.close(); await own.close(); }
+    } finally {
+      await strict.close();
+      await own.close();
+    }
   });
 });
 
 describe('fair delivery', () => {
-  test('an application flooding slow receivers does not hold up another application\'s callbacks', async () => {
+  test("an application flooding slow receivers does not hold up another application's callbacks", async () => {
     const flooder = await t.createApp();
     const other = await t.createApp();
     const slow = await startReceiver();
@@ -404,10 +583,17 @@ describe('fair delivery', () => {
     try {
       const svc = t.server.services.callbacks;
       await t.server.db.kysely.transaction().execute(async (trx) => {
-        for (let i = 0; i < 1500; i++) await svc.enqueue(trx, { appId: flooder.id, url: slow.url, method: 'POST', event: 'callback.test', body: { i } });
+        for (let i = 0; i < 1500; i++)
+          await svc.enqueue(trx, {
+            appId: flooder.id,
+            url: slow.url,
+            method: 'POST',
+            event: 'callback.test',
+            body: { i },
+          });
       });
       // The flooder holds as many attempts in flight as it may (32 per node by default), and no more.
-      await eventually(() => slow.received.length >= 32, 'the flooder\'s attempts are in flight');
+      await eventually(() => slow.received.length >= 32, "the flooder's attempts are in flight");
       const id = await sendTest(other.api, fast.url);
       // The clock does not move: were every slot held by the flooder's silent receivers, this
       // callback would wait for their 5 s deadline forever.
@@ -418,16 +604,28 @@ describe('fair delivery', () => {
       assert.equal(t.server.jobRunner.busy('callback.deliver'), 32);
     } finally {
       // Let the flooder's attempts time out so the runner has nothing in flight for later tests.
-      await t.server.db.kysely.deleteFrom('jobs').where('kind', '=', 'callback.deliver').where('claim_token', 'is', null).execute();
+      await t.server.db.kysely
+        .deleteFrom('jobs')
+        .where('kind', '=', 'callback.deliver')
+        .where('claim_token', 'is', null)
+        .execute();
       await advance(TIMEOUT);
-      await eventually(() => t.server.jobRunner.busy('callback.deliver') === 0, 'the flooder\'s attempts ended');
-      await slow.close(); await fast.close();
+      await eventually(() => t.server.jobRunner.busy('callback.deliver') === 0, "the flooder's attempts ended");
+      await slow.close();
+      await fast.close();
     }
   });
 
   test('when every slot is busy, freed slots go to each application in turn, not to the oldest backlog', async () => {
     const c = new ManualClock();
-    const small = await startTestServer({ clock: c, env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1', BOXHUB_CALLBACK_CONCURRENCY: '4', BOXHUB_CALLBACK_PER_APP_CONCURRENCY: '4' } });
+    const small = await startTestServer({
+      clock: c,
+      env: {
+        BOXHUB_ALLOW_PRIVATE_NETWORKS: '1',
+        BOXHUB_CALLBACK_CONCURRENCY: '4',
+        BOXHUB_CALLBACK_PER_APP_CONCURRENCY: '4',
+      },
+    });
     const slow = await startReceiver();
     const fast = await startReceiver();
     slow.answer('silent');
@@ -436,7 +634,14 @@ describe('fair delivery', () => {
       const other = await small.createApp();
       const svc = small.server.services.callbacks;
       await small.server.db.kysely.transaction().execute(async (trx) => {
-        for (let i = 0; i < 100; i++) await svc.enqueue(trx, { appId: flooder.id, url: slow.url, method: 'POST', event: 'callback.test', body: { i } });
+        for (let i = 0; i < 100; i++)
+          await svc.enqueue(trx, {
+            appId: flooder.id,
+            url: slow.url,
+            method: 'POST',
+            event: 'callback.test',
+            body: { i },
+          });
       });
       await eventually(() => slow.received.length === 4, 'all four slots taken by the flooder');
       await c.advance(1000);
@@ -447,10 +652,15 @@ describe('fair delivery', () => {
       // application's, though 96 of the flooder's callbacks have been due longer.
       await c.advance(4000);
       await small.server.jobRunner.quiet();
-      const cb = await eventually(async () => { const x = await callback(other.api, id); return x?.status === 'delivered' ? x : undefined; }, 'the other application\'s callback');
+      const cb = await eventually(async () => {
+        const x = await callback(other.api, id);
+        return x?.status === 'delivered' ? x : undefined;
+      }, "the other application's callback");
       assert.equal(cb.attempts[0]!.at, c.now(), 'sent in the first round after the slots were freed');
     } finally {
-      await small.close(); await slow.close(); await fast.close();
+      await small.close();
+      await slow.close();
+      await fast.close();
     }
   });
 });

@@ -49,13 +49,26 @@ export interface DeliveryDeps {
 }
 
 type Secrets = { current: string; previous: string | null; previousUntil: number | null };
-interface Prepared { rows: Map<string, CallbackRow>; secrets: Map<string, Secrets> }
-interface Effect { outcome: AttemptOutcome; row: CallbackRow }
+interface Prepared {
+  rows: Map<string, CallbackRow>;
+  secrets: Map<string, Secrets>;
+}
+interface Effect {
+  outcome: AttemptOutcome;
+  row: CallbackRow;
+}
 /** A waiter that found its group pending: checked again when it is settled (see record). */
-interface Waiting { waiting: CallbackRow }
+interface Waiting {
+  waiting: CallbackRow;
+}
 
 /** The API's three headers (docs/api.md, "Callbacks") plus the Standard Webhooks ones. */
-export function callbackHeaders(id: string, body: string, secrets: string[], timestampSec: number): Record<string, string> {
+export function callbackHeaders(
+  id: string,
+  body: string,
+  secrets: string[],
+  timestampSec: number,
+): Record<string, string> {
   return {
     'user-agent': 'SVC',
     'content-type': 'application/json',
@@ -84,7 +97,7 @@ export function callbackDelivery(d: DeliveryDeps): JobHandler<Prepared, Effect |
       const row = prepared.rows.get(job.ref);
       // Delivered or failed meanwhile (a replay makes a new job): nothing left to do.
       if (!row) return { next: 'done' };
-      if (row.wait_for && await d.repo.groupPending(row.app_id, row.wait_for)) {
+      if (row.wait_for && (await d.repo.groupPending(row.app_id, row.wait_for))) {
         return { next: 'again', at: d.clock.now() + WAIT_RECHECK_MS, effect: { waiting: row } };
       }
       return attempt(d, row, prepared.secrets.get(row.app_id), signal);
@@ -93,7 +106,10 @@ export function callbackDelivery(d: DeliveryDeps): JobHandler<Prepared, Effect |
     async record(trx, items) {
       const effects = items.flatMap((i) => (i.result.next === 'release' || !i.result.effect ? [] : [i.result.effect]));
       const outcomes = effects.filter((e): e is Effect => 'outcome' in e);
-      await d.repo.recordOutcomes(trx, outcomes.map((e) => e.outcome));
+      await d.repo.recordOutcomes(
+        trx,
+        outcomes.map((e) => e.outcome),
+      );
       await wakeWaiters(d, trx, outcomes);
       // A waiter claimed while the last member of its group completed missed that completion's
       // wake (it only reaches unclaimed jobs): looked at again here, now that it is unclaimed in
@@ -101,20 +117,30 @@ export function callbackDelivery(d: DeliveryDeps): JobHandler<Prepared, Effect |
       // the completion or the completion's wake sees this job unclaimed.
       const waiting = effects.filter((e): e is Waiting => 'waiting' in e);
       const free: string[] = [];
-      for (const w of waiting) if (!(await d.repo.groupPending(w.waiting.app_id, w.waiting.wait_for!, trx))) free.push(w.waiting.id);
+      for (const w of waiting)
+        if (!(await d.repo.groupPending(w.waiting.app_id, w.waiting.wait_for!, trx))) free.push(w.waiting.id);
       if (free.length > 0) await d.jobs.dueNow(trx, DELIVER_JOB, free, d.clock.now());
     },
   };
 }
 
-async function attempt(d: DeliveryDeps, row: CallbackRow, sec: Secrets | undefined, signal: AbortSignal): Promise<JobResult<Effect>> {
+async function attempt(
+  d: DeliveryDeps,
+  row: CallbackRow,
+  sec: Secrets | undefined,
+  signal: AbortSignal,
+): Promise<JobResult<Effect>> {
   const s = d.settings;
   const startedAt = d.clock.now();
-  const keys = sec ? [sec.current, ...(sec.previous && (sec.previousUntil ?? 0) > startedAt ? [sec.previous] : [])] : [];
+  const keys = sec
+    ? [sec.current, ...(sec.previous && (sec.previousUntil ?? 0) > startedAt ? [sec.previous] : [])]
+    : [];
   const headers = callbackHeaders(row.id, row.body, keys, Math.floor(startedAt / 1000));
   const t0 = performance.now();
   const r: AttemptResult = await d.transport(
-    { url: row.url, method: row.method === 'PUT' ? 'PUT' : 'POST', headers, body: row.body, timeoutMs: s.timeoutMs }, signal);
+    { url: row.url, method: row.method === 'PUT' ? 'PUT' : 'POST', headers, body: row.body, timeoutMs: s.timeoutMs },
+    signal,
+  );
   const ms = performance.now() - t0;
   if (r.kind === 'aborted') return { next: 'release' };
   const finishedAt = d.clock.now();
@@ -152,7 +178,8 @@ async function attempt(d: DeliveryDeps, row: CallbackRow, sec: Secrets | undefin
 async function wakeWaiters(d: DeliveryDeps, trx: Trx, effects: readonly Effect[]): Promise<void> {
   const groups = new Map<string, { appId: string; group: string }>();
   for (const e of effects) {
-    if (e.outcome.status !== 'pending' && e.row.wait_group) groups.set(`${e.row.app_id}\0${e.row.wait_group}`, { appId: e.row.app_id, group: e.row.wait_group });
+    if (e.outcome.status !== 'pending' && e.row.wait_group)
+      groups.set(`${e.row.app_id}\0${e.row.wait_group}`, { appId: e.row.app_id, group: e.row.wait_group });
   }
   if (groups.size === 0) return;
   const waiters = await d.repo.waiters(trx, [...groups.values()]);

@@ -44,14 +44,19 @@ export function callbackRetention(d: CallbackRetentionDeps): JobHandler {
     concurrency: 1,
     leaseMs: 10 * 60_000,
     async run() {
-      await sweepCallbacks(d).catch((err: unknown) => d.log.warn({ err }, 'callback retention sweep failed; trying again next interval'));
+      await sweepCallbacks(d).catch((err: unknown) =>
+        d.log.warn({ err }, 'callback retention sweep failed; trying again next interval'),
+      );
       return { next: 'again', at: d.clock.now() + d.intervalMs };
     },
   };
 }
 
 /** Makes sure the periodic sweep exists (every node calls it; the first one's schedule stands). */
-export async function scheduleRetention(jobs: Jobs, d: Pick<CallbackRetentionDeps, 'clock' | 'retentionMs' | 'intervalMs'>): Promise<void> {
+export async function scheduleRetention(
+  jobs: Jobs,
+  d: Pick<CallbackRetentionDeps, 'clock' | 'retentionMs' | 'intervalMs'>,
+): Promise<void> {
   if (d.retentionMs <= 0) return;
   await jobs.schedule(jobs.db, { kind: RETENTION_JOB, ref: 'sweep', runAt: d.clock.now() + d.intervalMs });
 }

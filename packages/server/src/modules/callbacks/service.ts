@@ -49,7 +49,13 @@ export class CallbackService {
   private readonly jobs: Jobs;
   readonly urlGuard: UrlGuard;
 
-  constructor(repo: CallbackRepository, jobs: Jobs, clock: Clock, settings: CallbackServiceSettings, urlGuard?: UrlGuard) {
+  constructor(
+    repo: CallbackRepository,
+    jobs: Jobs,
+    clock: Clock,
+    settings: CallbackServiceSettings,
+    urlGuard?: UrlGuard,
+  ) {
     this.repo = repo;
     this.jobs = jobs;
     this.clock = clock;
@@ -64,14 +70,22 @@ export class CallbackService {
   async enqueue(trx: Trx, input: EnqueueInput): Promise<string> {
     const problem = urlSyntaxProblem(input.url, Number.MAX_SAFE_INTEGER);
     if (problem) throw new ApiError('INVALID_PARAMETER', `callback URL: ${problem}`);
-    if (input.method !== 'POST' && input.method !== 'PUT') throw new ApiError('INVALID_PARAMETER', 'callback method must be POST or PUT');
+    if (input.method !== 'POST' && input.method !== 'PUT')
+      throw new ApiError('INVALID_PARAMETER', 'callback method must be POST or PUT');
     const id = input.id ?? randomUUID();
     const now = this.clock.now();
     await this.repo.insert(trx, {
-      id, app_id: input.appId, url: input.url, method: input.method, event: input.event,
-      task_uuid: input.taskUuid ?? null, body: JSON.stringify(input.body),
-      wait_group: input.group ?? null, wait_for: input.waitFor ?? null,
-      next_attempt_at: input.notBefore ?? now, created_at: now,
+      id,
+      app_id: input.appId,
+      url: input.url,
+      method: input.method,
+      event: input.event,
+      task_uuid: input.taskUuid ?? null,
+      body: JSON.stringify(input.body),
+      wait_group: input.group ?? null,
+      wait_for: input.waitFor ?? null,
+      next_attempt_at: input.notBefore ?? now,
+      created_at: now,
     });
     await this.jobs.schedule(trx, { kind: DELIVER_JOB, ref: id, runAt: input.notBefore ?? now, fairKey: input.appId });
     return id;
@@ -89,22 +103,51 @@ export class CallbackService {
   async sendTest(appId: string, url: string): Promise<{ id: string }> {
     await this.checkUrl(url);
     const id = randomUUID();
-    await this.enqueue(this.repo.db, { appId, url, method: 'POST', event: 'callback.test', id, body: { event: 'callback.test', id, created_at: this.clock.now() } });
+    await this.enqueue(this.repo.db, {
+      appId,
+      url,
+      method: 'POST',
+      event: 'callback.test',
+      id,
+      body: { event: 'callback.test', id, created_at: this.clock.now() },
+    });
     return { id };
   }
 
   async list(appId: string, q: api.CallbackListQuery): Promise<api.CallbackList> {
-    const { total, rows, attempts } = await this.repo.list(appId, { ...(q.status ? { status: q.status } : {}), ...(q.task_uuid ? { taskUuid: q.task_uuid } : {}) },
-      CALLBACK_PAGE_SIZE, (q.page - 1) * CALLBACK_PAGE_SIZE);
+    const { total, rows, attempts } = await this.repo.list(
+      appId,
+      { ...(q.status ? { status: q.status } : {}), ...(q.task_uuid ? { taskUuid: q.task_uuid } : {}) },
+      CALLBACK_PAGE_SIZE,
+      (q.page - 1) * CALLBACK_PAGE_SIZE,
+    );
     const byCallback = new Map<string, AttemptRow[]>();
     for (const a of attempts) byCallback.set(a.callback_id, [...(byCallback.get(a.callback_id) ?? []), a]);
-    return { page: q.page, page_size: CALLBACK_PAGE_SIZE, total, callbacks: rows.map((r) => view(r, byCallback.get(r.id) ?? [])) };
+    return {
+      page: q.page,
+      page_size: CALLBACK_PAGE_SIZE,
+      total,
+      callbacks: rows.map((r) => view(r, byCallback.get(r.id) ?? [])),
+    };
   }
 
   /** A task's callbacks of one event with their bodies, oldest first (the console's recognition run). */
-  async ofTask(appId: string, taskUuid: string, event: string, page: number, pageSize: number): Promise<{ total: number; callbacks: Array<{ id: string; status: CallbackStatus; body: unknown }> }> {
+  async ofTask(
+    appId: string,
+    taskUuid: string,
+    event: string,
+    page: number,
+    pageSize: number,
+  ): Promise<{ total: number; callbacks: Array<{ id: string; status: CallbackStatus; body: unknown }> }> {
     const { total, rows } = await this.repo.ofTask(appId, taskUuid, event, pageSize, (page - 1) * pageSize);
-    return { total, callbacks: rows.map((r) => ({ id: r.id, status: r.status as CallbackStatus, body: JSON.parse(r.body) as unknown })) };
+    return {
+      total,
+      callbacks: rows.map((r) => ({
+        id: r.id,
+        status: r.status as CallbackStatus,
+        body: JSON.parse(r.body) as unknown,
+      })),
+    };
   }
 
   /** The delivery status of these callbacks of the application (those the log still keeps). */
@@ -123,7 +166,10 @@ export class CallbackService {
     if (restarted) return;
     const row = await this.repo.findForApp(appId, id);
     if (!row) throw new ApiError('NOT_FOUND', `no callback '${id}'`);
-    throw new ApiError('CALLBACK_PENDING', `callback '${id}' is still being delivered; replay it once it is delivered or failed`);
+    throw new ApiError(
+      'CALLBACK_PENDING',
+      `callback '${id}' is still being delivered; replay it once it is delivered or failed`,
+    );
   }
 
   /** New signing secret, returned once; the old one signs too until the grace period ends. */

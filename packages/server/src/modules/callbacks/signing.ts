@@ -20,7 +20,13 @@ export function signatureHeader(secrets: string[], id: string, timestampSec: num
  * Receiver-side check, as a receiver would write it (used by tests and the docs' example):
  * true when any v1 signature in the header matches and the timestamp is within `toleranceSec`.
  */
-export function verify(secret: string, headers: { id: string; timestamp: string; signature: string }, body: string, nowSec = Math.floor(Date.now() / 1000), toleranceSec = 300): boolean {
+export function verify(
+  secret: string,
+  headers: { id: string; timestamp: string; signature: string },
+  body: string,
+  nowSec = Math.floor(Date.now() / 1000),
+  toleranceSec = 300,
+): boolean {
   const ts = Number(headers.timestamp);
   if (!Number.isInteger(ts) || Math.abs(nowSec - ts) > toleranceSec) return false;
   const expected = Buffer.from(sign(secret, headers.id, ts, body).slice(3), 'base64');

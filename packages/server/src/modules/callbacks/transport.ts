@@ -34,14 +34,18 @@ function describe(e: unknown): { kind: AttemptResult['kind']; error: string } {
   for (let i = 0; i < 4 && err; i++) {
     if (err instanceof AttemptTimeout) return { kind: 'timeout', error: err.message };
     if (err.code === 'BOXHUB_BLOCKED_ADDRESS') return { kind: 'blocked', error: `address not allowed: ${err.message}` };
-    if (err.cause instanceof Error) err = err.cause as typeof err; else break;
+    if (err.cause instanceof Error) err = err.cause as typeof err;
+    else break;
   }
   const x = e as Error & { code?: string };
   return { kind: 'network', error: `${x.code ? `${x.code}: ` : ''}${x.message}`.slice(0, 500) };
 }
 
 /** `clock` times the deadline: the service's own time, so a test's ManualClock can run it out. */
-export function undiciTransport(dispatcher: Dispatcher, o: { clock?: Clock; maxResponseBytes?: number } = {}): Transport {
+export function undiciTransport(
+  dispatcher: Dispatcher,
+  o: { clock?: Clock; maxResponseBytes?: number } = {},
+): Transport {
   const clock = o.clock ?? systemClock;
   const maxResponseBytes = o.maxResponseBytes ?? 1024;
   return async (r, outer) => {
@@ -52,7 +56,11 @@ export function undiciTransport(dispatcher: Dispatcher, o: { clock?: Clock; maxR
     let statusCode: number | null = null;
     try {
       const res = await request(r.url, {
-        dispatcher, method: r.method, headers: r.headers, body: r.body, signal: ac.signal,
+        dispatcher,
+        method: r.method,
+        headers: r.headers,
+        body: r.body,
+        signal: ac.signal,
       });
       statusCode = res.statusCode;
       const chunks: Buffer[] = [];
@@ -63,11 +71,14 @@ export function undiciTransport(dispatcher: Dispatcher, o: { clock?: Clock; maxR
           size += chunk.length;
           if (size >= maxResponseBytes) break;
         }
-      } catch { /* the status arrived in time; a body cut short by the deadline changes nothing */ }
+      } catch {
+        /* the status arrived in time; a body cut short by the deadline changes nothing */
+      }
       if (size >= maxResponseBytes || ac.signal.aborted) res.body.on('error', ignore).destroy();
       return { statusCode, error: null, kind: 'answered', response: Buffer.concat(chunks).toString('utf8') };
     } catch (e) {
-      if (outer.aborted) return { statusCode: null, error: 'aborted: server stopping', kind: 'aborted', response: null };
+      if (outer.aborted)
+        return { statusCode: null, error: 'aborted: server stopping', kind: 'aborted', response: null };
       return { statusCode: null, response: null, ...describe(ac.signal.aborted ? ac.signal.reason : e) };
     } finally {
       timer.cancel();

@@ -16,11 +16,14 @@ export function callbackPages(app: FastifyInstance, o: ConsoleOptions): void {
   });
   const settings = async (req: FastifyRequest, rotated?: api.RotateSecretResult) =>
     html`${callbackSettingsView(sess(req).csrf, rotated)}${deviceEventsCard(await s.deviceEvents.setting(sess(req).appId), sess(req).csrf)}`;
-  app.get('/console/callbacks/settings', async (req, reply) => show(reply, req, 'Callback settings', await settings(req)));
+  app.get('/console/callbacks/settings', async (req, reply) =>
+    show(reply, req, 'Callback settings', await settings(req)),
+  );
   // Device events (docs/callbacks.md "Device events"): the same service and checks as the API.
   app.post('/console/callbacks/device_events', async (req, reply) => {
     const url = (formOf(req).callback_url ?? '').trim();
-    if (urlChars(url) > MAX_URL_CHARS) throw new ApiError('INVALID_PARAMETER', `the device events URL is at most ${MAX_URL_CHARS} characters`);
+    if (urlChars(url) > MAX_URL_CHARS)
+      throw new ApiError('INVALID_PARAMETER', `the device events URL is at most ${MAX_URL_CHARS} characters`);
     await s.deviceEvents.setCallbackUrl(sess(req).appId, url);
     return reply.redirect('/console/callbacks/settings', 303);
   });
@@ -32,7 +35,8 @@ export function callbackPages(app: FastifyInstance, o: ConsoleOptions): void {
   });
   // The new secret is shown in this answer only (never in a URL; pages are not cached).
   app.post('/console/callbacks/rotate_secret', async (req, reply) => {
-    if (!confirmed(req)) return askFirst(reply, req, dangers.rotateCallbackSecret('rotate-secret', '/console/callbacks/settings'));
+    if (!confirmed(req))
+      return askFirst(reply, req, dangers.rotateCallbackSecret('rotate-secret', '/console/callbacks/settings'));
     return show(reply, req, 'Callback settings', await settings(req, await s.callbacks.rotateSecret(sess(req).appId)));
   });
   app.post<{ Params: { id: string } }>('/console/callbacks/:id/replay', async (req, reply) => {

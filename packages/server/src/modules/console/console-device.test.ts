@@ -22,20 +22,55 @@ let others: { uuid: string };
 
 const HOSTILE = '<script>window.__pwned=1</script>"><img src=x onerror=alert(1)>';
 const capability: PrinterCapability = {
-  make: HOSTILE, model: `Model ${HOSTILE}`, support_strict: true, color_mode: ['SVC_CM_MONO', 'SVC_CM_COLOR'],
+  make: HOSTILE,
+  model: `Model ${HOSTILE}`,
+  support_strict: true,
+  color_mode: ['SVC_CM_MONO', 'SVC_CM_COLOR'],
   media_sizes: [
-    { media_size: 'SVC_MS_A4', media_types: [
-      { media_type: 'SVC_MT_PLAIN', duplex: ['SVC_DP_NONE', 'SVC_DP_NOTUMBLE'], borderless: false, quality: ['SVC_QU_DRAFT', 'SVC_QU_NORMAL'] },
-      { media_type: 'SVC_MT_PHOTO', duplex: ['SVC_DP_NONE'], borderless: true, quality: ['SVC_QU_HIGH'], input_slot: ['SVC_IS_PHOTO'] },
-    ] },
-    { media_size: 'SVC_MS_A5', media_types: [{ media_type: 'SVC_MT_CARDSTOCK', duplex: ['SVC_DP_NONE'], borderless: false, quality: ['SVC_QU_NORMAL'] }] },
+    {
+      media_size: 'SVC_MS_A4',
+      media_types: [
+        {
+          media_type: 'SVC_MT_PLAIN',
+          duplex: ['SVC_DP_NONE', 'SVC_DP_NOTUMBLE'],
+          borderless: false,
+          quality: ['SVC_QU_DRAFT', 'SVC_QU_NORMAL'],
+        },
+        {
+          media_type: 'SVC_MT_PHOTO',
+          duplex: ['SVC_DP_NONE'],
+          borderless: true,
+          quality: ['SVC_QU_HIGH'],
+          input_slot: ['SVC_IS_PHOTO'],
+        },
+      ],
+    },
+    {
+      media_size: 'SVC_MS_A5',
+      media_types: [
+        { media_type: 'SVC_MT_CARDSTOCK', duplex: ['SVC_DP_NONE'], borderless: false, quality: ['SVC_QU_NORMAL'] },
+      ],
+    },
   ],
 };
-const state = (printer: Partial<BoxState['printer']>): string => JSON.stringify({
-  v: BOX_PROTOCOL_VERSION, at: 1,
-  printer: { connected: true, supported: true, make: HOSTILE, model: `Model ${HOSTILE}`, error_code: 0, kind: 'inkjet', strict: true, maintenance: ['head_clean', 'nozzle_check'], capability, ...printer },
-  scanner: { connected: false, supported: false },
-} satisfies BoxState);
+const state = (printer: Partial<BoxState['printer']>): string =>
+  JSON.stringify({
+    v: BOX_PROTOCOL_VERSION,
+    at: 1,
+    printer: {
+      connected: true,
+      supported: true,
+      make: HOSTILE,
+      model: `Model ${HOSTILE}`,
+      error_code: 0,
+      kind: 'inkjet',
+      strict: true,
+      maintenance: ['head_clean', 'nozzle_check'],
+      capability,
+      ...printer,
+    },
+    scanner: { connected: false, supported: false },
+  } satisfies BoxState);
 
 async function boundBox(app: App, printer: Partial<BoxState['printer']>): Promise<{ uuid: string }> {
   const d = await t.registerDevice();
@@ -73,17 +108,27 @@ describe('inkjet controls', () => {
     assert.doesNotMatch(page.body, /id="power-ink-flush"/, 'the printer does not list it');
     const l = await c.get(`/console/devices/${laser.uuid}`);
     assert.doesNotMatch(l.body, /id="head-clean"/);
-    assert.match(l.body, /id="inkjet-unavailable">Not available: only for inkjet printers that support strict mode; this printer is laser/);
+    assert.match(
+      l.body,
+      /id="inkjet-unavailable">Not available: only for inkjet printers that support strict mode; this printer is laser/,
+    );
   });
 
-  test('a refusal is shown on the device page with the API\'s message; unknown operations and other applications\' boxes are 404', async () => {
+  test("a refusal is shown on the device page with the API's message; unknown operations and other applications' boxes are 404", async () => {
     const c = await new ConsoleClient(t.url).signIn(a.api_key);
-    for (const [box, op] of [[inkjet, 'head_clean'], [laser, 'nozzle_check'], [inkjet, 'power_ink_flush']] as const) {
+    for (const [box, op] of [
+      [inkjet, 'head_clean'],
+      [laser, 'nozzle_check'],
+      [inkjet, 'power_ink_flush'],
+    ] as const) {
       const api = await a.api.post(`/api/control/${op}`, { client_uuid: box.uuid });
       assert.notEqual(api.code, 0);
       const r = await c.post(`/console/devices/${box.uuid}/inkjet/${op}`, { _confirmed: '1' });
       assert.equal(r.status, 400, op);
-      assert.ok(r.body.includes(`id="refused">${escapeHtml(`${api.msg} (code ${api.code})`)}</div>`), `${op}: ${api.msg}`);
+      assert.ok(
+        r.body.includes(`id="refused">${escapeHtml(`${api.msg} (code ${api.code})`)}</div>`),
+        `${op}: ${api.msg}`,
+      );
     }
     assert.equal((await c.post(`/console/devices/${inkjet.uuid}/inkjet/format_disk`, { _confirmed: '1' })).status, 404);
     // Another application's box: not found, confirmed or not (the question names nothing of it).
@@ -93,41 +138,73 @@ describe('inkjet controls', () => {
     }
   });
 
-  test('CSRF: the inkjet and cancel forms without the session\'s token are refused', async () => {
+  test("CSRF: the inkjet and cancel forms without the session's token are refused", async () => {
     const c = await new ConsoleClient(t.url).signIn(a.api_key);
     const other = await new ConsoleClient(t.url).signIn(a.api_key);
-    for (const path of [`/console/devices/${inkjet.uuid}/inkjet/head_clean`, `/console/devices/${inkjet.uuid}/inkjet/power_ink_flush`, `/console/devices/${inkjet.uuid}/print/cancel`]) {
+    for (const path of [
+      `/console/devices/${inkjet.uuid}/inkjet/head_clean`,
+      `/console/devices/${inkjet.uuid}/inkjet/power_ink_flush`,
+      `/console/devices/${inkjet.uuid}/print/cancel`,
+    ]) {
       assert.equal((await c.post(path, { _confirmed: '1' }, { csrf: null })).status, 403, path);
       assert.equal((await c.post(path, { _confirmed: '1' }, { csrf: other.csrf })).status, 403, path);
-      assert.equal((await c.post(path, { _confirmed: '1' }, { headers: { origin: 'http://evil.example' } })).status, 403, path);
+      assert.equal(
+        (await c.post(path, { _confirmed: '1' }, { headers: { origin: 'http://evil.example' } })).status,
+        403,
+        path,
+      );
     }
-    assert.equal((await t.server.repos.devices.findByUuid(inkjet.uuid))!.last_power_ink_flush_at, null, 'nothing was claimed');
+    assert.equal(
+      (await t.server.repos.devices.findByUuid(inkjet.uuid))!.last_power_ink_flush_at,
+      null,
+      'nothing was claimed',
+    );
   });
 });
 
 describe('print options', () => {
-  test('offered from the capability tree; the part for another media size or type; the printer\'s strings escaped', async () => {
+  test("offered from the capability tree; the part for another media size or type; the printer's strings escaped", async () => {
     const c = await new ConsoleClient(t.url).signIn(a.api_key);
     const page = await c.get(`/console/devices/${inkjet.uuid}`);
-    for (const v of ['SVC_MS_A4', 'SVC_MS_A5', 'SVC_MT_PLAIN', 'SVC_MT_PHOTO', 'SVC_DP_NOTUMBLE', 'SVC_QU_DRAFT', 'SVC_CM_MONO']) assert.match(page.body, new RegExp(`<option value="${v}"`), v);
-    assert.doesNotMatch(page.body, /<option value="SVC_MT_CARDSTOCK"/, 'A5\'s types only once A5 is chosen');
+    for (const v of [
+      'SVC_MS_A4',
+      'SVC_MS_A5',
+      'SVC_MT_PLAIN',
+      'SVC_MT_PHOTO',
+      'SVC_DP_NOTUMBLE',
+      'SVC_QU_DRAFT',
+      'SVC_CM_MONO',
+    ])
+      assert.match(page.body, new RegExp(`<option value="${v}"`), v);
+    assert.doesNotMatch(page.body, /<option value="SVC_MT_CARDSTOCK"/, "A5's types only once A5 is chosen");
     assert.doesNotMatch(page.body, /id="print-borderless"/, 'plain A4 has no borderless');
     assert.match(page.body, /id="print-strict"/);
-    assert.ok(!page.body.includes(HOSTILE) && !page.body.includes('<img src=x'), 'the printer\'s make and model are text');
+    assert.ok(
+      !page.body.includes(HOSTILE) && !page.body.includes('<img src=x'),
+      "the printer's make and model are text",
+    );
     assert.ok(page.body.includes(escapeHtml(HOSTILE)));
-    const photo = await c.get(`/console/devices/${inkjet.uuid}/print-options?media_size=SVC_MS_A4&media_type=SVC_MT_PHOTO&quality=SVC_QU_DRAFT`);
+    const photo = await c.get(
+      `/console/devices/${inkjet.uuid}/print-options?media_size=SVC_MS_A4&media_type=SVC_MT_PHOTO&quality=SVC_QU_DRAFT`,
+    );
     assert.equal(photo.status, 200);
     assert.match(photo.body, /^<div id="print-options"/);
     assert.match(photo.body, /id="print-borderless"/);
     assert.match(photo.body, /<option value="SVC_IS_PHOTO"/);
     assert.match(photo.body, /<option value="SVC_MT_PHOTO" selected>/);
     assert.doesNotMatch(photo.body, /SVC_QU_DRAFT/, 'draft is not offered for photo paper');
-    const a5 = await c.get(`/console/devices/${inkjet.uuid}/print-options?media_size=SVC_MS_A5&media_type=SVC_MT_PHOTO`);
-    assert.match(a5.body, /<option value="SVC_MT_CARDSTOCK" selected>/, 'a type the size lacks falls back to one it has');
+    const a5 = await c.get(
+      `/console/devices/${inkjet.uuid}/print-options?media_size=SVC_MS_A5&media_type=SVC_MT_PHOTO`,
+    );
+    assert.match(
+      a5.body,
+      /<option value="SVC_MT_CARDSTOCK" selected>/,
+      'a type the size lacks falls back to one it has',
+    );
     assert.equal((await c.get(`/console/devices/${others.uuid}/print-options?media_size=SVC_MS_A4`)).status, 404);
   });
 
-  test('bad options are refused with the API\'s message, the form kept as sent', async () => {
+  test("bad options are refused with the API's message, the form kept as sent", async () => {
     const c = await new ConsoleClient(t.url).signIn(a.api_key);
     const cases: Array<[Record<string, string>, Record<string, unknown>]> = [
       [{ media_size: 'SVC_MS_A4', number: '0' }, { number: 0 }],
@@ -137,29 +214,56 @@ describe('print options', () => {
       [{ media_size: 'SVC_MS_A4', callback_url: 'ftp://x' }, { callback_url: 'ftp://x' }],
     ];
     for (const [fields, options] of cases) {
-      const api = await a.api.post('/api/print/create', { client_uuid: inkjet.uuid, file_type: 'pdf', file_content: Buffer.from('%PDF-1.4\n%%EOF\n').toString('base64'), options: { collate: true, reverse: true, ...options } });
+      const api = await a.api.post('/api/print/create', {
+        client_uuid: inkjet.uuid,
+        file_type: 'pdf',
+        file_content: Buffer.from('%PDF-1.4\n%%EOF\n').toString('base64'),
+        options: { collate: true, reverse: true, ...options },
+      });
       assert.notEqual(api.code, 0);
-      const r = await c.req(`/console/devices/${inkjet.uuid}/print`, { method: 'POST', body: printForm(c.csrf, { collate: '1', reverse: '1', ...fields }) });
+      const r = await c.req(`/console/devices/${inkjet.uuid}/print`, {
+        method: 'POST',
+        body: printForm(c.csrf, { collate: '1', reverse: '1', ...fields }),
+      });
       const body = await r.text();
       assert.equal(r.status, 400, JSON.stringify(fields));
-      assert.ok(body.includes(`id="refused">${escapeHtml(`${api.msg} (code ${api.code})`)}</div>`), `${JSON.stringify(fields)}: ${api.msg}`);
-      if (fields.number) assert.match(body, new RegExp(`id="print-copies"[^>]*value="${fields.number}"`), 'the form as sent');
+      assert.ok(
+        body.includes(`id="refused">${escapeHtml(`${api.msg} (code ${api.code})`)}</div>`),
+        `${JSON.stringify(fields)}: ${api.msg}`,
+      );
+      if (fields.number)
+        assert.match(body, new RegExp(`id="print-copies"[^>]*value="${fields.number}"`), 'the form as sent');
     }
     // Good options, but the box is offline: the service's answer, as the API's.
-    const api = await a.api.post('/api/print/create', { client_uuid: inkjet.uuid, file_type: 'pdf', file_content: 'JVBERi0=', options: { number: 2, duplex: 'SVC_DP_NOTUMBLE' } });
-    const r = await c.req(`/console/devices/${inkjet.uuid}/print`, { method: 'POST', body: printForm(c.csrf, { media_size: 'SVC_MS_A4', number: '2', duplex: 'SVC_DP_NOTUMBLE', collate: '1' }) });
+    const api = await a.api.post('/api/print/create', {
+      client_uuid: inkjet.uuid,
+      file_type: 'pdf',
+      file_content: 'JVBERi0=',
+      options: { number: 2, duplex: 'SVC_DP_NOTUMBLE' },
+    });
+    const r = await c.req(`/console/devices/${inkjet.uuid}/print`, {
+      method: 'POST',
+      body: printForm(c.csrf, { media_size: 'SVC_MS_A4', number: '2', duplex: 'SVC_DP_NOTUMBLE', collate: '1' }),
+    });
     assert.equal(r.status, 400);
     assert.ok((await r.text()).includes(escapeHtml(`${api.msg} (code ${api.code})`)), api.msg);
   });
 
   test('CSRF: the print form with options and a wrong or late token is refused', async () => {
     const c = await new ConsoleClient(t.url).signIn(a.api_key);
-    const wrong = await c.req(`/console/devices/${inkjet.uuid}/print`, { method: 'POST', body: printForm('wrong', { media_size: 'SVC_MS_A4', number: '2' }) });
+    const wrong = await c.req(`/console/devices/${inkjet.uuid}/print`, {
+      method: 'POST',
+      body: printForm('wrong', { media_size: 'SVC_MS_A4', number: '2' }),
+    });
     assert.equal(wrong.status, 403);
     const late = new FormData();
     late.append('media_size', 'SVC_MS_A4');
     late.append('file', new Blob([Buffer.from('%PDF-1.4')]), 'a.pdf');
     late.append('_csrf', c.csrf);
-    assert.equal((await c.req(`/console/devices/${inkjet.uuid}/print`, { method: 'POST', body: late })).status, 403, 'the token must come before the file');
+    assert.equal(
+      (await c.req(`/console/devices/${inkjet.uuid}/print`, { method: 'POST', body: late })).status,
+      403,
+      'the token must come before the file',
+    );
   });
 });

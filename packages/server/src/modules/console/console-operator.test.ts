@@ -19,7 +19,12 @@ let app: { id: string; api_key: string; api: ApiClient };
 const logLines: string[] = [];
 
 before(async () => {
-  const sink = new Writable({ write(chunk, _enc, cb) { logLines.push(String(chunk)); cb(); } });
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logLines.push(String(chunk));
+      cb();
+    },
+  });
   t = await startTestServer({ env: { BOXHUB_OPERATOR_TOKEN: OPERATOR_TOKEN }, logger: pino({ level: 'trace' }, sink) });
   app = await t.createApp('school');
 });
@@ -28,7 +33,7 @@ after(() => t.close());
 const operatorApi = () => new ApiClient(t.url, OPERATOR_TOKEN);
 
 describe('operator sign-in', () => {
-  test('operator pages need the operator\'s session: an application key or session is no credential', async () => {
+  test("operator pages need the operator's session: an application key or session is no credential", async () => {
     for (const p of ['/console/operator', '/console/operator/applications', '/console/operator/devices']) {
       const r = await fetch(`${t.url}${p}`, { redirect: 'manual' });
       assert.equal(r.status, 303, p);
@@ -40,10 +45,17 @@ describe('operator sign-in', () => {
     assert.equal(r.status, 303);
     assert.equal(r.res.headers.get('location'), '/console/operator/login');
     // The application's session token put in the operator's cookie does not open.
-    const forged = await fetch(`${t.url}/console/operator/applications`, { redirect: 'manual', headers: { cookie: `bh_console_op=${c.cookie.split('=').slice(1).join('=')}` } });
+    const forged = await fetch(`${t.url}/console/operator/applications`, {
+      redirect: 'manual',
+      headers: { cookie: `bh_console_op=${c.cookie.split('=').slice(1).join('=')}` },
+    });
     assert.equal(forged.status, 303);
     // Nor by spelling the path another way (the router decodes percent-escapes).
-    for (const p of ['/console/%6Fperator/applications', '/console/operator%2Fapplications', '/console/%6fperator/devices']) {
+    for (const p of [
+      '/console/%6Fperator/applications',
+      '/console/operator%2Fapplications',
+      '/console/%6fperator/devices',
+    ]) {
       const r2 = await c.get(p);
       assert.ok(r2.status === 303 || r2.status === 404, `${p}: ${r2.status}`);
       assert.ok(!r2.body.includes('id="applications"') && !r2.body.includes('id="all-devices"'), p);
@@ -58,7 +70,9 @@ describe('operator sign-in', () => {
     const token = fieldOf(await page.text(), '_csrf')!;
     for (const wrong of [app.api_key, `${OPERATOR_TOKEN}x`, '']) {
       const res = await fetch(`${t.url}/console/operator/login`, {
-        method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `bh_console_op_login=${login}` },
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `bh_console_op_login=${login}` },
         body: new URLSearchParams({ _csrf: token, operator_token: wrong }).toString(),
       });
       assert.equal(res.status, 401, wrong);
@@ -66,12 +80,15 @@ describe('operator sign-in', () => {
     }
     // No login token: refused before the token is looked at.
     const noToken = await fetch(`${t.url}/console/operator/login`, {
-      method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ operator_token: OPERATOR_TOKEN }).toString(),
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ operator_token: OPERATOR_TOKEN }).toString(),
     });
     assert.equal(noToken.status, 403);
   });
 
-  test('the operator\'s cookie: its own name, HttpOnly, SameSite=Strict, sent to /console/operator only, never the token; not an application session', async () => {
+  test("the operator's cookie: its own name, HttpOnly, SameSite=Strict, sent to /console/operator only, never the token; not an application session", async () => {
     const c = await new ConsoleClient(t.url).signInOperator(OPERATOR_TOKEN);
     assert.match(c.setCookie, /^bh_console_op=/);
     assert.match(c.setCookie, /; Path=\/console\/operator;/);
@@ -80,7 +97,10 @@ describe('operator sign-in', () => {
     assert.ok(!c.setCookie.includes(OPERATOR_TOKEN));
     assert.ok(!logLines.some((l) => l.includes(OPERATOR_TOKEN)), 'the operator token is in no log line');
     // The operator's session is no application session.
-    const asApp = await fetch(`${t.url}/console/devices`, { redirect: 'manual', headers: { cookie: `bh_console=${c.cookie.split('=').slice(1).join('=')}` } });
+    const asApp = await fetch(`${t.url}/console/devices`, {
+      redirect: 'manual',
+      headers: { cookie: `bh_console=${c.cookie.split('=').slice(1).join('=')}` },
+    });
     assert.equal(asApp.status, 303);
     assert.equal(asApp.headers.get('location'), '/console/login');
     assert.match((await c.get('/console/operator/applications')).body, /id="operator-badge"/);
@@ -95,7 +115,11 @@ describe('operator sign-in', () => {
     assert.equal(openOperatorSession(box, opSession, 2000, 'one'), undefined, 'expired');
     assert.equal(openSession(box, opSession, 1000), undefined, 'not an application session');
     const appSession = sealSession(box, { app: 'a', key: 'k', exp: 2000, csrf: 'c' });
-    assert.equal(openOperatorSession(box, appSession, 1000, 'one'), undefined, 'an application session is not an operator session');
+    assert.equal(
+      openOperatorSession(box, appSession, 1000, 'one'),
+      undefined,
+      'an application session is not an operator session',
+    );
   });
 
   test('without BOXHUB_OPERATOR_TOKEN the operator console is off', async () => {
@@ -105,7 +129,9 @@ describe('operator sign-in', () => {
       assert.match(await page.text(), /id="operator-off"/);
       const r = await fetch(`${t2.url}/console/operator/applications`, { redirect: 'manual' });
       assert.equal(r.headers.get('location'), '/console/operator/login');
-    } finally { await t2.close(); }
+    } finally {
+      await t2.close();
+    }
   });
 });
 
@@ -134,7 +160,7 @@ describe('applications', () => {
     assert.equal((await t.server.services.applications.info(id)).ess, true);
   });
 
-  test('a bad name gets the operator API\'s message', async () => {
+  test("a bad name gets the operator API's message", async () => {
     const c = await new ConsoleClient(t.url).signInOperator(OPERATOR_TOKEN);
     for (const name of ['', '   ', 'n'.repeat(201)]) {
       const api = await operatorApi().post('/api/operator/app/create', { name });
@@ -145,7 +171,7 @@ describe('applications', () => {
     }
   });
 
-  test('an application\'s keys: create, rotate (shown once), revoke', async () => {
+  test("an application's keys: create, rotate (shown once), revoke", async () => {
     const c = await new ConsoleClient(t.url).signInOperator(OPERATOR_TOKEN);
     const made = await t.createApp('keys');
     const page = await c.get(`/console/operator/applications/${made.id}`);
@@ -183,7 +209,11 @@ describe('devices of the deployment', () => {
     assert.ok(uuid && secret);
     const row = await t.server.repos.devices.findByUuid(uuid);
     assert.equal(row?.code, code);
-    assert.equal(row?.secret_hash, createHash('sha256').update(secret).digest('hex'), 'the box logs in with the secret shown');
+    assert.equal(
+      row?.secret_hash,
+      createHash('sha256').update(secret).digest('hex'),
+      'the box logs in with the secret shown',
+    );
     assert.ok(!r.body.includes('<img src=x') && r.body.includes(escapeHtml(hostileModel)));
     assert.ok(!logLines.some((l) => l.includes(secret)), 'the secret is in no log line');
     // The same code again: the operator API's answer.
@@ -192,24 +222,37 @@ describe('devices of the deployment', () => {
     assert.equal(again.status, 400);
     assert.ok(again.body.includes(escapeHtml(api.msg)), api.msg);
     const bad = await operatorApi().post('/api/operator/device/register', { code: '', model: 'x' });
-    assert.ok((await c.post('/console/operator/devices/register', { code: '', model: 'x' })).body.includes(escapeHtml(bad.msg)), bad.msg);
+    assert.ok(
+      (await c.post('/console/operator/devices/register', { code: '', model: 'x' })).body.includes(escapeHtml(bad.msg)),
+      bad.msg,
+    );
     // An application binds it: the list shows which one.
     assert.equal((await app.api.post('/api/client/bind', { uuid, name: 'Front desk' })).code, 0);
     const list = await c.get('/console/operator/devices');
-    assert.match(list.body, new RegExp(`data-uuid="${uuid}"[\\s\\S]*?>school</a> <span class="muted">as</span> Front desk`));
+    assert.match(
+      list.body,
+      new RegExp(`data-uuid="${uuid}"[\\s\\S]*?>school</a> <span class="muted">as</span> Front desk`),
+    );
     const rotated = await c.post(`/console/operator/devices/${uuid}/rotate_secret`, { _confirmed: '1' });
-    const secret2 = /id="new-device-secret">([^<]+)</.exec(rotated.body)?.[1] ?? assert.fail('the rotated secret is shown');
+    const secret2 =
+      /id="new-device-secret">([^<]+)</.exec(rotated.body)?.[1] ?? assert.fail('the rotated secret is shown');
     assert.ok(secret2 && secret2 !== secret);
-    assert.equal((await t.server.repos.devices.findByUuid(uuid))?.secret_hash, createHash('sha256').update(secret2).digest('hex'));
+    assert.equal(
+      (await t.server.repos.devices.findByUuid(uuid))?.secret_hash,
+      createHash('sha256').update(secret2).digest('hex'),
+    );
     const revoked = await c.post(`/console/operator/devices/${uuid}/revoke`, { _confirmed: '1' });
     assert.equal(revoked.status, 303);
     assert.equal((await t.server.repos.devices.findByUuid(uuid))?.secret_hash, 'revoked');
-    assert.match((await c.get('/console/operator/devices')).body, new RegExp(`data-uuid="${uuid}"[\\s\\S]*?secret revoked`));
+    assert.match(
+      (await c.get('/console/operator/devices')).body,
+      new RegExp(`data-uuid="${uuid}"[\\s\\S]*?secret revoked`),
+    );
   });
 });
 
 describe('operator CSRF', () => {
-  test('operator forms refuse a POST without the operator session\'s token, with an application session\'s token, or from another origin', async () => {
+  test("operator forms refuse a POST without the operator session's token, with an application session's token, or from another origin", async () => {
     const c = await new ConsoleClient(t.url).signInOperator(OPERATOR_TOKEN);
     const appSession = await new ConsoleClient(t.url).signIn(app.api_key);
     const [key] = await t.server.services.applications.listKeys(app.id);
@@ -227,8 +270,16 @@ describe('operator CSRF', () => {
     ];
     for (const [path, fields] of forms) {
       assert.equal((await c.post(path, fields, { csrf: null })).status, 403, `${path} without a token`);
-      assert.equal((await c.post(path, fields, { csrf: appSession.csrf })).status, 403, `${path} with an application session's token`);
-      assert.equal((await c.post(path, fields, { headers: { 'sec-fetch-site': 'cross-site' } })).status, 403, `${path} cross-site`);
+      assert.equal(
+        (await c.post(path, fields, { csrf: appSession.csrf })).status,
+        403,
+        `${path} with an application session's token`,
+      );
+      assert.equal(
+        (await c.post(path, fields, { headers: { 'sec-fetch-site': 'cross-site' } })).status,
+        403,
+        `${path} cross-site`,
+      );
     }
     assert.equal((await t.server.services.applications.list(1)).total, before);
     assert.equal((await app.api.get('/api/client/list', { page: 1 })).code, 0, 'the key was not rotated or revoked');

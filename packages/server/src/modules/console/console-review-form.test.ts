@@ -22,7 +22,10 @@ before(async () => {
   a = await t.createApp('school-a', { ess: true });
   b = await t.createApp('school-b', { ess: true });
 });
-after(async () => { await t.close(); await rx.close(); });
+after(async () => {
+  await t.close();
+  await rx.close();
+});
 
 /** A run whose student 1 failed its student number (its result callback queued as the assembler queues it). */
 async function run(app: App, detail: string): Promise<string> {
@@ -30,22 +33,32 @@ async function run(app: App, detail: string): Promise<string> {
   assert.equal(r.code, 0, r.msg);
   const uuid = r.data.uuid;
   await t.server.services.callbacks.enqueue(t.server.repos.tasks.db, {
-    appId: app.id, url: `${rx.url}/r`, method: 'POST', event: 'recognition.result', taskUuid: uuid,
-    body: { uuid, finish: true, error_code: 1001, pages: [], result: null, detail }, group: `recognition:${uuid}:0`,
+    appId: app.id,
+    url: `${rx.url}/r`,
+    method: 'POST',
+    event: 'recognition.result',
+    taskUuid: uuid,
+    body: { uuid, finish: true, error_code: 1001, pages: [], result: null, detail },
+    group: `recognition:${uuid}:0`,
   });
   return uuid;
 }
-const corrections = async (uuid: string) => (await t.server.db.kysely.selectFrom('recognition_corrections').selectAll().where('task_uuid', '=', uuid).execute()).length;
+const corrections = async (uuid: string) =>
+  (await t.server.db.kysely.selectFrom('recognition_corrections').selectAll().where('task_uuid', '=', uuid).execute())
+    .length;
 
 describe('review pages', () => {
-  test('the run lists the student that needs review; its page and the correction form keep to the console\'s rules', async () => {
+  test("the run lists the student that needs review; its page and the correction form keep to the console's rules", async () => {
     const c = await new ConsoleClient(t.url).signIn(a.api_key);
     const uuid = await run(a, 'student number: <script>alert(1)</script>');
     const page = await c.get(`/console/recognition/${uuid}`);
     assert.equal(page.status, 200);
     assert.match(page.body, /<tr class="review-item" data-student="1">/);
     assert.match(page.body, new RegExp(`href="/console/recognition/${uuid}/students/1"`));
-    assert.ok(!page.body.includes('<script>alert(1)') && page.body.includes('&lt;script&gt;alert(1)&lt;/script&gt;'), 'the detail is escaped');
+    assert.ok(
+      !page.body.includes('<script>alert(1)') && page.body.includes('&lt;script&gt;alert(1)&lt;/script&gt;'),
+      'the detail is escaped',
+    );
     const student = await c.get(`/console/recognition/${uuid}/students/1`);
     assert.equal(student.status, 200);
     assert.match(student.body, /error 1001/);
@@ -54,11 +67,18 @@ describe('review pages', () => {
     const action = `/console/recognition/${uuid}/students/1/correct`;
     const fields = { revision: '0', shown: '', student_id: '<b>"x"</b>', reviewer: 'Ms. <i>E</i>' };
     assert.equal((await c.post(action, { ...fields, _confirmed: '1' }, { csrf: null })).status, 403, 'no CSRF token');
-    assert.equal((await c.post(action, { ...fields, _confirmed: '1' }, { headers: { origin: 'http://evil.example' } })).status, 403, 'another origin');
+    assert.equal(
+      (await c.post(action, { ...fields, _confirmed: '1' }, { headers: { origin: 'http://evil.example' } })).status,
+      403,
+      'another origin',
+    );
     // Without script: the confirmation page, with the fields carried (escaped), nothing done.
     const ask = await c.post(action, fields);
     assert.equal(ask.status, 200);
-    assert.match(ask.body, /id="confirm-ask">Send the corrected result of student 1 to the task&#39;s callback URL as revision 1\?/);
+    assert.match(
+      ask.body,
+      /id="confirm-ask">Send the corrected result of student 1 to the task&#39;s callback URL as revision 1\?/,
+    );
     assert.match(ask.body, /name="student_id" value="&lt;b&gt;&quot;x&quot;&lt;\/b&gt;"/);
     assert.match(ask.body, /name="_confirmed" value="1"/);
     assert.ok(!ask.body.includes('<b>"x"</b>') && !ask.body.includes('<i>E</i>'));
@@ -70,16 +90,29 @@ describe('review pages', () => {
     assert.equal(await corrections(uuid), 0);
   });
 
-  test('another application\'s run: the student page, its images and the correction are 404, confirmed or not', async () => {
+  test("another application's run: the student page, its images and the correction are 404, confirmed or not", async () => {
     const c = await new ConsoleClient(t.url).signIn(a.api_key);
     const theirs = await run(b, 'b-secret-detail');
-    for (const p of [`/console/recognition/${theirs}/students/1`, `/console/recognition/${theirs}/pages/1/image`, `/console/recognition/${theirs}/pages/1/annotated`]) {
+    for (const p of [
+      `/console/recognition/${theirs}/students/1`,
+      `/console/recognition/${theirs}/pages/1/image`,
+      `/console/recognition/${theirs}/pages/1/annotated`,
+    ]) {
       const r = await c.get(p);
       assert.equal(r.status, 404, p);
       assert.ok(!r.body.includes('b-secret-detail'));
     }
     for (const confirm of [{}, { _confirmed: '1' }] as Array<Record<string, string>>) {
-      assert.equal((await c.post(`/console/recognition/${theirs}/students/1/correct`, { revision: '0', student_id: '1', ...confirm })).status, 404);
+      assert.equal(
+        (
+          await c.post(`/console/recognition/${theirs}/students/1/correct`, {
+            revision: '0',
+            student_id: '1',
+            ...confirm,
+          })
+        ).status,
+        404,
+      );
     }
     assert.equal(await corrections(theirs), 0);
   });

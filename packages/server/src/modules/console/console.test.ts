@@ -17,7 +17,12 @@ let devB: { uuid: string; code: string };
 const logLines: string[] = [];
 
 before(async () => {
-  const sink = new Writable({ write(chunk, _enc, cb) { logLines.push(String(chunk)); cb(); } });
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logLines.push(String(chunk));
+      cb();
+    },
+  });
   t = await startTestServer({ logger: pino({ level: 'trace' }, sink) });
   a = await t.createApp('school-a');
   b = await t.createApp('school-b');
@@ -33,7 +38,10 @@ const req = (path: string, init: RequestInit = {}) => fetch(`${base || t.url}${p
 const cookieOf = (r: Response, name: string) => r.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
 const value = (setCookie: string | undefined) => setCookie?.split(';')[0]?.split('=').slice(1).join('=') ?? '';
 const field = (body: string, name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(body)?.[1];
-const form = (o: Record<string, string>) => ({ 'content-type': 'application/x-www-form-urlencoded', body: new URLSearchParams(o).toString() });
+const form = (o: Record<string, string>) => ({
+  'content-type': 'application/x-www-form-urlencoded',
+  body: new URLSearchParams(o).toString(),
+});
 
 /** Signs in through the form; returns the session cookie header and the page's CSRF token. */
 async function signIn(key: string): Promise<{ cookie: string; csrf: string; setCookie: string }> {
@@ -41,7 +49,11 @@ async function signIn(key: string): Promise<{ cookie: string; csrf: string; setC
   const loginCookie = value(cookieOf(page, 'bh_console_login'));
   const token = field(await page.text(), '_csrf')!;
   const { body, ...h } = form({ _csrf: token, api_key: key });
-  const r = await req('/console/login', { method: 'POST', headers: { ...h, cookie: `bh_console_login=${loginCookie}` }, body });
+  const r = await req('/console/login', {
+    method: 'POST',
+    headers: { ...h, cookie: `bh_console_login=${loginCookie}` },
+    body,
+  });
   assert.equal(r.status, 303);
   assert.equal(r.headers.get('location'), '/console/devices');
   const setCookie = cookieOf(r, 'bh_console')!;
@@ -53,7 +65,16 @@ async function signIn(key: string): Promise<{ cookie: string; csrf: string; setC
 
 describe('sign-in and the session', () => {
   test('pages need a session: they send to the sign-in page', async () => {
-    for (const p of ['/console', '/console/devices', `/console/devices/${devA.uuid}`, '/console/callbacks', '/console/tasks', '/console/recognition', '/console/templates', '/console/keys']) {
+    for (const p of [
+      '/console',
+      '/console/devices',
+      `/console/devices/${devA.uuid}`,
+      '/console/callbacks',
+      '/console/tasks',
+      '/console/recognition',
+      '/console/templates',
+      '/console/keys',
+    ]) {
       const r = await req(p);
       assert.equal(r.status, 303, p);
       assert.match(r.headers.get('location') ?? '', /\/console\/(login|devices)$/);
@@ -79,12 +100,20 @@ describe('sign-in and the session', () => {
     const loginCookie = value(cookieOf(page, 'bh_console_login'));
     const token = field(await page.text(), '_csrf')!;
     const wrong = form({ _csrf: token, api_key: 'bhk_wrong' });
-    const r1 = await req('/console/login', { method: 'POST', headers: { 'content-type': wrong['content-type'], cookie: `bh_console_login=${loginCookie}` }, body: wrong.body });
+    const r1 = await req('/console/login', {
+      method: 'POST',
+      headers: { 'content-type': wrong['content-type'], cookie: `bh_console_login=${loginCookie}` },
+      body: wrong.body,
+    });
     assert.equal(r1.status, 401);
     assert.equal(cookieOf(r1, 'bh_console'), undefined);
     assert.match(await r1.text(), /not valid/);
     const noToken = form({ api_key: a.api_key });
-    const r2 = await req('/console/login', { method: 'POST', headers: { 'content-type': noToken['content-type'] }, body: noToken.body });
+    const r2 = await req('/console/login', {
+      method: 'POST',
+      headers: { 'content-type': noToken['content-type'] },
+      body: noToken.body,
+    });
     assert.equal(r2.status, 403);
     assert.equal(cookieOf(r2, 'bh_console'), undefined);
     const r3 = await req('/console/devices', { headers: { cookie: 'bh_console=v1:AAAA:BBBB' } });
@@ -114,8 +143,8 @@ describe('sign-in and the session', () => {
   });
 });
 
-describe('one application\'s data, escaped', () => {
-  test('the device list shows this application\'s devices only; another\'s device page is 404', async () => {
+describe("one application's data, escaped", () => {
+  test("the device list shows this application's devices only; another's device page is 404", async () => {
     const s = await signIn(a.api_key);
     const body = await (await req('/console/devices', { headers: { cookie: s.cookie } })).text();
     assert.match(body, /Room A/);
@@ -127,13 +156,28 @@ describe('one application\'s data, escaped', () => {
     assert.equal(other.status, 404);
     assert.ok(!(await other.text()).includes('Room B secret'));
     const { body: f, ...h } = form({ _csrf: s.csrf, name: 'taken over' });
-    assert.equal((await req(`/console/devices/${devB.uuid}/rename`, { method: 'POST', headers: { ...h, cookie: s.cookie }, body: f })).status, 404);
-    assert.equal((await b.api.get<{ client: { name: string } }>('/api/client/info', { uuid: devB.uuid })).data.client.name, 'Room B secret');
+    assert.equal(
+      (
+        await req(`/console/devices/${devB.uuid}/rename`, {
+          method: 'POST',
+          headers: { ...h, cookie: s.cookie },
+          body: f,
+        })
+      ).status,
+      404,
+    );
+    assert.equal(
+      (await b.api.get<{ client: { name: string } }>('/api/client/info', { uuid: devB.uuid })).data.client.name,
+      'Room B secret',
+    );
   });
 
   test('hostile device names and remarks are shown as text', async () => {
     const hostile = '<script>alert(1)</script><img src=x onerror=alert(2)>"\'';
-    assert.equal((await a.api.post('/api/client/edit', { uuid: devA.uuid, name: hostile, remark: '</textarea><b>bold</b>' })).code, 0);
+    assert.equal(
+      (await a.api.post('/api/client/edit', { uuid: devA.uuid, name: hostile, remark: '</textarea><b>bold</b>' })).code,
+      0,
+    );
     const s = await signIn(a.api_key);
     for (const p of ['/console/devices', `/console/devices/${devA.uuid}`]) {
       const body = await (await req(p, { headers: { cookie: s.cookie } })).text();
@@ -145,7 +189,7 @@ describe('one application\'s data, escaped', () => {
 });
 
 describe('binding', () => {
-  test('bind a box by its code, unbind it; another application\'s box cannot be bound', async () => {
+  test("bind a box by its code, unbind it; another application's box cannot be bound", async () => {
     const s = await signIn(a.api_key);
     const fresh = await t.registerDevice();
     const post = (path: string, fields: Record<string, string>) => {
@@ -155,7 +199,10 @@ describe('binding', () => {
     const bound = await post('/console/devices/bind', { code: fresh.code, name: 'New room' });
     assert.equal(bound.status, 303);
     assert.equal(bound.headers.get('location'), `/console/devices/${fresh.uuid}?msg=bound`);
-    assert.equal((await a.api.get<{ client: { name: string } }>('/api/client/info', { uuid: fresh.uuid })).data.client.name, 'New room');
+    assert.equal(
+      (await a.api.get<{ client: { name: string } }>('/api/client/info', { uuid: fresh.uuid })).data.client.name,
+      'New room',
+    );
     const taken = await post('/console/devices/bind', { code: devB.code, name: 'mine now' });
     assert.equal(taken.status, 400);
     assert.match(await taken.text(), /bound by another application \(code 30003\)/);
@@ -171,11 +218,15 @@ describe('binding', () => {
 });
 
 describe('callback settings', () => {
-  test('rotate the callback secret (shown once, signing with it at once); a test callback to a private address is refused with the guard\'s reason', async () => {
+  test("rotate the callback secret (shown once, signing with it at once); a test callback to a private address is refused with the guard's reason", async () => {
     const c = await t.createApp('school-e');
     const s = await signIn(c.api_key);
     const { body, ...h } = form({ _csrf: s.csrf, _confirmed: '1' });
-    const r = await req('/console/callbacks/rotate_secret', { method: 'POST', headers: { ...h, cookie: s.cookie }, body });
+    const r = await req('/console/callbacks/rotate_secret', {
+      method: 'POST',
+      headers: { ...h, cookie: s.cookie },
+      body,
+    });
     assert.equal(r.status, 200);
     const secret = /id="callback-secret">(whsec_[^<]+)</.exec(await r.text())?.[1];
     assert.ok(secret && secret !== c.callback_secret);
@@ -184,26 +235,35 @@ describe('callback settings', () => {
     assert.equal(stored?.previous, c.callback_secret, 'the previous one signs during its grace period');
     assert.ok(!logLines.some((l) => l.includes(secret)), 'the new secret is in no log line');
     const test = form({ _csrf: s.csrf, callback_url: 'http://127.0.0.1:9/hook' });
-    const refused = await req('/console/callbacks/test', { method: 'POST', headers: { 'content-type': test['content-type'], cookie: s.cookie }, body: test.body });
+    const refused = await req('/console/callbacks/test', {
+      method: 'POST',
+      headers: { 'content-type': test['content-type'], cookie: s.cookie },
+      body: test.body,
+    });
     assert.equal(refused.status, 400);
     assert.match(await refused.text(), /private|loopback|not allowed/i);
   });
 });
 
 describe('CSRF', () => {
-  test('a form without the session\'s token, with another token or from another origin is refused; with it, it works', async () => {
+  test("a form without the session's token, with another token or from another origin is refused; with it, it works", async () => {
     const s = await signIn(a.api_key);
     const other = await signIn(a.api_key);
     assert.notEqual(s.csrf, other.csrf, 'each session has its own token');
     const rename = (fields: Record<string, string>, extra: Record<string, string> = {}) => {
       const { body, ...h } = form(fields);
-      return req(`/console/devices/${devA.uuid}/rename`, { method: 'POST', headers: { ...h, cookie: s.cookie, ...extra }, body });
+      return req(`/console/devices/${devA.uuid}/rename`, {
+        method: 'POST',
+        headers: { ...h, cookie: s.cookie, ...extra },
+        body,
+      });
     };
     assert.equal((await rename({ name: 'csrf-1' })).status, 403);
     assert.equal((await rename({ name: 'csrf-2', _csrf: other.csrf })).status, 403);
     assert.equal((await rename({ name: 'csrf-3', _csrf: s.csrf }, { origin: 'http://evil.example' })).status, 403);
     assert.equal((await rename({ name: 'csrf-4', _csrf: s.csrf }, { 'sec-fetch-site': 'cross-site' })).status, 403);
-    const name = async () => (await a.api.get<{ client: { name: string } }>('/api/client/info', { uuid: devA.uuid })).data.client.name;
+    const name = async () =>
+      (await a.api.get<{ client: { name: string } }>('/api/client/info', { uuid: devA.uuid })).data.client.name;
     assert.equal(await name(), 'Room A');
     const ok = await rename({ name: 'Room A2', _csrf: s.csrf }, { origin: t.url });
     assert.equal(ok.status, 303);
@@ -212,13 +272,24 @@ describe('CSRF', () => {
     const fd = new FormData();
     fd.append('_csrf', 'wrong');
     fd.append('file', new Blob([Buffer.from('%PDF-1.4')], { type: 'application/pdf' }), 'a.pdf');
-    assert.equal((await req(`/console/devices/${devA.uuid}/print`, { method: 'POST', headers: { cookie: s.cookie }, body: fd })).status, 403);
+    assert.equal(
+      (await req(`/console/devices/${devA.uuid}/print`, { method: 'POST', headers: { cookie: s.cookie }, body: fd }))
+        .status,
+      403,
+    );
     // Only the print upload reads its token from a multipart body: elsewhere multipart carries none.
     const mp = new FormData();
     mp.append('_csrf', s.csrf);
-    assert.equal((await req(`/console/devices/${devA.uuid}/buzz`, { method: 'POST', headers: { cookie: s.cookie }, body: mp })).status, 403);
+    assert.equal(
+      (await req(`/console/devices/${devA.uuid}/buzz`, { method: 'POST', headers: { cookie: s.cookie }, body: mp }))
+        .status,
+      403,
+    );
     // Replay and sign-out need it too.
-    assert.equal((await req('/console/callbacks/x/replay', { method: 'POST', headers: { cookie: s.cookie } })).status, 403);
+    assert.equal(
+      (await req('/console/callbacks/x/replay', { method: 'POST', headers: { cookie: s.cookie } })).status,
+      403,
+    );
     assert.equal((await req('/console/logout', { method: 'POST', headers: { cookie: s.cookie } })).status, 403);
   });
 
@@ -227,8 +298,19 @@ describe('CSRF', () => {
     const r = await req('/api/client/list?page=1', { headers: { cookie: s.cookie } });
     assert.equal(((await r.json()) as { code: number }).code, 20001);
     // The console's form and multipart parsers stay in its scope: the API still takes JSON only.
-    for (const body of [new URLSearchParams({ client_uuid: devA.uuid }), (() => { const f = new FormData(); f.append('client_uuid', devA.uuid); return f; })()]) {
-      const api = await req('/api/scan/current', { method: 'POST', headers: { authorization: `Bearer ${a.api_key}` }, body });
+    for (const body of [
+      new URLSearchParams({ client_uuid: devA.uuid }),
+      (() => {
+        const f = new FormData();
+        f.append('client_uuid', devA.uuid);
+        return f;
+      })(),
+    ]) {
+      const api = await req('/api/scan/current', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${a.api_key}` },
+        body,
+      });
       assert.equal(((await api.json()) as { code: number }).code, 10004);
     }
   });
@@ -236,7 +318,10 @@ describe('CSRF', () => {
   test('console pages are not in /openapi.json', async () => {
     const doc = (await (await req('/openapi.json')).json()) as { paths: Record<string, unknown> };
     assert.ok(Object.keys(doc.paths).length > 10);
-    assert.deepEqual(Object.keys(doc.paths).filter((p) => p.startsWith('/console')), []);
+    assert.deepEqual(
+      Object.keys(doc.paths).filter((p) => p.startsWith('/console')),
+      [],
+    );
   });
 });
 
@@ -265,7 +350,7 @@ describe('expiry and HTTPS', () => {
 });
 
 describe('rate limits', () => {
-  test('console pages count against the application\'s limit, as API calls do', async () => {
+  test("console pages count against the application's limit, as API calls do", async () => {
     const t3 = await startTestServer({ env: { BOXHUB_RATE_LIMIT_APP: '3/1h' } });
     try {
       base = t3.url;

@@ -7,7 +7,20 @@ import { LARGE_BODY_BYTES } from '../../http/release-memory.ts';
 import { BODY_WAIT_MS, HeldBody, INLINE_PLACEHOLDER } from '../print/inline-body.ts';
 import { INKJET_OPS, type InkjetOp } from '../control/service.ts';
 import { dangers } from './dangers.ts';
-import { askFirst, confirmed, CSRF_REFUSED, enc, formOf, fragment, idParam, pageNumber, Refused, sess, show, type ConsoleOptions } from './kit.ts';
+import {
+  askFirst,
+  confirmed,
+  CSRF_REFUSED,
+  enc,
+  formOf,
+  fragment,
+  idParam,
+  pageNumber,
+  Refused,
+  sess,
+  show,
+  type ConsoleOptions,
+} from './kit.ts';
 import { printJobView, printOptionsPart, type PrintChoice } from './print-views.ts';
 import { sameToken } from './session.ts';
 import { deviceView, devicesView, printLive, printTaskView, scanLive, scanTaskView } from './views.ts';
@@ -15,7 +28,22 @@ import { historyView } from './history-views.ts';
 
 export const PRINT_ROUTE = '/console/devices/:uuid/print';
 /** The print form's fields besides the file (the multipart limits in routes.ts count them). */
-export const PRINT_FIELDS = ['_csrf', 'callback_url', 'media_size', 'media_type', 'color_mode', 'quality', 'duplex', 'input_slot', 'borderless', 'number', 'page_ranges', 'reverse', 'collate', 'strict'] as const;
+export const PRINT_FIELDS = [
+  '_csrf',
+  'callback_url',
+  'media_size',
+  'media_type',
+  'color_mode',
+  'quality',
+  'duplex',
+  'input_slot',
+  'borderless',
+  'number',
+  'page_ranges',
+  'reverse',
+  'collate',
+  'strict',
+] as const;
 const CHOICES = ['media_size', 'media_type', 'color_mode', 'quality', 'duplex', 'input_slot'] as const;
 
 /**
@@ -34,15 +62,20 @@ export function printOptionsOf(f: PrintChoice): api.PrintOptions {
   if (f.page_ranges?.trim()) o.page_ranges = f.page_ranges;
   for (const k of ['borderless', 'strict'] as const) if (f[k] === '1') o[k] = true;
   // Sent by the console's own form only when it offers them (every form does).
-  if (f.media_size !== undefined) { o.collate = f.collate === '1'; o.reverse = f.reverse === '1'; }
+  if (f.media_size !== undefined) {
+    o.collate = f.collate === '1';
+    o.reverse = f.reverse === '1';
+  }
   return o as api.PrintOptions;
 }
 
 /** PDF or JPG, from the file's first bytes (anything else goes as a PDF and is refused as one). */
-const fileTypeOf = (file: Buffer): 'pdf' | 'jpg' => (file[0] === 0xff && file[1] === 0xd8 && file[2] === 0xff ? 'jpg' : 'pdf');
+const fileTypeOf = (file: Buffer): 'pdf' | 'jpg' =>
+  file[0] === 0xff && file[1] === 0xd8 && file[2] === 0xff ? 'jpg' : 'pdf';
 
 /** Refusals a device page shows itself (the service's message); the rest go to the error page. */
-const shownOnPage = (e: unknown): e is ApiError => isApiError(e) && e.key !== 'NOT_FOUND' && e.key !== 'DEVICE_NOT_FOUND' && e.key !== 'RATE_LIMITED';
+const shownOnPage = (e: unknown): e is ApiError =>
+  isApiError(e) && e.key !== 'NOT_FOUND' && e.key !== 'DEVICE_NOT_FOUND' && e.key !== 'RATE_LIMITED';
 
 export function devicePages(app: FastifyInstance, o: ConsoleOptions): void {
   const { services: s } = o;
@@ -79,28 +112,65 @@ export function devicePages(app: FastifyInstance, o: ConsoleOptions): void {
     return reply.redirect('/console/devices?msg=unbound', 303);
   });
 
-  const capabilityOf = async (appId: string, uuid: string): Promise<{ capability?: PrinterCapability; capabilityError?: string }> => {
-    try { return { capability: await s.print.capability(appId, uuid) }; } catch (e) { if (!isApiError(e)) throw e; return { capabilityError: e.message }; }
+  const capabilityOf = async (
+    appId: string,
+    uuid: string,
+  ): Promise<{ capability?: PrinterCapability; capabilityError?: string }> => {
+    try {
+      return { capability: await s.print.capability(appId, uuid) };
+    } catch (e) {
+      if (!isApiError(e)) throw e;
+      return { capabilityError: e.message };
+    }
   };
-  const devicePage = async (req: FastifyRequest, reply: FastifyReply, uuid: string, extra: { msg?: string; error?: ApiError; chosen?: PrintChoice } = {}) => {
+  const devicePage = async (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    uuid: string,
+    extra: { msg?: string; error?: ApiError; chosen?: PrintChoice } = {},
+  ) => {
     const { appId, csrf } = sess(req);
     const client = await s.devices.info(appId, uuid);
     const current = await s.scan.current(appId, uuid);
     const tasks = (await s.lifecycle.recent(appId, uuid)).filter((t) => t.kind === 'scan' || t.kind === 'print');
     if (extra.error) reply.code(400);
-    return show(reply, req, client.name ?? uuid, deviceView({
-      client, csrf, tasks, ...await capabilityOf(appId, uuid), inkjet: await s.control.inkjetAvailability(appId, uuid), ...(current.scan_uuid ? { current: current.scan_uuid } : {}),
-      ...(extra.msg ? { msg: extra.msg } : {}), ...(extra.error ? { error: `${extra.error.message} (code ${extra.error.code})` } : {}), ...(extra.chosen ? { chosen: extra.chosen } : {}),
-    }));
+    return show(
+      reply,
+      req,
+      client.name ?? uuid,
+      deviceView({
+        client,
+        csrf,
+        tasks,
+        ...(await capabilityOf(appId, uuid)),
+        inkjet: await s.control.inkjetAvailability(appId, uuid),
+        ...(current.scan_uuid ? { current: current.scan_uuid } : {}),
+        ...(extra.msg ? { msg: extra.msg } : {}),
+        ...(extra.error ? { error: `${extra.error.message} (code ${extra.error.code})` } : {}),
+        ...(extra.chosen ? { chosen: extra.chosen } : {}),
+      }),
+    );
   };
   /** Runs a control; a refusal (offline, not supported, the flush window, the box's answer) is shown on the device page. */
-  const control = async (req: FastifyRequest, reply: FastifyReply, uuid: string, run: () => Promise<void>, msg: string) => {
-    try { await run(); } catch (e) { if (shownOnPage(e)) return devicePage(req, reply, uuid, { error: e }); throw e; }
+  const control = async (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    uuid: string,
+    run: () => Promise<void>,
+    msg: string,
+  ) => {
+    try {
+      await run();
+    } catch (e) {
+      if (shownOnPage(e)) return devicePage(req, reply, uuid, { error: e });
+      throw e;
+    }
     return reply.redirect(`${devUrl(uuid)}?msg=${msg}`, 303);
   };
 
   app.get<{ Params: { uuid: string }; Querystring: { msg?: string } }>('/console/devices/:uuid', async (req, reply) =>
-    devicePage(req, reply, idParam(req.params.uuid), req.query.msg ? { msg: req.query.msg } : {}));
+    devicePage(req, reply, idParam(req.params.uuid), req.query.msg ? { msg: req.query.msg } : {}),
+  );
 
   app.post<{ Params: { uuid: string } }>('/console/devices/:uuid/buzz', async (req, reply) => {
     const uuid = idParam(req.params.uuid);
@@ -127,14 +197,17 @@ export function devicePages(app: FastifyInstance, o: ConsoleOptions): void {
   });
 
   // The print options that depend on the chosen media size and type (htmx asks on a change).
-  app.get<{ Params: { uuid: string }; Querystring: PrintChoice }>('/console/devices/:uuid/print-options', async (req, reply) => {
-    const uuid = idParam(req.params.uuid);
-    const capability = await s.print.capability(sess(req).appId, uuid);
-    const q = req.query;
-    const chosen: PrintChoice = {};
-    for (const k of [...CHOICES, 'borderless'] as const) if (typeof q[k] === 'string') chosen[k] = q[k];
-    return fragment(reply, printOptionsPart(`${devUrl(uuid)}/print-options`, capability, chosen));
-  });
+  app.get<{ Params: { uuid: string }; Querystring: PrintChoice }>(
+    '/console/devices/:uuid/print-options',
+    async (req, reply) => {
+      const uuid = idParam(req.params.uuid);
+      const capability = await s.print.capability(sess(req).appId, uuid);
+      const q = req.query;
+      const chosen: PrintChoice = {};
+      for (const k of [...CHOICES, 'borderless'] as const) if (typeof q[k] === 'string') chosen[k] = q[k];
+      return fragment(reply, printOptionsPart(`${devUrl(uuid)}/print-options`, capability, chosen));
+    },
+  );
 
   app.post<{ Params: { uuid: string } }>('/console/devices/:uuid/rename', async (req, reply) => {
     const uuid = idParam(req.params.uuid);
@@ -153,8 +226,13 @@ export function devicePages(app: FastifyInstance, o: ConsoleOptions): void {
     try {
       const callbackUrl = (formOf(req).callback_url ?? '').trim();
       const continuous = formOf(req).continuous === '1';
-      const options = { ...(callbackUrl ? { callback_url: callbackUrl } : {}), ...(continuous ? { continuous: true, continuous_wait: 0 } : {}) };
-      scanUuid = (await s.scan.create(sess(req).appId, { client_uuid: uuid, ...(Object.keys(options).length ? { options } : {}) })).uuid;
+      const options = {
+        ...(callbackUrl ? { callback_url: callbackUrl } : {}),
+        ...(continuous ? { continuous: true, continuous_wait: 0 } : {}),
+      };
+      scanUuid = (
+        await s.scan.create(sess(req).appId, { client_uuid: uuid, ...(Object.keys(options).length ? { options } : {}) })
+      ).uuid;
     } catch (e) {
       // A scan already running on the box: show that one.
       if (!isApiError(e) || e.key !== 'SCAN_EXISTS' || typeof e.data?.exist_uuid !== 'string') throw e;
@@ -177,20 +255,36 @@ export function devicePages(app: FastifyInstance, o: ConsoleOptions): void {
     const uuid = idParam(req.params.uuid);
     const scanUuid = idParam(req.params.scan);
     const client = await s.devices.info(sess(req).appId, uuid);
-    return show(reply, req, 'Scan task', scanTaskView(client, scanUuid, await scanPart(req, uuid, scanUuid, pageNumber(req.query.page)), sess(req).csrf));
+    return show(
+      reply,
+      req,
+      'Scan task',
+      scanTaskView(client, scanUuid, await scanPart(req, uuid, scanUuid, pageNumber(req.query.page)), sess(req).csrf),
+    );
   });
-  app.post<{ Params: { uuid: string; scan: string } }>('/console/devices/:uuid/scans/:scan/stop', async (req, reply) => {
-    const uuid = idParam(req.params.uuid);
-    const scanUuid = idParam(req.params.scan);
-    if (!confirmed(req)) return askFirst(reply, req, dangers.stopScan(await s.devices.info(sess(req).appId, uuid), scanUuid));
-    // This page's task only: a stale page must not stop a newer scan of the box.
-    if (!(await s.scan.stop(sess(req).appId, uuid, scanUuid))) {
-      throw new Refused(409, 'this scan task is not running any more, so nothing was stopped (a newer scan of the box is stopped from its own page)');
-    }
-    return reply.redirect(`${devUrl(uuid)}/scans/${enc(scanUuid)}`, 303);
-  });
+  app.post<{ Params: { uuid: string; scan: string } }>(
+    '/console/devices/:uuid/scans/:scan/stop',
+    async (req, reply) => {
+      const uuid = idParam(req.params.uuid);
+      const scanUuid = idParam(req.params.scan);
+      if (!confirmed(req))
+        return askFirst(reply, req, dangers.stopScan(await s.devices.info(sess(req).appId, uuid), scanUuid));
+      // This page's task only: a stale page must not stop a newer scan of the box.
+      if (!(await s.scan.stop(sess(req).appId, uuid, scanUuid))) {
+        throw new Refused(
+          409,
+          'this scan task is not running any more, so nothing was stopped (a newer scan of the box is stopped from its own page)',
+        );
+      }
+      return reply.redirect(`${devUrl(uuid)}/scans/${enc(scanUuid)}`, 303);
+    },
+  );
   app.get<ScanRoute>('/console/devices/:uuid/scans/:scan/live', async (req, reply) =>
-    fragment(reply, await scanPart(req, idParam(req.params.uuid), idParam(req.params.scan), pageNumber(req.query.page))));
+    fragment(
+      reply,
+      await scanPart(req, idParam(req.params.uuid), idParam(req.params.scan), pageNumber(req.query.page)),
+    ),
+  );
 
   app.post<{ Params: { uuid: string } }>(PRINT_ROUTE, async (req, reply) => {
     const uuid = idParam(req.params.uuid);
@@ -216,7 +310,9 @@ export function devicePages(app: FastifyInstance, o: ConsoleOptions): void {
       // The token must come before the file: nothing is read from a request that lacks it.
       if (!checked) throw new Refused(403, CSRF_REFUSED);
       if (Number(req.headers['content-length']) >= LARGE_BODY_BYTES && !hold.lease) {
-        hold.lease = await s.work.acquire('reading the form', { maxWaitMs: Math.min(s.work.s.maxWaitMs, BODY_WAIT_MS) });
+        hold.lease = await s.work.acquire('reading the form', {
+          maxWaitMs: Math.min(s.work.s.maxWaitMs, BODY_WAIT_MS),
+        });
       }
       file = await part.toBuffer();
     }
@@ -227,7 +323,10 @@ export function devicePages(app: FastifyInstance, o: ConsoleOptions): void {
       const options = printOptionsOf(chosen);
       // The API's own schema and the API's own service: the same checks and messages as POST /api/print/create.
       const body = checkBody(api.PrintCreateBody, {
-        client_uuid: uuid, file_type: fileTypeOf(file), file_content: INLINE_PLACEHOLDER, ...(Object.keys(options).length ? { options } : {}),
+        client_uuid: uuid,
+        file_type: fileTypeOf(file),
+        file_content: INLINE_PLACEHOLDER,
+        ...(Object.keys(options).length ? { options } : {}),
       });
       hold.holdFile(file);
       file = undefined;
@@ -240,14 +339,26 @@ export function devicePages(app: FastifyInstance, o: ConsoleOptions): void {
   });
 
   const printPart = async (req: FastifyRequest, uuid: string, printUuid: string) =>
-    printLive(`${devUrl(uuid)}/prints/${enc(printUuid)}/live`, await s.print.info(sess(req).appId, { client_uuid: uuid, print_uuid: printUuid }), historyView(await s.history.read(sess(req).appId, printUuid)));
+    printLive(
+      `${devUrl(uuid)}/prints/${enc(printUuid)}/live`,
+      await s.print.info(sess(req).appId, { client_uuid: uuid, print_uuid: printUuid }),
+      historyView(await s.history.read(sess(req).appId, printUuid)),
+    );
   app.get<{ Params: { uuid: string; print: string } }>('/console/devices/:uuid/prints/:print', async (req, reply) => {
     const uuid = idParam(req.params.uuid);
     const printUuid = idParam(req.params.print);
     const client = await s.devices.info(sess(req).appId, uuid);
     const job = await s.print.job(sess(req).appId, { client_uuid: uuid, print_uuid: printUuid });
-    return show(reply, req, 'Print task', printTaskView(client, printUuid, await printPart(req, uuid, printUuid), printJobView(job)));
+    return show(
+      reply,
+      req,
+      'Print task',
+      printTaskView(client, printUuid, await printPart(req, uuid, printUuid), printJobView(job)),
+    );
   });
-  app.get<{ Params: { uuid: string; print: string } }>('/console/devices/:uuid/prints/:print/live', async (req, reply: FastifyReply) =>
-    fragment(reply, await printPart(req, idParam(req.params.uuid), idParam(req.params.print))));
+  app.get<{ Params: { uuid: string; print: string } }>(
+    '/console/devices/:uuid/prints/:print/live',
+    async (req, reply: FastifyReply) =>
+      fragment(reply, await printPart(req, idParam(req.params.uuid), idParam(req.params.print))),
+  );
 }

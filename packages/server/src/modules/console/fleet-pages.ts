@@ -24,16 +24,34 @@ export function fleetPages(app: FastifyInstance, o: ConsoleOptions): void {
     return show(reply, req, `Box ${box.code}`, boxHistoryView(box, await fleet.history(uuid)));
   });
   app.get(`${OPERATOR_PATH}/rollouts`, async (req, reply) => {
-    const [list, rels, summary] = await Promise.all([rollouts.list(), releases.list(), fleet.boxes().then((b) => fleet.summary(b))]);
-    return show(reply, req, 'Rollouts', rolloutsView(list, rels, summary.labels.map((l) => l.label), operatorOf(req).csrf));
+    const [list, rels, summary] = await Promise.all([
+      rollouts.list(),
+      releases.list(),
+      fleet.boxes().then((b) => fleet.summary(b)),
+    ]);
+    return show(
+      reply,
+      req,
+      'Rollouts',
+      rolloutsView(
+        list,
+        rels,
+        summary.labels.map((l) => l.label),
+        operatorOf(req).csrf,
+      ),
+    );
   });
   app.get<{ Params: { id: string } }>(`${OPERATOR_PATH}/rollouts/:id`, async (req, reply) =>
-    show(reply, req, 'Rollout', rolloutView(await rollouts.view(idParam(req.params.id)), operatorOf(req).csrf)));
+    show(reply, req, 'Rollout', rolloutView(await rollouts.view(idParam(req.params.id)), operatorOf(req).csrf)),
+  );
   app.post(`${OPERATOR_PATH}/rollouts/create`, async (req, reply) => {
     const f = formOf(req);
     const body = checkBody(api.RolloutCreateBody, {
-      release_id: f.release_id ?? '', ...(f.label ? { label: f.label } : { percent: int(f.percent) ?? 100 }),
-      waves: int(f.waves) ?? 3, wave_pause_s: int(f.wave_pause_s) ?? 600, max_failed_pct: int(f.max_failed_pct) ?? 10,
+      release_id: f.release_id ?? '',
+      ...(f.label ? { label: f.label } : { percent: int(f.percent) ?? 100 }),
+      waves: int(f.waves) ?? 3,
+      wave_pause_s: int(f.wave_pause_s) ?? 600,
+      max_failed_pct: int(f.max_failed_pct) ?? 10,
     });
     const r = await rollouts.create(body);
     return reply.redirect(`${OPERATOR_PATH}/rollouts/${enc(r.id)}`, 303);

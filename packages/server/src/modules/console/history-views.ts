@@ -7,7 +7,12 @@ import { csrfField } from './widgets.ts';
 /** The detail of an entry as short `key value` pairs (reasons joined). */
 function detailText(d: Record<string, unknown> | undefined): string {
   if (!d) return '';
-  return Object.entries(d).map(([k, v]) => `${k} ${Array.isArray(v) ? (v.length ? v.join(', ') : '—') : typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}`).join(' · ');
+  return Object.entries(d)
+    .map(
+      ([k, v]) =>
+        `${k} ${Array.isArray(v) ? (v.length ? v.join(', ') : '—') : typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}`,
+    )
+    .join(' · ');
 }
 
 export function historyView(h: api.TaskHistory): Html {

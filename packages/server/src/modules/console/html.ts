@@ -3,9 +3,19 @@
 // interpolated as plain values, so none of them can become markup (docs/console.md "Security").
 
 const MARK = Symbol('html');
-export interface Html { readonly [MARK]: true; readonly text: string }
+export interface Html {
+  readonly [MARK]: true;
+  readonly text: string;
+}
 
-const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' };
+const ESC: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+  '`': '&#96;',
+};
 export const escapeHtml = (s: string): string => s.replace(/[&<>"'`]/g, (c) => ESC[c] ?? c);
 
 const isHtml = (v: unknown): v is Html => typeof v === 'object' && v !== null && MARK in v && v[MARK] === true;
@@ -29,4 +39,10 @@ export function html(strings: TemplateStringsArray, ...values: Value[]): Html {
 }
 
 /** A time for people: ISO in UTC, or a dash. */
-export const when = (ms: number | undefined | null): string => (ms ? new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC') : '—');
+export const when = (ms: number | undefined | null): string =>
+  ms
+    ? new Date(ms)
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d+Z$/, ' UTC')
+    : '—';

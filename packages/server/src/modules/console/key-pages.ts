@@ -11,23 +11,36 @@ import { newCsrf, sealSession, SESSION_COOKIE, SESSION_TTL_MS, setCookie } from 
 
 export function keyPages(app: FastifyInstance, o: ConsoleOptions): void {
   const { services: s } = o;
-  const keysPage = async (req: FastifyRequest, reply: FastifyReply, extra: { created?: CreatedKey; msg?: string } = {}) => {
+  const keysPage = async (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    extra: { created?: CreatedKey; msg?: string } = {},
+  ) => {
     const { appId, keyId, csrf } = sess(req);
     const [keys, e2e] = await Promise.all([s.applications.listKeys(appId), s.e2eKeys.list(appId)]);
     return show(reply, req, 'Keys', keysView({ keys, sessionKey: keyId, e2e, csrf, ...extra }));
   };
-  app.get<{ Querystring: { msg?: string } }>('/console/keys', async (req, reply) => keysPage(req, reply, req.query.msg ? { msg: req.query.msg } : {}));
+  app.get<{ Querystring: { msg?: string } }>('/console/keys', async (req, reply) =>
+    keysPage(req, reply, req.query.msg ? { msg: req.query.msg } : {}),
+  );
 
   // The new key is shown in this answer only. Rotating the key this session signed in with ends
   // the session (it names the key); the one who rotated it gets a session with the new key.
   app.post<{ Params: { id: string } }>('/console/keys/:id/rotate', async (req, reply) => {
     const session = sess(req);
     const id = idParam(req.params.id);
-    if (!confirmed(req)) return askFirst(reply, req, dangers.rotateKey(await s.applications.key(id, session.appId), false));
+    if (!confirmed(req))
+      return askFirst(reply, req, dangers.rotateKey(await s.applications.key(id, session.appId), false));
     const created = await s.applications.rotateOwnKey(session.appId, id);
     if (id === session.keyId) {
       const csrf = newCsrf();
-      setCookie(req, reply, SESSION_COOKIE, sealSession(o.box, { app: session.appId, key: created.id, exp: o.clock.now() + SESSION_TTL_MS, csrf }), SESSION_TTL_MS / 1000);
+      setCookie(
+        req,
+        reply,
+        SESSION_COOKIE,
+        sealSession(o.box, { app: session.appId, key: created.id, exp: o.clock.now() + SESSION_TTL_MS, csrf }),
+        SESSION_TTL_MS / 1000,
+      );
       req.consoleSession = { ...session, keyId: created.id, csrf };
     }
     return keysPage(req, reply, { created });
@@ -37,7 +50,11 @@ export function keyPages(app: FastifyInstance, o: ConsoleOptions): void {
     const { appId, keyId } = sess(req);
     const id = idParam(req.params.id);
     // Revoking it would sign this session out, and could leave the application with no key.
-    if (id === keyId) throw new ApiError('INVALID_PARAMETER', 'this session signed in with that key: rotate it, or sign in with another key to revoke it');
+    if (id === keyId)
+      throw new ApiError(
+        'INVALID_PARAMETER',
+        'this session signed in with that key: rotate it, or sign in with another key to revoke it',
+      );
     if (!confirmed(req)) return askFirst(reply, req, dangers.revokeKey(await s.applications.key(id, appId), false));
     await s.applications.revokeOwnKey(appId, id);
     return reply.redirect('/console/keys?msg=key_revoked', 303);

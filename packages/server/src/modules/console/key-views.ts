@@ -6,7 +6,6 @@ import { html, when, type Html } from './html.ts';
 import { dangers } from './dangers.ts';
 import { csrfField, dangerForm, notice } from './widgets.ts';
 
-
 /** A new API key, shown in the answer that made it and never again. */
 export function newKeyCard(k: CreatedKey, note: string): Html {
   return html`<div class="card" id="new-key"><h2>New API key "${k.name}"</h2>
@@ -17,10 +16,18 @@ export function newKeyCard(k: CreatedKey, note: string): Html {
 /** Keys of an application with their prefixes and last use; rotate and revoke post to the operator's pages or the application's. */
 export function apiKeysTable(keys: KeyView[], csrf: string, operator: boolean, sessionKey?: string): Html {
   return html`<table id="api-keys"><thead><tr><th>Name</th><th>Key id</th><th>Prefix</th><th>Created</th><th>Last used</th><th>State</th><th></th></tr></thead><tbody>
-${keys.map((k) => html`<tr class="api-key" data-id="${k.id}"><td>${k.name}${k.id === sessionKey ? html` <span class="pill wait">this session</span>` : ''}</td><td><code>${k.id}</code></td><td><code>${k.prefix}…</code></td>
+${keys.map(
+  (
+    k,
+  ) => html`<tr class="api-key" data-id="${k.id}"><td>${k.name}${k.id === sessionKey ? html` <span class="pill wait">this session</span>` : ''}</td><td><code>${k.id}</code></td><td><code>${k.prefix}…</code></td>
 <td>${when(k.created_at)}</td><td>${when(k.last_used_at)}</td><td>${k.revoked_at ? html`<span class="pill off">revoked ${when(k.revoked_at)}</span>` : html`<span class="pill on">active</span>`}</td>
-<td>${k.revoked_at ? '' : html`${dangerForm(dangers.rotateKey(k, operator), csrf)}
-${k.id === sessionKey ? '' : dangerForm(dangers.revokeKey(k, operator), csrf)}`}</td></tr>`)}
+<td>${
+    k.revoked_at
+      ? ''
+      : html`${dangerForm(dangers.rotateKey(k, operator), csrf)}
+${k.id === sessionKey ? '' : dangerForm(dangers.revokeKey(k, operator), csrf)}`
+  }</td></tr>`,
+)}
 </tbody></table>`;
 }
 
@@ -44,8 +51,12 @@ ${dangerForm(dangers.rotateCallbackSecret('rotate-callback-secret', '/console/ke
 <p class="muted">The new <code>whsec_</code> secret is shown once; the previous one keeps signing during its grace period.</p></div>
 <div class="card"><h2>End-to-end encryption keys</h2>
 <table id="e2e-keys"><thead><tr><th>Key id (fingerprint)</th><th>Public key (X25519)</th><th>Registered</th><th>State</th></tr></thead><tbody>
-${d.e2e.keys.map((k) => html`<tr class="e2e-key" data-kid="${k.kid}"><td><code class="kid">${k.kid}</code></td><td><code>${k.public_key}</code></td><td>${when(k.created_at)}</td>
-<td>${k.current ? html`<span class="pill on">current</span>` : html`<span class="pill off">retired ${when(k.retired_at)}</span>`}</td></tr>`)}
+${d.e2e.keys.map(
+  (
+    k,
+  ) => html`<tr class="e2e-key" data-kid="${k.kid}"><td><code class="kid">${k.kid}</code></td><td><code>${k.public_key}</code></td><td>${when(k.created_at)}</td>
+<td>${k.current ? html`<span class="pill on">current</span>` : html`<span class="pill off">retired ${when(k.retired_at)}</span>`}</td></tr>`,
+)}
 </tbody></table>
 ${d.e2e.keys.length === 0 ? html`<p class="muted">No public key yet: scans with <code>options.encrypt</code> need one.</p>` : ''}
 <form method="post" action="/console/keys/e2e">${csrfField(d.csrf)}

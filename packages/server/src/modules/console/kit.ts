@@ -67,8 +67,15 @@ export interface ConsoleOptions {
   publicUrl?: () => string;
 }
 
-export interface ConsoleSession { appId: string; appName: string; keyId: string; csrf: string }
-export interface OperatorSession { csrf: string }
+export interface ConsoleSession {
+  appId: string;
+  appName: string;
+  keyId: string;
+  csrf: string;
+}
+export interface OperatorSession {
+  csrf: string;
+}
 declare module 'fastify' {
   interface FastifyRequest {
     consoleSession: ConsoleSession | null;
@@ -79,9 +86,12 @@ declare module 'fastify' {
 /** A refusal with its HTTP status (the console answers pages, not the API's envelope). */
 export class Refused extends Error {
   readonly status: number;
-  constructor(status: number, message: string) { super(message); this.status = status; }
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
+  }
 }
-export const CSRF_REFUSED = 'the form\'s CSRF token is missing or wrong; reload the page and try again';
+export const CSRF_REFUSED = "the form's CSRF token is missing or wrong; reload the page and try again";
 
 export type Form = Record<string, string | undefined>;
 export const formOf = (req: FastifyRequest): Form => (req.body ?? {}) as Form;
@@ -98,7 +108,7 @@ export function pageNumber(raw: string | undefined): number {
 }
 
 export function sess(req: FastifyRequest): ConsoleSession {
-  if (!req.consoleSession) throw new Refused(403, 'sign in with an application\'s API key');
+  if (!req.consoleSession) throw new Refused(403, "sign in with an application's API key");
   return req.consoleSession;
 }
 /** The operator's session; every operator page asks for it before it does anything. */
@@ -110,7 +120,8 @@ export function ctx(req: FastifyRequest): PageContext {
   if (req.operatorSession) return { operator: true, csrf: req.operatorSession.csrf };
   return req.consoleSession ? { appName: req.consoleSession.appName, csrf: req.consoleSession.csrf } : {};
 }
-export const show = (reply: FastifyReply, req: FastifyRequest, title: string, body: Html) => reply.type('text/html; charset=utf-8').send(page(title, ctx(req), body));
+export const show = (reply: FastifyReply, req: FastifyRequest, title: string, body: Html) =>
+  reply.type('text/html; charset=utf-8').send(page(title, ctx(req), body));
 export const fragment = (reply: FastifyReply, body: Html) => reply.type('text/html; charset=utf-8').send(body.text);
 export const enc = encodeURIComponent;
 

@@ -2,7 +2,11 @@
 // operator), sign-out.
 import { html, type Html } from './html.ts';
 
-export interface PageContext { appName?: string; operator?: boolean; csrf?: string }
+export interface PageContext {
+  appName?: string;
+  operator?: boolean;
+  csrf?: string;
+}
 
 function nav(ctx: PageContext): Html | string {
   if (ctx.operator) {
@@ -17,7 +21,8 @@ function nav(ctx: PageContext): Html | string {
 }
 
 export function page(title: string, ctx: PageContext, body: Html): string {
-  return `<!doctype html>${html`<html lang="en"><head><meta charset="utf-8">
+  return `<!doctype html>${
+    html`<html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false}'>
 <title>${title} · boxhub console</title>
@@ -29,7 +34,8 @@ export function page(title: string, ctx: PageContext, body: Html): string {
 ${nav(ctx)}
 </header>
 <main>${body}</main>
-</body></html>`.text}`;
+</body></html>`.text
+  }`;
 }
 
 /** Notices a redirect may ask for (?msg=…): a fixed list, so nothing from the URL is shown. */
@@ -46,9 +52,9 @@ export const NOTICES: Record<string, string> = {
   replayed: 'Callback queued for delivery again.',
   tested: 'Test callback queued; it is listed below.',
   template_created: 'Card template created.',
-  corrected: 'Correction saved; the corrected result is on its way to the task\'s callback URL.',
+  corrected: "Correction saved; the corrected result is on its way to the task's callback URL.",
   template_deleted: 'Card template deleted: its cards are no longer recognized for this application.',
   key_revoked: 'API key revoked: it stops working at once, on every node.',
   e2e_registered: 'Public key registered: scans created from now on with encryption are encrypted to it.',
-  device_revoked: 'The box\'s secret is revoked: it cannot log in until its secret is rotated.',
+  device_revoked: "The box's secret is revoked: it cannot log in until its secret is rotated.",
 };

@@ -7,11 +7,31 @@ import { checkBody } from '../../http/validation.ts';
 import type { CreatedApplication, CreatedKey } from '../applications/service.ts';
 import type { RegisteredDevice } from '../devices/service.ts';
 import { dangers } from './dangers.ts';
-import { askFirst, confirmed, enc, formOf, idParam, operatorOf, pageNumber, Refused, show, type ConsoleOptions } from './kit.ts';
+import {
+  askFirst,
+  confirmed,
+  enc,
+  formOf,
+  idParam,
+  operatorOf,
+  pageNumber,
+  Refused,
+  show,
+  type ConsoleOptions,
+} from './kit.ts';
 import { page } from './layout.ts';
 import { applicationsView, applicationView, operatorDevicesView, operatorLoginView } from './operator-views.ts';
 import {
-  newCsrf, OPERATOR_COOKIE, OPERATOR_LOGIN_COOKIE, OPERATOR_PATH, operatorTokenDigest, readCookie, sameToken, sealOperatorSession, SESSION_TTL_MS, setCookie,
+  newCsrf,
+  OPERATOR_COOKIE,
+  OPERATOR_LOGIN_COOKIE,
+  OPERATOR_PATH,
+  operatorTokenDigest,
+  readCookie,
+  sameToken,
+  sealOperatorSession,
+  SESSION_TTL_MS,
+  setCookie,
 } from './session.ts';
 
 export function operatorPages(app: FastifyInstance, o: ConsoleOptions): void {
@@ -28,13 +48,18 @@ export function operatorPages(app: FastifyInstance, o: ConsoleOptions): void {
   const loginPage = (req: FastifyRequest, reply: FastifyReply, error?: string, status = 200) => {
     const csrf = newCsrf();
     setCookie(req, reply, OPERATOR_LOGIN_COOKIE, csrf, 3600, OPERATOR_PATH);
-    return reply.code(status).type('text/html; charset=utf-8').send(page('Operator sign-in', {}, operatorLoginView(csrf, o.operatorToken !== undefined, error)));
+    return reply
+      .code(status)
+      .type('text/html; charset=utf-8')
+      .send(page('Operator sign-in', {}, operatorLoginView(csrf, o.operatorToken !== undefined, error)));
   };
   app.get(`${OPERATOR_PATH}/login`, async (req, reply) => loginPage(req, reply));
   app.post(`${OPERATOR_PATH}/login`, async (req, reply) => {
     const form = formOf(req);
-    if (!sameToken(form._csrf, readCookie(req, OPERATOR_LOGIN_COOKIE))) throw new Refused(403, 'the sign-in form expired or came from another site; reload it and try again');
-    if (o.operatorToken === undefined) throw new Refused(403, 'the operator console is off; set BOXHUB_OPERATOR_TOKEN to use it');
+    if (!sameToken(form._csrf, readCookie(req, OPERATOR_LOGIN_COOKIE)))
+      throw new Refused(403, 'the sign-in form expired or came from another site; reload it and try again');
+    if (o.operatorToken === undefined)
+      throw new Refused(403, 'the operator console is off; set BOXHUB_OPERATOR_TOKEN to use it');
     // The refused-credential limit of the API's sign-ins applies here too.
     o.limits.checkAuthBlocked(req, reply);
     const given = (form.operator_token ?? '').trim();
@@ -43,13 +68,18 @@ export function operatorPages(app: FastifyInstance, o: ConsoleOptions): void {
       await o.limits.authFailed(req);
       return loginPage(req, reply, 'That is not the operator token.', 401);
     }
-    const token = sealOperatorSession(o.box, { token: operatorTokenDigest(o.operatorToken), exp: o.clock.now() + SESSION_TTL_MS, csrf: newCsrf() });
+    const token = sealOperatorSession(o.box, {
+      token: operatorTokenDigest(o.operatorToken),
+      exp: o.clock.now() + SESSION_TTL_MS,
+      csrf: newCsrf(),
+    });
     setCookie(req, reply, OPERATOR_COOKIE, token, SESSION_TTL_MS / 1000, OPERATOR_PATH);
     setCookie(req, reply, OPERATOR_LOGIN_COOKIE, '', 0, OPERATOR_PATH);
     return reply.redirect(`${OPERATOR_PATH}/applications`, 303);
   });
   app.post(`${OPERATOR_PATH}/logout`, async (req, reply) => {
-    if (req.operatorSession) await o.signouts.signOut(req.operatorSession.csrf, o.clock.now() + SESSION_TTL_MS, o.clock.now());
+    if (req.operatorSession)
+      await o.signouts.signOut(req.operatorSession.csrf, o.clock.now() + SESSION_TTL_MS, o.clock.now());
     setCookie(req, reply, OPERATOR_COOKIE, '', 0, OPERATOR_PATH);
     return reply.redirect(`${OPERATOR_PATH}/login`, 303);
   });
@@ -58,7 +88,9 @@ export function operatorPages(app: FastifyInstance, o: ConsoleOptions): void {
   // Applications.
   const appsPage = async (req: FastifyRequest, reply: FastifyReply, page: number, created?: CreatedApplication) =>
     show(reply, req, 'Applications', applicationsView(await applications.list(page), csrfOf(req), created));
-  app.get<{ Querystring: { page?: string } }>(`${OPERATOR_PATH}/applications`, async (req, reply) => appsPage(req, reply, pageNumber(req.query.page)));
+  app.get<{ Querystring: { page?: string } }>(`${OPERATOR_PATH}/applications`, async (req, reply) =>
+    appsPage(req, reply, pageNumber(req.query.page)),
+  );
   // The new application's key and secret are shown in this answer only.
   app.post(`${OPERATOR_PATH}/applications/create`, async (req, reply) => {
     const form = formOf(req);
@@ -66,12 +98,20 @@ export function operatorPages(app: FastifyInstance, o: ConsoleOptions): void {
     return appsPage(req, reply, 1, await applications.create({ name: body.name, ess: body.ess ?? false }));
   });
 
-  const appPage = async (req: FastifyRequest, reply: FastifyReply, appId: string, created?: CreatedKey & { rotated: boolean }, msg?: string) => {
+  const appPage = async (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    appId: string,
+    created?: CreatedKey & { rotated: boolean },
+    msg?: string,
+  ) => {
     const [a, keys] = await Promise.all([applications.info(appId), applications.listKeys(appId)]);
     return show(reply, req, a.name, applicationView(a, keys, csrfOf(req), created, msg));
   };
-  app.get<{ Params: { id: string }; Querystring: { msg?: string } }>(`${OPERATOR_PATH}/applications/:id`, async (req, reply) =>
-    appPage(req, reply, idParam(req.params.id), undefined, req.query.msg));
+  app.get<{ Params: { id: string }; Querystring: { msg?: string } }>(
+    `${OPERATOR_PATH}/applications/:id`,
+    async (req, reply) => appPage(req, reply, idParam(req.params.id), undefined, req.query.msg),
+  );
   app.post<{ Params: { id: string } }>(`${OPERATOR_PATH}/applications/:id/keys/create`, async (req, reply) => {
     const appId = idParam(req.params.id);
     const body = checkBody(api.KeyCreateBody, { app_id: appId, name: formOf(req).name ?? '' });
@@ -92,10 +132,22 @@ export function operatorPages(app: FastifyInstance, o: ConsoleOptions): void {
   });
 
   // Devices of the deployment.
-  const devicesPage = async (req: FastifyRequest, reply: FastifyReply, page: number, registered?: RegisteredDevice & { rotated?: boolean }, msg?: string) =>
-    show(reply, req, 'Devices of the deployment', operatorDevicesView(await devices.listAll(page), csrfOf(req), registered, msg));
+  const devicesPage = async (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    page: number,
+    registered?: RegisteredDevice & { rotated?: boolean },
+    msg?: string,
+  ) =>
+    show(
+      reply,
+      req,
+      'Devices of the deployment',
+      operatorDevicesView(await devices.listAll(page), csrfOf(req), registered, msg),
+    );
   app.get<{ Querystring: { page?: string; msg?: string } }>(`${OPERATOR_PATH}/devices`, async (req, reply) =>
-    devicesPage(req, reply, pageNumber(req.query.page), undefined, req.query.msg));
+    devicesPage(req, reply, pageNumber(req.query.page), undefined, req.query.msg),
+  );
   // The box's secret is shown in this answer only.
   app.post(`${OPERATOR_PATH}/devices/register`, async (req, reply) => {
     const form = formOf(req);

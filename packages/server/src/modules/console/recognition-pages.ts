@@ -13,11 +13,23 @@ export function recognitionPages(app: FastifyInstance, o: ConsoleOptions): void 
   app.get<{ Querystring: { page?: string; msg?: string } }>('/console/recognition', async (req, reply) => {
     const { appId, csrf } = sess(req);
     const [list, devices, templates] = await Promise.all([
-      s.recognition.list(appId, pageNumber(req.query.page)), s.devices.list(appId, 1), s.templates.list(appId),
+      s.recognition.list(appId, pageNumber(req.query.page)),
+      s.devices.list(appId, 1),
+      s.templates.list(appId),
     ]);
-    return show(reply, req, 'Recognition runs', recognitionListView({
-      list, devices: devices.clients, templates: templates.templates.length, ess: req.application.cap_ess === 1, csrf, ...(req.query.msg ? { msg: req.query.msg } : {}),
-    }));
+    return show(
+      reply,
+      req,
+      'Recognition runs',
+      recognitionListView({
+        list,
+        devices: devices.clients,
+        templates: templates.templates.length,
+        ess: req.application.cap_ess === 1,
+        csrf,
+        ...(req.query.msg ? { msg: req.query.msg } : {}),
+      }),
+    );
   });
 
   app.post('/console/recognition/start', async (req, reply) => {
@@ -28,7 +40,8 @@ export function recognitionPages(app: FastifyInstance, o: ConsoleOptions): void 
     const body = checkBody(api.EssCreateBody, { callback_url: (form.callback_url ?? '').trim() });
     const task = await s.recognition.create(req.application, body);
     const scan = checkBody(api.ScanCreateBody, {
-      client_uuid: device, options: { direct_mode: 1, direct_addr: task.direct_addr, duplex: form.simplex !== '1', resolution: 200 },
+      client_uuid: device,
+      options: { direct_mode: 1, direct_addr: task.direct_addr, duplex: form.simplex !== '1', resolution: 200 },
     });
     await s.scan.create(appId, scan);
     return reply.redirect(`/console/recognition/${enc(task.uuid)}`, 303);
@@ -36,7 +49,11 @@ export function recognitionPages(app: FastifyInstance, o: ConsoleOptions): void 
 
   const livePart = async (req: FastifyRequest, uuid: string, page: number) => {
     const run = await s.recognition.run(sess(req).appId, uuid, page);
-    return runLive(`/console/recognition/${enc(uuid)}/live`, run, reviewList(uuid, (await s.review.items(sess(req).appId, uuid, { links: false })).items));
+    return runLive(
+      `/console/recognition/${enc(uuid)}/live`,
+      run,
+      reviewList(uuid, (await s.review.items(sess(req).appId, uuid, { links: false })).items),
+    );
   };
   type RunRoute = { Params: { uuid: string }; Querystring: { page?: string } };
   app.get<RunRoute>('/console/recognition/:uuid', async (req, reply) => {
@@ -45,5 +62,6 @@ export function recognitionPages(app: FastifyInstance, o: ConsoleOptions): void 
     return show(reply, req, 'Recognition run', runView(run, await livePart(req, uuid, pageNumber(req.query.page))));
   });
   app.get<RunRoute>('/console/recognition/:uuid/live', async (req, reply) =>
-    fragment(reply, await livePart(req, idParam(req.params.uuid), pageNumber(req.query.page))));
+    fragment(reply, await livePart(req, idParam(req.params.uuid), pageNumber(req.query.page))),
+  );
 }

@@ -29,8 +29,12 @@ ${d.templates === 0 ? html`<p class="muted">No card template yet: <a href="/cons
 <button id="start-run" type="submit">Scan and recognize</button></form>
 <p class="muted">Creates a recognition task (as <code>POST /api/application/ess/create</code>) and a scan on the box that sends its pages to it (direct transfer, 200 dpi); each student's result is POSTed to the callback URL and listed on the run's page.</p></div>
 <table id="runs"><thead><tr><th>Task</th><th>State</th><th>Created</th><th>Finished</th><th>Pages received</th><th>Students</th><th>Scan</th></tr></thead><tbody>
-${d.list.runs.map((r) => html`<tr class="run" data-uuid="${r.uuid}"><td><a href="${runUrl(r.uuid)}"><code>${r.uuid}</code></a></td><td>${runState(r)}</td><td>${when(r.created_at)}</td><td>${when(r.finished_at)}</td>
-<td>${r.pages_received}</td><td>${r.students_sent}</td><td>${r.scan_uuid ? html`<code>${r.scan_uuid}</code>` : html`<span class="muted">no scan yet</span>`}</td></tr>`)}
+${d.list.runs.map(
+  (
+    r,
+  ) => html`<tr class="run" data-uuid="${r.uuid}"><td><a href="${runUrl(r.uuid)}"><code>${r.uuid}</code></a></td><td>${runState(r)}</td><td>${when(r.created_at)}</td><td>${when(r.finished_at)}</td>
+<td>${r.pages_received}</td><td>${r.students_sent}</td><td>${r.scan_uuid ? html`<code>${r.scan_uuid}</code>` : html`<span class="muted">no scan yet</span>`}</td></tr>`,
+)}
 </tbody></table>
 ${d.list.runs.length === 0 ? html`<p class="muted">No recognition task yet (tasks are kept until they expire).</p>` : ''}
 ${pager('/console/recognition', d.list)}`;
@@ -70,7 +74,9 @@ function student(s: RecognitionStudent): Html {
 /** The live part of a run's page: it polls itself (the same page of students) until the task has ended. */
 export function runLive(url: string, run: RecognitionRun, review: Html = html``): Html {
   const ended = run.state === 'ended';
-  const poll = ended ? html`` : html` hx-get="${url}?page=${run.students.page}" hx-trigger="every 1s" hx-swap="outerHTML"`;
+  const poll = ended
+    ? html``
+    : html` hx-get="${url}?page=${run.students.page}" hx-trigger="every 1s" hx-swap="outerHTML"`;
   return html`<div id="run-live"${poll}>
 <div class="card"><p>Status: <span id="run-status">${runState(run)}</span>
 · <span id="run-counts">${run.pages_received} pages received · ${run.pages_read} read · ${run.students.total} students</span>

@@ -7,21 +7,31 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 
-const digest = (csrf: string) => createHash('sha256').update('boxhub console session\0').update(csrf).digest('base64url');
+const digest = (csrf: string) =>
+  createHash('sha256').update('boxhub console session\0').update(csrf).digest('base64url');
 
 export class ConsoleSignouts {
   private readonly db: Kysely<Database>;
-  constructor(db: Kysely<Database>) { this.db = db; }
+  constructor(db: Kysely<Database>) {
+    this.db = db;
+  }
 
   /** Records the sign-out of the session with this CSRF token; rows of expired sessions go. */
   async signOut(csrf: string, expiresAt: number, now: number): Promise<void> {
     await this.db.deleteFrom('console_signouts').where('expires_at', '<=', now).execute();
-    await this.db.insertInto('console_signouts').values({ session: digest(csrf), expires_at: expiresAt })
-      .onConflict((c) => c.column('session').doNothing()).execute();
+    await this.db
+      .insertInto('console_signouts')
+      .values({ session: digest(csrf), expires_at: expiresAt })
+      .onConflict((c) => c.column('session').doNothing())
+      .execute();
   }
 
   async isSignedOut(csrf: string): Promise<boolean> {
-    const row = await this.db.selectFrom('console_signouts').select('session').where('session', '=', digest(csrf)).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('console_signouts')
+      .select('session')
+      .where('session', '=', digest(csrf))
+      .executeTakeFirst();
     return row !== undefined;
   }
 }

@@ -29,15 +29,23 @@ function positive(raw: string): number {
 
 /** The form as the API's correct body: every area shown, as ticked; the number when typed anew. */
 function correction(uuid: string, student: number, form: Form, current: Body): unknown {
-  const areas = (form.shown ?? '').split(',').filter((k) => /^\d+\.\d+$/.test(k)).map((k) => {
-    const [chapter, index] = k.split('.').map(Number) as [number, number];
-    return { chapter, index, filled: form[`a_${chapter}_${index}`] === '1' };
-  });
+  const areas = (form.shown ?? '')
+    .split(',')
+    .filter((k) => /^\d+\.\d+$/.test(k))
+    .map((k) => {
+      const [chapter, index] = k.split('.').map(Number) as [number, number];
+      return { chapter, index, filled: form[`a_${chapter}_${index}`] === '1' };
+    });
   const typed = (form.student_id ?? '').trim();
-  const notACard = Object.keys(form).map((k) => /^nac_(\d+)$/.exec(k)).filter((m) => m && form[m[0]] === '1').map((m) => Number(m![1]));
+  const notACard = Object.keys(form)
+    .map((k) => /^nac_(\d+)$/.exec(k))
+    .filter((m) => m && form[m[0]] === '1')
+    .map((m) => Number(m![1]));
   const reviewer = (form.reviewer ?? '').trim();
   return {
-    uuid, student, revision: Number(form.revision),
+    uuid,
+    student,
+    revision: Number(form.revision),
     ...(areas.length ? { areas } : {}),
     ...(typed && typed !== current.result?.student_id ? { student_id: typed } : {}),
     ...(notACard.length ? { not_a_card: notACard } : {}),
@@ -52,10 +60,31 @@ export function reviewPages(app: FastifyInstance, o: ConsoleOptions): void {
 
   const load = async (req: FastifyRequest, uuid: string, index: number): Promise<RecognitionStudentReview> => {
     const v = await review.studentView(sess(req).appId, uuid, index);
-    return { uuid, index, item: v.item, pages: v.pages, removed: v.removed, current: v.student.current, revision: v.student.revision };
+    return {
+      uuid,
+      index,
+      item: v.item,
+      pages: v.pages,
+      removed: v.removed,
+      current: v.student.current,
+      revision: v.student.revision,
+    };
   };
-  const showStudent = async (req: FastifyRequest, reply: FastifyReply, uuid: string, index: number, error?: string, status = 200, msg?: string) =>
-    show(reply.code(status), req, `Student ${index}: review`, studentReviewView(await load(req, uuid, index), sess(req).csrf, error, msg));
+  const showStudent = async (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    uuid: string,
+    index: number,
+    error?: string,
+    status = 200,
+    msg?: string,
+  ) =>
+    show(
+      reply.code(status),
+      req,
+      `Student ${index}: review`,
+      studentReviewView(await load(req, uuid, index), sess(req).csrf, error, msg),
+    );
 
   app.get<StudentRoute>('/console/recognition/:uuid/students/:n', async (req, reply) => {
     const uuid = idParam(req.params.uuid);
@@ -71,12 +100,25 @@ export function reviewPages(app: FastifyInstance, o: ConsoleOptions): void {
     const state = await load(req, uuid, index);
     const action = `${studentUrl(uuid, index)}/correct`;
     if (!confirmed(req)) {
-      return show(reply, req, 'Are you sure?', confirmCorrectionView(action, studentUrl(uuid, index), form,
-        `Send the corrected result of student ${index} to the task's callback URL as revision ${state.revision + 1}? The application gets it as a new callback; sheets marked as not a card are left out of this student's result.`));
+      return show(
+        reply,
+        req,
+        'Are you sure?',
+        confirmCorrectionView(
+          action,
+          studentUrl(uuid, index),
+          form,
+          `Send the corrected result of student ${index} to the task's callback URL as revision ${state.revision + 1}? The application gets it as a new callback; sheets marked as not a card are left out of this student's result.`,
+        ),
+      );
     }
     try {
       const body = checkBody(api.ReviewCorrectBody, correction(uuid, index, form, state.current));
-      await review.correct(sess(req).appId, { keyId: req.application.key_id, via: 'console', ...(body.reviewer ? { name: body.reviewer } : {}) }, body);
+      await review.correct(
+        sess(req).appId,
+        { keyId: req.application.key_id, via: 'console', ...(body.reviewer ? { name: body.reviewer } : {}) },
+        body,
+      );
     } catch (e) {
       if (!isApiError(e) || !FORM_ERRORS.has(e.key)) throw e;
       return showStudent(req, reply, uuid, index, `${e.message} (code ${e.code})`, 400);
@@ -92,7 +134,11 @@ export function reviewPages(app: FastifyInstance, o: ConsoleOptions): void {
   app.get<PageRoute>('/console/recognition/:uuid/pages/:n/annotated', async (req, reply) => {
     let jpeg: Uint8Array;
     try {
-      jpeg = await review.annotated({ appId: sess(req).appId, taskUuid: idParam(req.params.uuid), pageNumber: positive(req.params.n) || 100001 });
+      jpeg = await review.annotated({
+        appId: sess(req).appId,
+        taskUuid: idParam(req.params.uuid),
+        pageNumber: positive(req.params.n) || 100001,
+      });
     } catch (e) {
       if (e instanceof RenderBusy) throw new Refused(503, e.message);
       throw e;

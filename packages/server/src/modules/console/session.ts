@@ -15,7 +15,12 @@ export const OPERATOR_COOKIE = 'bh_console_op';
 export const OPERATOR_LOGIN_COOKIE = 'bh_console_op_login';
 export const OPERATOR_PATH = '/console/operator';
 
-export interface SessionToken { app: string; key: string; exp: number; csrf: string }
+export interface SessionToken {
+  app: string;
+  key: string;
+  exp: number;
+  csrf: string;
+}
 
 export const newCsrf = (): string => randomBytes(24).toString('base64url');
 
@@ -28,7 +33,15 @@ export function openSession(box: SecretBox, value: string | undefined, now: numb
   if (!value || value.length > 1000) return undefined;
   try {
     const s = JSON.parse(box.open(`enc:v1:${value}`)) as Partial<SessionToken> & { v?: number };
-    if (s.v !== 1 || (s as { kind?: unknown }).kind !== undefined || typeof s.app !== 'string' || typeof s.key !== 'string' || typeof s.csrf !== 'string' || typeof s.exp !== 'number') return undefined;
+    if (
+      s.v !== 1 ||
+      (s as { kind?: unknown }).kind !== undefined ||
+      typeof s.app !== 'string' ||
+      typeof s.key !== 'string' ||
+      typeof s.csrf !== 'string' ||
+      typeof s.exp !== 'number'
+    )
+      return undefined;
     if (s.exp <= now) return undefined;
     return { app: s.app, key: s.key, exp: s.exp, csrf: s.csrf };
   } catch {
@@ -42,7 +55,11 @@ export function openSession(box: SecretBox, value: string | undefined, now: numb
  * of the operator token it was made with, never the token: changing BOXHUB_OPERATOR_TOKEN ends
  * every operator session.
  */
-export interface OperatorSessionToken { token: string; exp: number; csrf: string }
+export interface OperatorSessionToken {
+  token: string;
+  exp: number;
+  csrf: string;
+}
 
 export const operatorTokenDigest = (operatorToken: string): string =>
   createHash('sha256').update('boxhub console operator\0').update(operatorToken).digest('base64url');
@@ -51,11 +68,23 @@ export function sealOperatorSession(box: SecretBox, s: OperatorSessionToken): st
   return box.seal(JSON.stringify({ v: 1, kind: 'operator', ...s })).replace(/^enc:v1:/, '');
 }
 
-export function openOperatorSession(box: SecretBox, value: string | undefined, now: number, operatorToken: string | undefined): OperatorSessionToken | undefined {
+export function openOperatorSession(
+  box: SecretBox,
+  value: string | undefined,
+  now: number,
+  operatorToken: string | undefined,
+): OperatorSessionToken | undefined {
   if (!value || value.length > 1000 || operatorToken === undefined) return undefined;
   try {
     const s = JSON.parse(box.open(`enc:v1:${value}`)) as Partial<OperatorSessionToken> & { v?: number; kind?: string };
-    if (s.v !== 1 || s.kind !== 'operator' || typeof s.token !== 'string' || typeof s.csrf !== 'string' || typeof s.exp !== 'number') return undefined;
+    if (
+      s.v !== 1 ||
+      s.kind !== 'operator' ||
+      typeof s.token !== 'string' ||
+      typeof s.csrf !== 'string' ||
+      typeof s.exp !== 'number'
+    )
+      return undefined;
     if (s.exp <= now || !sameToken(s.token, operatorTokenDigest(operatorToken))) return undefined;
     return { token: s.token, exp: s.exp, csrf: s.csrf };
   } catch {
@@ -80,9 +109,19 @@ export function readCookie(req: FastifyRequest, name: string): string | undefine
   return undefined;
 }
 
-export function setCookie(req: FastifyRequest, reply: FastifyReply, name: string, value: string, maxAgeSec: number, path = '/console'): void {
+export function setCookie(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  name: string,
+  value: string,
+  maxAgeSec: number,
+  path = '/console',
+): void {
   const secure = req.protocol === 'https' ? '; Secure' : '';
   const cookie = `${name}=${value}; Path=${path}; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSec}${secure}`;
   const prev = reply.getHeader('set-cookie');
-  reply.header('set-cookie', prev === undefined ? [cookie] : [...(Array.isArray(prev) ? prev : [String(prev)]), cookie]);
+  reply.header(
+    'set-cookie',
+    prev === undefined ? [cookie] : [...(Array.isArray(prev) ? prev : [String(prev)]), cookie],
+  );
 }

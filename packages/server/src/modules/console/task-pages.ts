@@ -9,10 +9,25 @@ export function taskPages(app: FastifyInstance, o: ConsoleOptions): void {
   const { services: s } = o;
   app.get<{ Querystring: { kind?: string; page?: string } }>('/console/tasks', async (req, reply) => {
     const appId = sess(req).appId;
-    const filter: TaskFilter = (TASK_FILTERS as readonly string[]).includes(req.query.kind ?? '') ? req.query.kind as TaskFilter : 'all';
+    const filter: TaskFilter = (TASK_FILTERS as readonly string[]).includes(req.query.kind ?? '')
+      ? (req.query.kind as TaskFilter)
+      : 'all';
     const kinds: TaskKind[] = filter === 'all' ? ['scan', 'print', 'recognition'] : [filter];
     const list = await s.lifecycle.list(appId, kinds, pageNumber(req.query.page));
-    return show(reply, req, 'Tasks', tasksView(list, filter, await deviceNames(o, appId, list.tasks.map((t) => t.device_uuid))));
+    return show(
+      reply,
+      req,
+      'Tasks',
+      tasksView(
+        list,
+        filter,
+        await deviceNames(
+          o,
+          appId,
+          list.tasks.map((t) => t.device_uuid),
+        ),
+      ),
+    );
   });
 }
 

@@ -16,10 +16,15 @@ const CREATE_BODY_LIMIT = 3 * 1024 * 1024;
 /** The API's create body from the form: the definition's JSON and one "id, name" a line. */
 function createBody(definition: string, students: string): unknown {
   let parsed: unknown;
-  try { parsed = JSON.parse(definition); } catch (e) {
+  try {
+    parsed = JSON.parse(definition);
+  } catch (e) {
     throw new ApiError('INVALID_PARAMETER', `body.definition is not valid JSON: ${messageOf(e)}`);
   }
-  const lines = students.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  const lines = students
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
   const list = lines.map((l) => {
     const comma = l.indexOf(',');
     if (comma < 0) return { student_id: l };
@@ -33,7 +38,17 @@ export function templatePages(app: FastifyInstance, o: ConsoleOptions): void {
   const { services: s } = o;
   app.get<{ Querystring: { msg?: string } }>('/console/templates', async (req, reply) => {
     const { appId, csrf } = sess(req);
-    return show(reply, req, 'Card templates', templatesView(await s.templates.list(appId), csrf, { definition: EXAMPLE_DEFINITION, students: '' }, req.query.msg));
+    return show(
+      reply,
+      req,
+      'Card templates',
+      templatesView(
+        await s.templates.list(appId),
+        csrf,
+        { definition: EXAMPLE_DEFINITION, students: '' },
+        req.query.msg,
+      ),
+    );
   });
 
   app.post('/console/templates/create', { bodyLimit: CREATE_BODY_LIMIT }, async (req, reply) => {
@@ -49,7 +64,18 @@ export function templatePages(app: FastifyInstance, o: ConsoleOptions): void {
       // The form again, with what was typed and the API's message for it.
       if (!isApiError(e) || !FORM_ERRORS.has(e.key)) throw e;
       reply.code(400);
-      return show(reply, req, 'Card templates', templatesView(await s.templates.list(appId), csrf, { definition, students }, undefined, `${e.message} (code ${e.code})`));
+      return show(
+        reply,
+        req,
+        'Card templates',
+        templatesView(
+          await s.templates.list(appId),
+          csrf,
+          { definition, students },
+          undefined,
+          `${e.message} (code ${e.code})`,
+        ),
+      );
     }
   });
 

@@ -9,23 +9,47 @@ import { csrfField, dangerForm, notice } from './widgets.ts';
 const enc = encodeURIComponent;
 
 /** The documented example card (docs/examples/card.json), offered to start from. */
-export const EXAMPLE_DEFINITION = JSON.stringify({
-  id: 'math-g7-unit3', title: 'Grade 7 Mathematics - Unit 3 feedback', qrcode: 'https://school.example/hw/2024/g7/unit3?class=7B',
-  student_number: { type: 'bubbles', digits: 8 }, duplex: true,
-  chapters: [
-    { title: 'Fractions', areas: 12 }, { title: 'Decimals', areas: 15 }, { title: 'Percentages', areas: 20, columns: 10 },
-    { title: 'Ratios', areas: 8 }, { title: 'Word problems', areas: 30 }, { title: 'Geometry review', areas: 45, new_side: true },
-    { title: 'Self-assessment', areas: 5, columns: 5 },
-  ],
-}, null, 2);
+export const EXAMPLE_DEFINITION = JSON.stringify(
+  {
+    id: 'math-g7-unit3',
+    title: 'Grade 7 Mathematics - Unit 3 feedback',
+    qrcode: 'https://school.example/hw/2024/g7/unit3?class=7B',
+    student_number: { type: 'bubbles', digits: 8 },
+    duplex: true,
+    chapters: [
+      { title: 'Fractions', areas: 12 },
+      { title: 'Decimals', areas: 15 },
+      { title: 'Percentages', areas: 20, columns: 10 },
+      { title: 'Ratios', areas: 8 },
+      { title: 'Word problems', areas: 30 },
+      { title: 'Geometry review', areas: 45, new_side: true },
+      { title: 'Self-assessment', areas: 5, columns: 5 },
+    ],
+  },
+  null,
+  2,
+);
 
-export interface TemplateForm { definition: string; students: string }
+export interface TemplateForm {
+  definition: string;
+  students: string;
+}
 
-export function templatesView(list: api.CardTemplateList, csrf: string, form: TemplateForm, msg?: string, error?: string): Html {
+export function templatesView(
+  list: api.CardTemplateList,
+  csrf: string,
+  form: TemplateForm,
+  msg?: string,
+  error?: string,
+): Html {
   return html`${notice(msg)}<h1>Card templates <span class="muted">(${list.templates.length})</span></h1>
 <table id="templates"><thead><tr><th>Template</th><th>Card</th><th>Created</th><th>PDF</th></tr></thead><tbody>
-${list.templates.map((t) => html`<tr class="template" data-id="${t.template_id}"><td><a class="template-link" href="/console/templates/${enc(t.template_id)}"><code>${t.template_id}</code></a></td>
-<td class="card-id">${t.card_id}</td><td>${when(t.created_at)}</td><td><a class="download" href="${t.pdf_url}">download PDF</a></td></tr>`)}
+${list.templates.map(
+  (
+    t,
+  ) => html`<tr class="template" data-id="${t.template_id}"><td><a class="template-link" href="/console/templates/${enc(t.template_id)}"><code>${t.template_id}</code></a></td>
+<td class="card-id">${t.card_id}</td><td>${when(t.created_at)}</td><td><a class="download" href="${t.pdf_url}">download PDF</a></td></tr>`,
+)}
 </tbody></table>
 ${list.templates.length === 0 ? html`<p class="muted">No card template yet. Recognition reads only cards of this application's templates.</p>` : ''}
 <div class="card mt" id="create-template"><h2>Create a card template</h2>
@@ -39,7 +63,12 @@ ${error ? html`<div class="flash bad" role="alert" id="template-error">${error}<
 }
 
 export function templateView(t: api.CardTemplateView, csrf: string, msg?: string): Html {
-  const layout = (t.layout ?? {}) as PreviewLayout & { title?: string; sheets?: number; duplex?: boolean; student_number?: { type?: string; digits?: number } };
+  const layout = (t.layout ?? {}) as PreviewLayout & {
+    title?: string;
+    sheets?: number;
+    duplex?: boolean;
+    student_number?: { type?: string; digits?: number };
+  };
   return html`<p><a href="/console/templates">← Card templates</a></p>${notice(msg)}
 <h1>Card template <code id="template-id">${t.template_id}</code></h1>
 <div class="grid">

@@ -6,7 +6,8 @@ import { printForm, type PrintChoice } from './print-views.ts';
 import { dangers } from './dangers.ts';
 import { csrfField, dangerForm, notice, pager } from './widgets.ts';
 
-const online = (c: api.Client) => (c.online ? html`<span class="pill on">online</span>` : html`<span class="pill off">offline</span>`);
+const online = (c: api.Client) =>
+  c.online ? html`<span class="pill on">online</span>` : html`<span class="pill off">offline</span>`;
 const devUrl = (uuid: string) => `/console/devices/${encodeURIComponent(uuid)}`;
 
 export function loginView(csrf: string, error?: string): Html {
@@ -26,22 +27,34 @@ function printerState(c: api.Client): Html {
 }
 
 /** Normalised state reasons (docs/printers-and-scanners.md "Normalised state reasons"). */
-const reasons = (r: readonly string[] | undefined, id: string) => (r && r.length > 0 ? html` <span id="${id}" class="err">${r.map((x) => x.replace(/_/g, ' ')).join(', ')}</span>` : '');
+const reasons = (r: readonly string[] | undefined, id: string) =>
+  r && r.length > 0 ? html` <span id="${id}" class="err">${r.map((x) => x.replace(/_/g, ' ')).join(', ')}</span>` : '';
 
 function scannerState(c: api.Client): Html {
   const s = c.scanner;
   if (!s) return html`<span class="muted">unknown</span>`;
-  return s.connected ? html`<span class="pill ${s.state_reasons?.length ? 'off' : 'on'}">connected</span> ${s.make ?? ''} ${s.model ?? ''}${reasons(s.state_reasons, 'scanner-reasons')}` : html`<span class="pill off">not connected</span>`;
+  return s.connected
+    ? html`<span class="pill ${s.state_reasons?.length ? 'off' : 'on'}">connected</span> ${s.make ?? ''} ${s.model ?? ''}${reasons(s.state_reasons, 'scanner-reasons')}`
+    : html`<span class="pill off">not connected</span>`;
 }
 
-const lastSeen = (c: api.Client) => (c.online ? `since ${when(c.last_connect_at)}` : when(c.last_disconnect_at ?? c.last_connect_at));
+const lastSeen = (c: api.Client) =>
+  c.online ? `since ${when(c.last_connect_at)}` : when(c.last_disconnect_at ?? c.last_connect_at);
 
-export function devicesView(list: { page: number; page_size: number; total: number; clients: api.Client[] }, csrf: string, msg?: string): Html {
+export function devicesView(
+  list: { page: number; page_size: number; total: number; clients: api.Client[] },
+  csrf: string,
+  msg?: string,
+): Html {
   const pages = Math.max(1, Math.ceil(list.total / list.page_size));
   return html`${notice(msg)}<h1>Devices <span class="muted">(${list.total})</span></h1>
 <table id="devices"><thead><tr><th>Name</th><th>State</th><th>Last seen</th><th>Printer</th><th>Scanner</th><th>Code</th></tr></thead><tbody>
-${list.clients.map((c) => html`<tr data-uuid="${c.uuid}"><td><a class="device-name" href="${devUrl(c.uuid ?? '')}">${c.name ?? c.uuid}</a></td>
-<td class="state">${online(c)}</td><td>${lastSeen(c)}</td><td>${printerState(c)}</td><td>${scannerState(c)}</td><td><code>${c.code}</code></td></tr>`)}
+${list.clients.map(
+  (
+    c,
+  ) => html`<tr data-uuid="${c.uuid}"><td><a class="device-name" href="${devUrl(c.uuid ?? '')}">${c.name ?? c.uuid}</a></td>
+<td class="state">${online(c)}</td><td>${lastSeen(c)}</td><td>${printerState(c)}</td><td>${scannerState(c)}</td><td><code>${c.code}</code></td></tr>`,
+)}
 </tbody></table>
 ${list.clients.length === 0 ? html`<p class="muted">No device is bound to this application yet.</p>` : ''}
 <div class="card mt"><h2>Bind a box</h2>
@@ -64,7 +77,14 @@ export function tree(v: unknown): Html {
   return html`${String(v)}`;
 }
 
-export interface RecentTask { uuid: string; kind: string; state: string; created_at: number; finished_at: number | null; error_code: number }
+export interface RecentTask {
+  uuid: string;
+  kind: string;
+  state: string;
+  created_at: number;
+  finished_at: number | null;
+  error_code: number;
+}
 
 export interface DeviceViewData {
   client: api.Client;
@@ -82,16 +102,26 @@ export interface DeviceViewData {
 }
 
 const INKJET: Record<InkjetOp, { id: string; label: string; note: string }> = {
-  head_clean: { id: 'head-clean', label: 'Clean the print head', note: 'print a nozzle check page afterwards to verify' },
+  head_clean: {
+    id: 'head-clean',
+    label: 'Clean the print head',
+    note: 'print a nozzle check page afterwards to verify',
+  },
   nozzle_check: { id: 'nozzle-check', label: 'Print a nozzle check', note: 'load plain A4 paper first' },
-  power_ink_flush: { id: 'power-ink-flush', label: 'Power ink flush', note: 'for severe clogging that cleaning did not clear; uses a lot of ink; once per 24 hours' },
+  power_ink_flush: {
+    id: 'power-ink-flush',
+    label: 'Power ink flush',
+    note: 'for severe clogging that cleaning did not clear; uses a lot of ink; once per 24 hours',
+  },
 };
 
 function inkjetControls(c: api.Client, csrf: string, a: InkjetAvailability): Html {
   if (!a.ops.length) return html`<p class="muted" id="inkjet-unavailable">Not available: ${a.why ?? ''}.</p>`;
   const button = (op: InkjetOp) => {
     const danger = dangers.inkjet(c, op);
-    return danger ? dangerForm(danger, csrf) : html`<form method="post" action="${devUrl(c.uuid ?? '')}/inkjet/${op}" class="inline">${csrfField(csrf)}<button id="${INKJET[op].id}" class="secondary" type="submit">${INKJET[op].label}</button></form>`;
+    return danger
+      ? dangerForm(danger, csrf)
+      : html`<form method="post" action="${devUrl(c.uuid ?? '')}/inkjet/${op}" class="inline">${csrfField(csrf)}<button id="${INKJET[op].id}" class="secondary" type="submit">${INKJET[op].label}</button></form>`;
   };
   return html`<ul class="controls" id="inkjet">${a.ops.map((op) => html`<li>${button(op)} <span class="muted">${INKJET[op].note}</span></li>`)}</ul>
 ${a.flushNextAt ? html`<p class="muted" id="flush-next">The next power ink flush is allowed after ${when(a.flushNextAt)}.</p>` : ''}`;
@@ -133,14 +163,19 @@ ${printForm({ url: u, csrf: d.csrf, ...(d.capability ? { capability: d.capabilit
 <p class="muted">A PDF or a JPG; the options offered are the printer's, for the chosen media size and type.</p>
 ${dangerForm(dangers.cancelPrints(c), d.csrf)}</div>
 </div>
-<div class="card"><h2>Recent tasks</h2>${d.tasks.length === 0 ? html`<p class="muted">No scan or print task yet (tasks are kept until they expire).</p>` : html`
+<div class="card"><h2>Recent tasks</h2>${
+    d.tasks.length === 0
+      ? html`<p class="muted">No scan or print task yet (tasks are kept until they expire).</p>`
+      : html`
 <table id="tasks"><thead><tr><th>Task</th><th>Kind</th><th>State</th><th>Created</th><th>Finished</th><th>Error</th></tr></thead><tbody>
 ${d.tasks.map((t) => html`<tr><td><a href="${u}/${t.kind === 'scan' ? 'scans' : 'prints'}/${t.uuid}"><code>${t.uuid}</code></a></td><td>${t.kind}</td><td>${t.state}</td><td>${when(Number(t.created_at))}</td><td>${when(t.finished_at === null ? null : Number(t.finished_at))}</td><td>${Number(t.error_code) || ''}</td></tr>`)}
-</tbody></table>`}</div>
+</tbody></table>`
+  }</div>
 <div class="card"><h2>Printer capability</h2>${d.capabilityError ? html`<p class="muted">${d.capabilityError}</p>` : html`<div id="capability">${tree(d.capability)}</div>`}</div>`;
 }
 
-const step = (done: boolean, label: string, at?: number) => html`<li class="${done ? 'done' : 'todo'}">${label}${done && at ? html` <span class="muted">${when(at)}</span>` : ''}</li>`;
+const step = (done: boolean, label: string, at?: number) =>
+  html`<li class="${done ? 'done' : 'todo'}">${label}${done && at ? html` <span class="muted">${when(at)}</span>` : ''}</li>`;
 
 export function scanTaskView(device: api.Client, scanUuid: string, live: Html, csrf: string): Html {
   const u = devUrl(device.uuid ?? '');
@@ -169,16 +204,28 @@ function pageBar(info: api.ScanInfo): Html {
  * The live part of a scan task page: it polls itself (the same page of items) until the task has
  * finished. `pageUrl` is the task page, for the links to other pages of items.
  */
-export function scanLive(url: string, pageUrl: string, info: api.ScanInfo, items: api.ItemData, history: Html | string = ''): Html {
-  const poll = info.finished ? html`` : html` hx-get="${url}?page=${items.page}" hx-trigger="every 1s" hx-swap="outerHTML"`;
+export function scanLive(
+  url: string,
+  pageUrl: string,
+  info: api.ScanInfo,
+  items: api.ItemData,
+  history: Html | string = '',
+): Html {
+  const poll = info.finished
+    ? html``
+    : html` hx-get="${url}?page=${items.page}" hx-trigger="every 1s" hx-swap="outerHTML"`;
   return html`<div id="scan-live"${poll}>
 <div class="card"><ol class="timeline">${step(info.action_ack, 'Box acknowledged', info.action_ack_at)}${step(info.finished, 'Finished', info.finished_at)}</ol>
 <p>Status: <span id="scan-status" class="pill ${info.finished ? (info.error_code ? 'off' : 'on') : 'wait'}">${info.finished ? (info.error_code ? `finished with error ${info.error_code}` : 'finished') : 'scanning'}</span>
 · ${info.item_size} items · ${info.total_pages} pages${info.total_file_size !== undefined ? ` · ${info.total_file_size} KB` : ''}</p>
 ${pageBar(info)}</div>
 <table id="scan-items"><thead><tr><th>Item</th><th>Pages</th><th>Size</th><th>Scanned</th><th>MD5</th><th>File</th></tr></thead><tbody>
-${items.items.map((i) => html`<tr class="scan-item"><td>${i.item_id}</td><td>${i.pages}</td><td>${i.file_size !== undefined ? `${i.file_size} KB` : '—'}</td><td>${when(i.scanned_at)}</td><td><code>${i.check_sum ?? ''}</code></td>
-<td>${i.temp_download_url ? html`<a class="download" href="${i.temp_download_url}">download PDF</a>` : html`<span class="muted">sent directly</span>`}</td></tr>`)}
+${items.items.map(
+  (
+    i,
+  ) => html`<tr class="scan-item"><td>${i.item_id}</td><td>${i.pages}</td><td>${i.file_size !== undefined ? `${i.file_size} KB` : '—'}</td><td>${when(i.scanned_at)}</td><td><code>${i.check_sum ?? ''}</code></td>
+<td>${i.temp_download_url ? html`<a class="download" href="${i.temp_download_url}">download PDF</a>` : html`<span class="muted">sent directly</span>`}</td></tr>`,
+)}
 </tbody></table>${items.total > items.page_size && items.items.length > 0 ? html`<p class="muted">Items ${(items.page - 1) * items.page_size + 1}-${(items.page - 1) * items.page_size + items.items.length} of ${items.total}.</p>` : ''}
 ${pager(pageUrl, items, {}, 'items-pager')}${history}</div>`;
 }
@@ -203,10 +250,14 @@ export function callbacksView(list: api.CallbackList, csrf: string, msg?: string
   return html`${notice(msg)}<h1>Callbacks <span class="muted">(${list.total})</span></h1>
 <p><a id="callback-settings" href="/console/callbacks/settings">Send a test callback or rotate the secret</a></p>
 <table id="callbacks"><thead><tr><th>Event</th><th>URL</th><th>Task</th><th>Status</th><th>Attempts (status · latency · error)</th><th></th></tr></thead><tbody>
-${list.callbacks.map((c) => html`<tr class="callback" data-id="${c.id}"><td>${c.event}<br><span class="muted">${when(c.created_at)}</span></td><td><code>${c.method} ${c.url}</code></td><td><code>${c.task_uuid ?? ''}</code></td>
+${list.callbacks.map(
+  (
+    c,
+  ) => html`<tr class="callback" data-id="${c.id}"><td>${c.event}<br><span class="muted">${when(c.created_at)}</span></td><td><code>${c.method} ${c.url}</code></td><td><code>${c.task_uuid ?? ''}</code></td>
 <td><span class="pill ${c.status === 'delivered' ? 'on' : c.status === 'failed' ? 'off' : 'wait'}">${c.status}</span></td>
 <td><ol class="attempts">${c.attempts.map((a) => html`<li>${when(a.at)} · ${a.status_code ?? 'no answer'} · ${a.latency_ms} ms${a.error ? html` · <span class="err">${a.error}</span>` : ''}</li>`)}</ol></td>
-<td>${c.status === 'delivered' || c.status === 'failed' ? html`<form method="post" action="/console/callbacks/${encodeURIComponent(c.id)}/replay">${csrfField(csrf)}<button class="replay" type="submit">Replay</button></form>` : ''}</td></tr>`)}
+<td>${c.status === 'delivered' || c.status === 'failed' ? html`<form method="post" action="/console/callbacks/${encodeURIComponent(c.id)}/replay">${csrfField(csrf)}<button class="replay" type="submit">Replay</button></form>` : ''}</td></tr>`,
+)}
 </tbody></table>
 ${pages > 1 ? html`<p>Page ${list.page} of ${pages}. ${list.page > 1 ? html`<a href="/console/callbacks?page=${list.page - 1}">Previous</a>` : ''} ${list.page < pages ? html`<a href="/console/callbacks?page=${list.page + 1}">Next</a>` : ''}</p>` : ''}`;
 }
@@ -218,9 +269,13 @@ export function errorView(status: number, message: string, home: string): Html {
 
 export function callbackSettingsView(csrf: string, rotated?: api.RotateSecretResult): Html {
   return html`<h1>Callback settings</h1>
-${rotated ? html`<div class="card" id="new-secret"><h2>New callback secret</h2>
+${
+  rotated
+    ? html`<div class="card" id="new-secret"><h2>New callback secret</h2>
 <p>Shown this once. Callbacks are signed with it from now on; the previous secret also signs until ${when(rotated.previous_secret_expires_at)}.</p>
-<p><code id="callback-secret">${rotated.callback_secret}</code></p></div>` : ''}
+<p><code id="callback-secret">${rotated.callback_secret}</code></p></div>`
+    : ''
+}
 <div class="grid">
 <div class="card"><h2>Send a test callback</h2>
 <form method="post" action="/console/callbacks/test">${csrfField(csrf)}

@@ -30,7 +30,10 @@ export class ControlService {
   private readonly clock: Clock;
 
   constructor(devices: DeviceService, repo: DeviceRepository, gateway: BoxGateway, clock: Clock) {
-    this.devices = devices; this.repo = repo; this.gateway = gateway; this.clock = clock;
+    this.devices = devices;
+    this.repo = repo;
+    this.gateway = gateway;
+    this.clock = clock;
   }
 
   async buzz(appId: string, uuid: string, buzz: number[], gap: number | undefined): Promise<void> {
@@ -46,13 +49,20 @@ export class ControlService {
     const d = await this.online(appId, uuid);
     const refused = inkjetRefusal(d, op);
     if (refused) throw refused;
-    if (op !== 'power_ink_flush') { await this.send(d, op, {}); return; }
+    if (op !== 'power_ink_flush') {
+      await this.send(d, op, {});
+      return;
+    }
 
     const now = this.clock.now();
     const claim = await this.repo.claimInkFlush(d.uuid, now, now - INK_FLUSH_WINDOW_MS);
     if (!claim.ok) {
       const next = new Date(claim.last + INK_FLUSH_WINDOW_MS).toISOString();
-      throw new ApiError('DEVICE_COOLDOWN', `power ink flush is allowed once per 24 hours; the next is allowed after ${next}`, { next_allowed_at: claim.last + INK_FLUSH_WINDOW_MS });
+      throw new ApiError(
+        'DEVICE_COOLDOWN',
+        `power ink flush is allowed once per 24 hours; the next is allowed after ${next}`,
+        { next_allowed_at: claim.last + INK_FLUSH_WINDOW_MS },
+      );
     }
     try {
       await this.send(d, op, {});
@@ -61,7 +71,8 @@ export class ControlService {
       // the command never left this server. Without an acknowledgement (30005) the box may have
       // flushed and lost only its answer, so the window is kept: a second heavy flush within
       // 24 hours is what the limit is there to prevent.
-      if (!(e instanceof ApiError && e.key === 'DEVICE_TIMEOUT')) await this.repo.releaseInkFlush(d.uuid, now, claim.previous);
+      if (!(e instanceof ApiError && e.key === 'DEVICE_TIMEOUT'))
+        await this.repo.releaseInkFlush(d.uuid, now, claim.previous);
       throw e;
     }
   }
@@ -72,12 +83,15 @@ export class ControlService {
     const d = await this.devices.bound(appId, uuid);
     const ops = INKJET_OPS.filter((op) => !inkjetRefusal(d, op));
     const last = d.last_power_ink_flush_at === null ? null : Number(d.last_power_ink_flush_at);
-    const flush = last !== null && last + INK_FLUSH_WINDOW_MS > this.clock.now() ? { flushNextAt: last + INK_FLUSH_WINDOW_MS } : {};
+    const flush =
+      last !== null && last + INK_FLUSH_WINDOW_MS > this.clock.now() ? { flushNextAt: last + INK_FLUSH_WINDOW_MS } : {};
     if (ops.length) return { ops, ...flush };
     const printer = parseState(d)?.printer;
-    const why = !printer?.connected ? 'no printer is connected'
-      : printer.kind !== 'inkjet' || !printer.strict ? (inkjetRefusal(d, 'head_clean')?.message.replace(/^head_clean is /, '') ?? '')
-      : `this printer (${modelOf(printer)}) offers none`;
+    const why = !printer?.connected
+      ? 'no printer is connected'
+      : printer.kind !== 'inkjet' || !printer.strict
+        ? (inkjetRefusal(d, 'head_clean')?.message.replace(/^head_clean is /, '') ?? '')
+        : `this printer (${modelOf(printer)}) offers none`;
     return { ops, why };
   }
 
@@ -93,24 +107,32 @@ export class ControlService {
   }
 }
 
-const modelOf = (p: { make?: string | undefined; model?: string | undefined }) => [p.make, p.model].filter(Boolean).join(' ') || 'unknown model';
+const modelOf = (p: { make?: string | undefined; model?: string | undefined }) =>
+  [p.make, p.model].filter(Boolean).join(' ') || 'unknown model';
 
 /** Why inkjet() refuses `op` for this box's printer (docs/control.md, "Inkjet operations"). */
 function inkjetRefusal(d: DeviceRow, op: InkjetOp): ApiError | undefined {
   const printer = parseState(d)?.printer;
   if (!printer?.connected) return new ApiError('PRINTER_NOT_CONNECTED', `${op} needs a connected printer`);
   if (printer.kind !== 'inkjet' || !printer.strict) {
-    return new ApiError('DEVICE_NOT_SUPPORTED', `${op} is only for inkjet printers that support strict mode; this printer is ${printer.kind ?? 'of unknown kind'}${printer.strict ? '' : ' without strict mode'}`);
+    return new ApiError(
+      'DEVICE_NOT_SUPPORTED',
+      `${op} is only for inkjet printers that support strict mode; this printer is ${printer.kind ?? 'of unknown kind'}${printer.strict ? '' : ' without strict mode'}`,
+    );
   }
-  if (!printer.maintenance?.includes(op)) return new ApiError('DEVICE_NOT_SUPPORTED', `this printer (${modelOf(printer)}) does not support ${op}`);
+  if (!printer.maintenance?.includes(op))
+    return new ApiError('DEVICE_NOT_SUPPORTED', `this printer (${modelOf(printer)}) does not support ${op}`);
   return undefined;
 }
 
 function ackError(type: string, ack: Ack): ApiError {
   const detail = ack.message ? `: ${ack.message}` : '';
   switch (ack.reason) {
-    case 'not_supported': return new ApiError('DEVICE_NOT_SUPPORTED', `device cannot ${type}${detail}`);
-    case 'busy': return new ApiError('DEVICE_BUSY', `device is busy${detail}`);
-    default: return new ApiError('DEVICE_REJECTED', `device could not ${type}${detail}`);
+    case 'not_supported':
+      return new ApiError('DEVICE_NOT_SUPPORTED', `device cannot ${type}${detail}`);
+    case 'busy':
+      return new ApiError('DEVICE_BUSY', `device is busy${detail}`);
+    default:
+      return new ApiError('DEVICE_REJECTED', `device could not ${type}${detail}`);
   }
 }

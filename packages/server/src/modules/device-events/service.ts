@@ -39,9 +39,13 @@ export interface DeviceEventDeps {
 
 export class DeviceEventService {
   private readonly d: DeviceEventDeps;
-  constructor(d: DeviceEventDeps) { this.d = d; }
+  constructor(d: DeviceEventDeps) {
+    this.d = d;
+  }
 
-  get settleMs(): number { return this.d.settleMs; }
+  get settleMs(): number {
+    return this.d.settleMs;
+  }
 
   async setting(appId: string): Promise<api.DeviceCallbackSetting> {
     const url = await this.d.repo.callbackUrl(this.d.repo.db, appId);
@@ -71,11 +75,26 @@ export class DeviceEventService {
       const differs = TOPICS.some((t) => snap[t] !== undefined && reported.get(t) !== serialise(snap[t]));
       if (!differs) return;
       await this.d.repo.db.transaction().execute(async (trx) => {
-        await this.d.jobs.schedule(trx, { kind: DEVICE_EVENT_JOB, ref: uuid, runAt: now + this.d.settleMs, payload: String(now) }, 'keep');
+        await this.d.jobs.schedule(
+          trx,
+          { kind: DEVICE_EVENT_JOB, ref: uuid, runAt: now + this.d.settleMs, payload: String(now) },
+          'keep',
+        );
         // A window closing right now (its job claimed) may have read the state before this news:
         // a second window makes sure the news is looked at.
-        const running = await trx.selectFrom('jobs').select('id').where('kind', '=', DEVICE_EVENT_JOB).where('ref', '=', uuid).where('claim_token', 'is not', null).executeTakeFirst();
-        if (running) await this.d.jobs.schedule(trx, { kind: DEVICE_EVENT_JOB, ref: `${uuid}${AGAIN}`, runAt: now + this.d.settleMs, payload: String(now) }, 'keep');
+        const running = await trx
+          .selectFrom('jobs')
+          .select('id')
+          .where('kind', '=', DEVICE_EVENT_JOB)
+          .where('ref', '=', uuid)
+          .where('claim_token', 'is not', null)
+          .executeTakeFirst();
+        if (running)
+          await this.d.jobs.schedule(
+            trx,
+            { kind: DEVICE_EVENT_JOB, ref: `${uuid}${AGAIN}`, runAt: now + this.d.settleMs, payload: String(now) },
+            'keep',
+          );
       });
     } catch (err) {
       this.d.log.warn({ err, uuid }, 'device event check failed');
@@ -113,7 +132,10 @@ export class DeviceEventService {
       kind: DEVICE_EVENT_JOB,
       concurrency: 16,
       leaseMs: 60_000,
-      run: async (job) => ({ next: 'done', effect: (trx) => this.settle(trx, job.ref.replace(AGAIN, ''), Number(job.payload) || this.d.clock.now()) }),
+      run: async (job) => ({
+        next: 'done',
+        effect: (trx) => this.settle(trx, job.ref.replace(AGAIN, ''), Number(job.payload) || this.d.clock.now()),
+      }),
     };
   }
 
@@ -133,7 +155,13 @@ export class DeviceEventService {
       await this.d.repo.setReported(trx, uuid, topic, value, now);
       // The first state ever seen is the baseline; an unbound device's changes go nowhere.
       if (before === undefined || !url || !row.app_id) continue;
-      await this.d.callbacks.enqueue(trx, { appId: row.app_id, url, method: 'POST', event: eventName(topic, snap), body: eventBody(topic, snap, JSON.parse(before) as unknown, uuid, now, changedAt) });
+      await this.d.callbacks.enqueue(trx, {
+        appId: row.app_id,
+        url,
+        method: 'POST',
+        event: eventName(topic, snap),
+        body: eventBody(topic, snap, JSON.parse(before) as unknown, uuid, now, changedAt),
+      });
     }
   }
 }
@@ -143,8 +171,20 @@ function eventName(topic: Topic, snap: Snapshot): string {
   return topic === 'printer' ? 'device.printer_state' : 'device.scanner_state';
 }
 
-function eventBody(topic: Topic, snap: Snapshot, previous: unknown, uuid: string, now: number, changedAt: number): Record<string, unknown> {
-  const head = { event: eventName(topic, snap), client_uuid: uuid, occurred_at: now, changed_at: Math.min(changedAt, now) };
+function eventBody(
+  topic: Topic,
+  snap: Snapshot,
+  previous: unknown,
+  uuid: string,
+  now: number,
+  changedAt: number,
+): Record<string, unknown> {
+  const head = {
+    event: eventName(topic, snap),
+    client_uuid: uuid,
+    occurred_at: now,
+    changed_at: Math.min(changedAt, now),
+  };
   if (topic === 'online') return { ...head, online: snap.online.online };
   return { ...head, state: snap[topic], previous };
 }

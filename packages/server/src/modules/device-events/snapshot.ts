@@ -8,15 +8,34 @@ import { parseState } from '../devices/view.ts';
 export const TOPICS = ['online', 'printer', 'scanner'] as const;
 export type Topic = (typeof TOPICS)[number];
 
-export interface SideState { connected: boolean; state?: string; state_reasons: string[]; error_code: number }
-export interface Snapshot { online: { online: boolean }; printer?: SideState; scanner?: SideState }
+export interface SideState {
+  connected: boolean;
+  state?: string;
+  state_reasons: string[];
+  error_code: number;
+}
+export interface Snapshot {
+  online: { online: boolean };
+  printer?: SideState;
+  scanner?: SideState;
+}
 
 export function printerSide(p: BoxState['printer']): SideState {
-  return { connected: p.connected, ...(p.connected && p.state ? { state: p.state } : {}), state_reasons: printerStateReasons(p), error_code: p.error_code };
+  return {
+    connected: p.connected,
+    ...(p.connected && p.state ? { state: p.state } : {}),
+    state_reasons: printerStateReasons(p),
+    error_code: p.error_code,
+  };
 }
 
 export function scannerSide(s: BoxState['scanner']): SideState {
-  return { connected: s.connected, ...(s.connected && s.state ? { state: s.state } : {}), state_reasons: scannerStateReasons(s), error_code: s.connected ? s.error_code ?? 0 : 0 };
+  return {
+    connected: s.connected,
+    ...(s.connected && s.state ? { state: s.state } : {}),
+    state_reasons: scannerStateReasons(s),
+    error_code: s.connected ? (s.error_code ?? 0) : 0,
+  };
 }
 
 /** The printer and scanner as last reported, while the box is online; an offline box's last

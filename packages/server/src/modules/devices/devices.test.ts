@@ -23,7 +23,11 @@ describe('binding state machine', () => {
     // Unbound: not visible to anyone yet.
     assert.equal((await a.get('/api/client/info', { uuid: d.uuid })).code, 30002);
 
-    assert.deepEqual(await a.post('/api/client/bind', { uuid: d.uuid, name: 'Room 1', remark: 'by the door' }), { code: 0, msg: 'success', data: null });
+    assert.deepEqual(await a.post('/api/client/bind', { uuid: d.uuid, name: 'Room 1', remark: 'by the door' }), {
+      code: 0,
+      msg: 'success',
+      data: null,
+    });
     const info = await a.get<{ client: Record<string, unknown> }>('/api/client/info', { uuid: d.uuid });
     assert.equal(info.code, 0);
     assert.equal(info.data.client.name, 'Room 1');
@@ -62,7 +66,11 @@ describe('binding state machine', () => {
     const other = await b.post('/api/client/bind', { uuid: d.uuid, name: 'z' });
     assert.equal(other.code, 30003);
     assert.equal((await b.get('/api/client/get_uuid', { code: d.code })).code, 30003);
-    assert.equal((await a.get<{ client: { name: string } }>('/api/client/info', { uuid: d.uuid })).data.client.name, 'x', 'the failed binds changed nothing');
+    assert.equal(
+      (await a.get<{ client: { name: string } }>('/api/client/info', { uuid: d.uuid })).data.client.name,
+      'x',
+      'the failed binds changed nothing',
+    );
   });
 
   test('unknown devices answer 30002', async () => {
@@ -74,7 +82,9 @@ describe('binding state machine', () => {
 
   test('two applications racing to bind one device: exactly one wins', async () => {
     const d = await t.registerDevice();
-    const results = await Promise.all([a, b, a, b].map((c, i) => c.post('/api/client/bind', { uuid: d.uuid, name: `n${i}` })));
+    const results = await Promise.all(
+      [a, b, a, b].map((c, i) => c.post('/api/client/bind', { uuid: d.uuid, name: `n${i}` })),
+    );
     assert.equal(results.filter((r) => r.code === 0).length, 1);
     assert.equal(results.filter((r) => r.code === 30003).length, 3);
   });
@@ -94,7 +104,10 @@ describe('isolation between applications', () => {
     assert.equal((await b.post('/api/control/reboot', { client_uuid: d.uuid })).code, 30002);
     const list = await b.get<{ clients: { uuid: string }[] }>('/api/client/list', { page: 1 });
     assert.ok(!list.data.clients.some((c) => c.uuid === d.uuid));
-    assert.equal((await a.get<{ client: { name: string } }>('/api/client/info', { uuid: d.uuid })).data.client.name, 'mine');
+    assert.equal(
+      (await a.get<{ client: { name: string } }>('/api/client/info', { uuid: d.uuid })).data.client.name,
+      'mine',
+    );
   });
 });
 
@@ -109,7 +122,12 @@ describe('list', () => {
     }
     const seen: string[] = [];
     for (const page of [1, 2, 3]) {
-      const r = await own.api.get<{ page: number; page_size: number; total: number; clients: { uuid: string; name: string }[] }>('/api/client/list', { page });
+      const r = await own.api.get<{
+        page: number;
+        page_size: number;
+        total: number;
+        clients: { uuid: string; name: string }[];
+      }>('/api/client/list', { page });
       assert.equal(r.code, 0);
       assert.equal(r.data.page, page);
       assert.equal(r.data.page_size, 100);
@@ -128,7 +146,9 @@ describe('list', () => {
 describe('registration', () => {
   test('registering one code concurrently: one wins, the others are told the code is taken', async () => {
     const code = `RACE${Date.now()}`;
-    const results = await Promise.allSettled(Array.from({ length: 5 }, () => t.server.registerDevice({ code, model: 'BX-1' })));
+    const results = await Promise.allSettled(
+      Array.from({ length: 5 }, () => t.server.registerDevice({ code, model: 'BX-1' })),
+    );
     const won = results.filter((r) => r.status === 'fulfilled');
     assert.equal(won.length, 1);
     for (const r of results) {
@@ -137,12 +157,20 @@ describe('registration', () => {
       assert.equal(e.code, 10001, String(e.message));
       assert.match(String(e.message), new RegExp(`a device with code '${code}' is already registered`));
     }
-    assert.equal((await t.server.repos.devices.findByCode(code))?.uuid, (won[0] as PromiseFulfilledResult<{ uuid: string }>).value.uuid);
+    assert.equal(
+      (await t.server.repos.devices.findByCode(code))?.uuid,
+      (won[0] as PromiseFulfilledResult<{ uuid: string }>).value.uuid,
+    );
   });
 
   test('a box whose broker login cannot be made is not registered at all', async () => {
     const code = `FAIL${Date.now()}`;
-    await assert.rejects(t.server.services.devices.register({ code, model: 'BX-1' }, async () => { throw new Error('broker said no'); }), /broker said no/);
+    await assert.rejects(
+      t.server.services.devices.register({ code, model: 'BX-1' }, async () => {
+        throw new Error('broker said no');
+      }),
+      /broker said no/,
+    );
     assert.equal(await t.server.repos.devices.findByCode(code), undefined);
     // The code is free again for a retry.
     const again = await t.server.services.devices.register({ code, model: 'BX-1' });
@@ -161,14 +189,17 @@ describe('the device lookup cache (SQLite)', () => {
     }
     const d = await t.registerDevice();
     assert.equal((await a.post('/api/client/bind', { uuid: d.uuid, name: 'Room 7' })).code, 0);
-    const name = async () => (await a.get<{ client: { name?: string; online: boolean } }>('/api/client/info', { uuid: d.uuid })).data.client;
+    const name = async () =>
+      (await a.get<{ client: { name?: string; online: boolean } }>('/api/client/info', { uuid: d.uuid })).data.client;
     assert.equal((await name()).name, 'Room 7');
     assert.equal((await name()).name, 'Room 7', 'a second lookup (served from the cache)');
     const { default: SQLite } = await import('better-sqlite3');
     const other = new SQLite(join(t.dataDir, 'boxhub.sqlite'));
     try {
       other.prepare('UPDATE devices SET name = ?, online = 1 WHERE uuid = ?').run('Room 8', d.uuid);
-    } finally { other.close(); }
+    } finally {
+      other.close();
+    }
     const seen = await name();
     assert.equal(seen.name, 'Room 8');
     assert.equal(seen.online, true);

@@ -40,7 +40,9 @@ export class DeviceRepository {
 
   /** Replaces the stored secret hash (rotation, or REVOKED_SECRET); false when there is no such device. */
   async setSecretHash(uuid: string, hash: string): Promise<boolean> {
-    const r = await this.changed(uuid, () => this.db.updateTable('devices').set({ secret_hash: hash }).where('uuid', '=', uuid).executeTakeFirst());
+    const r = await this.changed(uuid, () =>
+      this.db.updateTable('devices').set({ secret_hash: hash }).where('uuid', '=', uuid).executeTakeFirst(),
+    );
     return r.numUpdatedRows === 1n;
   }
 
@@ -48,7 +50,11 @@ export class DeviceRepository {
   async secretHashes(uuids: string[]): Promise<Map<string, string>> {
     const out = new Map<string, string>();
     for (let i = 0; i < uuids.length; i += 500) {
-      const rows = await this.db.selectFrom('devices').select(['uuid', 'secret_hash']).where('uuid', 'in', uuids.slice(i, i + 500)).execute();
+      const rows = await this.db
+        .selectFrom('devices')
+        .select(['uuid', 'secret_hash'])
+        .where('uuid', 'in', uuids.slice(i, i + 500))
+        .execute();
       for (const r of rows) out.set(r.uuid, r.secret_hash);
     }
     return out;
@@ -71,7 +77,10 @@ export class DeviceRepository {
     const { cache } = this;
     if (cache) {
       const v = this.dataVersion!();
-      if (v !== this.seenVersion) { cache.clear(); this.seenVersion = v; }
+      if (v !== this.seenVersion) {
+        cache.clear();
+        this.seenVersion = v;
+      }
       const hit = cache.get(uuid);
       if (hit) return hit.app_id === appId ? hit : undefined;
     }
@@ -95,52 +104,89 @@ export class DeviceRepository {
       return await write();
     } finally {
       this.writes++;
-      if (uuid === undefined) this.cache?.clear(); else this.cache?.delete(uuid);
+      if (uuid === undefined) this.cache?.clear();
+      else this.cache?.delete(uuid);
     }
   }
 
   /** Binds an unbound device; false when it is bound already or does not exist. */
   async bind(uuid: string, appId: string, name: string, remark: string | null, at: number): Promise<boolean> {
-    const r = await this.changed(uuid, () => this.db.updateTable('devices')
-      .set({ app_id: appId, name, remark, active_at: at })
-      .where('uuid', '=', uuid).where('app_id', 'is', null)
-      .executeTakeFirst());
+    const r = await this.changed(uuid, () =>
+      this.db
+        .updateTable('devices')
+        .set({ app_id: appId, name, remark, active_at: at })
+        .where('uuid', '=', uuid)
+        .where('app_id', 'is', null)
+        .executeTakeFirst(),
+    );
     return r.numUpdatedRows === 1n;
   }
 
   /** Unbinds a device of this application, dropping its name and settings. */
   async unbind(uuid: string, appId: string): Promise<boolean> {
-    const r = await this.changed(uuid, () => this.db.updateTable('devices')
-      .set({ app_id: null, name: null, remark: null, active_at: null })
-      .where('uuid', '=', uuid).where('app_id', '=', appId)
-      .executeTakeFirst());
+    const r = await this.changed(uuid, () =>
+      this.db
+        .updateTable('devices')
+        .set({ app_id: null, name: null, remark: null, active_at: null })
+        .where('uuid', '=', uuid)
+        .where('app_id', '=', appId)
+        .executeTakeFirst(),
+    );
     return r.numUpdatedRows === 1n;
   }
 
   async edit(uuid: string, appId: string, name: string, remark: string | undefined): Promise<boolean> {
-    const r = await this.changed(uuid, () => this.db.updateTable('devices')
-      .set(remark === undefined ? { name } : { name, remark })
-      .where('uuid', '=', uuid).where('app_id', '=', appId)
-      .executeTakeFirst());
+    const r = await this.changed(uuid, () =>
+      this.db
+        .updateTable('devices')
+        .set(remark === undefined ? { name } : { name, remark })
+        .where('uuid', '=', uuid)
+        .where('app_id', '=', appId)
+        .executeTakeFirst(),
+    );
     return r.numUpdatedRows === 1n;
   }
 
   async list(appId: string, limit: number, offset: number): Promise<{ total: number; rows: DeviceRow[] }> {
     const [count, rows] = await Promise.all([
-      this.db.selectFrom('devices').select((eb) => eb.fn.countAll<number | string>().as('n'))
-        .where('app_id', '=', appId).executeTakeFirstOrThrow(),
-      this.db.selectFrom('devices').selectAll().where('app_id', '=', appId)
-        .orderBy('active_at').orderBy('uuid').limit(limit).offset(offset).execute(),
+      this.db
+        .selectFrom('devices')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('app_id', '=', appId)
+        .executeTakeFirstOrThrow(),
+      this.db
+        .selectFrom('devices')
+        .selectAll()
+        .where('app_id', '=', appId)
+        .orderBy('active_at')
+        .orderBy('uuid')
+        .limit(limit)
+        .offset(offset)
+        .execute(),
     ]);
     return { total: Number(count.n), rows };
   }
 
   /** Every registered device, newest first, with the name of the application it is bound to (operator). */
-  async listAll(limit: number, offset: number): Promise<{ total: number; rows: Array<DeviceRow & { app_name: string | null }> }> {
+  async listAll(
+    limit: number,
+    offset: number,
+  ): Promise<{ total: number; rows: Array<DeviceRow & { app_name: string | null }> }> {
     const [count, rows] = await Promise.all([
-      this.db.selectFrom('devices').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
-      this.db.selectFrom('devices as d').leftJoin('applications as a', 'a.id', 'd.app_id').selectAll('d').select('a.name as app_name')
-        .orderBy('d.created_at', 'desc').orderBy('d.uuid').limit(limit).offset(offset).execute(),
+      this.db
+        .selectFrom('devices')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .executeTakeFirstOrThrow(),
+      this.db
+        .selectFrom('devices as d')
+        .leftJoin('applications as a', 'a.id', 'd.app_id')
+        .selectAll('d')
+        .select('a.name as app_name')
+        .orderBy('d.created_at', 'desc')
+        .orderBy('d.uuid')
+        .limit(limit)
+        .offset(offset)
+        .execute(),
     ]);
     return { total: Number(count.n), rows };
   }
@@ -150,48 +196,78 @@ export class DeviceRepository {
    * (messages of different nodes can arrive out of order behind shared subscriptions).
    */
   async markOnline(uuid: string, session: string, at: number): Promise<boolean> {
-    const r = await this.changed(uuid, () => this.db.updateTable('devices')
-      .set({ online: 1, session, last_connect_at: at })
-      .where('uuid', '=', uuid)
-      .where((eb) => eb.or([eb('ended_session', 'is', null), eb('ended_session', '!=', session)]))
-      .executeTakeFirst());
+    const r = await this.changed(uuid, () =>
+      this.db
+        .updateTable('devices')
+        .set({ online: 1, session, last_connect_at: at })
+        .where('uuid', '=', uuid)
+        .where((eb) => eb.or([eb('ended_session', 'is', null), eb('ended_session', '!=', session)]))
+        .executeTakeFirst(),
+    );
     return r.numUpdatedRows === 1n;
   }
 
   /** A box's `session` ended (clean goodbye or last will). A stale end changes nothing else. */
   async markOffline(uuid: string, session: string, at: number): Promise<boolean> {
-    const r = await this.changed(uuid, () => this.db.updateTable('devices')
-      .set({ online: 0, last_disconnect_at: at, ended_session: session })
-      .where('uuid', '=', uuid).where('session', '=', session)
-      .executeTakeFirst());
+    const r = await this.changed(uuid, () =>
+      this.db
+        .updateTable('devices')
+        .set({ online: 0, last_disconnect_at: at, ended_session: session })
+        .where('uuid', '=', uuid)
+        .where('session', '=', session)
+        .executeTakeFirst(),
+    );
     if (r.numUpdatedRows === 1n) return true;
-    await this.changed(uuid, () => this.db.updateTable('devices').set({ ended_session: session })
-      .where('uuid', '=', uuid).where((eb) => eb.or([eb('session', 'is', null), eb('session', '!=', session)]))
-      .execute());
+    await this.changed(uuid, () =>
+      this.db
+        .updateTable('devices')
+        .set({ ended_session: session })
+        .where('uuid', '=', uuid)
+        .where((eb) => eb.or([eb('session', 'is', null), eb('session', '!=', session)]))
+        .execute(),
+    );
     return false;
   }
 
   /** The embedded broker starts empty: nobody is connected, whatever the table says. Returns
    *  the devices it marked offline (device events look at them: docs/callbacks.md). */
   async markAllOffline(at: number): Promise<string[]> {
-    const rows = await this.changed(undefined, () => this.db.updateTable('devices').set({ online: 0, last_disconnect_at: at }).where('online', '=', 1).returning('uuid').execute());
+    const rows = await this.changed(undefined, () =>
+      this.db
+        .updateTable('devices')
+        .set({ online: 0, last_disconnect_at: at })
+        .where('online', '=', 1)
+        .returning('uuid')
+        .execute(),
+    );
     return rows.map((r) => r.uuid);
   }
 
   async saveState(uuid: string, state: string, at: number): Promise<void> {
-    await this.changed(uuid, () => this.db.updateTable('devices').set({ state, state_at: at }).where('uuid', '=', uuid).execute());
+    await this.changed(uuid, () =>
+      this.db.updateTable('devices').set({ state, state_at: at }).where('uuid', '=', uuid).execute(),
+    );
   }
 
   /**
    * Claims the once-per-window power ink flush: succeeds only when none happened since
    * `notBefore`. Atomic, so two concurrent requests cannot both flush.
    */
-  async claimInkFlush(uuid: string, at: number, notBefore: number): Promise<{ ok: true; previous: number | null } | { ok: false; last: number }> {
+  async claimInkFlush(
+    uuid: string,
+    at: number,
+    notBefore: number,
+  ): Promise<{ ok: true; previous: number | null } | { ok: false; last: number }> {
     const row = await this.findByUuid(uuid);
     const previous = row?.last_power_ink_flush_at ?? null;
     if (previous !== null && previous > notBefore) return { ok: false, last: previous };
     const q = this.db.updateTable('devices').set({ last_power_ink_flush_at: at }).where('uuid', '=', uuid);
-    const r = await this.changed(uuid, () => (previous === null ? q.where('last_power_ink_flush_at', 'is', null) : q.where('last_power_ink_flush_at', '=', previous)).executeTakeFirst());
+    const r = await this.changed(uuid, () =>
+      (previous === null
+        ? q.where('last_power_ink_flush_at', 'is', null)
+        : q.where('last_power_ink_flush_at', '=', previous)
+      ).executeTakeFirst(),
+    );
     if (r.numUpdatedRows !== 1n) {
       const again = await this.findByUuid(uuid);
       return { ok: false, last: again?.last_power_ink_flush_at ?? at };
@@ -201,7 +277,13 @@ export class DeviceRepository {
 
   /** Gives back a claimed flush the box never performed. */
   async releaseInkFlush(uuid: string, claimedAt: number, previous: number | null): Promise<void> {
-    await this.changed(uuid, () => this.db.updateTable('devices').set({ last_power_ink_flush_at: previous })
-      .where('uuid', '=', uuid).where('last_power_ink_flush_at', '=', claimedAt).execute());
+    await this.changed(uuid, () =>
+      this.db
+        .updateTable('devices')
+        .set({ last_power_ink_flush_at: previous })
+        .where('uuid', '=', uuid)
+        .where('last_power_ink_flush_at', '=', claimedAt)
+        .execute(),
+    );
   }
 }

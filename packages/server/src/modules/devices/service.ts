@@ -23,7 +23,12 @@ export interface OperatorDevice {
   secret_revoked: boolean;
 }
 
-export interface RegisteredDevice { uuid: string; code: string; model: string; secret: string }
+export interface RegisteredDevice {
+  uuid: string;
+  code: string;
+  model: string;
+  secret: string;
+}
 
 /** Called after a device is provisioned (e.g. to create its broker credentials). */
 export type ProvisionHook = (device: { uuid: string; secret: string }) => Promise<void>;
@@ -50,13 +55,17 @@ export class DeviceService {
   private readonly repo: DeviceRepository;
   private readonly clock: Clock;
   private readonly unbindHooks: UnbindHook[] = [];
-  constructor(repo: DeviceRepository, clock: Clock) { this.repo = repo; this.clock = clock; }
+  constructor(repo: DeviceRepository, clock: Clock) {
+    this.repo = repo;
+    this.clock = clock;
+  }
 
   /** Provisions a box (operator action). The secret is returned once; only its hash is kept. */
   async register(input: { code: string; model: string }, provision?: ProvisionHook): Promise<RegisteredDevice> {
     const code = input.code.trim();
     const model = input.model.trim();
-    if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(code)) throw new ApiError('INVALID_PARAMETER', 'device code must be 1-64 characters of A-Z a-z 0-9 _ . : -');
+    if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(code))
+      throw new ApiError('INVALID_PARAMETER', 'device code must be 1-64 characters of A-Z a-z 0-9 _ . : -');
     if (!model || model.length > 64) throw new ApiError('INVALID_PARAMETER', 'device model must be 1-64 characters');
     const taken = () => new ApiError('INVALID_PARAMETER', `a device with code '${code}' is already registered`);
     if (await this.repo.findByCode(code)) throw taken();
@@ -66,9 +75,22 @@ export class DeviceService {
     // behind (a login without a row would be a credential nobody can see or revoke).
     try {
       await this.repo.insert({
-        uuid, code, model, secret_hash: sha256(secret), app_id: null, name: null, remark: null,
-        active_at: null, online: 0, session: null, ended_session: null, last_connect_at: null,
-        last_disconnect_at: null, state: null, state_at: null, last_power_ink_flush_at: null,
+        uuid,
+        code,
+        model,
+        secret_hash: sha256(secret),
+        app_id: null,
+        name: null,
+        remark: null,
+        active_at: null,
+        online: 0,
+        session: null,
+        ended_session: null,
+        last_connect_at: null,
+        last_disconnect_at: null,
+        state: null,
+        state_at: null,
+        last_power_ink_flush_at: null,
         created_at: this.clock.now(),
       });
     } catch (e) {
@@ -98,7 +120,8 @@ export class DeviceService {
     if (!d) throw new ApiError('DEVICE_NOT_FOUND', `no device with uuid '${uuid}'`);
     const secret = newDeviceSecret();
     await hooks.provision?.({ uuid, secret });
-    if (!(await this.repo.setSecretHash(uuid, sha256(secret)))) throw new ApiError('DEVICE_NOT_FOUND', `no device with uuid '${uuid}'`);
+    if (!(await this.repo.setSecretHash(uuid, sha256(secret))))
+      throw new ApiError('DEVICE_NOT_FOUND', `no device with uuid '${uuid}'`);
     hooks.disconnect?.(uuid);
     return { uuid, code: d.code, model: d.model, secret };
   }
@@ -108,11 +131,15 @@ export class DeviceService {
    * session is dropped. Revoking twice is not an error (a retry after a broker failure).
    */
   async revokeSecret(uuid: string, hooks: CredentialHooks = {}): Promise<void> {
-    if (!(await this.repo.setSecretHash(uuid, REVOKED_SECRET))) throw new ApiError('DEVICE_NOT_FOUND', `no device with uuid '${uuid}'`);
+    if (!(await this.repo.setSecretHash(uuid, REVOKED_SECRET)))
+      throw new ApiError('DEVICE_NOT_FOUND', `no device with uuid '${uuid}'`);
     try {
       await hooks.deprovision?.(uuid);
     } catch (e) {
-      throw new ApiError('SERVICE_UNAVAILABLE', `the secret is revoked in the database, but the broker could not remove the login (${messageOf(e)}); revoke again`);
+      throw new ApiError(
+        'SERVICE_UNAVAILABLE',
+        `the secret is revoked in the database, but the broker could not remove the login (${messageOf(e)}); revoke again`,
+      );
     }
     hooks.disconnect?.(uuid);
   }
@@ -134,7 +161,8 @@ export class DeviceService {
   async getUuid(appId: string, code: string): Promise<string> {
     const d = await this.repo.findByCode(code);
     if (!d) throw new ApiError('DEVICE_NOT_FOUND', `no device with code '${code}'`);
-    if (d.app_id !== null && d.app_id !== appId) throw new ApiError('DEVICE_ALREADY_BOUND', 'device is bound by another application');
+    if (d.app_id !== null && d.app_id !== appId)
+      throw new ApiError('DEVICE_ALREADY_BOUND', 'device is bound by another application');
     return d.uuid;
   }
 
@@ -142,11 +170,16 @@ export class DeviceService {
     if (await this.repo.bind(body.uuid, appId, body.name, body.remark ?? null, this.clock.now())) return;
     const d = await this.repo.findByUuid(body.uuid);
     if (!d) throw new ApiError('DEVICE_NOT_FOUND', `no device with uuid '${body.uuid}'`);
-    throw new ApiError('DEVICE_ALREADY_BOUND', d.app_id === appId ? 'device is already bound by this application' : 'device is bound by another application');
+    throw new ApiError(
+      'DEVICE_ALREADY_BOUND',
+      d.app_id === appId ? 'device is already bound by this application' : 'device is bound by another application',
+    );
   }
 
   /** What ends with a binding: the application's tasks on the box (tasks/lifecycle.ts). */
-  onUnbind(end: UnbindHook): void { this.unbindHooks.push(end); }
+  onUnbind(end: UnbindHook): void {
+    this.unbindHooks.push(end);
+  }
 
   /**
    * Unbinds, ending the application's tasks on the box (docs/tasks.md, "Ownership ends with the
@@ -177,9 +210,16 @@ export class DeviceService {
   async listAll(page: number): Promise<{ page: number; page_size: number; total: number; devices: OperatorDevice[] }> {
     const { total, rows } = await this.repo.listAll(DEVICE_PAGE_SIZE, (page - 1) * DEVICE_PAGE_SIZE);
     return {
-      page, page_size: DEVICE_PAGE_SIZE, total,
+      page,
+      page_size: DEVICE_PAGE_SIZE,
+      total,
       devices: rows.map((r) => ({
-        client: toClient(r), model: r.model, app_id: r.app_id, app_name: r.app_name, registered_at: Number(r.created_at), secret_revoked: r.secret_hash === REVOKED_SECRET,
+        client: toClient(r),
+        model: r.model,
+        app_id: r.app_id,
+        app_name: r.app_name,
+        registered_at: Number(r.created_at),
+        secret_revoked: r.secret_hash === REVOKED_SECRET,
       })),
     };
   }
@@ -192,7 +232,10 @@ export class DeviceService {
     // 30002). A box bound to another application stays "no device" to this one.
     const any = await this.repo.findByUuid(uuid);
     if (any && any.app_id === null) {
-      throw new ApiError('DEVICE_NOT_FOUND', `device '${uuid}' is registered but not bound to this application: bind it first (POST /api/client/bind with {"uuid":"${uuid}","name":"…"}, README "Quick start")`);
+      throw new ApiError(
+        'DEVICE_NOT_FOUND',
+        `device '${uuid}' is registered but not bound to this application: bind it first (POST /api/client/bind with {"uuid":"${uuid}","name":"…"}, README "Quick start")`,
+      );
     }
     throw notFound(uuid);
   }

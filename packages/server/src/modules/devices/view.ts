@@ -17,7 +17,11 @@ export function parseState(row: Pick<DeviceRow, 'uuid' | 'state' | 'state_at'>):
   const key = `${row.uuid}\\0${row.state_at ?? ''}\\0${row.state.length}`;
   if (parsed.has(key)) return parsed.get(key);
   let s: BoxState | undefined;
-  try { s = JSON.parse(row.state) as BoxState; } catch { s = undefined; }
+  try {
+    s = JSON.parse(row.state) as BoxState;
+  } catch {
+    s = undefined;
+  }
   if (parsed.size >= PARSED_MAX) parsed.delete(parsed.keys().next().value as string);
   parsed.set(key, s);
   return s;
@@ -29,7 +33,11 @@ function put<T extends object, K extends keyof T>(o: T, key: K, v: T[K] | null |
 }
 
 function printerView(p: BoxState['printer']): NonNullable<Client['printer']> {
-  const o: NonNullable<Client['printer']> = { connected: p.connected, supported: p.supported, error_code: p.error_code };
+  const o: NonNullable<Client['printer']> = {
+    connected: p.connected,
+    supported: p.supported,
+    error_code: p.error_code,
+  };
   put(o, 'make', p.make);
   put(o, 'model', p.model);
   put(o, 'connection_type', p.connection_type);
@@ -46,7 +54,7 @@ function scannerView(s: BoxState['scanner']): NonNullable<Client['scanner']> {
   put(o, 'model', s.model);
   put(o, 'connection_type', s.connection_type);
   // Extension (docs/printers-and-scanners.md, "Normalised state reasons").
-  o.error_code = s.connected ? s.error_code ?? 0 : 0;
+  o.error_code = s.connected ? (s.error_code ?? 0) : 0;
   put(o, 'state', s.connected ? s.state : undefined);
   o.state_reasons = scannerStateReasons(s);
   o.device_reasons = s.connected ? [...(s.state_reasons ?? [])] : [];
@@ -97,7 +105,10 @@ function buildClient(row: DeviceRow): Client {
     c.printer = printerView(s.printer);
     c.scanner = scannerView(s.scanner);
     // Extension (docs/encryption.md): the key print files are encrypted to.
-    if (s.e2e_public_key) { c.e2e_public_key = s.e2e_public_key; c.e2e_kid = keyId(s.e2e_public_key); }
+    if (s.e2e_public_key) {
+      c.e2e_public_key = s.e2e_public_key;
+      c.e2e_kid = keyId(s.e2e_public_key);
+    }
   }
   return c;
 }

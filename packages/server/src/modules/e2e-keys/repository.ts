@@ -5,15 +5,28 @@ import type { Trx } from '../../jobs/repository.ts';
 
 export class E2eKeyRepository {
   readonly db: Kysely<Database>;
-  constructor(db: Kysely<Database>) { this.db = db; }
+  constructor(db: Kysely<Database>) {
+    this.db = db;
+  }
 
   /** The key scans are encrypted to now, if any. */
   current(appId: string): Promise<E2eKeyRow | undefined> {
-    return this.db.selectFrom('e2e_keys').selectAll().where('app_id', '=', appId).where('retired_at', 'is', null).executeTakeFirst();
+    return this.db
+      .selectFrom('e2e_keys')
+      .selectAll()
+      .where('app_id', '=', appId)
+      .where('retired_at', 'is', null)
+      .executeTakeFirst();
   }
 
   list(appId: string): Promise<E2eKeyRow[]> {
-    return this.db.selectFrom('e2e_keys').selectAll().where('app_id', '=', appId).orderBy('created_at', 'desc').orderBy('kid').execute();
+    return this.db
+      .selectFrom('e2e_keys')
+      .selectAll()
+      .where('app_id', '=', appId)
+      .orderBy('created_at', 'desc')
+      .orderBy('kid')
+      .execute();
   }
 
   find(trx: Trx, appId: string, kid: string): Promise<E2eKeyRow | undefined> {
@@ -22,13 +35,27 @@ export class E2eKeyRepository {
 
   /** Retires the current key (if another) and makes `kid` current, inserting it when new. */
   async makeCurrent(trx: Trx, row: Omit<E2eKeyRow, 'retired_at'>, now: number): Promise<E2eKeyRow> {
-    await trx.updateTable('e2e_keys').set({ retired_at: now }).where('app_id', '=', row.app_id).where('retired_at', 'is', null).where('kid', '!=', row.kid).execute();
+    await trx
+      .updateTable('e2e_keys')
+      .set({ retired_at: now })
+      .where('app_id', '=', row.app_id)
+      .where('retired_at', 'is', null)
+      .where('kid', '!=', row.kid)
+      .execute();
     const existing = await this.find(trx, row.app_id, row.kid);
     if (existing) {
-      await trx.updateTable('e2e_keys').set({ retired_at: null }).where('app_id', '=', row.app_id).where('kid', '=', row.kid).execute();
+      await trx
+        .updateTable('e2e_keys')
+        .set({ retired_at: null })
+        .where('app_id', '=', row.app_id)
+        .where('kid', '=', row.kid)
+        .execute();
       return { ...existing, retired_at: null };
     }
-    await trx.insertInto('e2e_keys').values({ ...row, retired_at: null }).execute();
+    await trx
+      .insertInto('e2e_keys')
+      .values({ ...row, retired_at: null })
+      .execute();
     return { ...row, retired_at: null };
   }
 }

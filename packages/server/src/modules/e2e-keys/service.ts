@@ -12,7 +12,10 @@ import { transact } from '../../db/transaction.ts';
 export class E2eKeyService {
   private readonly repo: E2eKeyRepository;
   private readonly clock: Clock;
-  constructor(repo: E2eKeyRepository, clock: Clock) { this.repo = repo; this.clock = clock; }
+  constructor(repo: E2eKeyRepository, clock: Clock) {
+    this.repo = repo;
+    this.clock = clock;
+  }
 
   async register(appId: string, body: api.E2eKeyRegisterBody): Promise<api.E2eKeyView> {
     let raw: Buffer;
@@ -23,10 +26,14 @@ export class E2eKeyService {
     }
     // The all-zero point (and the other low-order points X25519 maps to zero) gives a shared
     // secret of zero: WebCrypto refuses it at use, so it is refused here, at registration.
-    if (raw.every((b) => b === 0)) throw new ApiError('INVALID_PARAMETER', 'public_key is the all-zero X25519 point, which no key pair has');
+    if (raw.every((b) => b === 0))
+      throw new ApiError('INVALID_PARAMETER', 'public_key is the all-zero X25519 point, which no key pair has');
     const publicKey = raw.toString('hex');
     const now = this.clock.now();
-    const make = () => transact(this.repo.db, (trx) => this.repo.makeCurrent(trx, { app_id: appId, kid: keyId(raw), public_key: publicKey, created_at: now }, now));
+    const make = () =>
+      transact(this.repo.db, (trx) =>
+        this.repo.makeCurrent(trx, { app_id: appId, kid: keyId(raw), public_key: publicKey, created_at: now }, now),
+      );
     for (let attempt = 1; ; attempt++) {
       try {
         return view(await make());
@@ -45,14 +52,21 @@ export class E2eKeyService {
   /** The key a scan created now is encrypted to; 20601 when the application has none. */
   async forScan(appId: string): Promise<{ public_key: string; kid: string }> {
     const k = await this.repo.current(appId);
-    if (!k) throw new ApiError('E2E_APP_KEY_MISSING', 'options.encrypt needs the application\'s public key: register one with POST /api/application/e2e_key/register (docs/encryption.md)');
+    if (!k)
+      throw new ApiError(
+        'E2E_APP_KEY_MISSING',
+        "options.encrypt needs the application's public key: register one with POST /api/application/e2e_key/register (docs/encryption.md)",
+      );
     return { public_key: k.public_key, kid: k.kid };
   }
 }
 
 function view(r: E2eKeyRow): api.E2eKeyView {
   return {
-    kid: r.kid, public_key: r.public_key, created_at: Number(r.created_at), current: r.retired_at === null,
+    kid: r.kid,
+    public_key: r.public_key,
+    created_at: Number(r.created_at),
+    current: r.retired_at === null,
     ...(r.retired_at !== null ? { retired_at: Number(r.retired_at) } : {}),
   };
 }

@@ -20,7 +20,10 @@ function entryId(at: number): string {
 }
 
 export interface FleetBox {
-  uuid: string; code: string; model: string; online: boolean;
+  uuid: string;
+  code: string;
+  model: string;
+  online: boolean;
   /** When the server learnt the box went offline (null: online, or never connected). */
   offline_since: number | null;
   version: string | null;
@@ -32,8 +35,20 @@ export interface FleetBox {
 /** What is wrong with a box's printer or scanner, in a few words; null when nothing. */
 export function trouble(s: BoxState | undefined): { printer: string | null; scanner: string | null } {
   if (!s) return { printer: null, scanner: null };
-  const printer = !s.printer.connected ? null : s.printer.error_code !== 0 ? `error ${s.printer.error_code}` : s.printer.state === 'stopped' ? 'stopped' : null;
-  const scanner = !s.scanner.connected ? null : (s.scanner.error_code ?? 0) !== 0 ? `error ${s.scanner.error_code ?? 0}` : s.scanner.state === 'stopped' ? 'stopped' : null;
+  const printer = !s.printer.connected
+    ? null
+    : s.printer.error_code !== 0
+      ? `error ${s.printer.error_code}`
+      : s.printer.state === 'stopped'
+        ? 'stopped'
+        : null;
+  const scanner = !s.scanner.connected
+    ? null
+    : (s.scanner.error_code ?? 0) !== 0
+      ? `error ${s.scanner.error_code ?? 0}`
+      : s.scanner.state === 'stopped'
+        ? 'stopped'
+        : null;
   return { printer, scanner };
 }
 
@@ -43,7 +58,11 @@ export class FleetService {
   private readonly clock: Clock;
   /** Per box, what its last state said about updates and errors (history entries only on change). */
   private readonly last = new Map<string, { update: string; printer: string | null; scanner: string | null }>();
-  constructor(d: { db: Kysely<Database>; devices: DeviceService; clock: Clock }) { this.db = d.db; this.devices = d.devices; this.clock = d.clock; }
+  constructor(d: { db: Kysely<Database>; devices: DeviceService; clock: Clock }) {
+    this.db = d.db;
+    this.devices = d.devices;
+    this.clock = d.clock;
+  }
 
   /**
    * Registers every box of the list that is not registered yet and gives each its labels.
@@ -51,11 +70,19 @@ export class FleetService {
    * registered again: it is listed as `exists`, without a secret (secrets are shown once).
    * `each` hears of every box as soon as it is registered.
    */
-  async bulkRegister(body: api.BulkRegisterBody, provision?: ProvisionHook, each?: (e: api.BulkRegistered) => void): Promise<{ devices: api.BulkRegistered[] }> {
+  async bulkRegister(
+    body: api.BulkRegisterBody,
+    provision?: ProvisionHook,
+    each?: (e: api.BulkRegistered) => void,
+  ): Promise<{ devices: api.BulkRegistered[] }> {
     const seen = new Set<string>();
     body.devices.forEach((d, i) => {
       const code = d.code.trim();
-      if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(code)) throw new ApiError('INVALID_PARAMETER', `devices[${i}]: code '${d.code}' must be 1-64 characters of A-Z a-z 0-9 _ . : -`);
+      if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(code))
+        throw new ApiError(
+          'INVALID_PARAMETER',
+          `devices[${i}]: code '${d.code}' must be 1-64 characters of A-Z a-z 0-9 _ . : -`,
+        );
       if (seen.has(code)) throw new ApiError('INVALID_PARAMETER', `devices[${i}]: code '${code}' is in the list twice`);
       seen.add(code);
     });
@@ -87,16 +114,34 @@ export class FleetService {
 
   async addLabels(uuid: string, labels: readonly string[]): Promise<void> {
     if (!labels.length) return;
-    await this.db.insertInto('device_labels').values([...new Set(labels)].map((label) => ({ device_uuid: uuid, label })))
-      .onConflict((oc) => oc.columns(['device_uuid', 'label']).doNothing()).execute();
+    await this.db
+      .insertInto('device_labels')
+      .values([...new Set(labels)].map((label) => ({ device_uuid: uuid, label })))
+      .onConflict((oc) => oc.columns(['device_uuid', 'label']).doNothing())
+      .execute();
   }
 
-  async record(uuid: string, what: DeviceHistoryTable['what'], detail: string | null, at = this.clock.now()): Promise<void> {
-    await this.db.insertInto('device_history').values({ id: entryId(at), device_uuid: uuid, at, what, detail }).execute();
+  async record(
+    uuid: string,
+    what: DeviceHistoryTable['what'],
+    detail: string | null,
+    at = this.clock.now(),
+  ): Promise<void> {
+    await this.db
+      .insertInto('device_history')
+      .values({ id: entryId(at), device_uuid: uuid, at, what, detail })
+      .execute();
     // Keep the newest entries only: the history is recent, not an archive.
-    const cut = await this.db.selectFrom('device_history').select('id').where('device_uuid', '=', uuid)
-      .orderBy('id', 'desc').offset(HISTORY_KEEP).limit(1).executeTakeFirst();
-    if (cut) await this.db.deleteFrom('device_history').where('device_uuid', '=', uuid).where('id', '<=', cut.id).execute();
+    const cut = await this.db
+      .selectFrom('device_history')
+      .select('id')
+      .where('device_uuid', '=', uuid)
+      .orderBy('id', 'desc')
+      .offset(HISTORY_KEEP)
+      .limit(1)
+      .executeTakeFirst();
+    if (cut)
+      await this.db.deleteFrom('device_history').where('device_uuid', '=', uuid).where('id', '<=', cut.id).execute();
   }
 
   /** A box connected or went away (box link presence). */
@@ -107,8 +152,10 @@ export class FleetService {
   /** A box's state was stored: an update report or a printer/scanner error that is new goes to its history. */
   async state(uuid: string, s: BoxState): Promise<void> {
     const t = trouble(s);
-    const update = s.update ? `${s.update.outcome} ${s.update.version}${s.update.reason ? `: ${s.update.reason}` : ''}` : '';
-    const before = this.last.get(uuid) ?? await this.fromHistory(uuid);
+    const update = s.update
+      ? `${s.update.outcome} ${s.update.version}${s.update.reason ? `: ${s.update.reason}` : ''}`
+      : '';
+    const before = this.last.get(uuid) ?? (await this.fromHistory(uuid));
     this.last.set(uuid, { update, printer: t.printer, scanner: t.scanner });
     if (update && update !== before.update) await this.record(uuid, 'update', update);
     if (t.printer && t.printer !== before.printer) await this.record(uuid, 'error', `printer: ${t.printer}`);
@@ -117,24 +164,46 @@ export class FleetService {
 
   /** After a restart of the server: the last update entry, so a repeated report is not recorded twice. */
   private async fromHistory(uuid: string): Promise<{ update: string; printer: string | null; scanner: string | null }> {
-    const r = await this.db.selectFrom('device_history').select('detail').where('device_uuid', '=', uuid).where('what', '=', 'update')
-      .orderBy('id', 'desc').limit(1).executeTakeFirst();
+    const r = await this.db
+      .selectFrom('device_history')
+      .select('detail')
+      .where('device_uuid', '=', uuid)
+      .where('what', '=', 'update')
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst();
     return { update: r?.detail ?? '', printer: null, scanner: null };
   }
 
   async history(uuid: string, limit = 50): Promise<api.DeviceHistoryEntry[]> {
-    const rows = await this.db.selectFrom('device_history').select(['at', 'what', 'detail']).where('device_uuid', '=', uuid)
-      .orderBy('id', 'desc').limit(limit).execute();
+    const rows = await this.db
+      .selectFrom('device_history')
+      .select(['at', 'what', 'detail'])
+      .where('device_uuid', '=', uuid)
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
     return rows.map((r) => ({ at: Number(r.at), what: r.what, ...(r.detail ? { detail: r.detail } : {}) }));
   }
 
   /** Every box with what the fleet view shows of it, optionally those with a label only. */
   async boxes(o: { label?: string | undefined } = {}): Promise<FleetBox[]> {
-    let q = this.db.selectFrom('devices as d').select(['d.uuid', 'd.code', 'd.model', 'd.online', 'd.last_disconnect_at', 'd.state', 'd.state_at']);
-    if (o.label) q = q.where('d.uuid', 'in', this.db.selectFrom('device_labels').select('device_uuid').where('label', '=', o.label));
+    let q = this.db
+      .selectFrom('devices as d')
+      .select(['d.uuid', 'd.code', 'd.model', 'd.online', 'd.last_disconnect_at', 'd.state', 'd.state_at']);
+    if (o.label)
+      q = q.where(
+        'd.uuid',
+        'in',
+        this.db.selectFrom('device_labels').select('device_uuid').where('label', '=', o.label),
+      );
     const rows = await q.orderBy('d.code').execute();
     const labels = new Map<string, string[]>();
-    for (const l of await this.db.selectFrom('device_labels').select(['device_uuid', 'label']).orderBy('label').execute()) {
+    for (const l of await this.db
+      .selectFrom('device_labels')
+      .select(['device_uuid', 'label'])
+      .orderBy('label')
+      .execute()) {
       const list = labels.get(l.device_uuid) ?? [];
       list.push(l.label);
       labels.set(l.device_uuid, list);
@@ -143,9 +212,15 @@ export class FleetService {
       const s = parseState(r);
       const t = trouble(s);
       return {
-        uuid: r.uuid, code: r.code, model: r.model, online: r.online === 1,
+        uuid: r.uuid,
+        code: r.code,
+        model: r.model,
+        online: r.online === 1,
         offline_since: r.online === 1 || r.last_disconnect_at === null ? null : Number(r.last_disconnect_at),
-        version: s?.version ?? null, printer_trouble: t.printer, scanner_trouble: t.scanner, labels: labels.get(r.uuid) ?? [],
+        version: s?.version ?? null,
+        printer_trouble: t.printer,
+        scanner_trouble: t.scanner,
+        labels: labels.get(r.uuid) ?? [],
       };
     });
   }
@@ -164,8 +239,11 @@ export class FleetService {
     }
     const online = boxes.filter((b) => b.online).length;
     return {
-      total: boxes.length, online, offline: boxes.length - online,
-      printer_trouble: boxes.filter((b) => b.printer_trouble).length, scanner_trouble: boxes.filter((b) => b.scanner_trouble).length,
+      total: boxes.length,
+      online,
+      offline: boxes.length - online,
+      printer_trouble: boxes.filter((b) => b.printer_trouble).length,
+      scanner_trouble: boxes.filter((b) => b.scanner_trouble).length,
       versions: [...versions].map(([version, n]) => ({ version, boxes: n })).sort((a, b) => b.boxes - a.boxes),
       labels: [...labels].map(([label, c]) => ({ label, ...c })).sort((a, b) => a.label.localeCompare(b.label)),
     };

@@ -25,7 +25,9 @@ export interface CancelCountDeps {
 export class CancelCount {
   private readonly d: CancelCountDeps;
 
-  constructor(d: CancelCountDeps) { this.d = d; }
+  constructor(d: CancelCountDeps) {
+    this.d = d;
+  }
 
   /** The cancel ended a strict task the box holds: its callback waits for the count. */
   wait(trx: Trx, task: TaskRow, now: number): Promise<void> {

@@ -85,10 +85,21 @@ export function sniff(head: Uint8Array): 'pdf' | 'jpeg' | 'png' | 'gif' | 'zip' 
   return undefined;
 }
 
-const KIND_WORDS = { pdf: 'a PDF', jpeg: 'a JPEG image', png: 'a PNG image', gif: 'a GIF image', zip: 'a ZIP archive (an Office document?)', html: 'an HTML page' } as const;
+const KIND_WORDS = {
+  pdf: 'a PDF',
+  jpeg: 'a JPEG image',
+  png: 'a PNG image',
+  gif: 'a GIF image',
+  zip: 'a ZIP archive (an Office document?)',
+  html: 'an HTML page',
+} as const;
 
 export async function checkPrintDocument(i: DocumentCheckInput): Promise<DocumentCheckResult> {
-  const limits: DocumentCheckLimits = { ...DOCUMENT_CHECK_LIMITS, ...i.limits, tool: { ...DOCUMENT_CHECK_LIMITS.tool, ...i.limits?.tool } };
+  const limits: DocumentCheckLimits = {
+    ...DOCUMENT_CHECK_LIMITS,
+    ...i.limits,
+    tool: { ...DOCUMENT_CHECK_LIMITS.tool, ...i.limits?.tool },
+  };
   const bytes = typeof i.file === 'string' ? (await stat(i.file)).size : i.file.length;
   if (bytes === 0) throw invalid('the file is empty');
   if (bytes > limits.maxBytes) throw tooLarge(`the file is ${bytes} bytes, over the ${limits.maxBytes} byte limit`);
@@ -96,7 +107,9 @@ export async function checkPrintDocument(i: DocumentCheckInput): Promise<Documen
   const kind = sniff(head);
   const wanted = i.fileType === 'pdf' ? 'pdf' : 'jpeg';
   if (kind !== wanted) {
-    throw invalid(`file_type is ${i.fileType} but the file is ${kind ? KIND_WORDS[kind] : `not ${KIND_WORDS[wanted]} (no ${wanted === 'pdf' ? '%PDF-' : 'FF D8 FF'} header)`}`);
+    throw invalid(
+      `file_type is ${i.fileType} but the file is ${kind ? KIND_WORDS[kind] : `not ${KIND_WORDS[wanted]} (no ${wanted === 'pdf' ? '%PDF-' : 'FF D8 FF'} header)`}`,
+    );
   }
   const result = i.fileType === 'jpg' ? await checkJpeg(i, limits, bytes) : await checkPdf(i, limits, bytes);
   const selected = selectPages(i.pageRanges, result.documentPages);
@@ -119,14 +132,21 @@ function selectPages(ranges: readonly PageRange[] | undefined, pages: number): n
   let n = 0;
   for (const r of ranges) {
     if (r.to > pages) {
-      throw new ApiError('PRINT_PAGE_RANGES_OUT_OF_BOUNDS', `options.page_ranges ${r.from === r.to ? r.from : `${r.from}-${r.to}`} names a page after the last: the document has ${pages} page${pages === 1 ? '' : 's'}`);
+      throw new ApiError(
+        'PRINT_PAGE_RANGES_OUT_OF_BOUNDS',
+        `options.page_ranges ${r.from === r.to ? r.from : `${r.from}-${r.to}`} names a page after the last: the document has ${pages} page${pages === 1 ? '' : 's'}`,
+      );
     }
     n += r.to - r.from + 1;
   }
   return n;
 }
 
-async function checkJpeg(i: DocumentCheckInput, limits: DocumentCheckLimits, bytes: number): Promise<Omit<DocumentCheckResult, 'selectedPages' | 'pages'>> {
+async function checkJpeg(
+  i: DocumentCheckInput,
+  limits: DocumentCheckLimits,
+  bytes: number,
+): Promise<Omit<DocumentCheckResult, 'selectedPages' | 'pages'>> {
   const data = typeof i.file === 'string' ? await readFile(i.file) : i.file;
   let h;
   try {
@@ -143,7 +163,8 @@ async function checkJpeg(i: DocumentCheckInput, limits: DocumentCheckLimits, byt
   // was cut short. Thumbnails in EXIF end with their own EOI, but before the frame header.
   const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   const sof = Math.max(buf.indexOf(Buffer.from([0xff, 0xc0])), buf.indexOf(Buffer.from([0xff, 0xc2])), 0);
-  if (buf.indexOf(Buffer.from([0xff, 0xd9]), sof) < 0) throw invalid('the JPEG is truncated: it has no end-of-image marker');
+  if (buf.indexOf(Buffer.from([0xff, 0xd9]), sof) < 0)
+    throw invalid('the JPEG is truncated: it has no end-of-image marker');
   return { format: 'jpg', bytes, documentPages: 1, image: { width: h.width, height: h.height } };
 }
 
@@ -159,11 +180,23 @@ interface QpdfJson {
 
 /** qpdf names the file it read in its messages: keep the words, not the server's temp path. */
 const words = (stderr: string, path: string) => {
-  const line = stderr.split('\n').map((l) => l.trim()).find((l) => l && !/^qpdf: operation succeeded/.test(l)) ?? 'no reason given';
-  return line.split(path).join('the file').replace(/^qpdf: /, '').slice(0, 300);
+  const line =
+    stderr
+      .split('\n')
+      .map((l) => l.trim())
+      .find((l) => l && !/^qpdf: operation succeeded/.test(l)) ?? 'no reason given';
+  return line
+    .split(path)
+    .join('the file')
+    .replace(/^qpdf: /, '')
+    .slice(0, 300);
 };
 
-async function checkPdf(i: DocumentCheckInput, limits: DocumentCheckLimits, bytes: number): Promise<Omit<DocumentCheckResult, 'selectedPages' | 'pages'>> {
+async function checkPdf(
+  i: DocumentCheckInput,
+  limits: DocumentCheckLimits,
+  bytes: number,
+): Promise<Omit<DocumentCheckResult, 'selectedPages' | 'pages'>> {
   let dir: string | undefined;
   let path: string;
   if (typeof i.file === 'string') {
@@ -176,28 +209,53 @@ async function checkPdf(i: DocumentCheckInput, limits: DocumentCheckLimits, byte
   try {
     if (structureEngine() === 'builtin') return await checkPdfBuiltin(path, i, limits, bytes);
     const [json, check] = await Promise.all([
-      runLimited('qpdf', ['--json=2', '--json-key=pages', '--json-key=encrypt', '--json-key=qpdf', '--json-stream-data=none', '--', path], limits.tool, i.signal),
+      runLimited(
+        'qpdf',
+        [
+          '--json=2',
+          '--json-key=pages',
+          '--json-key=encrypt',
+          '--json-key=qpdf',
+          '--json-stream-data=none',
+          '--',
+          path,
+        ],
+        limits.tool,
+        i.signal,
+      ),
       runLimited('qpdf', ['--check', '--', path], limits.tool, i.signal),
     ]);
     for (const r of [json, check]) {
       const hit = limitHit(r, limits.tool);
       if (hit) throw tooLarge(`the PDF is over the limits: ${hit}`);
     }
-    if (/invalid password/i.test(json.stderr)) throw invalid('the PDF is encrypted with a password; send it unencrypted');
+    if (/invalid password/i.test(json.stderr))
+      throw invalid('the PDF is encrypted with a password; send it unencrypted');
     // qpdf exits 0 when fine, 3 when it read the file with warnings (it repaired a damaged
     // cross-reference table, say), 2 on errors.
     if (json.code !== 0 && json.code !== 3) throw invalid(`the PDF cannot be read: ${words(json.stderr, path)}`);
-    if (check.code !== 0 && check.code !== 3) throw invalid(`the PDF is damaged: ${words(check.stderr.split('\n').filter((l) => /^(ERROR|WARNING|qpdf:)/.test(l)).join('\n'), path)}`);
+    if (check.code !== 0 && check.code !== 3)
+      throw invalid(
+        `the PDF is damaged: ${words(
+          check.stderr
+            .split('\n')
+            .filter((l) => /^(ERROR|WARNING|qpdf:)/.test(l))
+            .join('\n'),
+          path,
+        )}`,
+      );
     let doc: QpdfJson;
     try {
       doc = JSON.parse(json.stdout.toString('utf8')) as QpdfJson;
     } catch {
       throw invalid('the PDF cannot be read: qpdf gave no readable description of it');
     }
-    if (doc.encrypt?.encrypted) throw invalid('the PDF is encrypted (it carries an owner password restricting it); send an unencrypted copy');
+    if (doc.encrypt?.encrypted)
+      throw invalid('the PDF is encrypted (it carries an owner password restricting it); send an unencrypted copy');
     const pages = doc.pages ?? [];
     if (pages.length === 0) throw invalid('the PDF has no pages');
-    if (pages.length > limits.maxPages) throw tooLarge(`the PDF has ${pages.length} pages, over the ${limits.maxPages} page limit`);
+    if (pages.length > limits.maxPages)
+      throw tooLarge(`the PDF has ${pages.length} pages, over the ${limits.maxPages} page limit`);
     checkPageSizes(pages, doc.qpdf?.[1] ?? {}, i.mediaSize, limits.pageSizeTolerancePt);
     return { format: 'pdf', bytes, documentPages: pages.length };
   } finally {
@@ -207,18 +265,31 @@ async function checkPdf(i: DocumentCheckInput, limits: DocumentCheckLimits, byte
 
 /** The same check with the built-in engine (no qpdf on this machine): pdf-lib on a worker thread
  *  under the same limits, answering in qpdf's JSON shape (@boxhub/pdf-tools builtin-pdf/). */
-async function checkPdfBuiltin(path: string, i: DocumentCheckInput, limits: DocumentCheckLimits, bytes: number): Promise<Omit<DocumentCheckResult, 'selectedPages' | 'pages'>> {
+async function checkPdfBuiltin(
+  path: string,
+  i: DocumentCheckInput,
+  limits: DocumentCheckLimits,
+  bytes: number,
+): Promise<Omit<DocumentCheckResult, 'selectedPages' | 'pages'>> {
   const r = await runBuiltin<InspectResult>({ kind: 'inspect', path }, limits.tool, i.signal);
   if (!r.ok) {
-    if (r.reason === 'bomb' || r.reason === 'memory') throw tooLarge(`the PDF is over the limits: it needs more than ${limits.tool.memoryBytes >> 20} MiB of memory to read (a compression bomb?)`);
-    if (r.reason === 'timeout') throw tooLarge(`the PDF is over the limits: reading it took longer than ${Math.min(limits.tool.timeoutMs / 1000, limits.tool.cpuSeconds)} s`);
+    if (r.reason === 'bomb' || r.reason === 'memory')
+      throw tooLarge(
+        `the PDF is over the limits: it needs more than ${limits.tool.memoryBytes >> 20} MiB of memory to read (a compression bomb?)`,
+      );
+    if (r.reason === 'timeout')
+      throw tooLarge(
+        `the PDF is over the limits: reading it took longer than ${Math.min(limits.tool.timeoutMs / 1000, limits.tool.cpuSeconds)} s`,
+      );
     if (r.reason === 'aborted') throw tooLarge('the PDF is over the limits: the check was stopped');
     throw invalid(`the PDF cannot be read: ${r.message}`);
   }
   const doc = r.value;
-  if (doc.encrypted) throw invalid('the PDF is encrypted (a password or an owner password restricting it); send an unencrypted copy');
+  if (doc.encrypted)
+    throw invalid('the PDF is encrypted (a password or an owner password restricting it); send an unencrypted copy');
   if (doc.pages.length === 0) throw invalid('the PDF has no pages');
-  if (doc.pages.length > limits.maxPages) throw tooLarge(`the PDF has ${doc.pages.length} pages, over the ${limits.maxPages} page limit`);
+  if (doc.pages.length > limits.maxPages)
+    throw tooLarge(`the PDF has ${doc.pages.length} pages, over the ${limits.maxPages} page limit`);
   checkPageSizes(doc.pages, doc.objects, i.mediaSize, limits.pageSizeTolerancePt);
   return { format: 'pdf', bytes, documentPages: doc.pages.length };
 }
@@ -231,7 +302,12 @@ const MAX_PAGE_SIDE = 14_400;
  * Reads each page's box (CropBox, else MediaBox, inherited through /Parent: ISO 32000 §7.7.3.4)
  * from qpdf's object dictionaries and compares it with media_size, either orientation.
  */
-export function checkPageSizes(pages: ReadonlyArray<{ object?: string }>, objects: Record<string, { value?: Json; stream?: { dict?: Json } }>, mediaSize: MediaSize, tolerance: number): void {
+export function checkPageSizes(
+  pages: ReadonlyArray<{ object?: string }>,
+  objects: Record<string, { value?: Json; stream?: { dict?: Json } }>,
+  mediaSize: MediaSize,
+  tolerance: number,
+): void {
   const deref = (v: Json | undefined, hops = 0): Json | undefined => {
     if (typeof v === 'string' && REF.test(v)) {
       if (hops > 32) return undefined;
@@ -246,12 +322,17 @@ export function checkPageSizes(pages: ReadonlyArray<{ object?: string }>, object
   pages.forEach((p, index) => {
     const n = index + 1;
     const page = deref(p.object);
-    if (!page || typeof page !== 'object' || Array.isArray(page)) throw invalid(`page ${n} of the PDF is damaged: it is not a page dictionary`);
+    if (!page || typeof page !== 'object' || Array.isArray(page))
+      throw invalid(`page ${n} of the PDF is damaged: it is not a page dictionary`);
     const inherited = (key: string): Json | undefined => {
       const seen = new Set<unknown>();
       let node: Json | undefined = page;
       // The /Parent chain is finite in a sound file; cycles and absurd depth end the walk.
-      for (let depth = 0; node && typeof node === 'object' && !Array.isArray(node) && depth < 1000 && !seen.has(node); depth++) {
+      for (
+        let depth = 0;
+        node && typeof node === 'object' && !Array.isArray(node) && depth < 1000 && !seen.has(node);
+        depth++
+      ) {
         seen.add(node);
         if (key in node) return deref(node[key]);
         node = deref(node['/Parent']);
@@ -281,11 +362,15 @@ export function checkPageSizes(pages: ReadonlyArray<{ object?: string }>, object
     const fits = (a: number, b: number) => Math.abs(a - mw) <= tolerance && Math.abs(b - mh) <= tolerance;
     if (!fits(w, h) && !fits(h, w)) {
       const known = mediaSizeFor(Math.round((w / 72) * 2540), Math.round((h / 72) * 2540));
-      throw new ApiError('PRINT_PAGE_SIZE_MISMATCH',
-        `page ${n} is ${fmt(w)} × ${fmt(h)} pt${known ? ` (${known.svc})` : ''}, not ${mediaSize} (${fmt(mw)} × ${fmt(mh)} pt ± ${tolerance} pt, either orientation)${known
-          ? `: to print it on ${known.svc} paper, send options.media_size "${known.svc}"`
-          : `: no media size the service knows is that size; make the PDF in the size of options.media_size (now ${mediaSize})`}`,
-        { page: n, width_pt: Math.round(w * 100) / 100, height_pt: Math.round(h * 100) / 100, media_size: mediaSize });
+      throw new ApiError(
+        'PRINT_PAGE_SIZE_MISMATCH',
+        `page ${n} is ${fmt(w)} × ${fmt(h)} pt${known ? ` (${known.svc})` : ''}, not ${mediaSize} (${fmt(mw)} × ${fmt(mh)} pt ± ${tolerance} pt, either orientation)${
+          known
+            ? `: to print it on ${known.svc} paper, send options.media_size "${known.svc}"`
+            : `: no media size the service knows is that size; make the PDF in the size of options.media_size (now ${mediaSize})`
+        }`,
+        { page: n, width_pt: Math.round(w * 100) / 100, height_pt: Math.round(h * 100) / 100, media_size: mediaSize },
+      );
     }
   });
 }

@@ -4,7 +4,10 @@
 import { ApiError, messageOf } from '@boxhub/protocol';
 import { request, type Dispatcher } from 'undici';
 
-export interface FetchLimits { maxBytes: number; timeoutMs: number }
+export interface FetchLimits {
+  maxBytes: number;
+  timeoutMs: number;
+}
 
 export async function fetchFile(url: string, dispatcher: Dispatcher, limits: FetchLimits): Promise<Buffer> {
   const ac = new AbortController();
@@ -12,17 +15,33 @@ export async function fetchFile(url: string, dispatcher: Dispatcher, limits: Fet
   try {
     let res: Dispatcher.ResponseData;
     try {
-      res = await request(url, { dispatcher, method: 'GET', signal: ac.signal, headers: { 'user-agent': 'boxhub (print file fetch)' } });
+      res = await request(url, {
+        dispatcher,
+        method: 'GET',
+        signal: ac.signal,
+        headers: { 'user-agent': 'boxhub (print file fetch)' },
+      });
     } catch (e) {
       const err = e as Error & { code?: string };
-      if (err.code === 'BOXHUB_BLOCKED_ADDRESS' || (err.cause as { code?: string } | undefined)?.code === 'BOXHUB_BLOCKED_ADDRESS') {
+      if (
+        err.code === 'BOXHUB_BLOCKED_ADDRESS' ||
+        (err.cause as { code?: string } | undefined)?.code === 'BOXHUB_BLOCKED_ADDRESS'
+      ) {
         throw new ApiError('URL_NOT_ALLOWED', `file_url: ${err.message}`);
       }
-      throw new ApiError('PRINT_FETCH_FAILED', ac.signal.aborted ? `file_url did not answer within ${limits.timeoutMs / 1000} s` : `file_url could not be fetched: ${err.code ? `${err.code}: ` : ''}${err.message}`);
+      throw new ApiError(
+        'PRINT_FETCH_FAILED',
+        ac.signal.aborted
+          ? `file_url did not answer within ${limits.timeoutMs / 1000} s`
+          : `file_url could not be fetched: ${err.code ? `${err.code}: ` : ''}${err.message}`,
+      );
     }
     if (res.statusCode >= 300 && res.statusCode < 400) {
       res.body.on('error', ignore).destroy();
-      throw new ApiError('PRINT_FETCH_FAILED', `file_url answered HTTP ${res.statusCode} (a redirect${res.headers.location ? ` to ${String(res.headers.location).slice(0, 100)}` : ''}); redirects are not followed: give the file's final address`);
+      throw new ApiError(
+        'PRINT_FETCH_FAILED',
+        `file_url answered HTTP ${res.statusCode} (a redirect${res.headers.location ? ` to ${String(res.headers.location).slice(0, 100)}` : ''}); redirects are not followed: give the file's final address`,
+      );
     }
     if (res.statusCode !== 200) {
       res.body.on('error', ignore).destroy();
@@ -31,7 +50,10 @@ export async function fetchFile(url: string, dispatcher: Dispatcher, limits: Fet
     const declared = Number(res.headers['content-length']);
     if (Number.isFinite(declared) && declared > limits.maxBytes) {
       res.body.on('error', ignore).destroy();
-      throw new ApiError('PRINT_FILE_TOO_LARGE', `file_url's file is ${declared} bytes; at most ${limits.maxBytes} are accepted`);
+      throw new ApiError(
+        'PRINT_FILE_TOO_LARGE',
+        `file_url's file is ${declared} bytes; at most ${limits.maxBytes} are accepted`,
+      );
     }
     const chunks: Buffer[] = [];
     let size = 0;
@@ -40,13 +62,21 @@ export async function fetchFile(url: string, dispatcher: Dispatcher, limits: Fet
         size += chunk.length;
         if (size > limits.maxBytes) {
           res.body.on('error', ignore).destroy();
-          throw new ApiError('PRINT_FILE_TOO_LARGE', `file_url's file is larger than the ${limits.maxBytes} bytes accepted`);
+          throw new ApiError(
+            'PRINT_FILE_TOO_LARGE',
+            `file_url's file is larger than the ${limits.maxBytes} bytes accepted`,
+          );
         }
         chunks.push(chunk);
       }
     } catch (e) {
       if (e instanceof ApiError) throw e;
-      throw new ApiError('PRINT_FETCH_FAILED', ac.signal.aborted ? `file_url did not send the whole file within ${limits.timeoutMs / 1000} s` : `file_url's answer broke off: ${messageOf(e)}`);
+      throw new ApiError(
+        'PRINT_FETCH_FAILED',
+        ac.signal.aborted
+          ? `file_url did not send the whole file within ${limits.timeoutMs / 1000} s`
+          : `file_url's answer broke off: ${messageOf(e)}`,
+      );
     }
     return Buffer.concat(chunks, size);
   } finally {
@@ -63,8 +93,13 @@ export function decodeBase64(text: string, maxBytes: number): Buffer {
   return Buffer.from(clean, 'base64');
 }
 
-export const notBase64 = () => new ApiError('INVALID_PARAMETER', 'file_content is not Base64 (RFC 4648: A-Z a-z 0-9 + /, padded with = to a multiple of 4)');
-export const base64TooLarge = (maxBytes: number) => new ApiError('PRINT_FILE_TOO_LARGE', `file_content holds more than the ${maxBytes} bytes accepted`);
+export const notBase64 = () =>
+  new ApiError(
+    'INVALID_PARAMETER',
+    'file_content is not Base64 (RFC 4648: A-Z a-z 0-9 + /, padded with = to a multiple of 4)',
+  );
+export const base64TooLarge = (maxBytes: number) =>
+  new ApiError('PRINT_FILE_TOO_LARGE', `file_content holds more than the ${maxBytes} bytes accepted`);
 
 /** An answer body dropped unread: its "aborted" error must not become an uncaught exception. */
 const ignore = (): void => undefined;

@@ -36,7 +36,9 @@ export class HeldBody {
   lease: Lease | undefined;
   /** Waits for the slot (set by waitForSlot). */
   takeSlot: (() => Promise<void>) | undefined;
-  private file: { buf: Buffer; start: number; end: number; chars: number; valid: boolean; plain?: boolean; decoded?: boolean } | undefined;
+  private file:
+    | { buf: Buffer; start: number; end: number; chars: number; valid: boolean; plain?: boolean; decoded?: boolean }
+    | undefined;
 
   /** Takes file_content out of `buf` (start..end: its characters between the quotes); false
    *  when it has anything that needs the ordinary decoding. */
@@ -55,7 +57,9 @@ export class HeldBody {
   }
 
   /** file_content goes the ordinary way after all. */
-  drop(): void { this.file = undefined; }
+  drop(): void {
+    this.file = undefined;
+  }
 
   /** The file's bytes: decodeBase64(file_content) without copying the text. Errors as decodeBase64's. */
   decode(fileContent: string, maxBytes: number): Buffer {
@@ -94,10 +98,16 @@ export function waitForSlot(gate: WorkGate) {
     const hold = new HeldBody();
     requests.set(req, hold);
     const gone = new AbortController();
-    reply.raw.once('close', () => { gone.abort(); hold.release(); });
+    reply.raw.once('close', () => {
+      gone.abort();
+      hold.release();
+    });
     hold.takeSlot = async () => {
       try {
-        hold.lease = await gate.acquire('reading the request body', { maxWaitMs: Math.min(gate.s.maxWaitMs, BODY_WAIT_MS), signal: gone.signal });
+        hold.lease = await gate.acquire('reading the request body', {
+          maxWaitMs: Math.min(gate.s.maxWaitMs, BODY_WAIT_MS),
+          signal: gone.signal,
+        });
       } catch (e) {
         // The body is not read: the connection closes after the answer.
         reply.header('connection', 'close');
@@ -127,9 +137,13 @@ function parseHeld(buf: Buffer, hold: HeldBody): unknown {
   const span = findFileContent(buf);
   if (span && hold.hold(buf, span.start, span.end)) {
     try {
-      const body = parseJsonText(buf.toString('utf8', 0, span.start) + PLACEHOLDER + buf.toString('utf8', span.end)) as Record<string, unknown>;
+      const body = parseJsonText(
+        buf.toString('utf8', 0, span.start) + PLACEHOLDER + buf.toString('utf8', span.end),
+      ) as Record<string, unknown>;
       if (body.file_content === PLACEHOLDER) return body;
-    } catch { /* the ordinary way below says what is wrong, in its own words */ }
+    } catch {
+      /* the ordinary way below says what is wrong, in its own words */
+    }
   }
   hold.drop();
   return parseJsonText(buf.toString('utf8'));
@@ -137,20 +151,38 @@ function parseHeld(buf: Buffer, hold: HeldBody): unknown {
 
 /** The body's bytes, in one buffer of its Content-Length; a chunked body of LARGE_BODY_BYTES
  *  waits for its slot (`whenLarge`) once that much has come. Errors as Fastify's own reader's. */
-function readBody(payload: Readable, declared: number, limit: number, whenLarge: (() => Promise<void>) | undefined): Promise<Buffer> {
+function readBody(
+  payload: Readable,
+  declared: number,
+  limit: number,
+  whenLarge: (() => Promise<void>) | undefined,
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const known = Number.isFinite(declared) && declared >= 0;
     const buf = known ? Buffer.allocUnsafeSlow(declared) : undefined;
     const chunks: Buffer[] = [];
     let received = 0;
     let waiting = false;
-    const stop = (err: Error) => { off(); reject(err); };
-    const off = () => { payload.off('data', onData); payload.off('end', onEnd); payload.off('error', onEnd); };
+    const stop = (err: Error) => {
+      off();
+      reject(err);
+    };
+    const off = () => {
+      payload.off('data', onData);
+      payload.off('end', onEnd);
+      payload.off('error', onEnd);
+    };
     function onData(chunk: Buffer | string) {
       const c = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-      if (received + c.length > limit) { stop(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE()); return; }
+      if (received + c.length > limit) {
+        stop(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
+        return;
+      }
       if (buf) {
-        if (received + c.length > buf.length) { stop(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH()); return; }
+        if (received + c.length > buf.length) {
+          stop(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
+          return;
+        }
         c.copy(buf, received);
       } else {
         chunks.push(c);
@@ -159,7 +191,10 @@ function readBody(payload: Readable, declared: number, limit: number, whenLarge:
       if (whenLarge && received >= LARGE_BODY_BYTES && !waiting) {
         waiting = true;
         payload.pause();
-        whenLarge().then(() => { whenLarge = undefined; payload.resume(); }, stop);
+        whenLarge().then(() => {
+          whenLarge = undefined;
+          payload.resume();
+        }, stop);
       }
     }
     function onEnd(err?: Error & { statusCode?: number }) {
@@ -169,7 +204,10 @@ function readBody(payload: Readable, declared: number, limit: number, whenLarge:
         reject(err);
         return;
       }
-      if (known && received !== declared) { reject(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH()); return; }
+      if (known && received !== declared) {
+        reject(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
+        return;
+      }
       resolve(buf ?? Buffer.concat(chunks, received));
     }
     payload.on('data', onData);
@@ -180,11 +218,14 @@ function readBody(payload: Readable, declared: number, limit: number, whenLarge:
 }
 
 const WS = (c: number | undefined) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
-const skipWs = (b: Buffer, i: number) => { while (WS(b[i])) i++; return i; };
+const skipWs = (b: Buffer, i: number) => {
+  while (WS(b[i])) i++;
+  return i;
+};
 
 /** Index of the quote closing the string whose characters start at `from` (-1: none). */
 function stringEnd(b: Buffer, from: number): number {
-  for (let j = from; ;) {
+  for (let j = from; ; ) {
     const q = b.indexOf(0x22, j);
     if (q < 0) return -1;
     let n = 0;
@@ -209,7 +250,9 @@ function skipValue(b: Buffer, i: number): number {
     }
     if (depth === 0 && (c === 0x2c || c === 0x7d || WS(c))) return i;
     if (c === 0x7b || c === 0x5b) depth++;
-    else if (c === 0x7d || c === 0x5d) { if (--depth === 0) return i + 1; }
+    else if (c === 0x7d || c === 0x5d) {
+      if (--depth === 0) return i + 1;
+    }
     i++;
   }
 }
@@ -242,7 +285,10 @@ export function findFileContent(b: Buffer): { start: number; end: number } | und
       if (i < 0) return undefined;
     }
     i = skipWs(b, i);
-    if (b[i] === 0x2c) { i = skipWs(b, i + 1); continue; }
+    if (b[i] === 0x2c) {
+      i = skipWs(b, i + 1);
+      continue;
+    }
     break;
   }
   return twice ? undefined : found;
@@ -254,7 +300,10 @@ export function findFileContent(b: Buffer): { start: number; end: number } | und
 const CLASS = new Uint8Array(256);
 const VALUE = new Uint8Array(256).fill(255);
 for (let c = 0x21; c < 0x7f; c++) CLASS[c] = 5;
-'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.split('').forEach((ch, v) => { CLASS[ch.charCodeAt(0)] = 1; VALUE[ch.charCodeAt(0)] = v; });
+'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.split('').forEach((ch, v) => {
+  CLASS[ch.charCodeAt(0)] = 1;
+  VALUE[ch.charCodeAt(0)] = v;
+});
 CLASS[0x3d] = 2;
 CLASS[0x20] = 3;
 CLASS[0x5c] = 4;
@@ -262,20 +311,32 @@ CLASS[0x5c] = 4;
 /** Reads the string's characters as decodeBase64 would see them after JSON.parse: how many
  *  Base64 characters, and whether they are valid Base64; undefined when an escape or character
  *  needs the ordinary way (\u, \", \\, \b, non-ASCII). */
-function scanBase64(b: Buffer, start: number, end: number): { chars: number; valid: boolean; plain?: boolean } | undefined {
+function scanBase64(
+  b: Buffer,
+  start: number,
+  end: number,
+): { chars: number; valid: boolean; plain?: boolean } | undefined {
   let chars = 0;
   let pad = 0;
   let bad = false;
   let plain = true;
   for (let i = start; i < end; i++) {
     const t = CLASS[b[i]!];
-    if (t === 1) { if (pad) bad = true; chars++; }
-    else if (t === 2) { pad++; chars++; }
-    else if (t === 3) { plain = false; /* whitespace: skipped */ }
-    else if (t === 4) {
+    if (t === 1) {
+      if (pad) bad = true;
+      chars++;
+    } else if (t === 2) {
+      pad++;
+      chars++;
+    } else if (t === 3) {
+      plain = false; /* whitespace: skipped */
+    } else if (t === 4) {
       plain = false;
       const e = b[++i];
-      if (e === 0x2f) { if (pad) bad = true; chars++; } // \/ is /
+      if (e === 0x2f) {
+        if (pad) bad = true;
+        chars++;
+      } // \/ is /
       else if (e !== 0x6e && e !== 0x72 && e !== 0x74 && e !== 0x66) return undefined; // \n \r \t \f are whitespace
     } else if (t === 5) bad = true;
     else return undefined;
@@ -293,7 +354,8 @@ function decodeInPlace(b: Buffer, start: number, end: number, plain = false): Bu
   if (plain) {
     // Each slice is read as a string (a copy) and written back at or before where it was read.
     let o = start;
-    for (let i = start; i < end; i += SLICE) o += b.write(b.toString('latin1', i, Math.min(i + SLICE, end)), o, 'base64');
+    for (let i = start; i < end; i += SLICE)
+      o += b.write(b.toString('latin1', i, Math.min(i + SLICE, end)), o, 'base64');
     return b.subarray(start, o);
   }
   let o = start;
@@ -301,16 +363,28 @@ function decodeInPlace(b: Buffer, start: number, end: number, plain = false): Bu
   let n = 0;
   for (let i = start; i < end; i++) {
     let c = b[i]!;
-    if (c === 0x5c) { c = b[++i]!; if (c !== 0x2f) continue; }
+    if (c === 0x5c) {
+      c = b[++i]!;
+      if (c !== 0x2f) continue;
+    }
     const v = VALUE[c]!;
-    if (v === 255) { if (c === 0x3d) break; continue; }
+    if (v === 255) {
+      if (c === 0x3d) break;
+      continue;
+    }
     acc = (acc << 6) | v;
     if (++n === 4) {
-      b[o++] = acc >> 16; b[o++] = (acc >> 8) & 255; b[o++] = acc & 255;
-      acc = 0; n = 0;
+      b[o++] = acc >> 16;
+      b[o++] = (acc >> 8) & 255;
+      b[o++] = acc & 255;
+      acc = 0;
+      n = 0;
     }
   }
   if (n === 2) b[o++] = (acc >> 4) & 255;
-  else if (n === 3) { b[o++] = (acc >> 10) & 255; b[o++] = (acc >> 2) & 255; }
+  else if (n === 3) {
+    b[o++] = (acc >> 10) & 255;
+    b[o++] = (acc >> 2) & 255;
+  }
   return b.subarray(start, o);
 }

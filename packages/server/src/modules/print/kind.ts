@@ -15,10 +15,23 @@ export const printKind: TaskKindModule<'print', PrintService> = {
   callbacks: ['print.ack', 'print.started', 'print.finished'],
   jobs: [COUNT_JOB],
   needs: [],
-  build: (c) => new PrintService({
-    tasks: c.tasks, lifecycle: c.lifecycle, devices: c.devices, gateway: c.gateway, callbacks: c.callbacks, blobs: c.blobs, fetcher: c.fetcher, work: c.work,
-    clock: c.clock, log: c.log, settings: c.settings.print, jobs: c.jobs,
-  }),
+  build: (c) =>
+    new PrintService({
+      tasks: c.tasks,
+      lifecycle: c.lifecycle,
+      devices: c.devices,
+      gateway: c.gateway,
+      callbacks: c.callbacks,
+      blobs: c.blobs,
+      fetcher: c.fetcher,
+      work: c.work,
+      clock: c.clock,
+      log: c.log,
+      settings: c.settings.print,
+      jobs: c.jobs,
+    }),
   wire: (print) => print.wiring(),
-  routes: async (api, print, r) => { await api.register(printRoutes, { print, createBodyLimit: r.printBodyLimit, work: r.work }); },
+  routes: async (api, print, r) => {
+    await api.register(printRoutes, { print, createBodyLimit: r.printBodyLimit, work: r.work });
+  },
 };

@@ -11,6 +11,7 @@ export function limitHit(r: ToolResult, l: ToolLimits): string | undefined {
   if (r.signal === 'SIGXCPU') return `reading it took more than ${l.cpuSeconds} s of CPU`;
   // Under --as a failed allocation ends in std::bad_alloc: reported as a warning when qpdf
   // survives it (one stream skipped), or it dies of a signal.
-  if (r.signal || /std::bad_alloc/.test(r.stderr)) return `it needs more than ${l.memoryBytes >> 20} MiB of memory to read (a compression bomb?)`;
+  if (r.signal || /std::bad_alloc/.test(r.stderr))
+    return `it needs more than ${l.memoryBytes >> 20} MiB of memory to read (a compression bomb?)`;
   return undefined;
 }

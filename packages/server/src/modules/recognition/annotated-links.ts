@@ -9,7 +9,11 @@ import type { SecretBox } from '../../secret-box.ts';
 
 export const ANNOTATED_PATH = '/recognition/annotated/';
 
-export interface AnnotatedRef { appId: string; taskUuid: string; pageNumber: number }
+export interface AnnotatedRef {
+  appId: string;
+  taskUuid: string;
+  pageNumber: number;
+}
 
 export class AnnotatedLinks {
   private readonly box: SecretBox;
@@ -23,7 +27,9 @@ export class AnnotatedLinks {
   }
 
   url(ref: AnnotatedRef, ttlMs: number): string {
-    const sealed = this.box.seal(JSON.stringify({ a: ref.appId, t: ref.taskUuid, p: ref.pageNumber, e: this.clock.now() + ttlMs }));
+    const sealed = this.box.seal(
+      JSON.stringify({ a: ref.appId, t: ref.taskUuid, p: ref.pageNumber, e: this.clock.now() + ttlMs }),
+    );
     return `${this.publicUrl()}${ANNOTATED_PATH}${Buffer.from(sealed).toString('base64url')}.jpg`;
   }
 
@@ -31,8 +37,13 @@ export class AnnotatedLinks {
   open(token: string): AnnotatedRef | 'expired' | undefined {
     if (!/^[A-Za-z0-9_-]{20,1000}$/.test(token)) return undefined;
     let v: { a?: unknown; t?: unknown; p?: unknown; e?: unknown };
-    try { v = JSON.parse(this.box.open(Buffer.from(token, 'base64url').toString('utf8'))) as typeof v; } catch { return undefined; }
-    if (typeof v.a !== 'string' || typeof v.t !== 'string' || typeof v.p !== 'number' || typeof v.e !== 'number') return undefined;
+    try {
+      v = JSON.parse(this.box.open(Buffer.from(token, 'base64url').toString('utf8'))) as typeof v;
+    } catch {
+      return undefined;
+    }
+    if (typeof v.a !== 'string' || typeof v.t !== 'string' || typeof v.p !== 'number' || typeof v.e !== 'number')
+      return undefined;
     if (v.e < this.clock.now()) return 'expired';
     return { appId: v.a, taskUuid: v.t, pageNumber: v.p };
   }

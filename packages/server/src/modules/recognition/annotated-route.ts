@@ -19,7 +19,11 @@ export async function annotatedRoute(app: FastifyInstance, o: { review: ReviewSe
     if (!ref) return plain(reply, 403, 'bad link');
     try {
       const jpeg = await o.review.annotated(ref);
-      return reply.header('cache-control', 'private, no-store').header('x-content-type-options', 'nosniff').type('image/jpeg').send(Buffer.from(jpeg));
+      return reply
+        .header('cache-control', 'private, no-store')
+        .header('x-content-type-options', 'nosniff')
+        .type('image/jpeg')
+        .send(Buffer.from(jpeg));
     } catch (e) {
       // The task expired (destroyed with its pages) since the link was made.
       if (e instanceof ApiError && e.key === 'NOT_FOUND') return plain(reply, 404, 'not found');

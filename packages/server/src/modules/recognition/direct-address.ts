@@ -17,4 +17,5 @@ export const newDirectToken = (): string => randomBytes(32).toString('base64url'
 export const directAddress = (publicUrl: string, token: string): string => `${publicUrl}${DIRECT_PATH}${token}`;
 
 /** The length of every address made on `publicUrl`, as the URL rule counts it. */
-export const directAddressChars = (publicUrl: string): number => urlChars(directAddress(publicUrl, 'x'.repeat(TOKEN_CHARS)));
+export const directAddressChars = (publicUrl: string): number =>
+  urlChars(directAddress(publicUrl, 'x'.repeat(TOKEN_CHARS)));

@@ -22,16 +22,35 @@ export const recognitionKind: TaskKindModule<'recognition', RecognitionService> 
   callbacks: ['recognition.result', 'recognition.end', 'recognition.revision'],
   jobs: [PAGE_JOB, ASSEMBLE_JOB],
   needs: [],
-  build: (c) => new RecognitionService({
-    tasks: c.tasks, repo: c.repos.recognition, lifecycle: c.lifecycle, callbacks: c.callbacks, jobs: c.jobs, blobs: c.blobs, clock: c.clock, log: c.log,
-    publicUrl: c.publicUrl, settings: c.settings.recognition, directSecrets: c.directSecrets,
-    // Links to each page's annotated image, carried by the result callbacks (review loop).
-    annotated: new AnnotatedLinks(c.secretBox, c.publicUrl, c.clock),
-  }),
+  build: (c) =>
+    new RecognitionService({
+      tasks: c.tasks,
+      repo: c.repos.recognition,
+      lifecycle: c.lifecycle,
+      callbacks: c.callbacks,
+      jobs: c.jobs,
+      blobs: c.blobs,
+      clock: c.clock,
+      log: c.log,
+      publicUrl: c.publicUrl,
+      settings: c.settings.recognition,
+      directSecrets: c.directSecrets,
+      // Links to each page's annotated image, carried by the result callbacks (review loop).
+      annotated: new AnnotatedLinks(c.secretBox, c.publicUrl, c.clock),
+    }),
   wire: (recognition, c) => {
     // The engine's threads start with the first page, not with the server.
-    const workers = new RecognitionWorkers(recognition, { work: c.work, ...(c.settings.recognition.workers ? { workers: c.settings.recognition.workers } : {}) });
-    return { hooks: recognition.hooks(), events: {}, requests: {}, jobs: [workers.pageHandler(), workers.assembleHandler()], close: () => workers.close() };
+    const workers = new RecognitionWorkers(recognition, {
+      work: c.work,
+      ...(c.settings.recognition.workers ? { workers: c.settings.recognition.workers } : {}),
+    });
+    return {
+      hooks: recognition.hooks(),
+      events: {},
+      requests: {},
+      jobs: [workers.pageHandler(), workers.assembleHandler()],
+      close: () => workers.close(),
+    };
   },
   routes: async (api, recognition, r) => {
     await api.register(recognitionRoutes, { recognition, templates: r.templates });

@@ -12,7 +12,13 @@ export type Part =
 
 export class PartLimitError extends Error {}
 
-export interface PartLimits { fieldSize: number; fields: number; files: number; fileSize: number; parts: number }
+export interface PartLimits {
+  fieldSize: number;
+  fields: number;
+  files: number;
+  fileSize: number;
+  parts: number;
+}
 
 /** Collects a file part; rejects with PartLimitError when it is over the file size limit. */
 export async function readFile(p: Extract<Part, { type: 'file' }>, max: number): Promise<Buffer> {
@@ -22,13 +28,28 @@ export async function readFile(p: Extract<Part, { type: 'file' }>, max: number):
   return Buffer.concat(chunks);
 }
 
-export async function* readParts(body: Readable, headers: IncomingHttpHeaders, limits: PartLimits): AsyncGenerator<Part> {
-  const bb = Busboy({ headers: headers as IncomingHttpHeaders & { 'content-type': string }, limits: { ...limits, headerPairs: 100 } });
+export async function* readParts(
+  body: Readable,
+  headers: IncomingHttpHeaders,
+  limits: PartLimits,
+): AsyncGenerator<Part> {
+  const bb = Busboy({
+    headers: headers as IncomingHttpHeaders & { 'content-type': string },
+    limits: { ...limits, headerPairs: 100 },
+  });
   const queue: Array<Part | Error | null> = [];
   let wake: (() => void) | undefined;
-  const push = (x: Part | Error | null) => { queue.push(x); wake?.(); wake = undefined; };
-  bb.on('field', (name: string, value: string, _nt: boolean, truncated: boolean, _enc: string, mimeType: string) => push({ type: 'field', name, value, truncated, mimeType }));
-  bb.on('file', (name: string, stream: BusboyFileStream, _fn: string, _enc: string, mimeType: string) => push({ type: 'file', name, mimeType, stream }));
+  const push = (x: Part | Error | null) => {
+    queue.push(x);
+    wake?.();
+    wake = undefined;
+  };
+  bb.on('field', (name: string, value: string, _nt: boolean, truncated: boolean, _enc: string, mimeType: string) =>
+    push({ type: 'field', name, value, truncated, mimeType }),
+  );
+  bb.on('file', (name: string, stream: BusboyFileStream, _fn: string, _enc: string, mimeType: string) =>
+    push({ type: 'file', name, mimeType, stream }),
+  );
   bb.on('partsLimit', () => push(new PartLimitError(`more than ${limits.parts} parts`)));
   bb.on('filesLimit', () => push(new PartLimitError(`more than ${limits.files} image parts`)));
   bb.on('fieldsLimit', () => push(new PartLimitError(`more than ${limits.fields} non-file parts`)));
@@ -38,7 +59,10 @@ export async function* readParts(body: Readable, headers: IncomingHttpHeaders, l
   body.pipe(bb);
   try {
     for (;;) {
-      while (queue.length === 0) await new Promise<void>((r) => { wake = r; });
+      while (queue.length === 0)
+        await new Promise<void>((r) => {
+          wake = r;
+        });
       const x = queue.shift()!;
       if (x === null) return;
       if (x instanceof Error) throw x;

@@ -6,11 +6,17 @@ import type { Trx } from '../../jobs/repository.ts';
 
 export class CorrectionRepository {
   readonly db: Kysely<Database>;
-  constructor(db: Kysely<Database>) { this.db = db; }
+  constructor(db: Kysely<Database>) {
+    this.db = db;
+  }
 
   /** The task's corrections (one student's, when given), by student then revision. */
   list(trx: Trx, appId: string, taskUuid: string, student?: number): Promise<RecognitionCorrectionRow[]> {
-    let q = trx.selectFrom('recognition_corrections').selectAll().where('app_id', '=', appId).where('task_uuid', '=', taskUuid);
+    let q = trx
+      .selectFrom('recognition_corrections')
+      .selectAll()
+      .where('app_id', '=', appId)
+      .where('task_uuid', '=', taskUuid);
     if (student !== undefined) q = q.where('student', '=', student);
     return q.orderBy('student').orderBy('revision').execute();
   }

@@ -7,8 +7,15 @@
 // How a correction becomes a result is correction.ts.
 import { ApiError, type api } from '@boxhub/protocol';
 import {
-  RECOGNITION_ERRORS, annotatePage, cornerHomography, imageSize, pageOverlay,
-  type AreaState, type Layout, type PageReading, type PageSource,
+  RECOGNITION_ERRORS,
+  annotatePage,
+  cornerHomography,
+  imageSize,
+  pageOverlay,
+  type AreaState,
+  type Layout,
+  type PageReading,
+  type PageSource,
 } from '@boxhub/recognizer';
 import type { RecognitionCorrectionRow, RecognitionPageRow } from '../../db/schema.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
@@ -20,11 +27,23 @@ import { correctedResult, stateIn, type CorrectionSources, type Fills } from './
 import type { RecognitionService } from './service.ts';
 
 /** Who corrects: the API key the request came with, and how. */
-export interface Reviewer { keyId: string; via: 'api' | 'console'; name?: string }
+export interface Reviewer {
+  keyId: string;
+  via: 'api' | 'console';
+  name?: string;
+}
 
 type Source = PageSource;
 /** A per-student callback body (docs/api.md, "Recognition result callback"; docs/cards.md). */
-export interface Body { uuid: string; finish: boolean; error_code: number; pages: Array<Source & { temp_download_url?: string; annotated_url?: string }>; result: Fills | null; detail?: string; revision?: number }
+export interface Body {
+  uuid: string;
+  finish: boolean;
+  error_code: number;
+  pages: Array<Source & { temp_download_url?: string; annotated_url?: string }>;
+  result: Fills | null;
+  detail?: string;
+  revision?: number;
+}
 
 export interface Student {
   /** 1-based, scan order. */
@@ -42,8 +61,17 @@ const MAX_STUDENTS = 5000;
 const RENDERS = 2;
 /** Opens of annotated images waiting for a render on a node; more are answered 503. */
 const RENDER_QUEUE = 32;
-export class RenderBusy extends Error { constructor() { super('too many annotated images are being drawn; try again in a few seconds'); } }
-const REVIEW_CODES: ReadonlySet<number> = new Set([RECOGNITION_ERRORS.studentNumber, RECOGNITION_ERRORS.qrcode, RECOGNITION_ERRORS.chapters, RECOGNITION_ERRORS.imageAcquisition]);
+export class RenderBusy extends Error {
+  constructor() {
+    super('too many annotated images are being drawn; try again in a few seconds');
+  }
+}
+const REVIEW_CODES: ReadonlySet<number> = new Set([
+  RECOGNITION_ERRORS.studentNumber,
+  RECOGNITION_ERRORS.qrcode,
+  RECOGNITION_ERRORS.chapters,
+  RECOGNITION_ERRORS.imageAcquisition,
+]);
 
 const key = (chapter: number, index: number) => `${chapter}:${index}`;
 
@@ -76,7 +104,11 @@ export class ReviewService {
     const task = await tasks.find(tasks.db, uuid);
     const r = task && task.app_id === appId && task.kind === 'recognition' ? await repo.find(repo.db, uuid) : undefined;
     // Another application's task answers exactly what a missing one does.
-    if (!task || !r) throw new ApiError('NOT_FOUND', `no recognition task '${uuid}' in this application (tasks are destroyed at expires_at)`);
+    if (!task || !r)
+      throw new ApiError(
+        'NOT_FOUND',
+        `no recognition task '${uuid}' in this application (tasks are destroyed at expires_at)`,
+      );
     return task;
   }
 
@@ -89,13 +121,23 @@ export class ReviewService {
       const mine = rows.filter((r) => Number(r.student) === i + 1);
       const last = mine.at(-1);
       const original = { id: c.id, status: c.status, body: c.body as Body };
-      return { index: i + 1, original, corrections: mine, current: last ? JSON.parse(last.body) as Body : original.body, revision: last ? Number(last.revision) : 0 };
+      return {
+        index: i + 1,
+        original,
+        corrections: mine,
+        current: last ? (JSON.parse(last.body) as Body) : original.body,
+        revision: last ? Number(last.revision) : 0,
+      };
     });
   }
 
   private async student(appId: string, uuid: string, index: number): Promise<Student> {
     const s = (await this.students(appId, uuid)).find((x) => x.index === index);
-    if (!s) throw new ApiError('NOT_FOUND', `no student ${index} in recognition task '${uuid}' (students are numbered from 1 in scan order, once their result was sent)`);
+    if (!s)
+      throw new ApiError(
+        'NOT_FOUND',
+        `no student ${index} in recognition task '${uuid}' (students are numbered from 1 in scan order, once their result was sent)`,
+      );
     return s;
   }
 
@@ -104,11 +146,15 @@ export class ReviewService {
     return new Map((await repo.pages(repo.db, uuid)).map((p) => [Number(p.page_number), p]));
   }
 
-  private async layoutOf(appId: string, layoutId: string, cache = new Map<string, Layout | null>()): Promise<Layout | null> {
+  private async layoutOf(
+    appId: string,
+    layoutId: string,
+    cache = new Map<string, Layout | null>(),
+  ): Promise<Layout | null> {
     const cached = cache.get(layoutId);
     if (cached !== undefined) return cached;
     const t = await this.rec.d.repo.template(this.rec.d.repo.db, appId, layoutId);
-    const layout = t ? JSON.parse(t.layout) as Layout : null;
+    const layout = t ? (JSON.parse(t.layout) as Layout) : null;
     cache.set(layoutId, layout);
     return layout;
   }
@@ -120,52 +166,95 @@ export class ReviewService {
   private async pageLinks(appId: string, uuid: string, pages: readonly Source[]): Promise<api.ReviewItem['pages']> {
     const { blobs, settings } = this.rec.d;
     const rows = await this.pageRows(uuid);
-    return Promise.all(pages.map(async (p) => {
-      const row = rows.get(Number(p.page_number));
-      return {
-        paper_number: p.paper_number, page_number: p.page_number, front: p.front, item_id: p.item_id,
-        temp_download_url: row ? await blobs.downloadUrl(row.blob_key, { fileName: `page-${p.page_number}.jpg`, contentType: 'image/jpeg', expiresInMs: settings.downloadUrlTtlMs }) : '',
-        annotated_url: this.links.url({ appId, taskUuid: uuid, pageNumber: p.page_number }, settings.downloadUrlTtlMs),
-      };
-    }));
+    return Promise.all(
+      pages.map(async (p) => {
+        const row = rows.get(Number(p.page_number));
+        return {
+          paper_number: p.paper_number,
+          page_number: p.page_number,
+          front: p.front,
+          item_id: p.item_id,
+          temp_download_url: row
+            ? await blobs.downloadUrl(row.blob_key, {
+                fileName: `page-${p.page_number}.jpg`,
+                contentType: 'image/jpeg',
+                expiresInMs: settings.downloadUrlTtlMs,
+              })
+            : '',
+          annotated_url: this.links.url(
+            { appId, taskUuid: uuid, pageNumber: p.page_number },
+            settings.downloadUrlTtlMs,
+          ),
+        };
+      }),
+    );
   }
 
   /** The students that needed review, in scan order, with their current result and audit trail. */
   async items(appId: string, uuid: string, o: { links?: boolean } = {}): Promise<api.ReviewList> {
     const task = await this.task(appId, uuid);
     const students = await this.students(appId, uuid);
-    const statuses = await this.rec.d.callbacks.statuses(appId, students.flatMap((s) => s.corrections.map((c) => c.callback_id)));
-    const items = await Promise.all(students.filter((s) => reviewReasons(s.original.body).length > 0 || s.revision > 0).map(async (s): Promise<api.ReviewItem> => ({
-      student: s.index,
-      status: reviewReasons(s.current).length > 0 ? 'open' : 'resolved',
-      revision: s.revision,
-      reasons: reviewReasons(s.original.body),
-      error_code: s.current.error_code,
-      ...(s.current.detail ? { detail: s.current.detail } : {}),
-      result: s.current.result,
-      // The console's list polls every second and shows no links: it asks for none.
-      pages: o.links === false ? [] : await this.pageLinks(appId, uuid, s.current.pages.length > 0 ? s.current.pages : s.original.body.pages),
-      corrections: s.corrections.map((c) => {
-        const status = statuses.get(c.callback_id);
-        return {
-          revision: Number(c.revision), created_at: Number(c.created_at), key_id: c.key_id, via: c.via === 'console' ? 'console' : 'api',
-          ...(c.reviewer ? { reviewer: c.reviewer } : {}), callback_id: c.callback_id,
-          ...(status !== undefined ? { callback_status: status } : {}),
-        };
-      }),
-    })));
+    const statuses = await this.rec.d.callbacks.statuses(
+      appId,
+      students.flatMap((s) => s.corrections.map((c) => c.callback_id)),
+    );
+    const items = await Promise.all(
+      students
+        .filter((s) => reviewReasons(s.original.body).length > 0 || s.revision > 0)
+        .map(
+          async (s): Promise<api.ReviewItem> => ({
+            student: s.index,
+            status: reviewReasons(s.current).length > 0 ? 'open' : 'resolved',
+            revision: s.revision,
+            reasons: reviewReasons(s.original.body),
+            error_code: s.current.error_code,
+            ...(s.current.detail ? { detail: s.current.detail } : {}),
+            result: s.current.result,
+            // The console's list polls every second and shows no links: it asks for none.
+            pages:
+              o.links === false
+                ? []
+                : await this.pageLinks(
+                    appId,
+                    uuid,
+                    s.current.pages.length > 0 ? s.current.pages : s.original.body.pages,
+                  ),
+            corrections: s.corrections.map((c) => {
+              const status = statuses.get(c.callback_id);
+              return {
+                revision: Number(c.revision),
+                created_at: Number(c.created_at),
+                key_id: c.key_id,
+                via: c.via === 'console' ? 'console' : 'api',
+                ...(c.reviewer ? { reviewer: c.reviewer } : {}),
+                callback_id: c.callback_id,
+                ...(status !== undefined ? { callback_status: status } : {}),
+              };
+            }),
+          }),
+        ),
+    );
     return { uuid, state: task.state, students: students.length, items };
   }
 
   /** One student's current state, for the console's review page. */
-  async studentView(appId: string, uuid: string, index: number): Promise<{ item: api.ReviewItem | undefined; student: Student; pages: api.ReviewPage[]; removed: number[] }> {
+  async studentView(
+    appId: string,
+    uuid: string,
+    index: number,
+  ): Promise<{ item: api.ReviewItem | undefined; student: Student; pages: api.ReviewPage[]; removed: number[] }> {
     await this.task(appId, uuid);
     const s = await this.student(appId, uuid, index);
     const list = await this.items(appId, uuid, { links: false });
     const shown = s.current.pages.length > 0 ? s.current.pages : s.original.body.pages;
     const pages = await Promise.all(shown.map((p) => this.page(appId, uuid, p.page_number)));
     const kept = new Set(s.current.pages.map((p) => p.page_number));
-    return { item: list.items.find((i) => i.student === index), student: s, pages, removed: s.original.body.pages.map((p) => p.page_number).filter((n) => !kept.has(n)) };
+    return {
+      item: list.items.find((i) => i.student === index),
+      student: s,
+      pages,
+      removed: s.original.body.pages.map((p) => p.page_number).filter((n) => !kept.has(n)),
+    };
   }
 
   /** A page image as scanned (the console shows it under its overlay). */
@@ -179,11 +268,29 @@ export class ReviewService {
   /** A page's overlay in image pixels, with fresh links; the page's current student's states. */
   async page(appId: string, uuid: string, pageNumber: number): Promise<api.ReviewPage> {
     await this.task(appId, uuid);
-    const { located, overlay, detail, student, row, width, height } = await this.overlayOf(appId, uuid, pageNumber, true);
-    const [links] = await this.pageLinks(appId, uuid, [{ paper_number: Number(row.paper_number), page_number: pageNumber, front: Number(row.front) === 1, item_id: Number(row.item_id) }]);
+    const { located, overlay, detail, student, row, width, height } = await this.overlayOf(
+      appId,
+      uuid,
+      pageNumber,
+      true,
+    );
+    const [links] = await this.pageLinks(appId, uuid, [
+      {
+        paper_number: Number(row.paper_number),
+        page_number: pageNumber,
+        front: Number(row.front) === 1,
+        item_id: Number(row.item_id),
+      },
+    ]);
     if (!links) throw new Error(`no links for page ${pageNumber} of recognition task '${uuid}'`);
     return {
-      page_number: pageNumber, student, width, height, temp_download_url: links.temp_download_url, annotated_url: links.annotated_url, located,
+      page_number: pageNumber,
+      student,
+      width,
+      height,
+      temp_download_url: links.temp_download_url,
+      annotated_url: links.annotated_url,
+      located,
       ...(detail ? { detail } : {}),
       areas: overlay?.areas ?? [],
       student_number: overlay?.student ? { kind: overlay.student.kind, outline: overlay.student.outline } : null,
@@ -194,27 +301,54 @@ export class ReviewService {
   private async overlayOf(appId: string, uuid: string, pageNumber: number, withSize: boolean) {
     const row = (await this.pageRows(uuid)).get(pageNumber);
     if (!row) throw new ApiError('NOT_FOUND', `no page ${pageNumber} in recognition task '${uuid}'`);
-    let width = 0, height = 0;
+    let width = 0,
+      height = 0;
     if (withSize) {
       ({ width, height } = await imageSize(await this.rec.d.blobs.getBytes(row.blob_key)));
     }
     const students = await this.students(appId, uuid);
-    const holder = students.find((s) => s.current.pages.some((p) => p.page_number === pageNumber))
-      ?? students.find((s) => s.original.body.pages.some((p) => p.page_number === pageNumber));
+    const holder =
+      students.find((s) => s.current.pages.some((p) => p.page_number === pageNumber)) ??
+      students.find((s) => s.original.body.pages.some((p) => p.page_number === pageNumber));
     const removed = holder !== undefined && !holder.current.pages.some((p) => p.page_number === pageNumber);
-    const reading = row.reading === null ? null : JSON.parse(row.reading) as PageReading;
+    const reading = row.reading === null ? null : (JSON.parse(row.reading) as PageReading);
     const base = { row, width, height, student: holder?.index ?? null };
     if (!reading) return { ...base, located: false, overlay: null, detail: 'not read yet' };
-    if (reading.status !== 'ok') return { ...base, located: false, overlay: null, detail: reading.status === 'blank' ? 'a blank page' : reading.detail };
+    if (reading.status !== 'ok')
+      return {
+        ...base,
+        located: false,
+        overlay: null,
+        detail: reading.status === 'blank' ? 'a blank page' : reading.detail,
+      };
     const h = cornerHomography(reading.corners);
     const layout = await this.layoutOf(appId, reading.layout_id);
-    if (!h) return { ...base, located: false, overlay: null, detail: 'read before the service kept where the page was found: no overlay' };
+    if (!h)
+      return {
+        ...base,
+        located: false,
+        overlay: null,
+        detail: 'read before the service kept where the page was found: no overlay',
+      };
     const side = layout?.sides.find((x) => x.sheet === reading.sheet && x.side === reading.side);
-    if (!layout || !side) return { ...base, located: false, overlay: null, detail: `the card template ${reading.layout_id} was deleted` };
-    const states = new Map<string, { state: AreaState; score: number }>(reading.areas.map((a) => [key(a.chapter, a.index), { state: a.state, score: a.score }]));
+    if (!layout || !side)
+      return { ...base, located: false, overlay: null, detail: `the card template ${reading.layout_id} was deleted` };
+    const states = new Map<string, { state: AreaState; score: number }>(
+      reading.areas.map((a) => [key(a.chapter, a.index), { state: a.state, score: a.score }]),
+    );
     const result = holder && !removed ? holder.current.result : null;
-    if (result) for (const a of side.areas) states.set(key(a.chapter, a.index), { state: stateIn(result, a.chapter, a.index), score: states.get(key(a.chapter, a.index))?.score ?? 0 });
-    return { ...base, located: true, overlay: pageOverlay(side, h, states), detail: removed ? 'marked as not a card' : undefined };
+    if (result)
+      for (const a of side.areas)
+        states.set(key(a.chapter, a.index), {
+          state: stateIn(result, a.chapter, a.index),
+          score: states.get(key(a.chapter, a.index))?.score ?? 0,
+        });
+    return {
+      ...base,
+      located: true,
+      overlay: pageOverlay(side, h, states),
+      detail: removed ? 'marked as not a card' : undefined,
+    };
   }
 
   /** The annotated JPEG a link names (the route checks the link; this checks the task still exists). */
@@ -222,7 +356,9 @@ export class ReviewService {
     await this.task(ref.appId, ref.taskUuid);
     const o = await this.overlayOf(ref.appId, ref.taskUuid, ref.pageNumber, false);
     const bytes = await this.rec.d.blobs.getBytes(o.row.blob_key);
-    return this.bounded(() => annotatePage(bytes, o.overlay, o.detail ? `page ${ref.pageNumber}: ${o.detail}` : undefined));
+    return this.bounded(() =>
+      annotatePage(bytes, o.overlay, o.detail ? `page ${ref.pageNumber}: ${o.detail}` : undefined),
+    );
   }
 
   private async bounded<T>(f: () => Promise<T>): Promise<T> {
@@ -232,7 +368,12 @@ export class ReviewService {
       await new Promise<void>((go) => this.queue.push(go));
     }
     this.renders++;
-    try { return await f(); } finally { this.renders--; this.queue.shift()?.(); }
+    try {
+      return await f();
+    } finally {
+      this.renders--;
+      this.queue.shift()?.();
+    }
   }
 
   // ---- corrections ------------------------------------------------------------------------
@@ -242,28 +383,64 @@ export class ReviewService {
     const task = await this.task(appId, body.uuid);
     const s = await this.student(appId, body.uuid, body.student);
     if (body.revision !== s.revision) {
-      throw new ApiError('REVIEW_REVISION_CONFLICT', `student ${s.index} is at revision ${s.revision}, not ${body.revision}: another correction came first; fetch the review items again`, { revision: s.revision });
+      throw new ApiError(
+        'REVIEW_REVISION_CONFLICT',
+        `student ${s.index} is at revision ${s.revision}, not ${body.revision}: another correction came first; fetch the review items again`,
+        { revision: s.revision },
+      );
     }
     const invalid = (why: string) => new ApiError('REVIEW_CORRECTION_INVALID', `student ${s.index}: ${why}`);
-    if (!body.areas?.length && body.student_id === undefined && !body.not_a_card?.length) throw invalid('nothing to correct: give areas, student_id or not_a_card');
+    if (!body.areas?.length && body.student_id === undefined && !body.not_a_card?.length)
+      throw invalid('nothing to correct: give areas, student_id or not_a_card');
     const dropped = new Set(body.not_a_card ?? []);
-    for (const n of dropped) if (!s.current.pages.some((p) => p.page_number === n)) throw invalid(`page ${n} is not one of this student's pages (${s.current.pages.map((p) => p.page_number).join(', ') || 'none left'})`);
-    const pages: Source[] = s.current.pages.filter((p) => !dropped.has(p.page_number)).map((p) => ({ paper_number: p.paper_number, page_number: p.page_number, front: p.front, item_id: p.item_id }));
+    for (const n of dropped)
+      if (!s.current.pages.some((p) => p.page_number === n))
+        throw invalid(
+          `page ${n} is not one of this student's pages (${s.current.pages.map((p) => p.page_number).join(', ') || 'none left'})`,
+        );
+    const pages: Source[] = s.current.pages
+      .filter((p) => !dropped.has(p.page_number))
+      .map((p) => ({ paper_number: p.paper_number, page_number: p.page_number, front: p.front, item_id: p.item_id }));
     const revision = s.revision + 1;
     let next: Body;
     if (pages.length === 0) {
-      if (body.areas?.length || body.student_id !== undefined) throw invalid('every page is marked as not a card: there are no areas or student number left to set');
-      next = { uuid: task.uuid, finish: false, error_code: RECOGNITION_ERRORS.noPageData, pages: [], result: null, detail: 'every sheet was marked as not a card by a reviewer', revision };
+      if (body.areas?.length || body.student_id !== undefined)
+        throw invalid('every page is marked as not a card: there are no areas or student number left to set');
+      next = {
+        uuid: task.uuid,
+        finish: false,
+        error_code: RECOGNITION_ERRORS.noPageData,
+        pages: [],
+        result: null,
+        detail: 'every sheet was marked as not a card by a reviewer',
+        revision,
+      };
     } else {
-      next = { uuid: task.uuid, finish: false, error_code: 0, pages, result: await correctedResult(await this.sources(appId, body.uuid), body, s.current.result, pages, invalid), revision };
+      next = {
+        uuid: task.uuid,
+        finish: false,
+        error_code: 0,
+        pages,
+        result: await correctedResult(await this.sources(appId, body.uuid), body, s.current.result, pages, invalid),
+        revision,
+      };
     }
     const row: RecognitionCorrectionRow = {
-      task_uuid: task.uuid, app_id: appId, student: s.index, revision, key_id: who.keyId, via: who.via, reviewer: who.name ?? null, created_at: clock.now(),
+      task_uuid: task.uuid,
+      app_id: appId,
+      student: s.index,
+      revision,
+      key_id: who.keyId,
+      via: who.via,
+      reviewer: who.name ?? null,
+      created_at: clock.now(),
       correction: JSON.stringify({
-        ...(body.areas?.length ? { areas: body.areas } : {}), ...(body.student_id !== undefined ? { student_id: body.student_id } : {}),
+        ...(body.areas?.length ? { areas: body.areas } : {}),
+        ...(body.student_id !== undefined ? { student_id: body.student_id } : {}),
         ...(body.not_a_card?.length ? { not_a_card: body.not_a_card } : {}),
       }),
-      body: JSON.stringify(next), callback_id: '',
+      body: JSON.stringify(next),
+      callback_id: '',
     };
     const sent = { ...next, pages: await this.pageLinks(appId, task.uuid, pages) };
     // Each revision waits for the student's earlier callback (the recognizer's, then the
@@ -276,12 +453,24 @@ export class ReviewService {
     try {
       await transact(this.corrections.db, async (trx) => {
         row.callback_id = await callbacks.enqueue(trx, {
-          appId, url, method: 'POST', event: 'recognition.revision', taskUuid: task.uuid, body: sent, group: group(revision), waitFor: group(s.revision),
+          appId,
+          url,
+          method: 'POST',
+          event: 'recognition.revision',
+          taskUuid: task.uuid,
+          body: sent,
+          group: group(revision),
+          waitFor: group(s.revision),
         });
         await this.corrections.insert(trx, row);
       });
     } catch (e) {
-      if (isUniqueViolation(e)) throw new ApiError('REVIEW_REVISION_CONFLICT', `student ${s.index} was corrected meanwhile: fetch the review items again`, { revision });
+      if (isUniqueViolation(e))
+        throw new ApiError(
+          'REVIEW_REVISION_CONFLICT',
+          `student ${s.index} was corrected meanwhile: fetch the review items again`,
+          { revision },
+        );
       throw e;
     }
     return { student: s.index, revision, callback_id: row.callback_id, body: sent };

@@ -102,13 +102,19 @@ export class RecognitionService {
   hooks(): TaskKindHooks {
     return {
       // Expired before its end: nothing more is sent (the application's task is gone).
-      end: async (trx, task, _why, now) => { await this.d.tasks.transition(trx, task, 'expire', { finished_at: now }); },
+      end: async (trx, task, _why, now) => {
+        await this.d.tasks.transition(trx, task, 'expire', { finished_at: now });
+      },
       dropOnBox: async () => undefined,
     };
   }
 
   async create(app: { id: string; cap_ess: number }, body: api.EssCreateBody): Promise<api.EssCreateResult> {
-    if (!app.cap_ess) throw new ApiError('NO_CAPABILITY', 'this application may not use feedback-card recognition; the operator grants it (ess)');
+    if (!app.cap_ess)
+      throw new ApiError(
+        'NO_CAPABILITY',
+        'this application may not use feedback-card recognition; the operator grants it (ess)',
+      );
     await this.d.callbacks.checkUrl(body.callback_url, 'callback_url');
     const uuid = randomUUID();
     const token = newDirectToken();
@@ -116,15 +122,23 @@ export class RecognitionService {
     const expiresAt = now + this.d.settings.taskTtlMs;
     await transact(this.d.tasks.db, async (trx) => {
       await this.d.lifecycle.create(trx, {
-        uuid, kind: 'recognition', app_id: app.id, device_uuid: '', callback_url: body.callback_url,
-        options: '{}', created_at: now, expires_at: expiresAt,
+        uuid,
+        kind: 'recognition',
+        app_id: app.id,
+        device_uuid: '',
+        callback_url: body.callback_url,
+        options: '{}',
+        created_at: now,
+        expires_at: expiresAt,
       });
       await this.d.repo.insert(trx, uuid, token);
     });
     return { uuid, direct_addr: this.address(token), expires_at: Math.floor(expiresAt / 1000) };
   }
 
-  address(token: string): string { return directAddress(this.d.publicUrl(), token); }
+  address(token: string): string {
+    return directAddress(this.d.publicUrl(), token);
+  }
 
   /**
    * The token part when `addr` points at this service's recognition receiver, else undefined.
@@ -162,8 +176,17 @@ export class RecognitionService {
     if (token === undefined) return false;
     const r = DIRECT_TOKEN.test(token) ? await this.d.repo.byToken(trx, token) : undefined;
     const task = r ? await this.d.tasks.find(trx, r.task_uuid) : undefined;
-    if (!r || !task || task.app_id !== appId || task.state === 'ended' || Number(task.expires_at) <= this.d.clock.now()) {
-      throw new ApiError('RECOGNITION_TASK_UNAVAILABLE', 'options.direct_addr is a recognition address, but of no open recognition task of this application (ended, expired, or never created); create one with POST /api/application/ess/create');
+    if (
+      !r ||
+      !task ||
+      task.app_id !== appId ||
+      task.state === 'ended' ||
+      Number(task.expires_at) <= this.d.clock.now()
+    ) {
+      throw new ApiError(
+        'RECOGNITION_TASK_UNAVAILABLE',
+        'options.direct_addr is a recognition address, but of no open recognition task of this application (ended, expired, or never created); create one with POST /api/application/ess/create',
+      );
     }
     // A scan the box refused was forgotten (no row): its address may be used again.
     if (r.scan_uuid && r.scan_uuid !== scanUuid && !(await this.d.tasks.find(trx, r.scan_uuid))) {
@@ -171,22 +194,39 @@ export class RecognitionService {
       r.scan_uuid = null;
     }
     if (r.scan_uuid && r.scan_uuid !== scanUuid) {
-      throw new ApiError('RECOGNITION_TASK_TAKEN', `recognition task ${task.uuid} already serves scan ${r.scan_uuid}; one recognition task serves one scan: create a new one for this scan`, { scan_uuid: r.scan_uuid });
+      throw new ApiError(
+        'RECOGNITION_TASK_TAKEN',
+        `recognition task ${task.uuid} already serves scan ${r.scan_uuid}; one recognition task serves one scan: create a new one for this scan`,
+        { scan_uuid: r.scan_uuid },
+      );
     }
     if (!(await this.d.repo.bind(trx, task.uuid, scanUuid))) {
       const again = await this.d.repo.find(trx, task.uuid);
-      throw new ApiError('RECOGNITION_TASK_TAKEN', `recognition task ${task.uuid} already serves scan ${again?.scan_uuid ?? 'another scan'}`, { scan_uuid: again?.scan_uuid ?? null });
+      throw new ApiError(
+        'RECOGNITION_TASK_TAKEN',
+        `recognition task ${task.uuid} already serves scan ${again?.scan_uuid ?? 'another scan'}`,
+        { scan_uuid: again?.scan_uuid ?? null },
+      );
     }
-    if (task.state === 'created') await this.d.tasks.transition(trx, task, 'recognition.bound', { acked_at: this.d.clock.now() });
+    if (task.state === 'created')
+      await this.d.tasks.transition(trx, task, 'recognition.bound', { acked_at: this.d.clock.now() });
     return true;
   }
 
   /** The application's recognition tasks, newest first (until they expire). */
-  async list(appId: string, page: number): Promise<{ page: number; page_size: number; total: number; runs: RecognitionRunSummary[] }> {
+  async list(
+    appId: string,
+    page: number,
+  ): Promise<{ page: number; page_size: number; total: number; runs: RecognitionRunSummary[] }> {
     const tasks = await this.d.lifecycle.list(appId, ['recognition'], page);
-    const rows = await this.d.repo.many(this.d.repo.db, tasks.tasks.map((t) => t.uuid));
+    const rows = await this.d.repo.many(
+      this.d.repo.db,
+      tasks.tasks.map((t) => t.uuid),
+    );
     return {
-      page, page_size: tasks.page_size, total: tasks.total,
+      page,
+      page_size: tasks.page_size,
+      total: tasks.total,
       runs: tasks.tasks.map((t) => summary(t, rows.get(t.uuid))),
     };
   }
@@ -200,28 +240,61 @@ export class RecognitionService {
     const { tasks, repo, callbacks, blobs, settings } = this.d;
     const task = await tasks.find(tasks.db, uuid);
     const r = task && task.app_id === appId && task.kind === 'recognition' ? await repo.find(repo.db, uuid) : undefined;
-    if (!task || !r) throw new ApiError('NOT_FOUND', `no recognition task '${uuid}' in this application (tasks are destroyed at expires_at)`);
+    if (!task || !r)
+      throw new ApiError(
+        'NOT_FOUND',
+        `no recognition task '${uuid}' in this application (tasks are destroyed at expires_at)`,
+      );
     const [heads, sent] = await Promise.all([
       repo.pageHeads(repo.db, uuid),
       callbacks.ofTask(appId, uuid, 'recognition.result', page, RUN_PAGE_SIZE),
     ]);
     const scan = r.scan_uuid ? await tasks.find(tasks.db, r.scan_uuid) : undefined;
     const blobOf = new Map(heads.map((h) => [Number(h.page_number), h.blob_key]));
-    const rows = await Promise.all(sent.callbacks.map(async (c, i): Promise<RecognitionStudent> => {
-      const b = c.body as { error_code?: number; detail?: string; result?: RecognitionStudent['result']; pages?: Array<Omit<RecognitionStudent['pages'][number], 'url'>> };
-      const pages = await Promise.all((b.pages ?? []).map(async (p) => {
-        const key = blobOf.get(Number(p.page_number));
-        const url = key ? await blobs.downloadUrl(key, { fileName: `page-${p.page_number}.jpg`, contentType: 'image/jpeg', expiresInMs: settings.downloadUrlTtlMs }) : undefined;
-        return { paper_number: p.paper_number, page_number: p.page_number, front: p.front, item_id: p.item_id, ...(url ? { url } : {}) };
-      }));
-      return {
-        index: (page - 1) * RUN_PAGE_SIZE + i + 1, callback_id: c.id, callback_status: c.status, error_code: Number(b.error_code ?? 0),
-        ...(b.detail ? { detail: String(b.detail) } : {}), result: b.result ?? null, pages,
-      };
-    }));
+    const rows = await Promise.all(
+      sent.callbacks.map(async (c, i): Promise<RecognitionStudent> => {
+        const b = c.body as {
+          error_code?: number;
+          detail?: string;
+          result?: RecognitionStudent['result'];
+          pages?: Array<Omit<RecognitionStudent['pages'][number], 'url'>>;
+        };
+        const pages = await Promise.all(
+          (b.pages ?? []).map(async (p) => {
+            const key = blobOf.get(Number(p.page_number));
+            const url = key
+              ? await blobs.downloadUrl(key, {
+                  fileName: `page-${p.page_number}.jpg`,
+                  contentType: 'image/jpeg',
+                  expiresInMs: settings.downloadUrlTtlMs,
+                })
+              : undefined;
+            return {
+              paper_number: p.paper_number,
+              page_number: p.page_number,
+              front: p.front,
+              item_id: p.item_id,
+              ...(url ? { url } : {}),
+            };
+          }),
+        );
+        return {
+          index: (page - 1) * RUN_PAGE_SIZE + i + 1,
+          callback_id: c.id,
+          callback_status: c.status,
+          error_code: Number(b.error_code ?? 0),
+          ...(b.detail ? { detail: String(b.detail) } : {}),
+          result: b.result ?? null,
+          pages,
+        };
+      }),
+    );
     return {
-      ...summary(task, r), callback_url: task.callback_url, scan_device: scan && scan.app_id === appId ? scan.device_uuid : null,
-      scan_ended_at: r.scan_ended_at === null ? null : Number(r.scan_ended_at), pages_read: heads.filter((h) => h.read).length,
+      ...summary(task, r),
+      callback_url: task.callback_url,
+      scan_device: scan && scan.app_id === appId ? scan.device_uuid : null,
+      scan_ended_at: r.scan_ended_at === null ? null : Number(r.scan_ended_at),
+      pages_read: heads.filter((h) => h.read).length,
       students: { page, page_size: RUN_PAGE_SIZE, total: sent.total, rows },
     };
   }
@@ -233,14 +306,27 @@ export class RecognitionService {
     await this.d.repo.scanEnded(trx, r.task_uuid, now);
     // scan.end normally came first (the box sends it before it reports the end); without it,
     // the assembler waits a grace period, then reports the transfer broken.
-    await this.d.jobs.schedule(trx, { kind: ASSEMBLE_JOB, ref: r.task_uuid, runAt: r.end_error === null ? now + this.d.settings.endGraceMs : now }, 'earliest');
+    await this.d.jobs.schedule(
+      trx,
+      { kind: ASSEMBLE_JOB, ref: r.task_uuid, runAt: r.end_error === null ? now + this.d.settings.endGraceMs : now },
+      'earliest',
+    );
   }
 }
 
-function summary(t: Pick<TaskRow, 'uuid' | 'state' | 'created_at' | 'finished_at' | 'expires_at'>, r: RecognitionRow | undefined): RecognitionRunSummary {
+function summary(
+  t: Pick<TaskRow, 'uuid' | 'state' | 'created_at' | 'finished_at' | 'expires_at'>,
+  r: RecognitionRow | undefined,
+): RecognitionRunSummary {
   return {
-    uuid: t.uuid, state: t.state, created_at: Number(t.created_at), finished_at: t.finished_at === null ? null : Number(t.finished_at),
-    expires_at: Number(t.expires_at), scan_uuid: r?.scan_uuid ?? null, pages_received: Number(r?.pages_received ?? 0),
-    students_sent: Number(r?.students_sent ?? 0), end_error: r?.end_error === null || r?.end_error === undefined ? null : Number(r.end_error),
+    uuid: t.uuid,
+    state: t.state,
+    created_at: Number(t.created_at),
+    finished_at: t.finished_at === null ? null : Number(t.finished_at),
+    expires_at: Number(t.expires_at),
+    scan_uuid: r?.scan_uuid ?? null,
+    pages_received: Number(r?.pages_received ?? 0),
+    students_sent: Number(r?.students_sent ?? 0),
+    end_error: r?.end_error === null || r?.end_error === undefined ? null : Number(r.end_error),
   };
 }

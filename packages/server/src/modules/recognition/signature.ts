@@ -17,7 +17,9 @@ export function sign(secret: string, id: string, timestamp: number, payload: str
 
 export function checkTimestamp(raw: string | undefined, nowMs: number): SignatureProblem | undefined {
   if (!raw || !/^\d{1,12}$/.test(raw)) return 'missing headers';
-  return Math.abs(Number(raw) - Math.floor(nowMs / 1000)) > TIMESTAMP_TOLERANCE_S ? 'timestamp out of range' : undefined;
+  return Math.abs(Number(raw) - Math.floor(nowMs / 1000)) > TIMESTAMP_TOLERANCE_S
+    ? 'timestamp out of range'
+    : undefined;
 }
 
 export function verify(secret: string, id: string, timestamp: string, header: string, payload: string): boolean {

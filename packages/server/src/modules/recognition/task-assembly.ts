@@ -1,6 +1,12 @@
 // One recognition task's assembly, kept by a node between runs of its assemble job (worker.ts):
 // a cache of what any node can rebuild from the stored rows.
-import { StudentAssembler, type LayoutSet, type PageReading, type PageSource, type StudentResult } from '@boxhub/recognizer';
+import {
+  StudentAssembler,
+  type LayoutSet,
+  type PageReading,
+  type PageSource,
+  type StudentResult,
+} from '@boxhub/recognizer';
 import type { RecognitionRepository } from './repository.ts';
 
 /**
@@ -28,12 +34,27 @@ export class TaskAssembly {
   async feed(repo: RecognitionRepository, uuid: string): Promise<boolean> {
     const heads = await repo.pageHeads(repo.db, uuid, this.lastSeq);
     const ready: typeof heads = [];
-    for (const p of heads) { if (!p.read) break; ready.push(p); }
-    const texts = ready.length > 0 ? await repo.readings(repo.db, uuid, ready.map((p) => Number(p.seq))) : new Map<number, string>();
+    for (const p of heads) {
+      if (!p.read) break;
+      ready.push(p);
+    }
+    const texts =
+      ready.length > 0
+        ? await repo.readings(
+            repo.db,
+            uuid,
+            ready.map((p) => Number(p.seq)),
+          )
+        : new Map<number, string>();
     for (const p of ready) {
       const text = texts.get(Number(p.seq));
       if (text === undefined) return false;
-      const source: PageSource = { paper_number: Number(p.paper_number), page_number: Number(p.page_number), front: Number(p.front) === 1, item_id: Number(p.item_id) };
+      const source: PageSource = {
+        paper_number: Number(p.paper_number),
+        page_number: Number(p.page_number),
+        front: Number(p.front) === 1,
+        item_id: Number(p.item_id),
+      };
       this.rowOf.set(source, p);
       this.results.push(...this.asm.push(source, JSON.parse(text) as PageReading));
       this.lastSeq = Number(p.seq);

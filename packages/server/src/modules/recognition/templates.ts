@@ -30,21 +30,31 @@ export class CardTemplateService {
     try {
       made = await generateTemplate(body.definition, body.students ? { students: body.students } : {});
     } catch (e) {
-      if (e instanceof CardDefinitionError) throw new ApiError('CARD_DEFINITION_INVALID', `definition: ${e.problems.join('; ')}`, { problems: e.problems });
-      if (e instanceof LayoutError) throw new ApiError('CARD_DEFINITION_INVALID', `definition: ${e.message}`, { problems: [e.message] });
+      if (e instanceof CardDefinitionError)
+        throw new ApiError('CARD_DEFINITION_INVALID', `definition: ${e.problems.join('; ')}`, { problems: e.problems });
+      if (e instanceof LayoutError)
+        throw new ApiError('CARD_DEFINITION_INVALID', `definition: ${e.message}`, { problems: [e.message] });
       throw e;
     }
     const { layout } = made;
     const existing = await this.repo.template(this.repo.db, appId, layout.layout_id);
-    if (!existing && await this.repo.countTemplates(this.repo.db, appId) >= TEMPLATES_PER_APP) {
-      throw new ApiError('CARD_TEMPLATE_LIMIT', `this application has ${TEMPLATES_PER_APP} card templates, the most it may keep; delete some with /api/application/card/template/delete`);
+    if (!existing && (await this.repo.countTemplates(this.repo.db, appId)) >= TEMPLATES_PER_APP) {
+      throw new ApiError(
+        'CARD_TEMPLATE_LIMIT',
+        `this application has ${TEMPLATES_PER_APP} card templates, the most it may keep; delete some with /api/application/card/template/delete`,
+      );
     }
     // The PDF first (a personalised set replaces the previous PDF; the layout is the same),
     // then the row: a row never points at a missing file.
     const key = pdfKey(appId, layout.layout_id);
     await this.blobs.put(key, Buffer.from(made.pdf), { contentType: 'application/pdf' });
     const row: CardTemplateRow = {
-      app_id: appId, template_id: layout.layout_id, card_id: layout.card_id, layout: JSON.stringify(layout), pdf_key: key, created_at: this.clock.now(),
+      app_id: appId,
+      template_id: layout.layout_id,
+      card_id: layout.card_id,
+      layout: JSON.stringify(layout),
+      pdf_key: key,
+      created_at: this.clock.now(),
     };
     await this.repo.addTemplate(this.repo.db, row);
     return this.view(existing ?? row, true);
@@ -64,14 +74,22 @@ export class CardTemplateService {
   /** Pages already read keep their results; pages read after this no longer match the card. */
   async delete(appId: string, templateId: string): Promise<void> {
     const row = await this.repo.template(this.repo.db, appId, templateId);
-    if (!row || !(await this.repo.deleteTemplate(this.repo.db, appId, templateId))) throw new ApiError('NOT_FOUND', `no card template '${templateId}' in this application`);
+    if (!row || !(await this.repo.deleteTemplate(this.repo.db, appId, templateId)))
+      throw new ApiError('NOT_FOUND', `no card template '${templateId}' in this application`);
     await this.blobs.deletePrefix(`cards/${appId}/${templateId}`);
   }
 
   private async view(r: CardTemplateRow, withLayout: boolean): Promise<api.CardTemplateView> {
-    const pdf_url = await this.blobs.downloadUrl(r.pdf_key, { fileName: `card-${r.card_id}-${r.template_id}.pdf`, contentType: 'application/pdf', expiresInMs: PDF_TTL_MS });
+    const pdf_url = await this.blobs.downloadUrl(r.pdf_key, {
+      fileName: `card-${r.card_id}-${r.template_id}.pdf`,
+      contentType: 'application/pdf',
+      expiresInMs: PDF_TTL_MS,
+    });
     return {
-      template_id: r.template_id, card_id: r.card_id, created_at: Number(r.created_at), pdf_url,
+      template_id: r.template_id,
+      card_id: r.card_id,
+      created_at: Number(r.created_at),
+      pdf_url,
       ...(withLayout ? { layout: JSON.parse(r.layout) as unknown } : {}),
     };
   }

@@ -10,7 +10,14 @@
 // a crash loses nothing: `students_sent` moves only in the transaction that queues the
 // callbacks. A node keeps each task's assembler between runs (TaskAssembly) only as a cache.
 import { availableParallelism } from 'node:os';
-import { RECOGNITION_ERRORS, PagePool, createLayoutSet, type Layout, type LayoutSet, type PageReading } from '@boxhub/recognizer';
+import {
+  RECOGNITION_ERRORS,
+  PagePool,
+  createLayoutSet,
+  type Layout,
+  type LayoutSet,
+  type PageReading,
+} from '@boxhub/recognizer';
 import { ScanError, messageOf } from '@boxhub/protocol';
 import type { JobHandler } from '../../jobs/runner.ts';
 import type { Trx } from '../../jobs/repository.ts';
@@ -57,7 +64,10 @@ export class RecognitionWorkers {
     return this.pool;
   }
 
-  async close(): Promise<void> { await this.pool?.close(); this.pool = undefined; }
+  async close(): Promise<void> {
+    await this.pool?.close();
+    this.pool = undefined;
+  }
 
   /** The application's layouts (only its own templates are ever matched). */
   private async layoutsOf(appId: string): Promise<{ key: string; layouts: Layout[]; set: LayoutSet }> {
@@ -68,7 +78,14 @@ export class RecognitionWorkers {
     if (cached && cached.key === key) return cached;
     const rows = await repo.templates(repo.db, appId);
     const layouts = rows.map((r) => JSON.parse(r.layout) as Layout);
-    const entry = { key: `${appId}:${rows.map((r) => r.template_id).sort().join(',')}`, layouts, set: createLayoutSet(layouts) };
+    const entry = {
+      key: `${appId}:${rows
+        .map((r) => r.template_id)
+        .sort()
+        .join(',')}`,
+      layouts,
+      set: createLayoutSet(layouts),
+    };
     this.layouts.set(appId, entry);
     return entry;
   }
@@ -102,19 +119,32 @@ export class RecognitionWorkers {
           reading = this.work ? await this.work.background(read) : await read();
         } catch (e) {
           // An image the engine cannot read fails this page (and so its student), not the task.
-          reading = { status: 'unreadable', error_code: RECOGNITION_ERRORS.imageAcquisition, detail: `page image could not be read: ${messageOf(e)}`, ms: 0 };
+          reading = {
+            status: 'unreadable',
+            error_code: RECOGNITION_ERRORS.imageAcquisition,
+            detail: `page image could not be read: ${messageOf(e)}`,
+            ms: 0,
+          };
         }
         // The engine knows only this application's layouts: say so in the application's terms.
         if (reading.status === 'unreadable') {
           const m = /layout ([0-9a-f]{8}) is not loaded/.exec(reading.detail);
-          if (m) reading = { ...reading, detail: `the card's layout ${m[1]} is not one of this application's card templates` };
+          if (m)
+            reading = {
+              ...reading,
+              detail: `the card's layout ${m[1]} is not one of this application's card templates`,
+            };
         }
         const text = JSON.stringify(reading);
         return {
           next: 'done',
           effect: async (trx: Trx) => {
             if (await repo.recognized(trx, taskUuid, seq, text, clock.now())) {
-              await jobs.schedule(trx, { kind: ASSEMBLE_JOB, ref: taskUuid, runAt: clock.now() + ASSEMBLE_COALESCE_MS }, 'earliest');
+              await jobs.schedule(
+                trx,
+                { kind: ASSEMBLE_JOB, ref: taskUuid, runAt: clock.now() + ASSEMBLE_COALESCE_MS },
+                'earliest',
+              );
             }
           },
         };
@@ -146,7 +176,10 @@ export class RecognitionWorkers {
         const uuid = job.ref;
         const task = await tasks.find(tasks.db, uuid);
         const r = await repo.find(repo.db, uuid);
-        if (!task || !r || task.state === 'ended' || !task.callback_url) { this.assemblies.delete(uuid); return { next: 'done' }; }
+        if (!task || !r || task.state === 'ended' || !task.callback_url) {
+          this.assemblies.delete(uuid);
+          return { next: 'done' };
+        }
         const now = clock.now();
         const { key, set } = await this.layoutsOf(task.app_id);
         const a = this.assemblyOf(uuid, key, set);
@@ -163,35 +196,58 @@ export class RecognitionWorkers {
         const graceUntil = scanEndedAt === null ? null : scanEndedAt + settings.endGraceMs;
         // The scan task ended but its scan.end never came: the transfer broke off (1005).
         // So did one whose box gave up on a batch (scan.end with 2102, direct_transfer_failed).
-        const broken = (!ended && graceUntil !== null && now >= graceUntil) || Number(r.end_error) === ScanError.direct_transfer_failed;
+        const broken =
+          (!ended && graceUntil !== null && now >= graceUntil) ||
+          Number(r.end_error) === ScanError.direct_transfer_failed;
         const final = allRead && (ended || broken);
         if (final) {
           // The assembler ends here: whatever becomes of this run, the next one starts afresh.
           if (this.assemblies.get(uuid) === a) this.assemblies.delete(uuid);
           const tail = a.asm.end();
           if (broken) {
-            const detail = 'the direct transfer broke off before the end of the scan: this student\'s pages may be incomplete';
-            for (const t of tail) results.push({ error_code: RECOGNITION_ERRORS.communication, pages: t.pages, result: null, detail });
+            const detail =
+              "the direct transfer broke off before the end of the scan: this student's pages may be incomplete";
+            for (const t of tail)
+              results.push({ error_code: RECOGNITION_ERRORS.communication, pages: t.pages, result: null, detail });
           } else {
             results.push(...tail);
           }
         }
         const sentBefore = Number(r.students_sent);
         const fresh = results.slice(sentBefore);
-        const bodies = await Promise.all(fresh.map(async (s, k) => ({
-          uuid, finish: final && sentBefore + k === results.length - 1, error_code: s.error_code,
-          pages: await Promise.all(s.pages.map(async (src) => {
-            const row = rowOf.get(src);
-            return {
-              ...src,
-              temp_download_url: row ? await blobs.downloadUrl(row.blob_key, { fileName: `page-${src.page_number}.jpg`, contentType: 'image/jpeg', expiresInMs: settings.downloadUrlTtlMs }) : '',
-              // Extension: the page with what was read drawn over it (review loop, docs/cards.md).
-              ...(annotated ? { annotated_url: annotated.url({ appId: task.app_id, taskUuid: uuid, pageNumber: src.page_number }, settings.downloadUrlTtlMs) } : {}),
-            };
+        const bodies = await Promise.all(
+          fresh.map(async (s, k) => ({
+            uuid,
+            finish: final && sentBefore + k === results.length - 1,
+            error_code: s.error_code,
+            pages: await Promise.all(
+              s.pages.map(async (src) => {
+                const row = rowOf.get(src);
+                return {
+                  ...src,
+                  temp_download_url: row
+                    ? await blobs.downloadUrl(row.blob_key, {
+                        fileName: `page-${src.page_number}.jpg`,
+                        contentType: 'image/jpeg',
+                        expiresInMs: settings.downloadUrlTtlMs,
+                      })
+                    : '',
+                  // Extension: the page with what was read drawn over it (review loop, docs/cards.md).
+                  ...(annotated
+                    ? {
+                        annotated_url: annotated.url(
+                          { appId: task.app_id, taskUuid: uuid, pageNumber: src.page_number },
+                          settings.downloadUrlTtlMs,
+                        ),
+                      }
+                    : {}),
+                };
+              }),
+            ),
+            result: s.result,
+            ...(s.detail ? { detail: s.detail } : {}),
           })),
-          result: s.result,
-          ...(s.detail ? { detail: s.detail } : {}),
-        })));
+        );
         // Each student's callback waits for the one before it (callbacks module, waitFor), so the
         // application gets them in scan order even when several are due at once; the end waits
         // for the last.
@@ -211,13 +267,24 @@ export class RecognitionWorkers {
             for (const [i, body] of bodies.entries()) {
               const k = sentBefore + i;
               await callbacks.enqueue(trx, {
-                appId: task.app_id, url: url(), method: 'POST', event: 'recognition.result', taskUuid: uuid, body, group: group(k),
+                appId: task.app_id,
+                url: url(),
+                method: 'POST',
+                event: 'recognition.result',
+                taskUuid: uuid,
+                body,
+                group: group(k),
                 ...(k > 0 ? { waitFor: group(k - 1) } : {}),
               });
             }
             if (final) {
               await callbacks.enqueue(trx, {
-                appId: task.app_id, url: url(), method: 'PUT', event: 'recognition.end', taskUuid: uuid, body: { uuid, finish: true },
+                appId: task.app_id,
+                url: url(),
+                method: 'PUT',
+                event: 'recognition.end',
+                taskUuid: uuid,
+                body: { uuid, finish: true },
                 ...(results.length > 0 ? { waitFor: group(results.length - 1) } : {}),
               });
               await tasks.transition(trx, task, 'recognition.finished', { finished_at: clock.now() });
@@ -225,11 +292,15 @@ export class RecognitionWorkers {
             }
             // A page read (or the end) while this run worked: run again.
             const after = await repo.find(trx, uuid);
-            if (after && Number(after.progress) !== Number(r.progress)) await jobs.schedule(trx, { kind: ASSEMBLE_JOB, ref: uuid, runAt: clock.now() + ASSEMBLE_COALESCE_MS }, 'earliest');
+            if (after && Number(after.progress) !== Number(r.progress))
+              await jobs.schedule(
+                trx,
+                { kind: ASSEMBLE_JOB, ref: uuid, runAt: clock.now() + ASSEMBLE_COALESCE_MS },
+                'earliest',
+              );
           },
         };
       },
     };
   }
 }
-

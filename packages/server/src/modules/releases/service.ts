@@ -24,16 +24,22 @@ export class ReleaseService {
   private readonly gateway: BoxGateway;
   private readonly clock: Clock;
   constructor(d: { db: Kysely<Database>; blobs: BlobStore; gateway: BoxGateway; clock: Clock }) {
-    this.db = d.db; this.blobs = d.blobs; this.gateway = d.gateway; this.clock = d.clock;
+    this.db = d.db;
+    this.blobs = d.blobs;
+    this.gateway = d.gateway;
+    this.clock = d.clock;
   }
 
   async upload(body: api.ReleaseUploadBody): Promise<api.ReleaseView> {
     const m = body.manifest;
     const bytes = Buffer.from(body.package, 'base64');
-    if (bytes.length !== m.size) throw new ApiError('RELEASE_INVALID', `the package is ${bytes.length} bytes, the manifest says ${m.size}`);
+    if (bytes.length !== m.size)
+      throw new ApiError('RELEASE_INVALID', `the package is ${bytes.length} bytes, the manifest says ${m.size}`);
     const hash = sha256Hex(bytes);
-    if (hash !== m.sha256) throw new ApiError('RELEASE_INVALID', `the package's SHA-256 is ${hash}, the manifest says ${m.sha256}`);
-    if (Buffer.from(body.signature, 'base64').length !== 64) throw new ApiError('RELEASE_INVALID', 'the signature is not a base64 Ed25519 signature (64 bytes)');
+    if (hash !== m.sha256)
+      throw new ApiError('RELEASE_INVALID', `the package's SHA-256 is ${hash}, the manifest says ${m.sha256}`);
+    if (Buffer.from(body.signature, 'base64').length !== 64)
+      throw new ApiError('RELEASE_INVALID', 'the signature is not a base64 Ed25519 signature (64 bytes)');
     const exists = () => new ApiError('RELEASE_EXISTS', `release ${m.version} for ${m.platform} was uploaded before`);
     if (await this.findVersion(m.version, m.platform)) throw exists();
     const id = randomUUID();
@@ -61,14 +67,25 @@ export class ReleaseService {
   }
 
   private findVersion(version: string, platform: string): Promise<ReleaseRow | undefined> {
-    return this.db.selectFrom('releases').selectAll().where('version', '=', version).where('platform', '=', platform).executeTakeFirst();
+    return this.db
+      .selectFrom('releases')
+      .selectAll()
+      .where('version', '=', version)
+      .where('platform', '=', platform)
+      .executeTakeFirst();
   }
 
   /** The `agent.update` command's parameters for this release. */
   async updateParams(r: ReleaseRow, downgrade: boolean): Promise<AgentUpdateParams> {
-    const url = await this.blobs.downloadUrl(blobKey(r.id), { fileName: `boxhub-agent-${r.version}.tgz`, contentType: 'application/gzip', expiresInMs: RELEASE_URL_TTL_MS });
+    const url = await this.blobs.downloadUrl(blobKey(r.id), {
+      fileName: `boxhub-agent-${r.version}.tgz`,
+      contentType: 'application/gzip',
+      expiresInMs: RELEASE_URL_TTL_MS,
+    });
     return {
-      release: r.id, url, signature: r.signature,
+      release: r.id,
+      url,
+      signature: r.signature,
       manifest: { version: r.version, platform: r.platform, size: Number(r.size), sha256: r.sha256, entry: r.entry },
       ...(downgrade ? { downgrade: true } : {}),
     };
@@ -81,16 +98,36 @@ export class ReleaseService {
 
   /** The operator's update of one box, outside any rollout. */
   async updateDevice(body: { uuid: string; release_id: string; downgrade?: boolean | undefined }): Promise<void> {
-    const d = await this.db.selectFrom('devices').select(['uuid', 'online']).where('uuid', '=', body.uuid).executeTakeFirst();
+    const d = await this.db
+      .selectFrom('devices')
+      .select(['uuid', 'online'])
+      .where('uuid', '=', body.uuid)
+      .executeTakeFirst();
     if (!d) throw new ApiError('DEVICE_NOT_FOUND', `no device with uuid '${body.uuid}'`);
-    if (d.online !== 1) throw new ApiError('DEVICE_OFFLINE', 'the box is offline: roll the release out to it instead, and it takes it when it comes back');
+    if (d.online !== 1)
+      throw new ApiError(
+        'DEVICE_OFFLINE',
+        'the box is offline: roll the release out to it instead, and it takes it when it comes back',
+      );
     const ack = await this.send(body.uuid, await this.get(body.release_id), body.downgrade ?? false);
-    if (!ack.ok) throw new ApiError('DEVICE_REJECTED', `the box refused the release: ${ack.message ?? ack.reason ?? 'no reason given'}`);
+    if (!ack.ok)
+      throw new ApiError(
+        'DEVICE_REJECTED',
+        `the box refused the release: ${ack.message ?? ack.reason ?? 'no reason given'}`,
+      );
   }
 }
 
 const blobKey = (id: string) => `releases/${id}.tgz`;
 
 function view(r: ReleaseRow): api.ReleaseView {
-  return { id: r.id, version: r.version, platform: r.platform, size: Number(r.size), sha256: r.sha256, entry: r.entry, created_at: Number(r.created_at) };
+  return {
+    id: r.id,
+    version: r.version,
+    platform: r.platform,
+    size: Number(r.size),
+    sha256: r.sha256,
+    entry: r.entry,
+    created_at: Number(r.created_at),
+  };
 }

@@ -10,7 +10,9 @@ import type { SecretBox } from '../../secret-box.ts';
 
 export class ScanDirectSecrets {
   private readonly box: SecretBox;
-  constructor(box: SecretBox) { this.box = box; }
+  constructor(box: SecretBox) {
+    this.box = box;
+  }
 
   /** The scan options as stored: the direct secret sealed. */
   sealed(job: ScanJobOptions): ScanJobOptions {
@@ -25,5 +27,7 @@ export class ScanDirectSecrets {
   }
 
   /** A scan task's direct secret, opened. */
-  secretOf(task: Pick<TaskRow, 'options'>): string | undefined { return this.of(task)?.secret; }
+  secretOf(task: Pick<TaskRow, 'options'>): string | undefined {
+    return this.of(task)?.secret;
+  }
 }

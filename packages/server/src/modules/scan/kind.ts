@@ -16,10 +16,24 @@ export const scanKind: TaskKindModule<'scan', ScanService> = {
   jobs: [],
   // A scan to one of this service's recognition addresses is bound to its task when created.
   needs: ['recognition'],
-  build: (c, built) => new ScanService({
-    tasks: c.tasks, items: c.repos.scanItems, lifecycle: c.lifecycle, devices: c.devices, e2eKeys: c.e2eKeys, gateway: c.gateway, callbacks: c.callbacks,
-    blobs: c.blobs, directSecrets: c.directSecrets, clock: c.clock, log: c.log, settings: c.settings.scan, directTargets: built.recognition as DirectTargets,
-  }),
+  build: (c, built) =>
+    new ScanService({
+      tasks: c.tasks,
+      items: c.repos.scanItems,
+      lifecycle: c.lifecycle,
+      devices: c.devices,
+      e2eKeys: c.e2eKeys,
+      gateway: c.gateway,
+      callbacks: c.callbacks,
+      blobs: c.blobs,
+      directSecrets: c.directSecrets,
+      clock: c.clock,
+      log: c.log,
+      settings: c.settings.scan,
+      directTargets: built.recognition as DirectTargets,
+    }),
   wire: (scan) => scan.wiring(),
-  routes: async (api, scan) => { await api.register(scanRoutes, { scan }); },
+  routes: async (api, scan) => {
+    await api.register(scanRoutes, { scan });
+  },
 };

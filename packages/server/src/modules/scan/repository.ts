@@ -5,7 +5,9 @@ import type { Trx } from '../../jobs/repository.ts';
 
 export class ScanItemRepository {
   readonly db: Kysely<Database>;
-  constructor(db: Kysely<Database>) { this.db = db; }
+  constructor(db: Kysely<Database>) {
+    this.db = db;
+  }
 
   async insert(trx: Trx, item: ScanItemRow): Promise<void> {
     await trx.insertInto('scan_items').values(item).execute();
@@ -13,8 +15,19 @@ export class ScanItemRepository {
 
   async page(taskUuid: string, limit: number, offset: number): Promise<{ total: number; rows: ScanItemRow[] }> {
     const [count, rows] = await Promise.all([
-      this.db.selectFrom('scan_items').select((eb) => eb.fn.countAll<number | string>().as('n')).where('task_uuid', '=', taskUuid).executeTakeFirstOrThrow(),
-      this.db.selectFrom('scan_items').selectAll().where('task_uuid', '=', taskUuid).orderBy('item_id').limit(limit).offset(offset).execute(),
+      this.db
+        .selectFrom('scan_items')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('task_uuid', '=', taskUuid)
+        .executeTakeFirstOrThrow(),
+      this.db
+        .selectFrom('scan_items')
+        .selectAll()
+        .where('task_uuid', '=', taskUuid)
+        .orderBy('item_id')
+        .limit(limit)
+        .offset(offset)
+        .execute(),
     ]);
     return { total: Number(count.n), rows };
   }

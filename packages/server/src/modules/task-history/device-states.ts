@@ -16,21 +16,39 @@ export function deviceStateRecorder(tasks: TaskRepository, clock: Clock, log: Lo
   return async (device: string, state: BoxState, at: number): Promise<void> => {
     try {
       const since = clock.now() - END_GRACE_MS;
-      const rows = await tasks.db.selectFrom('tasks').select(['uuid', 'kind', 'state', 'started_at', 'acked_at'])
-        .where('device_uuid', '=', device).where('kind', 'in', ['print', 'scan'])
-        .where((eb) => eb.or([eb('state', '!=', 'ended'), eb('finished_at', '>=', since)])).execute();
+      const rows = await tasks.db
+        .selectFrom('tasks')
+        .select(['uuid', 'kind', 'state', 'started_at', 'acked_at'])
+        .where('device_uuid', '=', device)
+        .where('kind', 'in', ['print', 'scan'])
+        .where((eb) => eb.or([eb('state', '!=', 'ended'), eb('finished_at', '>=', since)]))
+        .execute();
       for (const t of rows) {
         // Printing: the printer accepted the job. Scanning: the box took the task.
-        const what = t.kind === 'print' && t.started_at !== null ? 'printer_state' : t.kind === 'scan' && t.acked_at !== null ? 'scanner_state' : undefined;
+        const what =
+          t.kind === 'print' && t.started_at !== null
+            ? 'printer_state'
+            : t.kind === 'scan' && t.acked_at !== null
+              ? 'scanner_state'
+              : undefined;
         if (!what) continue;
-        const side = what === 'printer_state'
-          ? { ...printerSide(state.printer), device_reasons: (state.printer.state_reasons ?? []).filter((r) => r !== 'none') }
-          : { ...scannerSide(state.scanner), device_reasons: state.scanner.state_reasons ?? [] };
+        const side =
+          what === 'printer_state'
+            ? {
+                ...printerSide(state.printer),
+                device_reasons: (state.printer.state_reasons ?? []).filter((r) => r !== 'none'),
+              }
+            : { ...scannerSide(state.scanner), device_reasons: state.scanner.state_reasons ?? [] };
         const last = await tasks.history.last(tasks.db, t.uuid, what);
         if (last && serialise(last.detail) === serialise(side)) continue;
         // An ended task takes only a state that explains its end (a fault), not the idle after it.
         if (t.state === 'ended' && side.state_reasons.length === 0) continue;
-        await tasks.history.add(tasks.db, t.uuid, { at, source: what === 'printer_state' ? 'printer' : 'scanner', what, detail: side });
+        await tasks.history.add(tasks.db, t.uuid, {
+          at,
+          source: what === 'printer_state' ? 'printer' : 'scanner',
+          what,
+          detail: side,
+        });
       }
     } catch (err) {
       log.warn({ err, device }, 'device state not recorded in task history');
