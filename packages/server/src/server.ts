@@ -3,16 +3,13 @@
 // start it here.
 import type { FastifyInstance } from 'fastify';
 import { pino, type Logger } from 'pino';
-import { BoxGateway } from './box-link/gateway.ts';
-import { JobEventRouter } from './box-link/job-events.ts';
-import { BoxRequestRouter } from './box-link/requests.ts';
+import type { BoxGateway } from './box-link/gateway.ts';
 import type { Broker } from './broker/types.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { Db } from './db/connect.ts';
-import { Jobs } from './jobs/jobs.ts';
-import { JobRepository } from './jobs/repository.ts';
-import { JobRunner } from './jobs/runner.ts';
+import type { Jobs } from './jobs/jobs.ts';
+import type { JobRunner } from './jobs/runner.ts';
 import { fleetMetrics } from './modules/fleet/metrics.ts';
 import { createMetrics } from './metrics/registry.ts';
 import { sweepCallbacks } from './modules/callbacks/retention.ts';
@@ -21,11 +18,13 @@ import type { CredentialHooks, RegisteredDevice } from './modules/devices/servic
 import { createGuardedAgent } from './net/guarded-agent.ts';
 import { createServices, type Repositories, type Services } from './services.ts';
 import { openBlobs } from './startup/blobs.ts';
+import { startBoxLink } from './startup/box-link.ts';
 import { startBroker } from './startup/broker.ts';
 import { Cleanup } from './startup/cleanup.ts';
 import { openData } from './startup/data.ts';
 import { serveHttp } from './startup/http.ts';
 import { registerJobs } from './startup/jobs.ts';
+import { serviceSettings } from './startup/settings.ts';
 import type { StartupError } from './startup-error.ts';
 import type { BlobStore } from './storage/blob-store.ts';
 import { WorkGate } from './work-gate.ts';
@@ -93,29 +92,20 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       fail: (e) => failWith(e),
     });
 
-    const gateway = new BoxGateway({
+    const { gateway, events, requests, jobRepo, jobRunner, jobs } = await startBoxLink({
+      config,
+      db,
+      repos,
       broker,
-      devices: repos.devices,
+      onLogin,
       clock,
-      nodeId: config.nodeId,
       log,
-      commandTimeoutMs: config.commandTimeoutMs,
+      cleanup,
     });
-    onLogin((uuid) => gateway.loggedIn(uuid));
-    await gateway.start();
-    cleanup.push(async () => gateway.close());
-    const jobRepo = new JobRepository(db.kysely, db.dialect);
-    const jobRunner = new JobRunner(jobRepo, clock, log, {
-      pollMs: config.jobPollMs,
-      stopWaitMs: config.callbackTimeoutMs,
-    });
-    const jobs = new Jobs(jobRepo, jobRunner, clock);
     // The public base URL: BOXHUB_PUBLIC_URL, else the address the API listens on (known last).
     let baseUrl = config.publicUrl ?? '';
     const publicUrl = () => baseUrl;
     const { blobs, local: localBlobs } = await openBlobs(config, clock, log, cleanup, publicUrl);
-    const events = new JobEventRouter({ db: db.kysely, tasks: repos.tasks, gateway, clock, log });
-    const requests = new BoxRequestRouter(gateway, log);
     // User-supplied URLs the server fetches itself (print file_url) go through the URL guard.
     const fetcher = createGuardedAgent({
       allowPrivateNetworks: config.allowPrivateNetworks,
@@ -128,32 +118,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     const services = createServices(
       repos,
       { gateway, events, requests, jobs, blobs, clock, log, fetcher, secretBox: box, publicUrl, work },
-      {
-        callbacks: { allowPrivateNetworks: config.allowPrivateNetworks, secretGraceMs: config.callbackSecretGraceMs },
-        scan: {
-          taskTtlMs: config.taskTtlMs,
-          downloadUrlTtlMs: config.downloadUrlTtlMs,
-          uploadUrlTtlMs: config.uploadUrlTtlMs,
-          blobMaxBytes: config.blobMaxBytes,
-        },
-        print: {
-          taskTtlMs: config.taskTtlMs,
-          downloadUrlTtlMs: config.downloadUrlTtlMs,
-          maxFileBytes: config.printMaxFileBytes,
-          fetchTimeoutMs: config.printFetchTimeoutMs,
-          countWaitMs: config.printCountWaitMs,
-        },
-        recognition: {
-          taskTtlMs: config.taskTtlMs,
-          downloadUrlTtlMs: config.downloadUrlTtlMs,
-          endGraceMs: config.recognitionEndGraceMs,
-          ...(config.recognitionWorkers ? { workers: config.recognitionWorkers } : {}),
-        },
-        deviceEventSettleMs: config.deviceEventSettleMs,
-        rollouts: { stepMs: config.rolloutStepMs, sendTimeoutMs: config.commandTimeoutMs },
-        ...(db.dataVersion ? { dataVersion: db.dataVersion } : {}),
-        onError: (err, what) => log.warn({ err }, `${what} failed`),
-      },
+      serviceSettings(config, db, log),
     );
     fleetMetrics(metrics.registry, services.fleet, services.rollouts);
     // Boxes this start marked offline: device.offline for those that do not come back within the window.
