@@ -3,7 +3,7 @@
 // (util-linux; the kernel kills it past them), a wall-clock timer kills it with SIGKILL, and its
 // output is capped. Unbounded, `qpdf --check` on a 1 MB flate bomb took 10.9 s and 3.1 GB
 // (docs/printing.md, "Document checks and limits"). The server's print check
-// (modules/print/document-check.ts) and the box's page work (agent print/document-tools.ts) both
+// (modules/print/document-check.ts) and the box's page work (agent media/document-tools.ts) both
 // run their tools through this one runner; each words a stopped run for its own audience.
 import { spawn } from 'node:child_process';
 
