@@ -12,7 +12,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import { freePort } from './free-port.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IppClient } from '../src/drivers/ipp/client.ts';
@@ -221,18 +221,6 @@ function stop(child: ChildProcess): Promise<void> {
       resolve();
     });
     kill(child.pid!, 'SIGKILL');
-  });
-}
-
-/** A port the kernel calls free now (bound to 0 and let go). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
   });
 }
 

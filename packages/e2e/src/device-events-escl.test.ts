@@ -7,17 +7,14 @@
 // ManualClock.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { BoxAgent, SimBuzzer, createPrinterDriver, createScannerDriver } from '@boxhub/agent';
+import { type BoxAgent, createPrinterDriver, createScannerDriver } from '@boxhub/agent';
 import { ScanError } from '@boxhub/protocol';
 import { CallbackReceiver, type CallbackEvent } from '@boxhub/sdk';
 import { eventually } from '@boxhub/server/testing/harness.ts';
 import { ManualClock } from '@boxhub/server/testing/manual-clock.ts';
 import { startReceiver, type Receiver } from '@boxhub/server/testing/receiver.ts';
 import { startEsclServer, type EsclServer } from '../../agent/test/escl-server.ts';
-import { startRig, type Rig } from './fixtures.ts';
+import { startRig, type Rig, peerBox } from './fixtures.ts';
 
 const SETTLE = 2000;
 const clock = new ManualClock(Date.now());
@@ -51,16 +48,10 @@ test("an eSCL scanner's door open and a misfeed: normalised reasons, one device.
   await rig.sdk.devices.setEventCallback({ callback_url: `${rx.url}/escl` });
   const d = await rig.t.registerDevice();
   await rig.sdk.devices.bind({ uuid: d.uuid, name: 'escl box' });
-  agent = new BoxAgent({
-    stateDir: mkdtempSync(join(tmpdir(), 'boxhub-box-')),
+  agent = peerBox({
     link: { url: rig.t.mqttUrl, uuid: d.uuid, secret: d.secret, keepaliveSec: 30 },
     printer: await createPrinterDriver('none'),
     scanner: await createScannerDriver(scanner.uri, { escl: { retryDelayMs: 50, paperPollMs: 50 } }),
-    buzzer: new SimBuzzer(),
-    identity: { model: 'BX-1', version: '0.1.0', firmware: 'test' },
-    network: async () => ({}),
-    reboot: async () => undefined,
-    statusIntervalMs: 200,
   });
   await agent.start();
   const scannerOf = async () => (await rig.sdk.devices.info({ uuid: d.uuid })).client?.scanner;

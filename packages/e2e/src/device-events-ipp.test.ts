@@ -6,17 +6,14 @@
 // "Device events"; docs/tasks.md, "History"). The server runs on a ManualClock.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { PDFDocument } from 'pdf-lib';
-import { BoxAgent, SimBuzzer, SimScanner, createPrinterDriver } from '@boxhub/agent';
+import { type BoxAgent, SimScanner, createPrinterDriver } from '@boxhub/agent';
 import { CallbackReceiver } from '@boxhub/sdk';
 import { eventually } from '@boxhub/server/testing/harness.ts';
 import { ManualClock } from '@boxhub/server/testing/manual-clock.ts';
 import { startReceiver, type Receiver } from '@boxhub/server/testing/receiver.ts';
 import { startIppEvePrinter, type IppEvePrinter } from '../../agent/test/ippeveprinter.ts';
-import { startRig, type Rig } from './fixtures.ts';
+import { startRig, type Rig, peerBox } from './fixtures.ts';
 
 const SETTLE = 2000;
 const clock = new ManualClock(Date.now());
@@ -50,16 +47,10 @@ test("a real printer running out of paper: normalised reasons, one device.printe
   await rig.sdk.devices.setEventCallback({ callback_url: `${rx.url}/ipp` });
   const d = await rig.t.registerDevice();
   await rig.sdk.devices.bind({ uuid: d.uuid, name: 'ipp box' });
-  agent = new BoxAgent({
-    stateDir: mkdtempSync(join(tmpdir(), 'boxhub-box-')),
+  agent = peerBox({
     link: { url: rig.t.mqttUrl, uuid: d.uuid, secret: d.secret, keepaliveSec: 30 },
     printer: await createPrinterDriver(printer.uri),
     scanner: new SimScanner('sim:'),
-    buzzer: new SimBuzzer(),
-    identity: { model: 'BX-1', version: '0.1.0', firmware: 'test' },
-    network: async () => ({}),
-    reboot: async () => undefined,
-    statusIntervalMs: 200,
   });
   await agent.start();
   const ready = await eventually(async () => {

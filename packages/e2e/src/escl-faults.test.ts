@@ -4,17 +4,14 @@
 // packages/agent/test/escl-airscan.test.ts), one scan per fault.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { BoxAgent, SimBuzzer, createPrinterDriver } from '@boxhub/agent';
+import { type BoxAgent, createPrinterDriver } from '@boxhub/agent';
 import { EsclScannerDriver } from '../../agent/src/drivers/escl/scanner-driver.ts';
 import { ScanError } from '@boxhub/protocol';
 import { eventually } from '@boxhub/server/testing/harness.ts';
 import { parseState } from '@boxhub/server/modules/devices/view.ts';
 import { startEsclServer, type EsclServer } from '../../agent/test/escl-server.ts';
-import { startRig, type Rig } from './fixtures.ts';
+import { startRig, type Rig, peerBox } from './fixtures.ts';
 
 let rig: Rig;
 let scanner: EsclServer;
@@ -28,16 +25,11 @@ before(async () => {
   const d = await rig.t.registerDevice();
   await rig.sdk.devices.bind({ uuid: d.uuid, name: 'escl box' });
   uuid = d.uuid;
-  agent = new BoxAgent({
-    stateDir: mkdtempSync(join(tmpdir(), 'boxhub-box-')),
+  agent = peerBox({
     link: { url: rig.t.mqttUrl, uuid: d.uuid, secret: d.secret, keepaliveSec: 30 },
     printer: await createPrinterDriver('none'),
     // Short waits: a busy scanner is asked again 4 times, 50 ms apart unless it says otherwise.
     scanner: new EsclScannerDriver(scanner.uri, { retryDelayMs: 50, busyTries: 4, paperPollMs: 50 }),
-    buzzer: new SimBuzzer(),
-    identity: { model: 'BX-1', version: '0.1.0', firmware: 'test' },
-    network: async () => ({}),
-    reboot: async () => undefined,
     statusIntervalMs: 100,
     uploadBackoff: { baseMs: 50, maxMs: 500 },
     log: (msg, extra) => {

@@ -1,7 +1,10 @@
 // End-to-end fixtures: a real server plus real simulated boxes on loopback.
 import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { createSimulatedBox, type SimulatedBox } from '@boxhub/agent';
+import { type AgentOptions, BoxAgent, createSimulatedBox, SimBuzzer, type SimulatedBox } from '@boxhub/agent';
 import { Boxhub, BoxhubError } from '@boxhub/sdk';
 import {
   eventually,
@@ -196,4 +199,21 @@ export function startBoxhub(rig: Rig, args: string[], ready: RegExp) {
       ]),
     output: () => ({ stdout, stderr }),
   };
+}
+
+/**
+ * A box agent in the test's process, driving the devices the test gives it (real peers), with
+ * the defaults those tests share: a disk of its own, a simulated buzzer, a fixed identity, no
+ * network facts, a reboot that does nothing, its state every 200 ms. Any of them can be given.
+ */
+export function peerBox(o: Pick<AgentOptions, 'link' | 'printer' | 'scanner'> & Partial<AgentOptions>): BoxAgent {
+  return new BoxAgent({
+    ...o,
+    stateDir: o.stateDir ?? mkdtempSync(join(tmpdir(), 'boxhub-box-')),
+    buzzer: o.buzzer ?? new SimBuzzer(),
+    identity: o.identity ?? { model: 'BX-1', version: '0.1.0', firmware: 'test' },
+    network: o.network ?? (async () => ({})),
+    reboot: o.reboot ?? (async () => undefined),
+    statusIntervalMs: o.statusIntervalMs ?? 200,
+  });
 }

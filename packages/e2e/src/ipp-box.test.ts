@@ -3,13 +3,10 @@
 // since IPP has no head-cleaning operation (docs/printers-and-scanners.md).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { BoxAgent, SimBuzzer, SimScanner, createPrinterDriver } from '@boxhub/agent';
+import { type BoxAgent, SimScanner, createPrinterDriver } from '@boxhub/agent';
 import { eventually } from '@boxhub/server/testing/harness.ts';
 import { startIppEvePrinter, type IppEvePrinter } from '../../agent/test/ippeveprinter.ts';
-import { refusal, startRig, type Rig } from './fixtures.ts';
+import { refusal, startRig, type Rig, peerBox } from './fixtures.ts';
 
 let rig: Rig;
 let printer: IppEvePrinter;
@@ -27,16 +24,10 @@ after(async () => {
 test('the Device resource carries the IPP printer status', async () => {
   const d = await rig.t.registerDevice();
   await rig.sdk.devices.bind({ uuid: d.uuid, name: 'ipp box' });
-  agent = new BoxAgent({
-    stateDir: mkdtempSync(join(tmpdir(), 'boxhub-box-')),
+  agent = peerBox({
     link: { url: rig.t.mqttUrl, uuid: d.uuid, secret: d.secret, keepaliveSec: 30 },
     printer: await createPrinterDriver(printer.uri),
     scanner: new SimScanner('sim:'),
-    buzzer: new SimBuzzer(),
-    identity: { model: 'BX-1', version: '0.1.0', firmware: 'test' },
-    network: async () => ({}),
-    reboot: async () => undefined,
-    statusIntervalMs: 200,
   });
   await agent.start();
   const p = await eventually(async () => {

@@ -10,14 +10,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PDFDocument } from 'pdf-lib';
-import { BoxAgent, SimBuzzer, createPrinterDriver, createScannerDriver } from '@boxhub/agent';
+import { type BoxAgent, createPrinterDriver, createScannerDriver } from '@boxhub/agent';
 import { PrintError, ScanError } from '@boxhub/protocol';
 import { eventually } from '@boxhub/server/testing/harness.ts';
 import { announce, type Announcement } from '../../agent/test/dnssd.ts';
 import { startEsclServer, type EsclServer } from '../../agent/test/escl-server.ts';
 import { startIppEvePrinter } from '../../agent/test/ippeveprinter.ts';
 import { CLOSED_PORT } from '../../agent/test/timing.ts';
-import { startRig, type Rig } from './fixtures.ts';
+import { startRig, type Rig, peerBox } from './fixtures.ts';
 
 let rig: Rig;
 let agent: BoxAgent | undefined;
@@ -48,16 +48,10 @@ before(async () => {
     // 2 s one failed a loaded CI machine's scan before its first page.
     escl: { retryDelayMs: 50, busyTries: 4, paperPollMs: 50 },
   };
-  agent = new BoxAgent({
-    stateDir: mkdtempSync(join(tmpdir(), 'boxhub-box-')),
+  agent = peerBox({
     link: { url: rig.t.mqttUrl, uuid: d.uuid, secret: d.secret, keepaliveSec: 30 },
     printer: await createPrinterDriver('auto', ctx),
     scanner: await createScannerDriver('auto', ctx),
-    buzzer: new SimBuzzer(),
-    identity: { model: 'BX-1', version: '0.1.0', firmware: 'test' },
-    network: async () => ({}),
-    reboot: async () => undefined,
-    statusIntervalMs: 200,
     uploadBackoff: { baseMs: 50, maxMs: 500 },
     outboxResendMs: 1000,
   });

@@ -9,12 +9,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PDFDocument } from 'pdf-lib';
-import { BoxAgent, SimBuzzer, SimScanner, createPrinterDriver } from '@boxhub/agent';
+import { type BoxAgent, SimScanner, createPrinterDriver } from '@boxhub/agent';
 import type { Boxhub } from '@boxhub/sdk';
 import { eventually, startTestServer, type TestServer } from '@boxhub/server/testing/harness.ts';
 import { startTcpProxy, type TcpProxy } from '@boxhub/server/testing/tcp-proxy.ts';
 import { startIppEvePrinter, type IppEvePrinter } from '../../agent/test/ippeveprinter.ts';
-import { rigSdk } from './fixtures.ts';
+import { rigSdk, peerBox } from './fixtures.ts';
 
 let t: TestServer;
 let sdk: Boxhub;
@@ -48,7 +48,7 @@ after(async () => {
 
 /** The box's agent on its own disk; started again on the same disk it is the same box after a restart. */
 async function startBox(stateDir: string): Promise<BoxAgent> {
-  const agent = new BoxAgent({
+  const agent = peerBox({
     stateDir,
     link: {
       url: proxy.url,
@@ -59,10 +59,6 @@ async function startBox(stateDir: string): Promise<BoxAgent> {
     },
     printer: await createPrinterDriver(printer.uri),
     scanner: new SimScanner('sim:'),
-    buzzer: new SimBuzzer(),
-    identity: { model: 'BX-1', version: '0.1.0', firmware: 'test' },
-    network: async () => ({}),
-    reboot: async () => undefined,
     statusIntervalMs: 500,
     outboxResendMs: 1000,
   });

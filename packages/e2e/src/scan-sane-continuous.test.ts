@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BoxAgent, SimBuzzer, SimPrinter } from '@boxhub/agent';
+import { type BoxAgent, SimPrinter } from '@boxhub/agent';
 import { SaneScannerDriver } from '@boxhub/agent/drivers/sane/scanner-driver.ts';
 import { eventually } from '@boxhub/server/testing/harness.ts';
 import { saneTestConfig, type SaneTestConfig } from '../../agent/test/sane.ts';
-import { startRig, type Rig } from './fixtures.ts';
+import { startRig, type Rig, peerBox } from './fixtures.ts';
 
 let rig: Rig;
 let sane: SaneTestConfig;
@@ -45,8 +45,7 @@ test('continuous_wait > 0 on a SANE scanner without a paper sensor: the scan end
   const agentLog: string[] = [];
   const d = await rig.t.registerDevice();
   await rig.sdk.devices.bind({ uuid: d.uuid, name: 'sane box' });
-  agent = new BoxAgent({
-    stateDir: mkdtempSync(join(tmpdir(), 'boxhub-box-')),
+  agent = peerBox({
     link: { url: rig.t.mqttUrl, uuid: d.uuid, secret: d.secret, keepaliveSec: 30 },
     printer: new SimPrinter('sim:'),
     scanner: new SaneScannerDriver('sane:test', {
@@ -55,11 +54,6 @@ test('continuous_wait > 0 on a SANE scanner without a paper sensor: the scan end
       tmpDir: mkdtempSync(join(tmpdir(), 'boxhub-sane-pages-')),
       paperPollMs: 100,
     }),
-    buzzer: new SimBuzzer(),
-    identity: { model: 'BX-1', version: '0.1.0', firmware: 'test' },
-    network: async () => ({}),
-    reboot: async () => undefined,
-    statusIntervalMs: 200,
     // The agent's account of the loop is the failure's detail (a run that never ends says why).
     log: (msg, extra) => {
       agentLog.push(`${msg} ${JSON.stringify(extra ?? {})}`);
