@@ -59,6 +59,9 @@ interface Recovery {
   times: number[];
   missing: number;
   busy: number;
+  /** Sessions lost again after their CONNACK, and the links' errors by message. */
+  drops: number;
+  errors: Record<string, number>;
 }
 
 function fdLimit(): number {
@@ -421,6 +424,13 @@ async function main(): Promise<void> {
         ),
       );
       console.log(`logins refused while busy (CONNACK 3, box side): ${busy}`);
+      const errs = new Map<string, number>();
+      for (const r of rec) for (const [k, n] of Object.entries(r.errors)) errs.set(k, (errs.get(k) ?? 0) + n);
+      console.log(
+        `sessions lost again after their CONNACK (box side): ${rec.reduce((n, r) => n + r.drops, 0)}; link errors: ${
+          [...errs].map(([k, n]) => `${k} ×${n}`).join(', ') || 'none'
+        }`,
+      );
       console.log(
         `API during the storm: ${okLat.length} answered, ${failedDuring} failed; p50 ${percentile(okLat, 50).toFixed(1)} ms  p99 ${p99.toFixed(1)} ms  max ${(okLat[okLat.length - 1] ?? NaN).toFixed(1)} ms (${down.length} calls while the server was coming back, ${down.filter((c) => !c.ok).length} of them failed)`,
       );

@@ -101,7 +101,7 @@ await new Promise<void>((resolve) => {
           };
         });
         out.write(
-          `${JSON.stringify({ scenario, dpi: Math.floor(c.id / 1000), card: c.id % 1000, sheet: r.sheet, side: r.side, hand: c.hand, pxmm: d.pxmm, levels: d.levels, fills: d.fills, showThrough: d.showThrough ?? null, areas })}\n`,
+          `${JSON.stringify({ scenario, dpi: Math.floor(c.id / 1000), card: c.id % 1000, sheet: r.sheet, side: r.side, hand: c.hand, pxmm: d.pxmm, levels: d.levels, quality: d.quality, fills: d.fills, showThrough: d.showThrough ?? null, areas })}\n`,
         );
       }
       if (--pending === 0) resolve();

@@ -12,6 +12,7 @@
 //   close → stops every agent and exits
 import { readFileSync } from 'node:fs';
 import { createSimulatedBox, type SimulatedBox } from '@boxhub/agent';
+import { traceEverySecond } from './trace.ts';
 
 type Request = { id: number; op: string; [k: string]: unknown };
 if (!process.send) throw new Error('boxes-process.ts must be forked with an IPC channel');
@@ -28,6 +29,11 @@ type BackoffSettings = { baseMs: number; maxMs: number; stableMs?: number };
 let marked = false;
 const firstConnect = new Map<SimulatedBox, number>();
 let busyRefusals = 0;
+/** After the mark: sessions that ended again (a connection lost after its CONNACK), and the
+ *  link's errors by message (a CONNACK that came too late shows here), to tell a slow node
+ *  from a flapping one. */
+let drops = 0;
+const errors = new Map<string, number>();
 
 function watch(box: SimulatedBox): void {
   box.agent.link.on('connected', () => {
@@ -35,6 +41,14 @@ function watch(box: SimulatedBox): void {
   });
   box.agent.link.on('busy', () => {
     if (marked) busyRefusals++;
+  });
+  box.agent.link.on('disconnected', () => {
+    if (marked && firstConnect.has(box)) drops++;
+  });
+  box.agent.link.on('error', (e: Error) => {
+    if (!marked) return;
+    const k = e.message.replace(/[0-9a-f-]{36}/g, '…').slice(0, 60);
+    errors.set(k, (errors.get(k) ?? 0) + 1);
   });
 }
 
@@ -100,11 +114,19 @@ async function handle(req: Request): Promise<unknown> {
       marked = true;
       firstConnect.clear();
       busyRefusals = 0;
+      drops = 0;
+      errors.clear();
       return boxes.length;
     case 'recovery': {
       const at = Number(req.at);
       const times = [...firstConnect.values()].map((t) => t - at).sort((a, b) => a - b);
-      return { times, missing: boxes.length - times.length, busy: busyRefusals };
+      return {
+        times,
+        missing: boxes.length - times.length,
+        busy: busyRefusals,
+        drops,
+        errors: Object.fromEntries(errors),
+      };
     }
     case 'load': {
       // Sides are generated pages, or given JPEG files the sim delivers byte for byte (a bench
@@ -140,6 +162,14 @@ async function handle(req: Request): Promise<unknown> {
     default:
       throw new Error(`unknown op '${req.op}'`);
   }
+}
+
+// BENCH_TRACE=<file>: this process's line a second (trace.ts) with its boxes connected, to
+// <file>.boxes-<pid> (diagnosis: is the load generator the limit?).
+if (process.env.BENCH_TRACE) {
+  traceEverySecond(`${process.env.BENCH_TRACE}.boxes-${process.pid}`, () => [
+    `boxes ${boxes.length} connected ${boxes.filter((b) => b.agent.link.connected).length}`,
+  ]);
 }
 
 process.on('message', (raw) => {

@@ -1,7 +1,7 @@
 // Helpers shared by the benches: forked helper processes with a small request/answer protocol
 // over IPC, CPU pinning, statistics and the machine header. Everything stays on 127.0.0.1.
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -67,9 +67,12 @@ export async function forkChild(
     if (lines.length > 40) lines.splice(0, lines.length - 40);
   };
   let stdoutLines = 0;
+  // BENCH_CHILD_LOG=<file>: the children's output is also appended there, for diagnosis.
+  const copy = process.env.BENCH_CHILD_LOG;
   proc.stdout!.on('data', (c: Buffer) => {
     stdoutLines += c.toString('utf8').split('\n').length - 1;
     keep(c);
+    if (copy) appendFileSync(copy, c);
   });
   proc.stderr!.on('data', keep);
   const tail = () => lines.join('\n');

@@ -22,6 +22,7 @@ export const INVARIANTS = [
   'device-unlocked',
   'task-not-stuck',
   'recognition-students',
+  'ownership',
   'process-crash',
   'process-rss',
   'no-5xx',
@@ -83,7 +84,7 @@ const documented = new Set([
 ]);
 
 /** Scan errors of a task the server ended without the box's end (docs/errors.md). */
-const SERVER_ENDED = new Set([2201, 2202, 2203, 2204]);
+const SERVER_ENDED = new Set([2201, 2202, 2203, 2204, 2206]);
 
 const RETRY_DELAYS_MS = [8000, 13000, 21000];
 /** Slack for timers and a loaded machine: a retry may come late, never this much early. */
@@ -360,6 +361,32 @@ export async function check(
       }
     }
 
+    // Ownership ends with the binding (docs/tasks.md): a task of the application that unbound a
+    // box ended by the time the unbind answered; its callbacks went to its own application's
+    // URLs only; the next application saw nothing of it (the workload's leaks).
+    for (const u of stats.unbinds) {
+      const device = dep.boxes[u.box]?.uuid;
+      for (const t of tasks) {
+        const r = rec.get(t.uuid);
+        if (t.device_uuid !== device || r?.app !== u.app || t.created_at > u.from) continue;
+        if (t.finished_at !== null && t.finished_at < u.from) continue;
+        // Ended after the unbind was asked: by it (UNBOUND) or by the box in the same moment.
+        if (t.finished_at === null || t.finished_at > u.to)
+          add(
+            'ownership',
+            `${t.kind} ${t.uuid} of application ${u.app} still active after it unbound box ${u.box} (ended ${t.finished_at === null ? 'never' : `${t.finished_at - u.to} ms after the unbind answered`}, code ${t.error_code})`,
+            u.from,
+            t.finished_at ?? endedAt,
+          );
+      }
+    }
+    for (const c of callbacks) {
+      const r = c.task_uuid ? rec.get(c.task_uuid) : undefined;
+      if (r && !new URL(c.url).pathname.includes(`/a${r.app}/`))
+        add('ownership', `${c.event} of ${r.kind} ${r.uuid} (application ${r.app}) sent to ${c.url}`, c.created_at);
+    }
+    for (const l of stats.leaks)
+      add('ownership', `application ${l.app} saw task ${l.task} of another on box ${l.box} (${l.what})`, l.at);
     // Recognition: each student once, the end callback last.
     for (const r of stats.recognitions) {
       const got = dep.rx.received.filter((x) => x.path === r.path);

@@ -92,7 +92,7 @@ try {
     `node starts tried again (the node could not start yet): ${dep.nodes.map((n) => `${n.name} ${n.startRetries}`).join(', ')}`,
   );
   log(
-    `binds ${stats.binds}, stops ${stats.stops}, cancels ${stats.cancels}, control ${stats.controls}, recognitions ${stats.recognitions.length}, requests ${dep.lb.requests}`,
+    `binds ${stats.binds}, unbinds ${stats.unbinds.length}, stops ${stats.stops}, cancels ${stats.cancels}, control ${stats.controls}, recognitions ${stats.recognitions.length}, requests ${dep.lb.requests}`,
   );
   console.log(`\n${report(faults, violations, stats.tasks.length)}`);
   code = violations.length === 0 ? 0 : 1;

@@ -15,9 +15,24 @@ export interface Broker {
 
 const script = new URL('../ci/start-mosquitto.sh', import.meta.url).pathname;
 
+/**
+ * The environment without the broker another run started: `.ci/run` exports its own
+ * Mosquitto's port and logins (scripts/ci/start-mosquitto.sh), and a chaos broker asked for that
+ * port would find it taken.
+ */
+export function ownBrokerEnv(env: NodeJS.ProcessEnv, dir: string, port?: number): NodeJS.ProcessEnv {
+  const own: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (!k.startsWith('BOXHUB_MOSQUITTO_') && k !== 'BOXHUB_TEST_MQTT_URL') own[k] = v;
+  }
+  own.BOXHUB_MOSQUITTO_DIR = dir;
+  if (port) own.BOXHUB_MOSQUITTO_PORT = String(port);
+  return own;
+}
+
 function start(dir: string, port?: number): Record<string, string> {
   const out = execFileSync('bash', [script], {
-    env: { ...process.env, BOXHUB_MOSQUITTO_DIR: dir, ...(port ? { BOXHUB_MOSQUITTO_PORT: String(port) } : {}) },
+    env: ownBrokerEnv(process.env, dir, port),
     stdio: ['ignore', 'pipe', 'pipe'],
   }).toString();
   const env: Record<string, string> = {};

@@ -5,8 +5,9 @@ import { INVARIANTS, type Violation } from './checker.ts';
 
 export function report(faults: FaultRecord[], violations: Violation[], tasks: number): string {
   const out: string[] = [];
+  const width = Math.max(...[...FAULT_KINDS, ...INVARIANTS].map((n) => n.length));
   const row = (a: string, b: string, c: string, d: string) =>
-    out.push(`${a.padEnd(18)} ${b.padStart(6)} ${c.padStart(10)}  ${d}`);
+    out.push(`${a.padEnd(width)} ${b.padStart(6)} ${c.padStart(10)}  ${d}`.trimEnd());
   row('fault', 'times', 'violations', 'invariants held');
   for (const kind of FAULT_KINDS) {
     const mine = faults.filter((f) => f.kind === kind && !f.target.includes('skipped'));

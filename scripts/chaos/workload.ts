@@ -1,6 +1,7 @@
 // The workload: everything at once on every box (docs/chaos.md, "Workload"). Each box has a
 // scan worker (plain, continuous, encrypted and recognition scans with direct transfer, some
-// stopped early; every few scans the box is unbound and bound to the other application) and a
+// stopped early; every few scans the box is unbound and bound to the other application, while
+// idle or in the middle of a continuous scan) and a
 // print worker (strict prints, some cancelled, control commands between them). Choices come
 // from the seed; refusals (a box offline, no paper yet, a node away) are recorded, not errors.
 import { PDFDocument } from 'pdf-lib';
@@ -26,6 +27,17 @@ export interface TaskRecord {
   stopped?: boolean;
 }
 
+/** An application unbound a box (docs/tasks.md, "Ownership ends with the binding"). */
+export interface UnbindRecord {
+  box: number;
+  /** The application that unbound it, and the one that bound it next (-1: none could). */
+  app: number;
+  next: number;
+  /** When the unbind was asked and when it was answered (Unix ms). */
+  from: number;
+  to: number;
+}
+
 export interface WorkloadStats {
   tasks: TaskRecord[];
   recognitions: Array<{ uuid: string; box: number; path: string }>;
@@ -35,6 +47,9 @@ export interface WorkloadStats {
   binds: number;
   stops: number;
   cancels: number;
+  unbinds: UnbindRecord[];
+  /** What the next application saw of the last one's tasks: it must see nothing. */
+  leaks: Array<{ box: number; app: number; task: string; at: number; what: string }>;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -55,6 +70,8 @@ export async function runWorkload(dep: Deployment, rng: Rng, untilMs: number): P
     binds: 0,
     stops: 0,
     cancels: 0,
+    unbinds: [],
+    leaks: [],
   };
   const refused = (what: string, e: unknown) => {
     const why =
@@ -78,33 +95,20 @@ export async function runWorkload(dep: Deployment, rng: Rng, untilMs: number): P
     let n = 0;
     while (live()) {
       n++;
-      if (b.index % 5 === 2 && n % 4 === 0) {
-        // Unbind and bind to the other application (the box is idle here).
-        try {
-          await sdkOf(b).devices.unbind({ uuid: b.uuid });
-          b.app = -1;
-          const next = n % 8 === 0 ? 0 : 1;
-          await appOf(dep.apps, next).sdk.devices.bind({ uuid: b.uuid, name: `box ${b.index}` });
-          b.app = next;
-          stats.binds++;
-        } catch (e) {
-          refused('bind', e);
-          if (b.app === -1) {
-            try {
-              await appOf(dep.apps, 0).sdk.devices.bind({ uuid: b.uuid, name: `box ${b.index}` });
-              b.app = 0;
-            } catch (e2) {
-              refused('rebind', e2);
-            }
-          }
-        }
-      }
-      const flavor = r.pick<ScanFlavor>(['plain', 'plain', 'continuous', 'encrypted', 'recognition', 'stopped']);
+      if (b.app < 0)
+        await rebind(b, n); // a bind failed under a fault: bind it again
+      else if (b.index % 5 === 2 && n % 4 === 0) await rebind(b, n); // the box is idle here
+      // Every fourth scan of those boxes is a continuous one that its application unbinds in
+      // the middle (below): the task must end with the binding, out of the next one's sight.
+      const takeover = b.index % 5 === 2 && n % 4 === 2;
+      const flavor = takeover
+        ? 'continuous'
+        : r.pick<ScanFlavor>(['plain', 'plain', 'continuous', 'encrypted', 'recognition', 'stopped']);
       const sdk = sdkOf(b);
       const app = b.app;
       let recognition: string | undefined;
       try {
-        const options: Record<string, unknown> = { callback_url: `${rx}/scan`, duplex: true, resolution: 100 };
+        const options: Record<string, unknown> = { callback_url: `${rx}/a${app}/scan`, duplex: true, resolution: 100 };
         if (flavor === 'continuous') Object.assign(options, { continuous: true, continuous_wait: r.int(2, 4) });
         if (flavor === 'encrypted') options.encrypt = true;
         if (flavor === 'recognition') {
@@ -116,7 +120,7 @@ export async function runWorkload(dep: Deployment, rng: Rng, untilMs: number): P
             direct_mode: 1,
             direct_addr: t.direct_addr,
             direct_page_size: 2,
-            callback_url: `${rx}/scan`,
+            callback_url: `${rx}/a${app}/scan`,
           });
         }
         const created = await sdk.scan.create({ client_uuid: b.uuid, options });
@@ -134,8 +138,14 @@ export async function runWorkload(dep: Deployment, rng: Rng, untilMs: number): P
         stats.tasks.push(task);
         const stopAt =
           Date.now() + (flavor === 'stopped' ? r.int(300, 1500) : flavor === 'continuous' ? r.int(4000, 9000) : 60_000);
+        const unbindAt = takeover ? Date.now() + r.int(1500, 3500) : Infinity;
         for (;;) {
           await sleep(500);
+          if (Date.now() >= unbindAt && live()) {
+            // Unbound while it scans: the scan ends with the binding (2206), nothing to stop.
+            await rebind(b, n, uuid);
+            if (b.app !== app) break;
+          }
           if (Date.now() >= stopAt || !live()) {
             task.stopped = true; // asked, whether or not the answer arrives
             // Asked again until answered (a node away): a continuous scan on a feeder that
@@ -162,32 +172,97 @@ export async function runWorkload(dep: Deployment, rng: Rng, untilMs: number): P
         refused(`scan.create/${flavor}`, e);
         // No answer (a node away, a timeout): the scan may have been created all the same. A
         // continuous one would scan the refilling feeder for ever; it is found and stopped.
-        if (!(e instanceof BoxhubError && e.kind === 'api')) await adopt(b, flavor);
+        // A refusal that may hide a running scan: "try again" (10503) or "a scan exists" (30204).
+        if (!(e instanceof BoxhubError && e.kind === 'api') || e.code === 10503 || e.code === 30204)
+          await adopt(b, flavor);
         await sleep(1000);
       }
       await sleep(r.int(200, 1500));
     }
   };
 
+  /**
+   * Unbinds the box from its application and binds it to the other one. `running`: the scan
+   * of the first application that may still run; the next application must see nothing of it
+   * (scan/current), and the checker proves it ended with the binding (checker.ts, `ownership`).
+   */
+  const rebind = async (b: Box, n: number, running?: string) => {
+    const before = b.app;
+    const from = Date.now();
+    if (before >= 0) {
+      try {
+        await sdkOf(b).devices.unbind({ uuid: b.uuid });
+      } catch (e) {
+        refused('unbind', e);
+        return;
+      }
+    }
+    const to = Date.now();
+    b.app = -1;
+    // The other application: what the first leaves behind must be out of the next one's sight.
+    const next = before >= 0 ? (before + 1) % dep.apps.length : n % dep.apps.length;
+    for (const candidate of [next, 0]) {
+      try {
+        await appOf(dep.apps, candidate).sdk.devices.bind({ uuid: b.uuid, name: `box ${b.index}` });
+        b.app = candidate;
+        stats.binds++;
+        break;
+      } catch (e) {
+        refused(candidate === next ? 'bind' : 'rebind', e);
+      }
+    }
+    if (before >= 0) stats.unbinds.push({ box: b.index, app: before, next: b.app, from, to });
+    if (b.app < 0) return;
+    try {
+      const cur = await sdkOf(b).scan.current({ client_uuid: b.uuid });
+      const theirs = stats.tasks.find((t) => t.uuid === cur.scan_uuid && t.app !== b.app);
+      if (cur.exist && theirs)
+        stats.leaks.push({ box: b.index, app: b.app, task: theirs.uuid, at: Date.now(), what: 'scan/current' });
+      if (running && before !== b.app) {
+        // The first application's scan, asked by the next one, is a missing task (30002/20404).
+        const info = await sdkOf(b)
+          .scan.info({ client_uuid: b.uuid, scan_uuid: running })
+          .then(
+            () => 'answered',
+            (e: unknown) => (e instanceof BoxhubError && e.kind === 'api' ? 'refused' : 'failed'),
+          );
+        if (info === 'answered')
+          stats.leaks.push({ box: b.index, app: b.app, task: running, at: Date.now(), what: 'scan/info' });
+      }
+    } catch (e) {
+      refused('scan.current after bind', e);
+    }
+  };
+
   /** Records and stops the scan a create that got no answer may have started. */
   const adopt = async (b: Box, flavor: ScanFlavor) => {
-    try {
-      const sdk = sdkOf(b);
-      const cur = await sdk.scan.current({ client_uuid: b.uuid });
-      if (!cur.exist || !cur.scan_uuid || stats.tasks.some((t) => t.uuid === cur.scan_uuid)) return;
-      stats.tasks.push({
-        uuid: cur.scan_uuid,
-        kind: 'scan',
-        flavor,
-        box: b.index,
-        app: b.app,
-        createdAt: Date.now(),
-        stopped: true,
-      });
-      await sdk.scan.stop({ client_uuid: b.uuid });
-      stats.stops++;
-    } catch (e) {
-      refused('scan.adopt', e);
+    // Asked again while the node or the database is away: an unknown scan left running would
+    // run for as long as the feeder refills.
+    let adopted: string | undefined;
+    for (let k = 0; k < 30 && b.app >= 0; k++) {
+      try {
+        const sdk = sdkOf(b);
+        if (!adopted) {
+          const cur = await sdk.scan.current({ client_uuid: b.uuid });
+          if (!cur.exist || !cur.scan_uuid || stats.tasks.some((t) => t.uuid === cur.scan_uuid)) return;
+          adopted = cur.scan_uuid;
+          stats.tasks.push({
+            uuid: adopted,
+            kind: 'scan',
+            flavor,
+            box: b.index,
+            app: b.app,
+            createdAt: Date.now(),
+            stopped: true,
+          });
+        }
+        await sdk.scan.stop({ client_uuid: b.uuid });
+        stats.stops++;
+        return;
+      } catch (e) {
+        refused('scan.adopt', e);
+        await sleep(1000);
+      }
     }
   };
 
@@ -213,7 +288,7 @@ export async function runWorkload(dep: Deployment, rng: Rng, untilMs: number): P
           client_uuid: b.uuid,
           file_type: 'pdf',
           file_content: doc,
-          options: { callback_url: `${rx}/print`, strict: true, number: 1 },
+          options: { callback_url: `${rx}/a${app}/print`, strict: true, number: 1 },
         });
         const uuid = created.uuid;
         if (!uuid) throw new Error('print create gave no uuid');

@@ -17,6 +17,16 @@ const list = process.argv.includes('--list');
 const cards = Number(cardsArg ?? '2');
 const dpis = (dpiArg ?? '200').split(',').map(Number);
 const classes = classArg ? classArg.split(',') : null;
+// The tuning seeds at a resolution 100 dpi above an evaluated one are that resolution's
+// evaluation cards (DEGRADE_*_SEED_BASE + 10 000 × dpi; a card's marks and damage come from its
+// seed alone): refused, so that no threshold is set on an evaluation card.
+const leaking = dpis.filter((d) => [150, 200, 300].includes(d - 100));
+if (leaking.length > 0) {
+  console.error(
+    `tuning at ${leaking.join(', ')} dpi would render the evaluation's cards of ${leaking.map((d) => d - 100).join(', ')} dpi: refused`,
+  );
+  process.exit(2);
+}
 const rec = await loadRecognizer();
 const layouts = rec.createLayoutSet(
   await Promise.all(INDEPENDENT_CARDS.map(async (d) => (await rec.planTemplate(d)).layout)),
@@ -103,7 +113,7 @@ for (const dpi of dpis)
         const img = await (await import('../../../packages/recognizer/src/grey-image.ts')).decodeGrey(s.jpeg);
         const r = await rec.recognizeGrey(img, layouts, diag);
         const q = diag.quality
-          ? `bands ${diag.quality.bandsAcross.toFixed(3)}/${diag.quality.bandsAlong.toFixed(3)} uneven ${diag.quality.uneven.toFixed(2)} steep ${diag.quality.steep.toFixed(2)} contrast ${diag.quality.contrast.toFixed(0)} blur ${diag.quality.blurMm.toFixed(2)} block ${diag.quality.blockiness.toFixed(2)} specks ${diag.quality.specks.toFixed(2)} show ${diag.quality.showThrough.toFixed(2)} local ${diag.quality.local.toFixed(2)}`
+          ? `bands ${diag.quality.bandsAcross.toFixed(3)}/${diag.quality.bandsAlong.toFixed(3)} uneven ${diag.quality.uneven.toFixed(2)} steep ${diag.quality.steep.toFixed(2)} contrast ${diag.quality.contrast.toFixed(0)} blur ${diag.quality.blurMm.toFixed(2)} block ${diag.quality.blockiness.toFixed(2)} specks ${diag.quality.specks.toFixed(2)} (largest ${(diag.quality.speckSize ?? Number.NaN).toFixed(2)} mm²) show ${diag.quality.showThrough.toFixed(2)} local ${diag.quality.local.toFixed(2)}`
           : '';
         if (s.truth === null) {
           blanks++;

@@ -5,25 +5,14 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiClient, testSchemaName } from '@boxhub/server/testing/harness.ts';
-import { startBoxhub } from './testing/boxhub.ts';
+import { ApiClient } from '@boxhub/server/testing/harness.ts';
+import { demoServeEnv, startBoxhub } from './testing/boxhub.ts';
 
 test('serve --demo starts with a data directory that does not exist yet, on either database engine', async () => {
   const parent = mkdtempSync(join(tmpdir(), 'boxhub-serve-'));
   const dataDir = join(parent, 'not', 'yet');
-  // The external pass runs it on PostgreSQL (the case that crashed writing demo.json), in a
-  // schema of its own that scripts/test.mjs drops with the other t_* schemas.
-  const pg = process.env.BOXHUB_TEST_ENGINE === 'external' && process.env.BOXHUB_TEST_DATABASE_URL;
-  const env = {
-    ...process.env,
-    BOXHUB_DATA_DIR: dataDir,
-    PORT: '0',
-    BOXHUB_MQTT_PORT: '0',
-    LOG_LEVEL: 'silent',
-    MQTT_URL: '',
-    DATABASE_URL: pg || '',
-    BOXHUB_DATABASE_SCHEMA: pg ? testSchemaName() : '',
-  };
+  // The external pass runs it on PostgreSQL (the case that crashed writing demo.json).
+  const env = demoServeEnv(dataDir);
   const serve = startBoxhub(['serve', '--demo'], env);
   try {
     const started = await serve.waitFor(/boxhub is running at/).then(

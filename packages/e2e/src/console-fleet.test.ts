@@ -3,23 +3,19 @@
 // boxes registered in bulk with labels.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Page } from 'puppeteer-core';
 import { eventually } from '@boxhub/server/testing/harness.ts';
+import { ConsoleBrowser } from './console-browser.ts';
 import { startRig, type Rig, type RigBox } from './fixtures.ts';
 import { entries, makeRelease, releaseKeys } from './release-rig.ts';
 
-const CHROMIUM = process.env.BOXHUB_CHROMIUM ?? '/usr/bin/chromium';
 const OPERATOR_TOKEN = `op-${randomBytes(16).toString('hex')}`;
 
 let rig: Rig;
 let box: RigBox;
-let browser: Browser;
+let c: ConsoleBrowser;
 let page: Page;
-let profile: string;
 
 async function operator<T>(path: string, body?: unknown): Promise<{ code: number; msg: string; data: T }> {
   const res = await fetch(`${rig.t.url}${path}`, {
@@ -34,8 +30,6 @@ async function operator<T>(path: string, body?: unknown): Promise<{ code: number
 }
 
 before(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run installs it)`);
   rig = await startRig({ env: { BOXHUB_OPERATOR_TOKEN: OPERATOR_TOKEN } });
   box = await rig.box();
   const code = (await rig.sdk.devices.info({ uuid: box.uuid })).client?.code ?? '';
@@ -62,61 +56,38 @@ before(async () => {
     ).code,
     0,
   );
-  profile = mkdtempSync(join(tmpdir(), 'boxhub-chromium-'));
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      `--user-data-dir=${profile}`,
-    ],
-  });
-  page = await browser.newPage();
-  page.setDefaultTimeout(20_000);
+  c = await ConsoleBrowser.open(rig.t.url);
+  page = c.page;
 });
 
 after(async () => {
-  await browser?.close();
+  await c?.close();
   await rig?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
-
-const url = (path: string) => `${rig.t.url}${path}`;
-const text = (selector: string) => page.$eval(selector, (e) => e.textContent ?? '');
-const go = async (selector: string) => {
-  await Promise.all([page.waitForNavigation(), page.click(selector)]);
-};
 
 test("the fleet page: boxes by state, version and label; a label narrows it; a box's history", async () => {
   // Not signed in: the fleet is the operator's only.
-  await page.goto(url('/console/operator/fleet'));
+  await page.goto(c.url('/console/operator/fleet'));
   await page.waitForSelector('#operator_token');
   await page.type('#operator_token', OPERATOR_TOKEN);
-  await go('button[type=submit]');
-  await page.goto(url('/console/operator/fleet'));
-  assert.equal(await text('#fleet-total'), '3');
-  assert.equal(await text('#fleet-online'), '1');
-  assert.equal(await text('#fleet-offline'), '2');
+  await c.go('button[type=submit]');
+  await page.goto(c.url('/console/operator/fleet'));
+  assert.equal(await c.text('#fleet-total'), '3');
+  assert.equal(await c.text('#fleet-online'), '1');
+  assert.equal(await c.text('#fleet-offline'), '2');
   // The simulated box runs 1.0.0; the two boxes that never connected have reported none.
-  assert.match(await text('#fleet-versions tr.version[data-version="1.0.0"]'), /1\.0\.0\s*1/);
-  assert.match(await text('#fleet-versions tr.version[data-version="unknown"]'), /unknown\s*2/);
-  assert.match(await text('#fleet-labels tr.label[data-label="school=north"]'), /school=north\s*2\s*1/);
-  await go('#fleet-labels tr.label[data-label="school=south"] a');
-  assert.equal(await text('#fleet-label'), 'school=south');
-  assert.equal(await text('#fleet-total'), '1');
+  assert.match(await c.text('#fleet-versions tr.version[data-version="1.0.0"]'), /1\.0\.0\s*1/);
+  assert.match(await c.text('#fleet-versions tr.version[data-version="unknown"]'), /unknown\s*2/);
+  assert.match(await c.text('#fleet-labels tr.label[data-label="school=north"]'), /school=north\s*2\s*1/);
+  await c.go('#fleet-labels tr.label[data-label="school=south"] a');
+  assert.equal(await c.text('#fleet-label'), 'school=south');
+  assert.equal(await c.text('#fleet-total'), '1');
   assert.equal((await page.$$('#fleet-boxes tr.box')).length, 1);
-  await page.goto(url('/console/operator/fleet'));
-  await go(`#fleet-boxes tr.box[data-uuid="${box.uuid}"] a`);
-  assert.match(await text('#box-history'), /connect/);
+  await page.goto(c.url('/console/operator/fleet'));
+  await c.go(`#fleet-boxes tr.box[data-uuid="${box.uuid}"] a`);
+  assert.match(await c.text('#box-history'), /connect/);
   // The same figures on /metrics.
-  const metrics = await (await fetch(url('/metrics'))).text();
+  const metrics = await (await fetch(c.url('/metrics'))).text();
   for (const line of [
     'boxhub_fleet_boxes{state="online"} 1',
     'boxhub_fleet_boxes{state="offline"} 2',
@@ -146,36 +117,36 @@ test("the fleet page: boxes by state, version and label; a label narrows it; a b
     'the disconnect in its history',
   );
   await page.reload();
-  assert.match(await text('#box-history tr.entry.disconnect'), /disconnect/);
-  await page.goto(url('/console/operator/fleet'));
-  assert.match(await text(`#fleet-boxes tr.box[data-uuid="${box.uuid}"]`), /offline since \d{4}-\d\d-\d\d/);
+  assert.match(await c.text('#box-history tr.entry.disconnect'), /disconnect/);
+  await page.goto(c.url('/console/operator/fleet'));
+  assert.match(await c.text(`#fleet-boxes tr.box[data-uuid="${box.uuid}"]`), /offline since \d{4}-\d\d-\d\d/);
 });
 
 test('the rollout pages: start a rollout by label, see it wave by wave, cancel it', async () => {
-  await page.goto(url('/console/operator/rollouts'));
+  await page.goto(c.url('/console/operator/rollouts'));
   await page.select('#rollout-label', 'school=north');
   await page.$eval('#rollout-waves', (e) => {
     (e as unknown as { value: string }).value = '2';
   });
-  await go('#create-rollout');
+  await c.go('#create-rollout');
   assert.match(page.url(), /\/console\/operator\/rollouts\/[0-9a-f-]{36}$/);
-  assert.equal(await text('#rollout-state'), 'running');
+  assert.equal(await c.text('#rollout-state'), 'running');
   // Both boxes with the label are offline: each wave waits for its box, pending.
   const waves = await page.$$eval('#rollout-waves tr.wave', (rows) =>
     rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent ?? '').join(' ')),
   );
   assert.deepEqual(waves, ['1 1 0 0 0 1', '2 1 0 0 0 1']);
   const id = page.url().split('/').pop() ?? '';
-  const metrics = await (await fetch(url('/metrics'))).text();
+  const metrics = await (await fetch(c.url('/metrics'))).text();
   assert.ok(
     metrics.includes(
       `boxhub_rollout_boxes{rollout="${id}",version="0.9.0",rollout_state="running",wave="2",state="pending"} 1`,
     ),
     'the rollout on /metrics',
   );
-  await go('#cancel-rollout');
-  assert.equal(await text('#rollout-state'), 'canceled');
-  await page.goto(url('/console/operator/rollouts'));
-  assert.match(await text('#rollouts tr.rollout .state'), /canceled/);
-  assert.match(await text('#releases'), /0\.9\.0/);
+  await c.go('#cancel-rollout');
+  assert.equal(await c.text('#rollout-state'), 'canceled');
+  await page.goto(c.url('/console/operator/rollouts'));
+  assert.match(await c.text('#rollouts tr.rollout .state'), /canceled/);
+  assert.match(await c.text('#releases'), /0\.9\.0/);
 });

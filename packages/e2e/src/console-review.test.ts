@@ -7,27 +7,25 @@
 // session gets 404 for the same pages.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Page } from 'puppeteer-core';
 import { eventually } from '@boxhub/server/testing/harness.ts';
 import { startReceiver, type Receiver } from '@boxhub/server/testing/receiver.ts';
 import { CallbackReceiver } from '@boxhub/sdk';
 import { exampleCard } from './card-stack.ts';
+import { ConsoleBrowser } from './console-browser.ts';
 import { startRig, type Rig, type RigBox } from './fixtures.ts';
 import { reviewStack, type ReviewStack } from './review-stack.ts';
 
-const CHROMIUM = process.env.BOXHUB_CHROMIUM ?? '/usr/bin/chromium';
 /** With BOXHUB_CONSOLE_SCREENSHOTS=<dir> (npm run console:screenshots) the review page is saved there. */
 const shots = process.env.BOXHUB_CONSOLE_SCREENSHOTS;
 
 let rig: Rig;
 let rx: Receiver;
 let box: RigBox;
-let browser: Browser;
+let c: ConsoleBrowser;
 let page: Page;
-let profile: string;
 let stack: ReviewStack;
 let other: Awaited<ReturnType<Rig['t']['createApp']>>;
 let runUuid = '';
@@ -43,8 +41,6 @@ const posts = () => rx.received.filter((r) => r.method === 'POST' && r.path.ends
 const bodies = () => posts().map((p) => JSON.parse(p.body) as Body);
 
 before(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run installs it)`);
   rig = await startRig({ env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1' } });
   rx = await startReceiver();
   other = await rig.t.createApp('other-school', { ess: true });
@@ -60,59 +56,36 @@ before(async () => {
       back: { image: stack.pages[2 * s + 1]!.jpeg, dpi: 200 },
     })),
   );
-  profile = mkdtempSync(join(tmpdir(), 'boxhub-chromium-'));
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      `--user-data-dir=${profile}`,
-    ],
-  });
-  page = await browser.newPage();
-  await page.setViewport({ width: 1200, height: 900 });
-  page.setDefaultTimeout(20_000);
+  c = await ConsoleBrowser.open(rig.t.url, { width: 1200, height: 900 });
+  page = c.page;
 });
 
 after(async () => {
-  await browser?.close();
+  await c?.close();
   await rig?.close();
   await rx?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
-const url = (path: string) => `${rig.t.url}${path}`;
-const text = (selector: string) => page.$eval(selector, (e) => e.textContent ?? '');
-const go = async (selector: string) => {
-  await Promise.all([page.waitForNavigation(), page.click(selector)]);
-};
 /** Presses the form's button and says yes in the console's confirmation dialog. */
 async function confirmSubmit(selector: string): Promise<string> {
   await page.click(selector);
   await page.waitForSelector('#confirm-dialog[open]');
-  const ask = await text('#confirm-dialog-ask');
+  const ask = await c.text('#confirm-dialog-ask');
   await Promise.all([page.waitForNavigation(), page.click('#confirm-dialog-yes')]);
   return ask;
 }
 
 describe('the review loop in chromium', () => {
   test("a run's students that need review; an uncertain area ticked and a student number typed on the page; signed revisions arrive", async () => {
-    await page.goto(url('/console'));
+    await page.goto(c.url('/console'));
     await page.waitForSelector('#api_key');
     await page.type('#api_key', rig.app.api_key);
     await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
-    await page.goto(url('/console/recognition'));
+    await page.goto(c.url('/console/recognition'));
     await page.waitForSelector('#run-device');
     await page.select('#run-device', box.uuid);
     await page.type('#run-callback', `${rx.url}/class`);
-    await go('#start-run');
+    await c.go('#start-run');
     runUuid = /\/console\/recognition\/([0-9a-f-]{36})$/.exec(page.url())![1]!;
     // The list of students to review comes in with the live part, without a reload.
     await page.waitForFunction(
@@ -141,7 +114,7 @@ describe('the review loop in chromium', () => {
     );
 
     // Student 2: the page with its overlay; the uncertain area shows its score; tick it.
-    await go('tr.review-item[data-student="2"] a.review-link');
+    await c.go('tr.review-item[data-student="2"] a.review-link');
     await page.waitForSelector('svg.page-svg');
     assert.ok(await page.$('svg.page-svg polygon.ov-qr'), 'the QR region is marked');
     assert.ok(await page.$('svg.page-svg polygon.ov-student'), 'the student-number grid is marked');
@@ -171,24 +144,24 @@ describe('the review loop in chromium', () => {
     }
     const ask = await confirmSubmit('#review-save');
     assert.match(ask, /student 2 .* revision 1/);
-    assert.match(await text('.flash'), /Correction saved/);
-    assert.match(await text('#review-now'), /revision 1/);
+    assert.match(await c.text('.flash'), /Correction saved/);
+    assert.match(await c.text('#review-now'), /revision 1/);
     assert.equal((await page.$$('g.ov-uncertain')).length, 0, 'the page now shows the decision');
-    assert.match(await text('#review-trail'), /Ms\. <b>Example<\/b> .*console/s, 'the name shown as text');
+    assert.match(await c.text('#review-trail'), /Ms\. <b>Example<\/b> .*console/s, 'the name shown as text');
     assert.equal(await page.$('#review-trail b'), null, 'never as markup');
 
     // Student 3: the student number could not be read; saving without it is refused on the page.
-    await page.goto(url(`/console/recognition/${runUuid}`));
+    await page.goto(c.url(`/console/recognition/${runUuid}`));
     await page.waitForSelector('#review-items');
-    assert.match(await text('tr.review-item[data-student="2"]'), /resolved/);
-    await go('tr.review-item[data-student="3"] a.review-link');
+    assert.match(await c.text('tr.review-item[data-student="2"]'), /resolved/);
+    await c.go('tr.review-item[data-student="3"] a.review-link');
     await page.waitForSelector('#review-save');
     await confirmSubmit('#review-save');
-    assert.match(await text('#review-error'), /type it .*code 30421/);
+    assert.match(await c.text('#review-error'), /type it .*code 30421/);
     await page.type('#review-student-id', stack.studentIds[2]!);
     await confirmSubmit('#review-save');
-    assert.match(await text('.flash'), /Correction saved/);
-    assert.match(await text('#review-now .student-id'), new RegExp(stack.studentIds[2]!));
+    assert.match(await c.text('.flash'), /Correction saved/);
+    assert.match(await c.text('#review-now .student-id'), new RegExp(stack.studentIds[2]!));
 
     // Both revisions arrive, signed, with the API's per-student body plus revision.
     await eventually(
@@ -207,15 +180,15 @@ describe('the review loop in chromium', () => {
     assert.equal(three.error_code, 0);
     assert.equal(rx.received.filter((r) => r.method === 'PUT').length, 1, 'the end callback is not sent twice');
     // The annotated image the page links to.
-    const img = await page.goto(url(`/console/recognition/${runUuid}/pages/5/annotated`));
+    const img = await page.goto(c.url(`/console/recognition/${runUuid}/pages/5/annotated`));
     assert.equal(img!.status(), 200);
     assert.equal(img!.headers()['content-type'], 'image/jpeg');
   });
 
   test("another application's session gets 404 for the run's review pages, images and corrections", async () => {
-    const ctx = await browser.createBrowserContext();
+    const ctx = await c.browser.createBrowserContext();
     const p2 = await ctx.newPage();
-    await p2.goto(url('/console'));
+    await p2.goto(c.url('/console'));
     await p2.waitForSelector('#api_key');
     await p2.type('#api_key', other.api_key);
     await Promise.all([p2.waitForNavigation(), p2.click('button[type=submit]')]);
@@ -224,9 +197,9 @@ describe('the review loop in chromium', () => {
       `/console/recognition/${runUuid}/pages/3/image`,
       `/console/recognition/${runUuid}/pages/3/annotated`,
     ]) {
-      assert.equal((await p2.goto(url(path)))!.status(), 404, path);
+      assert.equal((await p2.goto(c.url(path)))!.status(), 404, path);
     }
-    const missing = await p2.goto(url('/console/recognition/00000000-0000-4000-8000-000000000000/students/2'));
+    const missing = await p2.goto(c.url('/console/recognition/00000000-0000-4000-8000-000000000000/students/2'));
     assert.equal(missing!.status(), 404);
     await ctx.close();
     assert.equal(bodies().filter((b) => b.revision).length, 2, 'nothing more was sent');

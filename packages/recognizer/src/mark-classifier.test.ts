@@ -3,7 +3,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { INNER, strokeRadius, type AreaSample } from './area-sampler.ts';
-import { classify, classifyAreas, pageFills, residueSplit, type PageFills } from './mark-classifier.ts';
+import {
+  classify,
+  classifyAreas,
+  pageFills,
+  patchOnly,
+  RIM,
+  residueSplit,
+  rimPatchShare,
+  type PageFills,
+} from './mark-classifier.ts';
 import { evidence, type MarkEvidence } from './mark-evidence.ts';
 import type { PageLevels } from './page-levels.ts';
 
@@ -500,4 +509,26 @@ test("an area with the other side's QR code taken out is not judged by the page'
     'uncertain',
   );
   assert.equal(classify(ev[12]!, page200, fills, split).state, 'empty', 'classify itself is unchanged');
+});
+
+test('ink spreading: where most empty areas show a patch along their rim, a patch alone tells no fill', () => {
+  const quiet = (blob: number, contrast: number): MarkEvidence => ({
+    solid: 0,
+    peak: 0.02,
+    stroke: 0.6,
+    cover: 0,
+    blob,
+    blobContrast: contrast,
+  });
+  // A spread page: 60 % of its quiet areas with a 1.2 mm² patch at 0.175 (the outline grown in).
+  const spread = Array.from({ length: 40 }, (_, i) => (i % 5 < 3 ? quiet(1.2, 0.175) : quiet(0, 0)));
+  assert.ok(rimPatchShare(spread) >= RIM.rimPatchPage);
+  // A clean page: one such patch in 40.
+  const clean = Array.from({ length: 40 }, (_, i) => (i === 0 ? quiet(1.2, 0.175) : quiet(0, 0)));
+  assert.ok(rimPatchShare(clean) < RIM.rimPatchPage);
+  // The empty area the spread page's patch would have called filled: told only by its patch.
+  const rimFill = quiet(1.8, 0.176);
+  assert.equal(classify(rimFill, page200).state, 'filled');
+  assert.equal(patchOnly(rimFill), true);
+  assert.equal(patchOnly({ ...rimFill, stroke: 6.7, solid: 0.6 }), false);
 });

@@ -411,6 +411,31 @@ export function splitOf(vals: readonly number[]): ResidueSplit | null {
   return { below, above, belowRun: wide && near(best - 2, below), aboveRun: wide && near(best + 1, above) };
 }
 
+/**
+ * Ink spreading into the paper (a printer's or copier's toner running) grows every printed
+ * outline into its area: empty areas then show a patch along their rim as dark as a small light
+ * mark. `rimPatchShare` is the share of a page's quiet areas (a mean under `rimQuietSolid`, no
+ * stroke) with a patch of `emptyBlob` mm² at least `rimPatchContrast` darker than their paper;
+ * from `rimPatchPage` (and `rimQuietMin` quiet areas) a fill told only by a patch is uncertain
+ * on that page. On generator C's 200-dpi tuning pages: heavy ink spreading 0.59-0.60 (one empty
+ * area read filled by its 1.8 mm² patch at 0.176), heavy bleed-through up to 0.12, every other
+ * class up to 0.008.
+ */
+export const RIM = { rimQuietSolid: 0.03, rimPatchContrast: 0.15, rimPatchPage: 0.25, rimQuietMin: 10 } as const;
+
+/** The share of a page's quiet areas with a patch on them (`RIM`), or 0 with too few quiet areas. */
+export function rimPatchShare(ev: readonly MarkEvidence[]): number {
+  const quiet = ev.filter((e) => e.solid < RIM.rimQuietSolid && e.stroke < THRESHOLDS.emptyStroke);
+  if (quiet.length < RIM.rimQuietMin) return 0;
+  const rim = quiet.filter((e) => e.blob >= THRESHOLDS.emptyBlob && e.blobContrast >= RIM.rimPatchContrast);
+  return rim.length / quiet.length;
+}
+
+/** Whether a fill is told only by a patch (no stroke of a mark's length, a mean under the filled one). */
+export function patchOnly(e: MarkEvidence): boolean {
+  return e.stroke < THRESHOLDS.filledStroke && e.solid < THRESHOLDS.filledSolid;
+}
+
 function ramp(v: number, lo: number, hi: number): number {
   return Math.min(1, Math.max(0, (v - lo) / (hi - lo)));
 }

@@ -26,7 +26,9 @@ export interface MarkEvidence {
 }
 
 /** Patches start this much darker than the area's floor: above show-through of the other side's print. */
-const T_BLOB_SEED = 0.12;
+export const T_BLOB_SEED = 0.12;
+/** Patches grow through samples this much darker than the floor. */
+export const T_BLOB_GROW = 0.07;
 
 /** Stroke-dark levels for this page: seeds above `high`, grown through samples above `low`. */
 export function strokeLevels(lv: PageLevels): { high: number; low: number } {
@@ -36,7 +38,7 @@ export function strokeLevels(lv: PageLevels): { high: number; low: number } {
 }
 
 /** Light smoothing: each sample with its four neighbours, weights 4:1 (noise drops to ~0.56 σ). */
-function smooth(grid: Float32Array, cols: number, rows: number): Float32Array {
+export function smooth(grid: Float32Array, cols: number, rows: number): Float32Array {
   const sm = new Float32Array(cols * rows).fill(NaN);
   for (let j = 0; j < rows; j++) {
     for (let i = 0; i < cols; i++) {
@@ -143,7 +145,7 @@ function components(
  */
 const BINS = 436;
 const hist = new Uint32Array(BINS);
-function innerQuantile(values: Float32Array, inner: Uint8Array, q: number): number {
+export function innerQuantile(values: Float32Array, inner: Uint8Array, q: number): number {
   hist.fill(0);
   let n = 0;
   for (let k = 0; k < values.length; k++) {
@@ -207,7 +209,7 @@ export function evidence(s: AreaSample, lv: PageLevels, enoughStroke = Infinity)
     cols,
     rows,
     floor + Math.max(T_BLOB_SEED, 5 * sigma),
-    floor + Math.max(0.07, 3 * sigma),
+    floor + Math.max(T_BLOB_GROW, 3 * sigma),
     seen,
     stack,
   );
@@ -219,4 +221,26 @@ export function evidence(s: AreaSample, lv: PageLevels, enoughStroke = Infinity)
     blob: patches.biggest * s.step * s.step,
     blobContrast: patches.biggest > 0 ? patches.biggestSum / patches.biggest - floor : 0,
   };
+}
+
+/** Samples this much darker than an area's median are a speck's (toner, dirt), not its fill's grain. */
+const SPECK_ABOVE_MEDIAN = 0.25;
+
+/**
+ * An area's mean darkness above the page's baseline leaving out what is far darker than its
+ * median: a toner speck on an erasure's residue raises the mean of the area without being a
+ * fill (docs/cards.md, section 5, step 4: caution on a speckled page). A uniform fill's grain
+ * stays within that of its median, so its mean hardly moves.
+ */
+export function solidApartFromSpecks(s: AreaSample, baseline: number): number {
+  const cut = innerQuantile(s.grid, s.inner, 0.5) + SPECK_ABOVE_MEDIAN;
+  let sum = 0,
+    n = 0;
+  for (let k = 0; k < s.grid.length; k++) {
+    const x = s.grid[k]!;
+    if (!s.inner[k] || Number.isNaN(x) || x > cut) continue;
+    sum += x;
+    n++;
+  }
+  return n > 0 ? sum / n - baseline : s.mean - baseline;
 }

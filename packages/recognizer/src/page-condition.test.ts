@@ -9,10 +9,20 @@ import { shrink } from './grey-image.ts';
 import { solveHomography, type Homography } from './homography.ts';
 import { buildPaperMap } from './paper-map.ts';
 import { sampleArea } from './area-sampler.ts';
-import { localPaper } from './local-paper.ts';
-import { evidence } from './mark-evidence.ts';
+import { fillOnAGuess, localPaper, RING_MISFIT } from './local-paper.ts';
+import { evidence, solidApartFromSpecks } from './mark-evidence.ts';
 import { pageLevels } from './page-levels.ts';
-import { cautious, localAllowance, measureBands, refusal, showThroughOf, type PageQuality } from './page-quality.ts';
+import {
+  cautious,
+  localAllowance,
+  measureBands,
+  misregistration,
+  QUALITY_LIMITS,
+  refusal,
+  showThroughOf,
+  type PageQuality,
+} from './page-quality.ts';
+import { THRESHOLDS } from './mark-classifier.ts';
 import { findFiducials } from './fiducials.ts';
 import { findStreaks } from './streaks.ts';
 import { isBlank } from './blank-page.ts';
@@ -105,6 +115,7 @@ test('bands are measured in the bare margins, across and along the feed; a clean
     PXMM,
     noStreaks,
     flat,
+    20,
   );
   assert.ok(clean.bandsAcross < 0.02 && clean.bandsAlong < 0.02, JSON.stringify(clean));
   const across = measureBands(
@@ -113,6 +124,7 @@ test('bands are measured in the bare margins, across and along the feed; a clean
     PXMM,
     noStreaks,
     flat,
+    20,
   );
   assert.ok(across.bandsAcross > 0.12 && across.bandsAlong < 0.02, JSON.stringify(across));
   const along = measureBands(
@@ -121,6 +133,7 @@ test('bands are measured in the bare margins, across and along the feed; a clean
     PXMM,
     noStreaks,
     flat,
+    20,
   );
   assert.ok(along.bandsAlong > 0.07 && along.bandsAcross < 0.02, JSON.stringify(along));
 });
@@ -130,6 +143,7 @@ function paperMap(img: GreyImage) {
 }
 
 const good: PageQuality = {
+  speckSize: 0,
   bandsAcross: 0.01,
   bandsAlong: 0.01,
   uneven: 0.05,
@@ -204,6 +218,145 @@ test('a blank back under a cast shadow is blank; a page with print on it under t
   // Six lines of print 150 mm long (about 1 % of the sheet dark), half of them in the shadow.
   const printed = page(235, (x, y) =>
     y > 120 && y < 180 && Math.floor(y) % 10 < 2 && x > 30 && x < 180 && Math.floor(x) % 3 === 0 ? 40 : shade(x, y),
+  );
+  assert.equal(isBlank(shrink(printed, 4)), false);
+});
+
+test("toner specks are counted in the margins by the page's contrast, a band is no speck", () => {
+  const h = identity();
+  const map = paperMap(page(230));
+  const flat = (x: number, y: number) => map.level(x, y);
+  // Twelve specks 0.8 mm across in the side margins, 0.42 of the contrast darker than the paper
+  // (a copier's faint speck: under 0.6 of the paper, what was once counted, it is not).
+  const specks = Array.from({ length: 12 }, (_, k) => ({ x: k % 2 ? 8 : 202, y: 50 + 17 * k }));
+  const speckled = page(230, (x, y) =>
+    specks.some((s) => Math.hypot(x - s.x, y - s.y) < 0.4) ? 230 - 0.42 * 210 : undefined,
+  );
+  const seen = measureBands(speckled, h, PXMM, noStreaks, flat, 20);
+  assert.ok(seen.specks >= QUALITY_LIMITS.cautionSpecks, JSON.stringify(seen));
+  assert.equal(cautious({ ...good, specks: seen.specks }), true);
+  // The largest speck, its pixels darker than the paper by a little: 0.5 mm² drawn, its edge pixels included.
+  assert.ok(seen.speckSize > 0.4 && seen.speckSize < 0.8, `largest speck ${seen.speckSize} mm²`);
+  // A band 2 mm wide along the feed, 20 % darker, through the side margins: no speck.
+  const banded = measureBands(
+    page(230, (x) => (Math.abs(x - 8) < 1 || Math.abs(x - 201) < 1 ? 230 * 0.8 : undefined)),
+    h,
+    PXMM,
+    noStreaks,
+    flat,
+    20,
+  );
+  assert.equal(banded.specks, 0);
+  // Forty grains of dust on the glass, a pixel across and as dark as print: no speck either.
+  const dusty = page(230, (x, y) => {
+    const k = Math.round((y - 40) / 5);
+    return k >= 0 && k < 40 && Math.abs(y - 40 - 5 * k) * PXMM < 0.5 && Math.abs(x - (k % 2 ? 8 : 202)) * PXMM < 0.5
+      ? 40
+      : undefined;
+  });
+  assert.equal(measureBands(dusty, h, PXMM, noStreaks, flat, 20).specks, 0);
+});
+
+test('a speck on an erasure is left out of the mean a fill is told by; a fill keeps its mean', () => {
+  const cols = 30,
+    rows = 20;
+  const area = (at: (i: number, j: number) => number) => {
+    const grid = new Float32Array(cols * rows),
+      inner = new Uint8Array(cols * rows).fill(1);
+    let sum = 0;
+    for (let j = 0; j < rows; j++)
+      for (let i = 0; i < cols; i++) {
+        grid[j * cols + i] = at(i, j);
+        sum += at(i, j);
+      }
+    return { grid, cols, rows, step: 0.2, inner, mean: sum / (cols * rows), sd: 0, outline: 0.7 };
+  };
+  // Residue at 0.14 with a speck of 40 samples (1.6 mm²) at 0.65: its mean crosses 0.155.
+  const speck = area((i, j) => (Math.hypot(i - 20, j - 10) < 3.6 ? 0.65 : 0.14));
+  assert.ok(speck.mean >= THRESHOLDS.filledSolid, `mean ${speck.mean}`);
+  assert.ok(solidApartFromSpecks(speck, 0) < THRESHOLDS.filledSolid);
+  // Light pencil at 0.22 with its grain (±0.08): the same mean.
+  const pencil = area((i, j) => 0.22 + 0.08 * Math.sin(i * 1.7 + j * 2.3));
+  assert.ok(Math.abs(solidApartFromSpecks(pencil, 0) - pencil.mean) < 0.005);
+});
+
+test("a shadow's edge across an area diagonally: its ring misfits and a fill told by a patch there is uncertain; a band does not misfit", () => {
+  const h = identity();
+  // A shadow (half the light) whose 3 mm edge runs diagonally through an empty area at (100, 100).
+  const shade = (x: number, y: number) => {
+    const s = Math.min(1, Math.max(0, (x - 100 + (y - 100) + 1.5) / 3));
+    return 230 * (1 - 0.5 * s * s * (3 - 2 * s));
+  };
+  const outline = (x: number, y: number) =>
+    Math.abs(Math.sqrt(((x - 100) / 3.5) ** 2 + ((y - 100) / 2.2) ** 2) - 1) * 2.8 < 0.15;
+  const shadowed = page(230, (x, y) => (outline(x, y) ? 64 : shade(x, y)));
+  const ring = localPaper(shadowed, h, 100, 100, 7, 4.4, PXMM, noStreaks, (g) => g, 230);
+  assert.ok(ring);
+  const range = 172 - 20;
+  assert.ok(ring.misfit / range >= RING_MISFIT, `misfit ${ring.misfit / range}`);
+  // A band along the feed across the same area: the patch inside is exact, no misfit.
+  const banded = page(230, (x, y) => (outline(x, y) ? 64 : Math.abs(x - 99) < 1.5 ? 184 : undefined));
+  const bandRing = localPaper(banded, h, 100, 100, 7, 4.4, PXMM, noStreaks, (g) => g, 230);
+  assert.ok(bandRing);
+  assert.ok(bandRing.misfit / 210 < 0.05, `band misfit ${bandRing.misfit / 210}`);
+  // What the recognizer does with it: a patch without a stroke, on a mean under 0.17, rests on a guess.
+  const patch = { solid: 0.08, peak: 0.23, stroke: 0, cover: 0, blob: 9.8, blobContrast: 0.23 };
+  assert.equal(fillOnAGuess(patch, ring.misfit / range, THRESHOLDS.filledStroke), true);
+  assert.equal(fillOnAGuess(patch, bandRing.misfit / 210, THRESHOLDS.filledStroke), false);
+  assert.equal(fillOnAGuess({ ...patch, stroke: 6.7, solid: 0.5 }, 0.5, THRESHOLDS.filledStroke), false);
+  assert.equal(fillOnAGuess({ ...patch, solid: 0.2 }, 0.5, THRESHOLDS.filledStroke), false);
+});
+
+test("a blank back on the scanner's dark backing, under a shadow that reaches the image's border, is blank; with print on it, it is not", () => {
+  // The backing, 4 mm along every edge of the image, and a shadow over the lower left as dark as
+  // backing (the blank test then takes most of the image for backing and judges it whole).
+  const ground = (x: number, y: number) => (x < 4 || x > 206 || y < 4 || y > 293 ? 50 : x + 0.4 * y < 120 ? 110 : 235);
+  assert.equal(isBlank(shrink(page(235, ground), 4)), true);
+  const printed = page(235, (x, y) =>
+    y > 120 && y < 180 && Math.floor(y) % 10 < 2 && x > 60 && x < 180 && Math.floor(x) % 3 === 0 ? 40 : ground(x, y),
+  );
+  assert.equal(isBlank(shrink(printed, 4)), false);
+});
+
+test('a page whose printed outlines are not where its corner marks place them is refused with the reason', () => {
+  // Eight empty areas' outlines (7 × 4.4 mm, 0.3 mm wide), measured where they are and 1 mm off.
+  const centres = Array.from({ length: 8 }, (_, k) => ({ x: 40 + 18 * k, y: 100 }));
+  const img = page(230, (x, y) =>
+    centres.some((c) => Math.abs(Math.sqrt(((x - c.x) / 3.5) ** 2 + ((y - c.y) / 2.2) ** 2) - 1) * 2.8 < 0.15)
+      ? 40
+      : undefined,
+  );
+  const h = identity();
+  const paper = paperMap(img);
+  const levelsAt = (dy: number) =>
+    pageLevels(
+      centres.map((c) => sampleArea(img, h, paper, 20, noStreaks, c.x, c.y + dy, 7, 4.4, PXMM)),
+      PXMM,
+    );
+  const placed = levelsAt(0);
+  assert.equal(misregistration(placed), null, JSON.stringify(placed));
+  const off = levelsAt(1);
+  assert.match(
+    misregistration(off) ?? '',
+    /printed outlines are not where the corner marks place them/,
+    JSON.stringify(off),
+  );
+});
+
+test('a blank back on a backing about half as light as the paper, which noise splits into backing and islands cut off from the border, is blank; with print on it, it is not', () => {
+  // The backing, 5 mm along the long edges, its grey either side of half the paper level (112
+  // and 134 on paper at 232) in 2 mm steps down the page: its outermost millimetre dark in one
+  // step of three, its inner 3 mm in another, so the dark islands there touch the border only
+  // through the lighter backing.
+  const step = (y: number) => Math.floor(y / 2) % 3;
+  const strip = (x: number, y: number) => {
+    const d = Math.min(x, 210 - x);
+    if (d >= 5) return undefined;
+    return (d < 1 ? step(y) === 1 : d >= 2 && step(y) === 0) ? 112 : 134;
+  };
+  assert.equal(isBlank(shrink(page(232, strip), 4)), true);
+  const printed = page(232, (x, y) =>
+    y > 120 && y < 180 && Math.floor(y) % 10 < 2 && x > 60 && x < 180 && Math.floor(x) % 3 === 0 ? 40 : strip(x, y),
   );
   assert.equal(isBlank(shrink(printed, 4)), false);
 });

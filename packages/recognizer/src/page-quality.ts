@@ -6,6 +6,7 @@
 // with the reason): a wrong answer is worse than none.
 import type { GreyImage } from './grey-image.ts';
 import { apply, type Homography } from './homography.ts';
+import { speckArea } from './margin-specks.ts';
 
 export interface PageQuality {
   /** Deepest periodic dip of the paper across the feed (horizontal bands), share of the paper's light. */
@@ -24,6 +25,8 @@ export interface PageQuality {
   blockiness: number;
   /** Dark specks (toner, dirt) in the bare margins, per cm². */
   specks: number;
+  /** The largest of those specks, mm² (margin-specks.ts); 0 without specks, Infinity when one could not be measured. */
+  speckSize: number;
   /**
    * How strongly the other side of a duplex sheet shows through (share of its black): its large
    * corner mark, mirrored, lies around this side's top-right one; 0 on single-sided cards.
@@ -32,6 +35,13 @@ export interface PageQuality {
   /** Share of the paper map's level by which an area's ring of paper may move it; 0: areas are judged against the paper map. */
   local: number;
 }
+
+/**
+ * A margin sample is a speck when it is darker than the paper around it by this share of the
+ * page's contrast (paper less the corner marks' black): a copier's faintest toner specks are
+ * about 0.4 of it, the deepest band generator C draws about 0.25.
+ */
+const SPECK_DEPTH = 0.3;
 
 /** Limits beyond which no area on the page can be judged safely: refused with 1004. */
 export const QUALITY_LIMITS = {
@@ -49,9 +59,13 @@ export const QUALITY_LIMITS = {
   /**
    * From these (specks per cm² of margin, show-through of the other side) a fill told only by a
    * short stroke or a patch (a speck, the other side's mark showing through look the same) is
-   * uncertain.
+   * uncertain. Specks: one speck's sample in the margins (about 0.013 per cm²) is enough. On
+   * generator C's tuning pages 98 of 100 bad-photocopy sides at 200 dpi and all 100 at 150 dpi
+   * measured at least that; every side of its classes without specks, and all of generator A's
+   * (160 tuning pages at 100-300 dpi, with dust on the glass), 0. Under the earlier limit of 0.1
+   * a quarter of the photocopies were not cautious, and specks in empty areas read as fills.
    */
-  cautionSpecks: 0.1,
+  cautionSpecks: 0.01,
   cautionShowThrough: 0.17,
 } as const;
 
@@ -97,7 +111,8 @@ export function measureBands(
   pxmm: number,
   streaks: Uint8Array,
   paperLevel: (x: number, y: number) => number,
-): Pick<PageQuality, 'bandsAcross' | 'bandsAlong' | 'uneven' | 'steep' | 'specks'> {
+  black: number,
+): Pick<PageQuality, 'bandsAcross' | 'bandsAlong' | 'uneven' | 'steep' | 'specks' | 'speckSize'> {
   const at = (u: number, v: number) => {
     const q = apply(h, u, v);
     const x = Math.round(q.x - 0.5),
@@ -107,22 +122,47 @@ export function measureBands(
   const step = Math.max(0.5, 1 / pxmm);
   const half = Math.round(12 / step);
   let dark = 0,
-    seen = 0;
-  const profile = (from: number, to: number, across: (t: number) => number[]) => {
+    seen = 0,
+    speckSize = 0;
+  // Whether the page point (u, v) lies in a dark spot at least half a millimetre across: at
+  // least five of the nine points of a 3 × 3 grid a quarter millimetre apart around it are
+  // darker than `under` (a grain of dust, a pixel or two smeared by the JPEG, darkens one or two).
+  const spread = (u: number, v: number, under: number) => {
+    let n = 0;
+    for (let dv = -0.25; dv <= 0.25; dv += 0.25)
+      for (let du = -0.25; du <= 0.25; du += 0.25) if (at(u + du, v + dv) < under) n++;
+    return n >= 5;
+  };
+  // A margin's profile: `across` its page coordinates across the margin, `down` whether the
+  // profile runs down the page (t is y) or along it (t is x).
+  const profile = (from: number, to: number, across: number[], down: boolean) => {
     const p: number[] = [];
     for (let t = from; t <= to; t += step) {
-      const line = across(t);
+      const line = across.map((c) => (down ? at(c, t) : at(t, c)));
       const g = small(line, 0.8);
       if (Number.isNaN(g)) continue;
       p.push(g);
-      // Specks: samples far darker than the paper 1.5 mm either side along the margin (a
-      // shadow's edge, wider, is no speck).
+      // Specks: samples darker than the paper 1.5 mm either side along the margin by a share of
+      // the page's contrast (a shadow's edge, wider, is no speck; a band is lighter than that),
+      // and large enough to be taken for a mark: a spot at least half a millimetre across dark
+      // at half that depth (a grain of dust on the glass, a pixel or two, is not).
       for (let i = 0; i < line.length; i++) {
         const x = line[i]!;
         if (Number.isNaN(x)) continue;
         seen++;
-        const ref = Math.max(line[i - 3] ?? NaN, line[i + 3] ?? NaN);
-        if (x < 0.6 * Math.min(g, ref)) dark++;
+        const ref = Math.min(g, Math.max(line[i - 3] ?? NaN, line[i + 3] ?? NaN));
+        const depth = SPECK_DEPTH * (ref - black);
+        if (
+          ref - x > depth &&
+          (down ? spread(across[i]!, t, ref - depth / 2) : spread(t, across[i]!, ref - depth / 2))
+        ) {
+          dark++;
+          const q = down ? apply(h, across[i]!, t) : apply(h, t, across[i]!);
+          speckSize = Math.max(
+            speckSize,
+            speckArea(img, Math.round(q.x - 0.5), Math.round(q.y - 0.5), ref, black, pxmm, streaks),
+          );
+        }
       }
     }
     // A band is at least a millimetre wide: the median of three steps leaves it and takes out
@@ -141,14 +181,8 @@ export function measureBands(
     right = span(196, 207),
     top = span(3, 12),
     bottom = span(287, 294);
-  const bandsAcross = Math.max(
-    profile(34, 263, (v) => left.map((u) => at(u, v))),
-    profile(34, 263, (v) => right.map((u) => at(u, v))),
-  );
-  const bandsAlong = Math.max(
-    profile(34, 176, (u) => top.map((v) => at(u, v))),
-    profile(34, 176, (u) => bottom.map((v) => at(u, v))),
-  );
+  const bandsAcross = Math.max(profile(34, 263, left, true), profile(34, 263, right, true));
+  const bandsAlong = Math.max(profile(34, 176, top, false), profile(34, 176, bottom, false));
   const levels: number[] = [];
   const cols = 18;
   for (let v = 40; v <= 260; v += 10)
@@ -180,6 +214,7 @@ export function measureBands(
     uneven: hi > 0 ? (hi - lo) / hi : 0,
     steep: steps[4] ?? 0,
     specks: seen > 0 ? dark / ((seen * step * step) / 100) : 0,
+    speckSize,
   };
 }
 
@@ -268,9 +303,36 @@ export function refusal(q: PageQuality): string | null {
   return null;
 }
 
+/**
+ * A page whose printed outlines are not where its corner marks place them: the areas' 0.3 mm
+ * outlines measure hardly darker than paper where they should be, and single samples inside the
+ * areas are as noisy as the outlines crossing them. Then every area is measured off its place
+ * (a corner mark found off its centre: on generator C's tuning pages one page with a line where
+ * the toner ran short, outlines 0.15 and noise 0.16, read 47 empty areas filled), and the page
+ * is refused. Every other tuning page of generator C at 150 and 200 dpi: outlines at least
+ * 0.586, noise at most 0.038.
+ */
+export const REGISTRATION = { minOutline: 0.3, maxNoise: 0.08 } as const;
+
+/** The reason a located page is refused because its outlines are not where they should be, or null. */
+export function misregistration(lv: { line: number; noise: number }): string | null {
+  if (lv.line >= REGISTRATION.minOutline || lv.noise <= REGISTRATION.maxNoise) return null;
+  return `page not read: the printed outlines are not where the corner marks place them (they measure ${lv.line.toFixed(2)} of black, at least ${REGISTRATION.minOutline} expected); a corner mark may be damaged`;
+}
+
 /** Whether a fill told only by a short stroke or a patch is uncertain on this page (specks, strong show-through). */
 export function cautious(q: PageQuality): boolean {
-  return q.specks >= QUALITY_LIMITS.cautionSpecks || q.showThrough >= QUALITY_LIMITS.cautionShowThrough;
+  return speckled(q) || strongShowThrough(q);
+}
+
+/** Whether the other side shows through strongly enough to look like a mark (a fill's patch, a tick). */
+export function strongShowThrough(q: PageQuality): boolean {
+  return q.showThrough >= QUALITY_LIMITS.cautionShowThrough;
+}
+
+/** Whether the page shows toner specks (one speck's sample in its margins): a spot a speck's size in an area may be one (speck-spots.ts). */
+export function speckled(q: PageQuality): boolean {
+  return q.specks >= QUALITY_LIMITS.cautionSpecks;
 }
 
 /** Whether areas are judged against their own ring of paper, and by how much (share of the paper map's level) that ring may move it. */

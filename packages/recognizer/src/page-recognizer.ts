@@ -8,19 +8,22 @@ import { buildPaperMap, type PaperMap } from './paper-map.ts';
 import { findStreaks } from './streaks.ts';
 import {
   blockiness,
-  cautious,
   edgeWidth,
   localAllowance,
   measureBands,
+  misregistration,
   refusal,
   showThroughOf,
   type PageQuality,
 } from './page-quality.ts';
-import { localPaper } from './local-paper.ts';
+import { fillOnAGuess, localPaper } from './local-paper.ts';
 import { sampleArea, sampleSquare, type AreaSample } from './area-sampler.ts';
 import {
   classifyAreas,
   fillsOf,
+  patchOnly,
+  RIM,
+  rimPatchShare,
   splitGreys,
   splitOf,
   THRESHOLDS,
@@ -45,6 +48,7 @@ import { isBlank } from './blank-page.ts';
 import { encodeQr, type ModuleMatrix } from './codes.ts';
 import { qrBehind, takeOutQrBehind, type ShowThrough } from './show-through.ts';
 import { readBubbleNumber } from './student-number.ts';
+import { judgeSpecks } from './speck-spots.ts';
 import type { Layout, LayoutSide } from './layout.ts';
 import type { LayoutSet } from './layout-store.ts';
 import { RECOGNITION_ERRORS } from './error-codes.ts';
@@ -105,6 +109,8 @@ export interface PageDiagnostics {
   showThrough?: (Omit<ShowThrough, 'q' | 'patterns'> & { taken: number }) | null;
   /** Per area corrected for it (by index): the paper around the area with the show-through taken out. */
   clearPaper?: Map<number, number>;
+  /** Per area judged against its ring of paper: how far the ring departs from a sum along the area's axes, share of its range (local-paper.ts); 0 elsewhere. */
+  misfit?: Float32Array;
   pxmm?: number;
 }
 
@@ -199,7 +205,7 @@ export async function recognizeGrey(
   const paper = buildPaperMap(thumb, factor, 16);
   // The page's condition: refused when no area on it can be judged safely; otherwise, on a page
   // with bands or uneven light, every area is judged against the paper right around it.
-  const bands = measureBands(img, h, pxmm, streaks.mask, (x, y) => paper.level(x, y));
+  const bands = measureBands(img, h, pxmm, streaks.mask, (x, y) => paper.level(x, y), frame.black);
   const tr = side.fiducials.find((f) => f.x > PAGE.width / 2 && f.y < PAGE.height / 2);
   const quality: PageQuality = {
     ...bands,
@@ -234,9 +240,11 @@ export async function recognizeGrey(
   // overflow) darkened it, not a band; that area is measured against the paper map, which on
   // this page cannot follow its bands or shadow either: a fill it shows there is uncertain.
   const ringSpoilt = new Array<boolean>(side.areas.length).fill(false);
+  const misfit = new Float32Array(side.areas.length);
   const areaSamples = side.areas.map((a, i) => {
     const local = localOf(a);
     const s = sampleArea(img, h!, paper, frame!.black, streaks.mask, a.x, a.y, a.w, a.h, pxmm, local);
+    if (local && s.range) misfit[i] = local.misfit / s.range;
     if (!local || s.mean >= LOCAL_TOO_LIGHT) return s;
     ringSpoilt[i] = true;
     return sampleArea(img, h!, paper, frame!.black, streaks.mask, a.x, a.y, a.w, a.h, pxmm);
@@ -252,8 +260,14 @@ export async function recognizeGrey(
   // cells (another size, and mostly empty too).
   const levels = pageLevels(areaSamples.length >= 8 ? areaSamples : [...areaSamples, ...cellSamples], pxmm);
   const cellLevels = cellSamples.length >= 8 ? pageLevels(cellSamples, pxmm) : levels;
+  const misplaced = areaSamples.length >= 8 ? misregistration(levels) : null;
+  if (misplaced) {
+    if (diagnostics) Object.assign(diagnostics, { levels });
+    return { status: 'unreadable', error_code: RECOGNITION_ERRORS.imageAcquisition, detail: misplaced, ms: ms() };
+  }
   // The other side's QR code showing through, measured and taken out of the areas over it
-  // (show-through.ts); those areas are then judged as any other.
+  // (show-through.ts); those areas are then judged as any other. Not on a page whose areas are
+  // judged against their ring of paper.
   const qrOnOtherSide =
     side.areas.length > 0 && layout.sides.some((x) => x.sheet === side!.sheet && x.side !== side!.side && x.qrcode);
   const qr = qrOnOtherSide ? await qrMatrixOf(layout) : null;
@@ -262,6 +276,7 @@ export async function recognizeGrey(
     factor,
     h,
     pxmm,
+    ringJudged: allow > 0,
   });
   const areaEvidence = seen.samples.map((s) => evidence(s, levels, THRESHOLDS.filledStroke));
   const cellEvidence = cellSamples.map((s) => evidence(s, cellLevels, THRESHOLDS.filledStroke));
@@ -286,6 +301,7 @@ export async function recognizeGrey(
           }
         : null,
       clearPaper: seen.paper,
+      misfit,
     });
   // On a page of mixed instruments, where its erasures end and its faint fills begin (areas only:
   // the student-number cells are measured against other levels), among the areas measured in the
@@ -299,16 +315,21 @@ export async function recognizeGrey(
   // went through one more measurement (the code's strength and the paper under it), shared by
   // every area over the code, so it neither helps find the gap nor is judged by it.
   const decided = classifyAreas(areaEvidence, levels, fills, split, behind, seen.cleared);
-  // On a page with toner specks or strong show-through of the other side, a speck or the other
-  // side's mark looks like a dot or a short tick: a fill told by nothing more is uncertain.
+  // A fill measured against the paper map because ink spoilt its ring, or on an area whose ring
+  // does not change as a sum along the area's axes (a shadow's edge across it diagonally: the
+  // paper carried inside is a guess) unless a stroke or a clearly dark mean tells it, is
+  // uncertain (local-paper.ts).
   decided.forEach((d, i) => {
-    if (ringSpoilt[i] && d.state === 'filled') d.state = 'uncertain';
+    if (d.state === 'filled' && (ringSpoilt[i] || fillOnAGuess(areaEvidence[i]!, misfit[i]!, THRESHOLDS.filledStroke)))
+      d.state = 'uncertain';
   });
-  if (cautious(quality))
+  // Toner specks and strong show-through look like dots and short ticks (speck-spots.ts).
+  judgeSpecks(decided, areaEvidence, seen.samples, quality, levels);
+  // Where the print's outlines have grown into most empty areas (ink spreading), a patch is
+  // what every area shows: a fill told only by one is uncertain (mark-classifier.ts, RIM).
+  if (rimPatchShare(areaEvidence) >= RIM.rimPatchPage)
     decided.forEach((d, i) => {
-      const e = areaEvidence[i]!;
-      if (d.state === 'filled' && e.stroke < THRESHOLDS.shortStroke && e.solid < THRESHOLDS.filledSolid)
-        d.state = 'uncertain';
+      if (d.state === 'filled' && patchOnly(areaEvidence[i]!)) d.state = 'uncertain';
     });
   const areas: AreaReading[] = side.areas.map((a, i) => ({ chapter: a.chapter, index: a.index, ...decided[i]! }));
 

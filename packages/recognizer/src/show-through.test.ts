@@ -6,7 +6,15 @@ import assert from 'node:assert/strict';
 import type { AreaSample } from './area-sampler.ts';
 import type { ModuleMatrix } from './codes.ts';
 import { PAGE } from './page-frame.ts';
-import { coverage, measureQrBehind, patternBehind, withoutShowThrough, type QrBehind } from './show-through.ts';
+import { solveHomography } from './homography.ts';
+import {
+  coverage,
+  measureQrBehind,
+  patternBehind,
+  takeOutQrBehind,
+  withoutShowThrough,
+  type QrBehind,
+} from './show-through.ts';
 
 /** A 29 × 29 module matrix, dark modules at random (a QR code's look), seeded. */
 function matrix(seed: number): ModuleMatrix {
@@ -144,4 +152,32 @@ test('taken out: an empty area reads as paper and a residue keeps its own darkne
     );
     assert.ok(out.sd < 0.002, `flat: ${out.sd}`);
   }
+});
+
+test('on a page judged against rings of paper (a band, a shadow) nothing is taken out: the paper map cannot follow it', () => {
+  const samples = AREAS.map((a, i) => area(a.x, a.y, i % 5 === 0 ? 0.5 : 0, 0.09, q, i + 1));
+  // A thumbnail of plain paper at 1 px/mm, and the page's millimetres as its pixels.
+  const thumb = { data: new Uint8Array(210 * 297).fill(220), width: 210, height: 297 };
+  const h = solveHomography(
+    [
+      { x: 0, y: 0 },
+      { x: 210, y: 0 },
+      { x: 0, y: 297 },
+      { x: 210, y: 297 },
+    ],
+    [
+      { x: 0, y: 0 },
+      { x: 210, y: 0 },
+      { x: 0, y: 297 },
+      { x: 210, y: 297 },
+    ],
+  );
+  assert.ok(h);
+  const view = { thumb, factor: 1, h, pxmm: 1 };
+  const taken = takeOutQrBehind(q, AREAS, samples, view);
+  assert.ok(taken.measured && taken.cleared.some(Boolean), 'taken out on an even page');
+  const kept = takeOutQrBehind(q, AREAS, samples, { ...view, ringJudged: true });
+  assert.equal(kept.measured, null);
+  assert.ok(kept.cleared.every((c) => !c));
+  assert.ok(kept.samples.every((s, i) => s === samples[i]));
 });

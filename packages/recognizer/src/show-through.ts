@@ -371,13 +371,17 @@ export function withoutShowThrough(s: AreaSample, t: Float32Array, taken: number
 /**
  * A page's area samples with the QR code behind them taken out where its show-through is
  * measured (`measureQrBehind`); `cleared` marks the areas corrected. Other areas, and every area
- * when nothing was measured, keep their samples.
+ * when nothing was measured, keep their samples. Nothing is taken out on a page whose areas are
+ * judged against their own ring of paper (`ringJudged`: a band, a shadow's edge): the areas are
+ * measured again against the paper map, which there cannot follow the paper (on generator C's
+ * tuning pages under a heavy shadow, empty areas in its penumbra then read as dark as pencil);
+ * they keep the cautious reading of areas behind print (docs/cards.md, section 5, step 5).
  */
 export function takeOutQrBehind(
   q: QrBehind | null,
   areas: ReadonlyArray<{ x: number; y: number; w: number; h: number }>,
   samples: readonly AreaSample[],
-  view: { thumb: GreyImage; factor: number; h: Homography; pxmm: number },
+  view: { thumb: GreyImage; factor: number; h: Homography; pxmm: number; ringJudged?: boolean },
 ): {
   samples: AreaSample[];
   cleared: boolean[];
@@ -392,6 +396,7 @@ export function takeOutQrBehind(
     taken: 0,
     paper: new Map<number, number>(),
   };
+  if (view.ringJudged) return none;
   const st = measureQrBehind(q, areas, samples);
   if (!st) return none;
   const taken = lightTaken(st, samples);

@@ -26,10 +26,12 @@ test('devices and control: typed results from the envelope, errors as BoxhubErro
     assert.equal(bound, undefined);
 
     box.agent.start();
+    // Online comes with the box's presence, its printer and scanner with the state it sends
+    // next (docs/box-protocol.md): the test waits for both.
     const device: Device = await eventually(async () => {
       const { client } = await boxhub.devices.info({ uuid: reg.uuid });
-      return client?.online ? client : undefined;
-    }, 'the simulated box online');
+      return client?.online && client.printer ? client : undefined;
+    }, 'the simulated box online with its state');
     assert.equal(device.name, 'Room 4');
     assert.equal(device.remark, 'by the window');
     assert.equal(device.printer?.connected, true);

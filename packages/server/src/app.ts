@@ -143,6 +143,7 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
     templates: deps.services.templates,
     review: deps.services.review,
     directMaxPageBytes: deps.directMaxPageBytes ?? 16 * 1024 * 1024,
+    kinds: deps.services.kinds.context,
   };
   await app.register(async (api) => {
     await api.register(deviceRoutes, { devices: deps.services.devices, limits });

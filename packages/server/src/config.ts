@@ -88,8 +88,9 @@ export interface Config {
   mqttMaxPacketBytes: number;
   /** MQTT connection attempts per client address on the embedded broker. */
   mqttConnectLimit: Limit;
-  /** Embedded broker: box logins checked at once and taken per second (0: no limit), burst. */
-  mqttAdmission: { concurrency: number; rate: number; burst: number; maxLagMs: number };
+  /** Embedded broker: box logins checked at once and taken per second (0: no limit), burst; how
+   *  long and how many logins past those may wait their turn. */
+  mqttAdmission: { concurrency: number; rate: number; burst: number; maxLagMs: number; waitMs: number; queue: number };
   /** BOXHUB_METRICS_TOKEN: /metrics then wants it as a bearer token. */
   metricsToken: string | undefined;
   /** BOXHUB_METRICS_PORT: /metrics on a listener of its own (and not on the API's). */
@@ -393,9 +394,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mqttConnectLimit: limit(env, 'BOXHUB_MQTT_CONNECT_LIMIT', { max: 120, windowMs: 10_000 }),
     mqttAdmission: {
       concurrency: int(env, 'BOXHUB_MQTT_ADMIT_CONCURRENCY', 32, 0, 100_000),
-      rate: int(env, 'BOXHUB_MQTT_ADMIT_RATE', 500, 0, 1_000_000),
-      burst: int(env, 'BOXHUB_MQTT_ADMIT_BURST', 500, 1, 1_000_000),
-      maxLagMs: int(env, 'BOXHUB_MQTT_ADMIT_MAX_LAG_MS', 200, 0, 60_000),
+      rate: int(env, 'BOXHUB_MQTT_ADMIT_RATE', 1000, 0, 1_000_000),
+      burst: int(env, 'BOXHUB_MQTT_ADMIT_BURST', 1000, 1, 1_000_000),
+      maxLagMs: int(env, 'BOXHUB_MQTT_ADMIT_MAX_LAG_MS', 50, 0, 60_000),
+      waitMs: int(env, 'BOXHUB_MQTT_ADMIT_WAIT_MS', 10_000, 0, 25_000),
+      queue: int(env, 'BOXHUB_MQTT_ADMIT_QUEUE', 5_000, 0, 1_000_000),
     },
     metricsToken: token(env, 'BOXHUB_METRICS_TOKEN'),
     metricsPort: env.BOXHUB_METRICS_PORT ? int(env, 'BOXHUB_METRICS_PORT', 0, 0, 65535) : undefined,

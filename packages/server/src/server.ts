@@ -81,7 +81,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   try {
     const { box, db, repos } = await openData(config, log, cleanup, opts.pgSchema);
     const metrics = createMetrics();
-    const { broker, mqttUrl, markedOffline, onLogin } = await startBroker({
+    const { broker, open, markedOffline, onLogin } = await startBroker({
       config,
       repos,
       dataVersion: db.dataVersion,
@@ -137,6 +137,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       callbackTransport: opts.callbackTransport,
     });
     const credentialHooks = credentialHooksOf(broker);
+    // Boxes last, when everything that handles them is in place.
+    const mqttUrl = await open();
     const { app, url, metricsUrl } = await serveHttp({
       config,
       db,

@@ -32,6 +32,8 @@ import { TaskRepository } from './tasks/repository.ts';
 import { RecognitionRepository } from './modules/recognition/repository.ts';
 import type { RecognitionSettings } from './modules/recognition/service.ts';
 import { buildKinds } from './modules/kinds.ts';
+import type { KindContext } from './modules/kind-module.ts';
+import { recognitionDeps } from './modules/recognition/kind.ts';
 import { CardTemplateService } from './modules/recognition/templates.ts';
 import { CorrectionRepository } from './modules/recognition/review-repository.ts';
 import { ReviewService } from './modules/recognition/review.ts';
@@ -101,7 +103,6 @@ export function createServices(repos: Repositories, deps: ServiceDeps, settings:
   const e2eKeys = new E2eKeyService(repos.e2eKeys, clock);
   const deviceEvents = new DeviceEventService({
     repo: repos.deviceEvents,
-    devices: repos.devices,
     callbacks,
     jobs,
     clock,
@@ -117,35 +118,28 @@ export function createServices(repos: Repositories, deps: ServiceDeps, settings:
   devices.onUnbind((appId, uuid) => lifecycle.endForApp(appId, uuid));
   // Every task kind (modules/kinds.ts): built from its declaration, its box events, requests
   // and hooks registered. Scan create seals a task's direct secret; the recognition receiver opens it.
-  const kinds = buildKinds(
-    {
-      repos,
-      tasks: repos.tasks,
-      lifecycle,
-      devices,
-      e2eKeys,
-      callbacks,
-      gateway,
-      jobs,
-      blobs: deps.blobs,
-      clock,
-      log: deps.log,
-      fetcher: deps.fetcher,
-      work: deps.work,
-      publicUrl: deps.publicUrl,
-      secretBox: deps.secretBox,
-      directSecrets: new ScanDirectSecrets(deps.secretBox),
-      settings,
-    },
-    deps.events,
-    deps.requests,
-  );
+  const kindContext: KindContext = {
+    repos,
+    tasks: repos.tasks,
+    lifecycle,
+    devices,
+    e2eKeys,
+    callbacks,
+    gateway,
+    jobs,
+    blobs: deps.blobs,
+    clock,
+    log: deps.log,
+    fetcher: deps.fetcher,
+    work: deps.work,
+    publicUrl: deps.publicUrl,
+    secretBox: deps.secretBox,
+    directSecrets: new ScanDirectSecrets(deps.secretBox),
+    settings,
+  };
+  const kinds = buildKinds(kindContext, deps.events, deps.requests);
   const { scan, print, recognition } = kinds.services;
-  const review = new ReviewService(
-    recognition,
-    new CorrectionRepository(repos.recognition.db),
-    recognition.d.annotated,
-  );
+  const review = new ReviewService(recognitionDeps(kindContext), new CorrectionRepository(repos.recognition.db));
   const templates = new CardTemplateService(repos.recognition, deps.blobs, clock);
   const history = new TaskHistoryService(repos.tasks);
   // Running a fleet (docs/updates.md, docs/fleet.md).

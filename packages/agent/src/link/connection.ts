@@ -48,6 +48,15 @@ export const DEFAULT_RECONNECT_MAX_MS = 20_000;
 export const DEFAULT_STABLE_MS = 30_000;
 
 /**
+ * How long the box waits for its CONNACK once it has sent CONNECT. A node taking a storm of
+ * logins answers them in turn; a box that gives up first has cost the node a login it then
+ * throws away (and, answered late, a session that takes over the box's next one), and queues
+ * again. At 10 s, 10,000 boxes back at one node made about two such timeouts each
+ * (bench/README.md, "reconnect-storm"); a node that cannot take a box soon says so (CONNACK 3).
+ */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
+
+/**
  * CONNACK codes that mean "not now" rather than "never" (docs/box-protocol.md, "Reconnect"):
  * MQTT 3.1.1 return code 3 (server unavailable: what the embedded broker answers past its
  * admission limit) and the MQTT 5 reason codes 0x88 server unavailable, 0x89 server busy,
@@ -111,7 +120,7 @@ export class BoxLink extends EventEmitter<LinkEvents> {
       clean: true,
       keepalive: this.o.keepaliveSec,
       reconnectPeriod: 0,
-      connectTimeout: this.o.connectTimeoutMs ?? 10_000,
+      connectTimeout: this.o.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
       protocolVersion: 4,
       will: { topic: topics.presence(this.o.uuid), payload: Buffer.from(this.presence(false)), qos: 1, retain: true },
     });

@@ -3,6 +3,7 @@
 // not thrown.
 import { execFile, spawn } from 'node:child_process';
 import assert from 'node:assert/strict';
+import { testSchemaName } from '@boxhub/server/testing/harness.ts';
 
 export const BOXHUB_BIN = new URL('../../bin/boxhub.mjs', import.meta.url).pathname;
 
@@ -69,6 +70,25 @@ export async function pool<T, R>(items: T[], n: number, work: (item: T) => Promi
     }),
   );
   return out;
+}
+
+/**
+ * The environment of `boxhub serve --demo` as `npm start` runs it: free ports, the embedded
+ * broker, the data in `dataDir`. On the test suite's external pass the database is PostgreSQL,
+ * in a schema of its own (scripts/test.mjs drops the t_* schemas).
+ */
+export function demoServeEnv(dataDir: string): NodeJS.ProcessEnv {
+  const pg = process.env.BOXHUB_TEST_ENGINE === 'external' && process.env.BOXHUB_TEST_DATABASE_URL;
+  return {
+    ...process.env,
+    BOXHUB_DATA_DIR: dataDir,
+    PORT: '0',
+    BOXHUB_MQTT_PORT: '0',
+    LOG_LEVEL: 'silent',
+    MQTT_URL: '',
+    DATABASE_URL: pg || '',
+    BOXHUB_DATABASE_SCHEMA: pg ? testSchemaName() : '',
+  };
 }
 
 /**

@@ -24,7 +24,8 @@ export interface EmbeddedBrokerOptions {
   connectLimit?: Limit;
   /**
    * Logins checked at once, taken per second and the event loop's delay past which none is
-   * taken (BOXHUB_MQTT_ADMIT_*); past them CONNACK 3 (admission.ts). Absent: no limit.
+   * taken (BOXHUB_MQTT_ADMIT_*); past them a login waits its turn a while, then gets CONNACK 3
+   * (admission.ts). Absent: no limit.
    */
   admission?: AdmissionLimits;
   clock?: Clock;
@@ -38,6 +39,14 @@ export interface EmbeddedBrokerOptions {
 
 export type RefusalReason = 'connect_rate' | 'packet_size' | 'admission_busy' | 'admission_rate' | 'admission_lag';
 
+/**
+ * Connections the kernel holds for the node between two turns of its event loop (Linux caps it
+ * at net.core.somaxconn, 4096 by default). Node's own default, 511, overflowed in a storm of
+ * 10,000 boxes: a dropped SYN is tried again by TCP 1, 3, 7, 15 and 31 s after the first (bench/README.md,
+ * "reconnect-storm").
+ */
+const LISTEN_BACKLOG = 4096;
+
 /** Box messages are at most 256 KiB; the rest is room for the topic and properties. */
 export const DEFAULT_MAX_PACKET_BYTES = 270_000;
 
@@ -49,14 +58,17 @@ export class EmbeddedBroker implements Broker {
   private readonly server: Server;
   listenUrl: string | undefined;
 
+  private readonly opts: EmbeddedBrokerOptions;
   private readonly stopTimers: () => void;
-  private constructor(aedes: Aedes, server: Server, stopTimers: () => void) {
+  private constructor(aedes: Aedes, server: Server, opts: EmbeddedBrokerOptions, stopTimers: () => void) {
     this.aedes = aedes;
+    this.opts = opts;
     this.server = server;
     this.stopTimers = stopTimers;
   }
 
-  static async start(opts: EmbeddedBrokerOptions): Promise<EmbeddedBroker> {
+  /** The broker, not yet listening (listen()). */
+  static async create(opts: EmbeddedBrokerOptions): Promise<EmbeddedBroker> {
     const clock = opts.clock ?? systemClock;
     const loopLag = opts.admission?.maxLagMs ? new LoopLag() : undefined;
     const admission = opts.admission ? new Admission(opts.admission, clock, () => loopLag?.ms ?? 0) : undefined;
@@ -69,26 +81,34 @@ export class EmbeddedBroker implements Broker {
           done(authError(4, 'bad username or password'), false);
           return;
         }
-        const admitted = admission?.enter() ?? { ok: true as const, leave: () => undefined };
-        if (!admitted.ok) {
-          const now = clock.now();
-          const first = now - admissionLoggedAt >= 1000;
-          if (first) admissionLoggedAt = now;
-          // A node-wide limit: no address (aedes hands over the framed stream, not the socket).
-          opts.onRefused?.(`admission_${admitted.reason}`, { first });
-          done(authError(3, 'server unavailable'), false);
-          return;
-        }
-        opts.authenticate(username, password.toString('utf8')).then(
-          (ok) => {
-            admitted.leave();
-            done(ok ? null : authError(4, 'bad username or password'), ok);
-          },
-          () => {
-            admitted.leave();
+        const admitted = admission ? admission.admit() : Promise.resolve({ ok: true as const, leave: () => undefined });
+        void admitted.then((a) => {
+          if (!a.ok) {
+            const now = clock.now();
+            const first = now - admissionLoggedAt >= 1000;
+            if (first) admissionLoggedAt = now;
+            // A node-wide limit: no address (aedes hands over the framed stream, not the socket).
+            opts.onRefused?.(`admission_${a.reason}`, { first });
             done(authError(3, 'server unavailable'), false);
-          },
-        );
+            return;
+          }
+          // A box that gave up while it waited: nothing to check.
+          if ((client as { closed?: boolean }).closed) {
+            a.leave();
+            done(authError(3, 'server unavailable'), false);
+            return;
+          }
+          opts.authenticate(username, password.toString('utf8')).then(
+            (ok) => {
+              a.leave();
+              done(ok ? null : authError(4, 'bad username or password'), ok);
+            },
+            () => {
+              a.leave();
+              done(authError(3, 'server unavailable'), false);
+            },
+          );
+        });
       },
       authorizePublish: (client, packet, done) => {
         if (!client) {
@@ -141,28 +161,47 @@ export class EmbeddedBroker implements Broker {
         }),
       );
     });
-    // A failure to listen (the port taken) is the caller's to report, once, not a logged error
-    // too; aedes is closed then, or its timers would keep the process alive (a `boxhub serve`
-    // that neither serves nor exits: docs/configuration.md, "When the service cannot start").
+    return new EmbeddedBroker(aedes, server, opts, () => {
+      loopLag?.close();
+      admission?.close();
+    });
+  }
+
+  /** A broker listening at once (tests, and anything that needs no start-up first). */
+  static async start(opts: EmbeddedBrokerOptions): Promise<EmbeddedBroker> {
+    const b = await EmbeddedBroker.create(opts);
+    await b.listen();
+    return b;
+  }
+
+  /**
+   * Takes connections from now on. A node calls it last in its start (server.ts): a box that
+   * dials a node still starting is refused by the kernel at once (ECONNREFUSED) and backs off,
+   * where a listening node busy with its start queued 511 of them, and TCP tried the rest
+   * again 1, 3, 7, 15 and 31 s after their first try, past the box's wait for its CONNACK (bench/README.md,
+   * "reconnect-storm"). A failure to listen (the port taken) is the caller's to report, once,
+   * not a logged error too; aedes is closed then, or its timers would keep the process alive
+   * (a `boxhub serve` that neither serves nor exits: docs/configuration.md, "When the service
+   * cannot start").
+   */
+  async listen(): Promise<void> {
+    const { server, opts } = this;
     try {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
-        server.listen(opts.port, opts.host, () => {
+        server.listen({ port: opts.port, host: opts.host, backlog: LISTEN_BACKLOG }, () => {
           server.off('error', reject);
           resolve();
         });
       });
     } catch (e) {
-      loopLag?.close();
-      await new Promise<void>((resolve) => aedes.close(() => resolve()));
+      await this.closeBroker();
       throw e;
     }
     server.on('error', (e) => opts.onError?.(e));
-    const b = new EmbeddedBroker(aedes, server, () => loopLag?.close());
     const addr = server.address();
     const port = typeof addr === 'object' && addr ? addr.port : opts.port;
-    b.listenUrl = `mqtt://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}`;
-    return b;
+    this.listenUrl = `mqtt://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}`;
   }
 
   get connectedClients(): number {
@@ -217,8 +256,15 @@ export class EmbeddedBroker implements Broker {
   }
 
   async close(): Promise<void> {
+    await this.closeBroker();
+    if (this.server.listening) await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private brokerClosed = false;
+  private async closeBroker(): Promise<void> {
+    if (this.brokerClosed) return;
+    this.brokerClosed = true;
     this.stopTimers();
     await new Promise<void>((resolve) => this.aedes.close(() => resolve()));
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 }

@@ -67,6 +67,8 @@ export interface KindRouteContext {
   review: ReviewService;
   /** Largest page image of a direct transfer to a recognition address. */
   directMaxPageBytes: number;
+  /** The shared parts the kinds were built from. */
+  kinds: KindContext;
 }
 
 /** The handlers a built kind gives for what it declares. */

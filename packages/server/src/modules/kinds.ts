@@ -31,6 +31,8 @@ export interface BuiltKinds {
   jobs: JobHandler[];
   /** Stops what the kinds run besides their jobs. */
   close(): Promise<void>;
+  /** The shared parts the kinds were built from (their routes build their own parts from it). */
+  context: KindContext;
 }
 
 /**
@@ -73,6 +75,7 @@ export function buildKinds(
   return {
     services: built as KindServices,
     serviceOf: (kind) => built[kind],
+    context: ctx,
     wiring,
     jobs,
     close: async () => {

@@ -19,13 +19,14 @@ const REFUSED_MESSAGES: Record<RefusalReason, string> = {
   connect_rate: 'box link: too many connection attempts from this address; refusing them until the window ends',
   packet_size: 'box link: packet over BOXHUB_MQTT_MAX_PACKET_BYTES or malformed; connection closed',
   admission_busy:
-    'box link: as many logins being checked as BOXHUB_MQTT_ADMIT_CONCURRENCY; ' +
-    'refusing more with CONNACK 3 (boxes back off)',
+    'box link: as many logins being checked as BOXHUB_MQTT_ADMIT_CONCURRENCY, and a login waited ' +
+    'BOXHUB_MQTT_ADMIT_WAIT_MS or found BOXHUB_MQTT_ADMIT_QUEUE waiting; refusing it with CONNACK 3 (boxes back off)',
   admission_rate:
-    'box link: logins over BOXHUB_MQTT_ADMIT_RATE a second; refusing more with CONNACK 3 (boxes back off)',
+    'box link: logins over BOXHUB_MQTT_ADMIT_RATE a second, and a login waited BOXHUB_MQTT_ADMIT_WAIT_MS ' +
+    'or found BOXHUB_MQTT_ADMIT_QUEUE waiting; refusing it with CONNACK 3 (boxes back off)',
   admission_lag:
-    'box link: the event loop runs later than BOXHUB_MQTT_ADMIT_MAX_LAG_MS; ' +
-    'refusing logins with CONNACK 3 (boxes back off)',
+    'box link: the event loop runs later than BOXHUB_MQTT_ADMIT_MAX_LAG_MS, and a login waited ' +
+    'BOXHUB_MQTT_ADMIT_WAIT_MS or found BOXHUB_MQTT_ADMIT_QUEUE waiting; refusing it with CONNACK 3 (boxes back off)',
 };
 
 /** How often the embedded broker's open sessions are checked against changed credentials. */
@@ -45,8 +46,12 @@ export interface BrokerStepDeps {
 
 export interface StartedBroker {
   broker: Broker;
-  /** mqtt://host:port boxes connect to (embedded broker), or the external broker's URL without credentials. */
-  mqttUrl: string;
+  /**
+   * Lets boxes in, the last step of a start (server.ts): the embedded broker listens (until then
+   * a box's dial is refused and it backs off; EmbeddedBroker.listen). Answers the mqtt://host:port
+   * boxes connect to, or the external broker's URL without credentials.
+   */
+  open(): Promise<string>;
   /** Boxes recorded online before this start that the embedded broker marked offline (nobody is connected to a new broker). */
   markedOffline: string[];
   /** Who hears of each box login the embedded broker accepts (the gateway, once it exists). */
@@ -69,7 +74,8 @@ export async function startBroker(d: BrokerStepDeps): Promise<StartedBroker> {
     });
     cleanup.push(() => external.close());
     const u = new URL(config.mqttUrl);
-    return { broker: external, mqttUrl: `${u.protocol}//${u.host}`, markedOffline: [], onLogin: () => undefined };
+    const mqttUrl = `${u.protocol}//${u.host}`;
+    return { broker: external, open: async () => mqttUrl, markedOffline: [], onLogin: () => undefined };
   }
 
   let loginListener: (uuid: string) => void = () => undefined;
@@ -82,7 +88,7 @@ export async function startBroker(d: BrokerStepDeps): Promise<StartedBroker> {
     onDropped: (uuid) => log.info({ uuid }, 'box session dropped: its secret was rotated or revoked'),
     onError: (err) => log.warn({ err }, 'checking box sessions against their credentials failed'),
   });
-  embedded = await EmbeddedBroker.start({
+  embedded = await EmbeddedBroker.create({
     host: config.mqttHost,
     port: config.mqttPort,
     authenticate: async (uuid, secret) => {
@@ -104,15 +110,6 @@ export async function startBroker(d: BrokerStepDeps): Promise<StartedBroker> {
       // at most one a second for logins refused by admission control.
       if (r.first) log.warn({ address: r.address, bytes: r.bytes }, REFUSED_MESSAGES[reason]);
     },
-  }).catch((e: unknown) => {
-    throw listenError(
-      e,
-      'the box link (the embedded MQTT broker)',
-      config.mqttHost,
-      config.mqttPort,
-      'BOXHUB_MQTT_PORT',
-      'BOXHUB_MQTT_HOST',
-    );
   });
   const broker = embedded;
   cleanup.push(() => broker.close());
@@ -123,7 +120,19 @@ export async function startBroker(d: BrokerStepDeps): Promise<StartedBroker> {
   const markedOffline = await repos.devices.markAllOffline(clock.now());
   return {
     broker,
-    mqttUrl: broker.listenUrl ?? '',
+    open: async () => {
+      await broker.listen().catch((e: unknown) => {
+        throw listenError(
+          e,
+          'the box link (the embedded MQTT broker)',
+          config.mqttHost,
+          config.mqttPort,
+          'BOXHUB_MQTT_PORT',
+          'BOXHUB_MQTT_HOST',
+        );
+      });
+      return broker.listenUrl ?? '';
+    },
     markedOffline,
     onLogin: (l) => {
       loginListener = l;

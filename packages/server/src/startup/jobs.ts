@@ -42,6 +42,7 @@ export async function registerJobs(d: JobStepDeps): Promise<CallbackRetentionDep
   // Each task kind's jobs, as its declaration lists them (modules/kinds.ts).
   for (const handler of services.kinds.jobs) jobRunner.register(handler);
   jobRunner.register(services.deviceEvents.handler());
+  jobRunner.register(services.deviceEvents.sweepHandler());
   jobRunner.register(services.rollouts.handler());
   // Stopped after the HTTP app (no new work) and before the database (it gives claims back);
   // the kinds' own work (recognition's engine threads) after the runner.

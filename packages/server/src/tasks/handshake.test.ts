@@ -220,3 +220,41 @@ test("the lock: a second create meets the first task and answers with the kind's
     await r.close();
   }
 });
+
+test('the box was unbound after the create checked its binding: no row, no command, the device is not found (docs/tasks.md, "Ownership ends with the binding")', async () => {
+  const { r, handshake, box } = await rig();
+  try {
+    // What the unbind writes; its end of the application's tasks ran before this create's row.
+    await r.db.kysely.updateTable('devices').set({ app_id: null }).where('uuid', '=', 'box-1').execute();
+    const s = spec(r);
+    await assert.rejects(handshake.run(s), (e: unknown) => e instanceof ApiError && e.key === 'DEVICE_NOT_FOUND');
+    assert.equal(await r.tasks.find(r.db.kysely, s.task.uuid), undefined);
+    assert.deepEqual(box.sent, []);
+    // Bound again (to this application): the create goes through.
+    await r.db.kysely.updateTable('devices').set({ app_id: 'app-1' }).where('uuid', '=', 'box-1').execute();
+    await handshake.run(spec(r));
+    assert.equal(box.sent.length, 1);
+  } finally {
+    await r.close();
+  }
+});
+
+test("the box took the task but its acknowledgement cannot be recorded (the database went away): the create answers the task, left unacknowledged for the box's first event or task.unacked", async () => {
+  const { r, handshake, box } = await rig();
+  try {
+    const s = spec(r);
+    // A real failure of the acknowledging transaction: the tasks table is gone while the box answers.
+    box.answer = async () => {
+      await r.db.kysely.schema.alterTable('tasks').renameTo('tasks_away').execute();
+      return { v: 1, id: 'x', ok: true, data: { boot: 'boot-1' } };
+    };
+    await handshake.run(s);
+    await r.db.kysely.schema.alterTable('tasks_away').renameTo('tasks').execute();
+    const row = await r.tasks.find(r.db.kysely, s.task.uuid);
+    assert.equal(row?.state, 'created');
+    assert.equal(row?.acked_at, null);
+    assert.deepEqual(box.sent.length, 1);
+  } finally {
+    await r.close();
+  }
+});

@@ -1,9 +1,7 @@
-// Every task's history (docs/tasks.md, "History"): append-only rows, read in their order. Rows go
-// with their task (foreign key, cascade), so the history expires with it.
-import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import type { Trx } from '../jobs/repository.ts';
+import { timeOrderedId } from '../db/time-ordered-id.ts';
 
 export type HistorySource = 'server' | 'box' | 'printer' | 'scanner';
 
@@ -19,13 +17,6 @@ const DETAIL_MAX = 2048;
 /** Most entries a read returns (the first ones). */
 export const HISTORY_READ_MAX = 2000;
 
-let seq = 0;
-/** Sorts by time, then by order of writing on this node: `at` (15 digits), a counter, randomness. */
-function entryId(at: number): string {
-  seq = (seq + 1) % 1_000_000;
-  return `${String(Math.max(0, Math.floor(at))).padStart(15, '0')}-${String(seq).padStart(6, '0')}-${randomBytes(4).toString('hex')}`;
-}
-
 export class TaskHistoryRepository {
   readonly db: Kysely<Database>;
   constructor(db: Kysely<Database>) {
@@ -38,7 +29,7 @@ export class TaskHistoryRepository {
       detail = JSON.stringify({ truncated: true, message: String(e.detail?.message ?? '').slice(0, 500) });
     await db
       .insertInto('task_history')
-      .values({ id: entryId(e.at), task_uuid: task, at: e.at, source: e.source, what: e.what, detail })
+      .values({ id: timeOrderedId(e.at), task_uuid: task, at: e.at, source: e.source, what: e.what, detail })
       .execute();
   }
 

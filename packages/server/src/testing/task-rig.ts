@@ -57,6 +57,19 @@ export async function startTaskRig(): Promise<TaskRig> {
       created_at: clock.now(),
     })
     .execute();
+  // The box the tasks run on, bound to that application (a box task's create holds the binding).
+  await db.kysely
+    .insertInto('devices')
+    .values({
+      uuid: 'box-1',
+      code: 'BOX-1',
+      model: 'rig',
+      secret_hash: 'unused',
+      app_id: 'app-1',
+      online: 0,
+      created_at: clock.now(),
+    })
+    .execute();
   const log: Logger = pino({ level: process.env.BOXHUB_TEST_LOG ?? 'silent' });
   const tasks = new TaskRepository(db.kysely);
   const jobRepo = new JobRepository(db.kysely, db.dialect);

@@ -2,7 +2,7 @@
 // script sends them (docs/console.md "Confirmation"): every such button's form carries its
 // question (data-confirm, for the dialog of console.js); a POST with the CSRF token but without
 // `_confirmed=1` changes nothing and answers the confirmation page, whose form then does it.
-// The browser test (packages/e2e/src/console.test.ts) answers the dialog both ways.
+// The browser test (packages/e2e/src/console-accounts.test.ts) answers the dialog both ways.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

@@ -2,7 +2,8 @@
 // (created with the API's validation and messages), recognition runs with their students, the
 // application-wide task list, keys (API key rotation and revocation, end-to-end encryption
 // keys); CSRF on their forms, escaping, and one application never seeing another's data.
-// The browser test (packages/e2e/src/console.test.ts) runs the same pages with a real box.
+// The browser tests (packages/e2e/src/console-tasks.test.ts, console-accounts.test.ts) run the
+// same pages with a real box.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

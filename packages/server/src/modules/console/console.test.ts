@@ -1,6 +1,6 @@
 // The web console's rules over plain HTTP (docs/console.md "Security"): sign-in, the session
 // cookie, CSRF on every form, escaping of device-supplied text, one application's data only,
-// revocation, and that the API stays bearer-only. The browser test is packages/e2e/src/console.test.ts.
+// revocation, and that the API stays bearer-only. The browser tests are packages/e2e/src/console*.test.ts.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';

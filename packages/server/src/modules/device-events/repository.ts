@@ -1,6 +1,6 @@
 // Device callback URLs and the states last reported (docs/callbacks.md, "Device events").
 import type { Kysely } from 'kysely';
-import type { Database } from '../../db/schema.ts';
+import type { Database, DeviceRow } from '../../db/schema.ts';
 import type { Trx } from '../../jobs/repository.ts';
 
 export class DeviceEventRepository {
@@ -33,6 +33,32 @@ export class DeviceEventRepository {
       .where('device_uuid', '=', device)
       .execute();
     return new Map(rows.map((r) => [r.topic, r.value]));
+  }
+
+  /** device → topic → reported value (JSON), for many devices at once. */
+  async reportedMany(
+    db: Trx | Kysely<Database>,
+    devices: readonly string[],
+  ): Promise<Map<string, Map<string, string>>> {
+    const out = new Map<string, Map<string, string>>();
+    if (devices.length === 0) return out;
+    const rows = await db
+      .selectFrom('device_reported')
+      .select(['device_uuid', 'topic', 'value'])
+      .where('device_uuid', 'in', devices)
+      .execute();
+    for (const r of rows) {
+      const m = out.get(r.device_uuid) ?? new Map<string, string>();
+      m.set(r.topic, r.value);
+      out.set(r.device_uuid, m);
+    }
+    return out;
+  }
+
+  /** The rows of these devices (those that still exist). */
+  async devices(db: Trx | Kysely<Database>, uuids: readonly string[]): Promise<DeviceRow[]> {
+    if (uuids.length === 0) return [];
+    return db.selectFrom('devices').selectAll().where('uuid', 'in', uuids).execute();
   }
 
   async setReported(trx: Trx, device: string, topic: string, value: string, now: number): Promise<void> {

@@ -11,6 +11,7 @@
 // device that keeps flapping sends at most one event per topic per window; a change is never
 // reported twice. The first state the server ever sees of a device is its baseline: no event.
 // Every time is the server's injected clock.
+import { randomUUID } from 'node:crypto';
 import type { api } from '@boxhub/protocol';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
@@ -18,19 +19,26 @@ import type { Jobs } from '../../jobs/jobs.ts';
 import type { Trx } from '../../jobs/repository.ts';
 import type { JobHandler } from '../../jobs/runner.ts';
 import type { CallbackService } from '../callbacks/service.ts';
-import type { DeviceRepository } from '../devices/repository.ts';
+import { TurnBatch } from '../../db/turn-batch.ts';
 import type { DeviceEventRepository } from './repository.ts';
 import { serialise, snapshotOf, TOPICS, type Snapshot, type Topic } from './snapshot.ts';
 
 export const DEVICE_EVENT_JOB = 'device.event';
+export const DEVICE_EVENT_SWEEP_JOB = 'device.event.sweep';
+/**
+ * Devices a sweep job, or a batch of news, looks at: two statements, a sweep's payload about 4 KB.
+ * At 500 a job's reading and comparing held the node's event loop for a noticeable part of a
+ * second in the middle of a storm (bench/README.md, "reconnect-storm").
+ */
+const SWEEP_BATCH = 100;
 export const DEFAULT_SETTLE_MS = 30_000;
 /** The ref suffix of a second window opened while the first was closing. */
 const AGAIN = '#again';
 
 export interface DeviceEventDeps {
   repo: DeviceEventRepository;
-  devices: DeviceRepository;
-  callbacks: CallbackService;
+  /** To check a device callback URL and to enqueue the events (the durable outbox). */
+  callbacks: Pick<CallbackService, 'enqueue' | 'checkUrl'>;
   jobs: Jobs;
   clock: Clock;
   log: Logger;
@@ -62,19 +70,33 @@ export class DeviceEventService {
 
   /**
    * The server has stored news of a device (its presence or a state report): if its state now
-   * differs from the last report, the window starts (or is already running). Never throws: a
-   * missed look only delays an event to the next news.
+   * differs from the last report, the window starts (or is already running). The news of every
+   * device in one turn of the event loop is looked at together (TurnBatch: two statements for
+   * all of them, not two a device: a node's return brings a presence and a state from each box
+   * within seconds). Never throws: a missed look only delays an event to the next news.
    */
   async seen(uuid: string): Promise<void> {
     try {
-      const row = await this.d.devices.findByUuid(uuid);
-      if (!row) return;
-      const now = this.d.clock.now();
-      const snap = snapshotOf(row);
-      const reported = await this.d.repo.reported(this.d.repo.db, uuid);
-      const differs = TOPICS.some((t) => snap[t] !== undefined && reported.get(t) !== serialise(snap[t]));
-      if (!differs) return;
-      await this.d.repo.db.transaction().execute(async (trx) => {
+      await this.looks.add({ uuid, at: this.d.clock.now() });
+    } catch (err) {
+      this.d.log.warn({ err, uuid }, 'device event check failed');
+    }
+  }
+
+  private readonly looks = new TurnBatch<{ uuid: string; at: number }>((news) => this.look(news), SWEEP_BATCH);
+
+  /** The windows start when the news came (its time on the clock), not when the batch ran. */
+  private async look(news: { uuid: string; at: number }[]): Promise<void> {
+    const firstNews = new Map<string, number>();
+    for (const n of news) firstNews.set(n.uuid, Math.min(n.at, firstNews.get(n.uuid) ?? n.at));
+    const uuids = [...firstNews.keys()];
+    const rows = await this.d.repo.devices(this.d.repo.db, uuids);
+    const reported = await this.d.repo.reportedMany(this.d.repo.db, uuids);
+    const differing = rows.filter((row) => differs(snapshotOf(row), reported.get(row.uuid)));
+    if (differing.length === 0) return;
+    await this.d.repo.db.transaction().execute(async (trx) => {
+      for (const { uuid } of differing) {
+        const now = firstNews.get(uuid)!;
         await this.d.jobs.schedule(
           trx,
           { kind: DEVICE_EVENT_JOB, ref: uuid, runAt: now + this.d.settleMs, payload: String(now) },
@@ -95,35 +117,63 @@ export class DeviceEventService {
             { kind: DEVICE_EVENT_JOB, ref: `${uuid}${AGAIN}`, runAt: now + this.d.settleMs, payload: String(now) },
             'keep',
           );
-      });
-    } catch (err) {
-      this.d.log.warn({ err, uuid }, 'device event check failed');
-    }
+      }
+    });
   }
 
   /**
-   * Many devices changed at once (a node's start marks every box offline): a window for each,
-   * without reading each device first. The job compares when it runs, so a window opened for a
-   * device that did not change (or came back in time) sends nothing. In transactions of 500,
-   * yielding between them: 10,000 devices one by one (three statements each) held a node's
-   * start for tens of seconds (bench/README.md, "reconnect-storm").
+   * Many devices changed at once (a node's start marks every box offline): one window for all of
+   * them. A `device.event.sweep` job per SWEEP_BATCH devices comes due when their windows would
+   * close; it reads them all in two statements and opens a window, due at once, for each device
+   * that still differs then (sweepHandler), so the events go out when the windows close, as they
+   * would one by one. A window per device, 10,000 after a node's start, came due together in the
+   * middle of the fleet's return and held the node for tens of seconds (bench/README.md,
+   * "reconnect-storm"); most of those boxes were back and had nothing to report.
    */
   async seenMany(uuids: readonly string[]): Promise<void> {
     const now = this.d.clock.now();
-    for (let i = 0; i < uuids.length; i += 500) {
-      const batch = uuids.slice(i, i + 500);
-      try {
-        await this.d.repo.db.transaction().execute(async (trx) => {
-          for (const uuid of batch) {
-            const job = { kind: DEVICE_EVENT_JOB, ref: uuid, runAt: now + this.d.settleMs, payload: String(now) };
-            await this.d.jobs.schedule(trx, job, 'keep');
-          }
-        });
-      } catch (err) {
-        this.d.log.warn({ err, devices: batch.length }, 'device event check failed');
-      }
-      await new Promise((r) => setImmediate(r));
+    try {
+      await this.d.repo.db.transaction().execute(async (trx) => {
+        for (let i = 0; i < uuids.length; i += SWEEP_BATCH) {
+          const sweep: Sweep = { changedAt: now, devices: uuids.slice(i, i + SWEEP_BATCH) };
+          const ref = `${now}-${i / SWEEP_BATCH}-${randomUUID()}`;
+          const job = {
+            kind: DEVICE_EVENT_SWEEP_JOB,
+            ref,
+            runAt: now + this.d.settleMs,
+            payload: JSON.stringify(sweep),
+          };
+          await this.d.jobs.schedule(trx, job, 'keep');
+        }
+      });
+    } catch (err) {
+      this.d.log.warn({ err, devices: uuids.length }, 'device event check failed');
     }
+  }
+
+  /** The `device.event.sweep` job (seenMany): a window, due now, for each device that differs. */
+  sweepHandler(): JobHandler {
+    return {
+      kind: DEVICE_EVENT_SWEEP_JOB,
+      concurrency: 1,
+      leaseMs: 60_000,
+      run: async (job) => {
+        const sweep = parseSweep(job.payload);
+        const rows = await this.d.repo.devices(this.d.repo.db, sweep.devices);
+        const reported = await this.d.repo.reportedMany(this.d.repo.db, sweep.devices);
+        const now = this.d.clock.now();
+        const differing = rows.filter((row) => differs(snapshotOf(row), reported.get(row.uuid)));
+        return {
+          next: 'done',
+          effect: async (trx) => {
+            for (const { uuid } of differing) {
+              const window = { kind: DEVICE_EVENT_JOB, ref: uuid, runAt: now, payload: String(sweep.changedAt) };
+              await this.d.jobs.schedule(trx, window, 'keep');
+            }
+          },
+        };
+      },
+    };
   }
 
   /** The `device.event` job: the window is over; report what still differs. */
@@ -164,6 +214,22 @@ export class DeviceEventService {
       });
     }
   }
+}
+
+/** What a sweep job carries: the devices, and when they changed (a node's start). */
+interface Sweep {
+  changedAt: number;
+  devices: string[];
+}
+
+function parseSweep(payload: string | null): Sweep {
+  const v = JSON.parse(payload ?? '{}') as Partial<Sweep>;
+  return { changedAt: Number(v.changedAt) || 0, devices: Array.isArray(v.devices) ? v.devices.map(String) : [] };
+}
+
+/** Whether a device's state differs, on some topic, from what was last reported of it. */
+function differs(snap: Snapshot, reported: ReadonlyMap<string, string> | undefined): boolean {
+  return TOPICS.some((t) => snap[t] !== undefined && reported?.get(t) !== serialise(snap[t]));
 }
 
 function eventName(topic: Topic, snap: Snapshot): string {

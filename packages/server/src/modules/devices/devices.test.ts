@@ -209,3 +209,17 @@ describe('the device lookup cache (SQLite)', () => {
     assert.equal((await a.get('/api/client/info', { uuid: d.uuid })).code, 30002, 'an unbind shows at once');
   });
 });
+
+describe('state reports', () => {
+  test('the same state reported again writes nothing (state_at is when it changed); a new one is stored', async () => {
+    const d = await t.registerDevice();
+    const devices = t.server.repos.devices;
+    const row = async () => (await devices.findByUuid(d.uuid))!;
+    await devices.saveState(d.uuid, '{"v":1}', 1000);
+    assert.deepEqual([(await row()).state, (await row()).state_at], ['{"v":1}', 1000]);
+    await devices.saveState(d.uuid, '{"v":1}', 2000);
+    assert.deepEqual([(await row()).state, (await row()).state_at], ['{"v":1}', 1000], 'unchanged: not rewritten');
+    await devices.saveState(d.uuid, '{"v":2}', 3000);
+    assert.deepEqual([(await row()).state, (await row()).state_at], ['{"v":2}', 3000]);
+  });
+});

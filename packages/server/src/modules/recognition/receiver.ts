@@ -18,14 +18,14 @@ import {
 import type { TaskRow } from '../../db/schema.ts';
 import { PartLimitError, readFile, readParts, type Part } from './multipart-reader.ts';
 import type { NewPage } from './repository.ts';
-import { ASSEMBLE_JOB, PAGE_JOB, type RecognitionService } from './service.ts';
+import { ASSEMBLE_JOB, PAGE_JOB, type ReceiverDeps } from './service.ts';
 import { checkTimestamp, verify } from './signature.ts';
 import { jpegSize, pageTooLarge } from './page-pixels.ts';
 import { transact } from '../../db/transaction.ts';
 import { messageOf, statusOf } from '@boxhub/protocol';
 
 export interface ReceiverOptions {
-  recognition: RecognitionService;
+  deps: ReceiverDeps;
   /** Largest page image accepted (BOXHUB_DIRECT_MAX_PAGE_BYTES). */
   maxPageBytes: number;
 }
@@ -48,8 +48,7 @@ function answer(req: FastifyRequest, reply: FastifyReply, status: number, messag
 }
 
 export async function directReceiverRoutes(app: FastifyInstance, o: ReceiverOptions): Promise<void> {
-  const { recognition } = o;
-  const { repo, tasks, blobs, jobs, clock, log } = recognition.d;
+  const { repo, tasks, blobs, jobs, clock, log, directSecrets } = o.deps;
   // The body is read part by part in the handler, after the headers are checked; any other
   // type is handed over unread too, and refused there (415).
   app.removeAllContentTypeParsers();
@@ -82,7 +81,7 @@ export async function directReceiverRoutes(app: FastifyInstance, o: ReceiverOpti
         if (!r || !task) throw new Refusal(404, 'no recognition task at this address');
         if (Number(task.expires_at) <= clock.now()) throw new Refusal(410, 'this recognition task has expired');
         const scan = r.scan_uuid ? await tasks.find(tasks.db, r.scan_uuid) : undefined;
-        const secret = scan ? recognition.d.directSecrets.secretOf(scan) : undefined;
+        const secret = scan ? directSecrets.secretOf(scan) : undefined;
         if (!scan || !secret)
           throw new Refusal(
             403,

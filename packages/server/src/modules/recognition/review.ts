@@ -24,7 +24,7 @@ import type { CallbackStatus } from '../callbacks/service.ts';
 import type { AnnotatedLinks, AnnotatedRef } from './annotated-links.ts';
 import type { CorrectionRepository } from './review-repository.ts';
 import { correctedResult, stateIn, type CorrectionSources, type Fills } from './correction.ts';
-import type { RecognitionService } from './service.ts';
+import type { ReviewDeps } from './service.ts';
 
 /** Who corrects: the API key the request came with, and how. */
 export interface Reviewer {
@@ -85,22 +85,22 @@ export function reviewReasons(b: Body): string[] {
 }
 
 export class ReviewService {
-  private readonly rec: RecognitionService;
+  private readonly d: ReviewDeps;
   private readonly corrections: CorrectionRepository;
   readonly links: AnnotatedLinks;
   private renders = 0;
   private readonly queue: Array<() => void> = [];
 
-  constructor(rec: RecognitionService, corrections: CorrectionRepository, links: AnnotatedLinks) {
-    this.rec = rec;
+  constructor(d: ReviewDeps, corrections: CorrectionRepository) {
+    this.d = d;
     this.corrections = corrections;
-    this.links = links;
+    this.links = d.annotated;
   }
 
   // ---- reading what there is --------------------------------------------------------------
 
   private async task(appId: string, uuid: string) {
-    const { tasks, repo } = this.rec.d;
+    const { tasks, repo } = this.d;
     const task = await tasks.find(tasks.db, uuid);
     const r = task && task.app_id === appId && task.kind === 'recognition' ? await repo.find(repo.db, uuid) : undefined;
     // Another application's task answers exactly what a missing one does.
@@ -114,7 +114,7 @@ export class ReviewService {
 
   private async students(appId: string, uuid: string): Promise<Student[]> {
     const [sent, rows] = await Promise.all([
-      this.rec.d.callbacks.ofTask(appId, uuid, 'recognition.result', 1, MAX_STUDENTS),
+      this.d.callbacks.ofTask(appId, uuid, 'recognition.result', 1, MAX_STUDENTS),
       this.corrections.list(this.corrections.db, appId, uuid),
     ]);
     return sent.callbacks.map((c, i) => {
@@ -142,7 +142,7 @@ export class ReviewService {
   }
 
   private async pageRows(uuid: string): Promise<Map<number, RecognitionPageRow>> {
-    const { repo } = this.rec.d;
+    const { repo } = this.d;
     return new Map((await repo.pages(repo.db, uuid)).map((p) => [Number(p.page_number), p]));
   }
 
@@ -153,7 +153,7 @@ export class ReviewService {
   ): Promise<Layout | null> {
     const cached = cache.get(layoutId);
     if (cached !== undefined) return cached;
-    const t = await this.rec.d.repo.template(this.rec.d.repo.db, appId, layoutId);
+    const t = await this.d.repo.template(this.d.repo.db, appId, layoutId);
     const layout = t ? (JSON.parse(t.layout) as Layout) : null;
     cache.set(layoutId, layout);
     return layout;
@@ -164,7 +164,7 @@ export class ReviewService {
   }
 
   private async pageLinks(appId: string, uuid: string, pages: readonly Source[]): Promise<api.ReviewItem['pages']> {
-    const { blobs, settings } = this.rec.d;
+    const { blobs, settings } = this.d;
     const rows = await this.pageRows(uuid);
     return Promise.all(
       pages.map(async (p) => {
@@ -194,7 +194,7 @@ export class ReviewService {
   async items(appId: string, uuid: string, o: { links?: boolean } = {}): Promise<api.ReviewList> {
     const task = await this.task(appId, uuid);
     const students = await this.students(appId, uuid);
-    const statuses = await this.rec.d.callbacks.statuses(
+    const statuses = await this.d.callbacks.statuses(
       appId,
       students.flatMap((s) => s.corrections.map((c) => c.callback_id)),
     );
@@ -262,7 +262,7 @@ export class ReviewService {
     await this.task(appId, uuid);
     const row = (await this.pageRows(uuid)).get(pageNumber);
     if (!row) throw new ApiError('NOT_FOUND', `no page ${pageNumber} in recognition task '${uuid}'`);
-    return this.rec.d.blobs.getBytes(row.blob_key);
+    return this.d.blobs.getBytes(row.blob_key);
   }
 
   /** A page's overlay in image pixels, with fresh links; the page's current student's states. */
@@ -304,7 +304,7 @@ export class ReviewService {
     let width = 0,
       height = 0;
     if (withSize) {
-      ({ width, height } = await imageSize(await this.rec.d.blobs.getBytes(row.blob_key)));
+      ({ width, height } = await imageSize(await this.d.blobs.getBytes(row.blob_key)));
     }
     const students = await this.students(appId, uuid);
     const holder =
@@ -355,7 +355,7 @@ export class ReviewService {
   async annotated(ref: AnnotatedRef): Promise<Uint8Array> {
     await this.task(ref.appId, ref.taskUuid);
     const o = await this.overlayOf(ref.appId, ref.taskUuid, ref.pageNumber, false);
-    const bytes = await this.rec.d.blobs.getBytes(o.row.blob_key);
+    const bytes = await this.d.blobs.getBytes(o.row.blob_key);
     return this.bounded(() =>
       annotatePage(bytes, o.overlay, o.detail ? `page ${ref.pageNumber}: ${o.detail}` : undefined),
     );
@@ -379,7 +379,7 @@ export class ReviewService {
   // ---- corrections ------------------------------------------------------------------------
 
   async correct(appId: string, who: Reviewer, body: api.ReviewCorrectBody): Promise<api.ReviewCorrectResult> {
-    const { callbacks, clock } = this.rec.d;
+    const { callbacks, clock } = this.d;
     const task = await this.task(appId, body.uuid);
     const s = await this.student(appId, body.uuid, body.student);
     if (body.revision !== s.revision) {

@@ -89,10 +89,27 @@ export interface RecognitionServiceDeps {
   annotated: AnnotatedLinks;
 }
 
+/** What the direct-transfer receiver (receiver.ts) works with. */
+export type ReceiverDeps = Pick<
+  RecognitionServiceDeps,
+  'repo' | 'tasks' | 'blobs' | 'jobs' | 'clock' | 'log' | 'directSecrets'
+>;
+/** What the page and assembly jobs (worker.ts) work with. */
+export type WorkerDeps = Pick<
+  RecognitionServiceDeps,
+  'repo' | 'tasks' | 'blobs' | 'jobs' | 'clock' | 'callbacks' | 'settings' | 'annotated'
+>;
+/** What the review loop (review.ts) works with. */
+export type ReviewDeps = Pick<
+  RecognitionServiceDeps,
+  'repo' | 'tasks' | 'blobs' | 'clock' | 'callbacks' | 'settings' | 'annotated'
+>;
+
 export { DIRECT_PATH } from './direct-address.ts';
 
 export class RecognitionService {
-  readonly d: RecognitionServiceDeps;
+  // Its own: the receiver, the jobs and the review loop get theirs from kind.ts (recognitionDeps).
+  private readonly d: RecognitionServiceDeps;
 
   constructor(d: RecognitionServiceDeps) {
     this.d = d;

@@ -21,7 +21,7 @@ import {
 import { ScanError, messageOf } from '@boxhub/protocol';
 import type { JobHandler } from '../../jobs/runner.ts';
 import type { Trx } from '../../jobs/repository.ts';
-import { ASSEMBLE_JOB, PAGE_JOB, type RecognitionService } from './service.ts';
+import { ASSEMBLE_JOB, PAGE_JOB, type WorkerDeps } from './service.ts';
 import { TaskAssembly } from './task-assembly.ts';
 import type { WorkGate } from '../../work-gate.ts';
 import { jpegSize, pageTooLarge } from './page-pixels.ts';
@@ -43,7 +43,7 @@ export interface RecognitionWorkerSettings {
 }
 
 export class RecognitionWorkers {
-  private readonly svc: RecognitionService;
+  private readonly d: WorkerDeps;
   private readonly size: number;
   private readonly work: WorkGate | undefined;
   private pool: PagePool | undefined;
@@ -52,8 +52,8 @@ export class RecognitionWorkers {
   /** Per task: its assembly so far on this node (assembleHandler); the oldest tasks go first. */
   private readonly assemblies = new Map<string, TaskAssembly>();
 
-  constructor(svc: RecognitionService, s: RecognitionWorkerSettings = {}) {
-    this.svc = svc;
+  constructor(d: WorkerDeps, s: RecognitionWorkerSettings = {}) {
+    this.d = d;
     this.size = Math.max(1, s.workers ?? availableParallelism());
     this.work = s.work;
   }
@@ -71,7 +71,7 @@ export class RecognitionWorkers {
 
   /** The application's layouts (only its own templates are ever matched). */
   private async layoutsOf(appId: string): Promise<{ key: string; layouts: Layout[]; set: LayoutSet }> {
-    const { repo } = this.svc.d;
+    const { repo } = this.d;
     const ids = await repo.templateIds(repo.db, appId);
     const key = `${appId}:${ids.join(',')}`;
     const cached = this.layouts.get(appId);
@@ -91,7 +91,7 @@ export class RecognitionWorkers {
   }
 
   pageHandler(): JobHandler {
-    const { repo, tasks, blobs, jobs, clock } = this.svc.d;
+    const { repo, tasks, blobs, jobs, clock } = this.d;
     return {
       kind: PAGE_JOB,
       // Two per engine thread: one being read from the store while the other is recognized.
@@ -167,7 +167,7 @@ export class RecognitionWorkers {
   }
 
   assembleHandler(): JobHandler {
-    const { repo, tasks, blobs, jobs, clock, callbacks, settings, annotated } = this.svc.d;
+    const { repo, tasks, blobs, jobs, clock, callbacks, settings, annotated } = this.d;
     return {
       kind: ASSEMBLE_JOB,
       concurrency: 4,

@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import type { Database, RolloutBoxesTable, RolloutsTable } from '../../db/schema.ts';
 import { transact } from '../../db/transaction.ts';
+import { TurnBatch } from '../../db/turn-batch.ts';
 import type { Jobs } from '../../jobs/jobs.ts';
 import type { JobHandler, JobResult } from '../../jobs/runner.ts';
 import { parseState } from '../devices/view.ts';
@@ -208,13 +209,22 @@ export class RolloutService {
     throw new ApiError('INVALID_PARAMETER', 'the rollout has ended already');
   }
 
-  /** A box reported (state or presence): the rollouts waiting for it look at once. */
-  async nudge(uuid: string): Promise<void> {
+  /**
+   * A box reported (state or presence): the rollouts waiting for it look at once. The boxes that
+   * reported in one turn of the event loop are looked up together (TurnBatch: one statement, not
+   * one a box, when a node's whole fleet comes back at once).
+   */
+  nudge(uuid: string): Promise<void> {
+    return this.nudges.add(uuid);
+  }
+
+  private readonly nudges = new TurnBatch<string>(async (uuids) => {
     const rows = await this.db
       .selectFrom('rollout_boxes as b')
       .innerJoin('rollouts as r', 'r.id', 'b.rollout_id')
       .select('r.id')
-      .where('b.device_uuid', '=', uuid)
+      .distinct()
+      .where('b.device_uuid', 'in', [...new Set(uuids)])
       .where('b.state', 'in', ['pending', 'sent'])
       .where('r.state', '=', 'running')
       .execute();
@@ -224,7 +234,7 @@ export class RolloutService {
         ROLLOUT_JOB,
         rows.map((r) => r.id),
       );
-  }
+  });
 
   handler(): JobHandler {
     return {

@@ -1,0 +1,147 @@
+// Toner specks on made-up darkness grids (no images): a spot a speck's size on bare paper is
+// empty on a speckled page; a dot, a spot cut by the ellipse's edge or a spot on a faint fill
+// is not; a half fill's patch keeps its fill where only specks make the page cautious.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { INNER, strokeRadius, type AreaSample } from './area-sampler.ts';
+import { classify, pageFills } from './mark-classifier.ts';
+import { evidence } from './mark-evidence.ts';
+import type { PageLevels } from './page-levels.ts';
+import type { PageQuality } from './page-quality.ts';
+import { dotBeyondSpecks, judgeSpecks, onlySpecks, SPECK } from './speck-spots.ts';
+
+const W = 7,
+  H = 4.4,
+  PXMM = 7.87;
+const lv: PageLevels = { baseline: 0, noise: 0.02, spread: 0.004, line: 0.65, pxmm: PXMM };
+const rx = strokeRadius(W / 2, PXMM),
+  ry = strokeRadius(H / 2, PXMM);
+
+/** A 7 × 4.4 mm area at 200 dpi: darkness `paint(u, v)` (mm from the centre) plus noise. */
+function area(paint: (u: number, v: number) => number, seed = 5): AreaSample {
+  const step = 1 / PXMM;
+  const cols = Math.round((2 * rx) / step),
+    rows = Math.round((2 * ry) / step);
+  const grid = new Float32Array(cols * rows).fill(NaN),
+    inner = new Uint8Array(cols * rows);
+  const rnd = () => {
+    seed = (seed * 1103515245 + 12345) >>> 0;
+    return seed / 2 ** 32;
+  };
+  let n = 0,
+    sum = 0;
+  for (let j = 0; j < rows; j++)
+    for (let i = 0; i < cols; i++) {
+      const u = -rx + (i + 0.5) * ((2 * rx) / cols),
+        v = -ry + (j + 0.5) * ((2 * ry) / rows);
+      if ((u * u) / (rx * rx) + (v * v) / (ry * ry) > 1) continue;
+      const k = paint(u, v) + 0.02 * (rnd() + rnd() + rnd() + rnd() - 2) * Math.sqrt(3);
+      grid[j * cols + i] = k;
+      if ((u * u) / ((W / 2) * INNER) ** 2 + (v * v) / ((H / 2) * INNER) ** 2 <= 1) {
+        inner[j * cols + i] = 1;
+        n++;
+        sum += k;
+      }
+    }
+  return { grid, cols, rows, step: (2 * rx) / cols, inner, mean: sum / n, sd: 0.02, outline: 0.6 };
+}
+
+/** A disc (or ellipse) of darkness `dark` centred at (cx, cy), radii `a` × `b` mm, on `ground`. */
+const spot =
+  (cx: number, cy: number, a: number, b: number, dark: number, ground = 0) =>
+  (u: number, v: number) =>
+    ((u - cx) / a) ** 2 + ((v - cy) / b) ** 2 <= 1 ? dark : ground;
+
+const speckled: PageQuality = {
+  bandsAcross: 0.02,
+  bandsAlong: 0.01,
+  uneven: 0.05,
+  steep: 0.04,
+  contrast: 150,
+  blurMm: 0.2,
+  blockiness: 1.5,
+  specks: 0.3,
+  speckSize: 1.2,
+  showThrough: 0,
+  local: 0,
+};
+
+test('a speck 0.9 mm across on bare paper is only a speck; a dot 1.8 × 1.3 mm, a speck on a faint fill or bare paper are not', () => {
+  assert.ok(onlySpecks(area(spot(0.8, 0.3, 0.45, 0.45, 0.6)), lv));
+  // Two specks apart, each a speck's size.
+  assert.ok(
+    onlySpecks(
+      area((u, v) => Math.max(spot(-1.5, 0, 0.4, 0.4, 0.7)(u, v), spot(1.2, 0.4, 0.35, 0.35, 0.5)(u, v))),
+      lv,
+    ),
+  );
+  // B's smallest dots are 1.6 mm across and more.
+  assert.ok(!onlySpecks(area(spot(0.5, 0, 0.9, 0.65, 0.6)), lv));
+  // A speck on a faint fill: the paper around it is not bare.
+  assert.ok(!onlySpecks(area(spot(0.8, 0.3, 0.45, 0.45, 0.6, 0.12)), lv));
+  assert.ok(
+    !onlySpecks(
+      area(() => 0),
+      lv,
+    ),
+  );
+});
+
+test("a spot on the sampled ellipse's edge decides nothing: it may be a dot that lies beyond", () => {
+  // Half a dot: its centre just outside the sampled ellipse's right end.
+  assert.ok(!onlySpecks(area(spot(rx + 0.1, 0, 0.8, 0.6, 0.6)), lv));
+  // The same speck as the first test's, wholly inside, and moved onto the edge.
+  assert.ok(!onlySpecks(area(spot(rx - 0.25, 0, 0.45, 0.45, 0.6)), lv));
+});
+
+test(`on a speckled page a speck's area left uncertain is empty; a half fill's patch (from ${SPECK.patchBeyond} mm²) keeps its fill unless the other side shows through strongly`, () => {
+  const speck = area(spot(0.8, 0.3, 0.5, 0.5, 0.7));
+  const half = area(spot(-1.3, 0, 1.8, 1.6, 0.2));
+  const samples = [speck, half];
+  const ev = samples.map((s) => evidence(s, lv));
+  const fills = pageFills(ev);
+  const decide = (q: PageQuality) => {
+    const d = ev.map((e) => classify(e, lv, fills));
+    judgeSpecks(d, ev, samples, q, lv);
+    return d.map((x) => x.state);
+  };
+  // Without the page's caution: the speck is a trace (never empty), the half fill a patch's fill.
+  assert.deepEqual(
+    ev.map((e) => classify(e, lv, fills).state),
+    ['uncertain', 'filled'],
+  );
+  assert.deepEqual(decide(speckled), ['empty', 'filled']);
+  assert.deepEqual(decide({ ...speckled, specks: 0, showThrough: 0.3 }), ['uncertain', 'uncertain']);
+  // A page without specks or show-through: nothing changes.
+  assert.deepEqual(decide({ ...speckled, specks: 0 }), ['uncertain', 'filled']);
+});
+
+test("a dot larger than the page's largest speck by half, and than any speck in an area, is a dot: it keeps its fill on a speckled page", () => {
+  // A pen dot 1.8 × 1.3 mm (its bounding box's diagonal a short stroke) on a page whose largest
+  // margin speck is 1.2 mm², and a speck 1.2 mm across.
+  const dot = area(spot(0.9, 0.2, 0.9, 0.65, 0.9));
+  const speck = area(spot(0.8, 0.3, 0.6, 0.6, 0.9));
+  assert.ok(dotBeyondSpecks(dot, lv, 1.2));
+  assert.ok(!dotBeyondSpecks(dot, lv, 3), 'where the margins show specks as large, it may be one');
+  assert.ok(!dotBeyondSpecks(speck, lv, 0.5), `a speck 1.2 mm across is under ${SPECK.dotMin} mm²`);
+  const samples = [dot, speck];
+  const ev = samples.map((s) => evidence(s, lv, 1.9));
+  const fills = pageFills(ev);
+  const d = ev.map((e) => classify(e, lv, fills));
+  assert.deepEqual(
+    d.map((x) => x.state),
+    ['filled', 'filled'],
+    'a short stroke and a patch',
+  );
+  judgeSpecks(d, ev, samples, speckled, lv);
+  assert.deepEqual(
+    d.map((x) => x.state),
+    ['filled', 'uncertain'],
+  );
+  const again = ev.map((e) => classify(e, lv, fills));
+  judgeSpecks(again, ev, samples, { ...speckled, speckSize: 3 }, lv);
+  assert.deepEqual(
+    again.map((x) => x.state),
+    ['uncertain', 'uncertain'],
+  );
+});

@@ -1,0 +1,173 @@
+// A toner speck inside an empty area (docs/cards.md, section 5, step 4: caution on a speckled
+// page; the figures in section 8, "Generator C, third round"). On a page with specks, an area
+// whose only dark thing is a spot a speck's size keeps that spot from being called empty (it
+// is a trace, mark-classifier.ts) and, where it grows into a short "stroke" or a patch, from
+// being called filled: the area goes to review. A speck is
+// small, round and alone: it ends where it starts, and the paper around it is bare. A person's
+// mark is larger (the smallest dot is over 1.6 mm across) or continues (a tick, a stroke
+// leaving the area): so an area whose every patch is a spot within `SPECK.maxArea` and
+// `SPECK.maxSide`, lying wholly inside the sampled ellipse, and whose samples apart from those
+// spots measure as bare paper, is empty. A spot touching the ellipse's edge or an ADF streak's
+// gap may be the end of a mark that lies beyond: it decides nothing. And a patch many times a
+// speck's size (`SPECK.patchBeyond`: a half fill), or a dot half again as large as the largest
+// speck in the page's margins (margin-specks.ts), is no speck: it keeps its fill.
+import type { AreaSample } from './area-sampler.ts';
+import {
+  innerQuantile,
+  type MarkEvidence,
+  smooth,
+  solidApartFromSpecks,
+  T_BLOB_GROW,
+  T_BLOB_SEED,
+} from './mark-evidence.ts';
+import type { PageLevels } from './page-levels.ts';
+import { type AreaState, THRESHOLDS } from './mark-classifier.ts';
+import { cautious, type PageQuality, speckled, strongShowThrough } from './page-quality.ts';
+
+/**
+ * Set on generator C's tuning pages (the bad photocopy at 150 and 200 dpi, 20 cards each;
+ * docs/cards.md, section 8, "Generator C, third round"). A spot wholly inside the ellipse is a
+ * speck up to `maxArea` mm² and `maxSide` mm across (bounding box, at the patches' growing
+ * level): specks there measured up to 1.9 mm² and 1.85 mm, so the larger ones still go to
+ * review; no dot wholly inside measured under 1.6 mm². A spot on the ellipse's edge decides
+ * nothing: a dot cut by it measured 0.74 mm² and 1.35 mm at 150 dpi, as a speck does. `bare`:
+ * the mean of the samples outside the spots above the page's baseline, as an empty area's
+ * (the speckled empty areas there: under 0.04).
+ */
+export const SPECK = { maxArea: 1.3, maxSide: 1.4, bare: 0.04, patchBeyond: 6, dotMin: 2, dotFactor: 1.5 } as const;
+
+/** A dark spot in an area: its size (mm², and mm across its bounding box) and whether it touches the sampled ellipse's edge. */
+interface Spot {
+  area: number;
+  side: number;
+  edge: boolean;
+}
+
+/**
+ * An area's dark spots, grown as its patches are (mark-evidence.ts: from samples clearly darker
+ * than the area's floor through samples a little darker), and the mean of the samples outside
+ * them above the page's baseline.
+ */
+export function spotsOf(s: AreaSample, lv: PageLevels): { spots: Spot[]; rest: number } {
+  const { cols, rows, grid, inner, step } = s;
+  const sm = smooth(grid, cols, rows);
+  const floor = innerQuantile(sm, inner, 0.2);
+  const sigma = 0.56 * lv.noise;
+  const seedAt = floor + Math.max(T_BLOB_SEED, 5 * sigma),
+    growAt = floor + Math.max(T_BLOB_GROW, 3 * sigma);
+  const inSpot = new Uint8Array(sm.length);
+  const stack: number[] = [];
+  const spots: Spot[] = [];
+  for (let k = 0; k < sm.length; k++) {
+    if (inSpot[k] || !(sm[k]! >= seedAt)) continue;
+    let i0 = cols,
+      i1 = -1,
+      j0 = rows,
+      j1 = -1,
+      n = 0,
+      edge = false;
+    inSpot[k] = 1;
+    stack.push(k);
+    while (stack.length > 0) {
+      const q = stack.pop()!;
+      const i = q % cols,
+        j = (q - i) / cols;
+      n++;
+      i0 = Math.min(i0, i);
+      i1 = Math.max(i1, i);
+      j0 = Math.min(j0, j);
+      j1 = Math.max(j1, j);
+      for (let jj = j - 1; jj <= j + 1; jj++)
+        for (let ii = i - 1; ii <= i + 1; ii++) {
+          if (ii < 0 || jj < 0 || ii >= cols || jj >= rows) {
+            edge = true;
+            continue;
+          }
+          const kk = jj * cols + ii;
+          if (Number.isNaN(sm[kk]!)) edge = true;
+          else if (!inSpot[kk] && sm[kk]! >= growAt) {
+            inSpot[kk] = 1;
+            stack.push(kk);
+          }
+        }
+    }
+    spots.push({ area: n * step * step, side: Math.max(i1 - i0 + 1, j1 - j0 + 1) * step, edge });
+  }
+  let sum = 0,
+    n = 0;
+  for (let k = 0; k < grid.length; k++) {
+    if (!inner[k] || inSpot[k] || Number.isNaN(grid[k]!)) continue;
+    sum += grid[k]!;
+    n++;
+  }
+  return { spots, rest: n > 0 ? sum / n - lv.baseline : 0 };
+}
+
+/** Whether an area's only dark things are specks (`SPECK`) on bare paper. */
+export function onlySpecks(s: AreaSample, lv: PageLevels): boolean {
+  const { spots, rest } = spotsOf(s, lv);
+  return (
+    spots.length > 0 &&
+    spots.every((p) => !p.edge && p.area <= SPECK.maxArea && p.side <= SPECK.maxSide) &&
+    rest < SPECK.bare
+  );
+}
+
+/**
+ * Whether an area holds a dot clearly larger than any speck of its page: its largest spot is at
+ * least `SPECK.dotFactor` times the largest speck its margins show (page-quality.ts), and at
+ * least `SPECK.dotMin` mm² (larger than every speck in an area of C's tuning pages, wholly
+ * inside or not).
+ */
+export function dotBeyondSpecks(s: AreaSample, lv: PageLevels, speckSize: number): boolean {
+  const largest = Math.max(0, ...spotsOf(s, lv).spots.map((p) => p.area));
+  return largest >= SPECK.dotMin && largest >= SPECK.dotFactor * speckSize;
+}
+
+/**
+ * Whether a fill's patch is far larger than any speck (`SPECK.patchBeyond`): on a page cautious
+ * for its specks alone (not for the other side showing through, whose fills make patches that
+ * large), such a fill is not made uncertain. A half fill measured 8-10 mm² on C's tuning pages.
+ */
+export function beyondSpecks(e: MarkEvidence): boolean {
+  return e.blob >= SPECK.patchBeyond;
+}
+
+/**
+ * The decisions of a side's areas on a page with toner specks or strong show-through of the
+ * other side (docs/cards.md, section 5, step 4), changed in place. A speck or the other side's
+ * mark looks like a dot or a short tick: a fill told by nothing more (a stroke under
+ * `shortStroke`, a patch) is uncertain, unless its patch or dot is plainly larger than any speck
+ * (`beyondSpecks`, `dotBeyondSpecks`) on a page cautious for its specks alone; so is one told by its mean only because a speck darkens it (a
+ * speck on an erasure's residue: the mean is taken again without what is far darker than the
+ * area's median). On a speckled page, an area left uncertain whose only dark things are specks
+ * on bare paper (`onlySpecks`) is empty.
+ */
+export function judgeSpecks(
+  decided: Array<{ state: AreaState; score: number }>,
+  ev: readonly MarkEvidence[],
+  samples: readonly AreaSample[],
+  q: PageQuality,
+  lv: PageLevels,
+): void {
+  if (!cautious(q)) return;
+  const T = THRESHOLDS;
+  decided.forEach((d, i) => {
+    const e = ev[i]!;
+    if (
+      d.state === 'filled' &&
+      // What is plainly larger than a speck is no speck, where only specks make the page cautious.
+      (strongShowThrough(q) || !(beyondSpecks(e) || dotBeyondSpecks(samples[i]!, lv, q.speckSize))) &&
+      e.stroke < T.shortStroke &&
+      (e.solid < T.filledSolid || solidApartFromSpecks(samples[i]!, lv.baseline) < T.filledSolid)
+    )
+      d.state = 'uncertain';
+  });
+  if (speckled(q))
+    decided.forEach((d, i) => {
+      if (d.state === 'uncertain' && onlySpecks(samples[i]!, lv)) {
+        d.state = 'empty';
+        d.score = 0;
+      }
+    });
+}

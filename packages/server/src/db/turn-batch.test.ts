@@ -1,0 +1,47 @@
+// TurnBatch (db/turn-batch.ts): what is added in one turn of the event loop is run together, at
+// most `max` at a time; what is added while a batch runs goes into the next; a failed batch
+// rejects its own callers only.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { TurnBatch } from './turn-batch.ts';
+
+test('items added in one turn run together, in order, at most max at a time', async () => {
+  const runs: number[][] = [];
+  const b = new TurnBatch<number>(async (items) => {
+    runs.push(items);
+  }, 3);
+  await Promise.all([1, 2, 3, 4, 5].map((n) => b.add(n)));
+  assert.deepEqual(runs, [
+    [1, 2, 3],
+    [4, 5],
+  ]);
+});
+
+test('an item added while a batch runs goes into the next batch, and its caller waits for that one', async () => {
+  const runs: string[][] = [];
+  let release!: () => void;
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
+  const b = new TurnBatch<string>(async (items) => {
+    runs.push(items);
+    if (items.includes('a')) await held;
+  });
+  const first = b.add('a');
+  await new Promise((r) => setImmediate(r)); // the first batch has started and waits
+  assert.deepEqual(runs, [['a']]);
+  const second = b.add('b');
+  await second;
+  assert.deepEqual(runs, [['a'], ['b']], 'the second ran without waiting for the first');
+  release();
+  await first;
+});
+
+test('a batch that throws rejects its callers; the next batch runs', async () => {
+  const b = new TurnBatch<number>(async (items) => {
+    if (items.includes(13)) throw new Error('unlucky');
+  });
+  const bad = Promise.all([b.add(12), b.add(13)]);
+  await assert.rejects(bad, /unlucky/);
+  await b.add(14);
+});
