@@ -2,30 +2,53 @@
 // them again with the current recognizer on one thread, printing each class's figures and, with
 // --list, every area read wrong or uncertain with its page's measured condition. Never on the
 // evaluation seeds (run.ts).
-//   npx tsx bench/recognizer/degrade/tune.ts [cards per set] [dpi,dpi] [class,class] [--list]
+//   npx tsx bench/recognizer/degrade/tune.ts [cards per set] [dpi,dpi] [class,class] [--list] [--offset=N]
+// --offset=N shifts every seed by N: scratch pages at a resolution whose own tuning seeds are
+// another resolution's evaluation cards (300 dpi), refused where a seed would land on one.
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { loadRecognizer } from '../under-test.ts';
 import { INDEPENDENT_CARDS } from '../independent/cards.ts';
 import type { RenderedCard } from '../rendered.ts';
 import { CLASS_STRENGTHS, classLabel } from './classes.ts';
-import { DEGRADE_TUNING_SEED_BASE } from './run.ts';
+import { DEGRADE_EVALUATION_SEED_BASE, DEGRADE_TUNING_SEED_BASE } from './run.ts';
 import type { DegradeJob } from './render-worker.ts';
 
 const [cardsArg, dpiArg, classArg] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const list = process.argv.includes('--list');
+const offset = Number(process.argv.find((a) => a.startsWith('--offset='))?.slice(9) ?? '0');
 const cards = Number(cardsArg ?? '2');
 const dpis = (dpiArg ?? '200').split(',').map(Number);
 const classes = classArg ? classArg.split(',') : null;
 // The tuning seeds at a resolution 100 dpi above an evaluated one are that resolution's
 // evaluation cards (DEGRADE_*_SEED_BASE + 10 000 × dpi; a card's marks and damage come from its
 // seed alone): refused, so that no threshold is set on an evaluation card.
-const leaking = dpis.filter((d) => [150, 200, 300].includes(d - 100));
+const leaking = offset === 0 ? dpis.filter((d) => [150, 200, 300].includes(d - 100)) : [];
 if (leaking.length > 0) {
   console.error(
     `tuning at ${leaking.join(', ')} dpi would render the evaluation's cards of ${leaking.map((d) => d - 100).join(', ')} dpi: refused`,
   );
   process.exit(2);
+}
+// With an offset, every seed is checked against the evaluation's (DEGRADE_EVALUATION_SEED_BASE
+// + 10 000 × dpi + 500 × class + card, for the resolutions it is run at, up to 40 cards).
+const evaluationSeed = (seed: number) =>
+  [100, 150, 200, 300].some((d) => {
+    const at = seed - DEGRADE_EVALUATION_SEED_BASE - d * 10_000;
+    return at >= 0 && at < CLASS_STRENGTHS.length * 500 + 40;
+  });
+if (offset !== 0) {
+  const bad = dpis.filter((dpi) =>
+    CLASS_STRENGTHS.some((_, ci) =>
+      Array.from({ length: cards }, (_, i) => DEGRADE_TUNING_SEED_BASE + dpi * 10_000 + ci * 500 + i + offset).some(
+        evaluationSeed,
+      ),
+    ),
+  );
+  if (bad.length > 0) {
+    console.error(`offset ${offset} at ${bad.join(', ')} dpi lands on the evaluation's seeds: refused`);
+    process.exit(2);
+  }
 }
 const rec = await loadRecognizer();
 const layouts = rec.createLayoutSet(
@@ -96,7 +119,7 @@ for (const dpi of dpis)
       strength,
       dpi,
       id: i,
-      seed: DEGRADE_TUNING_SEED_BASE + dpi * 10_000 + ci * 500 + i,
+      seed: DEGRADE_TUNING_SEED_BASE + dpi * 10_000 + ci * 500 + i + offset,
     }));
     await renderMissing(jobs);
     let n = 0,

@@ -6,6 +6,8 @@ import { INNER, strokeRadius, type AreaSample } from './area-sampler.ts';
 import {
   classify,
   classifyAreas,
+  greyThroughPaper,
+  judgeGreysThroughPaper,
   pageFills,
   patchOnly,
   RIM,
@@ -531,4 +533,37 @@ test('ink spreading: where most empty areas show a patch along their rim, a patc
   assert.equal(classify(rimFill, page200).state, 'filled');
   assert.equal(patchOnly(rimFill), true);
   assert.equal(patchOnly({ ...rimFill, stroke: 6.7, solid: 0.6 }), false);
+});
+
+test("where the other side shows through strongly, a dark hand's residue darkened by the print behind it is no fill", () => {
+  // A dark, even pencil hand (fills 0.36-0.54) and, on the same page, what generator C's heavy
+  // bleed-through made of an erasure with the back's heading text behind it (docs/cards.md,
+  // section 8, "Generator C, fourth round"): a uniform grey of 0.202, a faint patch, no stroke.
+  const fill = (d: number): MarkEvidence => ({
+    solid: d,
+    peak: d + 0.05,
+    stroke: 0,
+    cover: 1,
+    blob: 0,
+    blobContrast: 0,
+  });
+  const page = [...Array.from({ length: 12 }, (_, i) => fill(0.36 + (i % 4) * 0.06)), fill(0.202)];
+  const fills = pageFills(page);
+  assert.equal(fills.hand, 'dark');
+  const residue: MarkEvidence = { solid: 0.202, peak: 0.262, stroke: 0, cover: 0.22, blob: 2.8, blobContrast: 0.089 };
+  // Its mean alone makes it a fill (over the dark hand's residue ceiling of 0.2)…
+  assert.equal(classify(residue, page200, fills).state, 'filled');
+  // …which the page's strong show-through no longer lets it be; without it, it stays one.
+  const ev = [...page.slice(0, 12), residue];
+  const on = classifyAreas(ev, page200, fills, null, new Array(ev.length).fill(false));
+  const off = on.map((d) => ({ ...d }));
+  judgeGreysThroughPaper(on, ev, fills, true);
+  judgeGreysThroughPaper(off, ev, fills, false);
+  assert.deepEqual([on[12]!.state, off[12]!.state], ['uncertain', 'filled']);
+  assert.ok(on.slice(0, 12).every((d) => d.state === 'filled'));
+  // The hand's own fills, a stroke and a dark patch still decide; and another hand's page is not concerned.
+  assert.equal(greyThroughPaper(fill(0.36), fills), false);
+  assert.equal(greyThroughPaper({ ...residue, stroke: 3.2 }, fills), false);
+  assert.equal(greyThroughPaper({ ...residue, blob: 9.7, blobContrast: 0.31 }, fills), false);
+  assert.equal(greyThroughPaper(residue, { hand: 'mixed', level: 0.3 }), false);
 });

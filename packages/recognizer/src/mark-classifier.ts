@@ -431,6 +431,38 @@ export function rimPatchShare(ev: readonly MarkEvidence[]): number {
   return rim.length / quiet.length;
 }
 
+/**
+ * On a dark hand's page where the other side shows through strongly (page-quality.ts,
+ * `strongShowThrough`), the other side's print behind an erasure adds its grey to the residue's:
+ * on generator C's heavy bleed-through at 300 dpi (scratch seeds, docs/cards.md, section 8,
+ * "Generator C, fourth round") a residue drawn under 0.12 of black, with the back's heading text
+ * right behind it, measured 0.202, over `residueMax`, and was read filled. What a dark, even hand
+ * fills measures at least its lightest clear fill (`PageFills.level`); a uniform grey lighter than
+ * that, told by no stroke and no dark patch, is then no fill by its mean: uncertain.
+ */
+export function greyThroughPaper(e: MarkEvidence, fills: PageFills): boolean {
+  const T = THRESHOLDS;
+  return (
+    fills.hand === 'dark' &&
+    e.solid < fills.level &&
+    e.stroke < T.filledStroke &&
+    !(e.blob >= T.filledBlob && e.blobContrast >= T.filledBlobContrast)
+  );
+}
+
+/** The decisions of a side's areas, changed in place: on a page where the other side shows through strongly, `greyThroughPaper` fills are uncertain. */
+export function judgeGreysThroughPaper(
+  decided: Array<{ state: AreaState }>,
+  ev: readonly MarkEvidence[],
+  fills: PageFills,
+  strongShowThrough: boolean,
+): void {
+  if (!strongShowThrough) return;
+  decided.forEach((d, i) => {
+    if (d.state === 'filled' && greyThroughPaper(ev[i]!, fills)) d.state = 'uncertain';
+  });
+}
+
 /** Whether a fill is told only by a patch (no stroke of a mark's length, a mean under the filled one). */
 export function patchOnly(e: MarkEvidence): boolean {
   return e.stroke < THRESHOLDS.filledStroke && e.solid < THRESHOLDS.filledSolid;

@@ -14,6 +14,7 @@ import {
   misregistration,
   refusal,
   showThroughOf,
+  strongShowThrough,
   type PageQuality,
 } from './page-quality.ts';
 import { fillOnAGuess, localPaper } from './local-paper.ts';
@@ -21,6 +22,7 @@ import { sampleArea, sampleSquare, type AreaSample } from './area-sampler.ts';
 import {
   classifyAreas,
   fillsOf,
+  judgeGreysThroughPaper,
   patchOnly,
   RIM,
   rimPatchShare,
@@ -323,6 +325,10 @@ export async function recognizeGrey(
     if (d.state === 'filled' && (ringSpoilt[i] || fillOnAGuess(areaEvidence[i]!, misfit[i]!, THRESHOLDS.filledStroke)))
       d.state = 'uncertain';
   });
+  // Where the other side shows through strongly, its print behind a dark hand's erasure darkens
+  // the residue: a grey lighter than the hand's own fills is not a fill by its mean
+  // (mark-classifier.ts, `greyThroughPaper`).
+  judgeGreysThroughPaper(decided, areaEvidence, fills, strongShowThrough(quality));
   // Toner specks and strong show-through look like dots and short ticks (speck-spots.ts).
   judgeSpecks(decided, areaEvidence, seen.samples, quality, levels);
   // Where the print's outlines have grown into most empty areas (ink spreading), a patch is
