@@ -131,10 +131,20 @@ for (const dpi of dpis)
     const lines: string[] = [];
     for (const j of jobs) {
       const card = load(j.seed);
+      // One card is one student: its sides are read, then judged together as the bench's
+      // StudentAssembler does (poolStudent, docs/cards.md, section 5, step 9).
+      const diags: Array<import('../../../packages/recognizer/src/index.ts').PageDiagnostics> = [];
+      const readings: Array<import('../../../packages/recognizer/src/index.ts').PageReading> = [];
       for (const s of card.sides) {
         const diag: import('../../../packages/recognizer/src/index.ts').PageDiagnostics = {};
         const img = await (await import('../../../packages/recognizer/src/grey-image.ts')).decodeGrey(s.jpeg);
-        const r = await rec.recognizeGrey(img, layouts, diag);
+        readings.push(await rec.recognizeGrey(img, layouts, diag));
+        diags.push(diag);
+      }
+      const pooled = rec.poolStudent(readings);
+      for (const [k, s] of card.sides.entries()) {
+        const diag = diags[k]!;
+        const r = pooled[k]!;
         const q = diag.quality
           ? `bands ${diag.quality.bandsAcross.toFixed(3)}/${diag.quality.bandsAlong.toFixed(3)} uneven ${diag.quality.uneven.toFixed(2)} steep ${diag.quality.steep.toFixed(2)} contrast ${diag.quality.contrast.toFixed(0)} blur ${diag.quality.blurMm.toFixed(2)} block ${diag.quality.blockiness.toFixed(2)} specks ${diag.quality.specks.toFixed(2)} (largest ${(diag.quality.speckSize ?? Number.NaN).toFixed(2)} mm²) show ${diag.quality.showThrough.toFixed(2)} local ${diag.quality.local.toFixed(2)}`
           : '';

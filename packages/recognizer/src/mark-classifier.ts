@@ -211,6 +211,16 @@ export function fillsOf(marks: readonly number[]): PageFills {
   return { hand: 'mixed', level: median };
 }
 
+/** The page's uniform-grey limits: filled from `filledSolid`, empty below `emptySolid` (before its own fills move them). */
+export function solidLimits(lv: PageLevels): { filledSolid: number; emptySolid: number } {
+  const T = THRESHOLDS;
+  const filledSolid = Math.max(T.filledSolid, lv.baseline + 8 * lv.spread);
+  return {
+    filledSolid,
+    emptySolid: Math.min(lv.pxmm < T.lowResPxMm ? T.emptySolidLowRes : T.emptySolid, filledSolid - 0.03),
+  };
+}
+
 /**
  * The decision. Strokes and dark patches are marks whatever the page. Uniform greyness is
  * judged against absolute thresholds, and between them against this page's own fills, as a
@@ -227,8 +237,7 @@ export function classify(
   const T = THRESHOLDS;
   const hand = fills?.hand ?? 'unknown';
   const lowRes = lv.pxmm < T.lowResPxMm;
-  const filledSolid = Math.max(T.filledSolid, lv.baseline + 8 * lv.spread);
-  const emptySolid = Math.min(lowRes ? T.emptySolidLowRes : T.emptySolid, filledSolid - 0.03);
+  const { filledSolid, emptySolid } = solidLimits(lv);
   const score = Math.max(ramp(ev.solid, emptySolid, filledSolid), ramp(ev.stroke, T.emptyStroke, T.filledStroke));
   const uncertain = { state: 'uncertain' as const, score: Math.round(score * 100) / 100 };
   // On a dark hand's page a faint "stroke" may be no stroke: below 150 dpi, or behind the other

@@ -317,6 +317,8 @@ export async function recognizeGrey(
   // went through one more measurement (the code's strength and the paper under it), shared by
   // every area over the code, so it neither helps find the gap nor is judged by it.
   const decided = classifyAreas(areaEvidence, levels, fills, split, behind, seen.cleared);
+  // What the areas' own evidence decided, before the page's condition (below) overrules it.
+  const alone = decided.map((d) => d.state);
   // A fill measured against the paper map because ink spoilt its ring, or on an area whose ring
   // does not change as a sum along the area's axes (a shadow's edge across it diagonally: the
   // paper carried inside is a guess) unless a stroke or a clearly dark mean tells it, is
@@ -357,6 +359,7 @@ export async function recognizeGrey(
       areaEvidence,
       behind,
       seen.cleared,
+      alone,
     ),
   };
   out.corners = frame.points.flatMap((p) => [Math.round(p.x * 10) / 10, Math.round(p.y * 10) / 10]);

@@ -186,3 +186,70 @@ test('the assembler reports a finished student with its sides judged together', 
   ]);
   assert.deepEqual(r!.result!.uncertain, [[], []]);
 });
+
+test("a faint fill that a side of dark, even fills called residue is judged again as the mixed student's", () => {
+  // Generator C's tuning card that showed it (docs/cards.md, section 8, "Generator C, fourth
+  // round"): a front of pen and pencil fills whose lightest was 0.474, read as one dark hand, with
+  // a faint pencil fill of 0.151 called an eraser's residue (empty); the student's other side
+  // holds light fills and residues of its own.
+  const front = readSide(
+    [...[0.47, 0.54, 0.55, 0.59, 0.88, 0.93].map(grey), grey(0.151), grey(0.09), empty()],
+    'front',
+  );
+  assert.equal(front.evidence!.open?.fills.hand, 'dark');
+  assert.deepEqual(states(front).slice(6), ['empty', 'empty', 'empty']);
+  const back = readSide(
+    [...[0.2, 0.22, 0.25, 0.28, 0.44, 0.53, 0.53, 0.84, 0.9, 0.92].map(grey), grey(0.088), grey(0.08), empty()],
+    'back',
+  );
+  assert.equal(fillsOf([...front.evidence!.marks, ...back.evidence!.marks].sort((a, b) => a - b)).hand, 'mixed');
+  // Against the student's gap (0.088 to 0.151) the faint fill is a fill; the residue and the paper stay empty.
+  const [f] = poolStudent([front, back]);
+  assert.deepEqual(states(f!).slice(6), ['filled', 'empty', 'empty']);
+  // Where the student's greys run through the band in small steps (no gap) it is not called either way: uncertain.
+  const noGap = readSide(
+    [
+      ...[0.2, 0.22, 0.25, 0.28, 0.44, 0.53, 0.53, 0.84, 0.9, 0.92].map(grey),
+      ...[0.1, 0.112, 0.124, 0.136, 0.148].map(grey),
+    ],
+    'back',
+  );
+  assert.equal(states(poolStudent([front, noGap])[0]!)[6], 'uncertain');
+  // A student whose every side is one dark, even hand keeps its residue as its side read it.
+  const dark = readSide([...[0.47, 0.54, 0.55, 0.59, 0.6, 0.62, 0.58].map(grey), grey(0.13), empty()], 'back');
+  assert.deepEqual(states(poolStudent([front, dark])[0]!).slice(6), ['empty', 'empty', 'empty']);
+});
+
+test("an area the page's condition made uncertain is not judged again for the student by its evidence alone", () => {
+  // Generator C's heavy bleed-through at 300 dpi (docs/cards.md, section 8, "Generator C, fourth
+  // round"): the other side's fill showing through as a 2.3 mm² patch 0.19 darker than the paper,
+  // on an empty area of a mixed side. Its evidence alone calls it a light half fill (filled); the
+  // page's strong show-through made it uncertain (speck-spots.ts). The student's second look,
+  // which has a gap to judge with, must leave it so.
+  const patch: MarkEvidence = { solid: 0.016, peak: 0.061, stroke: 0, cover: 0, blob: 2.3, blobContrast: 0.188 };
+  const ev = [...MIXED_FILLS, grey(0.118), patch, empty()];
+  const alone = readSide(ev, 'front');
+  assert.deepEqual(states(alone).slice(6), ['uncertain', 'filled', 'empty']);
+  const final = alone.areas.map((a, i) => (i === 7 ? { ...a, state: 'uncertain' as const } : a));
+  const e = alone.evidence!;
+  const side = (withAlone: boolean): Ok => ({
+    ...alone,
+    areas: final,
+    evidence: sideEvidence(
+      e.marks,
+      e.greys,
+      e.open!.fills,
+      e.open!.levels,
+      final.map((a) => a.state),
+      ev,
+      ev.map(() => false),
+      undefined,
+      withAlone ? alone.areas.map((a) => a.state) : undefined,
+    ),
+  });
+  const back = readSide([...MIXED_FILLS, grey(0.11), grey(0.114), grey(0.152), empty()], 'back');
+  // The residue (uncertain by its own evidence) is still judged again; the patch stays uncertain.
+  assert.deepEqual(states(poolStudent([side(true), back])[0]!).slice(6), ['empty', 'uncertain', 'empty']);
+  // Judged by its evidence alone, as before this rule, it would be read filled: a silent error.
+  assert.deepEqual(states(poolStudent([side(false), back])[0]!).slice(6), ['empty', 'filled', 'empty']);
+});

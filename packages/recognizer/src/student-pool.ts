@@ -4,8 +4,19 @@
 // faint fills. All of the student's sides together hold more of those greys, so the gap is found
 // (and found wide, with the greys running up to it) more often. When the student is finished
 // (StudentAssembler), the areas each side left uncertain are judged again against the gap of
-// all its sides; only uncertain areas can change, and only to filled or empty.
-import { classify, fillsOf, splitOf, THRESHOLDS, type AreaState, type PageFills } from './mark-classifier.ts';
+// all its sides; on such a side only uncertain areas can change, and only to filled or empty. A side that looked
+// like one dark, even hand called its faint uniform greys an eraser's residue: when the student's
+// sides together are of mixed instruments, those greys are judged again as a mixed hand's (the
+// fourth round on generator C, docs/cards.md, section 8): filled, empty or uncertain.
+import {
+  classify,
+  fillsOf,
+  solidLimits,
+  splitOf,
+  THRESHOLDS,
+  type AreaState,
+  type PageFills,
+} from './mark-classifier.ts';
 import type { MarkEvidence } from './mark-evidence.ts';
 import type { PageLevels } from './page-levels.ts';
 import type { PageReading } from './page-recognizer.ts';
@@ -16,11 +27,15 @@ export interface SideEvidence {
   marks: number[];
   /** The side's uniform greys that may part residue from faint fills, sorted (`splitGreys`). */
   greys: number[];
-  /** Present on a side of mixed instruments at 150 dpi or more that left areas uncertain: what they need to be judged again. */
+  /**
+   * Present on a side of mixed instruments at 150 dpi or more that left areas uncertain, and on a
+   * dark hand's side at 150 dpi or more that called uniform greys above the empty threshold an
+   * eraser's residue (empty): what they need to be judged again.
+   */
   open?: {
     fills: PageFills;
     levels: PageLevels;
-    /** Per uncertain area: its index in the side's areas, its evidence, whether the other side's print is behind it. */
+    /** Per such area: its index in the side's areas, its evidence, whether the other side's print is behind it. */
     areas: Array<{ i: number; ev: MarkEvidence; behind: boolean }>;
   };
 }
@@ -28,7 +43,13 @@ export interface SideEvidence {
 /**
  * The side's evidence for its student (see SideEvidence). Areas marked in `apart` (those with the
  * other side's QR code taken out, show-through.ts) are not judged again: the gap between residue
- * and faint fills does not judge them on their own side either.
+ * and faint fills does not judge them on their own side either. Nor are those whose state differs
+ * from `alone`, what their evidence alone decided (`classify`): the page's condition overruled it
+ * (a speck, the other side showing through, a ring on a guess, ink spreading; page-recognizer.ts),
+ * and the student's second look, which judges an area by its evidence alone, would undo that. On
+ * generator C's heavy bleed-through at 300 dpi (scratch seeds) the other side's fills showing
+ * through as patches, uncertain on their page, were read filled by it: 24 empty areas on 68
+ * cards (docs/cards.md, section 8, "Generator C, fourth round").
  */
 export function sideEvidence(
   marks: number[],
@@ -39,11 +60,17 @@ export function sideEvidence(
   evidence: readonly MarkEvidence[],
   behind: readonly boolean[],
   apart?: readonly boolean[],
+  alone?: readonly AreaState[],
 ): SideEvidence {
   const out: SideEvidence = { marks, greys };
-  if (fills.hand === 'mixed' && levels.pxmm >= THRESHOLDS.lowResPxMm) {
+  if ((fills.hand === 'mixed' || fills.hand === 'dark') && levels.pxmm >= THRESHOLDS.lowResPxMm) {
+    const { emptySolid } = solidLimits(levels);
+    const open = (s: AreaState, e: MarkEvidence) =>
+      fills.hand === 'mixed' ? s === 'uncertain' : s === 'empty' && e.solid >= emptySolid;
     const areas = states.flatMap((s, i) =>
-      s === 'uncertain' && !apart?.[i] ? [{ i, ev: evidence[i]!, behind: behind[i]! }] : [],
+      open(s, evidence[i]!) && !apart?.[i] && (!alone || alone[i] === s)
+        ? [{ i, ev: evidence[i]!, behind: behind[i]! }]
+        : [],
     );
     if (areas.length > 0) out.open = { fills, levels, areas };
   }
@@ -63,18 +90,24 @@ export function poolStudent<R extends PageReading>(readings: readonly R[]): R[] 
   const sides = readings.filter((r): r is R & Ok => r.status === 'ok' && r.evidence !== undefined);
   if (sides.length < 2 || !sides.some((r) => r.evidence!.open)) return [...readings];
   const merged = (pick: (e: SideEvidence) => number[]) => sides.flatMap((r) => pick(r.evidence!)).sort((a, b) => a - b);
-  if (fillsOf(merged((e) => e.marks)).hand !== 'mixed') return [...readings];
+  const student = fillsOf(merged((e) => e.marks));
+  if (student.hand !== 'mixed') return [...readings];
   const split = splitOf(merged((e) => e.greys));
-  if (!split) return [...readings];
   return readings.map((r) => {
     if (r.status !== 'ok' || !r.evidence?.open) return r;
     const { fills, levels, areas: open } = r.evidence.open;
+    // A dark side's residue greys are judged as the mixed student's, with or without a gap (its
+    // faint fills measure as an eraser's residue there: on generator C's tuning pages a faint
+    // pencil fill of 0.151 on a side of pen and pencil fills whose lightest was 0.474);
+    // a mixed side's uncertain areas only against a gap.
+    const dark = fills.hand === 'dark';
+    if (!dark && !split) return r;
     let areas: Ok['areas'] | undefined;
     for (const o of open) {
       const a = r.areas[o.i];
-      if (a?.state !== 'uncertain') continue;
-      const d = classify(o.ev, levels, fills, split, o.behind);
-      if (d.state === 'uncertain') continue;
+      if (a?.state !== (dark ? 'empty' : 'uncertain')) continue;
+      const d = classify(o.ev, levels, dark ? { hand: 'mixed', level: student.level } : fills, split, o.behind);
+      if (d.state === a.state) continue;
       areas ??= [...r.areas];
       areas[o.i] = { ...a, state: d.state, score: d.score };
     }
