@@ -1,11 +1,12 @@
 // Opens the database named by the configuration: SQLite (embedded default) or PostgreSQL.
 import { closeSync, constants, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect } from 'kysely';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import type { Database } from './schema.ts';
 import { withStatementCache } from './statement-cache.ts';
+import { FifoSqliteDialect } from './fifo-sqlite-dialect.ts';
 import { errnoCode } from '@boxhub/protocol';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -92,7 +93,8 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  // FifoSqliteDialect: Kysely's own SQLite dialect with its waiters served in turn (why: there).
+  const kysely = new Kysely<Database>({ dialect: new FifoSqliteDialect({ database: withStatementCache(sqlite) }) });
   const version = sqlite.prepare('PRAGMA data_version').pluck();
   return {
     kysely,
