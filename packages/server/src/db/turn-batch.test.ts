@@ -45,3 +45,26 @@ test('a batch that throws rejects its callers; the next batch runs', async () =>
   await assert.rejects(bad, /unlucky/);
   await b.add(14);
 });
+
+test("a caller goes on when its own chunk has run, before the batch's later chunks", async () => {
+  const runs: number[][] = [];
+  const b = new TurnBatch<number>(async (items) => {
+    runs.push(items);
+  }, 2);
+  const first = b.add(1);
+  const rest = Promise.all([b.add(2), b.add(3)]);
+  await first;
+  assert.deepEqual(runs, [[1, 2]], 'the later chunk has not run yet');
+  await rest;
+  assert.deepEqual(runs, [[1, 2], [3]]);
+});
+
+test('the event loop gets a turn between chunks', async () => {
+  const order: string[] = [];
+  const b = new TurnBatch<number>(async (items) => {
+    order.push(`chunk ${items.join(',')}`);
+    if (items.includes(1)) setImmediate(() => order.push('another turn'));
+  }, 2);
+  await Promise.all([1, 2, 3].map((n) => b.add(n)));
+  assert.deepEqual(order, ['chunk 1,2', 'another turn', 'chunk 3']);
+});

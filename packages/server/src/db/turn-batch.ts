@@ -4,13 +4,21 @@
 // each; a batch does them for every box that reported in one turn of the event loop with one
 // statement per check (bench/README.md, "reconnect-storm"). A lone report waits one turn.
 //
-// `add` resolves once the batch it joined has been run; a batch that throws rejects every caller
-// in it (each caller decides whether that matters). Items added while a batch runs go into the
-// next one, so a batch never grows while it is being read.
+// `add` resolves once the chunk of `max` items it is in has been run, not the whole batch: a
+// box's next message waits for its own check, not for the checks of every box that reported in
+// the same turn (a broker's return brings 10,000 wills in one read; bench/README.md,
+// "reconnect-storm"), and the loop gets a turn between chunks. A chunk that throws rejects its own callers only. Items added while a
+// batch runs go into the next one, so a batch never grows while it is being read.
+
+interface Waiting<T> {
+  item: T;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
 
 export class TurnBatch<T> {
-  private pending: T[] = [];
-  private running: Promise<void> | undefined;
+  private pending: Waiting<T>[] = [];
+  private scheduled = false;
   private readonly run: (items: T[]) => Promise<void>;
   private readonly max: number;
 
@@ -21,23 +29,29 @@ export class TurnBatch<T> {
   }
 
   add(item: T): Promise<void> {
-    this.pending.push(item);
-    this.running ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flush());
-    return this.running;
+    const done = new Promise<void>((resolve, reject) => this.pending.push({ item, resolve, reject }));
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => void this.flush());
+    }
+    return done;
   }
 
   private async flush(): Promise<void> {
-    const items = this.pending;
+    const waiting = this.pending;
     this.pending = [];
-    this.running = undefined;
-    let failed: unknown;
-    for (let i = 0; i < items.length; i += this.max) {
+    this.scheduled = false;
+    for (let i = 0; i < waiting.length; i += this.max) {
+      // A turn of the event loop between chunks: better-sqlite3 answers at once, so without it a
+      // batch of 10,000 ran as one turn and held every HTTP request that came meanwhile.
+      if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      const chunk = waiting.slice(i, i + this.max);
       try {
-        await this.run(items.slice(i, i + this.max));
+        await this.run(chunk.map((w) => w.item));
+        for (const w of chunk) w.resolve();
       } catch (e) {
-        failed ??= e;
+        for (const w of chunk) w.reject(e);
       }
     }
-    if (failed !== undefined) throw failed;
   }
 }
