@@ -32,6 +32,8 @@ export type RequestHandler = (uuid: string, request: BoxRequest) => Promise<void
 export type StateListener = (uuid: string, state: BoxState, at: number) => Promise<void>;
 
 const KNOWN_DEVICE_TTL_MS = 60_000;
+/** Box messages applied at once; the rest wait in the gateway's queue (keyed-queue.ts). */
+const BOX_MESSAGES_IN_FLIGHT = 128;
 const KNOWN_DEVICE_CACHE_MAX = 100_000;
 
 interface Pending {
@@ -56,21 +58,27 @@ export interface GatewayOptions {
   nodeId: string;
   log: Logger;
   commandTimeoutMs: number;
+  /** How many box messages are applied at once (KeyedQueue); BOX_MESSAGES_IN_FLIGHT unless set. */
+  inFlight?: number;
 }
 
 export class BoxGateway {
   private readonly o: GatewayOptions;
   private readonly pending = new Map<string, Pending>();
-  private readonly queue = new KeyedQueue();
+  private readonly queue: KeyedQueue;
   private jobEvents: JobEventHandler | undefined;
   private requests: RequestHandler | undefined;
   private readonly stateListeners: StateListener[] = [];
   private readonly presenceListeners: ((uuid: string, online: boolean) => Promise<void>)[] = [];
+  /** Per box, the arrival number of the newest `online` received and not yet applied (see onMessage()). */
+  private readonly newestOnline = new Map<string, number>();
+  private arrivals = 0;
   /** Devices of this deployment seen lately (uuid → when looked up), see isOurs(). */
   private readonly known = new Map<string, number>();
 
   constructor(o: GatewayOptions) {
     this.o = o;
+    this.queue = new KeyedQueue(o.inFlight ?? BOX_MESSAGES_IN_FLIGHT);
   }
 
   async start(): Promise<void> {
@@ -198,11 +206,31 @@ export class BoxGateway {
       this.onAck(t.uuid, payload);
       return;
     }
+    // An end of session that a newer session's `online` of the same box has already overtaken
+    // in the queue is not applied (docs/box-protocol.md, "Presence"): the row goes straight to
+    // the newer session. A broker's return brings every box's will in one retained read while
+    // the boxes are already reconnecting; applying each will and then each `online` doubled the
+    // node's work when it could least afford it (bench/README.md, "reconnect-storm").
+    const arrival = ++this.arrivals;
+    if (t.kind === 'presence' && isOnline(payload)) this.newestOnline.set(t.uuid, arrival);
     void this.queue
-      .run(t.uuid, () => this.apply(t.uuid, t.kind, payload, retained))
+      .run(t.uuid, () => {
+        const newest = this.newestOnline.get(t.uuid);
+        if (t.kind === 'presence' && newest !== undefined) {
+          if (newest > arrival) return this.overtaken(t.uuid, payload);
+          if (newest === arrival) this.newestOnline.delete(t.uuid);
+        }
+        return this.apply(t.uuid, t.kind, payload, retained);
+      })
       .catch((err: unknown) => {
         this.o.log.error({ err, uuid: t.uuid, kind: t.kind }, 'box message not applied');
       });
+  }
+
+  /** An earlier presence of a box whose newer `online` is queued: an `online` overtaken is
+   *  applied all the same (its session must be ended by its own will, which follows it). */
+  private async overtaken(uuid: string, payload: Buffer): Promise<void> {
+    if (isOnline(payload)) return this.apply(uuid, 'presence', payload, false);
   }
 
   private reject(uuid: string, kind: string, error: string): void {
@@ -281,4 +309,10 @@ export class BoxGateway {
     this.pending.delete(m.value.id);
     p.resolve(m.value);
   }
+}
+
+/** Whether a presence payload says online (a malformed one does not: apply() rejects it). */
+function isOnline(payload: Buffer): boolean {
+  const m = parseJson(Presence, payload);
+  return m.ok && m.value.online;
 }
