@@ -61,3 +61,23 @@ test('a task that throws frees its slot and does not stop its key', async () => 
   await after;
   await q.drain();
 });
+
+test('a task that finishes at once hands its slot over in the next turn, not in the same one', async () => {
+  const q = new KeyedQueue(2);
+  let turns = 0;
+  let counting = true;
+  const count = () => {
+    turns++;
+    if (counting) setImmediate(count);
+  };
+  setImmediate(count);
+  const startedIn: number[] = [];
+  for (let i = 0; i < 6; i++)
+    void q.run(`box-${i}`, async () => {
+      startedIn.push(turns);
+    });
+  await q.drain();
+  counting = false;
+  // Two start in the first turn; each pair after that a turn later.
+  assert.equal(new Set(startedIn).size, 3, `started in turns ${startedIn.join(',')}`);
+});
