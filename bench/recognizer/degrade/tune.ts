@@ -1,5 +1,6 @@
 // Tuning aid for generator C: renders its TUNING seeds once into .tmp/degrade-cache/ and reads
-// them again with the current recognizer on one thread, printing each class's figures and, with
+// them again with the current recognizer on one thread (each card's sides judged together as one
+// student, as the bench does), printing each class's figures and, with
 // --list, every area read wrong or uncertain with its page's measured condition. Never on the
 // evaluation seeds (run.ts).
 //   npx tsx bench/recognizer/degrade/tune.ts [cards per set] [dpi,dpi] [class,class] [--list] [--offset=N]

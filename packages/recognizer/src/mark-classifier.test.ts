@@ -557,13 +557,41 @@ test("where the other side shows through strongly, a dark hand's residue darkene
   const ev = [...page.slice(0, 12), residue];
   const on = classifyAreas(ev, page200, fills, null, new Array(ev.length).fill(false));
   const off = on.map((d) => ({ ...d }));
-  judgeGreysThroughPaper(on, ev, fills, true);
-  judgeGreysThroughPaper(off, ev, fills, false);
+  judgeGreysThroughPaper(on, ev, fills, 0.4);
+  judgeGreysThroughPaper(off, ev, fills, 0);
   assert.deepEqual([on[12]!.state, off[12]!.state], ['uncertain', 'filled']);
   assert.ok(on.slice(0, 12).every((d) => d.state === 'filled'));
-  // The hand's own fills, a stroke and a dark patch still decide; and another hand's page is not concerned.
-  assert.equal(greyThroughPaper(fill(0.36), fills), false);
-  assert.equal(greyThroughPaper({ ...residue, stroke: 3.2 }, fills), false);
-  assert.equal(greyThroughPaper({ ...residue, blob: 9.7, blobContrast: 0.31 }, fills), false);
-  assert.equal(greyThroughPaper(residue, { hand: 'mixed', level: 0.3 }), false);
+  // The hand's own fills, a stroke and a dark patch still decide; and a mixed hand's page is not concerned.
+  assert.equal(greyThroughPaper(fill(0.36), fills, 0.4), false);
+  assert.equal(greyThroughPaper({ ...residue, stroke: 3.2 }, fills, 0.4), false);
+  assert.equal(greyThroughPaper({ ...residue, blob: 9.7, blobContrast: 0.31 }, fills, 0.4), false);
+  assert.equal(greyThroughPaper(residue, { hand: 'mixed', level: 0.3 }, 0.4), false);
+});
+
+test('where the other side shows through strongly, its print behind an area is no fill for a light hand', () => {
+  // A light hand (fills 0.16-0.24, median 0.2: it fills from 0.11) and an empty area with the
+  // back's heading text behind it under show-through of 0.39 (docs/cards.md, section 8,
+  // "Generator C, fourth round"): a uniform grey of 0.111 with a faint patch.
+  const fill = (d: number): MarkEvidence => ({
+    solid: d,
+    peak: d + 0.04,
+    stroke: 0,
+    cover: 1,
+    blob: 0,
+    blobContrast: 0,
+  });
+  const page = Array.from({ length: 10 }, (_, i) => fill(0.16 + (i % 5) * 0.02));
+  const fills = pageFills(page);
+  assert.equal(fills.hand, 'light');
+  const text: MarkEvidence = { solid: 0.111, peak: 0.176, stroke: 0, cover: 0.3, blob: 3.7, blobContrast: 0.099 };
+  const ev = [...page, text];
+  const on = classifyAreas(ev, page200, fills, null, new Array(ev.length).fill(false));
+  assert.equal(on[10]!.state, 'filled', 'by its mean alone, a light fill');
+  const off = on.map((d) => ({ ...d }));
+  judgeGreysThroughPaper(on, ev, fills, 0.39);
+  judgeGreysThroughPaper(off, ev, fills, 0);
+  assert.deepEqual([on[10]!.state, off[10]!.state], ['uncertain', 'filled']);
+  // The hand's own fills stay filled (its faintest on such pages measured 0.43 of the show-through).
+  assert.ok(on.slice(0, 10).every((d) => d.state === 'filled'));
+  assert.equal(greyThroughPaper(fill(0.169), fills, 0.39), false);
 });

@@ -441,34 +441,42 @@ export function rimPatchShare(ev: readonly MarkEvidence[]): number {
 }
 
 /**
- * On a dark hand's page where the other side shows through strongly (page-quality.ts,
- * `strongShowThrough`), the other side's print behind an erasure adds its grey to the residue's:
- * on generator C's heavy bleed-through at 300 dpi (scratch seeds, docs/cards.md, section 8,
- * "Generator C, fourth round") a residue drawn under 0.12 of black, with the back's heading text
- * right behind it, measured 0.202, over `residueMax`, and was read filled. What a dark, even hand
- * fills measures at least its lightest clear fill (`PageFills.level`); a uniform grey lighter than
- * that, told by no stroke and no dark patch, is then no fill by its mean: uncertain.
+ * On a page where the other side shows through strongly (page-quality.ts, `strongShowThrough`),
+ * the other side's print behind an area adds its own uniform grey: on generator C's heavy
+ * bleed-through at 300 dpi (scratch seeds, docs/cards.md, section 8, "Generator C, fourth
+ * round") the back's heading text behind an empty area measured 0.27-0.29 of the page's
+ * show-through (0.09-0.111 at 0.33-0.39), and behind an erasure (drawn under 0.12 of black)
+ * 0.202 at 0.40, over `residueMax`: read filled on a dark hand's page. What a dark, even hand
+ * fills measures at least its lightest clear fill (`PageFills.level`): a uniform grey lighter
+ * than that, told by no stroke and no dark patch, is no fill by its mean there. A light hand
+ * fills from about 0.11: its uniform grey under `lightThrough` of the show-through is no fill
+ * either (its fills on those pages measured from 0.43 of it). Both are uncertain.
  */
-export function greyThroughPaper(e: MarkEvidence, fills: PageFills): boolean {
+export const SHOW_GREY = { lightThrough: 0.36 } as const;
+
+export function greyThroughPaper(e: MarkEvidence, fills: PageFills, showThrough: number): boolean {
   const T = THRESHOLDS;
-  return (
-    fills.hand === 'dark' &&
-    e.solid < fills.level &&
-    e.stroke < T.filledStroke &&
-    !(e.blob >= T.filledBlob && e.blobContrast >= T.filledBlobContrast)
-  );
+  const below =
+    fills.hand === 'dark'
+      ? e.solid < fills.level
+      : fills.hand === 'light' && e.solid < SHOW_GREY.lightThrough * showThrough;
+  return below && e.stroke < T.filledStroke && !(e.blob >= T.filledBlob && e.blobContrast >= T.filledBlobContrast);
 }
 
-/** The decisions of a side's areas, changed in place: on a page where the other side shows through strongly, `greyThroughPaper` fills are uncertain. */
+/**
+ * The decisions of a side's areas, changed in place: on a page where the other side shows
+ * through strongly (`showThrough`, share of its black; 0 where it does not), `greyThroughPaper`
+ * fills are uncertain.
+ */
 export function judgeGreysThroughPaper(
   decided: Array<{ state: AreaState }>,
   ev: readonly MarkEvidence[],
   fills: PageFills,
-  strongShowThrough: boolean,
+  showThrough: number,
 ): void {
-  if (!strongShowThrough) return;
+  if (showThrough <= 0) return;
   decided.forEach((d, i) => {
-    if (d.state === 'filled' && greyThroughPaper(ev[i]!, fills)) d.state = 'uncertain';
+    if (d.state === 'filled' && greyThroughPaper(ev[i]!, fills, showThrough)) d.state = 'uncertain';
   });
 }
 

@@ -327,10 +327,10 @@ export async function recognizeGrey(
     if (d.state === 'filled' && (ringSpoilt[i] || fillOnAGuess(areaEvidence[i]!, misfit[i]!, THRESHOLDS.filledStroke)))
       d.state = 'uncertain';
   });
-  // Where the other side shows through strongly, its print behind a dark hand's erasure darkens
-  // the residue: a grey lighter than the hand's own fills is not a fill by its mean
-  // (mark-classifier.ts, `greyThroughPaper`).
-  judgeGreysThroughPaper(decided, areaEvidence, fills, strongShowThrough(quality));
+  // Where the other side shows through strongly, its print behind an area adds a uniform grey: on
+  // a dark hand's page a grey lighter than the hand's own fills, on a light hand's one fainter
+  // than that print can make, is not a fill by its mean (mark-classifier.ts, `greyThroughPaper`).
+  judgeGreysThroughPaper(decided, areaEvidence, fills, strongShowThrough(quality) ? quality.showThrough : 0);
   // Toner specks and strong show-through look like dots and short ticks (speck-spots.ts).
   judgeSpecks(decided, areaEvidence, seen.samples, quality, levels);
   // Where the print's outlines have grown into most empty areas (ink spreading), a patch is
