@@ -539,14 +539,7 @@ test("where the other side shows through strongly, a dark hand's residue darkene
   // A dark, even pencil hand (fills 0.36-0.54) and, on the same page, what generator C's heavy
   // bleed-through made of an erasure with the back's heading text behind it (docs/cards.md,
   // section 8, "Generator C, fourth round"): a uniform grey of 0.202, a faint patch, no stroke.
-  const fill = (d: number): MarkEvidence => ({
-    solid: d,
-    peak: d + 0.05,
-    stroke: 0,
-    cover: 1,
-    blob: 0,
-    blobContrast: 0,
-  });
+  const fill = (d: number): MarkEvidence => grey(d, { peak: d + 0.05, cover: 1 });
   const page = [...Array.from({ length: 12 }, (_, i) => fill(0.36 + (i % 4) * 0.06)), fill(0.202)];
   const fills = pageFills(page);
   assert.equal(fills.hand, 'dark');
@@ -572,14 +565,7 @@ test('where the other side shows through strongly, its print behind an area is n
   // A light hand (fills 0.16-0.24, median 0.2: it fills from 0.11) and an empty area with the
   // back's heading text behind it under show-through of 0.39 (docs/cards.md, section 8,
   // "Generator C, fourth round"): a uniform grey of 0.111 with a faint patch.
-  const fill = (d: number): MarkEvidence => ({
-    solid: d,
-    peak: d + 0.04,
-    stroke: 0,
-    cover: 1,
-    blob: 0,
-    blobContrast: 0,
-  });
+  const fill = (d: number): MarkEvidence => grey(d, { peak: d + 0.04, cover: 1 });
   const page = Array.from({ length: 10 }, (_, i) => fill(0.16 + (i % 5) * 0.02));
   const fills = pageFills(page);
   assert.equal(fills.hand, 'light');
