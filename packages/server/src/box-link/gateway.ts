@@ -211,13 +211,16 @@ export class BoxGateway {
     // the newer session. A broker's return brings every box's will in one retained read while
     // the boxes are already reconnecting; applying each will and then each `online` doubled the
     // node's work when it could least afford it (bench/README.md, "reconnect-storm").
+    // An `online` overtaken is applied all the same: its session is ended by its own will,
+    // which follows it.
     const arrival = ++this.arrivals;
-    if (t.kind === 'presence' && isOnline(payload)) this.newestOnline.set(t.uuid, arrival);
+    const online = t.kind === 'presence' && isOnline(payload);
+    if (online) this.newestOnline.set(t.uuid, arrival);
     void this.queue
-      .run(t.uuid, () => {
+      .run(t.uuid, async () => {
         const newest = this.newestOnline.get(t.uuid);
         if (t.kind === 'presence' && newest !== undefined) {
-          if (newest > arrival) return this.overtaken(t.uuid, payload);
+          if (newest > arrival && !online) return;
           if (newest === arrival) this.newestOnline.delete(t.uuid);
         }
         return this.apply(t.uuid, t.kind, payload, retained);
@@ -225,12 +228,6 @@ export class BoxGateway {
       .catch((err: unknown) => {
         this.o.log.error({ err, uuid: t.uuid, kind: t.kind }, 'box message not applied');
       });
-  }
-
-  /** An earlier presence of a box whose newer `online` is queued: an `online` overtaken is
-   *  applied all the same (its session must be ended by its own will, which follows it). */
-  private async overtaken(uuid: string, payload: Buffer): Promise<void> {
-    if (isOnline(payload)) return this.apply(uuid, 'presence', payload, false);
   }
 
   private reject(uuid: string, kind: string, error: string): void {
