@@ -23,6 +23,7 @@ import {
 import type { Logger } from 'pino';
 import type { Broker } from '../broker/types.ts';
 import type { Clock } from '../clock.ts';
+import { asBackground } from '../db/background-work.ts';
 import type { DeviceRow } from '../db/schema.ts';
 import { KeyedQueue } from './keyed-queue.ts';
 
@@ -216,15 +217,18 @@ export class BoxGateway {
     const arrival = ++this.arrivals;
     const online = t.kind === 'presence' && isOnline(payload);
     if (online) this.newestOnline.set(t.uuid, arrival);
+    // Background work: the API's requests reach the database before it (db/background-work.ts).
     void this.queue
-      .run(t.uuid, async () => {
-        const newest = this.newestOnline.get(t.uuid);
-        if (t.kind === 'presence' && newest !== undefined) {
-          if (newest > arrival && !online) return;
-          if (newest === arrival) this.newestOnline.delete(t.uuid);
-        }
-        return this.apply(t.uuid, t.kind, payload, retained);
-      })
+      .run(t.uuid, () =>
+        asBackground(async () => {
+          const newest = this.newestOnline.get(t.uuid);
+          if (t.kind === 'presence' && newest !== undefined) {
+            if (newest > arrival && !online) return;
+            if (newest === arrival) this.newestOnline.delete(t.uuid);
+          }
+          return this.apply(t.uuid, t.kind, payload, retained);
+        }),
+      )
       .catch((err: unknown) => {
         this.o.log.error({ err, uuid: t.uuid, kind: t.kind }, 'box message not applied');
       });

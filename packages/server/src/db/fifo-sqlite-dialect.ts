@@ -5,53 +5,102 @@
 // alone held the event loop for seconds (bench/README.md, "reconnect-storm"). This dialect puts
 // a first-come-first-served gate in front of the driver: only the caller at the head of the line
 // reaches Kysely's mutex, which is then never contended, and each release wakes one caller.
+// The line has two lanes: the API's requests before the node's background work (FifoGate).
 // Kysely's own driver does all the rest (transactions, savepoints, streaming).
 import {
   type DatabaseConnection,
   type Driver,
   type QueryCompiler,
   SqliteDialect,
+  type SqliteDialectConfig,
   type TransactionSettings,
 } from 'kysely';
+import { isBackground } from './background-work.ts';
+
+export interface FifoSqliteDialectConfig extends SqliteDialectConfig {
+  /** FifoGate's budget for background work in one turn of the event loop (BACKGROUND_TURN_MS). */
+  backgroundTurnMs?: number;
+}
 
 export class FifoSqliteDialect extends SqliteDialect {
+  private readonly backgroundTurnMs: number;
+  constructor(config: FifoSqliteDialectConfig) {
+    super(config);
+    this.backgroundTurnMs = config.backgroundTurnMs ?? BACKGROUND_TURN_MS;
+  }
   override createDriver(): Driver {
-    return new FifoGateDriver(super.createDriver());
+    return new FifoGateDriver(super.createDriver(), new FifoGate(this.backgroundTurnMs));
   }
 }
 
-/** One holder at a time, the others woken one by one in the order they came. */
+/**
+ * Background work (background-work.ts) holds the connection in turns of at most this long: past
+ * it, the next background holder waits for the next turn of the event loop, so the requests that
+ * arrived meanwhile are read and served first. Handing the connection from holder to holder is a
+ * chain of promise resolutions, which never yields on its own: 128 box messages and their
+ * statements ran as one turn of the loop of 0.1-0.3 s, and every API call that arrived waited
+ * for its end (bench/README.md, "reconnect-storm", runs 50-).
+ */
+export const BACKGROUND_TURN_MS = 5;
+
+/**
+ * One holder at a time. Waiters are served in the order they came, the API's (foreground)
+ * before background work's; background work is handed the connection within a turn of the
+ * event loop only until that turn has used `budgetMs` (BACKGROUND_TURN_MS).
+ */
 export class FifoGate {
   private held = false;
-  private readonly waiting: (() => void)[] = [];
+  private readonly foreground: (() => void)[] = [];
+  private readonly background: (() => void)[] = [];
+  /** When the current run of hand-overs began (performance.now()). */
+  private since = 0;
+  private readonly budgetMs: number;
+  private readonly now: () => number;
 
-  lock(): Promise<void> {
+  constructor(budgetMs = BACKGROUND_TURN_MS, now: () => number = () => performance.now()) {
+    this.budgetMs = budgetMs;
+    this.now = now;
+  }
+
+  lock(background = false): Promise<void> {
     if (!this.held) {
       this.held = true;
+      this.since = this.now();
       return Promise.resolve();
     }
-    return new Promise<void>((resolve) => this.waiting.push(resolve));
+    return new Promise<void>((resolve) => (background ? this.background : this.foreground).push(resolve));
   }
 
   unlock(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.held = false;
+    const first = this.foreground.shift();
+    if (first) return first();
+    if (this.background.length === 0) {
+      this.held = false;
+      return;
+    }
+    if (this.now() - this.since < this.budgetMs) return this.background.shift()!();
+    // Still held while the loop turns: whoever is first in line then gets it (a request that
+    // arrived meanwhile before the background work).
+    setImmediate(() => {
+      this.since = this.now();
+      (this.foreground.shift() ?? this.background.shift()!)();
+    });
   }
 }
 
 class FifoGateDriver implements Driver {
-  private readonly gate = new FifoGate();
+  private readonly gate: FifoGate;
   private readonly inner: Driver;
-  constructor(inner: Driver) {
+  constructor(inner: Driver, gate: FifoGate) {
     this.inner = inner;
+    this.gate = gate;
   }
 
   init(): Promise<void> {
     return this.inner.init();
   }
   async acquireConnection(): Promise<DatabaseConnection> {
-    await this.gate.lock();
+    await this.gate.lock(isBackground());
     try {
       return await this.inner.acquireConnection();
     } catch (e) {
