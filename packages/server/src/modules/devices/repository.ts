@@ -193,7 +193,9 @@ export class DeviceRepository {
 
   /**
    * A box connected with `session`. Ignored when that session's end was already seen
-   * (messages of different nodes can arrive out of order behind shared subscriptions).
+   * (messages of different nodes can arrive out of order behind shared subscriptions), and
+   * false when the row already says so (the same `online` again: a retained copy read at a
+   * node's catch-up, a broker's redelivery), so it is recorded and announced once.
    */
   async markOnline(uuid: string, session: string, at: number): Promise<boolean> {
     const r = await this.changed(uuid, () =>
@@ -202,12 +204,18 @@ export class DeviceRepository {
         .set({ online: 1, session, last_connect_at: at })
         .where('uuid', '=', uuid)
         .where((eb) => eb.or([eb('ended_session', 'is', null), eb('ended_session', '!=', session)]))
+        .where((eb) => eb.or([eb('online', '=', 0), eb('session', 'is', null), eb('session', '!=', session)]))
         .executeTakeFirst(),
     );
     return r.numUpdatedRows === 1n;
   }
 
-  /** A box's `session` ended (clean goodbye or last will). A stale end changes nothing else. */
+  /**
+   * A box's `session` ended (clean goodbye or last will): true when that took the box offline.
+   * A stale end changes nothing else, and the same end again changes nothing (a broker that
+   * restarts sends each box's will live and keeps it retained for the catch-up: one
+   * disconnect, not two, docs/box-protocol.md "Presence").
+   */
   async markOffline(uuid: string, session: string, at: number): Promise<boolean> {
     const r = await this.changed(uuid, () =>
       this.db
@@ -215,15 +223,17 @@ export class DeviceRepository {
         .set({ online: 0, last_disconnect_at: at, ended_session: session })
         .where('uuid', '=', uuid)
         .where('session', '=', session)
+        .where('online', '=', 1)
         .executeTakeFirst(),
     );
     if (r.numUpdatedRows === 1n) return true;
+    // Remembered, so that a late `online` of the ended session is ignored (markOnline).
     await this.changed(uuid, () =>
       this.db
         .updateTable('devices')
         .set({ ended_session: session })
         .where('uuid', '=', uuid)
-        .where((eb) => eb.or([eb('session', 'is', null), eb('session', '!=', session)]))
+        .where((eb) => eb.or([eb('ended_session', 'is', null), eb('ended_session', '!=', session)]))
         .execute(),
     );
     return false;

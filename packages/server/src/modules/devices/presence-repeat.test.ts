@@ -1,0 +1,64 @@
+// A box's presence applied twice (docs/box-protocol.md, "Presence"): a broker that restarts
+// sends each box's will live and keeps it retained for the node's catch-up, and a retained
+// `online` is read again at every catch-up. The second copy changes nothing and says so, so a
+// disconnect is recorded and announced once; an end seen after the row was marked offline
+// wholesale is still remembered against a late `online` of that session.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTaskRig } from '../../testing/task-rig.ts';
+import { DeviceRepository } from './repository.ts';
+
+async function rig() {
+  const r = await startTaskRig();
+  await r.db.kysely
+    .insertInto('devices')
+    .values({ uuid: 'box-p', code: 'BOX-P', model: 'rig', secret_hash: 'unused', online: 0, created_at: r.clock.now() })
+    .execute();
+  const devices = new DeviceRepository(r.db.kysely);
+  const row = async () => (await devices.findByUuid('box-p'))!;
+  return { r, devices, row };
+}
+
+test('the same online twice: the second changes nothing and reports no change', async () => {
+  const { r, devices, row } = await rig();
+  try {
+    assert.equal(await devices.markOnline('box-p', 's1', 1000), true);
+    assert.equal(await devices.markOnline('box-p', 's1', 2000), false, 'a repeated online is no news');
+    const after = await row();
+    assert.equal(after.online, 1);
+    assert.equal(after.last_connect_at, 1000, 'the session began when it was first seen');
+    assert.equal(await devices.markOnline('box-p', 's2', 3000), true, 'a new session is news');
+  } finally {
+    await r.close();
+  }
+});
+
+test('the same will twice: one disconnect; a late online of the ended session stays ignored', async () => {
+  const { r, devices, row } = await rig();
+  try {
+    await devices.markOnline('box-p', 's1', 1000);
+    assert.equal(await devices.markOffline('box-p', 's1', 2000), true);
+    assert.equal(await devices.markOffline('box-p', 's1', 3000), false, 'the same will again is no news');
+    const after = await row();
+    assert.equal(after.online, 0);
+    assert.equal(after.last_disconnect_at, 2000);
+    assert.equal(await devices.markOnline('box-p', 's1', 4000), false, 'the ended session does not come back');
+    assert.equal((await row()).online, 0);
+  } finally {
+    await r.close();
+  }
+});
+
+test("a will that arrives after the row was marked offline wholesale (a node's start) still ends its session", async () => {
+  const { r, devices, row } = await rig();
+  try {
+    await devices.markOnline('box-p', 's1', 1000);
+    await devices.markAllOffline(2000);
+    assert.equal(await devices.markOffline('box-p', 's1', 3000), false, 'already offline: no second disconnect');
+    assert.equal((await row()).ended_session, 's1');
+    assert.equal(await devices.markOnline('box-p', 's1', 4000), false, 'a late online of that session is ignored');
+    assert.equal((await row()).online, 0);
+  } finally {
+    await r.close();
+  }
+});
