@@ -1,8 +1,8 @@
 // Helpers shared by the benches: forked helper processes with a small request/answer protocol
 // over IPC, CPU pinning, statistics and the machine header. Everything stays on 127.0.0.1.
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
-import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { cpus, loadavg, setPriority, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -151,6 +151,21 @@ export async function forkChild(
     },
   };
   return child;
+}
+
+/**
+ * Lowers every thread of `pid` to niceness `nice` (the threads it starts later inherit it from
+ * the thread that starts them); false when that is not possible. For processes that stand in for
+ * machines of their own (simulated boxes): on a machine shared with the system under test they
+ * should take the CPU it leaves, not a share of what it needs (bench/README.md, "reconnect-storm").
+ */
+export function lowerPriority(pid: number, nice: number): boolean {
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) setPriority(Number(tid), nice);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Pins every thread of `pid` to `cpu` with taskset; false when that is not possible. */
