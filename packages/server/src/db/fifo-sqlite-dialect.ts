@@ -73,12 +73,18 @@ export class FifoGate {
 
   unlock(): void {
     const first = this.foreground.shift();
-    if (first) return first();
+    if (first) {
+      first();
+      return;
+    }
     if (this.background.length === 0) {
       this.held = false;
       return;
     }
-    if (this.now() - this.since < this.budgetMs) return this.background.shift()!();
+    if (this.now() - this.since < this.budgetMs) {
+      this.background.shift()!();
+      return;
+    }
     // Still held while the loop turns: whoever is first in line then gets it (a request that
     // arrived meanwhile before the background work).
     setImmediate(() => {
