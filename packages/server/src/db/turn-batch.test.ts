@@ -68,3 +68,8 @@ test('the event loop gets a turn between chunks', async () => {
   await Promise.all([1, 2, 3].map((n) => b.add(n)));
   assert.deepEqual(order, ['chunk 1,2', 'another turn', 'chunk 3']);
 });
+
+test('a batch that returns one result per item hands each caller its own, across chunks', async () => {
+  const b = new TurnBatch<number, string>(async (items) => items.map((n) => `#${n * 10}`), 2);
+  assert.deepEqual(await Promise.all([1, 2, 3].map((n) => b.add(n))), ['#10', '#20', '#30']);
+});

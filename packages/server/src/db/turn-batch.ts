@@ -10,26 +10,27 @@
 // "reconnect-storm"), and the loop gets a turn between chunks. A chunk that throws rejects its own callers only. Items added while a
 // batch runs go into the next one, so a batch never grows while it is being read.
 
-interface Waiting<T> {
+interface Waiting<T, R> {
   item: T;
-  resolve: () => void;
+  resolve: (result: R) => void;
   reject: (e: unknown) => void;
 }
 
-export class TurnBatch<T> {
-  private pending: Waiting<T>[] = [];
+/** `R`: what each caller gets back, when `run` returns one result per item, in their order. */
+export class TurnBatch<T, R = void> {
+  private pending: Waiting<T, R>[] = [];
   private scheduled = false;
-  private readonly run: (items: T[]) => Promise<void>;
+  private readonly run: (items: T[]) => Promise<R[] | undefined | void>;
   private readonly max: number;
 
   /** `run` gets at most `max` items at a time (the size of an IN list a statement may carry). */
-  constructor(run: (items: T[]) => Promise<void>, max = 500) {
+  constructor(run: (items: T[]) => Promise<R[] | undefined | void>, max = 500) {
     this.run = run;
     this.max = max;
   }
 
-  add(item: T): Promise<void> {
-    const done = new Promise<void>((resolve, reject) => this.pending.push({ item, resolve, reject }));
+  add(item: T): Promise<R> {
+    const done = new Promise<R>((resolve, reject) => this.pending.push({ item, resolve, reject }));
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(() => void this.flush());
@@ -47,8 +48,8 @@ export class TurnBatch<T> {
       if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
       const chunk = waiting.slice(i, i + this.max);
       try {
-        await this.run(chunk.map((w) => w.item));
-        for (const w of chunk) w.resolve();
+        const results = await this.run(chunk.map((w) => w.item));
+        chunk.forEach((w, n) => w.resolve((results ? results[n] : undefined) as R));
       } catch (e) {
         for (const w of chunk) w.reject(e);
       }

@@ -62,3 +62,40 @@ test("a will that arrives after the row was marked offline wholesale (a node's s
     await r.close();
   }
 });
+
+test('presence of several boxes reported in one turn is written together, each caller told its own outcome', async () => {
+  const { r, devices } = await rig();
+  try {
+    await r.db.kysely
+      .insertInto('devices')
+      .values({
+        uuid: 'box-q',
+        code: 'BOX-Q',
+        model: 'rig',
+        secret_hash: 'unused',
+        online: 0,
+        created_at: r.clock.now(),
+      })
+      .execute();
+    await devices.markOnline('box-q', 'q1', 1000);
+    const outcomes = await Promise.all([
+      devices.markOnline('box-p', 'p1', 2000), // new session: news
+      devices.markOnline('box-q', 'q1', 2000), // the same again: none
+      devices.markOffline('box-q', 'q0', 2000), // an older session's end: none
+    ]);
+    assert.deepEqual(outcomes, [true, false, false]);
+    assert.equal(await devices.markOffline('box-q', 'q1', 3000), true);
+    const rows = await r.db.kysely
+      .selectFrom('devices')
+      .select(['uuid', 'online', 'session'])
+      .where('uuid', 'in', ['box-p', 'box-q'])
+      .orderBy('uuid')
+      .execute();
+    assert.deepEqual(rows, [
+      { uuid: 'box-p', online: 1, session: 'p1' },
+      { uuid: 'box-q', online: 0, session: 'q1' },
+    ]);
+  } finally {
+    await r.close();
+  }
+});
