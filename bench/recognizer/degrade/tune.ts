@@ -146,6 +146,7 @@ for (const dpi of dpis)
       for (const [k, s] of card.sides.entries()) {
         const diag = diags[k]!;
         const r = pooled[k]!;
+        const raw = readings[k]!;
         const q = diag.quality
           ? `bands ${diag.quality.bandsAcross.toFixed(3)}/${diag.quality.bandsAlong.toFixed(3)} uneven ${diag.quality.uneven.toFixed(2)} steep ${diag.quality.steep.toFixed(2)} contrast ${diag.quality.contrast.toFixed(0)} blur ${diag.quality.blurMm.toFixed(2)} block ${diag.quality.blockiness.toFixed(2)} specks ${diag.quality.specks.toFixed(2)} (largest ${(diag.quality.speckSize ?? Number.NaN).toFixed(2)} mm²) show ${diag.quality.showThrough.toFixed(2)} local ${diag.quality.local.toFixed(2)}`
           : '';
@@ -173,7 +174,7 @@ for (const dpi of dpis)
           if (!ok && (list || a.state !== 'uncertain')) {
             const e = diag.areas?.[i];
             lines.push(
-              `      ${a.state === 'uncertain' ? 'unc' : 'WRONG'} ${t.kind}->${a.state} area ${a.chapter}.${a.index} ${e ? `solid ${e.solid.toFixed(3)} peak ${e.peak.toFixed(3)} stroke ${e.stroke.toFixed(1)} blob ${e.blob.toFixed(1)}@${e.blobContrast.toFixed(3)}` : ''}`,
+              `      ${a.state === 'uncertain' ? 'unc' : 'WRONG'} ${t.kind}->${a.state} area ${a.chapter}.${a.index} ${e ? `solid ${e.solid.toFixed(3)} peak ${e.peak.toFixed(3)} stroke ${e.stroke.toFixed(1)} blob ${e.blob.toFixed(1)}@${e.blobContrast.toFixed(3)}` : ''} [${diag.fills?.hand ?? '?'}; alone ${diag.alone?.[i] ?? '?'}${diag.overruled?.[i] ? `, by ${diag.overruled[i]}` : ''}${raw.status === 'ok' && raw.areas[i]!.state !== a.state ? `, student ${raw.areas[i]!.state}->${a.state}` : ''}]`,
             );
           }
         });

@@ -360,3 +360,61 @@ test('a blank back on a backing about half as light as the paper, which noise sp
   );
   assert.equal(isBlank(shrink(printed, 4)), false);
 });
+
+test("a cast shadow's edge across the identification strip: the strip is read against the paper above each column", async () => {
+  const { planTemplate } = await import('./template-pdf.ts');
+  const { createLayoutSet } = await import('./layout-store.ts');
+  const { recognizeGrey } = await import('./page-recognizer.ts');
+  const { decodeGrey } = await import('./grey-image.ts');
+  const { fillCard } = await import('./synthetic/filled-card.ts');
+  const { renderScan } = await import('./synthetic/render-scan.ts');
+  const { mulberry32 } = await import('./synthetic/random.ts');
+  const { layout, cards } = await planTemplate({
+    id: 'strip-shadow',
+    qrcode: 'https://example.org/strip-shadow',
+    student_number: { type: 'bubbles', digits: 4 },
+    chapters: [{ areas: 12 }],
+  });
+  const side = fillCard(layout, cards[0]!, mulberry32(7), {
+    fillRate: 0.4,
+    filled: ['pen'],
+    emptyMarks: [],
+    emptyMarkRate: 0,
+    doubleDigitRate: 0,
+    studentNumberKinds: ['pen'],
+  }).sides[0]!;
+  const img = await decodeGrey(
+    await renderScan(side.ops, side.marks, { dpi: 150, noise: 2, jpegQuality: 90, seed: 3 }),
+  );
+  const pxmm = img.width / PAGE.width;
+  // Half the light left of a line through the strip's left third (x 90 mm at its top, leaning
+  // 0.3 mm per mm down), with a 2 mm soft edge: the paper above the strip's middle and right end
+  // stays lit, the strip's left cells lie in the shadow.
+  const shadowed = (dark: number) => {
+    const data = new Uint8Array(img.data);
+    for (let y = 0; y < img.height; y++)
+      for (let x = 0; x < img.width; x++) {
+        const d = x / pxmm - (90 + 0.3 * (y / pxmm - 275));
+        const k = 1 - dark * Math.min(1, Math.max(0, (1 - d) / 2));
+        data[y * img.width + x] = Math.round(data[y * img.width + x]! * k);
+      }
+    return { ...img, data };
+  };
+  const layouts = createLayoutSet([layout]);
+  assert.equal((await recognizeGrey(img, layouts)).status, 'ok');
+  const r = await recognizeGrey(shadowed(0.5), layouts);
+  assert.equal(r.status, 'ok', JSON.stringify({ ...r, areas: undefined, evidence: undefined }));
+});
+
+test("a shadow's edge above the content's middle (page y 32 mm, where the first row of areas may lie) makes the page judged against rings of paper", () => {
+  // The paper map under a cast shadow over the sheet's top 32 mm (a sharp edge across the whole
+  // width): the steepest steps of the paper lie between y 30 and 40 mm. On generator C's tuning
+  // pages (heavy shadows, 200 dpi) such an edge ran diagonally through a row of areas near the
+  // top of the content and under the title, where the grid of the paper's steps did not reach:
+  // three empty areas read filled.
+  const h = identity();
+  const shadowTop = (_x: number, y: number) => (y / PXMM < 32 ? 140 : 230);
+  const q = measureBands(page(230), h, PXMM, noStreaks, shadowTop, 20);
+  assert.ok(q.steep >= QUALITY_LIMITS.localSteep, JSON.stringify(q));
+  assert.ok(localAllowance(q) > 0);
+});

@@ -185,7 +185,11 @@ export function measureBands(
   const bandsAlong = Math.max(profile(34, 176, top, false), profile(34, 176, bottom, false));
   const levels: number[] = [];
   const cols = 18;
-  for (let v = 40; v <= 260; v += 10)
+  // The paper map over the whole content, from under the title to above the footer (y 20-280):
+  // until the fifth round from 40 to 260 mm, which left a shadow's edge through the first rows
+  // of areas unseen (generator C's heavy shadows, 200 dpi tuning pages: three empty areas read
+  // filled; docs/cards.md, section 8, "Generator C, fifth round").
+  for (let v = 20; v <= 280; v += 10)
     for (let u = 20; u < 20 + 10 * cols; u += 10) {
       const q = apply(h, u, v);
       levels.push(paperLevel(q.x, q.y));

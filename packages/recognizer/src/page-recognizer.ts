@@ -114,6 +114,9 @@ export interface PageDiagnostics {
   /** Per area judged against its ring of paper: how far the ring departs from a sum along the area's axes, share of its range (local-paper.ts); 0 elsewhere. */
   misfit?: Float32Array;
   pxmm?: number;
+  /** Per area: what the evidence alone decided, and which of the page's conditions made it uncertain or empty after that ('ring', 'grey', 'specks', 'rim'), if one did. */
+  alone?: AreaState[];
+  overruled?: Array<'ring' | 'grey' | 'specks' | 'rim' | null>;
 }
 
 /** The module matrix of a layout's QR code (its content is the layout's), encoded once per layout; null if it cannot be. */
@@ -327,18 +330,28 @@ export async function recognizeGrey(
     if (d.state === 'filled' && (ringSpoilt[i] || fillOnAGuess(areaEvidence[i]!, misfit[i]!, THRESHOLDS.filledStroke)))
       d.state = 'uncertain';
   });
+  const overruled = diagnostics ? alone.map(() => null as 'ring' | 'grey' | 'specks' | 'rim' | null) : null;
+  const note = (why: 'ring' | 'grey' | 'specks' | 'rim') =>
+    overruled?.forEach((o, i) => {
+      if (o === null && decided[i]!.state !== alone[i]) overruled[i] = why;
+    });
+  note('ring');
   // Where the other side shows through strongly, its print behind an area adds a uniform grey: on
   // a dark hand's page a grey lighter than the hand's own fills, on a light hand's one fainter
   // than that print can make, is not a fill by its mean (mark-classifier.ts, `greyThroughPaper`).
   judgeGreysThroughPaper(decided, areaEvidence, fills, strongShowThrough(quality) ? quality.showThrough : 0);
+  note('grey');
   // Toner specks and strong show-through look like dots and short ticks (speck-spots.ts).
   judgeSpecks(decided, areaEvidence, seen.samples, quality, levels);
+  note('specks');
   // Where the print's outlines have grown into most empty areas (ink spreading), a patch is
   // what every area shows: a fill told only by one is uncertain (mark-classifier.ts, RIM).
   if (rimPatchShare(areaEvidence) >= RIM.rimPatchPage)
     decided.forEach((d, i) => {
       if (d.state === 'filled' && patchOnly(areaEvidence[i]!)) d.state = 'uncertain';
     });
+  note('rim');
+  if (diagnostics) Object.assign(diagnostics, { alone, overruled });
   const areas: AreaReading[] = side.areas.map((a, i) => ({ chapter: a.chapter, index: a.index, ...decided[i]! }));
 
   const out: Extract<PageReading, { status: 'ok' }> = {
@@ -426,14 +439,25 @@ function limiter(paper: PaperMap, h: Homography, a: { x: number; y: number }, al
   return (g) => (g < lo ? lo : Math.min(g, hi));
 }
 
+/**
+ * The side's identity, or null. Where the strip does not check against the paper above its
+ * middle and ends, it is read once more against the paper right above each of its columns: a
+ * cast shadow's edge across the strip leaves part of it darker than that paper (generator C's
+ * heavy shadows at 150 dpi, docs/cards.md, section 8, "Generator C, fifth round"). Its CRC and
+ * the layout key, which must be a loaded layout's, keep a misread from being taken.
+ */
 function readIdentity(img: GreyImage, h: Homography, f: PageFrame, pxmm: number) {
-  return decodeSideIdentity(readStrip(img, h, ID_STRIP, f.black, pxmm));
+  return (
+    decodeSideIdentity(readStrip(img, h, ID_STRIP, f.black, pxmm)) ??
+    decodeSideIdentity(readStrip(img, h, ID_STRIP, f.black, pxmm, true))
+  );
 }
 
 /**
  * A strip's cells, black (1) or white, judged against the fiducials' black and the paper just
  * above the strip (blank on every card: the content ends 13 mm higher), the brightest of three
- * spots in case one is written on.
+ * spots in case one is written on; with `perColumn`, the paper 1.5-3.5 mm right above each
+ * column (a shadow's edge across the strip).
  */
 function readStrip(
   img: GreyImage,
@@ -441,13 +465,18 @@ function readStrip(
   strip: { x: number; y: number; cols: number; rows: number; cell: number },
   black: number,
   pxmm: number,
+  perColumn = false,
 ): number[] {
   const inset = strip.cell * 0.25;
   const w = strip.cols * strip.cell;
   let paper = 0;
   for (const t of [0.15, 0.5, 0.85])
     paper = Math.max(paper, sampleSquare(img, h, strip.x + t * w - 2, strip.y - 7, 4, pxmm));
-  const thr = (paper + black) / 2;
+  const thr = Array.from({ length: strip.cols }, (_, c) =>
+    perColumn
+      ? (sampleSquare(img, h, strip.x + (c + 0.5) * strip.cell - 1, strip.y - 3.5, 2, pxmm) + black) / 2
+      : (paper + black) / 2,
+  );
   const bits: number[] = [];
   for (let r = 0; r < strip.rows; r++)
     for (let c = 0; c < strip.cols; c++) {
@@ -459,7 +488,7 @@ function readStrip(
           strip.y + r * strip.cell + inset,
           strip.cell - 2 * inset,
           pxmm,
-        ) < thr
+        ) < thr[c]!
           ? 1
           : 0,
       );

@@ -121,9 +121,9 @@ test("a dot larger than the page's largest speck by half, and than any speck in 
   // margin speck is 1.2 mm², and a speck 1.2 mm across.
   const dot = area(spot(0.9, 0.2, 0.9, 0.65, 0.9));
   const speck = area(spot(0.8, 0.3, 0.6, 0.6, 0.9));
-  assert.ok(dotBeyondSpecks(dot, lv, 1.2));
-  assert.ok(!dotBeyondSpecks(dot, lv, 3), 'where the margins show specks as large, it may be one');
-  assert.ok(!dotBeyondSpecks(speck, lv, 0.5), `a speck 1.2 mm across is under ${SPECK.dotMin} mm²`);
+  assert.ok(dotBeyondSpecks(dot, lv, 1.2, 2.2));
+  assert.ok(!dotBeyondSpecks(dot, lv, 3, 2.2), 'where the margins show specks as large, it may be one');
+  assert.ok(!dotBeyondSpecks(speck, lv, 0.5, 1.9), `a speck 1.2 mm across is under ${SPECK.dotMin} mm²`);
   const samples = [dot, speck];
   const ev = samples.map((s) => evidence(s, lv, 1.9));
   const fills = pageFills(ev);
@@ -144,4 +144,17 @@ test("a dot larger than the page's largest speck by half, and than any speck in 
     again.map((x) => x.state),
     ['uncertain', 'uncertain'],
   );
+});
+
+test("a spot on the ellipse's edge is a dot only from twice the margins' largest speck, and never one wider than its stroke", () => {
+  // A dot 2 × 1.5 mm whose right end the sampled ellipse cuts: 2.4 mm² inside. Against
+  // margins whose largest speck is 1.3 mm² it is 1.85 times that: a speck as large, its size
+  // grown by the edge's halo, measured so on C's tuning pages (heavy toner, 200 dpi).
+  const cut = area(spot(rx - 0.7, 0, 1, 0.75, 0.9));
+  const inside = area(spot(0.3, 0, 1, 0.75, 0.9));
+  assert.ok(dotBeyondSpecks(inside, lv, 1.3, 2.3), 'wholly inside: 1.5 times the largest speck is enough');
+  assert.ok(!dotBeyondSpecks(cut, lv, 1.3, 2.3), 'on the edge: 1.85 times is not');
+  assert.ok(dotBeyondSpecks(cut, lv, 1.0, 2.3), 'on the edge: from twice');
+  // A spot much wider than the area's stroke (grown along the outline's halo) is no dot.
+  assert.ok(!dotBeyondSpecks(inside, lv, 1.0, 1.4));
 });

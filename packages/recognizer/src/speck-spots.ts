@@ -32,9 +32,26 @@ import { cautious, type PageQuality, speckled, strongShowThrough } from './page-
  * review; no dot wholly inside measured under 1.6 mm². A spot on the ellipse's edge decides
  * nothing: a dot cut by it measured 0.74 mm² and 1.35 mm at 150 dpi, as a speck does. `bare`:
  * the mean of the samples outside the spots above the page's baseline, as an empty area's
- * (the speckled empty areas there: under 0.04).
+ * (the speckled empty areas there: under 0.04). A dot beyond the margins' specks (`dotFactor`
+ * of the largest) is looked at more closely since the fifth round (docs/cards.md, section 8): on
+ * C's tuning pages of heavy toner at 200 dpi (cards 4-11, which no earlier round read) two empty
+ * areas' specks touching the ellipse's edge measured 1.77 and 3.0 times the margins' largest
+ * (the edge's halo grows into such a spot; specks wholly inside measured at most 1.25 times it)
+ * and were read filled: a spot on the edge counts as a dot only from `dotFactorEdge` times it,
+ * and no spot whose bounding box is wider than the area's stroke by `dotSideOverStroke` mm (a
+ * spot grown along the outline's halo: the 3.0 one measured 3.4 mm across with a stroke of
+ * 2.1 mm; the dots 0.6 mm narrower than their stroke to as wide).
  */
-export const SPECK = { maxArea: 1.3, maxSide: 1.4, bare: 0.04, patchBeyond: 6, dotMin: 2, dotFactor: 1.5 } as const;
+export const SPECK = {
+  maxArea: 1.3,
+  maxSide: 1.4,
+  bare: 0.04,
+  patchBeyond: 6,
+  dotMin: 2,
+  dotFactor: 1.5,
+  dotFactorEdge: 2,
+  dotSideOverStroke: 0.4,
+} as const;
 
 /** A dark spot in an area: its size (mm², and mm across its bounding box) and whether it touches the sampled ellipse's edge. */
 interface Spot {
@@ -119,9 +136,15 @@ export function onlySpecks(s: AreaSample, lv: PageLevels): boolean {
  * least `SPECK.dotMin` mm² (larger than every speck in an area of C's tuning pages, wholly
  * inside or not).
  */
-export function dotBeyondSpecks(s: AreaSample, lv: PageLevels, speckSize: number): boolean {
-  const largest = Math.max(0, ...spotsOf(s, lv).spots.map((p) => p.area));
-  return largest >= SPECK.dotMin && largest >= SPECK.dotFactor * speckSize;
+export function dotBeyondSpecks(s: AreaSample, lv: PageLevels, speckSize: number, stroke: number): boolean {
+  const spots = spotsOf(s, lv).spots;
+  if (spots.length === 0) return false;
+  const p = spots.reduce((a, b) => (b.area > a.area ? b : a));
+  return (
+    p.area >= SPECK.dotMin &&
+    p.area >= (p.edge ? SPECK.dotFactorEdge : SPECK.dotFactor) * speckSize &&
+    p.side <= stroke + SPECK.dotSideOverStroke
+  );
 }
 
 /**
@@ -157,7 +180,7 @@ export function judgeSpecks(
     if (
       d.state === 'filled' &&
       // What is plainly larger than a speck is no speck, where only specks make the page cautious.
-      (strongShowThrough(q) || !(beyondSpecks(e) || dotBeyondSpecks(samples[i]!, lv, q.speckSize))) &&
+      (strongShowThrough(q) || !(beyondSpecks(e) || dotBeyondSpecks(samples[i]!, lv, q.speckSize, e.stroke))) &&
       e.stroke < T.shortStroke &&
       (e.solid < T.filledSolid || solidApartFromSpecks(samples[i]!, lv.baseline) < T.filledSolid)
     )
