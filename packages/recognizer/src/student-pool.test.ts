@@ -253,3 +253,31 @@ test("an area the page's condition made uncertain is not judged again for the st
   // Judged by its evidence alone, as before this rule, it would be read filled: a silent error.
   assert.deepEqual(states(poolStudent([side(false), back])[0]!).slice(6), ['empty', 'filled', 'empty']);
 });
+
+test("a faint fill that a side of dark, even fills left uncertain (above its residue, under 0.2) is judged again as the mixed student's", () => {
+  // Generator C's office-grade tuning pages at 150 dpi (docs/cards.md, section 8, "Generator C,
+  // fifth round"): faint pencil fills of 0.160 and 0.164 on a side read as one dark hand, whose
+  // residue is empty up to 0.16 and "never filled" below 0.2: uncertain.
+  const front = readSide(
+    [...[0.47, 0.54, 0.55, 0.59, 0.88, 0.93].map(grey), grey(0.162), grey(0.09), empty()],
+    'front',
+  );
+  assert.equal(front.evidence!.open?.fills.hand, 'dark');
+  assert.deepEqual(states(front).slice(6), ['uncertain', 'empty', 'empty']);
+  const back = readSide(
+    [...[0.2, 0.22, 0.25, 0.28, 0.44, 0.53, 0.53, 0.84, 0.9, 0.92].map(grey), grey(0.088), grey(0.08), empty()],
+    'back',
+  );
+  // The student mixes instruments: from 0.155 a uniform grey is a fill.
+  assert.deepEqual(states(poolStudent([front, back])[0]!).slice(6), ['filled', 'empty', 'empty']);
+  // A student whose every side is one dark, even hand keeps it uncertain.
+  const dark = readSide([...[0.47, 0.54, 0.55, 0.59, 0.6, 0.62, 0.58].map(grey), grey(0.13), empty()], 'back');
+  assert.equal(states(poolStudent([front, dark])[0]!)[6], 'uncertain');
+  // A faint "stroke" grown through such a grey is no uniform grey: not judged again.
+  const stroked = readSide(
+    [...[0.47, 0.54, 0.55, 0.59, 0.88, 0.93].map(grey), { ...grey(0.162), stroke: 2.2, peak: 0.2 }, empty()],
+    'front',
+  );
+  assert.equal(states(stroked)[6], 'uncertain');
+  assert.equal(states(poolStudent([stroked, back])[0]!)[6], 'uncertain');
+});
