@@ -180,14 +180,22 @@ for (const spec of SETS) {
     speedPages = cards.flatMap((c) => c.sides.map((s) => s.jpeg));
 }
 
+// Generator C's 200-dpi pages for its own speed figure (below): the first card of each set.
+const cSpeedSides: Array<{ jpeg: Uint8Array; blank: boolean }> = [];
 if (runC) {
-  await runDegradation(rec, allLayouts.get('B')!, (p) => pool.recognize(p), {
-    tune,
-    cards: Math.max(1, Math.round(Number(process.env.BOXHUB_BENCH_C_CARDS ?? (quick ? 1 : 2)) * scale)),
-    first: Number(process.env.BOXHUB_BENCH_C_FIRST ?? '0'),
-    dpis: (dpiFilter ?? [150, 200, 300]).filter((d) => d >= 100),
-    classes: process.env.BOXHUB_BENCH_CLASSES?.split(',') ?? null,
-  });
+  await runDegradation(
+    rec,
+    allLayouts.get('B')!,
+    (p) => pool.recognize(p),
+    {
+      tune,
+      cards: Math.max(1, Math.round(Number(process.env.BOXHUB_BENCH_C_CARDS ?? (quick ? 1 : 2)) * scale)),
+      first: Number(process.env.BOXHUB_BENCH_C_FIRST ?? '0'),
+      dpis: (dpiFilter ?? [150, 200, 300]).filter((d) => d >= 100),
+      classes: process.env.BOXHUB_BENCH_CLASSES?.split(',') ?? null,
+    },
+    (card) => cSpeedSides.push(...card.sides.map((s) => ({ jpeg: s.jpeg, blank: s.truth === null }))),
+  );
 }
 
 // The accuracy figures and their targets, per generator.
@@ -320,6 +328,40 @@ if (speedPages.length > 0) {
   );
   console.log(
     `  pool of 1 / 2 workers           ${rate1.toFixed(1)} / ${rate2.toFixed(1)} pages/s = ${(rate2 / rate1).toFixed(2)}× with both cores`,
+  );
+}
+// Speed on generator C's 200-dpi pages (every class run, its first card; blank backs apart):
+// one thread, each page twice after one warm-up, the load average before and after.
+if (cSpeedSides.length > 0) {
+  const layouts = rec.createLayoutSet(allLayouts.get('B')!);
+  sharp.concurrency(1);
+  const before = loadavg()[0]!;
+  for (const s of cSpeedSides.slice(0, 2)) await rec.recognizePage(s.jpeg, layouts);
+  const spent = { card: 0, cards: 0, blank: 0, blanks: 0 };
+  for (let round = 0; round < 2; round++)
+    for (const s of cSpeedSides) {
+      const t1 = performance.now();
+      await rec.recognizePage(s.jpeg, layouts);
+      const dt = performance.now() - t1;
+      if (s.blank) {
+        spent.blank += dt;
+        spent.blanks++;
+      } else {
+        spent.card += dt;
+        spent.cards++;
+      }
+    }
+  const all = (spent.card + spent.blank) / (spent.cards + spent.blanks);
+  const card = spent.cards > 0 ? spent.card / spent.cards : Number.NaN;
+  console.log(`\n# speed (generator C, 200 dpi pages: the first card of each set run, ${cSpeedSides.length} sides)`);
+  console.log(
+    `  one thread, every side           ${all.toFixed(1)} ms/page = ${(1000 / all).toFixed(1)} pages/s/core   (target ≥ 10)`,
+  );
+  console.log(
+    `  … sides with a card / blank backs ${card.toFixed(1)} / ${spent.blanks > 0 ? (spent.blank / spent.blanks).toFixed(1) : '-'} ms/page = ${(1000 / card).toFixed(1)} pages/s/core for the cards' sides`,
+  );
+  console.log(
+    `  load average                      ${before.toFixed(1)} before, ${loadavg()[0]!.toFixed(1)} after (one-minute)`,
   );
 }
 await pool.close();

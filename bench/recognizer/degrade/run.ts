@@ -137,6 +137,8 @@ export async function runDegradation(
   layouts: Layout[],
   recognize: (page: Uint8Array) => Promise<PageReading>,
   o: DegradeOptions,
+  /** Called with the first card of each set at 200 dpi: pages for the speed figure on C's pages. */
+  keep?: (card: RenderedCard) => void,
 ): Promise<Map<string, DegradeTally>> {
   const sets = CLASS_STRENGTHS.filter(([c, s]) => !o.classes || o.classes.some((f) => classLabel(c, s).startsWith(f)));
   const out = new Map<string, DegradeTally>();
@@ -155,6 +157,7 @@ export async function runDegradation(
         seed: base + dpi * 10_000 + ci * 500 + i + o.first,
       }));
       const cards = await render(jobs);
+      if (keep && dpi === 200 && cards[0]) keep(cards[0]);
       const d = newDegrade();
       for (const c of cards) scoreCard(rec, layouts, d, c, await Promise.all(c.sides.map((s) => recognize(s.jpeg))));
       out.set(`${classLabel(cls, strength)}@${dpi}`, d);
