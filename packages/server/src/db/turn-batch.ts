@@ -17,14 +17,15 @@ interface Waiting<T, R> {
 }
 
 /** `R`: what each caller gets back, when `run` returns one result per item, in their order. */
-export class TurnBatch<T, R = void> {
+export class TurnBatch<T, R = undefined> {
   private pending: Waiting<T, R>[] = [];
   private scheduled = false;
-  private readonly run: (items: T[]) => Promise<R[] | undefined | void>;
+  /** Returns one result per item unless `R` is undefined; what such a `run` returns is ignored. */
+  private readonly run: (items: T[]) => Promise<unknown>;
   private readonly max: number;
 
   /** `run` gets at most `max` items at a time (the size of an IN list a statement may carry). */
-  constructor(run: (items: T[]) => Promise<R[] | undefined | void>, max = 500) {
+  constructor(run: (items: T[]) => Promise<[R] extends [undefined] ? unknown : R[]>, max = 500) {
     this.run = run;
     this.max = max;
   }
@@ -49,7 +50,7 @@ export class TurnBatch<T, R = void> {
       const chunk = waiting.slice(i, i + this.max);
       try {
         const results = await this.run(chunk.map((w) => w.item));
-        chunk.forEach((w, n) => w.resolve((results ? results[n] : undefined) as R));
+        for (const [n, w] of chunk.entries()) w.resolve((Array.isArray(results) ? results[n] : undefined) as R);
       } catch (e) {
         for (const w of chunk) w.reject(e);
       }
