@@ -322,35 +322,52 @@ export async function recognizeGrey(
   const decided = classifyAreas(areaEvidence, levels, fills, split, behind, seen.cleared);
   // What the areas' own evidence decided, before the page's condition (below) overrules it.
   const alone = decided.map((d) => d.state);
-  // A fill measured against the paper map because ink spoilt its ring, or on an area whose ring
-  // does not change as a sum along the area's axes (a shadow's edge across it diagonally: the
-  // paper carried inside is a guess) unless a stroke or a clearly dark mean tells it, is
-  // uncertain (local-paper.ts).
-  decided.forEach((d, i) => {
-    if (d.state === 'filled' && (ringSpoilt[i] || fillOnAGuess(areaEvidence[i]!, misfit[i]!, THRESHOLDS.filledStroke)))
-      d.state = 'uncertain';
-  });
-  const overruled = diagnostics ? alone.map(() => null as 'ring' | 'grey' | 'specks' | 'rim' | null) : null;
-  const note = (why: 'ring' | 'grey' | 'specks' | 'rim') =>
+  type Why = 'ring' | 'grey' | 'specks' | 'rim';
+  // The page's condition overrules what the areas' own evidence decided (`note`: after each step).
+  const overrule = (d: Array<{ state: AreaState; score: number }>, note?: (why: Why) => void) => {
+    // A fill measured against the paper map because ink spoilt its ring, or on an area whose ring
+    // does not change as a sum along the area's axes (a shadow's edge across it diagonally: the
+    // paper carried inside is a guess) unless a stroke or a clearly dark mean tells it, is
+    // uncertain (local-paper.ts).
+    d.forEach((x, i) => {
+      if (
+        x.state === 'filled' &&
+        (ringSpoilt[i] || fillOnAGuess(areaEvidence[i]!, misfit[i]!, THRESHOLDS.filledStroke))
+      )
+        x.state = 'uncertain';
+    });
+    note?.('ring');
+    // Where the other side shows through strongly, its print behind an area adds a uniform grey: on
+    // a dark hand's page a grey lighter than the hand's own fills, on a light hand's one fainter
+    // than that print can make, is not a fill by its mean (mark-classifier.ts, `greyThroughPaper`).
+    judgeGreysThroughPaper(d, areaEvidence, fills, strongShowThrough(quality) ? quality.showThrough : 0);
+    note?.('grey');
+    // Toner specks and strong show-through look like dots and short ticks (speck-spots.ts).
+    judgeSpecks(d, areaEvidence, seen.samples, quality, levels);
+    note?.('specks');
+    // Where the print's outlines have grown into most empty areas (ink spreading), a patch is
+    // what every area shows: a fill told only by one is uncertain (mark-classifier.ts, RIM).
+    if (rimPatchShare(areaEvidence) >= RIM.rimPatchPage)
+      d.forEach((x, i) => {
+        if (x.state === 'filled' && patchOnly(areaEvidence[i]!)) x.state = 'uncertain';
+      });
+    note?.('rim');
+  };
+  const overruled = diagnostics ? alone.map(() => null as Why | null) : null;
+  overrule(decided, (why) =>
     overruled?.forEach((o, i) => {
       if (o === null && decided[i]!.state !== alone[i]) overruled[i] = why;
-    });
-  note('ring');
-  // Where the other side shows through strongly, its print behind an area adds a uniform grey: on
-  // a dark hand's page a grey lighter than the hand's own fills, on a light hand's one fainter
-  // than that print can make, is not a fill by its mean (mark-classifier.ts, `greyThroughPaper`).
-  judgeGreysThroughPaper(decided, areaEvidence, fills, strongShowThrough(quality) ? quality.showThrough : 0);
-  note('grey');
-  // Toner specks and strong show-through look like dots and short ticks (speck-spots.ts).
-  judgeSpecks(decided, areaEvidence, seen.samples, quality, levels);
-  note('specks');
-  // Where the print's outlines have grown into most empty areas (ink spreading), a patch is
-  // what every area shows: a fill told only by one is uncertain (mark-classifier.ts, RIM).
-  if (rimPatchShare(areaEvidence) >= RIM.rimPatchPage)
-    decided.forEach((d, i) => {
-      if (d.state === 'filled' && patchOnly(areaEvidence[i]!)) d.state = 'uncertain';
-    });
-  note('rim');
+    }),
+  );
+  // Where the page's condition would not let an area be filled by its evidence (its ring spoilt
+  // or a guess, a speck, print behind, ink spreading), the student's second look may not fill
+  // it either (student-pool.ts; the fifth round: a stray mark's area on a banded page measured a
+  // uniform grey of 0.165 that its ring of paper would not let be a fill).
+  const noFill = (() => {
+    const all = decided.map(() => ({ state: 'filled' as AreaState, score: 1 }));
+    overrule(all);
+    return all.map((x) => x.state !== 'filled');
+  })();
   if (diagnostics) Object.assign(diagnostics, { alone, overruled });
   const areas: AreaReading[] = side.areas.map((a, i) => ({ chapter: a.chapter, index: a.index, ...decided[i]! }));
 
@@ -373,6 +390,7 @@ export async function recognizeGrey(
       behind,
       seen.cleared,
       alone,
+      noFill,
     ),
   };
   out.corners = frame.points.flatMap((p) => [Math.round(p.x * 10) / 10, Math.round(p.y * 10) / 10]);

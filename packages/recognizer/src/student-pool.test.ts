@@ -30,8 +30,8 @@ const MIXED_FILLS = [0.8, 0.8, 0.8, 0.45, 0.45, 0.45].map(grey);
 
 type Ok = Extract<PageReading, { status: 'ok' }>;
 
-/** One side read as page-recognizer.ts reads it, from its areas' evidence. */
-function readSide(ev: MarkEvidence[], side: 'front' | 'back', levels = LEVELS_200): Ok {
+/** One side read as page-recognizer.ts reads it, from its areas' evidence (`noFill`: the page's condition would not let those areas be filled). */
+function readSide(ev: MarkEvidence[], side: 'front' | 'back', levels = LEVELS_200, noFill?: boolean[]): Ok {
   const marks = uniformMarks(ev);
   const fills = fillsOf(marks);
   const greys = splitGreys(ev);
@@ -58,6 +58,9 @@ function readSide(ev: MarkEvidence[], side: 'front' | 'back', levels = LEVELS_20
       areas.map((a) => a.state),
       ev,
       behind,
+      undefined,
+      undefined,
+      noFill,
     ),
   };
 }
@@ -280,4 +283,22 @@ test("a faint fill that a side of dark, even fills left uncertain (above its res
   );
   assert.equal(states(stroked)[6], 'uncertain');
   assert.equal(states(poolStudent([stroked, back])[0]!)[6], 'uncertain');
+});
+
+test("the student's second look fills no area the page's condition would not let be filled", () => {
+  // Generator C's tuning pages with heavy bands at 150 dpi (docs/cards.md, section 8, "Generator
+  // C, fifth round"): a stray mark's area on a banded page read as a uniform grey of 0.165,
+  // which a dark side leaves uncertain, its page would not let be filled (its ring), and a mixed
+  // student's second look would fill.
+  const evs = [...[0.47, 0.54, 0.55, 0.59, 0.88, 0.93].map(grey), grey(0.165), grey(0.151), empty()];
+  const back = readSide(
+    [...[0.2, 0.22, 0.25, 0.28, 0.44, 0.53, 0.53, 0.84, 0.9, 0.92].map(grey), grey(0.088), grey(0.08), empty()],
+    'back',
+  );
+  const free = readSide(evs, 'front');
+  assert.deepEqual(states(poolStudent([free, back])[0]!).slice(6), ['filled', 'filled', 'empty']);
+  const held = readSide(evs, 'front', LEVELS_200, [...evs.map(() => false).slice(0, 6), true, true, false]);
+  assert.deepEqual(states(held).slice(6), ['uncertain', 'empty', 'empty']);
+  // Neither the uncertain grey nor the residue (empty on its side) is filled: both uncertain.
+  assert.deepEqual(states(poolStudent([held, back])[0]!).slice(6), ['uncertain', 'uncertain', 'empty']);
 });

@@ -36,8 +36,11 @@ export interface SideEvidence {
   open?: {
     fills: PageFills;
     levels: PageLevels;
-    /** Per such area: its index in the side's areas, its evidence, whether the other side's print is behind it. */
-    areas: Array<{ i: number; ev: MarkEvidence; behind: boolean }>;
+    /**
+     * Per such area: its index in the side's areas, its evidence, whether the other side's print
+     * is behind it, and (`noFill`) whether the page's condition would not let it be filled.
+     */
+    areas: Array<{ i: number; ev: MarkEvidence; behind: boolean; noFill?: boolean }>;
   };
 }
 
@@ -50,7 +53,12 @@ export interface SideEvidence {
  * and the student's second look, which judges an area by its evidence alone, would undo that. On
  * generator C's heavy bleed-through at 300 dpi (scratch seeds) the other side's fills showing
  * through as patches, uncertain on their page, were read filled by it: 24 empty areas on 68
- * cards (docs/cards.md, section 8, "Generator C, fourth round").
+ * cards (docs/cards.md, section 8, "Generator C, fourth round"). Likewise an area the page's
+ * condition would not let be filled (`noFill`) is not filled by it: it stays or becomes
+ * uncertain (the fifth round: on C's tuning pages with heavy bands at 150 dpi a stray mark's area
+ * read as a dark side's uniform grey of 0.165, uncertain, which a mixed student's second look
+ * would fill and its ring of paper would not; the evaluation's heavy bands across at 150 dpi
+ * showed a stray mark read filled once such greys were judged again, docs/cards.md, section 8).
  */
 export function sideEvidence(
   marks: number[],
@@ -62,6 +70,7 @@ export function sideEvidence(
   behind: readonly boolean[],
   apart?: readonly boolean[],
   alone?: readonly AreaState[],
+  noFill?: readonly boolean[],
 ): SideEvidence {
   const out: SideEvidence = { marks, greys };
   if ((fills.hand === 'mixed' || fills.hand === 'dark') && levels.pxmm >= THRESHOLDS.lowResPxMm) {
@@ -81,7 +90,7 @@ export function sideEvidence(
         : (s === 'empty' || (s === 'uncertain' && uniform(e) && e.solid < T.residueMax)) && e.solid >= emptySolid;
     const areas = states.flatMap((s, i) =>
       open(s, evidence[i]!) && !apart?.[i] && (!alone || alone[i] === s)
-        ? [{ i, ev: evidence[i]!, behind: behind[i]! }]
+        ? [{ i, ev: evidence[i]!, behind: behind[i]!, ...(noFill?.[i] ? { noFill: true } : {}) }]
         : [],
     );
     if (areas.length > 0) out.open = { fills, levels, areas };
@@ -119,6 +128,8 @@ export function poolStudent<R extends PageReading>(readings: readonly R[]): R[] 
       const a = r.areas[o.i];
       if (a?.state !== 'uncertain' && !(dark && a?.state === 'empty')) continue;
       const d = classify(o.ev, levels, dark ? { hand: 'mixed', level: student.level } : fills, split, o.behind);
+      // A fill the page's condition would not let its evidence make is uncertain (fifth round).
+      if (d.state === 'filled' && o.noFill) d.state = 'uncertain';
       if (d.state === a.state) continue;
       areas ??= [...r.areas];
       areas[o.i] = { ...a, state: d.state, score: d.score };
