@@ -1,3 +1,5 @@
+import { laterTurn } from '../loop-budget.ts';
+
 /**
  * Runs tasks one after another per key (per device), concurrently across keys, so a box's
  * "online" is applied before the state it sends right after, without one slow box holding up
@@ -48,11 +50,12 @@ class Slots {
       await task();
     } finally {
       const next = this.waiting.shift();
-      // Handed over in the next turn of the event loop: a task that finishes without waiting
-      // for anything (a retained state the table already holds) would otherwise start the next
-      // at once, and a broker's 10,000 of them ran as one turn of 1.2 s (bench/README.md,
-      // "reconnect-storm", run 39's profile). So a turn starts at most `limit` tasks.
-      if (next) setImmediate(next);
+      // Handed over in a later turn of the event loop, within background work's budget for a
+      // turn (db/background-work.ts, laterTurn): a task that finishes without waiting for
+      // anything (a retained state the table already holds) would otherwise start the next at
+      // once, and a broker's 10,000 of them ran as one turn of 1.2 s (bench/README.md,
+      // "reconnect-storm", run 39's profile).
+      if (next) laterTurn(next);
       else this.running--;
     }
   }

@@ -13,6 +13,7 @@ import type { Broker, MessageHandler, SubscribeOptions } from './types.ts';
 import { redact } from './broker-url.ts';
 import { BrokerUnfit, BrokerUnreachable, isUnsupportedVersion, probeBroker } from './capabilities.ts';
 import { messageOf } from '@boxhub/protocol';
+import { paceMessages } from '../loop-budget.ts';
 
 const DYNSEC_TOPIC = '$CONTROL/dynamic-security/v1';
 const DYNSEC_RESPONSE_TOPIC = `${DYNSEC_TOPIC}/response`;
@@ -111,6 +112,9 @@ export class ExternalBroker implements Broker {
     this.provision = provision;
     this.shareGroup = shareGroup;
     this.provisionTimeoutMs = provisionTimeoutMs;
+    // mqtt.js reads its next packet only when handleMessage calls back: a burst of messages is
+    // taken a few milliseconds of each turn of the event loop at a time (loop-budget.ts).
+    client.handleMessage = (_packet, callback) => paceMessages(callback);
     client.on('message', (topic, payload, packet) => {
       if (topic === DYNSEC_RESPONSE_TOPIC) {
         this.onControlResponse(payload);

@@ -15,6 +15,7 @@ import {
   type SqliteDialectConfig,
   type TransactionSettings,
 } from 'kysely';
+import { BACKGROUND_TURN_MS } from '../loop-budget.ts';
 import { isBackground } from './background-work.ts';
 
 export interface FifoSqliteDialectConfig extends SqliteDialectConfig {
@@ -34,19 +35,12 @@ export class FifoSqliteDialect extends SqliteDialect {
 }
 
 /**
- * Background work (background-work.ts) holds the connection in turns of at most this long: past
- * it, the next background holder waits for the next turn of the event loop, so the requests that
- * arrived meanwhile are read and served first. Handing the connection from holder to holder is a
- * chain of promise resolutions, which never yields on its own: 128 box messages and their
- * statements ran as one turn of the loop of 0.1-0.3 s, and every API call that arrived waited
- * for its end (bench/README.md, "reconnect-storm", runs 50-).
- */
-export const BACKGROUND_TURN_MS = 5;
-
-/**
  * One holder at a time. Waiters are served in the order they came, the API's (foreground)
  * before background work's; background work is handed the connection within a turn of the
- * event loop only until that turn has used `budgetMs` (BACKGROUND_TURN_MS).
+ * event loop only until that turn has used `budgetMs` (BACKGROUND_TURN_MS): handing the
+ * connection from holder to holder is a chain of promise resolutions, which never yields on its
+ * own (128 box messages and their statements ran as one turn of the loop of 0.1-0.3 s, and every
+ * API call that arrived waited for its end; bench/README.md, "reconnect-storm", runs 50-58).
  */
 export class FifoGate {
   private held = false;
