@@ -55,7 +55,7 @@ export class BrokerUnfit extends Error {
 /** Whether a CONNACK refusal says the broker does not speak this protocol version. */
 export const isUnsupportedVersion = (code: number): boolean => UNSUPPORTED_VERSION.has(code);
 
-type Attempt =
+export type Attempt =
   | { kind: 'connected'; client: MqttClient; connack: IConnackPacket }
   | { kind: 'refused'; code: number; message: string }
   | { kind: 'closed' }
@@ -343,7 +343,7 @@ async function probeSession(p: Probe, publisher: MqttClient): Promise<string | u
   };
   const first = await attempt(p.url, opts, p.connectMs);
   if (first.kind !== 'connected')
-    return `a CONNECT with clean start off and a session expiry was not accepted: ${describe(first)}`;
+    return sessionRefusal(p, 'a CONNECT with clean start off and a session expiry was not accepted', first);
   try {
     const g = await grant(first.client, topic, 1, p.timeoutMs);
     if (g !== 1)
@@ -354,7 +354,7 @@ async function probeSession(p: Probe, publisher: MqttClient): Promise<string | u
   await withTimeout(publisher.publishAsync(topic, 'queued', { qos: 1 }), p.timeoutMs);
   const early: string[] = [];
   const again = await attempt(p.url, opts, p.connectMs, early);
-  if (again.kind !== 'connected') return `the reconnect to the session was not accepted: ${describe(again)}`;
+  if (again.kind !== 'connected') return sessionRefusal(p, 'the reconnect to the session was not accepted', again);
   try {
     if (!again.connack.sessionPresent)
       return 'a client that came back within its session expiry found no session (CONNACK session present 0)';
@@ -368,6 +368,17 @@ async function probeSession(p: Probe, publisher: MqttClient): Promise<string | u
     // it since the CONNECT had one).
     await new Promise<void>((r) => again.client.end(false, { properties: { sessionExpiryInterval: 0 } }, () => r()));
   }
+}
+
+/**
+ * Why a session's CONNECT counts against the broker; throws BrokerUnreachable when it failed on
+ * the network (the broker went away in the middle of the check, e.g. restarting: the chaos soak
+ * saw a node stop itself for "no sessions" on a connection refused, docs/chaos.md).
+ */
+export function sessionRefusal(p: { url: string }, what: string, a: Exclude<Attempt, { kind: 'connected' }>): string {
+  if (a.kind === 'failed' && !a.timedOut)
+    throw new BrokerUnreachable(`lost the MQTT broker at ${redact(p.url)} during its check: ${a.error.message}`);
+  return `${what}: ${describe(a)}`;
 }
 
 function describe(a: Attempt): string {
