@@ -99,3 +99,41 @@ test('presence of several boxes reported in one turn is written together, each c
     await r.close();
   }
 });
+
+test("a batch keeps each box's own reports in the order they came, however many boxes it holds", async () => {
+  const { r, devices } = await rig();
+  try {
+    // Boxes in an order that is not the uuids' (the batch sorts by uuid), each with a session
+    // that began, ended and gave way to the next, all in one turn: a full batch and more.
+    const boxes = Array.from({ length: 300 }, (_, n) => `box-${String((n * 7919) % 300).padStart(3, '0')}`);
+    await r.db.kysely
+      .insertInto('devices')
+      .values(
+        boxes.map((uuid) => ({
+          uuid,
+          code: uuid.toUpperCase(),
+          model: 'rig',
+          secret_hash: 'unused',
+          online: 0,
+          created_at: r.clock.now(),
+        })),
+      )
+      .execute();
+    const reports: Promise<boolean>[] = [];
+    for (const uuid of boxes) reports.push(devices.markOnline(uuid, `${uuid}-a`, 1000));
+    for (const uuid of boxes) reports.push(devices.markOffline(uuid, `${uuid}-a`, 2000));
+    for (const uuid of boxes) reports.push(devices.markOnline(uuid, `${uuid}-b`, 3000));
+    assert.ok((await Promise.all(reports)).every((changed) => changed));
+    const rows = await r.db.kysely
+      .selectFrom('devices')
+      .select(['uuid', 'online', 'session', 'ended_session'])
+      .where('uuid', 'in', boxes)
+      .execute();
+    assert.equal(rows.length, boxes.length);
+    for (const row of rows) {
+      assert.deepEqual(row, { uuid: row.uuid, online: 1, session: `${row.uuid}-b`, ended_session: `${row.uuid}-a` });
+    }
+  } finally {
+    await r.close();
+  }
+});

@@ -228,10 +228,14 @@ export class DeviceRepository {
    * return brings thousands a second, and a commit of its own for each cost more than the
    * write (a will's update took 136 µs on its own, bench/README.md "reconnect-storm"). Boxes in
    * the order of their uuid, so two nodes' batches take their rows' locks (PostgreSQL) in the
-   * same order; a box's own reports keep their order (the sort is stable).
+   * same order; a box's own reports keep their order.
    */
   private readonly presence = new TurnBatch<PresenceWrite, boolean>(async (writes) => {
-    const order = writes.map((_, n) => n).sort((a, b) => (writes[a]!.uuid < writes[b]!.uuid ? -1 : 1));
+    // Ties broken by arrival: a comparator that never answers 0 leaves the order of a box's own
+    // reports to the sort's algorithm.
+    const order = writes
+      .map((_, n) => n)
+      .sort((a, b) => (writes[a]!.uuid < writes[b]!.uuid ? -1 : writes[a]!.uuid > writes[b]!.uuid ? 1 : a - b));
     return transact(this.db, async (trx) => {
       const out: boolean[] = new Array(writes.length);
       for (const n of order) {
