@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { transact } from '@boxhub/server/db/transaction.ts';
 import { UNACKED_AFTER_MS } from '@boxhub/server/tasks/lifecycle.ts';
+import { eventually } from '@boxhub/server/testing/harness.ts';
 import { expiryRig } from './expiry-rig.ts';
 import { refusal } from './fixtures.ts';
 
@@ -77,12 +78,19 @@ test('a print whose create never finished ends with 4205 and its print.finished;
   // One whose box answer was recorded (the normal create): the job has nothing to do for it.
   const kept = await halfCreated('print', box.uuid, `${rx.url}/kept-print`);
   const db = rig.t.server.db.kysely;
+  // Acknowledged under the box's own boot, as the handshake records it: under any other, the
+  // box's next state report (which does not list it) says it was lost in a restart
+  // (lifecycle.reconcile), and it ends as box.lost whenever that report comes.
+  const boot = await eventually(async () => {
+    const row = await rig.t.server.repos.devices.findByUuid(box.uuid);
+    return row?.state ? (JSON.parse(row.state) as { boot?: string }).boot : undefined;
+  }, 'the box reported its boot');
   await transact(db, async (trx) => {
     const t = await rig.t.server.services.lifecycle.acknowledge(
       trx,
       (await rig.t.server.repos.tasks.find(trx, kept))!,
       clock.now(),
-      'boot-1',
+      boot,
     );
     assert.equal(t.state, 'received');
   });
