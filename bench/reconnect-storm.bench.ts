@@ -299,7 +299,10 @@ async function main(): Promise<void> {
       const c = await forkChild('server-process.ts', ['boxhub'], {
         env: { ...baseEnv, ...env },
         readyTimeoutMs: 120_000,
-        ...(prof ? { execArgv: ['--cpu-prof', `--cpu-prof-dir=${prof}`] } : {}),
+        execArgv: [
+          ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []),
+          ...(process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+        ],
       });
       children.add(c);
       return c;
@@ -410,6 +413,13 @@ async function main(): Promise<void> {
         .map((c) => c.ms)
         .sort((a, b) => a - b);
       const failedDuring = during.filter((c) => !c.ok).length;
+      // When the slowest calls came tells a node's cold start (the first calls after it was
+      // back) from stalls in the storm.
+      const slowest = during
+        .filter((c) => c.ok)
+        .sort((a, b) => b.ms - a.ms)
+        .slice(0, 12)
+        .map((c) => `${c.ms.toFixed(0)} ms at ${((c.at - upAt) / 1000).toFixed(2)} s`);
       const down = trickle.calls.filter((c) => c.at < upAt);
       const p99 = percentile(okLat, 99);
       const ev = await checkScans(
@@ -442,6 +452,7 @@ async function main(): Promise<void> {
       console.log(
         `API during the storm: ${okLat.length} answered, ${failedDuring} failed; p50 ${percentile(okLat, 50).toFixed(1)} ms  p99 ${p99.toFixed(1)} ms  max ${(okLat[okLat.length - 1] ?? NaN).toFixed(1)} ms (${down.length} calls while the server was coming back, ${down.filter((c) => !c.ok).length} of them failed)`,
       );
+      console.log(`API's slowest calls, after the server was back: ${slowest.join(', ')}`);
       console.log(
         `events: ${runs.length} scans of ${SHEETS} sheets: ${ev.lost} lost, ${ev.twice} applied twice, ${ev.unfinished} unfinished`,
       );
