@@ -30,8 +30,7 @@ export interface SideEvidence {
   /**
    * Present on a side of mixed instruments at 150 dpi or more that left areas uncertain, and on a
    * dark hand's side at 150 dpi or more that called uniform greys above the empty threshold an
-   * eraser's residue (empty) or left them uncertain under `residueMax`: what they need to be
-   * judged again.
+   * eraser's residue (empty): what they need to be judged again.
    */
   open?: {
     fills: PageFills;
@@ -75,19 +74,14 @@ export function sideEvidence(
   const out: SideEvidence = { marks, greys };
   if ((fills.hand === 'mixed' || fills.hand === 'dark') && levels.pxmm >= THRESHOLDS.lowResPxMm) {
     const { emptySolid } = solidLimits(levels);
-    const T = THRESHOLDS;
-    // A dark side's uniform greys (no stroke, no patch) that it left uncertain, between the
-    // residue it calls empty and `residueMax`, are judged again too (the fifth round: on C's
-    // office-grade tuning pages at 150 dpi, faint fills of 0.160 and 0.164 on a mixed student's
-    // side of pen and pencil fills).
-    const uniform = (e: MarkEvidence) =>
-      e.stroke < T.emptyStroke &&
-      !(e.blob >= T.emptyBlob && e.blobContrast >= T.emptyBlobContrast) &&
-      !(e.blob >= T.wideBlob && e.blobContrast >= T.wideBlobContrast);
+    // A dark side's uniform greys that it left uncertain (above the residue it calls empty, under
+    // 0.2) are not judged again: an eraser's residue measures as dark as a faint fill there. The
+    // fifth round judged them again as the mixed student's (two faint fills of 0.160 and 0.164 on
+    // C's office-grade tuning pages at 150 dpi read filled); on C's office-grade evaluation pages
+    // at 200 dpi (13 cards) that read one erasure filled, a silent error (docs/cards.md, section
+    // 8, "Generator C, sixth round"). They stay uncertain.
     const open = (s: AreaState, e: MarkEvidence) =>
-      fills.hand === 'mixed'
-        ? s === 'uncertain'
-        : (s === 'empty' || (s === 'uncertain' && uniform(e) && e.solid < T.residueMax)) && e.solid >= emptySolid;
+      fills.hand === 'mixed' ? s === 'uncertain' : s === 'empty' && e.solid >= emptySolid;
     const areas = states.flatMap((s, i) =>
       open(s, evidence[i]!) && !apart?.[i] && (!alone || alone[i] === s)
         ? [{ i, ev: evidence[i]!, behind: behind[i]!, ...(noFill?.[i] ? { noFill: true } : {}) }]
