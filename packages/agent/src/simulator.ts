@@ -21,6 +21,8 @@ export interface SimulatedBox {
   scanner: SimScanner;
   buzzer: SimBuzzer;
   reboots: number[];
+  /** Each reboot's end (the link started again, or not: the box was stopped meanwhile). */
+  rebooted: Promise<void>[];
   stateDir: string;
 }
 
@@ -56,6 +58,7 @@ export function createSimulatedBox(o: SimulatedBoxOptions): SimulatedBox {
   const scanner = new SimScanner(o.scanner ?? 'sim:');
   const buzzer = new SimBuzzer();
   const reboots: number[] = [];
+  const rebooted: Promise<void>[] = [];
   const agent = new BoxAgent({
     link: {
       url: o.url,
@@ -80,13 +83,20 @@ export function createSimulatedBox(o: SimulatedBoxOptions): SimulatedBox {
       local_ip: '192.0.2.10',
       gateway_ip: '192.0.2.1',
     }),
-    reboot: async (a) => {
+    reboot: (a) => {
       reboots.push(Date.now());
-      await a.link.stop();
-      await new Promise((r) => setTimeout(r, o.rebootMs ?? 500));
-      a.link.start();
+      const done = (async () => {
+        await a.link.stop();
+        await new Promise((r) => setTimeout(r, o.rebootMs ?? 500));
+        // A box stopped while it was away stays stopped: started again, its link dialled a
+        // broker that was closing, which then waited for the box's CONNACK timeout (30 s) to
+        // close (the console's test, stopping its box right after a reboot).
+        if (a.running) a.link.start();
+      })();
+      rebooted.push(done);
+      return done;
     },
     ...(o.statusIntervalMs ? { statusIntervalMs: o.statusIntervalMs } : {}),
   });
-  return { agent, printer, scanner, buzzer, reboots, stateDir: agent.stateDir };
+  return { agent, printer, scanner, buzzer, reboots, rebooted, stateDir: agent.stateDir };
 }

@@ -66,6 +66,7 @@ export class BoxAgent {
   private readonly o: AgentOptions;
   private lastState = '';
   private poll: NodeJS.Timeout | undefined;
+  private active = false;
   private readonly unwatch: (() => void)[] = [];
   private readonly seen: string[] = [];
   private readonly acks = new Map<string, Ack>();
@@ -158,6 +159,7 @@ export class BoxAgent {
 
   /** Loads the journal and the outbox an earlier run left, resumes their jobs, then connects. */
   async start(): Promise<void> {
+    this.active = true;
     this.e2eKey = await loadBoxKey(this.o.stateDir);
     await this.updater?.load();
     await this.journal.load();
@@ -172,7 +174,13 @@ export class BoxAgent {
     this.poll.unref?.();
   }
 
+  /** Between start() and stop(): a reboot that ends after a stop must not connect again. */
+  get running(): boolean {
+    return this.active;
+  }
+
   async stop(): Promise<void> {
+    this.active = false;
     if (this.poll) clearInterval(this.poll);
     for (const off of this.unwatch.splice(0)) off();
     await this.jobs.close();

@@ -46,6 +46,16 @@ describe('buzz and reboot', () => {
       return c.online && c.last_connect_at! > before && (c.last_disconnect_at ?? 0) >= before;
     }, 'box back online after reboot');
   });
+
+  test('a box stopped while a reboot keeps it away stays stopped', async () => {
+    const box = await rig.box({ rebootMs: 300 });
+    await rig.sdk.control.reboot({ client_uuid: box.uuid });
+    await eventually(() => box.reboots.length === 1, 'reboot on the box');
+    await box.agent.stop();
+    await box.rebooted[0];
+    assert.equal(box.agent.link.started, false, 'the link was not started again');
+    assert.equal(box.agent.link.connected, false);
+  });
 });
 
 describe('inkjet maintenance', () => {

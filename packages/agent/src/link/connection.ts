@@ -84,7 +84,7 @@ export class BoxLink extends EventEmitter<LinkEvents> {
   private client: MqttClient | undefined;
   private readonly backoff: Backoff;
   private timer: NodeJS.Timeout | undefined;
-  private stopped = false;
+  private stopped = true; // until start()
   private session = '';
   connected = false;
   /** Set when the broker refused the credentials; the link then stays stopped. */
@@ -184,6 +184,11 @@ export class BoxLink extends EventEmitter<LinkEvents> {
     const c = this.client;
     if (!c || !this.connected) throw new Error('not connected');
     await c.publishAsync(topic, payload, { qos: opts.qos ?? 1, retain: opts.retain ?? false });
+  }
+
+  /** Between start() and stop() (or a refusal): connected, connecting, or waiting to try again. */
+  get started(): boolean {
+    return !this.stopped;
   }
 
   /** Says goodbye (presence offline) and disconnects; no reconnect until start() again. */
