@@ -10,7 +10,9 @@
 //   mark { at } → from now on, each box's first connection is noted (Unix ms) with its busy refusals
 //   recovery { at } → { times (ms after `at` of each box's first connection since mark), missing, busy }
 //   close → stops every agent and exits
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createSimulatedBox, type SimulatedBox } from '@boxhub/agent';
 import { traceEverySecond } from './trace.ts';
 
@@ -18,6 +20,10 @@ type Request = { id: number; op: string; [k: string]: unknown };
 if (!process.send) throw new Error('boxes-process.ts must be forked with an IPC channel');
 const send = (m: unknown) => process.send!(m);
 const boxes: SimulatedBox[] = [];
+// Every box's state directory under one of this process's, removed when it exits: a storm's
+// 10,000 boxes left 10,000 directories in /tmp a run.
+const stateRoot = mkdtempSync(join(tmpdir(), 'boxhub-bench-boxes-'));
+process.on('exit', () => rmSync(stateRoot, { recursive: true, force: true }));
 
 /** Turns Nagle off on a box's TCP socket (mqtt.js opens it without noDelay). Diagnosis only. */
 function setNoDelay(box: SimulatedBox): void {
@@ -73,6 +79,7 @@ async function connect(
         secret: c.secret,
         keepaliveSec,
         backoff,
+        stateDir: mkdtempSync(join(stateRoot, 'box-')),
         ...(devices.scanner ? { scanner: devices.scanner } : {}),
         ...(devices.printer ? { printer: devices.printer } : {}),
       });

@@ -8,17 +8,23 @@ import { ensureDataDir, openDb, type Db } from './db/connect.ts';
 import type { ApplicationRepository } from './modules/applications/repository.ts';
 import { loadSecretBox, SecretKeyError, type SecretBox } from './secret-box.ts';
 
-export function openConfiguredDb(
-  config: Config,
-  pgSchema?: string,
-  onConnectionError?: (err: Error) => void,
-): Promise<Db> {
+export interface ServerDbOptions {
+  /** A PostgreSQL connection lost outside a query (connect.ts, DbOptions). */
+  onConnectionError?: (err: Error) => void;
+  /** The server's own connection: SQLite's checkpoints on a worker thread (sqlite-checkpointer.ts). */
+  onCheckpointerFailure?: (err: Error) => void;
+}
+
+/** The configured database; `server` for the server's own connection, not a command's. */
+export function openConfiguredDb(config: Config, pgSchema?: string, server?: ServerDbOptions): Promise<Db> {
   const schema = pgSchema ?? config.databaseSchema;
   return openDb({
     url: config.databaseUrl,
     sqlitePath: join(config.dataDir, 'boxhub.sqlite'),
     ...(schema ? { pgSchema: schema } : {}),
-    ...(onConnectionError ? { onConnectionError } : {}),
+    ...(server?.onConnectionError ? { onConnectionError: server.onConnectionError } : {}),
+    ...(server ? { backgroundCheckpoints: true } : {}),
+    ...(server?.onCheckpointerFailure ? { onCheckpointerFailure: server.onCheckpointerFailure } : {}),
   });
 }
 

@@ -7,6 +7,7 @@ import pg from 'pg';
 import type { Database } from './schema.ts';
 import { withStatementCache } from './statement-cache.ts';
 import { FifoSqliteDialect } from './fifo-sqlite-dialect.ts';
+import { startCheckpointer } from './sqlite-checkpointer.ts';
 import { errnoCode } from '@boxhub/protocol';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -45,6 +46,13 @@ export interface DbOptions {
    * a query that was running fails with its own error.
    */
   onConnectionError?: (err: Error) => void;
+  /**
+   * SQLite file only: checkpoint the write-ahead log from a worker thread rather than inside
+   * the commits (sqlite-checkpointer.ts; the server's connection, not a short-lived command's).
+   * `onCheckpointerFailure` is told if that worker fails (the commits checkpoint again then).
+   */
+  backgroundCheckpoints?: boolean;
+  onCheckpointerFailure?: (err: Error) => void;
 }
 
 export async function openDb(opts: DbOptions): Promise<Db> {
@@ -96,11 +104,18 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   // FifoSqliteDialect: Kysely's own SQLite dialect with its waiters served in turn (why: there).
   const kysely = new Kysely<Database>({ dialect: new FifoSqliteDialect({ database: withStatementCache(sqlite) }) });
   const version = sqlite.prepare('PRAGMA data_version').pluck();
+  const checkpointer =
+    opts.backgroundCheckpoints && path !== ':memory:'
+      ? startCheckpointer(sqlite, path, opts.onCheckpointerFailure ? { onFailure: opts.onCheckpointerFailure } : {})
+      : undefined;
   return {
     kysely,
     dialect: 'sqlite',
     dataVersion: perTurn(() => version.get() as number),
-    close: once(() => kysely.destroy()),
+    close: once(async () => {
+      await checkpointer?.stop();
+      await kysely.destroy();
+    }),
   };
 }
 

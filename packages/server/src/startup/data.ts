@@ -45,9 +45,11 @@ export async function openData(
   }
   let db: Db;
   try {
-    db = await openConfiguredDb(config, pgSchema, (err) =>
-      log.warn({ err: err.message }, 'database connection lost; the pool opens another'),
-    );
+    db = await openConfiguredDb(config, pgSchema, {
+      onConnectionError: (err) => log.warn({ err: err.message }, 'database connection lost; the pool opens another'),
+      onCheckpointerFailure: (err) =>
+        log.warn({ err: err.message }, "SQLite's checkpoint worker failed; commits checkpoint the log again"),
+    });
   } catch (e) {
     throw databaseError(dataDirError(e, config.dataDir), config.databaseUrl);
   }
