@@ -40,6 +40,17 @@ export function strokeRadius(r: number, pxmm: number): number {
 }
 
 /**
+ * The side, in pixels, of the square each sample averages: as near the step as whole pixels
+ * allow (at most 3), so that a sample covers about 0.15 mm of paper at every resolution. It was
+ * the step rounded down: one pixel (0.085 mm) at 300 dpi against 0.17 mm at 150 dpi, so that
+ * pencil's grain and the scanner's noise reached single samples at 300 dpi at full strength
+ * (docs/cards.md, section 8, "Generator C, seventh round").
+ */
+export function sampleBox(step: number, pxmm: number): number {
+  return Math.max(1, Math.min(3, Math.round(step * pxmm)));
+}
+
+/**
  * `local`: on a page with bands, streaks or uneven light (page-quality.ts), the paper at each
  * sample from the ring just outside the area (local-paper.ts) instead of the 8 mm paper map.
  */
@@ -65,7 +76,7 @@ export function sampleArea(
   // About one sample per pixel, never closer than 0.15 mm (a 0.3 mm stroke still spans two);
   // where a step covers several pixels, their mean (noise averages, strokes stay).
   const step = Math.max(1 / pxmm, 0.15);
-  const box = Math.max(1, Math.min(3, Math.floor(step * pxmm)));
+  const box = sampleBox(step, pxmm);
   const cols = Math.max(1, Math.round((2 * rx) / step)),
     rows = Math.max(1, Math.round((2 * ry) / step));
   const grid = new Float32Array(cols * rows).fill(NaN);
