@@ -155,8 +155,14 @@ describe('scanning with scanimage and the SANE test backend', () => {
 
   test('faults: JAMMED and COVER_OPEN are ScanFaults, NO_DOCS is an empty feeder, a missing device is unavailable', async () => {
     const tmpDir = fresh();
+    // A bound on each batch: should scanimage hang, the assertion below says which case did.
     const withReturn = (v: string) =>
-      new SaneScannerDriver('sane:test', { env: sane.env, tmpDir, extraArgs: ['--read-return-value', v] });
+      new SaneScannerDriver('sane:test', {
+        env: sane.env,
+        tmpDir,
+        extraArgs: ['--read-return-value', v],
+        pageTimeoutMs: 15_000,
+      });
     const jam = await collect(withReturn('SANE_STATUS_JAMMED').scan(req(), new AbortController().signal));
     assert.ok(
       jam.error instanceof ScanFault && jam.error.kind === 'jammed' && jam.pages.length === 0,
@@ -260,6 +266,8 @@ describe('scanning with scanimage and the SANE test backend', () => {
       bin,
       tmpDir,
       extraArgs: ['--read-delay=yes', '--read-delay-duration=10000'],
+      // Past 2 s a loaded machine's SIGKILL hit the wrapper, not scanimage, which lived on.
+      killGraceMs: 15_000,
     });
     const ac = new AbortController();
     const r = await collect(d.scan(req({ color: 'grayscale' }), ac.signal), () => ac.abort(new Error('stop pressed')));
@@ -279,6 +287,23 @@ describe('scanning with scanimage and the SANE test backend', () => {
     const pre = new AbortController();
     pre.abort(new Error('already stopped'));
     assert.equal(((await collect(d.scan(req(), pre.signal))).error as Error).message, 'already stopped');
+  });
+
+  test('a scanimage that gives no page and does not end is stopped after the page timeout, with a fault', async () => {
+    // The real scanimage for the device's options; the scan itself hangs (a backend gone quiet).
+    const pids = join(sane.dir, 'pids-hung');
+    const bin = script(
+      'hung-scanimage',
+      ['case "$*" in *" -A"*) exec scanimage "$@";; esac', `echo $$ >> "${pids}"`, 'exec sleep 600'].join('\n'),
+    );
+    const tmpDir = fresh();
+    const d = new SaneScannerDriver('sane:test', { env: sane.env, bin, tmpDir, pageTimeoutMs: 300 });
+    const r = await collect(d.scan(req(), new AbortController().signal));
+    assert.ok(r.error instanceof ScanFault && r.error.kind === 'io', String(r.error));
+    assert.match((r.error as Error).message, /gave no page and did not end within 0.3 s/);
+    assert.equal(r.pages.length, 0);
+    assert.equal(alive(Number(readFileSync(pids, 'utf8').trim())), false, 'the hung scanimage was stopped');
+    assert.deepEqual(readdirSync(tmpDir), []);
   });
 
   test('continuous mode on the test backend: no paper sensor, so waitForPaper says "try" every poll', async () => {

@@ -7,13 +7,17 @@
 // The page files live in a private temp directory that is removed when the batch ends, however
 // it ends (done, fault, abort, or the consumer stopping early). An abort or early stop ends
 // scanimage with SIGTERM (it cancels the scan with sane_cancel, which lets a real device eject
-// the sheet) and SIGKILL after a grace period.
+// the sheet) and SIGKILL after a grace period. So does a batch that delivers no page and does
+// not end within `pageTimeoutMs`: a hung backend (a USB device gone quiet) ends the scan with a
+// fault rather than holding the box's scanner for ever, as every other scanimage run is bounded
+// (run-scanimage.ts).
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { faultOfExit, type SanePlan } from './plan.ts';
+import { ScanFault } from '../types.ts';
 
 export interface BatchOptions {
   device: string;
@@ -27,7 +31,15 @@ export interface BatchOptions {
   extraArgs?: string[];
   /** From SIGTERM to SIGKILL, ms. */
   killGraceMs?: number;
+  /** Longest wait for scanimage's next page or its end, ms (default PAGE_TIMEOUT_MS). */
+  pageTimeoutMs?: number;
 }
+
+/**
+ * A page's longest wait by default: a slow flatbed's A4 at 600 dpi in colour takes a minute or
+ * two; nothing in three minutes is a backend that hangs.
+ */
+export const PAGE_TIMEOUT_MS = 180_000;
 
 export interface BatchPage {
   /** 1-based number of the page in the batch. */
@@ -74,18 +86,37 @@ export async function* scanimageBatch(o: BatchOptions): AsyncGenerator<BatchPage
     void exited.then(() => clearTimeout(t));
   };
   o.signal.addEventListener('abort', stop, { once: true });
+  // Armed while waiting for scanimage (its next page or its end), not while the consumer works.
+  const pageTimeoutMs = o.pageTimeoutMs ?? PAGE_TIMEOUT_MS;
+  let hung = false;
+  let watchdog: NodeJS.Timeout | undefined;
+  const waitForScanimage = () => {
+    clearTimeout(watchdog);
+    watchdog = setTimeout(() => {
+      hung = true;
+      stop();
+    }, pageTimeoutMs);
+  };
+  const hungFault = () =>
+    new ScanFault('io', `${o.device}: scanimage gave no page and did not end within ${pageTimeoutMs / 1000} s`);
   const lines = createInterface({ input: child.stdout, crlfDelay: Infinity });
   try {
     let n = 0;
+    waitForScanimage();
     for await (const line of lines) {
+      clearTimeout(watchdog);
       o.signal.throwIfAborted();
       const file = line.trim();
-      if (!file) continue;
-      yield { n: ++n, file };
-      await rm(file, { force: true });
+      if (file) {
+        yield { n: ++n, file };
+        await rm(file, { force: true });
+      }
+      waitForScanimage();
     }
     const end = await exited;
+    clearTimeout(watchdog);
     o.signal.throwIfAborted();
+    if (hung) throw hungFault();
     if (end.error)
       throw Object.assign(faultOfExit(1, `open of device failed: ${end.error.message}`, o.device)!, {
         cause: end.error,
@@ -93,6 +124,7 @@ export async function* scanimageBatch(o: BatchOptions): AsyncGenerator<BatchPage
     const fault = faultOfExit(end.code, stderr, o.device);
     if (fault) throw fault;
   } finally {
+    clearTimeout(watchdog);
     o.signal.removeEventListener('abort', stop);
     lines.close();
     stop();

@@ -27,6 +27,10 @@ export interface SaneScannerDriverOptions {
   /** Continuous mode: how often waitForPaper looks (reads the paper sensor, or, without one,
    *  lets the job try a scan), ms. Default 2000. */
   paperPollMs?: number;
+  /** A scan's longest wait for scanimage's next page or its end, ms (batch.ts, PAGE_TIMEOUT_MS). */
+  pageTimeoutMs?: number;
+  /** From SIGTERM to SIGKILL when a scan is stopped, ms (default 2000). */
+  killGraceMs?: number;
 }
 
 export interface SaneDevice {
@@ -179,6 +183,8 @@ export class SaneScannerDriver implements ScannerDriver {
         ...(this.run.bin ? { bin: this.run.bin } : {}),
         ...(this.o.tmpDir ? { tmpDir: this.o.tmpDir } : {}),
         ...(this.o.extraArgs ? { extraArgs: this.o.extraArgs } : {}),
+        ...(this.o.pageTimeoutMs ? { pageTimeoutMs: this.o.pageTimeoutMs } : {}),
+        ...(this.o.killGraceMs ? { killGraceMs: this.o.killGraceMs } : {}),
       });
       for await (const p of batch) {
         const front = !plan.duplex || p.n % 2 === 1;
