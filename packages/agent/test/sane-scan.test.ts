@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SaneScannerDriver } from '../src/drivers/sane/scanner-driver.ts';
-import { faultOfExit, planScan } from '../src/drivers/sane/plan.ts';
+import { faultOfExit, planScan, statusOfBatchEnd } from '../src/drivers/sane/plan.ts';
 import { parseOptions } from '../src/drivers/sane/options.ts';
 import { NotSupportedError, ScanFault, type ScannedPage, type ScanRequest } from '../src/drivers/types.ts';
 import { jpegInfo } from '../src/media/jpeg-info.ts';
@@ -306,6 +306,34 @@ describe('scanning with scanimage and the SANE test backend', () => {
     assert.deepEqual(readdirSync(tmpDir), []);
   });
 
+  test("a scanimage that said its batch is over but hangs in the backend's clean-up is stopped; the batch ends as it said", async () => {
+    // The real scanimage for the options and the pages; then, as SANE's test backend now and then
+    // does in sane_cancel, it does not exit (the stand-in sleeps after scanimage has ended).
+    const pids = join(sane.dir, 'pids-stuck');
+    const bin = script(
+      'stuck-scanimage',
+      [
+        'case "$*" in *" -A"*) exec scanimage "$@";; esac',
+        `echo $$ >> "${pids}"`,
+        'scanimage "$@"',
+        'exec sleep 600',
+      ].join('\n'),
+    );
+    const tmpDir = fresh();
+    const stuck = (extra: string[]) =>
+      new SaneScannerDriver('sane:test', { env: sane.env, bin, tmpDir, extraArgs: extra, endGraceMs: 300 });
+    const done = await collect(stuck([]).scan(req({ color: 'grayscale' }), new AbortController().signal));
+    assert.deepEqual([done.pages.length, done.error], [10, undefined]);
+    const last = () => Number(readFileSync(pids, 'utf8').trim().split('\n').at(-1));
+    assert.equal(alive(last()), false, 'the stuck scanimage was stopped');
+    const jam = await collect(
+      stuck(['--read-return-value', 'SANE_STATUS_JAMMED']).scan(req(), new AbortController().signal),
+    );
+    assert.ok(jam.error instanceof ScanFault && jam.error.kind === 'jammed', String(jam.error));
+    assert.equal(alive(last()), false);
+    assert.deepEqual(readdirSync(tmpDir), []);
+  });
+
   test('continuous mode on the test backend: no paper sensor, so waitForPaper says "try" every poll', async () => {
     const d = new SaneScannerDriver('sane:test', { env: sane.env, paperPollMs: 1 });
     assert.equal('adf_loaded' in (await d.status()), false);
@@ -432,5 +460,20 @@ describe("scan options from the device's own option list", () => {
       'cannot open x: open of device x failed: Invalid argument',
     );
     assert.equal(faultOfExit(null, '', 'd')?.message, 'scanimage failed (killed)');
+  });
+
+  test("a batch's status read from what scanimage printed, as scanimage 1.2 exits with it", () => {
+    const run = (...lines: string[]) => statusOfBatchEnd(['Scanning infinity pages', ...lines].join('\n'));
+    // Each as the real scanimage printed it with the test backend (its exit status in the comment).
+    const page = (n: number, s: number) => [`Scanning page ${n}`, `Scanned page ${n}. (scanner status = ${s})`];
+    const end = (n: number) => `Batch terminated, ${n} pages scanned`;
+    const start = (m: string) => `scanimage: sane_start: ${m}`;
+    assert.equal(run(...page(1, 5), ...page(2, 5), start('Document feeder out of documents'), end(2)), 0); // 0
+    assert.equal(run('scanimage: sane_read: Document feeder out of documents', ...page(1, 7), end(1)), 0); // 0
+    assert.equal(run('scanimage: sane_read: Document feeder jammed', ...page(1, 6), end(1)), 6); // 6
+    assert.equal(run(...page(1, 8), end(1)), 8); // 8
+    assert.equal(run(...page(1, 5), start('Document feeder jammed'), end(1)), 6);
+    assert.equal(run(...page(1, 5), start('Scanner cover is open'), end(1)), 8);
+    assert.equal(run(start('Something new'), end(0)), 9, 'a message it does not know is an I/O error');
   });
 });

@@ -10,13 +10,17 @@
 // the sheet) and SIGKILL after a grace period. So does a batch that delivers no page and does
 // not end within `pageTimeoutMs`: a hung backend (a USB device gone quiet) ends the scan with a
 // fault rather than holding the box's scanner for ever, as every other scanimage run is bounded
-// (run-scanimage.ts).
+// (run-scanimage.ts). And a scanimage that has said its batch is over ("Batch terminated") but
+// does not exit within `endGraceMs` is stuck in the backend's clean-up, not in the scan: it is
+// stopped and the batch ends as scanimage said (statusOfBatchEnd). SANE's own `test` backend
+// does that now and then under load: sane_cancel joins a reader thread it cancelled inside
+// malloc, which waits for ever on the allocator's lock (seen with gdb on a scanimage a run of the suite left).
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { faultOfExit, type SanePlan } from './plan.ts';
+import { faultOfExit, statusOfBatchEnd, type SanePlan } from './plan.ts';
 import { ScanFault } from '../types.ts';
 
 export interface BatchOptions {
@@ -33,7 +37,12 @@ export interface BatchOptions {
   killGraceMs?: number;
   /** Longest wait for scanimage's next page or its end, ms (default PAGE_TIMEOUT_MS). */
   pageTimeoutMs?: number;
+  /** Longest wait for scanimage to exit once it said "Batch terminated", ms (END_GRACE_MS). */
+  endGraceMs?: number;
 }
+
+/** scanimage exits at once after its batch; 5 s is a backend stuck in its clean-up. */
+export const END_GRACE_MS = 5000;
 
 /**
  * A page's longest wait by default: a slow flatbed's A4 at 600 dpi in colour takes a minute or
@@ -65,9 +74,22 @@ export async function* scanimageBatch(o: BatchOptions): AsyncGenerator<BatchPage
   ];
   const child = spawn(o.bin ?? 'scanimage', args, { env: o.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
+  // The last lines, whatever the length of the whole (a long batch's page lines fill MAX_STDERR).
+  let tail = '';
+  let said = false;
+  let stuckAtEnd = false;
+  let endTimer: NodeJS.Timeout | undefined;
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (d: string) => {
     if (stderr.length < MAX_STDERR) stderr += d;
+    tail = (tail + d).slice(-4096);
+    if (!said && /^Batch terminated/m.test(tail)) {
+      said = true;
+      endTimer = setTimeout(() => {
+        stuckAtEnd = true;
+        stop();
+      }, o.endGraceMs ?? END_GRACE_MS);
+    }
   });
   const exited = new Promise<{ code: number | null; error?: Error }>((resolve) => {
     child.once('error', (error) => resolve({ code: null, error }));
@@ -115,7 +137,13 @@ export async function* scanimageBatch(o: BatchOptions): AsyncGenerator<BatchPage
     }
     const end = await exited;
     clearTimeout(watchdog);
+    clearTimeout(endTimer);
     o.signal.throwIfAborted();
+    if (stuckAtEnd) {
+      const fault = faultOfExit(statusOfBatchEnd(tail), tail, o.device);
+      if (fault) throw fault;
+      return;
+    }
     if (hung) throw hungFault();
     if (end.error)
       throw Object.assign(faultOfExit(1, `open of device failed: ${end.error.message}`, o.device)!, {
@@ -125,6 +153,7 @@ export async function* scanimageBatch(o: BatchOptions): AsyncGenerator<BatchPage
     if (fault) throw fault;
   } finally {
     clearTimeout(watchdog);
+    clearTimeout(endTimer);
     o.signal.removeEventListener('abort', stop);
     lines.close();
     stop();

@@ -113,6 +113,32 @@ export const SANE_STATUS = {
 } as const;
 
 /**
+ * The status scanimage exits with, read from what it printed: the last status it reports, a
+ * page's ("Scanned page 3. (scanner status = 6)") or sane_start's message ("scanimage:
+ * sane_start: Document feeder jammed"), EOF and NO_DOCS as GOOD, as scanimage 1.2 exits. For a
+ * scanimage that said "Batch terminated" and then hung in the backend's sane_cancel (batch.ts).
+ */
+export function statusOfBatchEnd(stderr: string): number {
+  const messages: Record<string, number> = {
+    'Document feeder out of documents': SANE_STATUS.NO_DOCS,
+    'Document feeder jammed': SANE_STATUS.JAMMED,
+    'Scanner cover is open': SANE_STATUS.COVER_OPEN,
+    'Error during device I/O': SANE_STATUS.IO_ERROR,
+    'Device busy': SANE_STATUS.DEVICE_BUSY,
+    'Access to resource has been denied': SANE_STATUS.ACCESS_DENIED,
+  };
+  let status: number = SANE_STATUS.GOOD;
+  for (const line of stderr.split('\n')) {
+    const page = /\(scanner status = (\d+)\)/.exec(line);
+    const start = /sane_start: (.+)$/.exec(line.trim());
+    if (page) status = Number(page[1]);
+    else if (start) status = messages[start[1]!] ?? SANE_STATUS.IO_ERROR;
+  }
+  // 5 is SANE_STATUS_EOF: the page ended as a page should.
+  return status === 5 || status === SANE_STATUS.NO_DOCS ? SANE_STATUS.GOOD : status;
+}
+
+/**
  * What a scanimage exit means for the scan: undefined = the batch ended normally (GOOD; NO_DOCS:
  * the feeder is empty, which ends a batch and is no fault), else the ScanFault to throw.
  */

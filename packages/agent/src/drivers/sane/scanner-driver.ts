@@ -31,6 +31,8 @@ export interface SaneScannerDriverOptions {
   pageTimeoutMs?: number;
   /** From SIGTERM to SIGKILL when a scan is stopped, ms (default 2000). */
   killGraceMs?: number;
+  /** Longest wait for scanimage to exit after "Batch terminated", ms (batch.ts, END_GRACE_MS). */
+  endGraceMs?: number;
 }
 
 export interface SaneDevice {
@@ -185,6 +187,7 @@ export class SaneScannerDriver implements ScannerDriver {
         ...(this.o.extraArgs ? { extraArgs: this.o.extraArgs } : {}),
         ...(this.o.pageTimeoutMs ? { pageTimeoutMs: this.o.pageTimeoutMs } : {}),
         ...(this.o.killGraceMs ? { killGraceMs: this.o.killGraceMs } : {}),
+        ...(this.o.endGraceMs ? { endGraceMs: this.o.endGraceMs } : {}),
       });
       for await (const p of batch) {
         const front = !plan.duplex || p.n % 2 === 1;
