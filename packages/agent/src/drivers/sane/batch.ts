@@ -76,17 +76,16 @@ export async function* scanimageBatch(o: BatchOptions): AsyncGenerator<BatchPage
   let stderr = '';
   // The last lines, whatever the length of the whole (a long batch's page lines fill MAX_STDERR).
   let tail = '';
-  let said = false;
-  let stuckAtEnd = false;
+  // Why the batch stopped scanimage itself, if it did: no page in time, or stuck after its end.
+  let stoppedFor: 'hung' | 'stuck' | undefined;
   let endTimer: NodeJS.Timeout | undefined;
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (d: string) => {
     if (stderr.length < MAX_STDERR) stderr += d;
     tail = (tail + d).slice(-4096);
-    if (!said && /^Batch terminated/m.test(tail)) {
-      said = true;
+    if (!endTimer && /^Batch terminated/m.test(tail)) {
       endTimer = setTimeout(() => {
-        stuckAtEnd = true;
+        stoppedFor = 'stuck';
         stop();
       }, o.endGraceMs ?? END_GRACE_MS);
     }
@@ -110,17 +109,14 @@ export async function* scanimageBatch(o: BatchOptions): AsyncGenerator<BatchPage
   o.signal.addEventListener('abort', stop, { once: true });
   // Armed while waiting for scanimage (its next page or its end), not while the consumer works.
   const pageTimeoutMs = o.pageTimeoutMs ?? PAGE_TIMEOUT_MS;
-  let hung = false;
   let watchdog: NodeJS.Timeout | undefined;
   const waitForScanimage = () => {
     clearTimeout(watchdog);
     watchdog = setTimeout(() => {
-      hung = true;
+      stoppedFor ??= 'hung';
       stop();
     }, pageTimeoutMs);
   };
-  const hungFault = () =>
-    new ScanFault('io', `${o.device}: scanimage gave no page and did not end within ${pageTimeoutMs / 1000} s`);
   const lines = createInterface({ input: child.stdout, crlfDelay: Infinity });
   try {
     let n = 0;
@@ -139,12 +135,13 @@ export async function* scanimageBatch(o: BatchOptions): AsyncGenerator<BatchPage
     clearTimeout(watchdog);
     clearTimeout(endTimer);
     o.signal.throwIfAborted();
-    if (stuckAtEnd) {
+    if (stoppedFor === 'stuck') {
       const fault = faultOfExit(statusOfBatchEnd(tail), tail, o.device);
       if (fault) throw fault;
       return;
     }
-    if (hung) throw hungFault();
+    if (stoppedFor === 'hung')
+      throw new ScanFault('io', `${o.device}: scanimage gave no page and did not end within ${pageTimeoutMs / 1000} s`);
     if (end.error)
       throw Object.assign(faultOfExit(1, `open of device failed: ${end.error.message}`, o.device)!, {
         cause: end.error,
