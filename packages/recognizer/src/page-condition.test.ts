@@ -418,3 +418,28 @@ test("a shadow's edge above the content's middle (page y 32 mm, where the first 
   assert.ok(q.steep >= QUALITY_LIMITS.localSteep, JSON.stringify(q));
   assert.ok(localAllowance(q) > 0);
 });
+
+test("a shadow's edge down the side margin, only its tail over the first column of areas, makes the page judged against rings of paper", () => {
+  // The paper map under a cast shadow over the sheet's left edge, its edge in the side margin
+  // (dark to x 9 mm, lit from 16 mm) and a light tail over the content (up to x 40 mm): on the
+  // grid of the content (from x 20 mm) the steepest step is under 0.04, under the limit. On a
+  // scratch page of generator C's heavy shadows at 300 dpi such an edge (a step of 0.06 on the
+  // grid) left the first column of areas (x 21.5 mm) judged against the paper map, which the
+  // edge's tail made too light: an eraser's residue and two empty areas read filled
+  // (docs/cards.md, section 8, "Generator C, eighth round").
+  const h = identity();
+  const shadowLeft = (x: number, _y: number) => {
+    const u = x / PXMM;
+    return u < 9 ? 140 : u < 16 ? 140 + (70 * (u - 9)) / 7 : u < 40 ? 210 + (20 * (u - 16)) / 24 : 230;
+  };
+  const q = measureBands(page(230), h, PXMM, noStreaks, shadowLeft, 20);
+  assert.ok(q.steep >= QUALITY_LIMITS.localSteep, JSON.stringify(q));
+  assert.ok(localAllowance(q) > 0);
+  // The same edge down the right margin (mirrored).
+  const shadowRight = (x: number, y: number) => shadowLeft(W - x, y);
+  const r = measureBands(page(230), h, PXMM, noStreaks, shadowRight, 20);
+  assert.ok(r.steep >= QUALITY_LIMITS.localSteep, JSON.stringify(r));
+  // A paper as even as a scanner's falloff leaves the page with its paper map.
+  const falloff = (x: number, _y: number) => 230 - (0.02 * 230 * x) / PXMM / 10;
+  assert.equal(localAllowance(measureBands(page(230), h, PXMM, noStreaks, falloff, 20)), 0);
+});

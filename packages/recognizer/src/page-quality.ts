@@ -90,6 +90,12 @@ function deepestDip(p: Float32Array, half: number): { dip: number } {
   return { dip };
 }
 
+/** The side margins' columns of the paper's steps (page x, mm) and the grid's column beside each. */
+const MARGIN_COLUMNS = [
+  [10, 20],
+  [200, 190],
+] as const;
+
 /** The q-quantile of a few grey values (NaN left out). */
 function small(values: number[], q: number): number {
   const v = values.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
@@ -211,6 +217,23 @@ export function measureBands(
       steps.push(Math.abs(a - b) / Math.max(a, b, 1));
     }
   }
+  // The side margins too (x 10 and 200 mm, beside the grid's first and last columns), between
+  // the corner marks' windows (y 40-260): the paper map's 8 mm blocks take the light side of a
+  // sharp edge, so a shadow's edge that runs down the margin and only its tail crosses the first
+  // column of areas shows on the grid as a small step, and the map there is too light (generator
+  // C's heavy shadows, 300 dpi scratch page: a step of 0.06 on the grid, three areas of the first
+  // column read filled; docs/cards.md, section 8, "Generator C, eighth round").
+  const mapAt = (u: number, v: number) => {
+    const q = apply(h, u, v);
+    return paperLevel(q.x, q.y);
+  };
+  const stepOf = (a: number, b: number) => Math.abs(a - b) / Math.max(a, b, 1);
+  for (const [margin, inner] of MARGIN_COLUMNS)
+    for (let v = 40; v <= 260; v += 10) {
+      const m = mapAt(margin, v);
+      steps.push(stepOf(m, mapAt(inner, v)));
+      if (v < 260) steps.push(stepOf(m, mapAt(margin, v + 10)));
+    }
   steps.sort((a, b) => b - a);
   return {
     bandsAcross,
