@@ -12,6 +12,7 @@ import { mayPublish, maySubscribe } from './device-acl.ts';
 import { FrameGuard, type FrameProblem } from './frame-guard.ts';
 import { Admission, LoopLag, type AdmissionLimits } from './admission.ts';
 import { indexedMemoryPersistence } from './retained-index.ts';
+import { PacedHandover } from './paced-handover.ts';
 
 export interface EmbeddedBrokerOptions {
   host: string;
@@ -130,8 +131,31 @@ export class EmbeddedBroker implements Broker {
     const limit = opts.connectLimit ?? { max: 0, windowMs: 10_000 };
     const attempts = new MemoryWindows(clock);
     const handle = aedes.handle as (s: import('node:stream').Duplex) => void;
+    const handover = new PacedHandover<{ socket: Socket; address: string }>(
+      ({ socket, address }) => {
+        if (socket.destroyed) return; // the box gave up while it waited
+        try {
+          handle(
+            new FrameGuard(socket, maxPacket, (p: FrameProblem) => {
+              opts.onRefused?.('packet_size', {
+                address,
+                first: true,
+                ...(p.kind === 'too_large' ? { bytes: p.bytes } : {}),
+              });
+            }),
+          );
+          socket.resume();
+        } catch (e) {
+          socket.destroy();
+          opts.onError?.(e as Error);
+        }
+      },
+      ({ socket }) => socket.destroy(),
+    );
     // noDelay: without it Nagle adds tens of ms to every command round trip (measured).
-    const server = createServer({ noDelay: true }, (socket: Socket) => {
+    // pauseOnConnect: nothing is read before the connection's turn in `handover`.
+    const server = createServer({ noDelay: true, pauseOnConnect: true }, (socket: Socket) => {
+      socket.on('error', () => undefined);
       const address = addressKey(socket.remoteAddress ?? '');
       if (limit.max > 0) {
         let current = 0;
@@ -145,23 +169,14 @@ export class EmbeddedBroker implements Broker {
         if (current > limit.max) {
           // Refused before a byte is read: a flood of connections costs a socket each, no more.
           opts.onRefused?.('connect_rate', { address, first: current === limit.max + 1 });
-          socket.on('error', () => undefined);
           socket.destroy();
           return;
         }
       }
-      socket.on('error', () => undefined);
-      handle(
-        new FrameGuard(socket, maxPacket, (p: FrameProblem) => {
-          opts.onRefused?.('packet_size', {
-            address,
-            first: true,
-            ...(p.kind === 'too_large' ? { bytes: p.bytes } : {}),
-          });
-        }),
-      );
+      handover.push({ socket, address });
     });
     return new EmbeddedBroker(aedes, server, opts, () => {
+      handover.close();
       loopLag?.close();
       admission?.close();
     });
