@@ -331,11 +331,14 @@ async function main(): Promise<void> {
 
     const startBoxes = async (url: string): Promise<{ all: Child[]; scanners: Child }> => {
       const t = performance.now();
-      const scanners = await forkChild('boxes-process.ts', []);
+      // BENCH_CPU_PROF profiles the boxes processes too (a box side that stands still is the bench's own).
+      const prof = process.env.BENCH_CPU_PROF;
+      const boxesArgs = prof ? { execArgv: ['--cpu-prof', `--cpu-prof-dir=${prof}`] } : {};
+      const scanners = await forkChild('boxes-process.ts', [], boxesArgs);
       children.add(scanners);
       const procs = [scanners];
       for (let i = 0; i < BOX_PROCS; i++) {
-        const c = await forkChild('boxes-process.ts', []);
+        const c = await forkChild('boxes-process.ts', [], boxesArgs);
         children.add(c);
         procs.push(c);
       }

@@ -314,3 +314,21 @@ test('log=FILE: a line per side handed over, naming the task the pages are for',
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('generated sides drawn once are reused by side and colour: the same side gives the same pixels, another look or colour its own', async () => {
+  const s = new SimScanner('sim:?format=raw');
+  s.load([
+    { front: { text: { seed: 1 } }, back: { text: { seed: 1 } } },
+    { front: { text: { seed: 1 } }, back: { text: { seed: 1, paper: 200 } } },
+  ]);
+  const { pages } = await collect(s.scan(req({ color: 'grayscale' }), new AbortController().signal));
+  assert.equal(pages.length, 4);
+  const bytes = pages.map((p) => Buffer.from(p.image.data));
+  const mean = (b: Buffer) => b.reduce((a, v) => a + v, 0) / b.length;
+  assert.ok(bytes[0]!.equals(bytes[1]!) && bytes[0]!.equals(bytes[2]!), 'the same side, the same pixels');
+  // A raster kept by a key without the look would hand the darker paper the default paper's page.
+  assert.ok(mean(bytes[0]!) - mean(bytes[3]!) > 30, `paper 200 is darker: ${mean(bytes[0]!)} vs ${mean(bytes[3]!)}`);
+  s.load([{ front: { text: { seed: 1 } } }]);
+  const colour = await collect(s.scan(req({ duplex: false, color: 'color' }), new AbortController().signal));
+  assert.equal(colour.pages[0]!.image.format === 'raw' && colour.pages[0]!.image.channels, 3);
+});

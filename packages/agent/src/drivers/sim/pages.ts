@@ -126,8 +126,33 @@ function generatedOf(side: SimSide, sheet: number): Generated | undefined {
   return undefined;
 }
 
+type Raster = { data: Buffer; width: number; height: number };
+
+/**
+ * Design rasters already drawn, by side and colour (all a raster depends on: its noise is
+ * seeded). Drawing one is about 120 ms of JavaScript, and a stack of default sheets has five
+ * (four text layouts and blank paper): 20 simulated scanners of a bench redrew them for every
+ * page, 29 s of the machine's CPU during a storm (bench/README.md, "reconnect-storm"). At most
+ * DRAWN_MAX are kept (2.9 MB each in colour), the least recently used dropped first. Callers
+ * only read a raster.
+ */
+const drawn = new Map<string, Raster>();
+const DRAWN_MAX = 16;
+
+function designRaster(g: Generated, color: boolean): Raster {
+  const key = JSON.stringify([g.kind, g.seed, g.showThrough, color, g.look]);
+  let r = drawn.get(key);
+  if (r) drawn.delete(key);
+  else {
+    r = drawRaster(g, color);
+    if (drawn.size >= DRAWN_MAX) drawn.delete(drawn.keys().next().value as string);
+  }
+  drawn.set(key, r);
+  return r;
+}
+
 /** The design raster (1 or 3 channels) of a generated side at DESIGN_DPI. */
-function designRaster(g: Generated, color: boolean): { data: Buffer; width: number; height: number } {
+function drawRaster(g: Generated, color: boolean): Raster {
   const { width, height } = a4Pixels(DESIGN_DPI);
   const paper = Math.min(255, Math.max(0, Math.round(g.look.paper ?? 246)));
   const grey = new Uint8Array(width * height).fill(paper);
