@@ -47,6 +47,13 @@ const BOXES = Number(process.env.BENCH_BOXES ?? 10_000);
 const BOX_PROCS = Number(process.env.BENCH_BOX_PROCS ?? 2);
 const SCANNERS = Math.min(Number(process.env.BENCH_SCANNERS ?? 20), BOXES);
 const SHEETS = Number(process.env.BENCH_SHEETS ?? 12);
+/**
+ * The scans' resolution. 100 dpi: the 20 scanner boxes stand in for 20 machines of their own, and
+ * at the default 200 dpi their page work (drawing, encoding, blank detection) took over a core of
+ * this machine's two through the storm, from the server and the other boxes (bench/README.md,
+ * "reconnect-storm", run 93). The server's work per page does not depend on it.
+ */
+const SCAN_DPI = Number(process.env.BENCH_SCAN_DPI ?? 100) as 100 | 150 | 200 | 240 | 300 | 400 | 600 | 1200;
 const API_RATE = Number(process.env.BENCH_API_RATE ?? 40);
 const PASSES = (process.env.BENCH_PASSES ?? 'server,broker').split(',');
 const ONLINE_TARGET_MS = 30_000;
@@ -157,7 +164,10 @@ async function startScans(sdk: Boxhub, scanners: Child, devs: Dev[], rx: Receive
     // The box reports its loaded feeder in its state; until the server has it, create refuses.
     for (let i = 0; ; i++) {
       try {
-        const r = await sdk.scan.create({ client_uuid: d.uuid, options: { callback_url: rx.url, duplex: false } });
+        const r = await sdk.scan.create({
+          client_uuid: d.uuid,
+          options: { callback_url: rx.url, duplex: false, resolution: SCAN_DPI },
+        });
         runs.push({ uuid: r.uuid!, client: d.uuid });
         break;
       } catch (e) {
@@ -283,7 +293,7 @@ async function main(): Promise<void> {
       `reconnect storm: ${BOXES} boxes on one node lose it at once (${PASSES.join(', ')} restart); back online ≤ ${ONLINE_TARGET_MS / 1000} s, API p99 < ${API_P99_TARGET_MS} ms, no event lost or applied twice`,
       [
         `server: its own process (SQLite, LOG_LEVEL=warn, admission BOXHUB_MQTT_ADMIT_* at their defaults unless set); boxes: ${BOX_PROCS} processes of agent links (reconnect 1 s base, ${DEFAULT_RECONNECT_MAX_MS / 1000} s cap, full jitter, reset after ${DEFAULT_STABLE_MS / 1000} s up), keepalive 30 s, at nice ${BOXES_NICE} (BENCH_BOXES_NICE)`,
-        `events: ${SCANNERS} boxes scanning ${SHEETS} sheets each at 60 a minute through the loss; API: ${API_RATE} GET /api/client/info a second; open-file limit ${fds}`,
+        `events: ${SCANNERS} boxes scanning ${SHEETS} sheets each at 60 a minute, ${SCAN_DPI} dpi, through the loss; API: ${API_RATE} GET /api/client/info a second; open-file limit ${fds}`,
       ],
     );
     const baseEnv: Record<string, string> = {
