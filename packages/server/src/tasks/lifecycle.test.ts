@@ -254,3 +254,52 @@ test("endForApp ends the application's box tasks on the device through their kin
     await r.close();
   }
 });
+
+test("reconcile of several boxes in one turn (one read for all): each box's own tasks, a lost one ended, a held one kept, an unknown one dropped on its box", async () => {
+  const { r, seen } = await rig();
+  try {
+    await r.db.kysely
+      .insertInto('devices')
+      .values({
+        uuid: 'box-2',
+        code: 'BOX-2',
+        model: 'rig',
+        secret_hash: 'unused',
+        app_id: 'app-1',
+        online: 1,
+        created_at: r.clock.now(),
+      })
+      .execute();
+    const lost = r.newTask({ device_uuid: 'box-1' });
+    const held = r.newTask({ device_uuid: 'box-2' });
+    for (const t of [lost, held]) {
+      await r.db.kysely.transaction().execute(async (trx) => {
+        await r.lifecycle.create(trx, t);
+        await r.lifecycle.acknowledge(trx, (await r.tasks.find(trx, t.uuid))!, r.clock.now(), 'boot-1');
+      });
+    }
+    const stateOf = (boot: string, jobs: { task: string; kind: 'scan'; state: string }[]) =>
+      ({ boot, jobs }) as unknown as Parameters<typeof r.lifecycle.reconcile>[1];
+    // Both in the same turn: box-1 came back under a new boot without its task; box-2 under the
+    // same boot holding its task, and a task the server never had. Read for one box with the
+    // other's tasks, box-1 would end box-2's task too (its boot is not box-1's new one).
+    await Promise.all([
+      r.lifecycle.reconcile('box-1', stateOf('boot-2', [])),
+      r.lifecycle.reconcile(
+        'box-2',
+        stateOf('boot-1', [
+          { task: held.uuid, kind: 'scan', state: 'scanning' },
+          { task: 'ghost', kind: 'scan', state: 'scanning' },
+        ]),
+      ),
+    ]);
+    assert.deepEqual(
+      seen.ended.map((e) => [e.task, e.why]),
+      [[lost.uuid, 'box.lost']],
+    );
+    assert.equal((await r.tasks.find(r.db.kysely, held.uuid))?.state, 'received');
+    assert.deepEqual(seen.dropped, [['ghost']]);
+  } finally {
+    await r.close();
+  }
+});

@@ -13,6 +13,7 @@ import type { JobHandler } from '../jobs/runner.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
 import type { NewTask, TaskRepository } from './repository.ts';
 import { transact } from '../db/transaction.ts';
+import { TurnBatch } from '../db/turn-batch.ts';
 
 export const EXPIRE_JOB = 'task.expire';
 /** A scan or print task whose box acknowledgement was never recorded (docs/tasks.md, "A create
@@ -51,6 +52,12 @@ export class TaskLifecycle {
   private readonly hooks = new Map<string, TaskKindHooks>();
   /** Kinds whose tasks run on a box (modules/kinds.ts). */
   private readonly onBox = new Set<string>();
+  /**
+   * The active tasks of every box that reported its state in one turn, read with one statement:
+   * a node's return brings a state report from every box within seconds (bench/README.md,
+   * "reconnect-storm").
+   */
+  private readonly activeOf = new TurnBatch<string, TaskRow[]>((devices) => this.d.tasks.activeOf(devices));
 
   constructor(d: TaskLifecycleDeps) {
     this.d = d;
@@ -262,7 +269,7 @@ export class TaskLifecycle {
     if (!state.boot || !state.jobs) return;
     const listed = new Map(state.jobs.map((j) => [j.task, j]));
     const { tasks, clock } = this.d;
-    const active = await tasks.active(tasks.db, device);
+    const active = await this.activeOf.add(device);
     for (const t of active) {
       if (listed.has(t.uuid) || !t.box_boot || t.box_boot === state.boot) continue;
       const hooks = this.hooks.get(t.kind);

@@ -165,6 +165,22 @@ export class TaskRepository {
   }
 
   /**
+   * Every task not ended yet of each of these devices, oldest first, in one statement (what
+   * `active` answers for one device, read for the devices that reported in one turn: TurnBatch).
+   */
+  async activeOf(devices: string[]): Promise<TaskRow[][]> {
+    const rows = await this.db
+      .selectFrom('tasks')
+      .selectAll()
+      .where('device_uuid', 'in', devices)
+      .where('state', '!=', 'ended')
+      .orderBy('created_at')
+      .orderBy('uuid')
+      .execute();
+    return groupBy(devices, rows, (r) => r.device_uuid);
+  }
+
+  /**
    * Applies a trigger of the transition table to a task: the state it moves to is the table's
    * (protocol/tasks.ts), and the update happens only while the task is in one of the trigger's
    * source states. Returns the task as it is after, or undefined when the transition did not
@@ -229,4 +245,16 @@ export class TaskRepository {
     const r = await trx.deleteFrom('tasks').where('uuid', '=', uuid).executeTakeFirst();
     return r.numDeletedRows > 0n;
   }
+}
+
+/** `rows` in one list per key, in the keys' order (a key listed twice gets the same list). */
+export function groupBy<T>(keys: string[], rows: T[], keyOf: (row: T) => string): T[][] {
+  const by = new Map<string, T[]>();
+  for (const r of rows) {
+    const k = keyOf(r);
+    const list = by.get(k);
+    if (list) list.push(r);
+    else by.set(k, [r]);
+  }
+  return keys.map((k) => by.get(k) ?? []);
 }

@@ -7,22 +7,32 @@
 import type { BoxState } from '@boxhub/protocol';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
-import type { TaskRepository } from '../../tasks/repository.ts';
+import type { TaskRow } from '../../db/schema.ts';
+import { TurnBatch } from '../../db/turn-batch.ts';
+import { groupBy, type TaskRepository } from '../../tasks/repository.ts';
 import { printerSide, scannerSide, serialise } from '../device-events/snapshot.ts';
 
 export const END_GRACE_MS = 10_000;
 
 export function deviceStateRecorder(tasks: TaskRepository, clock: Clock, log: Logger) {
+  // The print and scan tasks of every box that reported in one turn, read with one statement: a
+  // node's return brings a state report from every box within seconds (bench/README.md,
+  // "reconnect-storm").
+  type Active = Pick<TaskRow, 'device_uuid' | 'uuid' | 'kind' | 'state' | 'started_at' | 'acked_at'>;
+  const tasksOf = new TurnBatch<string, Active[]>(async (devices) => {
+    const since = clock.now() - END_GRACE_MS;
+    const rows = await tasks.db
+      .selectFrom('tasks')
+      .select(['device_uuid', 'uuid', 'kind', 'state', 'started_at', 'acked_at'])
+      .where('device_uuid', 'in', devices)
+      .where('kind', 'in', ['print', 'scan'])
+      .where((eb) => eb.or([eb('state', '!=', 'ended'), eb('finished_at', '>=', since)]))
+      .execute();
+    return groupBy(devices, rows, (r) => r.device_uuid);
+  });
   return async (device: string, state: BoxState, at: number): Promise<void> => {
     try {
-      const since = clock.now() - END_GRACE_MS;
-      const rows = await tasks.db
-        .selectFrom('tasks')
-        .select(['uuid', 'kind', 'state', 'started_at', 'acked_at'])
-        .where('device_uuid', '=', device)
-        .where('kind', 'in', ['print', 'scan'])
-        .where((eb) => eb.or([eb('state', '!=', 'ended'), eb('finished_at', '>=', since)]))
-        .execute();
+      const rows = await tasksOf.add(device);
       for (const t of rows) {
         // Printing: the printer accepted the job. Scanning: the box took the task.
         const what =
