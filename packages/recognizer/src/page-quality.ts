@@ -228,12 +228,10 @@ export function measureBands(
     return paperLevel(q.x, q.y);
   };
   const stepOf = (a: number, b: number) => Math.abs(a - b) / Math.max(a, b, 1);
+  // Only across, from the margin to the grid's first column: a band or an edge across the
+  // margin crosses the grid's columns too, where its steps are already measured.
   for (const [margin, inner] of MARGIN_COLUMNS)
-    for (let v = 40; v <= 260; v += 10) {
-      const m = mapAt(margin, v);
-      steps.push(stepOf(m, mapAt(inner, v)));
-      if (v < 260) steps.push(stepOf(m, mapAt(margin, v + 10)));
-    }
+    for (let v = 40; v <= 260; v += 10) steps.push(stepOf(mapAt(margin, v), mapAt(inner, v)));
   steps.sort((a, b) => b - a);
   return {
     bandsAcross,
