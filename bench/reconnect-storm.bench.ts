@@ -51,7 +51,7 @@ const SHEETS = Number(process.env.BENCH_SHEETS ?? 12);
  * The scans' resolution. 100 dpi: the 20 scanner boxes stand in for 20 machines of their own, and
  * at the default 200 dpi their page work (drawing, encoding, blank detection) took over a core of
  * this machine's two through the storm, from the server and the other boxes (bench/README.md,
- * "reconnect-storm", run 93). The server's work per page does not depend on it.
+ * "reconnect-storm", runs 93-96). The server's work per page does not depend on it.
  */
 const SCAN_DPI = Number(process.env.BENCH_SCAN_DPI ?? 100) as 100 | 150 | 200 | 240 | 300 | 400 | 600 | 1200;
 const API_RATE = Number(process.env.BENCH_API_RATE ?? 40);
