@@ -7,27 +7,34 @@ type Client = api.Client;
 
 /**
  * The stored state is re-read on every `info` and `list`; parsing it was a tenth of a request's
- * cost, so parsed states are kept by (uuid, time reported). A new report has a new time.
- * Room for a fleet of 10,000 boxes and their next reports: at 5,000 a reconnect storm of 10,000
- * parsed every state again on each of its device-event looks (bench/README.md, "reconnect-storm").
+ * cost, so each box's last parsed state is kept, known by the time it was reported and its
+ * length (a new report has a new time). One per box: kept by report, a reconnect storm held
+ * each box's states from before and after it, 20,000 for 10,000 boxes, about half the node's
+ * heap (a heap snapshot of the storm's node, bench/README.md, "reconnect-storm"). Room for a
+ * fleet of 20,000: at 5,000 a storm of 10,000 parsed every state again on each of its
+ * device-event looks.
  */
-const parsed = new Map<string, BoxState | undefined>();
+const parsed = new Map<string, { report: string; state: BoxState | undefined }>();
 const PARSED_MAX = 20_000;
 
 export function parseState(row: Pick<DeviceRow, 'uuid' | 'state' | 'state_at'>): BoxState | undefined {
   if (!row.state) return undefined;
-  const key = `${row.uuid}\\0${row.state_at ?? ''}\\0${row.state.length}`;
-  if (parsed.has(key)) return parsed.get(key);
+  const report = `${row.state_at ?? ''}:${row.state.length}`;
+  const kept = parsed.get(row.uuid);
+  if (kept?.report === report) return kept.state;
   let s: BoxState | undefined;
   try {
     s = JSON.parse(row.state) as BoxState;
   } catch {
     s = undefined;
   }
-  if (parsed.size >= PARSED_MAX) parsed.delete(parsed.keys().next().value as string);
-  parsed.set(key, s);
+  if (!kept && parsed.size >= PARSED_MAX) parsed.delete(parsed.keys().next().value as string);
+  parsed.set(row.uuid, { report, state: s });
   return s;
 }
+
+/** How many boxes' parsed states are kept (tests). */
+export const parsedStatesKept = (): number => parsed.size;
 
 /** Sets `key` only when the value is present: absent fields are omitted ("all optional"). */
 function put<T extends object, K extends keyof T>(o: T, key: K, v: T[K] | null | undefined): void {
