@@ -57,3 +57,15 @@ export class TurnBatch<T, R = undefined> {
     }
   }
 }
+
+/** `rows` in one list per key, in the keys' order (a key listed twice gets the same list). */
+export function groupBy<T>(keys: string[], rows: T[], keyOf: (row: T) => string): T[][] {
+  const by = new Map<string, T[]>();
+  for (const r of rows) {
+    const k = keyOf(r);
+    const list = by.get(k);
+    if (list) list.push(r);
+    else by.set(k, [r]);
+  }
+  return keys.map((k) => by.get(k) ?? []);
+}

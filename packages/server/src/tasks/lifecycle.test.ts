@@ -258,18 +258,7 @@ test("endForApp ends the application's box tasks on the device through their kin
 test("reconcile of several boxes in one turn (one read for all): each box's own tasks, a lost one ended, a held one kept, an unknown one dropped on its box", async () => {
   const { r, seen } = await rig();
   try {
-    await r.db.kysely
-      .insertInto('devices')
-      .values({
-        uuid: 'box-2',
-        code: 'BOX-2',
-        model: 'rig',
-        secret_hash: 'unused',
-        app_id: 'app-1',
-        online: 1,
-        created_at: r.clock.now(),
-      })
-      .execute();
+    await r.addDevice('box-2', 1);
     const lost = r.newTask({ device_uuid: 'box-1' });
     const held = r.newTask({ device_uuid: 'box-2' });
     for (const t of [lost, held]) {

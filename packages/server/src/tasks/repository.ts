@@ -3,6 +3,7 @@
 // takes the caller's transaction: a task's change, its box event and its callback commit
 // together.
 import { sourcesOf, targetOf, type TaskKind, type TaskTrigger } from '@boxhub/protocol';
+import { groupBy } from '../db/turn-batch.ts';
 import type { Kysely, Updateable } from 'kysely';
 import type { Database, TaskRow, TasksTable } from '../db/schema.ts';
 import type { Trx } from '../jobs/repository.ts';
@@ -245,16 +246,4 @@ export class TaskRepository {
     const r = await trx.deleteFrom('tasks').where('uuid', '=', uuid).executeTakeFirst();
     return r.numDeletedRows > 0n;
   }
-}
-
-/** `rows` in one list per key, in the keys' order (a key listed twice gets the same list). */
-export function groupBy<T>(keys: string[], rows: T[], keyOf: (row: T) => string): T[][] {
-  const by = new Map<string, T[]>();
-  for (const r of rows) {
-    const k = keyOf(r);
-    const list = by.get(k);
-    if (list) list.push(r);
-    else by.set(k, [r]);
-  }
-  return keys.map((k) => by.get(k) ?? []);
 }

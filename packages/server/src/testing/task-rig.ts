@@ -30,6 +30,8 @@ export interface TaskRig {
   blobs: LocalBlobStore;
   lifecycle: TaskLifecycle;
   log: Logger;
+  /** Another box bound to the rig's application (`box-1` is there from the start). */
+  addDevice(uuid: string, online?: 0 | 1): Promise<void>;
   /** A new task's row as create takes it (kind scan, device `box-1` unless told). */
   newTask(o?: Partial<NewTask>): NewTask;
   close(): Promise<void>;
@@ -57,19 +59,22 @@ export async function startTaskRig(): Promise<TaskRig> {
       created_at: clock.now(),
     })
     .execute();
+  const addDevice = async (uuid: string, online: 0 | 1 = 0): Promise<void> => {
+    await db.kysely
+      .insertInto('devices')
+      .values({
+        uuid,
+        code: uuid.toUpperCase(),
+        model: 'rig',
+        secret_hash: 'unused',
+        app_id: 'app-1',
+        online,
+        created_at: clock.now(),
+      })
+      .execute();
+  };
   // The box the tasks run on, bound to that application (a box task's create holds the binding).
-  await db.kysely
-    .insertInto('devices')
-    .values({
-      uuid: 'box-1',
-      code: 'BOX-1',
-      model: 'rig',
-      secret_hash: 'unused',
-      app_id: 'app-1',
-      online: 0,
-      created_at: clock.now(),
-    })
-    .execute();
+  await addDevice('box-1');
   const log: Logger = pino({ level: process.env.BOXHUB_TEST_LOG ?? 'silent' });
   const tasks = new TaskRepository(db.kysely);
   const jobRepo = new JobRepository(db.kysely, db.dialect);
@@ -79,6 +84,7 @@ export async function startTaskRig(): Promise<TaskRig> {
   const blobs = new LocalBlobStore({ root: dir, secret: randomBytes(32), baseUrl: () => 'http://127.0.0.1:9', clock });
   const lifecycle = new TaskLifecycle({ tasks, jobs, blobs, clock, log });
   return {
+    addDevice,
     db,
     clock,
     tasks,

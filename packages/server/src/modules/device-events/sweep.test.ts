@@ -16,18 +16,7 @@ test("a node's start: one sweep job for its boxes; when the window closes, devic
   const r = await startTaskRig();
   try {
     const db = r.db.kysely;
-    await db
-      .insertInto('devices')
-      .values({
-        uuid: 'box-2',
-        code: 'BOX-2',
-        model: 'rig',
-        secret_hash: 'unused',
-        app_id: 'app-1',
-        online: 0,
-        created_at: r.clock.now(),
-      })
-      .execute();
+    await r.addDevice('box-2');
     await db
       .insertInto('device_callbacks')
       .values({ app_id: 'app-1', url: 'https://app.example/devices', updated_at: r.clock.now() })

@@ -8,8 +8,8 @@ import type { BoxState } from '@boxhub/protocol';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import type { TaskRow } from '../../db/schema.ts';
-import { TurnBatch } from '../../db/turn-batch.ts';
-import { groupBy, type TaskRepository } from '../../tasks/repository.ts';
+import { groupBy, TurnBatch } from '../../db/turn-batch.ts';
+import type { TaskRepository } from '../../tasks/repository.ts';
 import { printerSide, scannerSide, serialise } from '../device-events/snapshot.ts';
 
 export const END_GRACE_MS = 10_000;
