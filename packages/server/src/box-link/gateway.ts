@@ -10,6 +10,7 @@ import {
   BOX_PROTOCOL_VERSION,
   BoxRequest,
   BoxState,
+  compileAhead,
   JobEvent,
   parseBoxTopic,
   parseJson,
@@ -84,6 +85,7 @@ export class BoxGateway {
 
   async start(): Promise<void> {
     const { broker, nodeId } = this.o;
+    compileAhead(Presence, BoxState, JobEvent, BoxRequest, Ack);
     await broker.subscribe('box/+/presence', (t, p) => this.onMessage(t, p), { shared: true });
     await broker.subscribe('box/+/state', (t, p) => this.onMessage(t, p), { shared: true });
     await broker.subscribe('box/+/event', (t, p) => this.onMessage(t, p), { shared: true });
