@@ -305,3 +305,30 @@ test("the student's second look fills no area the page's condition would not let
   // Neither the uncertain grey nor the residue (empty on its side) is filled: both uncertain.
   assert.deepEqual(states(poolStudent([held, back])[0]!).slice(6), ['uncertain', 'uncertain', 'empty']);
 });
+
+test("a side of too few fills to know its hand is judged again as the mixed student's, against the student's gap", () => {
+  // Generator C's scratch tuning pages at 300 dpi (docs/cards.md, section 8, "Generator C, ninth
+  // round"): the quiz's second sheet carries a few areas; with under six uniform fills its hand is
+  // unknown and a faint fill of 0.148 there is uncertain, while the student's other sheets show a
+  // wide gap between their residues and their faint fills, below it.
+  const short = readSide([grey(0.8), grey(0.45), grey(0.148), empty()], 'front');
+  assert.equal(fillsOf(short.evidence!.marks).hand, 'unknown');
+  assert.deepEqual(states(short).slice(2), ['uncertain', 'empty']);
+  const back = readSide([...MIXED_FILLS, grey(0.09), grey(0.094), grey(0.132), grey(0.136), empty()], 'back');
+  assert.deepEqual(states(poolStudent([short, back])[0]!).slice(2), ['filled', 'empty']);
+  assert.deepEqual(states(poolStudent([back, short])[1]!).slice(2), ['filled', 'empty'], 'in either order');
+  // And a residue of 0.118 there is empty once the student's residues run up to a wide gap above it.
+  const shortResidue = readSide([grey(0.8), grey(0.45), grey(0.118), empty()], 'front');
+  assert.deepEqual(states(shortResidue).slice(2), ['uncertain', 'empty']);
+  const back2 = readSide([...MIXED_FILLS, grey(0.105), grey(0.11), grey(0.15), grey(0.155), empty()], 'back');
+  assert.deepEqual(states(poolStudent([shortResidue, back2])[0]!).slice(2), ['empty', 'empty']);
+  // Without a gap among the student's greys, or with a student who is not a mixed hand, it stays.
+  const noGap = readSide([...MIXED_FILLS, empty()], 'back');
+  assert.deepEqual(states(poolStudent([short, noGap])[0]!).slice(2), ['uncertain', 'empty']);
+  const even = readSide(
+    [...[0.45, 0.46, 0.47, 0.48, 0.46, 0.45, 0.47, 0.46, 0.45, 0.47].map(grey), grey(0.09), grey(0.13), empty()],
+    'back',
+  );
+  assert.notEqual(fillsOf([...short.evidence!.marks, ...even.evidence!.marks].sort((a, b) => a - b)).hand, 'mixed');
+  assert.deepEqual(states(poolStudent([short, even])[0]!).slice(2), ['uncertain', 'empty']);
+});

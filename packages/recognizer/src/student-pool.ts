@@ -7,7 +7,9 @@
 // all its sides; on such a side only uncertain areas can change, and only to filled or empty. A side that looked
 // like one dark, even hand called its faint uniform greys an eraser's residue: when the student's
 // sides together are of mixed instruments, those greys are judged again as a mixed hand's (the
-// fourth round on generator C, docs/cards.md, section 8): filled, empty or uncertain.
+// fourth round on generator C, docs/cards.md, section 8): filled, empty or uncertain. A side with
+// too few uniform fills to know its hand (a short sheet) judges its uncertain areas again as the
+// mixed student's, against the student's gap (the ninth round).
 import {
   classify,
   fillsOf,
@@ -28,8 +30,8 @@ export interface SideEvidence {
   /** The side's uniform greys that may part residue from faint fills, sorted (`splitGreys`). */
   greys: number[];
   /**
-   * Present on a side of mixed instruments at 150 dpi or more that left areas uncertain, and on a
-   * dark hand's side at 150 dpi or more that called uniform greys above the empty threshold an
+   * Present on a side of mixed instruments, or of too few uniform fills to know its hand
+   * ('unknown'), at 150 dpi or more that left areas uncertain, and on a dark hand's side at 150 dpi or more that called uniform greys above the empty threshold an
    * eraser's residue (empty): what they need to be judged again.
    */
   open?: {
@@ -72,7 +74,7 @@ export function sideEvidence(
   noFill?: readonly boolean[],
 ): SideEvidence {
   const out: SideEvidence = { marks, greys };
-  if ((fills.hand === 'mixed' || fills.hand === 'dark') && levels.pxmm >= THRESHOLDS.lowResPxMm) {
+  if (fills.hand !== 'light' && levels.pxmm >= THRESHOLDS.lowResPxMm) {
     const { emptySolid } = solidLimits(levels);
     // A dark side's uniform greys that it left uncertain (above the residue it calls empty, under
     // 0.2) are not judged again: an eraser's residue measures as dark as a faint fill there. The
@@ -80,8 +82,10 @@ export function sideEvidence(
     // C's office-grade tuning pages at 150 dpi read filled); on C's office-grade evaluation pages
     // at 200 dpi (13 cards) that read one erasure filled, a silent error (docs/cards.md, section
     // 8, "Generator C, sixth round"). They stay uncertain.
+    // A side with too few uniform fills to know its hand (a short sheet: 'unknown') keeps its
+    // uncertain areas as a mixed side does (docs/cards.md, section 8, "Generator C, ninth round").
     const open = (s: AreaState, e: MarkEvidence) =>
-      fills.hand === 'mixed' ? s === 'uncertain' : s === 'empty' && e.solid >= emptySolid;
+      fills.hand === 'dark' ? s === 'empty' && e.solid >= emptySolid : s === 'uncertain';
     const areas = states.flatMap((s, i) =>
       open(s, evidence[i]!) && !apart?.[i] && (!alone || alone[i] === s)
         ? [{ i, ev: evidence[i]!, behind: behind[i]!, ...(noFill?.[i] ? { noFill: true } : {}) }]
@@ -116,12 +120,15 @@ export function poolStudent<R extends PageReading>(readings: readonly R[]): R[] 
     // pencil fill of 0.151 on a side of pen and pencil fills whose lightest was 0.474);
     // a mixed side's uncertain areas only against a gap.
     const dark = fills.hand === 'dark';
+    // A side of too few uniform fills to know its hand is judged as the student's, a mixed hand,
+    // against the student's gap (its uniform fills, few as they are, count among the student's).
+    const asStudent = dark || fills.hand === 'unknown';
     if (!dark && !split) return r;
     let areas: Ok['areas'] | undefined;
     for (const o of open) {
       const a = r.areas[o.i];
       if (a?.state !== 'uncertain' && !(dark && a?.state === 'empty')) continue;
-      const d = classify(o.ev, levels, dark ? { hand: 'mixed', level: student.level } : fills, split, o.behind);
+      const d = classify(o.ev, levels, asStudent ? { hand: 'mixed', level: student.level } : fills, split, o.behind);
       // A fill the page's condition would not let its evidence make is uncertain (fifth round).
       if (d.state === 'filled' && o.noFill) d.state = 'uncertain';
       if (d.state === a.state) continue;
