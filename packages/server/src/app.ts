@@ -107,10 +107,6 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
       connectionsCheckingInterval: 1000,
     },
     requestTimeout: REQUEST_TIMEOUT_MS,
-    // The validators a response schema's unions need are compiled with the route, not by its
-    // first answer: the first answers of a node just started (a fleet reconnecting to it) paid
-    // about 40 ms for them (bench/README.md, "reconnect-storm").
-    serializerOpts: { compileValidators: true },
     clientErrorHandler: clientErrorHandler(deps.logger as FastifyBaseLogger, (code) => malformed(code)),
     frameworkErrors: (err, req, reply) => {
       const msg = err.code === 'FST_ERR_BAD_URL' ? 'the URL is not valid percent-encoding' : err.message;
