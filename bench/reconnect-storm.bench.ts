@@ -20,12 +20,17 @@
 // scan.item_data callback per item (by item id; redelivery of one callback id is allowed) and one
 // scan.finish.
 //
+// BENCH_SERVER_CPU_QUOTA (0.5: half a core; unset: the whole machine) limits the server's CPU
+// with a cgroup of its own (support/cpu-quota.ts, root only): how much room the targets have on
+// a slower machine of the same kind.
+//
 // File descriptors: every box holds one socket on each side; 10,000 boxes need ~10,000 in the
 // server (or Mosquitto) and ~10,000 over the boxes processes. The bench checks the soft limit
 // (`ulimit -n`, 20,000 here) and refuses to start if it is too low, rather than fail midway.
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { Boxhub } from '@boxhub/sdk';
 import { DEFAULT_RECONNECT_MAX_MS, DEFAULT_STABLE_MS } from '@boxhub/agent';
@@ -56,6 +61,8 @@ const SHEETS = Number(process.env.BENCH_SHEETS ?? 12);
 const SCAN_DPI = Number(process.env.BENCH_SCAN_DPI ?? 100) as 100 | 150 | 200 | 240 | 300 | 400 | 600 | 1200;
 const API_RATE = Number(process.env.BENCH_API_RATE ?? 40);
 const PASSES = (process.env.BENCH_PASSES ?? 'server,broker').split(',');
+/** A smaller CPU for the node (support/cpu-quota.ts): 0.5 stands for a machine of half the speed. */
+const SERVER_CPU = process.env.BENCH_SERVER_CPU_QUOTA;
 const ONLINE_TARGET_MS = 30_000;
 const API_P99_TARGET_MS = 100;
 const GIVE_UP_MS = 120_000;
@@ -292,7 +299,7 @@ async function main(): Promise<void> {
     header(
       `reconnect storm: ${BOXES} boxes on one node lose it at once (${PASSES.join(', ')} restart); back online ≤ ${ONLINE_TARGET_MS / 1000} s, API p99 < ${API_P99_TARGET_MS} ms, no event lost or applied twice`,
       [
-        `server: its own process (SQLite, LOG_LEVEL=warn, admission BOXHUB_MQTT_ADMIT_* at their defaults unless set); boxes: ${BOX_PROCS} processes of agent links (reconnect 1 s base, ${DEFAULT_RECONNECT_MAX_MS / 1000} s cap, full jitter, reset after ${DEFAULT_STABLE_MS / 1000} s up), keepalive 30 s, at nice ${BOXES_NICE} (BENCH_BOXES_NICE)`,
+        `server: its own process (SQLite, LOG_LEVEL=warn, admission BOXHUB_MQTT_ADMIT_* at their defaults unless set${SERVER_CPU ? `, limited to ${SERVER_CPU} of a core: BENCH_SERVER_CPU_QUOTA` : ''}); boxes: ${BOX_PROCS} processes of agent links (reconnect 1 s base, ${DEFAULT_RECONNECT_MAX_MS / 1000} s cap, full jitter, reset after ${DEFAULT_STABLE_MS / 1000} s up), keepalive 30 s, at nice ${BOXES_NICE} (BENCH_BOXES_NICE)`,
         `events: ${SCANNERS} boxes scanning ${SHEETS} sheets each at 60 a minute, ${SCAN_DPI} dpi, through the loss; API: ${API_RATE} GET /api/client/info a second; open-file limit ${fds}`,
       ],
     );
@@ -307,9 +314,10 @@ async function main(): Promise<void> {
     const startServer = async (env: Record<string, string>): Promise<Child> => {
       const prof = process.env.BENCH_CPU_PROF;
       const c = await forkChild('server-process.ts', ['boxhub'], {
-        env: { ...baseEnv, ...env },
+        env: { ...baseEnv, ...(SERVER_CPU ? { BENCH_CPU_QUOTA: SERVER_CPU } : {}), ...env },
         readyTimeoutMs: 120_000,
         execArgv: [
+          ...(SERVER_CPU ? ['--import', fileURLToPath(new URL('./support/cpu-quota.ts', import.meta.url))] : []),
           ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []),
           ...(process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
         ],
