@@ -31,8 +31,9 @@ export interface SideEvidence {
   greys: number[];
   /**
    * Present on a side of mixed instruments, or of too few uniform fills to know its hand
-   * ('unknown'), at 150 dpi or more that left areas uncertain, and on a dark hand's side at 150 dpi or more that called uniform greys above the empty threshold an
-   * eraser's residue (empty): what they need to be judged again.
+   * ('unknown'), at 150 dpi or more that left areas uncertain, and on a dark hand's side at
+   * 150 dpi or more that called uniform greys above the empty threshold an eraser's residue
+   * (empty): what they need to be judged again.
    */
   open?: {
     fills: PageFills;
