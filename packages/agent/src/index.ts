@@ -13,6 +13,7 @@ export { SimScanner } from './drivers/sim/scanner.ts';
 export { SimBuzzer, CommandBuzzer, type Buzzer } from './host/buzzer.ts';
 export { readNetworkInfo, type NetworkInfo } from './host/network.ts';
 export { createSimulatedBox, type SimulatedBox } from './simulator.ts';
+export { tempStateDir } from './store/temp-state-dir.ts';
 export { systemdSupervisor, type Supervisor } from './host/systemd.ts';
 export { runLauncher, type LauncherOptions } from './update/launcher.ts';
 export { EXIT_SWITCH } from './update/updater.ts';

@@ -1,13 +1,11 @@
 // A virtual box: an agent with a simulated printer, scanner and buzzer, reporting made-up but
 // stable network details. Used by `npm start`, the tests and the benchmarks.
 import { createHash } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { SimPrinter } from './drivers/sim/printer.ts';
 import { SimScanner } from './drivers/sim/scanner.ts';
 import { SimBuzzer } from './host/buzzer.ts';
 import { BoxAgent, type AgentOptions } from './system.ts';
+import { tempStateDir } from './store/temp-state-dir.ts';
 
 /**
  * Tests restart servers and brokers many times a minute; a simulated box counts a connection
@@ -71,7 +69,7 @@ export function createSimulatedBox(o: SimulatedBoxOptions): SimulatedBox {
     scanner,
     buzzer,
     identity: { model: 'BX-SIM', version: '1.0.0', firmware: 'sim-1' },
-    stateDir: o.stateDir ?? mkdtempSync(join(tmpdir(), 'boxhub-box-')),
+    stateDir: o.stateDir ?? tempStateDir(),
     ...(o.uploadBackoff ? { uploadBackoff: o.uploadBackoff } : {}),
     ...(o.itemLimits ? { itemLimits: o.itemLimits } : {}),
     ...(o.outboxResendMs ? { outboxResendMs: o.outboxResendMs } : {}),

@@ -1,10 +1,14 @@
 // End-to-end fixtures: a real server plus real simulated boxes on loopback.
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { type AgentOptions, BoxAgent, createSimulatedBox, SimBuzzer, type SimulatedBox } from '@boxhub/agent';
+import {
+  type AgentOptions,
+  BoxAgent,
+  createSimulatedBox,
+  SimBuzzer,
+  type SimulatedBox,
+  tempStateDir,
+} from '@boxhub/agent';
 import { Boxhub, BoxhubError } from '@boxhub/sdk';
 import {
   eventually,
@@ -209,7 +213,7 @@ export function startBoxhub(rig: Rig, args: string[], ready: RegExp) {
 export function peerBox(o: Pick<AgentOptions, 'link' | 'printer' | 'scanner'> & Partial<AgentOptions>): BoxAgent {
   return new BoxAgent({
     ...o,
-    stateDir: o.stateDir ?? mkdtempSync(join(tmpdir(), 'boxhub-box-')),
+    stateDir: o.stateDir ?? tempStateDir(),
     buzzer: o.buzzer ?? new SimBuzzer(),
     identity: o.identity ?? { model: 'BX-1', version: '0.1.0', firmware: 'test' },
     network: o.network ?? (async () => ({})),

@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { tempStateDir } from '@boxhub/agent';
 import { newReleaseKeys, sha256Hex, signManifest, type ReleaseManifest } from '@boxhub/protocol/release.ts';
 
 export const bin = new URL('../../cli/bin/boxhub.mjs', import.meta.url).pathname;
@@ -76,7 +77,7 @@ export interface BoxOptions {
 
 /** `boxhub launch … -- agent …` as the box's systemd unit runs it (docs/box-agent.service). */
 export function startBox(mqttUrl: string, uuid: string, secret: string, publicKey: string, o: BoxOptions = {}): Box {
-  const stateDir = o.stateDir ?? mkdtempSync(join(tmpdir(), 'boxhub-box-'));
+  const stateDir = o.stateDir ?? tempStateDir();
   writeFileSync(join(stateDir, 'secret'), secret, { mode: 0o600 });
   writeFileSync(join(stateDir, 'release-key.pem'), publicKey);
   const child = spawn(

@@ -1,0 +1,23 @@
+// A box's disk for a simulated box or a test's box (simulator.ts, the e2e fixtures) when the
+// caller gives none: a directory of its own under the system's temporary directory, removed when
+// the process that made it exits. A test suite's boxes left one each behind (354 after one CI
+// run). A box given its state directory (`stateDir`) keeps it: that disk is its caller's, and a
+// box started again on the same disk (a power cycle) reuses the one made here until the exit.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const made = new Set<string>();
+
+/** Makes a `boxhub-box-*` directory that is removed when this process exits. */
+export function tempStateDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'boxhub-box-'));
+  if (made.size === 0) process.once('exit', removeAll);
+  made.add(dir);
+  return dir;
+}
+
+function removeAll(): void {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+  made.clear();
+}
