@@ -28,16 +28,32 @@ export interface EventContext<T extends JobEventType = JobEventType> {
   task: TaskRow;
   event: Extract<TypedJobEvent, { type: T }>;
   now: number;
+  /** What the event's check found (EventCheck), present when it ran. */
+  checked?: { value: unknown };
   /** Runs `fn` after the transaction commits (e.g. a box command). */
   afterCommit(fn: () => Promise<void> | void): void;
 }
 
 export type EventApplier<T extends JobEventType = JobEventType> = (trx: Trx, ctx: EventContext<T>) => Promise<void>;
 
+/**
+ * What an event's applier needs found out over the network (a stored file's size and MD5),
+ * found before its transaction opens: a transaction waiting on S3 held SQLite's one connection,
+ * and so every statement of the node, for as long as S3 took to answer. It runs when the event
+ * is next in its task's order as the task stood just before (a race with another node can skip
+ * it: the applier then finds no `checked`). A check that throws leaves the event
+ * unapplied and unacknowledged, as a failed transaction does: the box sends it again.
+ */
+export type EventCheck<T extends JobEventType = JobEventType> = (
+  task: TaskRow,
+  event: Extract<TypedJobEvent, { type: T }>,
+) => Promise<unknown>;
+
 export type EventOutcome = 'applied' | 'duplicate' | 'unknown-task' | 'out-of-order' | 'invalid' | 'wrong-kind';
 
 export class JobEventRouter {
   private readonly appliers = new Map<JobEventType, EventApplier>();
+  private readonly checks = new Map<JobEventType, EventCheck>();
   /** The kind of task each event is about (its kind's declaration, modules/kinds.ts): an event
    *  is applied only to a task of its kind. */
   private readonly kinds = new Map<JobEventType, TaskKind>();
@@ -66,10 +82,22 @@ export class JobEventRouter {
     this.gateway.onJobEvent((uuid, e) => this.handle(uuid, e).then(() => undefined));
   }
 
-  /** Registers the applier of an event about tasks of one kind. */
-  on<T extends JobEventType>(kind: TaskKind, type: T, applier: EventApplier<T>): void {
+  /** Registers the applier of an event about tasks of one kind, and its check if it has one. */
+  on<T extends JobEventType>(kind: TaskKind, type: T, applier: EventApplier<T>, check?: EventCheck<T>): void {
     this.kinds.set(type, kind);
     this.appliers.set(type, applier as unknown as EventApplier);
+    if (check) this.checks.set(type, check as unknown as EventCheck);
+  }
+
+  /** Runs the event's check (EventCheck) outside any transaction, when the event is next in its
+   *  task's order; what it found, or undefined when it did not run. */
+  private async check(device: string, e: TypedJobEvent): Promise<{ value: unknown } | undefined> {
+    const check = this.checks.get(e.type);
+    if (!check) return undefined;
+    const task = await this.tasks.find(this.db, e.task);
+    if (!task || task.device_uuid !== device || task.kind !== this.kinds.get(e.type) || e.seq !== task.last_seq + 1)
+      return undefined;
+    return { value: await check(task, e) };
   }
 
   /** Applies one event; acknowledges it unless it came before an earlier one of its task. */
@@ -84,6 +112,8 @@ export class JobEventRouter {
     const applier = this.appliers.get(e.type);
     const after: (() => Promise<void> | void)[] = [];
     const now = this.clock.now();
+    const typed = { ...e, data: data.value } as TypedJobEvent;
+    const checked = await this.check(device, typed);
     let outcome: EventOutcome;
     try {
       outcome = await transact(this.db, async (trx) => {
@@ -103,11 +133,17 @@ export class JobEventRouter {
           .execute();
         // An event proves the box holds the task, whether or not its ack has been handled yet.
         const current = task.acked_at === null && this.beforeFirst ? await this.beforeFirst(trx, task, now) : task;
-        const typed = { ...e, data: data.value } as TypedJobEvent;
         // Its task's history first (docs/tasks.md, "History"): the box's report, before what it causes.
         await this.tasks.history.add(trx, e.task, { at: now, ...historyOfEvent(typed) });
         if (applier) {
-          await applier(trx, { device, task: current, event: typed, now, afterCommit: (fn) => after.push(fn) });
+          await applier(trx, {
+            device,
+            task: current,
+            event: typed,
+            now,
+            ...(checked ? { checked } : {}),
+            afterCommit: (fn) => after.push(fn),
+          });
         } else {
           this.log.warn({ device, type: e.type }, 'box job event of a type nothing applies');
         }

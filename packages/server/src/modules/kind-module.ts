@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { BoxGateway } from '../box-link/gateway.ts';
-import type { EventApplier } from '../box-link/job-events.ts';
+import type { EventApplier, EventCheck } from '../box-link/job-events.ts';
 import type { RequestHandler } from '../box-link/requests.ts';
 import type { Clock } from '../clock.ts';
 import type { Jobs } from '../jobs/jobs.ts';
@@ -75,6 +75,8 @@ export interface KindRouteContext {
 export interface KindWiring {
   hooks: TaskKindHooks;
   events: { [T in JobEventType]?: EventApplier<T> };
+  /** What some of those events need found out before their transaction (EventCheck). */
+  checks?: { [T in JobEventType]?: EventCheck<T> };
   requests: { [T in BoxRequestType]?: RequestHandler<T> };
   jobs: JobHandler[];
   /** Stops what the kind runs besides its jobs (worker threads), at shutdown. */

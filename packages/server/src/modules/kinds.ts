@@ -4,7 +4,7 @@
 // routers and the task lifecycle. The order is the order of their routes in the API (and so
 // in /openapi.json); a kind is built after the kinds it needs.
 import type { TaskKind } from '@boxhub/protocol';
-import type { EventApplier, JobEventRouter } from '../box-link/job-events.ts';
+import type { EventApplier, EventCheck, JobEventRouter } from '../box-link/job-events.ts';
 import type { BoxRequestRouter, RequestHandler } from '../box-link/requests.ts';
 import type { JobHandler } from '../jobs/runner.ts';
 import type { KindContext, KindRouteContext, KindWiring, TaskKindModule } from './kind-module.ts';
@@ -67,7 +67,8 @@ export function buildKinds(
     wiring.set(m.kind, w);
     ctx.lifecycle.registerKind(m.kind, w.hooks, { onBox: m.onBox });
     // checkWiring found each one; the casts only forget which event or request type it is for.
-    for (const type of m.events) events.on(m.kind, type, w.events[type] as EventApplier);
+    for (const type of m.events)
+      events.on(m.kind, type, w.events[type] as EventApplier, w.checks?.[type] as EventCheck | undefined);
     for (const type of m.requests) requests.on(type, w.requests[type] as RequestHandler<typeof type>);
     jobs.push(...w.jobs);
     if (w.close) closes.push(w.close);
@@ -96,6 +97,9 @@ export function checkWiring(m: AnyKind, w: KindWiring): void {
     }
   };
   same('box events', m.events, Object.keys(w.events));
+  const unchecked = Object.keys(w.checks ?? {}).filter((t) => !(m.events as readonly string[]).includes(t));
+  if (unchecked.length > 0)
+    throw new Error(`task kind ${m.kind}: checks of events not declared: ${unchecked.join(', ')}`);
   same('box requests', m.requests, Object.keys(w.requests));
   same(
     'jobs',

@@ -19,7 +19,7 @@ import { RequestRefused } from '../../box-link/requests.ts';
 import type { Clock } from '../../clock.ts';
 import type { TaskRow } from '../../db/schema.ts';
 import type { Trx } from '../../jobs/repository.ts';
-import type { BlobStore } from '../../storage/blob-store.ts';
+import type { BlobStore, StoredBlob } from '../../storage/blob-store.ts';
 import type { TaskLifecycle, EndReason } from '../../tasks/lifecycle.ts';
 import type { TaskRepository } from '../../tasks/repository.ts';
 import { CreateHandshake } from '../../tasks/handshake.ts';
@@ -109,8 +109,11 @@ export class ScanService {
         dropOnBox: (device, tasks) => this.stopOnBox(device, tasks),
       },
       events: {
-        'scan.item': (trx, c) => this.onItem(trx, c.task, c.event.data, c.now),
+        'scan.item': (trx, c) => this.onItem(trx, c.task, c.event.data, c.now, c.checked),
         'scan.finished': (trx, c) => this.onFinished(trx, c.task, c.event.data.error_code, c.now),
+      },
+      checks: {
+        'scan.item': (task, e) => this.storedItem(task, e.data),
       },
       requests: {
         'upload.url': (device, p) => this.uploadUrl(device, p.task, p.item_id, p.size, p.md5),
@@ -333,11 +336,22 @@ export class ScanService {
     return { url: g.url, method: g.method, headers: g.headers, expires_at: g.expiresAt };
   }
 
+  /** The item's file as stored (its size and MD5), read before the event's transaction opens
+   *  (EventCheck, box-link/job-events.ts): undefined for an item without a file or an ended task. */
+  private async storedItem(
+    task: TaskRow,
+    data: import('@boxhub/protocol').ScanItemData,
+  ): Promise<StoredBlob | undefined> {
+    if (task.state === 'ended' || !data.upload) return undefined;
+    return this.d.blobs.stat(itemKey(task.uuid, data.item_id));
+  }
+
   private async onItem(
     trx: Trx,
     task: TaskRow,
     data: import('@boxhub/protocol').ScanItemData,
     now: number,
+    checked: { value: unknown } | undefined,
   ): Promise<void> {
     // A stopped (or expired) task takes no more items: what the box sends late is dropped.
     if (task.state === 'ended') return;
@@ -351,7 +365,10 @@ export class ScanService {
     }
     if (data.upload) {
       key = itemKey(task.uuid, data.item_id);
-      const stored = await this.d.blobs.stat(key);
+      // Read before this transaction (storedItem); an event whose check did not run (another
+      // node applied the event before it, just then) is not applied now: the box sends it again.
+      if (!checked) throw new Error(`scan item ${task.uuid}/${data.item_id}: its stored file not read yet`);
+      const stored = checked.value as StoredBlob | undefined;
       // The box reports an item only after its upload succeeded; the server records it only
       // when the bytes stored are the ones the box describes.
       if (!stored || stored.size !== data.upload.size || stored.md5 !== data.upload.md5) {
