@@ -433,7 +433,8 @@ async function main(): Promise<void> {
       const at = Date.now();
       const what = await cause();
       const upAt = Date.now();
-      if (process.env.BENCH_SHOW_UP) console.log(`back at ${new Date(upAt).toISOString()}`);
+      // Wall-clock time, to read beside a node's own logs (a stall log, BENCH_TRACE).
+      console.log(`back at ${new Date(upAt).toISOString()}`);
       const srv = await serverRecovery(() => server, at);
       await sleep(2000);
       await trickle.stop();

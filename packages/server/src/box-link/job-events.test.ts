@@ -5,28 +5,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import mqtt from 'mqtt';
-import { topics, type JobEvent } from '@boxhub/protocol';
+import type { JobEvent } from '@boxhub/protocol';
 import { eventually, startTestServer } from '../testing/harness.ts';
+import { rawBox } from '../testing/raw-box.ts';
 
 test('a scan event on a print task is dropped; on a scan task it is applied', async () => {
   const t = await startTestServer();
   const box = await t.registerDevice();
   const app = await t.createApp();
   const s = t.server;
-  const client = await mqtt.connectAsync(t.mqttUrl, {
-    clientId: box.uuid,
-    username: box.uuid,
-    password: box.secret,
-    protocolVersion: 4,
-    reconnectPeriod: 0,
-  });
-  const acks: string[] = [];
-  client.on('message', (_topic, payload) => {
-    const m = JSON.parse(payload.toString('utf8')) as { type?: string; params?: { ids?: string[] } };
-    if (m.type === 'events.ack') acks.push(...(m.params?.ids ?? []));
-  });
-  await client.subscribeAsync(topics.cmd(box.uuid), { qos: 1 });
+  const raw = await rawBox(t.mqttUrl, box);
+  const { acks } = raw;
   try {
     const now = Date.now();
     const task = async (kind: 'scan' | 'print') => {
@@ -54,7 +43,7 @@ test('a scan event on a print task is dropped; on a scan task it is applied', as
     });
     const print = await task('print');
     const wrong = item(print);
-    await client.publishAsync(topics.event(box.uuid), JSON.stringify(wrong), { qos: 1 });
+    await raw.event(wrong);
     await eventually(() => acks.includes(wrong.id), 'the wrong-kind event is acknowledged (the box may drop it)');
     const after = (await s.repos.tasks.find(s.db.kysely, print))!;
     assert.equal(after.last_seq, 0, "the print task's seq is untouched");
@@ -70,7 +59,7 @@ test('a scan event on a print task is dropped; on a scan task it is applied', as
 
     const scan = await task('scan');
     const right = item(scan);
-    await client.publishAsync(topics.event(box.uuid), JSON.stringify(right), { qos: 1 });
+    await raw.event(right);
     await eventually(() => acks.includes(right.id), 'the scan event is acknowledged');
     assert.equal((await s.repos.tasks.find(s.db.kysely, scan))!.last_seq, 1, 'applied to the scan task');
     assert.equal(
@@ -78,7 +67,7 @@ test('a scan event on a print task is dropped; on a scan task it is applied', as
       1,
     );
   } finally {
-    await client.endAsync(true);
+    await raw.close();
     await t.close();
   }
 });

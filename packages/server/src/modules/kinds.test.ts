@@ -102,4 +102,12 @@ test('a declaration whose handlers do not match it is refused', () => {
       ),
     /task kind scan: jobs declared without a handler: scan.tidy/,
   );
+  assert.throws(
+    () =>
+      checkWiring(
+        { ...scan, events: [], requests: [], jobs: [] },
+        { hooks, events: {}, checks: { 'scan.item': async () => undefined }, requests: {}, jobs: [] },
+      ),
+    /task kind scan: checks of box events not declared: scan.item/,
+  );
 });

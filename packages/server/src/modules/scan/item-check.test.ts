@@ -6,28 +6,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
-import mqtt from 'mqtt';
-import { topics, type JobEvent } from '@boxhub/protocol';
+import type { JobEvent } from '@boxhub/protocol';
 import { eventually, startTestServer } from '../../testing/harness.ts';
+import { rawBox } from '../../testing/raw-box.ts';
 
 test("a scan item's stored file is read outside the event's transaction: the node's other writes go on while the store is slow", async () => {
   const t = await startTestServer();
   const box = await t.registerDevice();
   const app = await t.createApp();
   const s = t.server;
-  const client = await mqtt.connectAsync(t.mqttUrl, {
-    clientId: box.uuid,
-    username: box.uuid,
-    password: box.secret,
-    protocolVersion: 4,
-    reconnectPeriod: 0,
-  });
-  const acks: string[] = [];
-  client.on('message', (_topic, payload) => {
-    const m = JSON.parse(payload.toString('utf8')) as { type?: string; params?: { ids?: string[] } };
-    if (m.type === 'events.ack') acks.push(...(m.params?.ids ?? []));
-  });
-  await client.subscribeAsync(topics.cmd(box.uuid), { qos: 1 });
+  const raw = await rawBox(t.mqttUrl, box);
+  const { acks } = raw;
   const stat = s.blobs.stat.bind(s.blobs);
   let release = () => {};
   const held = new Promise<void>((r) => {
@@ -68,7 +57,7 @@ test("a scan item's stored file is read outside the event's transaction: the nod
         scanned_at: now,
       },
     };
-    await client.publishAsync(topics.event(box.uuid), JSON.stringify(event), { qos: 1 });
+    await raw.event(event);
     await eventually(() => asked > 0, 'the item reached the store');
 
     // While the store has not answered, a write of the node's own (in a transaction, as the
@@ -91,7 +80,7 @@ test("a scan item's stored file is read outside the event's transaction: the nod
   } finally {
     release();
     s.blobs.stat = stat;
-    await client.endAsync(true);
+    await raw.close();
     await t.close();
   }
 });
