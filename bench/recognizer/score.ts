@@ -253,6 +253,19 @@ export function merge(into: Tally, t: Tally): void {
 }
 
 export const pct = (a: number, b: number, digits = 3) => (b === 0 ? 'n/a' : `${((100 * a) / b).toFixed(digits)} %`);
+/**
+ * The 95 % Wilson score interval of a proportion k / n, in per cent: how far a rate measured on
+ * n independent students (a card is one) may lie from the generator's own. Not for areas: the
+ * areas of one student share its hand and its page, so they are not independent draws.
+ */
+export function wilson(k: number, n: number, z = 1.96): [number, number] {
+  if (n === 0) return [0, 100];
+  const p = k / n,
+    z2 = z * z;
+  const mid = (p + z2 / (2 * n)) / (1 + z2 / n);
+  const half = (z * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))) / (1 + z2 / n);
+  return [100 * Math.max(0, mid - half), 100 * Math.min(1, mid + half)];
+}
 export const fmtKinds = (m: Map<string, number>) =>
   [...m.entries()]
     .sort((a, b) => b[1] - a[1])

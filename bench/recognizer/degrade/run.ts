@@ -4,7 +4,7 @@ import { Worker } from 'node:worker_threads';
 import type { Layout, PageReading, PageSource, StudentResult } from '../../../packages/recognizer/src/index.ts';
 import type { Recognizer } from '../under-test.ts';
 import type { RenderedCard } from '../rendered.ts';
-import { newTally, pct, fmtKinds, scorePages, merge, type Tally } from '../score.ts';
+import { newTally, pct, fmtKinds, scorePages, merge, wilson, type Tally } from '../score.ts';
 import { CLASS_STRENGTHS, classLabel, type DamageClass, type Strength } from './classes.ts';
 import type { DegradeJob } from './render-worker.ts';
 
@@ -31,6 +31,8 @@ export interface DegradeTally {
   failures: Map<string, number>;
   sheets: number;
   sheetsClean: number;
+  /** Students and students to review, per hand the generator drew (pen, pencil, light, mixed). */
+  byHand: Map<string, { students: number; review: number }>;
 }
 
 const newDegrade = (): DegradeTally => ({
@@ -43,6 +45,7 @@ const newDegrade = (): DegradeTally => ({
   failures: new Map(),
   sheets: 0,
   sheetsClean: 0,
+  byHand: new Map(),
 });
 
 function mergeDegrade(a: DegradeTally, b: DegradeTally): void {
@@ -55,6 +58,12 @@ function mergeDegrade(a: DegradeTally, b: DegradeTally): void {
   a.sheets += b.sheets;
   a.sheetsClean += b.sheetsClean;
   for (const [k, v] of b.failures) a.failures.set(k, (a.failures.get(k) ?? 0) + v);
+  for (const [k, v] of b.byHand) {
+    const h = a.byHand.get(k) ?? { students: 0, review: 0 };
+    h.students += v.students;
+    h.review += v.review;
+    a.byHand.set(k, h);
+  }
 }
 
 function render(jobs: DegradeJob[]): Promise<RenderedCard[]> {
@@ -114,10 +123,14 @@ function scoreCard(rec: Recognizer, layouts: Layout[], d: DegradeTally, card: Re
   for (const [i, r] of raw.entries()) results.push(...a.push(source(i + 1), r));
   results.push(...a.end());
   d.students++;
+  const hand = d.byHand.get(card.hand ?? 'unknown') ?? { students: 0, review: 0 };
+  d.byHand.set(card.hand ?? 'unknown', hand);
+  hand.students++;
   const one = results.length === 1 ? results[0]! : null;
   if (one?.error_code !== 0 || !one.result) {
     d.failed++;
     d.review++;
+    hand.review++;
     const why = results
       .map((x) => (x.error_code === 0 ? 'ok' : `${x.error_code} ${(x.detail ?? '').replace(/\d+(\.\d+)?/g, '#')}`))
       .join(' + ');
@@ -125,8 +138,10 @@ function scoreCard(rec: Recognizer, layouts: Layout[], d: DegradeTally, card: Re
     return;
   }
   if (one.result.student_id !== card.studentId) d.wrongStudent++;
-  if (one.result.uncertain.some((u) => u.length > 0)) d.review++;
-  else d.studentsClean++;
+  if (one.result.uncertain.some((u) => u.length > 0)) {
+    d.review++;
+    hand.review++;
+  } else d.studentsClean++;
 }
 
 const silentOf = (d: DegradeTally) => d.t.areas.silent + d.wrongStudent + d.t.qrWrong;
@@ -186,13 +201,28 @@ function printTable(all: Map<string, DegradeTally>, labels: string[], dpis: numb
   console.log(`  ${'class'.padEnd(22)} ${dpis.map((x) => `${x} dpi`.padEnd(34)).join('')}`);
   for (const l of labels)
     console.log(`  ${l.padEnd(22)} ${dpis.map((x) => cell(all.get(`${l}@${x}`)).padEnd(34)).join('')}`);
+  // A group over every resolution run, then at each one (the targets hold per resolution). The
+  // students' rate carries its 95 % interval (a card is one student, drawn independently), and
+  // who is to review, per hand: the generator draws 15 % of its students as mixed hands
+  // (render-worker.ts), and the review rate depends on that share as much as on the recognizer.
   const group = (name: string, test: (l: string) => boolean, target: string) => {
-    const g = newDegrade();
-    for (const [k, v] of all) if (test(k.split('@')[0]!)) mergeDegrade(g, v);
-    if (g.students === 0) return;
-    console.log(
-      `  ${name.padEnd(44)} areas ${pct(g.t.areas.right, g.t.areas.n)} (${g.t.areas.right}/${g.t.areas.n}, ${g.t.areas.uncertain} uncertain), students with nothing to review ${pct(g.studentsClean, g.students, 1)} (${g.studentsClean}/${g.students}), silent ${silentOf(g)}   ${target}`,
-    );
+    for (const at of [null, ...(dpis.length > 1 ? dpis : [])]) {
+      const g = newDegrade();
+      for (const [k, v] of all) {
+        const [l, d] = k.split('@');
+        if (test(l!) && (at === null || Number(d) === at)) mergeDegrade(g, v);
+      }
+      if (g.students === 0) continue;
+      const [lo, hi] = wilson(g.studentsClean, g.students);
+      const hands = [...g.byHand.entries()]
+        .sort((a, b) => a[0].localeCompare(b[0]))
+        .map(([h, v]) => `${h} ${v.review}/${v.students}`)
+        .join(', ');
+      console.log(
+        `  ${(at === null ? name : `  … at ${at} dpi`).padEnd(44)} areas ${pct(g.t.areas.right, g.t.areas.n)} (${g.t.areas.right}/${g.t.areas.n}, ${g.t.areas.uncertain} uncertain), students with nothing to review ${pct(g.studentsClean, g.students, 1)} (${g.studentsClean}/${g.students}; 95 % interval ${lo.toFixed(1)}-${hi.toFixed(1)} %), silent ${silentOf(g)}${at === null ? `   ${target}` : ''}`,
+      );
+      console.log(`  ${''.padEnd(46)} to review, per hand: ${hands}`);
+    }
   };
   console.log('\n# generator C, groups (150-300 dpi)');
   group(

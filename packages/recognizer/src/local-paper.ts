@@ -129,7 +129,20 @@ export function localPaper(
   const bottom = side(img, h, cx, cy, nx, (t, o) => [-(X + o) + t * 2 * (X + o), Y + o], streaks);
   const left = side(img, h, cx, cy, ny, (t, o) => [-(X + o), -(Y + o) + t * 2 * (Y + o)], streaks);
   const right = side(img, h, cx, cy, ny, (t, o) => [X + o, -(Y + o) + t * 2 * (Y + o)], streaks);
-  for (const s of [top, bottom, left, right]) if (Number.isNaN(s[0]!)) return null;
+  if (Number.isNaN(top[0]!) || Number.isNaN(bottom[0]!)) return null;
+  // A left or right side wholly on an ADF streak reads nothing. A narrow band along the feed is
+  // such a streak (findStreaks: its columns are left out), and giving up the ring there left the
+  // area to the paper map, which cannot follow the band: on generator C's scratch seeds 5 102 503
+  // and 5 102 513 (heavy bands along the feed, 200 dpi) a column of five empty areas each showed
+  // the band's part inside them as a patch of 2.4-5.8 mm² and read filled (docs/cards.md, section
+  // 8, "Generator C, tenth round"). Such a side takes the paper at its ends from the top and
+  // bottom sides, linearly between them: the columns it lies on change the paper along x only.
+  for (const [s, i] of [
+    [left, 0],
+    [right, nx - 1],
+  ] as const)
+    if (Number.isNaN(s[0]!))
+      for (let k = 0; k < s.length; k++) s[k] = top[i]! + ((bottom[i]! - top[i]!) * k) / (s.length - 1);
   for (const s of [top, bottom, left, right]) for (let i = 0; i < s.length; i++) s[i] = limit(s[i]!);
   // Where the ring agrees with the paper map to within MIN_DEPARTURE everywhere, the map is
   // kept: the ring, a few pixels from the printed outline, reads a little darker than the paper
@@ -174,4 +187,34 @@ export const RING_MISFIT_SOLID = 0.17;
 /** Whether a fill on an area whose ring misfits by `misfit` (share of its range) rests on a guess: then it is uncertain. */
 export function fillOnAGuess(e: MarkEvidence, misfit: number, filledStroke: number): boolean {
   return misfit >= RING_MISFIT && e.stroke < filledStroke && e.solid < RING_MISFIT_SOLID;
+}
+
+/**
+ * An area called empty by its mean, measured against a ring that misfits (a band's edge across
+ * it, not quite along its axes), may be a faint fill the ring's guess lightened: on generator C's
+ * tuning seed 5 002 513 (heavy bands along the feed, 200 dpi) a faint pencil fill measured 0.080
+ * at a misfit of 0.104, about 0.05 lighter than such fills measure on that page, and read empty
+ * (docs/cards.md, section 8, "Generator C, tenth round"). So a grey from `floor` that would not
+ * read empty were it `share` of the misfit darker is uncertain, on a page whose hand has faint
+ * fills (not one dark, even hand: its residue limit already reads such greys empty, section 9).
+ * A paper-white mean beside a stray mark that spoilt the ring is not a grey.
+ */
+export const RING_GUESS = { share: 0.5, floor: 0.04 } as const;
+
+/** The area's evidence as dark as the ring's guess may have hidden, or null where it is no grey or the ring fits. */
+export function darkerOnAGuess(e: MarkEvidence, misfit: number): MarkEvidence | null {
+  if (!(misfit > 0) || e.solid < RING_GUESS.floor) return null;
+  return { ...e, solid: e.solid + RING_GUESS.share * misfit };
+}
+
+/**
+ * The other way round: on a ring that is only a guess (`RING_MISFIT`), a fill told by its mean
+ * (no stroke) stays a fill only if it would be one `RING_GUESS.share` of the misfit lighter. On
+ * generator C's scratch seed 6 108 535 (heavy shadows, 300 dpi) an empty area under a shadow's
+ * edge measured 0.203 on a ring misfitting by 0.663, above `RING_MISFIT_SOLID`, and read filled
+ * (docs/cards.md, section 8, "Generator C, tenth round").
+ */
+export function lighterOnAGuess(e: MarkEvidence, misfit: number, filledStroke: number): MarkEvidence | null {
+  if (misfit < RING_MISFIT || e.stroke >= filledStroke) return null;
+  return { ...e, solid: e.solid - RING_GUESS.share * misfit };
 }

@@ -456,6 +456,24 @@ test("a mixed page's wide gap decides the greys that run up to it, not a grey al
   const twoSplit = residueSplit(two, pageFills(two));
   assert.ok(!twoSplit || (!twoSplit.belowRun && !twoSplit.aboveRun), JSON.stringify(twoSplit));
   assert.equal(classify(grey(0.125), page200, pageFills(two), twoSplit).state, 'uncertain');
+  // The same with the lower gap's middle just under the band (0.071 | 0.118 0.122 | 0.159, the
+  // greys of C's tuning seed 5 002 519): it reaches into the band, so it is a rival all the same.
+  const reaching = [
+    ...dark,
+    grey(0.159),
+    grey(0.169),
+    grey(0.185),
+    grey(0.122),
+    grey(0.118),
+    grey(0.071),
+    grey(0.052),
+    grey(0.045),
+    grey(0),
+  ];
+  const reachingSplit = residueSplit(reaching, pageFills(reaching));
+  assert.ok(!reachingSplit || (!reachingSplit.belowRun && !reachingSplit.aboveRun), JSON.stringify(reachingSplit));
+  assert.equal(classify(grey(0.122), page200, pageFills(reaching), reachingSplit).state, 'uncertain');
+  assert.equal(classify(grey(0.118), page200, pageFills(reaching), reachingSplit).state, 'uncertain');
 });
 
 test("on a dark hand's page a uniform grey's noise grown into a 'stroke' does not make it filled", () => {

@@ -410,10 +410,15 @@ export function splitOf(vals: readonly number[]): ResidueSplit | null {
     j >= 0 && j < vals.length && Math.abs(vals[j]! - edge) <= T.splitRunStep * gap;
   // Another wide gap near the band (two clusters of greys above the residue, or below the
   // fills) leaves open which of them parts residue from fills: then neither is trusted further.
+  // Near: its middle up to `splitWideHigh` and its upper edge above `splitWideLow` (a gap reaching
+  // into the band from below counts, not only one whose middle lies in it: generator C's tuning
+  // seed 5 002 519, heavy bands along the feed at 200 dpi, greys 0.071 | 0.118 0.122 | 0.159, the
+  // lower gap's middle at 0.0945; the upper one was trusted and the two faint fills between them
+  // read empty; docs/cards.md, section 8, "Generator C, tenth round").
   let rivals = 0;
   for (let i = 1; i < vals.length; i++) {
     const mid = (vals[i - 1]! + vals[i]!) / 2;
-    if (i !== best && vals[i]! - vals[i - 1]! >= T.splitWideGap && mid >= T.splitWideLow && mid <= T.splitWideHigh)
+    if (i !== best && vals[i]! - vals[i - 1]! >= T.splitWideGap && vals[i]! > T.splitWideLow && mid <= T.splitWideHigh)
       rivals++;
   }
   const wide = gap >= T.splitWideGap && rivals === 0;

@@ -9,7 +9,7 @@ import { shrink } from './grey-image.ts';
 import { solveHomography, type Homography } from './homography.ts';
 import { buildPaperMap } from './paper-map.ts';
 import { sampleArea } from './area-sampler.ts';
-import { fillOnAGuess, localPaper, RING_MISFIT } from './local-paper.ts';
+import { darkerOnAGuess, fillOnAGuess, lighterOnAGuess, localPaper, RING_MISFIT } from './local-paper.ts';
 import { evidence, solidApartFromSpecks } from './mark-evidence.ts';
 import { pageLevels } from './page-levels.ts';
 import {
@@ -442,4 +442,47 @@ test("a shadow's edge down the side margin, only its tail over the first column 
   // A paper as even as a scanner's falloff leaves the page with its paper map.
   const falloff = (x: number, _y: number) => 230 - (0.02 * 230 * x) / PXMM / 10;
   assert.equal(localAllowance(measureBands(page(230), h, PXMM, noStreaks, falloff, 20)), 0);
+});
+
+test("on a page judged against its rings, the ring's guess may be off either way: a faint fill it lightened is not called empty, a shadow it left in is not called filled", () => {
+  // C's tuning seed 5 002 513: a faint fill measured 0.080 on a ring misfitting by 0.104; as dark
+  // as that guess may hide, it lies among the page's faint fills.
+  const faint = { solid: 0.0805, peak: 0.132, stroke: 0, cover: 0, blob: 0, blobContrast: 0 };
+  const darker = darkerOnAGuess(faint, 0.104);
+  assert.ok(darker && darker.solid > 0.13, JSON.stringify(darker));
+  assert.equal(darkerOnAGuess(faint, 0), null, 'a ring that fits hides nothing');
+  assert.equal(darkerOnAGuess({ ...faint, solid: 0.01 }, 0.6), null, 'paper white beside a stray mark is no grey');
+  // C's scratch seed 6 108 535: an empty area under a shadow's edge measured 0.203 on a ring
+  // misfitting by 0.663 (a guess); half that misfit lighter it is no fill. A stroke still tells
+  // one, and a ring that is no guess leaves the mean as it is.
+  const shadowed = { solid: 0.203, peak: 0.291, stroke: 0, cover: 0, blob: 6.5, blobContrast: 0.123 };
+  const lighter = lighterOnAGuess(shadowed, 0.663, THRESHOLDS.filledStroke);
+  assert.ok(lighter && lighter.solid < 0, JSON.stringify(lighter));
+  assert.equal(lighterOnAGuess({ ...shadowed, stroke: 6 }, 0.663, THRESHOLDS.filledStroke), null);
+  assert.equal(lighterOnAGuess(shadowed, RING_MISFIT - 0.01, THRESHOLDS.filledStroke), null);
+});
+
+test("a narrow band along the feed taken for an ADF streak under one side of an area's ring: the ring is still read, and the area is empty", () => {
+  // A band 1.5 mm wide, 18 % darker, from x = 95.6 to 97.1 mm: the area's left ring (0.45-0.7 mm
+  // outside its outline at x = 96.35) lies wholly on it; a second, wider band from x = 101 mm on
+  // crosses the area's right part (C's scratch seed 5 102 503, areas 1.20-1.80).
+  const dark = (x: number) => ((x >= 95.6 && x < 97.1) || x >= 101 ? 0.82 : 1);
+  const img = page(230, (x, y) => {
+    const q = ((x - 100) / 3.5) ** 2 + ((y - 100) / 2.2) ** 2;
+    return (Math.abs(Math.sqrt(q) - 1) * 2.8 < 0.15 ? 64 : 230) * dark(x);
+  });
+  const h = identity();
+  const streaks = new Uint8Array(W);
+  for (let x = Math.ceil(95.6 * PXMM); x < Math.floor(97.1 * PXMM); x++) streaks[x] = 1;
+  const local = localPaper(img, h, 100, 100, 7, 4.4, PXMM, streaks, (g) => g, 225);
+  assert.ok(local, 'the ring is read although its left side lies on the streak');
+  const paper = buildPaperMap(shrink(img, 4), 4, 16);
+  const plain = sampleArea(img, h, paper, 20, streaks, 100, 100, 7, 4.4, PXMM);
+  const lv = { ...pageLevels(Array(8).fill({ ...plain, mean: 0, sd: 0.01, outline: 0.7 }), PXMM), baseline: 0 };
+  const judged = evidence(sampleArea(img, h, paper, 20, streaks, 100, 100, 7, 4.4, PXMM, local), lv);
+  // Against the paper map the band's part inside read as a patch of some 4 mm²; a sample's sliver
+  // at its sharp edge is all that is left.
+  assert.ok(Math.abs(judged.solid) < 0.01 && judged.blob < THRESHOLDS.emptyBlob, JSON.stringify(judged));
+  const mapped = evidence(plain, lv);
+  assert.ok(mapped.blob >= 2 && mapped.blobContrast > 0.12, JSON.stringify(mapped));
 });

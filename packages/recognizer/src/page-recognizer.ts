@@ -17,9 +17,10 @@ import {
   strongShowThrough,
   type PageQuality,
 } from './page-quality.ts';
-import { fillOnAGuess, localPaper } from './local-paper.ts';
+import { darkerOnAGuess, fillOnAGuess, lighterOnAGuess, localPaper } from './local-paper.ts';
 import { sampleArea, sampleSquare, type AreaSample } from './area-sampler.ts';
 import {
+  classify,
   classifyAreas,
   fillsOf,
   judgeGreysThroughPaper,
@@ -335,6 +336,16 @@ export async function recognizeGrey(
         (ringSpoilt[i] || fillOnAGuess(areaEvidence[i]!, misfit[i]!, THRESHOLDS.filledStroke))
       )
         x.state = 'uncertain';
+      // The guess may be off either way: a fill told by its mean on a ring that is only a guess
+      // stays filled only if it would half that misfit lighter, and an empty one whose grey the
+      // ring may have lightened from a faint fill's stays empty only if it would as dark as that
+      // (local-paper.ts).
+      const judge = (e: MarkEvidence) => classify(e, levels, fills, seen.cleared[i] ? null : split, behind[i]).state;
+      const lighter =
+        x.state === 'filled' ? lighterOnAGuess(areaEvidence[i]!, misfit[i]!, THRESHOLDS.filledStroke) : null;
+      if (lighter && judge(lighter) !== 'filled') x.state = 'uncertain';
+      const darker = x.state === 'empty' && fills.hand !== 'dark' ? darkerOnAGuess(areaEvidence[i]!, misfit[i]!) : null;
+      if (darker && judge(darker) !== 'empty') x.state = 'uncertain';
     });
     note?.('ring');
     // Where the other side shows through strongly, its print behind an area adds a uniform grey: on
