@@ -177,23 +177,22 @@ export async function recognizeGrey(
       f.points,
     );
     if (!hh) continue;
-    const id = readIdentity(img, hh, f, pxmm);
-    if (!id) continue;
-    const l = layouts.get(id.layoutKey);
-    if (!l) {
-      unknownKey = id.layoutKey;
-      continue;
+    let found = false;
+    for (const id of identities(img, hh, f, pxmm)) {
+      const l = layouts.get(id.layoutKey);
+      const s = l?.sides.find((x) => x.sheet === id.sheet && x.side === id.side);
+      if (!l || !s) {
+        unknownKey = id.layoutKey;
+        continue;
+      }
+      frame = f;
+      h = hh;
+      layout = l;
+      side = s;
+      found = true;
+      break;
     }
-    const s = l.sides.find((x) => x.sheet === id.sheet && x.side === id.side);
-    if (!s) {
-      unknownKey = id.layoutKey;
-      continue;
-    }
-    frame = f;
-    h = hh;
-    layout = l;
-    side = s;
-    break;
+    if (found) break;
   }
   if (!frame || !h || !layout || !side) {
     if (unknownKey !== undefined)
@@ -469,17 +468,23 @@ function limiter(paper: PaperMap, h: Homography, a: { x: number; y: number }, al
 }
 
 /**
- * The side's identity, or null. Where the strip does not check against the paper above its
- * middle and ends, it is read once more against the paper right above each of its columns: a
- * cast shadow's edge across the strip leaves part of it darker than that paper (generator C's
- * heavy shadows at 150 dpi, docs/cards.md, section 8, "Generator C, fifth round"). Its CRC and
- * the layout key, which must be a loaded layout's, keep a misread from being taken.
+ * The side's identities to try, in turn: the strip read against the paper above its middle and
+ * ends, then against the paper right above each of its columns: a cast shadow's edge across the
+ * strip leaves part of it darker than that paper (generator C's heavy shadows at 150 dpi,
+ * docs/cards.md, section 8, "Generator C, fifth round"). The second is read where the first does
+ * not check, or checks (a misread passes the CRC-8 one time in 512) but names no side of a loaded
+ * layout (a heavy shadow at 300 dpi, "tenth round"). Its CRC and the layout key, which must be a
+ * loaded layout's, keep a misread from being taken.
  */
-function readIdentity(img: GreyImage, h: Homography, f: PageFrame, pxmm: number) {
-  return (
-    decodeSideIdentity(readStrip(img, h, ID_STRIP, f.black, pxmm)) ??
-    decodeSideIdentity(readStrip(img, h, ID_STRIP, f.black, pxmm, true))
-  );
+function* identities(img: GreyImage, h: Homography, f: PageFrame, pxmm: number) {
+  const whole = decodeSideIdentity(readStrip(img, h, ID_STRIP, f.black, pxmm));
+  if (whole) yield whole;
+  const columns = decodeSideIdentity(readStrip(img, h, ID_STRIP, f.black, pxmm, true));
+  if (
+    columns &&
+    (!whole || columns.layoutKey !== whole.layoutKey || columns.sheet !== whole.sheet || columns.side !== whole.side)
+  )
+    yield columns;
 }
 
 /**
