@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { assertPlain, boxhub } from './testing/boxhub.ts';
 
 // Each admin command loads the server's code (seconds under the TypeScript loader); on a busy
-// machine this test alone can pass the runner's default two minutes.
+// machine this test alone can take minutes (scripts/test.mjs bounds a file at five).
 test('every app and device command: --json parses, piped output is plain, failures exit 1 with the code, no database exit 3', {
   timeout: 5 * 60_000,
 }, async () => {

@@ -48,7 +48,7 @@ async function summary(t: TestServer): Promise<Summary> {
 }
 
 test('a bulk import of 100 boxes with labels, retried: nothing registered twice; a box logs in with its secret from the file', {
-  timeout: 5 * 60_000,
+  timeout: 2 * 60_000,
 }, async () => {
   const t = await startTestServer({ env: { BOXHUB_OPERATOR_TOKEN: TOKEN } });
   const dir = mkdtempSync(join(tmpdir(), 'boxhub-import-'));
@@ -137,7 +137,7 @@ test('a bulk import of 100 boxes with labels, retried: nothing registered twice;
 });
 
 test('boxhub release keygen, sign, upload and boxhub rollout create, info, cancel', {
-  timeout: 5 * 60_000,
+  timeout: 2 * 60_000,
 }, async () => {
   const t = await startTestServer({ env: { BOXHUB_OPERATOR_TOKEN: TOKEN } });
   const dir = mkdtempSync(join(tmpdir(), 'boxhub-release-cli-'));

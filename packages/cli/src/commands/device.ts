@@ -161,10 +161,14 @@ const importList = defineCommand({
         );
       }
       // Each line as soon as its box is registered: an import that fails half-way keeps the secrets made.
-      const r = await fleet.bulkRegister(
-        { devices: list },
-        (x) => provision(config, x.uuid, x.secret),
-        (d) => appendFileSync(out, secretsLine(d)),
+      // One broker connection for the whole list (provision.ts withProvisioner).
+      const { withProvisioner } = await import('@boxhub/server/broker/provision.ts');
+      const r = await withProvisioner(config, (provisionOne) =>
+        fleet.bulkRegister(
+          { devices: list },
+          (x) => provisionOne(x.uuid, x.secret),
+          (d) => appendFileSync(out, secretsLine(d)),
+        ),
       );
       const made = r.devices.filter((d) => d.status === 'registered').length;
       emit(
