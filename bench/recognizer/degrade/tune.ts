@@ -14,6 +14,7 @@ import type { RenderedCard } from '../rendered.ts';
 import { CLASS_STRENGTHS, classLabel } from './classes.ts';
 import { DEGRADE_EVALUATION_SEED_BASE, DEGRADE_TUNING_SEED_BASE } from './run.ts';
 import type { DegradeJob } from './render-worker.ts';
+import { spotsOf } from '../../../packages/recognizer/src/speck-spots.ts';
 
 const [cardsArg, dpiArg, classArg] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const list = process.argv.includes('--list');
@@ -143,6 +144,25 @@ for (const dpi of dpis)
         diags.push(diag);
       }
       const pooled = rec.poolStudent(readings);
+      const { fillsOf: handOf } = await import('../../../packages/recognizer/src/mark-classifier.ts');
+      const studentHand = handOf(
+        readings.flatMap((r) => (r.status === 'ok' && r.evidence ? r.evidence.marks : [])).sort((a, b) => a - b),
+      ).hand;
+      // With --list: the student's uniform greys (each side's `greys`, merged as poolStudent
+      // merges them), where the gap between residue and faint fills is looked for.
+      if (list && pooled.some((r) => r.status === 'ok' && r.areas.some((a) => a.state === 'uncertain'))) {
+        const { splitOf, fillsOf } = await import('../../../packages/recognizer/src/mark-classifier.ts');
+        const show = (greys: number[]) => {
+          const sp = splitOf(greys);
+          return `${greys.map((g) => g.toFixed(3)).join(' ')} split ${sp ? `${sp.below.toFixed(3)}|${sp.above.toFixed(3)}${sp.belowRun ? ' belowRun' : ''}${sp.aboveRun ? ' aboveRun' : ''}` : 'none'}`;
+        };
+        const sides = readings.flatMap((r) => (r.status === 'ok' && r.evidence ? [r.evidence] : []));
+        for (const [k, e] of sides.entries()) lines.push(`    seed ${j.seed} side ${k} greys ${show(e.greys)}`);
+        const marks = sides.flatMap((e) => e.marks).sort((a, b) => a - b);
+        lines.push(
+          `    seed ${j.seed} student ${fillsOf(marks).hand} greys ${show(sides.flatMap((e) => e.greys).sort((a, b) => a - b))}`,
+        );
+      }
       for (const [k, s] of card.sides.entries()) {
         const diag = diags[k]!;
         const r = pooled[k]!;
@@ -173,8 +193,13 @@ for (const dpi of dpis)
           else if (!ok) wrong++;
           if (!ok && (list || a.state !== 'uncertain')) {
             const e = diag.areas?.[i];
+            const sample = diag.samples?.[i];
+            const sp = sample && diag.levels ? spotsOf(sample, diag.levels) : null;
+            const spots = sp
+              ? ` spots ${sp.spots.map((p) => `${p.area.toFixed(2)}/${p.side.toFixed(1)}${p.edge ? 'E' : ''}`).join(',')} rest ${sp.rest.toFixed(3)}`
+              : '';
             lines.push(
-              `      ${a.state === 'uncertain' ? 'unc' : 'WRONG'} ${t.kind}->${a.state} area ${a.chapter}.${a.index} ${e ? `solid ${e.solid.toFixed(3)} peak ${e.peak.toFixed(3)} stroke ${e.stroke.toFixed(1)} blob ${e.blob.toFixed(1)}@${e.blobContrast.toFixed(3)}` : ''} [${diag.fills?.hand ?? '?'}; alone ${diag.alone?.[i] ?? '?'}${diag.overruled?.[i] ? `, by ${diag.overruled[i]}` : ''}${raw.status === 'ok' && raw.areas[i]!.state !== a.state ? `, student ${raw.areas[i]!.state}->${a.state}` : ''}]`,
+              `      ${a.state === 'uncertain' ? 'unc' : 'WRONG'} ${t.kind}->${a.state} area ${a.chapter}.${a.index} ${e ? `solid ${e.solid.toFixed(3)} peak ${e.peak.toFixed(3)} stroke ${e.stroke.toFixed(1)} blob ${e.blob.toFixed(1)}@${e.blobContrast.toFixed(3)}${spots}` : ''} [${diag.fills?.hand ?? '?'}/${studentHand}${diag.behind?.[i] ? ', behind print' : ''}${diag.cleared?.[i] ? ', QR taken out' : ''}; alone ${diag.alone?.[i] ?? '?'}${diag.overruled?.[i] ? `, by ${diag.overruled[i]}` : ''}${raw.status === 'ok' && raw.areas[i]!.state !== a.state ? `, student ${raw.areas[i]!.state}->${a.state}` : ''}]`,
             );
           }
         });

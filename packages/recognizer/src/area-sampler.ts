@@ -26,6 +26,23 @@ export interface AreaSample {
   /** The grey levels the samples were measured against: the paper around the area and the range from it to black (darkness = (paper - grey) / range). */
   paper?: number;
   range?: number;
+  /**
+   * Where the grid lies in the image: the area's centre (pixels), the homography's Jacobian there
+   * (pixels per mm) and the sampled ellipse's radii (mm). Cell (i, j) lies at u = -rx + (i + ½)·2rx/cols,
+   * v = -ry + (j + ½)·2ry/rows mm from the centre (`cellInImage`).
+   */
+  place?: readonly [cx: number, cy: number, a: number, b: number, d: number, e: number, rx: number, ry: number];
+}
+
+/** The image pixel (x, y, fractional) of a sample's grid cell `k`, or null without `place`. */
+export function cellInImage(s: AreaSample, k: number): { x: number; y: number } | null {
+  if (!s.place) return null;
+  const [cx, cy, a, b, d, e, rx, ry] = s.place;
+  const i = k % s.cols,
+    j = (k - i) / s.cols;
+  const u = -rx + (i + 0.5) * ((2 * rx) / s.cols),
+    v = -ry + (j + 0.5) * ((2 * ry) / s.rows);
+  return { x: cx + a * u + b * v, y: cy + d * u + e * v };
 }
 
 /** Fraction of the ellipse's radii over which the mean is taken. */
@@ -131,6 +148,7 @@ export function sampleArea(
     outline: outlineDarkness(img, c, a, b, d, e, w / 2, hh / 2, p, range),
     paper: p,
     range,
+    place: [c.x, c.y, a, b, d, e, rx, ry],
   };
 }
 

@@ -22,6 +22,8 @@ export function speckArea(
   black: number,
   pxmm: number,
   streaks: Uint8Array,
+  /** Infinity also where the spot reaches an ADF streak's columns (where it is not seen). */
+  streakEnds = false,
 ): number {
   const under = paper - T_BLOB_GROW * (paper - black);
   const reach = Math.ceil(REACH_MM * pxmm);
@@ -46,6 +48,7 @@ export function speckArea(
       [0, -1],
     ] as const) {
       const kk = (j + dj) * side + i + di;
+      if (streakEnds && streaks[x0 - reach + i + di] === 1) return Infinity;
       if (!seen[kk] && dark(x0 - reach + i + di, y0 - reach + j + dj)) {
         seen[kk] = 1;
         stack.push(kk);

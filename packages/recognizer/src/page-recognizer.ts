@@ -118,6 +118,9 @@ export interface PageDiagnostics {
   /** Per area: what the evidence alone decided, and which of the page's conditions made it uncertain or empty after that ('ring', 'grey', 'specks', 'rim'), if one did. */
   alone?: AreaState[];
   overruled?: Array<'ring' | 'grey' | 'specks' | 'rim' | null>;
+  /** Per area: the other side's dense print behind it; the other side's QR code taken out of it (show-through.ts). */
+  behind?: readonly boolean[];
+  cleared?: readonly boolean[];
 }
 
 /** The module matrix of a layout's QR code (its content is the layout's), encoded once per layout; null if it cannot be. */
@@ -319,6 +322,7 @@ export async function recognizeGrey(
   // An area with the QR code behind it taken out is judged by everything but that gap: its grey
   // went through one more measurement (the code's strength and the paper under it), shared by
   // every area over the code, so it neither helps find the gap nor is judged by it.
+  if (diagnostics) Object.assign(diagnostics, { behind, cleared: seen.cleared });
   const decided = classifyAreas(areaEvidence, levels, fills, split, behind, seen.cleared);
   // What the areas' own evidence decided, before the page's condition (below) overrules it.
   const alone = decided.map((d) => d.state);
@@ -353,7 +357,12 @@ export async function recognizeGrey(
     judgeGreysThroughPaper(d, areaEvidence, fills, strongShowThrough(quality) ? quality.showThrough : 0);
     note?.('grey');
     // Toner specks and strong show-through look like dots and short ticks (speck-spots.ts).
-    judgeSpecks(d, areaEvidence, seen.samples, quality, levels);
+    judgeSpecks(d, areaEvidence, seen.samples, quality, levels, {
+      img,
+      black: frame!.black,
+      pxmm,
+      streaks: streaks.mask,
+    });
     note?.('specks');
     // Where the print's outlines have grown into most empty areas (ink spreading), a patch is
     // what every area shows: a fill told only by one is uncertain (mark-classifier.ts, RIM).

@@ -3,12 +3,22 @@
 // is not; a half fill's patch keeps its fill where only specks make the page cautious.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { INNER, strokeRadius, type AreaSample } from './area-sampler.ts';
+import { INNER, sampleArea, strokeRadius, type AreaSample } from './area-sampler.ts';
+import type { GreyImage } from './grey-image.ts';
+import { solveHomography } from './homography.ts';
 import { classify, pageFills } from './mark-classifier.ts';
 import { evidence } from './mark-evidence.ts';
 import type { PageLevels } from './page-levels.ts';
 import type { PageQuality } from './page-quality.ts';
-import { dotBeyondSpecks, judgeSpecks, onlySpecks, SPECK } from './speck-spots.ts';
+import {
+  dotBeyondSpecks,
+  grownInImage,
+  judgeSpecks,
+  onlySpecks,
+  SPECK,
+  spotsOf,
+  type SpeckImage,
+} from './speck-spots.ts';
 
 const W = 7,
   H = 4.4,
@@ -157,4 +167,73 @@ test("a spot on the ellipse's edge is a dot only from twice the margins' largest
   assert.ok(dotBeyondSpecks(cut, lv, 1.0, 2.3), 'on the edge: from twice');
   // A spot much wider than the area's stroke (grown along the outline's halo) is no dot.
   assert.ok(!dotBeyondSpecks(inside, lv, 1.0, 1.4));
+});
+
+/**
+ * A scanned 30 × 30 mm piece of page at 200 dpi: paper 235, the area's printed outline (7 × 4.4 mm
+ * at (15, 15) mm, 0.3 mm wide, grey 30) and `ink(u, v)` (mm from the area's centre: the grey
+ * there, or null), sampled as the recognizer samples it (sampleArea).
+ */
+function scanned(ink: (u: number, v: number) => number | null): { sample: AreaSample; page: SpeckImage } {
+  const n = Math.round(30 * PXMM);
+  const data = new Uint8Array(n * n).fill(235);
+  for (let y = 0; y < n; y++)
+    for (let x = 0; x < n; x++) {
+      const u = (x + 0.5) / PXMM - 15,
+        v = (y + 0.5) / PXMM - 15;
+      const at = Math.hypot(u / (W / 2), v / (H / 2));
+      // The outline: within 0.15 mm of the ellipse, measured along the radius.
+      if (Math.abs(at - 1) * Math.hypot(u, v) <= 0.15 * at) data[y * n + x] = 30;
+      const g = ink(u, v);
+      if (g !== null) data[y * n + x] = Math.min(data[y * n + x]!, g);
+    }
+  const img: GreyImage = { data, width: n, height: n };
+  const corners = [
+    { x: 0, y: 0 },
+    { x: 30, y: 0 },
+    { x: 0, y: 30 },
+    { x: 30, y: 30 },
+  ];
+  const h = solveHomography(
+    corners,
+    corners.map((c) => ({ x: (c.x * n) / 30, y: (c.y * n) / 30 })),
+  )!;
+  const streaks = new Uint8Array(n);
+  const sample = sampleArea(img, h, { level: () => 235 }, 20, streaks, 15, 15, W, H, PXMM);
+  return { sample, page: { img, black: 20, pxmm: PXMM, streaks } };
+}
+
+const disc = (cx: number, cy: number, r: number, grey: number) => (u: number, v: number) =>
+  (u - cx) ** 2 + (v - cy) ** 2 <= r * r ? grey : null;
+
+test("a speck on the sampled ellipse's edge is followed in the image: one that ends before the outline is a speck; a mark running on into the outline, or one on an ADF streak, decides nothing", () => {
+  // A speck 0.8 mm across over the sampled ellipse's lower end, 0.1 mm short of the outline.
+  const speck = scanned(disc(0, 1.55, 0.4, 60));
+  const spots = spotsOf(speck.sample, lv).spots;
+  assert.equal(spots.length, 1);
+  assert.ok(spots[0]!.edge, 'the sample sees it cut by its edge');
+  assert.ok(!onlySpecks(speck.sample, lv), 'without the image: it decides nothing');
+  assert.ok(grownInImage(speck.sample, spots[0]!, speck.page) <= SPECK.maxArea);
+  assert.ok(onlySpecks(speck.sample, lv, speck.page), 'followed in the image: a speck');
+  // The same spot the start of a line that runs on through the outline: no speck.
+  const line = scanned(
+    (u, v) => disc(0, 1.55, 0.4, 60)(u, v) ?? (Math.abs(u) <= 0.2 && v >= 1.55 && v <= 3.5 ? 60 : null),
+  );
+  assert.ok(!onlySpecks(line.sample, lv, line.page));
+  // A dot 1.6 mm across whose inner part the edge cuts: it runs on into the outline.
+  const dot = scanned(disc(0, ry + 0.3, 0.8, 60));
+  assert.ok(!onlySpecks(dot.sample, lv, dot.page));
+  // A speck next to an ADF streak's columns: its part there is not seen, so it decides nothing.
+  const cut = scanned(disc(0, 1.55, 0.4, 60));
+  const x = Math.floor((15 + 0.2) * PXMM);
+  cut.page.streaks[x] = 1;
+  assert.equal(grownInImage(cut.sample, spotsOf(cut.sample, lv).spots[0]!, cut.page), Infinity);
+  // On a speckled page the area it left uncertain is empty; with no image, as before, it stays.
+  const ev = [evidence(speck.sample, lv)];
+  const d = ev.map((e) => classify(e, lv, pageFills(ev)));
+  assert.equal(d[0]!.state, 'uncertain');
+  judgeSpecks(d, ev, [speck.sample], speckled, lv);
+  assert.equal(d[0]!.state, 'uncertain');
+  judgeSpecks(d, ev, [speck.sample], speckled, lv, speck.page);
+  assert.equal(d[0]!.state, 'empty');
 });

@@ -11,7 +11,9 @@
 // gap may be the end of a mark that lies beyond: it decides nothing. And a patch many times a
 // speck's size (`SPECK.patchBeyond`: a half fill), or a dot half again as large as the largest
 // speck in the page's margins (margin-specks.ts), is no speck: it keeps its fill.
-import type { AreaSample } from './area-sampler.ts';
+import { type AreaSample, cellInImage } from './area-sampler.ts';
+import type { GreyImage } from './grey-image.ts';
+import { speckArea } from './margin-specks.ts';
 import {
   innerQuantile,
   type MarkEvidence,
@@ -58,6 +60,8 @@ interface Spot {
   area: number;
   side: number;
   edge: boolean;
+  /** Its darkest grid cell (index into the sample's grid). */
+  cell: number;
 }
 
 /**
@@ -82,7 +86,8 @@ export function spotsOf(s: AreaSample, lv: PageLevels): { spots: Spot[]; rest: n
       j0 = rows,
       j1 = -1,
       n = 0,
-      edge = false;
+      edge = false,
+      cell = k;
     inSpot[k] = 1;
     stack.push(k);
     while (stack.length > 0) {
@@ -90,6 +95,7 @@ export function spotsOf(s: AreaSample, lv: PageLevels): { spots: Spot[]; rest: n
       const i = q % cols,
         j = (q - i) / cols;
       n++;
+      if (sm[q]! > sm[cell]!) cell = q;
       i0 = Math.min(i0, i);
       i1 = Math.max(i1, i);
       j0 = Math.min(j0, j);
@@ -108,7 +114,7 @@ export function spotsOf(s: AreaSample, lv: PageLevels): { spots: Spot[]; rest: n
           }
         }
     }
-    spots.push({ area: n * step * step, side: Math.max(i1 - i0 + 1, j1 - j0 + 1) * step, edge });
+    spots.push({ area: n * step * step, side: Math.max(i1 - i0 + 1, j1 - j0 + 1) * step, edge, cell });
   }
   let sum = 0,
     n = 0;
@@ -120,14 +126,58 @@ export function spotsOf(s: AreaSample, lv: PageLevels): { spots: Spot[]; rest: n
   return { spots, rest: n > 0 ? sum / n - lv.baseline : 0 };
 }
 
-/** Whether an area's only dark things are specks (`SPECK`) on bare paper. */
-export function onlySpecks(s: AreaSample, lv: PageLevels): boolean {
+/** The scanned page, for following a spot beyond the sampled ellipse (`onlySpecks`). */
+export interface SpeckImage {
+  img: GreyImage;
+  black: number;
+  pxmm: number;
+  streaks: Uint8Array;
+}
+
+/**
+ * Whether an area's only dark things are specks (`SPECK`) on bare paper. A spot on the sampled
+ * ellipse's edge is followed in the image (`page`), beyond the edge, as the margins' specks are
+ * measured (margin-specks.ts): a speck there ends before the printed outline and measures no
+ * more than one wholly inside; the end of a mark lying beyond, or a dot cut by the edge, runs
+ * on into the outline or past `SPECK.maxArea` and decides nothing, as before. On generator C's
+ * tuning pages of heavy toner at 200 dpi most of the areas left to review were a single speck of
+ * 0.3-1.3 mm² on the edge (docs/cards.md, section 8, "Generator C, eleventh round").
+ */
+export function onlySpecks(s: AreaSample, lv: PageLevels, page?: SpeckImage): boolean {
   const { spots, rest } = spotsOf(s, lv);
-  return (
-    spots.length > 0 &&
-    spots.every((p) => !p.edge && p.area <= SPECK.maxArea && p.side <= SPECK.maxSide) &&
-    rest < SPECK.bare
-  );
+  const speck = (p: Spot) =>
+    p.area <= SPECK.maxArea &&
+    p.side <= SPECK.maxSide &&
+    (!p.edge || (page !== undefined && grownInImage(s, p, page) <= SPECK.maxArea));
+  return spots.length > 0 && rest < SPECK.bare && spots.every(speck);
+}
+
+/**
+ * The area (mm²) of a spot followed in the image from its darkest pixel (`speckArea`), or
+ * Infinity where it cannot be: no place in the image, a start that is not dark, a spot reaching
+ * an ADF streak's columns (its part there is not seen) or running 1.5 mm from its start.
+ */
+export function grownInImage(s: AreaSample, p: Spot, page: SpeckImage): number {
+  const at = cellInImage(s, p.cell);
+  if (!at || s.paper === undefined) return Infinity;
+  const { img, black, pxmm, streaks } = page;
+  // The darkest pixel next to the cell's centre: a cell averages up to 3 × 3 pixels.
+  let best = -1,
+    bx = 0,
+    by = 0;
+  for (let y = Math.floor(at.y) - 1; y <= Math.floor(at.y) + 1; y++)
+    for (let x = Math.floor(at.x) - 1; x <= Math.floor(at.x) + 1; x++) {
+      if (x < 0 || y < 0 || x >= img.width || y >= img.height) continue;
+      const dark = 255 - img.data[y * img.width + x]!;
+      if (dark > best) {
+        best = dark;
+        bx = x;
+        by = y;
+      }
+    }
+  if (best < 0) return Infinity;
+  const area = speckArea(img, bx, by, s.paper, black, pxmm, streaks, true);
+  return area > 0 ? area : Infinity;
 }
 
 /**
@@ -172,6 +222,7 @@ export function judgeSpecks(
   samples: readonly AreaSample[],
   q: PageQuality,
   lv: PageLevels,
+  page?: SpeckImage,
 ): void {
   if (!cautious(q)) return;
   const T = THRESHOLDS;
@@ -188,7 +239,7 @@ export function judgeSpecks(
   });
   if (speckled(q))
     decided.forEach((d, i) => {
-      if (d.state === 'uncertain' && onlySpecks(samples[i]!, lv)) {
+      if (d.state === 'uncertain' && onlySpecks(samples[i]!, lv, page)) {
         d.state = 'empty';
         d.score = 0;
       }
