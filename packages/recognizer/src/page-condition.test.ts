@@ -212,6 +212,19 @@ test('an ADF streak seven pixels wide is left out whole', () => {
   assert.equal(s.mask[780], 0);
 });
 
+test('two ADF streaks one pixel apart (two pixels and five wide) are both left out', () => {
+  // As on C's tuning pages of heavy streaks at 200 dpi (card 19): the narrow one's reference
+  // columns 3-4 away lay in the wide one, and it was missed.
+  const img = page(230, (x) => {
+    const c = Math.floor(x * PXMM);
+    return c >= 800 && c <= 801 ? 150 : c >= 803 && c <= 807 ? 120 : undefined;
+  });
+  const s = findStreaks(img);
+  for (let x = 800; x <= 807; x++) if (x !== 802) assert.equal(s.mask[x], 1, `column ${x}`);
+  assert.equal(s.mask[790], 0);
+  assert.equal(s.mask[815], 0);
+});
+
 test('a blank back under a cast shadow is blank; a page with print on it under the same shadow is not', () => {
   const shade = (x: number, y: number) => (x + 0.4 * y < 120 ? 110 : 235);
   assert.equal(isBlank(shrink(page(235, shade), 4)), true);

@@ -6,6 +6,7 @@ import { candidateFrames, estimateScale, findFiducials, type PageFrame } from '.
 import { apply as applyH, solveHomography, type Homography } from './homography.ts';
 import { buildPaperMap, type PaperMap } from './paper-map.ts';
 import { findStreaks } from './streaks.ts';
+import { inkHidden } from './streak-ink.ts';
 import {
   blockiness,
   edgeWidth,
@@ -115,9 +116,9 @@ export interface PageDiagnostics {
   /** Per area judged against its ring of paper: how far the ring departs from a sum along the area's axes, share of its range (local-paper.ts); 0 elsewhere. */
   misfit?: Float32Array;
   pxmm?: number;
-  /** Per area: what the evidence alone decided, and which of the page's conditions made it uncertain or empty after that ('ring', 'grey', 'specks', 'rim'), if one did. */
+  /** Per area: what the evidence alone decided, and which of the page's conditions made it uncertain or empty after that ('ring', 'grey', 'specks', 'rim', 'streak'), if one did. */
   alone?: AreaState[];
-  overruled?: Array<'ring' | 'grey' | 'specks' | 'rim' | null>;
+  overruled?: Array<'ring' | 'grey' | 'specks' | 'rim' | 'streak' | null>;
   /** Per area: the other side's dense print behind it; the other side's QR code taken out of it (show-through.ts). */
   behind?: readonly boolean[];
   cleared?: readonly boolean[];
@@ -326,7 +327,9 @@ export async function recognizeGrey(
   const decided = classifyAreas(areaEvidence, levels, fills, split, behind, seen.cleared);
   // What the areas' own evidence decided, before the page's condition (below) overrules it.
   const alone = decided.map((d) => d.state);
-  type Why = 'ring' | 'grey' | 'specks' | 'rim';
+  type Why = 'ring' | 'grey' | 'specks' | 'rim' | 'streak';
+  // Ink that an ADF streak's columns hid from an area's samples (streak-ink.ts), where one runs.
+  const hidden = streaks.mask.includes(1) ? areaSamples.map((s) => inkHidden(img, s, streaks, pxmm)) : null;
   // The page's condition overrules what the areas' own evidence decided (`note`: after each step).
   const overrule = (d: Array<{ state: AreaState; score: number }>, note?: (why: Why) => void) => {
     // A fill measured against the paper map because ink spoilt its ring, or on an area whose ring
@@ -371,6 +374,15 @@ export async function recognizeGrey(
         if (x.state === 'filled' && patchOnly(areaEvidence[i]!)) x.state = 'uncertain';
       });
     note?.('rim');
+    // What a streak hid is no proof of paper: an area with ink under one is not empty.
+    if (hidden)
+      d.forEach((x, i) => {
+        if (x.state === 'empty' && hidden[i]) {
+          x.state = 'uncertain';
+          x.score = 0;
+        }
+      });
+    note?.('streak');
   };
   const overruled = diagnostics ? alone.map(() => null as Why | null) : null;
   overrule(decided, (why) =>

@@ -6,12 +6,13 @@ import assert from 'node:assert/strict';
 import { INNER, sampleArea, strokeRadius, type AreaSample } from './area-sampler.ts';
 import type { GreyImage } from './grey-image.ts';
 import { solveHomography } from './homography.ts';
-import { classify, pageFills } from './mark-classifier.ts';
+import { classify, pageFills, THRESHOLDS } from './mark-classifier.ts';
 import { evidence } from './mark-evidence.ts';
 import type { PageLevels } from './page-levels.ts';
 import type { PageQuality } from './page-quality.ts';
 import {
   dotBeyondSpecks,
+  shortOnSpecks,
   grownInImage,
   judgeSpecks,
   onlySpecks,
@@ -236,4 +237,34 @@ test("a speck on the sampled ellipse's edge is followed in the image: one that e
   assert.equal(d[0]!.state, 'uncertain');
   judgeSpecks(d, ev, [speck.sample], speckled, lv, speck.page);
   assert.equal(d[0]!.state, 'empty');
+});
+
+test("a dot counts beyond the page's specks only from 1.8 times its margins' largest: a speck in an area measured 1.66 times it on C's heavy toner", () => {
+  const dot = area(spot(0.5, 0.2, 0.85, 0.8, 0.85));
+  const size = spotsOf(dot, lv).spots[0]!.area;
+  assert.ok(size >= SPECK.dotMin);
+  assert.ok(!dotBeyondSpecks(dot, lv, size / 1.66, 2.1), 'a speck 1.66 times the margins’ largest');
+  assert.ok(dotBeyondSpecks(dot, lv, size / 1.85, 2.1));
+});
+
+test('on a speckled page two specks side by side make no stroke: a fill told by a stroke shorter than two of its largest specks is uncertain', () => {
+  // Two specks touching in a row, as C's heavy toner drew them (3.7 mm², 3.0 mm across, a
+  // 3.2 mm "stroke"): here one spot 2.8 × 1.4 mm, a "stroke" over 2.6 mm told by nothing else.
+  const pair = area(spot(0.2, 0.1, 1.4, 0.7, 0.8));
+  const ev = [evidence(pair, lv, 1.9)];
+  assert.ok(ev[0]!.stroke >= 2.6 && ev[0]!.stroke < 3.4, `stroke ${ev[0]!.stroke}`);
+  const decide = (q: PageQuality) => {
+    const d = ev.map((e) => classify(e, lv, pageFills(ev)));
+    assert.equal(d[0]!.state, 'filled');
+    judgeSpecks(d, ev, [pair], q, lv);
+    return d[0]!.state;
+  };
+  // Margin specks of 2.29 mm² (1.7 mm across): two of them make 3.4 mm.
+  assert.ok(Math.abs(shortOnSpecks({ speckSize: 2.29 }) - 3.415) < 0.01);
+  assert.equal(decide({ ...speckled, speckSize: 2.29 }), 'uncertain');
+  // Small margin specks (0.5 mm²): such a stroke is a mark, as before.
+  assert.equal(shortOnSpecks({ speckSize: 0.5 }), THRESHOLDS.shortStroke);
+  assert.equal(decide({ ...speckled, speckSize: 0.5 }), 'filled');
+  // Unbounded margin specks tell no size: the usual limit.
+  assert.equal(shortOnSpecks({ speckSize: Number.POSITIVE_INFINITY }), THRESHOLDS.shortStroke);
 });

@@ -42,7 +42,10 @@ import { cautious, type PageQuality, speckled, strongShowThrough } from './page-
  * and were read filled: a spot on the edge counts as a dot only from `dotFactorEdge` times it,
  * and no spot whose bounding box is wider than the area's stroke by `dotSideOverStroke` mm (a
  * spot grown along the outline's halo: the 3.0 one measured 3.4 mm across with a stroke of
- * 2.1 mm; the dots 0.6 mm narrower than their stroke to as wide).
+ * 2.1 mm; the dots 0.6 mm narrower than their stroke to as wide). `dotFactor` was 1.5 until the
+ * eleventh round: on C's tuning pages of heavy toner at 200 dpi (cards 12-39, which no earlier
+ * round read) a speck wholly inside an empty area measured 1.66 times the margins' largest
+ * (2.21 mm² against 1.33; few specks had fallen in that page's margins) and was read filled.
  */
 export const SPECK = {
   maxArea: 1.3,
@@ -50,7 +53,7 @@ export const SPECK = {
   bare: 0.04,
   patchBeyond: 6,
   dotMin: 2,
-  dotFactor: 1.5,
+  dotFactor: 1.8,
   dotFactorEdge: 2,
   dotSideOverStroke: 0.4,
 } as const;
@@ -198,6 +201,20 @@ export function dotBeyondSpecks(s: AreaSample, lv: PageLevels, speckSize: number
 }
 
 /**
+ * How long a "stroke" a page's specks can make: two of its largest margin specks side by side
+ * (twice the width of a disc of `speckSize`), and at least `shortStroke`. On C's tuning pages of
+ * heavy toner at 200 dpi (cards 12-39, eleventh round) two specks touching in an empty area
+ * measured a 3.2 mm stroke on a page whose largest margin speck was 2.29 mm² (1.7 mm across):
+ * read filled. Where the margins' specks are unbounded (a speck running on for 1.5 mm) their
+ * size tells nothing and `shortStroke` holds.
+ */
+export function shortOnSpecks(q: Pick<PageQuality, 'speckSize'>): number {
+  const T = THRESHOLDS;
+  if (!Number.isFinite(q.speckSize)) return T.shortStroke;
+  return Math.max(T.shortStroke, 4 * Math.sqrt(q.speckSize / Math.PI));
+}
+
+/**
  * Whether a fill's patch is far larger than any speck (`SPECK.patchBeyond`): on a page cautious
  * for its specks alone (not for the other side showing through, whose fills make patches that
  * large), such a fill is not made uncertain. A half fill measured 8-10 mm² on C's tuning pages.
@@ -232,7 +249,7 @@ export function judgeSpecks(
       d.state === 'filled' &&
       // What is plainly larger than a speck is no speck, where only specks make the page cautious.
       (strongShowThrough(q) || !(beyondSpecks(e) || dotBeyondSpecks(samples[i]!, lv, q.speckSize, e.stroke))) &&
-      e.stroke < T.shortStroke &&
+      e.stroke < shortOnSpecks(q) &&
       (e.solid < T.filledSolid || solidApartFromSpecks(samples[i]!, lv.baseline) < T.filledSolid)
     )
       d.state = 'uncertain';

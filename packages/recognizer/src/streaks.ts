@@ -21,10 +21,17 @@ export function findStreaks(img: GreyImage): Streaks {
     for (let x = 0; x < W; x++) sums[x]! += data[row + x]!;
   }
   const mask = new Uint8Array(W);
-  for (let x = 4; x < W - 4; x++) {
-    // Compared with columns 3-4 away on both sides: a streak is at most a few pixels wide,
-    // printed content changes the column means gradually and by far less.
-    const ref = Math.min(Math.max(sums[x - 3]!, sums[x - 4]!), Math.max(sums[x + 3]!, sums[x + 4]!));
+  for (let x = 8; x < W - 8; x++) {
+    // Compared with the lightest of the columns 3-8 away on each side: a streak is at most a few
+    // pixels wide, printed content changes the column means gradually and by far less. Not only
+    // 3-4 away: a streak one pixel from a wider one (dust grains side by side) had its reference
+    // in the other streak and was missed; on C's tuning pages of heavy streaks at 200 dpi (a
+    // blurred scan, card 19) its unmasked line read five empty areas filled (docs/cards.md,
+    // section 8, "Generator C, eleventh round").
+    const ref = Math.min(
+      Math.max(sums[x - 3]!, sums[x - 4]!, sums[x - 6]!, sums[x - 8]!),
+      Math.max(sums[x + 3]!, sums[x + 4]!, sums[x + 6]!, sums[x + 8]!),
+    );
     if (sums[x]! < ref * 0.9) mask[x] = 1;
   }
   // A streak wider than two pixels (heavy dust) hides from the comparison 3-4 columns away on
