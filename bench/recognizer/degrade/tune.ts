@@ -15,6 +15,7 @@ import { CLASS_STRENGTHS, classLabel } from './classes.ts';
 import { DEGRADE_EVALUATION_SEED_BASE, DEGRADE_TUNING_SEED_BASE } from './run.ts';
 import type { DegradeJob } from './render-worker.ts';
 import { spotsOf } from '../../../packages/recognizer/src/speck-spots.ts';
+import { fillsOf, splitOf } from '../../../packages/recognizer/src/mark-classifier.ts';
 
 const [cardsArg, dpiArg, classArg] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const list = process.argv.includes('--list');
@@ -144,23 +145,18 @@ for (const dpi of dpis)
         diags.push(diag);
       }
       const pooled = rec.poolStudent(readings);
-      const { fillsOf: handOf } = await import('../../../packages/recognizer/src/mark-classifier.ts');
-      const studentHand = handOf(
-        readings.flatMap((r) => (r.status === 'ok' && r.evidence ? r.evidence.marks : [])).sort((a, b) => a - b),
-      ).hand;
-      // With --list: the student's uniform greys (each side's `greys`, merged as poolStudent
-      // merges them), where the gap between residue and faint fills is looked for.
+      // The student's hand and uniform greys: each side's evidence merged as poolStudent merges it.
+      const sides = readings.flatMap((r) => (r.status === 'ok' && r.evidence ? [r.evidence] : []));
+      const studentHand = fillsOf(sides.flatMap((e) => e.marks).sort((a, b) => a - b)).hand;
+      // With --list: those greys, where the gap between residue and faint fills is looked for.
       if (list && pooled.some((r) => r.status === 'ok' && r.areas.some((a) => a.state === 'uncertain'))) {
-        const { splitOf, fillsOf } = await import('../../../packages/recognizer/src/mark-classifier.ts');
         const show = (greys: number[]) => {
           const sp = splitOf(greys);
           return `${greys.map((g) => g.toFixed(3)).join(' ')} split ${sp ? `${sp.below.toFixed(3)}|${sp.above.toFixed(3)}${sp.belowRun ? ' belowRun' : ''}${sp.aboveRun ? ' aboveRun' : ''}` : 'none'}`;
         };
-        const sides = readings.flatMap((r) => (r.status === 'ok' && r.evidence ? [r.evidence] : []));
         for (const [k, e] of sides.entries()) lines.push(`    seed ${j.seed} side ${k} greys ${show(e.greys)}`);
-        const marks = sides.flatMap((e) => e.marks).sort((a, b) => a - b);
         lines.push(
-          `    seed ${j.seed} student ${fillsOf(marks).hand} greys ${show(sides.flatMap((e) => e.greys).sort((a, b) => a - b))}`,
+          `    seed ${j.seed} student ${studentHand} greys ${show(sides.flatMap((e) => e.greys).sort((a, b) => a - b))}`,
         );
       }
       for (const [k, s] of card.sides.entries()) {

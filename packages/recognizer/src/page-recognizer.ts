@@ -328,8 +328,7 @@ export async function recognizeGrey(
   // What the areas' own evidence decided, before the page's condition (below) overrules it.
   const alone = decided.map((d) => d.state);
   type Why = 'ring' | 'grey' | 'specks' | 'rim' | 'streak';
-  // Ink that an ADF streak's columns hid from an area's samples (streak-ink.ts), where one runs.
-  const hidden = streaks.mask.includes(1) ? areaSamples.map((s) => inkHidden(img, s, streaks, pxmm)) : null;
+  const streaked = streaks.mask.includes(1);
   // The page's condition overrules what the areas' own evidence decided (`note`: after each step).
   const overrule = (d: Array<{ state: AreaState; score: number }>, note?: (why: Why) => void) => {
     // A fill measured against the paper map because ink spoilt its ring, or on an area whose ring
@@ -374,10 +373,11 @@ export async function recognizeGrey(
         if (x.state === 'filled' && patchOnly(areaEvidence[i]!)) x.state = 'uncertain';
       });
     note?.('rim');
-    // What a streak hid is no proof of paper: an area with ink under one is not empty.
-    if (hidden)
+    // What a streak hid is no proof of paper: an area with ink under one is not empty (looked
+    // for only in the areas called empty, on a page with a streak; streak-ink.ts).
+    if (streaked)
       d.forEach((x, i) => {
-        if (x.state === 'empty' && hidden[i]) {
+        if (x.state === 'empty' && inkHidden(img, areaSamples[i]!, streaks, pxmm)) {
           x.state = 'uncertain';
           x.score = 0;
         }

@@ -6,11 +6,11 @@
 // small, round and alone: it ends where it starts, and the paper around it is bare. A person's
 // mark is larger (the smallest dot is over 1.6 mm across) or continues (a tick, a stroke
 // leaving the area): so an area whose every patch is a spot within `SPECK.maxArea` and
-// `SPECK.maxSide`, lying wholly inside the sampled ellipse, and whose samples apart from those
-// spots measure as bare paper, is empty. A spot touching the ellipse's edge or an ADF streak's
-// gap may be the end of a mark that lies beyond: it decides nothing. And a patch many times a
-// speck's size (`SPECK.patchBeyond`: a half fill), or a dot half again as large as the largest
-// speck in the page's margins (margin-specks.ts), is no speck: it keeps its fill.
+// `SPECK.maxSide`, and whose samples apart from those spots measure as bare paper, is empty. A
+// spot touching the ellipse's edge or an ADF streak's gap may be the end of a mark that lies
+// beyond: it is followed in the image, and decides nothing unless it ends there as a speck. And
+// a patch many times a speck's size (`SPECK.patchBeyond`: a half fill), or a dot `SPECK.dotFactor`
+// times the largest speck in the page's margins (margin-specks.ts), is no speck: it keeps its fill.
 import { type AreaSample, cellInImage } from './area-sampler.ts';
 import type { GreyImage } from './grey-image.ts';
 import { speckArea } from './margin-specks.ts';

@@ -1,4 +1,4 @@
-// Ink hidden under an ADF streak (docs/cards.md, section 5, step 4). A streak's columns are
+// Ink hidden under an ADF streak (docs/cards.md, section 5, step 5). A streak's columns are
 // left out of every area's samples (streaks.ts), so a mark lying wholly on them is not seen:
 // on C's tuning pages of heavy streaks at 150 dpi three streaks side by side covered 2.5 mm of
 // an area and a small dot on them, which read empty (section 8, "Generator C, eleventh round").
@@ -22,12 +22,13 @@ export function inkUnderStreaks(img: GreyImage, s: AreaSample, streaks: Streaks,
   const [cx, cy, a, b, d, e, rx, ry] = s.place;
   const det = a * e - b * d;
   if (det === 0) return 0;
-  const reach =
-    Math.ceil(Math.max(Math.hypot(a, d) * rx, Math.hypot(b, e) * ry, Math.hypot(a, b) * rx, Math.hypot(d, e) * ry)) + 1;
-  const x0 = Math.max(0, Math.floor(cx - reach)),
-    x1 = Math.min(img.width - 1, Math.ceil(cx + reach)),
-    y0 = Math.max(0, Math.floor(cy - reach)),
-    y1 = Math.min(img.height - 1, Math.ceil(cy + reach));
+  // The ellipse's bounding box in the image: half-widths |J·(rx, 0)| and |J·(0, ry)| per axis.
+  const hx = Math.ceil(Math.hypot(a * rx, b * ry)) + 1,
+    hy = Math.ceil(Math.hypot(d * rx, e * ry)) + 1;
+  const x0 = Math.max(0, Math.floor(cx - hx)),
+    x1 = Math.min(img.width - 1, Math.ceil(cx + hx)),
+    y0 = Math.max(0, Math.floor(cy - hy)),
+    y1 = Math.min(img.height - 1, Math.ceil(cy + hy));
   let n = 0;
   for (let x = x0; x <= x1; x++) {
     if (streaks.mask[x] !== 1) continue;
