@@ -3,22 +3,29 @@
 // student, as the bench does), printing each class's figures and, with
 // --list, every area read wrong or uncertain with its page's measured condition. Never on the
 // evaluation seeds (run.ts).
-//   npx tsx bench/recognizer/degrade/tune.ts [cards per set] [dpi,dpi] [class,class] [--list] [--offset=N]
+//   npx tsx bench/recognizer/degrade/tune.ts [cards per set] [dpi,dpi] [class,class] [--list] [--offset=N] [--crops=DIR]
+// With --list, each spot an area holds is shown as mm²/mm across, an edge spot with its size
+// followed in the image (speck-spots.ts, `grownInImage`); --crops=DIR writes each listed area's
+// neighbourhood there as a PNG, 6 times magnified, to look at.
 // --offset=N shifts every seed by N: scratch pages at a resolution whose own tuning seeds are
 // another resolution's evaluation cards (300 dpi), refused where a seed would land on one.
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
+import sharp from 'sharp';
+import type { AreaSample } from '../../../packages/recognizer/src/area-sampler.ts';
+import type { GreyImage } from '../../../packages/recognizer/src/grey-image.ts';
 import { loadRecognizer } from '../under-test.ts';
 import { INDEPENDENT_CARDS } from '../independent/cards.ts';
 import type { RenderedCard } from '../rendered.ts';
 import { CLASS_STRENGTHS, classLabel } from './classes.ts';
 import { DEGRADE_EVALUATION_SEED_BASE, DEGRADE_TUNING_SEED_BASE } from './run.ts';
 import type { DegradeJob } from './render-worker.ts';
-import { spotsOf } from '../../../packages/recognizer/src/speck-spots.ts';
+import { grownInImage, spotsOf } from '../../../packages/recognizer/src/speck-spots.ts';
 import { fillsOf, splitOf } from '../../../packages/recognizer/src/mark-classifier.ts';
 
 const [cardsArg, dpiArg, classArg] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const list = process.argv.includes('--list');
+const crops = process.argv.find((a) => a.startsWith('--crops='))?.slice(8);
 const offset = Number(process.argv.find((a) => a.startsWith('--offset='))?.slice(9) ?? '0');
 const cards = Number(cardsArg ?? '2');
 const dpis = (dpiArg ?? '200').split(',').map(Number);
@@ -182,7 +189,7 @@ for (const dpi of dpis)
           continue;
         }
         if (list) lines.push(`    seed ${j.seed} sheet ${s.sheet}${s.side[0]} ${q}`);
-        r.areas.forEach((a, i) => {
+        for (const [i, a] of r.areas.entries()) {
           const t = s.truth![i]!;
           const ok = a.state !== 'uncertain' && (a.state === 'filled') === t.filled;
           if (a.state === 'uncertain') unc++;
@@ -192,13 +199,20 @@ for (const dpi of dpis)
             const sample = diag.samples?.[i];
             const sp = sample && diag.levels ? spotsOf(sample, diag.levels) : null;
             const spots = sp
-              ? ` spots ${sp.spots.map((p) => `${p.area.toFixed(2)}/${p.side.toFixed(1)}${p.edge ? 'E' : ''}`).join(',')} rest ${sp.rest.toFixed(3)}`
+              ? ` spots ${sp.spots.map((p) => `${p.area.toFixed(2)}/${p.side.toFixed(1)}${p.edge ? `E${diag.speckImage ? `(${grownInImage(sample!, p, diag.speckImage).toFixed(2)})` : ''}` : ''}`).join(',')} rest ${sp.rest.toFixed(3)}`
               : '';
+            if (crops && sample?.place && diag.speckImage)
+              await writeCrop(
+                diag.speckImage.img,
+                sample.place,
+                diag.speckImage.pxmm,
+                `${crops}/${j.seed}-${s.sheet}${s.side[0]}-${a.chapter}.${a.index}.png`,
+              );
             lines.push(
               `      ${a.state === 'uncertain' ? 'unc' : 'WRONG'} ${t.kind}->${a.state} area ${a.chapter}.${a.index} ${e ? `solid ${e.solid.toFixed(3)} peak ${e.peak.toFixed(3)} stroke ${e.stroke.toFixed(1)} blob ${e.blob.toFixed(1)}@${e.blobContrast.toFixed(3)}${spots}` : ''} [${diag.fills?.hand ?? '?'}/${studentHand}${diag.behind?.[i] ? ', behind print' : ''}${diag.cleared?.[i] ? ', QR taken out' : ''}; alone ${diag.alone?.[i] ?? '?'}${diag.overruled?.[i] ? `, by ${diag.overruled[i]}` : ''}${raw.status === 'ok' && raw.areas[i]!.state !== a.state ? `, student ${raw.areas[i]!.state}->${a.state}` : ''}]`,
             );
           }
-        });
+        }
       }
     }
     wrongAll += wrong;
@@ -210,3 +224,24 @@ for (const dpi of dpis)
     for (const l of lines) console.log(l);
   }
 console.log(`total: ${nAll - uncAll - wrongAll}/${nAll} right, ${uncAll} uncertain, ${wrongAll} wrong`);
+
+/** A square of the page around an area (its sampled ellipse and 1.5 mm beyond), magnified 6 times. */
+async function writeCrop(
+  img: GreyImage,
+  place: NonNullable<AreaSample['place']>,
+  pxmm: number,
+  file: string,
+): Promise<void> {
+  const [cx, cy, , , , , rx, ry] = place;
+  const half = Math.ceil((Math.max(rx, ry) + 1.5) * pxmm);
+  const left = Math.max(0, Math.round(cx) - half),
+    top = Math.max(0, Math.round(cy) - half);
+  const w = Math.min(img.width - left, 2 * half),
+    h = Math.min(img.height - top, 2 * half);
+  mkdirSync(crops!, { recursive: true });
+  await sharp(Buffer.from(img.data), { raw: { width: img.width, height: img.height, channels: 1 } })
+    .extract({ left, top, width: w, height: h })
+    .resize(w * 6, h * 6, { kernel: 'nearest' })
+    .png()
+    .toFile(file);
+}

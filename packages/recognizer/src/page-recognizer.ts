@@ -52,7 +52,7 @@ import { isBlank } from './blank-page.ts';
 import { encodeQr, type ModuleMatrix } from './codes.ts';
 import { qrBehind, takeOutQrBehind, type ShowThrough } from './show-through.ts';
 import { readBubbleNumber } from './student-number.ts';
-import { judgeSpecks } from './speck-spots.ts';
+import { judgeSpecks, type SpeckImage } from './speck-spots.ts';
 import type { Layout, LayoutSide } from './layout.ts';
 import type { LayoutSet } from './layout-store.ts';
 import { RECOGNITION_ERRORS } from './error-codes.ts';
@@ -122,6 +122,8 @@ export interface PageDiagnostics {
   /** Per area: the other side's dense print behind it; the other side's QR code taken out of it (show-through.ts). */
   behind?: readonly boolean[];
   cleared?: readonly boolean[];
+  /** The page as the speck rules follow a spot in it (speck-spots.ts). */
+  speckImage?: SpeckImage;
 }
 
 /** The module matrix of a layout's QR code (its content is the layout's), encoded once per layout; null if it cannot be. */
@@ -359,12 +361,9 @@ export async function recognizeGrey(
     judgeGreysThroughPaper(d, areaEvidence, fills, strongShowThrough(quality) ? quality.showThrough : 0);
     note?.('grey');
     // Toner specks and strong show-through look like dots and short ticks (speck-spots.ts).
-    judgeSpecks(d, areaEvidence, seen.samples, quality, levels, {
-      img,
-      black: frame!.black,
-      pxmm,
-      streaks: streaks.mask,
-    });
+    const speckImage = { img, black: frame!.black, pxmm, streaks: streaks.mask };
+    if (diagnostics) diagnostics.speckImage = speckImage;
+    judgeSpecks(d, areaEvidence, seen.samples, quality, levels, speckImage);
     note?.('specks');
     // Where the print's outlines have grown into most empty areas (ink spreading), a patch is
     // what every area shows: a fill told only by one is uncertain (mark-classifier.ts, RIM).
