@@ -47,6 +47,7 @@ import {
   type Child,
 } from './support/child.ts';
 import { startPrivateMosquitto } from './support/mosquitto.ts';
+import { removeCpuGroup } from './support/cpu-group.ts';
 
 const BOXES = Number(process.env.BENCH_BOXES ?? 10_000);
 const BOX_PROCS = Number(process.env.BENCH_BOX_PROCS ?? 2);
@@ -323,6 +324,8 @@ async function main(): Promise<void> {
         ],
       });
       children.add(c);
+      // The child's cgroup goes with it (cpu-group.ts).
+      if (SERVER_CPU) c.proc.once('exit', () => removeCpuGroup(c.pid));
       return c;
     };
     let server = await startServer({ PORT: '0', BOXHUB_MQTT_PORT: '0' });

@@ -4,16 +4,18 @@
 // (bench/README.md, "reconnect-storm"). Preloaded rather than applied after the fork: the
 // child's start (loading and transpiling its modules) is part of what a slower machine slows.
 // Needs root and a cgroup v1 `cpu` hierarchy or a cgroup v2 one with the cpu controller; when
-// neither can be written, the child says so on stderr and runs unlimited.
+// neither can be written, the child says so on stderr and runs unlimited. The bench removes the
+// cgroup once the child has exited (cpu-group.ts).
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { CGROUP_V1_CPU, CGROUP_V2, cpuGroupName } from './cpu-group.ts';
 
 const PERIOD_US = 10_000;
 
 function limit(quota: number): string {
   const us = Math.max(1000, Math.round(quota * PERIOD_US));
-  const name = `boxhub-bench-${process.pid}`;
-  const v1 = '/sys/fs/cgroup/cpu';
+  const name = cpuGroupName(process.pid);
+  const v1 = CGROUP_V1_CPU;
   if (existsSync(join(v1, 'cpu.cfs_quota_us'))) {
     const dir = join(v1, name);
     mkdirSync(dir, { recursive: true });
@@ -22,7 +24,7 @@ function limit(quota: number): string {
     writeFileSync(join(dir, 'cgroup.procs'), String(process.pid));
     return dir;
   }
-  const v2 = '/sys/fs/cgroup';
+  const v2 = CGROUP_V2;
   if (existsSync(join(v2, 'cgroup.controllers'))) {
     const dir = join(v2, name);
     mkdirSync(dir, { recursive: true });
