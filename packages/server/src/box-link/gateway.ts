@@ -41,6 +41,7 @@ const KNOWN_DEVICE_CACHE_MAX = 100_000;
 interface Pending {
   uuid: string;
   resolve: (a: Ack) => void;
+  reject: (e: Error) => void;
   timer: NodeJS.Timeout;
 }
 
@@ -60,8 +61,6 @@ export interface GatewayOptions {
   nodeId: string;
   log: Logger;
   commandTimeoutMs: number;
-  /** How many box messages are applied at once (KeyedQueue); BOX_MESSAGES_IN_FLIGHT unless set. */
-  inFlight?: number;
 }
 
 export class BoxGateway {
@@ -71,6 +70,8 @@ export class BoxGateway {
   private jobEvents: JobEventHandler | undefined;
   private requests: RequestHandler | undefined;
   private readonly stateListeners: StateListener[] = [];
+  /** Set by close(): box messages are no longer taken. */
+  private closing = false;
   private readonly presenceListeners: ((uuid: string, online: boolean) => Promise<void>)[] = [];
   /** Per box, the arrival number of the newest `online` received and not yet applied (see onMessage()). */
   private readonly newestOnline = new Map<string, number>();
@@ -80,7 +81,7 @@ export class BoxGateway {
 
   constructor(o: GatewayOptions) {
     this.o = o;
-    this.queue = new KeyedQueue(o.inFlight ?? BOX_MESSAGES_IN_FLIGHT);
+    this.queue = new KeyedQueue(BOX_MESSAGES_IN_FLIGHT);
   }
 
   async start(): Promise<void> {
@@ -170,7 +171,7 @@ export class BoxGateway {
         this.pending.delete(id);
         reject(new ApiError('DEVICE_TIMEOUT', `device did not acknowledge '${type}' within ${timeoutMs} ms`));
       }, timeoutMs);
-      this.pending.set(id, { uuid, resolve, timer });
+      this.pending.set(id, { uuid, resolve, reject, timer });
     });
     // The wait may run out while the publish itself still waits (a broker restarting holds a
     // QoS 1 publish until it is back): handled here, that rejection is not an unhandled one,
@@ -194,15 +195,28 @@ export class BoxGateway {
     return this.queue.drain();
   }
 
-  close(): void {
+  /**
+   * Stops taking box messages and waits for those already received to be applied, with what
+   * they set off (device events, rollouts, the fleet's history: their batches, db/turn-batch.ts),
+   * so that none of it runs after the node has closed its database. A message that comes after
+   * is dropped: each kind comes again to a node that is up (events and requests are sent again
+   * until acknowledged, presence and state are retained and read on start; docs/box-protocol.md).
+   * A command still waiting for its box's acknowledgement is answered at once: what waits for it
+   * (an API request, a message being applied) must not hold the shutdown for its whole timeout.
+   */
+  async close(): Promise<void> {
+    this.closing = true;
     for (const [id, p] of this.pending) {
       clearTimeout(p.timer);
       this.pending.delete(id);
+      p.reject(new ApiError('SERVICE_UNAVAILABLE', 'the node is shutting down'));
     }
+    await this.queue.drain();
   }
 
   /** `retained`: from a node's catch-up read (catchUp()), not news from the box. */
   private onMessage(topic: string, payload: Buffer, retained = false): void {
+    if (this.closing) return;
     const t = parseBoxTopic(topic);
     if (!t) return;
     if (t.kind === 'ack') {

@@ -48,7 +48,7 @@ export async function startBoxLink(d: BoxLinkStepDeps): Promise<StartedBoxLink> 
   });
   d.onLogin((uuid) => gateway.loggedIn(uuid));
   await gateway.start();
-  d.cleanup.push(async () => gateway.close());
+  d.cleanup.push(() => gateway.close());
   const jobRepo = new JobRepository(db.kysely, db.dialect);
   const jobRunner = new JobRunner(jobRepo, clock, log, {
     pollMs: config.jobPollMs,
