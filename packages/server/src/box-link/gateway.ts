@@ -231,7 +231,9 @@ export class BoxGateway {
     // An `online` overtaken is applied all the same: its session is ended by its own will,
     // which follows it.
     const arrival = ++this.arrivals;
-    const online = t.kind === 'presence' && isOnline(payload);
+    // A presence is parsed once, here: whether it is an `online` decides its place in the queue.
+    const presence = t.kind === 'presence' ? parseJson(Presence, payload) : undefined;
+    const online = presence?.ok === true && presence.value.online;
     if (online) this.newestOnline.set(t.uuid, arrival);
     // Background work: the API's requests reach the database before it (db/background-work.ts).
     void this.queue
@@ -242,7 +244,7 @@ export class BoxGateway {
             if (newest > arrival && !online) return;
             if (newest === arrival) this.newestOnline.delete(t.uuid);
           }
-          return this.apply(t.uuid, t.kind, payload, retained);
+          return this.apply(t.uuid, t.kind, payload, retained, presence);
         }),
       )
       .catch((err: unknown) => {
@@ -254,14 +256,21 @@ export class BoxGateway {
     this.o.log.warn({ uuid, kind, error }, 'box message rejected');
   }
 
-  private async apply(uuid: string, kind: string, payload: Buffer, retained: boolean): Promise<void> {
+  /** `presence`: a presence message as onMessage() parsed it. */
+  private async apply(
+    uuid: string,
+    kind: string,
+    payload: Buffer,
+    retained: boolean,
+    presence?: ReturnType<typeof parseJson<typeof Presence>>,
+  ): Promise<void> {
     const now = this.o.clock.now();
     // A broker may serve several deployments (docs/box-protocol-broker.md): a box this one never
     // registered is another's, and acting on its state, events or requests (cancelling jobs it
     // does not know, acknowledging events, answering requests) would break that deployment.
     if (!(await this.isOurs(uuid, now))) return;
     if (kind === 'presence') {
-      const m = parseJson(Presence, payload);
+      const m = presence ?? parseJson(Presence, payload);
       if (!m.ok) return this.reject(uuid, kind, m.error);
       const changed = m.value.online
         ? await this.o.devices.markOnline(uuid, m.value.session, now)
@@ -326,10 +335,4 @@ export class BoxGateway {
     this.pending.delete(m.value.id);
     p.resolve(m.value);
   }
-}
-
-/** Whether a presence payload says online (a malformed one does not: apply() rejects it). */
-function isOnline(payload: Buffer): boolean {
-  const m = parseJson(Presence, payload);
-  return m.ok && m.value.online;
 }
