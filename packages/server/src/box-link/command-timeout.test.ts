@@ -3,9 +3,7 @@
 // and nothing is left as an unhandled rejection: one ended a server node in the chaos soak.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import pino from 'pino';
-import { BoxGateway } from './gateway.ts';
-import { systemClock } from '../clock.ts';
+import { gatewayOn } from '../testing/gateway-rig.ts';
 import type { Broker } from '../broker/types.ts';
 
 test('the ack wait runs out during a slow publish: the caller gets 30005 and no rejection goes unhandled', async () => {
@@ -19,14 +17,7 @@ test('the ack wait runs out during a slow publish: the caller gets 30005 and no 
   const broker = {
     publish: () => publishing,
   } as unknown as Broker;
-  const gateway = new BoxGateway({
-    broker,
-    devices: {} as never,
-    clock: systemClock,
-    nodeId: 'node-1',
-    log: pino({ level: 'silent' }),
-    commandTimeoutMs: 20,
-  });
+  const gateway = gatewayOn(broker, {} as never, 20);
   try {
     const call = gateway.command('box-1', 'buzz');
     // Past the 20 ms wait while the publish is still held, and a turn for a stray rejection to surface.

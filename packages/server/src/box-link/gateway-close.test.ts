@@ -4,51 +4,8 @@
 // check after the database was closed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import pino from 'pino';
-import { BoxGateway, type DevicePresence } from './gateway.ts';
-import { systemClock } from '../clock.ts';
-import type { Broker, MessageHandler } from '../broker/types.ts';
-
-function setup() {
-  const handlers = new Map<string, MessageHandler>();
-  const broker = {
-    subscribe: async (filter: string, handler: MessageHandler) => {
-      handlers.set(filter, handler);
-    },
-  } as unknown as Broker;
-  const applied: string[] = [];
-  // The box's lookup is held, so what it sends waits in the gateway's queue.
-  let release!: () => void;
-  const held = new Promise<void>((r) => {
-    release = r;
-  });
-  const devices: DevicePresence = {
-    findByUuid: async (uuid) => {
-      await held;
-      return { uuid } as never;
-    },
-    markOnline: async (_uuid, session) => {
-      applied.push(`online ${session}`);
-      return true;
-    },
-    markOffline: async (_uuid, session) => {
-      applied.push(`offline ${session}`);
-      return true;
-    },
-    saveState: async () => undefined,
-  };
-  const gateway = new BoxGateway({
-    broker,
-    devices,
-    clock: systemClock,
-    nodeId: 'node-1',
-    log: pino({ level: 'silent' }),
-    commandTimeoutMs: 1000,
-  });
-  const presence = (online: boolean, session: string) =>
-    handlers.get('box/+/presence')!('box/box-1/presence', Buffer.from(JSON.stringify({ v: 1, online, session })));
-  return { gateway, presence, applied, release };
-}
+import { gatewayOn, heldGateway as setup } from '../testing/gateway-rig.ts';
+import type { Broker } from '../broker/types.ts';
 
 test('closing the gateway waits for the messages it has received and what they set off', async () => {
   const { gateway, presence, applied, release } = setup();
@@ -84,15 +41,8 @@ test('a message that comes after the gateway is closed is not applied', async ()
 
 test('a command waiting for its acknowledgement is answered with 10503 when the gateway closes', async () => {
   const broker = { publish: async () => undefined } as unknown as Broker;
-  const gateway = new BoxGateway({
-    broker,
-    devices: {} as never,
-    clock: systemClock,
-    nodeId: 'node-1',
-    log: pino({ level: 'silent' }),
-    // Far longer than the test: only close() can answer the command.
-    commandTimeoutMs: 600_000,
-  });
+  // A wait far longer than the test: only close() can answer the command.
+  const gateway = gatewayOn(broker, {} as never, 600_000);
   const call = gateway.command('box-1', 'buzz');
   call.catch(() => undefined);
   await new Promise<void>((r) => setImmediate(r));
