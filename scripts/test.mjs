@@ -14,7 +14,8 @@
 // Usage: node scripts/test.mjs [path-fragment ...]   (only files whose path contains one)
 //        BOXHUB_TEST_PASSES=external,install node scripts/test.mjs   (only those passes)
 // Every selected pass runs even when one before it failed, so one run shows every failure.
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { sourceEnv } from './source-mode.mjs';
@@ -54,15 +55,43 @@ const engineBound = all.filter((f) => /^packages\/(server|e2e|cli)\//.test(f) &&
 // together must fit, whatever longer timeouts they declare. Five minutes: CI's machines have run
 // the suite at half this one's speed (a file of 18 s here took over 120 s there), and a hang
 // still ends the file.
+//
+// The tests run with TMPDIR set to a directory of this run's own, emptied after each pass and
+// removed at the end: what a test or a process it started leaves behind (a fixture's directory,
+// a simulated box's state killed with SIGKILL, a browser's profile) goes with it instead of
+// piling up in /tmp run after run. What was left is printed, so that a test that stops cleaning
+// up is still seen. tsx's compile cache (`tsx-<uid>`) is the loader's, not a test's: it is kept
+// for the next pass.
+const suiteTmp = mkdtempSync(join(tmpdir(), 'boxhub-suite-'));
+process.on('exit', () => rmSync(suiteTmp, { recursive: true, force: true }));
+
 function run(label, files, env, { concurrency = 3, timeoutMs = 5 * 60_000 } = {}) {
   if (files.length === 0) return 0;
   console.log(`\n# ${label}: ${files.length} file(s)`);
-  const r = spawnSync(
-    process.execPath,
-    ['--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, ...files],
-    { stdio: 'inherit', cwd: root, env: sourceEnv({ ...process.env, ...env }) },
-  );
-  return r.status ?? 1;
+  try {
+    const r = spawnSync(
+      process.execPath,
+      ['--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, ...files],
+      { stdio: 'inherit', cwd: root, env: sourceEnv({ ...process.env, ...env, TMPDIR: suiteTmp }) },
+    );
+    return r.status ?? 1;
+  } finally {
+    const left = readdirSync(suiteTmp).filter((n) => !/^tsx-\d+$/.test(n));
+    for (const n of left) rmSync(join(suiteTmp, n), { recursive: true, force: true });
+    console.log(
+      `# ${label}: ${left.length} temporary entr${left.length === 1 ? 'y' : 'ies'} left by the tests, removed${left.length > 0 ? ` (${summarise(left)})` : ''}`,
+    );
+  }
+}
+
+/** Names of leftover entries grouped by their prefix (`boxhub-test-abc123` → `boxhub-test-* ×3`). */
+function summarise(names) {
+  const counts = new Map();
+  for (const n of names) {
+    const prefix = n.replace(/[-_.][A-Za-z0-9]{6,}$/, '-*');
+    counts.set(prefix, (counts.get(prefix) ?? 0) + 1);
+  }
+  return [...counts].map(([p, c]) => (c > 1 ? `${p} ×${c}` : p)).join(', ');
 }
 
 const passes = new Set((process.env.BOXHUB_TEST_PASSES ?? 'embedded,external,install').split(',').map((x) => x.trim()));
