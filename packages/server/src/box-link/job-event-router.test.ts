@@ -11,7 +11,7 @@ import { startTaskRig } from '../testing/task-rig.ts';
 import type { JobEventHandler } from './gateway.ts';
 import { JobEventRouter } from './job-events.ts';
 
-async function rig() {
+async function rig({ appliers = true } = {}) {
   const r = await startTaskRig();
   for (const kind of ['scan', 'print'] as const) {
     r.lifecycle.registerKind(kind, { end: async () => undefined, dropOnBox: async () => undefined }, { onBox: true });
@@ -36,14 +36,16 @@ async function rig() {
   const applied: Array<{ task: string; state: string; item: number; now: number }> = [];
   const committed: string[] = [];
   let fail = false;
-  router.on('scan', 'scan.item', async (trx, c) => {
-    if (fail) throw new Error('the applier failed');
-    applied.push({ task: c.task.uuid, state: c.task.state, item: c.event.data.item_id, now: c.now });
-    await r.tasks.update(trx, c.task.uuid, { item_count: Number(c.task.item_count) + 1 });
-    c.afterCommit(async () => {
-      committed.push(c.event.id);
+  const register = () =>
+    router.on('scan', 'scan.item', async (trx, c) => {
+      if (fail) throw new Error('the applier failed');
+      applied.push({ task: c.task.uuid, state: c.task.state, item: c.event.data.item_id, now: c.now });
+      await r.tasks.update(trx, c.task.uuid, { item_count: Number(c.task.item_count) + 1 });
+      c.afterCommit(async () => {
+        committed.push(c.event.id);
+      });
     });
-  });
+  if (appliers) register();
   const task = async (kind: 'scan' | 'print', device = 'box-1') => {
     const t = r.newTask({ kind, device_uuid: device });
     await r.db.kysely.transaction().execute((trx) => r.lifecycle.create(trx, t));
@@ -70,6 +72,7 @@ async function rig() {
     item,
     turn,
     deliver: () => deliver,
+    register,
     setFail: (f: boolean) => {
       fail = f;
     },
@@ -173,6 +176,38 @@ test("an applier that fails leaves nothing: no event id, no seq, no history, no 
     x.setFail(false);
     assert.equal(await router.handle('box-1', e), 'applied');
     assert.equal(applied.length, 1);
+  } finally {
+    await r.close();
+  }
+});
+
+test('an event before its applier (a node still starting) is neither recorded nor acknowledged; sent again, it is applied', async () => {
+  const x = await rig({ appliers: false });
+  const { r, router, acks, applied } = x;
+  try {
+    const scan = await x.task('scan');
+    const first = x.item(scan, 1);
+    assert.equal(await router.handle('box-1', first), 'not-ready');
+    await x.turn();
+    assert.deepEqual(acks, [], 'not acknowledged: the box sends it again');
+    const row = (await r.tasks.find(r.db.kysely, scan))!;
+    assert.equal(row.last_seq, 0, "the task's seq is untouched");
+    assert.equal(row.acked_at, null);
+    assert.deepEqual(await r.db.kysely.selectFrom('box_events').select('id').execute(), []);
+    assert.deepEqual(
+      (await r.tasks.history.list(scan)).map((h) => h.what),
+      ['created'],
+    );
+
+    x.register();
+    assert.equal(await router.handle('box-1', first), 'applied');
+    await x.turn();
+    assert.deepEqual(acks, [first.id]);
+    assert.deepEqual(
+      applied.map((a) => a.item),
+      [1],
+    );
+    assert.equal((await r.tasks.find(r.db.kysely, scan))?.last_seq, 1);
   } finally {
     await r.close();
   }

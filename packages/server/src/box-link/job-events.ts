@@ -49,7 +49,14 @@ export type EventCheck<T extends JobEventType = JobEventType> = (
   event: Extract<TypedJobEvent, { type: T }>,
 ) => Promise<unknown>;
 
-export type EventOutcome = 'applied' | 'duplicate' | 'unknown-task' | 'out-of-order' | 'invalid' | 'wrong-kind';
+export type EventOutcome =
+  | 'applied'
+  | 'duplicate'
+  | 'unknown-task'
+  | 'out-of-order'
+  | 'invalid'
+  | 'wrong-kind'
+  | 'not-ready';
 
 export class JobEventRouter {
   private readonly appliers = new Map<JobEventType, EventApplier>();
@@ -110,6 +117,13 @@ export class JobEventRouter {
       return 'invalid';
     }
     const applier = this.appliers.get(e.type);
+    // Every event type has its applier once the node has built its task kinds (kinds.ts;
+    // kinds.test.ts). None yet is a node still starting: applied then, the event would be
+    // acknowledged and its task never changed (lost); unacknowledged, the box sends it again.
+    if (!applier) {
+      this.log.warn({ device, task: e.task, type: e.type }, 'box job event before its applier: not acknowledged');
+      return 'not-ready';
+    }
     const after: (() => Promise<void> | void)[] = [];
     const now = this.clock.now();
     const typed = { ...e, data: data.value } as TypedJobEvent;
@@ -135,18 +149,14 @@ export class JobEventRouter {
         const current = task.acked_at === null && this.beforeFirst ? await this.beforeFirst(trx, task, now) : task;
         // Its task's history first (docs/tasks.md, "History"): the box's report, before what it causes.
         await this.tasks.history.add(trx, e.task, { at: now, ...historyOfEvent(typed) });
-        if (applier) {
-          await applier(trx, {
-            device,
-            task: current,
-            event: typed,
-            now,
-            ...(checked ? { checked } : {}),
-            afterCommit: (fn) => after.push(fn),
-          });
-        } else {
-          this.log.warn({ device, type: e.type }, 'box job event of a type nothing applies');
-        }
+        await applier(trx, {
+          device,
+          task: current,
+          event: typed,
+          now,
+          ...(checked ? { checked } : {}),
+          afterCommit: (fn) => after.push(fn),
+        });
         await this.tasks.update(trx, e.task, { last_seq: e.seq });
         return 'applied';
       });

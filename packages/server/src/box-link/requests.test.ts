@@ -60,3 +60,12 @@ test('a refusal is final: no retry', async () => {
     { ok: false, error: 'scan task t has ended', retry: undefined },
   );
 });
+
+test('a request before its handler (a node still starting) is answered retry: true', async () => {
+  const { r, ask } = router();
+  const early = await ask();
+  assert.deepEqual({ ok: early.ok, retry: early.retry }, { ok: false, retry: true });
+  r.on('upload.url', async () => ({ url: 'http://127.0.0.1:9/put' }));
+  const later = await ask();
+  assert.deepEqual({ ok: later.ok, data: later.data }, { ok: true, data: { url: 'http://127.0.0.1:9/put' } });
+});

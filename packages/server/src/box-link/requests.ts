@@ -34,7 +34,10 @@ export class BoxRequestRouter {
     const params = parseJson(BoxRequestParams[r.type], JSON.stringify(r.params));
     const handler = this.handlers.get(r.type);
     if (!params.ok) reply = { request: r.id, ok: false, error: `params ${params.error}` };
-    else if (!handler) reply = { request: r.id, ok: false, error: `no handler for ${r.type}` };
+    // Every request type has its handler once the node has built its task kinds (kinds.ts;
+    // kinds.test.ts): none yet is a node still starting, asked again, not a refusal.
+    else if (!handler)
+      reply = { request: r.id, ok: false, error: `no handler for ${r.type} yet; ask again`, retry: true };
     else {
       try {
         reply = { request: r.id, ok: true, data: await handler(device, params.value as never) };

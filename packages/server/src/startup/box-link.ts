@@ -1,5 +1,5 @@
 // The box-link step of a start (server.ts): the gateway that sends commands to boxes and hears
-// their state, the routers of their job events and requests (docs/box-protocol.md), and the
+// their state (started later, by server.ts), the routers of their job events and requests (docs/box-protocol.md), and the
 // jobs table's runner, which the box link's work and everything delayed share.
 import type { Logger } from 'pino';
 import { BoxGateway } from '../box-link/gateway.ts';
@@ -47,7 +47,8 @@ export async function startBoxLink(d: BoxLinkStepDeps): Promise<StartedBoxLink> 
     commandTimeoutMs: config.commandTimeoutMs,
   });
   d.onLogin((uuid) => gateway.loggedIn(uuid));
-  await gateway.start();
+  // Not started here: it takes box messages only once the services have registered what handles
+  // them (server.ts).
   d.cleanup.push(() => gateway.close());
   const jobRepo = new JobRepository(db.kysely, db.dialect);
   const jobRunner = new JobRunner(jobRepo, clock, log, {
