@@ -3,7 +3,7 @@
 // or a crash. The limits are the service's own defaults.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiError, type ErrorKey } from '@boxhub/protocol';
@@ -24,7 +24,7 @@ async function refused(p: Promise<unknown>, key: ErrorKey, msg: RegExp): Promise
   return performance.now() - t0;
 }
 
-test('a good PDF: pages = selected pages × copies; a file path works as bytes do', async () => {
+test('a good PDF: pages = selected pages × copies; a file path works as bytes do', async (t) => {
   const pdf = corpus.plainPdf(5);
   assert.deepEqual(await check(pdf, { copies: 3 }), {
     format: 'pdf',
@@ -43,6 +43,7 @@ test('a good PDF: pages = selected pages × copies; a file path works as bytes d
   });
   assert.deepEqual([r.selectedPages, r.pages], [5, 10], 'a page named twice counts twice');
   const dir = mkdtempSync(join(tmpdir(), 'boxhub-check-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(join(dir, 'doc.pdf'), pdf);
   assert.equal((await check(join(dir, 'doc.pdf'))).documentPages, 5);
 });
