@@ -14,7 +14,7 @@
 // Usage: node scripts/test.mjs [path-fragment ...]   (only files whose path contains one)
 //        BOXHUB_TEST_PASSES=external,install node scripts/test.mjs   (only those passes)
 // Every selected pass runs even when one before it failed, so one run shows every failure.
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -63,6 +63,9 @@ const engineBound = all.filter((f) => /^packages\/(server|e2e|cli)\//.test(f) &&
 // up is still seen. tsx's compile cache (`tsx-<uid>`) is the loader's, not a test's: it is kept
 // for the next pass.
 const suiteTmp = mkdtempSync(join(tmpdir(), 'boxhub-suite-'));
+// Open as /tmp is: a fixture's daemon that drops to another user (cupsd's filters run as lp)
+// reaches its own directory in it.
+chmodSync(suiteTmp, 0o1777);
 process.on('exit', () => rmSync(suiteTmp, { recursive: true, force: true }));
 
 function run(label, files, env, { concurrency = 3, timeoutMs = 5 * 60_000 } = {}) {

@@ -5,7 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,8 +34,10 @@ const opts = (o: Partial<PrintJobOptions> = {}): PrintJobOptions => ({
 });
 
 let n = 0;
+const taskDirs: string[] = [];
 async function task(pages: number): Promise<{ task: string; file: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'boxhub-cups-task-'));
+  taskDirs.push(dir);
   const id = `cups-task-${process.pid}-${++n}`;
   const file = join(dir, `${id}.pdf`);
   writeFileSync(file, await numberedPdf(pages));
@@ -68,6 +70,7 @@ before(async () => {
 });
 after(async () => {
   await cups?.close();
+  for (const d of taskDirs) rmSync(d, { recursive: true, force: true });
 });
 
 describe('a driverless queue (lpadmin -m everywhere) in front of ippeveprinter', () => {
