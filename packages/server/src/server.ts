@@ -122,9 +122,10 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     );
     fleetMetrics(metrics.registry, services.fleet, services.rollouts);
     // Box messages from here on, when what handles them is in place: the events' appliers and the
-    // requests' handlers (the task kinds), the state and presence listeners. An external broker
-    // hands a node what its session kept the moment it subscribes; before, an event could arrive
-    // with no applier yet (a restarted node in the chaos soak, docs/chaos.md).
+    // requests' handlers (the task kinds), the state and presence listeners. On an external
+    // broker the boxes are connected and other nodes up: a node gets its share of their messages
+    // the moment it subscribes; before, an event could arrive with no applier yet (a restarted
+    // node in the chaos soak, docs/chaos.md).
     await gateway.start();
     // Boxes this start marked offline: device.offline for those that do not come back within the window.
     await services.deviceEvents.seenMany(markedOffline);
