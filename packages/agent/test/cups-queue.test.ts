@@ -5,9 +5,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PrintJobOptions } from '@boxhub/protocol';
 import { PrinterError } from '@boxhub/protocol/printer-errors.ts';
@@ -20,6 +19,7 @@ import { debianPolicy, startCupsd, type Cupsd } from './cupsd.ts';
 import { startIppEvePrinter, type IppEvePrinter } from './ippeveprinter.ts';
 import { numberedPdf, pageTexts } from './print-fixtures.ts';
 import { beforeHang } from './timing.ts';
+import { tempDir } from './temp-dirs.ts';
 
 const fast = { timing: { pollMs: 50 }, behind: { timing: { pollMs: 50 } } };
 const opts = (o: Partial<PrintJobOptions> = {}): PrintJobOptions => ({
@@ -34,10 +34,8 @@ const opts = (o: Partial<PrintJobOptions> = {}): PrintJobOptions => ({
 });
 
 let n = 0;
-const taskDirs: string[] = [];
 async function task(pages: number): Promise<{ task: string; file: string }> {
-  const dir = mkdtempSync(join(tmpdir(), 'boxhub-cups-task-'));
-  taskDirs.push(dir);
+  const dir = tempDir('boxhub-cups-task-');
   const id = `cups-task-${process.pid}-${++n}`;
   const file = join(dir, `${id}.pdf`);
   writeFileSync(file, await numberedPdf(pages));
@@ -70,7 +68,6 @@ before(async () => {
 });
 after(async () => {
   await cups?.close();
-  for (const d of taskDirs) rmSync(d, { recursive: true, force: true });
 });
 
 describe('a driverless queue (lpadmin -m everywhere) in front of ippeveprinter', () => {

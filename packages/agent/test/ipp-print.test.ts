@@ -2,9 +2,8 @@
 // records what arrived (IPP_* environment and document) and reports sides as it prints them.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PrintJobOptions } from '@boxhub/protocol';
 import { PrinterError } from '@boxhub/protocol/printer-errors.ts';
@@ -13,6 +12,7 @@ import { PrintRejectedError, type PrintHooks, type PrintOutcome } from '../src/d
 import { PrintDocumentError } from '../src/media/document.ts';
 import { startIppEvePrinter, type IppEvePrinter } from './ippeveprinter.ts';
 import { jpeg, numberedPdf, pageSizes, pageTexts, withExifOrientation } from './print-fixtures.ts';
+import { tempDir } from './temp-dirs.ts';
 
 const timing = { pollMs: 20, busyMaxMs: 100 };
 const opts = (o: Partial<PrintJobOptions> = {}): PrintJobOptions => ({
@@ -29,7 +29,7 @@ const opts = (o: Partial<PrintJobOptions> = {}): PrintJobOptions => ({
 let n = 0;
 /** A task: its document on disk in a directory of its own, as the queue hands it over. */
 function task(bytes: Uint8Array, ext = 'pdf'): { task: string; file: string; dir: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'boxhub-task-'));
+  const dir = tempDir('boxhub-task-');
   const id = `task-${process.pid}-${++n}`;
   const file = join(dir, `${id}.${ext}`);
   writeFileSync(file, bytes);

@@ -3,8 +3,7 @@
 // from the corpus the server's document check is tested on, @boxhub/pdf-tools/testing/hostile-pdf.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PrintJobOptions } from '@boxhub/protocol';
 import { displayedSize, JpegError, readJpegHeader } from '@boxhub/protocol/jpeg-header.ts';
@@ -18,6 +17,7 @@ import {
 import { describeFailure, runLimited } from '../src/media/document-tools.ts';
 import { jpegOf, objectStreamBomb } from '@boxhub/pdf-tools/testing/hostile-pdf.ts';
 import { jpeg, numberedPdf, pageSizes, pageTexts, withExifOrientation } from './print-fixtures.ts';
+import { tempDir } from './temp-dirs.ts';
 
 const page = { width: 595.28, height: 841.89, margins: { top: 10, bottom: 10, left: 10, right: 10 } };
 const bare: PrinterDocumentFeatures = {
@@ -37,7 +37,7 @@ const opts = (o: Partial<PrintJobOptions> = {}): PrintJobOptions => ({
 });
 
 function file(bytes: Uint8Array, name = 'doc.pdf'): { file: string; dir: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'boxhub-doc-'));
+  const dir = tempDir('boxhub-doc-');
   writeFileSync(join(dir, name), bytes);
   return { file: join(dir, name), dir };
 }

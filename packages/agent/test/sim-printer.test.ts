@@ -2,14 +2,14 @@
 // printer, sides counted one by one, faults mid-job, cancel, follow after a restart, rendering.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseJson, PrinterCapability, type PrintJobOptions } from '@boxhub/protocol';
 import { PrinterError } from '@boxhub/protocol/printer-errors.ts';
 import { readingOrder, SimPrinter } from '../src/drivers/sim/printer.ts';
 import { PrintRejectedError, type PrintHooks } from '../src/drivers/types.ts';
 import { jpeg, numberedPdf, pageSizes, pageTexts } from './print-fixtures.ts';
+import { tempDir } from './temp-dirs.ts';
 
 const opts = (o: Partial<PrintJobOptions> = {}): PrintJobOptions => ({
   media_size: 'SVC_MS_A4',
@@ -23,7 +23,7 @@ const opts = (o: Partial<PrintJobOptions> = {}): PrintJobOptions => ({
 });
 let n = 0;
 function req(bytes: Uint8Array, o: Partial<PrintJobOptions> = {}, format: 'pdf' | 'jpg' = 'pdf') {
-  const dir = mkdtempSync(join(tmpdir(), 'boxhub-simtask-'));
+  const dir = tempDir('boxhub-simtask-');
   const task = `sim-task-${++n}`;
   const file = join(dir, `${task}.${format}`);
   writeFileSync(file, bytes);
@@ -108,7 +108,7 @@ test('a 3-page document two-sided prints 4 sides, one at a time, and is recorded
 });
 
 test('log=FILE: a line per job start, printed side and job end, written as it happens', async () => {
-  const log = join(mkdtempSync(join(tmpdir(), 'sim-printer-log-')), 'printer.jsonl');
+  const log = join(tempDir('sim-printer-log-'), 'printer.jsonl');
   const p = new SimPrinter(`sim:?side_ms=0&log=${encodeURIComponent(log)}`);
   const r = req(await numberedPdf(2));
   assert.equal((await p.print(r, hooks())).state, 'completed');
@@ -128,7 +128,7 @@ test('log=FILE: a line per job start, printed side and job end, written as it ha
 });
 
 test('the box builds what the simulated printer cannot do: reverse, copies beyond its own', async () => {
-  const out = mkdtempSync(join(tmpdir(), 'boxhub-simout-'));
+  const out = tempDir('boxhub-simout-');
   const p = new SimPrinter(`sim:?side_ms=0&copies=1&out=${encodeURIComponent(out)}`);
   const r = req(await numberedPdf(3), { reverse: true, copies: 2, page_ranges: [{ from: 2, to: 3 }] });
   assert.deepEqual(await p.print(r, hooks()), { state: 'completed', impressionsCompleted: 4 });
@@ -165,7 +165,7 @@ test('the box builds what the simulated printer cannot do: reverse, copies beyon
 });
 
 test('copies the printer makes itself are each rendered; two-sided, an odd back is left out', async () => {
-  const out = mkdtempSync(join(tmpdir(), 'boxhub-simout-'));
+  const out = tempDir('boxhub-simout-');
   const p = new SimPrinter(`sim:?side_ms=0&out=${encodeURIComponent(out)}`);
   const r = req(await numberedPdf(3), { copies: 3, duplex: 'SVC_DP_NOTUMBLE', reverse: false });
   assert.deepEqual(await p.print(r, hooks()), { state: 'completed', impressionsCompleted: 12 });
@@ -213,7 +213,7 @@ test('readingOrder: sheets last first when the box reversed them, copies in turn
 });
 
 test('a JPG is printed as a page of the media size', async () => {
-  const out = mkdtempSync(join(tmpdir(), 'boxhub-simout-'));
+  const out = tempDir('boxhub-simout-');
   const p = new SimPrinter(`sim:?side_ms=0&out=${encodeURIComponent(out)}`);
   assert.equal(
     (

@@ -1,14 +1,20 @@
 // Which PDF engine does the work (pdf-engines.ts; docs/printing.md, "PDF engines"): the system
 // tools when they are on PATH, the built-in engine otherwise or when asked, and the start line.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onPath, pdfEnginesLine, renderEngine, structureEngine } from './pdf-engines.ts';
 
+const bins: string[] = [];
+after(() => {
+  for (const d of bins) rmSync(d, { recursive: true, force: true });
+});
+
 function binWith(...names: string[]): string {
   const dir = mkdtempSync(join(tmpdir(), 'boxhub-engines-'));
+  bins.push(dir);
   for (const n of names) {
     writeFileSync(join(dir, n), '#!/bin/sh\n');
     chmodSync(join(dir, n), 0o755);
