@@ -14,8 +14,8 @@
 // Usage: node scripts/test.mjs [path-fragment ...]   (only files whose path contains one)
 //        BOXHUB_TEST_PASSES=external,install node scripts/test.mjs   (only those passes)
 // Every selected pass runs even when one before it failed, so one run shows every failure.
-import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
 import { join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { sourceEnv } from './source-mode.mjs';
@@ -60,12 +60,17 @@ const engineBound = all.filter((f) => /^packages\/(server|e2e|cli)\//.test(f) &&
 // removed at the end: what a test or a process it started leaves behind (a fixture's directory,
 // a simulated box's state killed with SIGKILL, a browser's profile) goes with it instead of
 // piling up in /tmp run after run. What was left is printed, so that a test that stops cleaning
-// up is still seen. tsx's compile cache (`tsx-<uid>`) is the loader's, not a test's: it is kept
-// for the next pass.
+// up is still seen. tsx's compile cache (`tsx-<uid>`, tsx's own name for it) is the loader's, not
+// a test's: the run's directory holds a link to the one in the system temp dir, so that the tests
+// share it with every other run and command, as they did (a cold cache costs a second or so
+// for each process that loads the server's sources).
 const suiteTmp = mkdtempSync(join(tmpdir(), 'boxhub-suite-'));
 // Open as /tmp is: a fixture's daemon that drops to another user (cupsd's filters run as lp)
 // reaches its own directory in it.
 chmodSync(suiteTmp, 0o1777);
+const tsxCache = `tsx-${process.geteuid?.() ?? userInfo().username}`;
+mkdirSync(join(tmpdir(), tsxCache), { recursive: true, mode: 0o700 });
+symlinkSync(join(tmpdir(), tsxCache), join(suiteTmp, tsxCache));
 process.on('exit', () => rmSync(suiteTmp, { recursive: true, force: true }));
 
 function run(label, files, env, { concurrency = 3, timeoutMs = 5 * 60_000 } = {}) {
@@ -79,7 +84,7 @@ function run(label, files, env, { concurrency = 3, timeoutMs = 5 * 60_000 } = {}
     );
     return r.status ?? 1;
   } finally {
-    const left = readdirSync(suiteTmp).filter((n) => !/^tsx-\d+$/.test(n));
+    const left = readdirSync(suiteTmp).filter((n) => n !== tsxCache);
     for (const n of left) rmSync(join(suiteTmp, n), { recursive: true, force: true });
     console.log(
       `# ${label}: ${left.length} temporary entr${left.length === 1 ? 'y' : 'ies'} left by the tests, removed${left.length > 0 ? ` (${summarise(left)})` : ''}`,
