@@ -19,7 +19,7 @@ import { debianPolicy, startCupsd, type Cupsd } from './cupsd.ts';
 import { startIppEvePrinter, type IppEvePrinter } from './ippeveprinter.ts';
 import { numberedPdf, pageTexts } from './print-fixtures.ts';
 import { beforeHang } from './timing.ts';
-import { tempDir } from './temp-dirs.ts';
+import { tempDirUntilExit as tempDir } from '../src/store/temp-state-dir.ts';
 
 const fast = { timing: { pollMs: 50 }, behind: { timing: { pollMs: 50 } } };
 const opts = (o: Partial<PrintJobOptions> = {}): PrintJobOptions => ({

@@ -12,7 +12,7 @@ import { PrintRejectedError, type PrintHooks, type PrintOutcome } from '../src/d
 import { PrintDocumentError } from '../src/media/document.ts';
 import { startIppEvePrinter, type IppEvePrinter } from './ippeveprinter.ts';
 import { jpeg, numberedPdf, pageSizes, pageTexts, withExifOrientation } from './print-fixtures.ts';
-import { tempDir } from './temp-dirs.ts';
+import { tempDirUntilExit as tempDir } from '../src/store/temp-state-dir.ts';
 
 const timing = { pollMs: 20, busyMaxMs: 100 };
 const opts = (o: Partial<PrintJobOptions> = {}): PrintJobOptions => ({

@@ -17,7 +17,7 @@ import {
 import { describeFailure, runLimited } from '../src/media/document-tools.ts';
 import { jpegOf, objectStreamBomb } from '@boxhub/pdf-tools/testing/hostile-pdf.ts';
 import { jpeg, numberedPdf, pageSizes, pageTexts, withExifOrientation } from './print-fixtures.ts';
-import { tempDir } from './temp-dirs.ts';
+import { tempDirUntilExit as tempDir } from '../src/store/temp-state-dir.ts';
 
 const page = { width: 595.28, height: 841.89, margins: { top: 10, bottom: 10, left: 10, right: 10 } };
 const bare: PrinterDocumentFeatures = {

@@ -9,7 +9,7 @@ import { PrinterError } from '@boxhub/protocol/printer-errors.ts';
 import { readingOrder, SimPrinter } from '../src/drivers/sim/printer.ts';
 import { PrintRejectedError, type PrintHooks } from '../src/drivers/types.ts';
 import { jpeg, numberedPdf, pageSizes, pageTexts } from './print-fixtures.ts';
-import { tempDir } from './temp-dirs.ts';
+import { tempDirUntilExit as tempDir } from '../src/store/temp-state-dir.ts';
 
 const opts = (o: Partial<PrintJobOptions> = {}): PrintJobOptions => ({
   media_size: 'SVC_MS_A4',

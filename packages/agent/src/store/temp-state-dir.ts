@@ -11,7 +11,13 @@ const made = new Set<string>();
 
 /** Makes a `boxhub-box-*` directory that is removed when this process exits. */
 export function tempStateDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'boxhub-box-'));
+  return tempDirUntilExit('boxhub-box-');
+}
+
+/** Makes a `<prefix>*` directory under the system's temporary directory that is removed when this
+ *  process exits (the agent's tests use it for their fixtures' files too). */
+export function tempDirUntilExit(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
   if (made.size === 0) process.once('exit', removeAll);
   made.add(dir);
   return dir;
