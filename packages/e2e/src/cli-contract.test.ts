@@ -5,11 +5,11 @@
 // piped.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PDFDocument } from 'pdf-lib';
 import { assertPlain, boxhubOnTerminal } from '@boxhub/cli/testing/boxhub.ts';
+import { tempDirUntilExit } from '@boxhub/agent/store/temp-state-dir.ts';
 import { cardStack, exampleCard } from './card-stack.ts';
 import { runBoxhub, startBoxhub, startRig, type Rig } from './fixtures.ts';
 
@@ -20,7 +20,7 @@ before(async () => {
   rig = await startRig({ env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1' } });
   const d = await PDFDocument.create();
   for (let i = 0; i < 2; i++) d.addPage([595.28, 841.89]);
-  pdf = join(mkdtempSync(join(tmpdir(), 'boxhub-cli-contract-')), 'sheet.pdf');
+  pdf = join(tempDirUntilExit('boxhub-cli-contract-'), 'sheet.pdf');
   writeFileSync(pdf, await d.save());
 });
 after(() => rig.close());
@@ -60,7 +60,7 @@ test('credentials the service refuses and a service that is not there: exit 3', 
     refused.stderr,
     /\(the API key from BOXHUB_API_KEY; the service http:\/\/\S+ from (BOXHUB_URL|--server)\)$/m,
   );
-  const keyFile = join(mkdtempSync(join(tmpdir(), 'boxhub-key-')), 'key');
+  const keyFile = join(tempDirUntilExit('boxhub-key-'), 'key');
   writeFileSync(keyFile, `${rig.app.api_key}\n`);
   const viaFile = await boxhub(['print', pdf, '--device', box.uuid, '--key-file', keyFile, '--json'], {
     BOXHUB_API_KEY: '',
@@ -77,7 +77,7 @@ test('credentials the service refuses and a service that is not there: exit 3', 
 test('Ctrl-C: scan stops the scan on the box, saves what was scanned and exits 130; print stops following and exits 130', async () => {
   const box = await rig.box({ printer: 'sim:?side_ms=3000' });
   await rig.load(box, 2);
-  const out = join(mkdtempSync(join(tmpdir(), 'boxhub-cli-int-')), 'scans');
+  const out = join(tempDirUntilExit('boxhub-cli-int-'), 'scans');
   // Continuous mode waits for more paper until stopped.
   const scan = started(
     ['scan', '--device', box.code, '--simplex', '--continuous', '0', '--out', out],
@@ -125,7 +125,7 @@ test('card run --json: one JSON object per line (started, each student, end) on 
   await rig.load(box, [
     { front: { image: stack.pages[0]!.jpeg, dpi: 200 }, back: { image: stack.pages[1]!.jpeg, dpi: 200 } },
   ]);
-  const secretFile = join(mkdtempSync(join(tmpdir(), 'boxhub-secret-')), 'whsec');
+  const secretFile = join(tempDirUntilExit('boxhub-secret-'), 'whsec');
   writeFileSync(secretFile, rig.app.callback_secret);
   const r = await boxhub([
     'card',
@@ -164,7 +164,7 @@ test('card run --json: one JSON object per line (started, each student, end) on 
 });
 
 test('card template --json; scan on a terminal redraws its progress line, piped it prints plain lines', async () => {
-  const out = mkdtempSync(join(tmpdir(), 'boxhub-cli-tpl-'));
+  const out = tempDirUntilExit('boxhub-cli-tpl-');
   const tpl = await boxhub([
     'card',
     'template',

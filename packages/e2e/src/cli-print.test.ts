@@ -2,12 +2,12 @@
 // the real command as a child process against a real server and simulated box.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PDFDocument } from 'pdf-lib';
 import { generateKeyPair } from '@boxhub/protocol/e2e.ts';
 import { eventually } from '@boxhub/server/testing/harness.ts';
+import { tempDirUntilExit } from '@boxhub/agent/store/temp-state-dir.ts';
 import { runBoxhub, startBoxhub, startRig, type Rig } from './fixtures.ts';
 
 let rig: Rig;
@@ -16,7 +16,7 @@ before(async () => {
   rig = await startRig();
   const d = await PDFDocument.create();
   for (let i = 0; i < 3; i++) d.addPage([595.28, 841.89]);
-  file = join(mkdtempSync(join(tmpdir(), 'boxhub-cli-')), 'worksheet.pdf');
+  file = join(tempDirUntilExit('boxhub-cli-'), 'worksheet.pdf');
   writeFileSync(file, await d.save());
 });
 after(() => rig.close());
@@ -77,7 +77,7 @@ test("print --encrypt encrypts to the box's key before sending; scan --encrypt -
 
   const keys = await generateKeyPair();
   assert.equal((await rig.api.post('/api/application/e2e_key/register', { public_key: keys.publicKey })).code, 0);
-  const dir = mkdtempSync(join(tmpdir(), 'boxhub-cli-scan-'));
+  const dir = tempDirUntilExit('boxhub-cli-scan-');
   writeFileSync(join(dir, 'key'), `${keys.privateKey}\n`);
   await rig.load(box, 2);
   const s = await boxhub([

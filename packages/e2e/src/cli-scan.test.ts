@@ -3,10 +3,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PDFDocument } from 'pdf-lib';
+import { tempDirUntilExit } from '@boxhub/agent/store/temp-state-dir.ts';
 import { runBoxhub, startBoxhub, startRig, type Rig } from './fixtures.ts';
 
 let rig: Rig;
@@ -24,7 +24,7 @@ test('scans the feeder, shows each item as plain lines when piped, and saves PDF
     { front: 'text', back: 'blank' },
     { front: 'text', back: 'text' },
   ]);
-  const out = join(mkdtempSync(join(tmpdir(), 'boxhub-cli-scan-')), 'scans');
+  const out = join(tempDirUntilExit('boxhub-cli-scan-'), 'scans');
   // --item-seconds 0: one item however slow the machine (items as the stack scans: the test below).
   const r = await boxhub([
     'scan',
@@ -84,14 +84,7 @@ test('exit codes say what went wrong', async () => {
   // A jam half-way: the scan ends with its scan error (1: the task failed), the pages before it saved.
   await rig.load(box, 3);
   box.scanner.jamAfter(2);
-  const jam = await boxhub([
-    'scan',
-    '--device',
-    box.uuid,
-    '--simplex',
-    '--out',
-    mkdtempSync(join(tmpdir(), 'boxhub-cli-jam-')),
-  ]);
+  const jam = await boxhub(['scan', '--device', box.uuid, '--simplex', '--out', tempDirUntilExit('boxhub-cli-jam-')]);
   assert.equal(jam.code, 1, jam.stderr);
   assert.match(jam.stdout, /^ended with scan error 2001 \(docs\/errors\.md\): 2 pages in 1 PDF in /m);
   const down = await boxhub(['scan', '--device', box.uuid], { BOXHUB_URL: 'http://127.0.0.1:9' });
@@ -105,7 +98,7 @@ test('Ctrl-C in the middle of a stack stops the scan and keeps every item record
   // A third of a second a side, items of 2 pages: items are recorded while the stack scans.
   const box = await rig.box({ scanner: 'sim:?ppm=180' });
   await rig.load(box, 30);
-  const out = join(mkdtempSync(join(tmpdir(), 'boxhub-cli-sigint-')), 'scans');
+  const out = join(tempDirUntilExit('boxhub-cli-sigint-'), 'scans');
   const run = startBoxhub(
     rig,
     ['scan', '--device', box.code, '--simplex', '--item-pages', '2', '--item-seconds', '0', '--out', out],

@@ -7,8 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buffer } from 'node:stream/consumers';
 import { createServer } from 'node:http';
@@ -21,6 +20,7 @@ import { topics } from '@boxhub/protocol';
 import { parseState } from '@boxhub/server/modules/devices/view.ts';
 import { eventually } from '@boxhub/server/testing/harness.ts';
 import { startReceiver, type Receiver } from '@boxhub/server/testing/receiver.ts';
+import { tempDirUntilExit } from '@boxhub/agent/store/temp-state-dir.ts';
 import { refusal, rigSdk, startRig, type Rig, type RigBox } from './fixtures.ts';
 
 // The python3 on PATH (this machine kind's has cryptography 48, with HPKE); when it lacks the
@@ -48,7 +48,7 @@ let appKey: E2eKeyPair;
 before(async () => {
   rig = await startRig({ env: { BOXHUB_ALLOW_PRIVATE_NETWORKS: '1' } });
   rx = await startReceiver();
-  work = mkdtempSync(join(tmpdir(), 'boxhub-e2e-enc-'));
+  work = tempDirUntilExit('boxhub-e2e-enc-');
 });
 after(async () => {
   await rig.close();
@@ -330,7 +330,7 @@ describe('encrypted prints', () => {
   let boxKey: string;
   let out: string;
   before(async () => {
-    out = mkdtempSync(join(tmpdir(), 'boxhub-printed-'));
+    out = tempDirUntilExit('boxhub-printed-');
     box = await rig.box({ printer: `sim:?side_ms=1&out=${encodeURIComponent(out)}` });
     boxKey = await eventually(
       async () => (await rig.sdk.devices.info({ uuid: box.uuid })).client?.e2e_public_key,

@@ -6,8 +6,7 @@
 // (on another port, as after a replug) is taken without restarting the agent.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PDFDocument } from 'pdf-lib';
 import { type BoxAgent, createPrinterDriver, createScannerDriver } from '@boxhub/agent';
@@ -17,6 +16,7 @@ import { announce, type Announcement } from '../../agent/test/dnssd.ts';
 import { startEsclServer, type EsclServer } from '../../agent/test/escl-server.ts';
 import { startIppEvePrinter } from '../../agent/test/ippeveprinter.ts';
 import { CLOSED_PORT } from '../../agent/test/timing.ts';
+import { tempDirUntilExit } from '@boxhub/agent/store/temp-state-dir.ts';
 import { startRig, type Rig, peerBox } from './fixtures.ts';
 
 let rig: Rig;
@@ -33,7 +33,7 @@ before(async () => {
   await rig.sdk.devices.bind({ uuid: d.uuid, name: 'plug and play box' });
   uuid = d.uuid;
   // No CUPS (CUPS_SERVER points nowhere) and a SANE with no backend: only DNS-SD finds anything.
-  const saneDir = mkdtempSync(join(tmpdir(), 'boxhub-sane-none-'));
+  const saneDir = tempDirUntilExit('boxhub-sane-none-');
   writeFileSync(join(saneDir, 'dll.conf'), '');
   const env = { ...process.env, CUPS_SERVER: `127.0.0.1:${CLOSED_PORT}`, SANE_CONFIG_DIR: saneDir };
   const ctx = {

@@ -5,15 +5,13 @@
 // "printed once" is what the printer itself saw.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { PDFDocument } from 'pdf-lib';
 import { type BoxAgent, SimScanner, createPrinterDriver } from '@boxhub/agent';
 import type { Boxhub } from '@boxhub/sdk';
 import { eventually, startTestServer, type TestServer } from '@boxhub/server/testing/harness.ts';
 import { startTcpProxy, type TcpProxy } from '@boxhub/server/testing/tcp-proxy.ts';
 import { startIppEvePrinter, type IppEvePrinter } from '../../agent/test/ippeveprinter.ts';
+import { tempDirUntilExit } from '@boxhub/agent/store/temp-state-dir.ts';
 import { rigSdk, peerBox } from './fixtures.ts';
 
 let t: TestServer;
@@ -97,7 +95,7 @@ const jobsNamed = async (task: string) => {
 };
 
 test("strict duplex: printed_pages is the printer's own count, blank back included (3 pages → 4 sides)", async () => {
-  const stateDir = mkdtempSync(join(tmpdir(), 'boxhub-box-'));
+  const stateDir = tempDirUntilExit('boxhub-box-');
   const box = await startBox(stateDir);
   try {
     const before = printer.received().length;
@@ -113,7 +111,7 @@ test("strict duplex: printed_pages is the printer's own count, blank back includ
 });
 
 test('cancel half-way: the job stops at a sheet, the task ends cancelled with the sides printed', async () => {
-  const stateDir = mkdtempSync(join(tmpdir(), 'boxhub-box-'));
+  const stateDir = tempDirUntilExit('boxhub-box-');
   const box = await startBox(stateDir);
   try {
     const uuid = await print(10, { strict: true });
@@ -136,7 +134,7 @@ test('cancel half-way: the job stops at a sheet, the task ends cancelled with th
 });
 
 test('a box restarted mid-job follows the job the printer has instead of printing it again', async () => {
-  const stateDir = mkdtempSync(join(tmpdir(), 'boxhub-box-'));
+  const stateDir = tempDirUntilExit('boxhub-box-');
   const first = await startBox(stateDir);
   const before = printer.received().length;
   const uuid = await print(6, { strict: true });
@@ -156,7 +154,7 @@ test('a box restarted mid-job follows the job the printer has instead of printin
 });
 
 test('a server restart mid-job and a repeated print.start: printed once, every event applied once', async () => {
-  const stateDir = mkdtempSync(join(tmpdir(), 'boxhub-box-'));
+  const stateDir = tempDirUntilExit('boxhub-box-');
   const box = await startBox(stateDir);
   const before = printer.received().length;
   const uuid = await print(4, { strict: true });

@@ -5,11 +5,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { eventually } from '@boxhub/server/testing/harness.ts';
 import { decryptDirectPage, decryptScanItem, generateKeyPair, type Body } from '@boxhub/sdk';
+import { tempDirUntilExit } from '@boxhub/agent/store/temp-state-dir.ts';
 import { startRig, type Rig, type RigBox } from './fixtures.ts';
 import { selfSignedCert, startDirectReceiver, type DirectMode, type TestDirectReceiver } from './direct-receiver.ts';
 
@@ -348,7 +348,7 @@ describe('the box keeps pages until they are acknowledged', () => {
   test('a box restarted while the receiver is down sends the same batches again, then scan.end', async () => {
     const rx = await receiver('http1');
     rx.answer = (req, res) => refuse(503)(req, res);
-    const stateDir = mkdtempSync(join(tmpdir(), 'boxhub-box-'));
+    const stateDir = tempDirUntilExit('boxhub-box-');
     let again: RigBox | undefined;
     try {
       const box = await rig.box({ stateDir, direct: { retry: { giveUpMs: 60_000 } } });

@@ -4,13 +4,13 @@
 // (docs/printers-and-scanners.md, "For the job runner"), and release the device.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type BoxAgent, SimPrinter } from '@boxhub/agent';
 import { SaneScannerDriver } from '@boxhub/agent/drivers/sane/scanner-driver.ts';
 import { eventually } from '@boxhub/server/testing/harness.ts';
 import { saneTestConfig, type SaneTestConfig } from '../../agent/test/sane.ts';
+import { tempDirUntilExit } from '@boxhub/agent/store/temp-state-dir.ts';
 import { startRig, type Rig, peerBox } from './fixtures.ts';
 
 let rig: Rig;
@@ -51,7 +51,7 @@ test('continuous_wait > 0 on a SANE scanner without a paper sensor: the scan end
     scanner: new SaneScannerDriver('sane:test', {
       env: sane.env,
       bin,
-      tmpDir: mkdtempSync(join(tmpdir(), 'boxhub-sane-pages-')),
+      tmpDir: tempDirUntilExit('boxhub-sane-pages-'),
       paperPollMs: 100,
     }),
     // The agent's account of the loop is the failure's detail (a run that never ends says why).

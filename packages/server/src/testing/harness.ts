@@ -101,7 +101,8 @@ export interface TestServer {
     opts?: { ess?: boolean },
   ): Promise<{ id: string; api_key: string; callback_secret: string; api: ApiClient }>;
   registerDevice(code?: string, model?: string): Promise<{ uuid: string; code: string; secret: string }>;
-  /** Stops the server; `keepData` leaves its data for a restart (`reuse`), which then owns it. */
+  /** Stops the server; `keepData` leaves its data for a restart (`reuse`), which then owns it.
+   *  The data dir is removed when the last server on it closes without `keepData`. */
   close(opts?: { keepData?: boolean }): Promise<void>;
 }
 
@@ -117,6 +118,11 @@ export interface TestServerOptions {
    *  dir and PostgreSQL schema, which this server leaves in place when it closes. */
   reuse?: { dataDir: string; pgSchema: string | undefined };
 }
+
+/** Servers running on each data dir: two nodes may share one (`reuse` while the first runs), and
+ *  a restart takes over one its predecessor kept. The dir goes when the last server on it closes
+ *  without `keepData`, whichever started first (a restart's dir was left behind before). */
+const runningOn = new Map<string, number>();
 
 export async function startTestServer(o: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = o.reuse?.dataDir ?? mkdtempSync(join(tmpdir(), 'boxhub-test-'));
@@ -150,6 +156,7 @@ export async function startTestServer(o: TestServerOptions = {}): Promise<TestSe
     ...(o.callbackTransport ? { callbackTransport: o.callbackTransport } : {}),
     ...(pgSchema ? { pgSchema } : {}),
   });
+  runningOn.set(dataDir, (runningOn.get(dataDir) ?? 0) + 1);
   let n = 0;
   return {
     server,
@@ -172,7 +179,10 @@ export async function startTestServer(o: TestServerOptions = {}): Promise<TestSe
     },
     async close(c = {}) {
       await server.close();
-      if (!o.reuse && !c.keepData) rmSync(dataDir, { recursive: true, force: true });
+      const others = (runningOn.get(dataDir) ?? 1) - 1;
+      if (others > 0) runningOn.set(dataDir, others);
+      else runningOn.delete(dataDir);
+      if (others === 0 && !c.keepData) rmSync(dataDir, { recursive: true, force: true });
       // The schema stays until the next run's start (scripts/test.mjs drops every t_* schema):
       // dropping it here races other tests' catalog introspection (Kysely's migrator lists
       // every schema's tables) and fails them with "schema … does not exist".
