@@ -3,7 +3,7 @@
 // print file encrypted with encryptForBox printed, and tampering caught.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PDFDocument } from 'pdf-lib';
@@ -138,5 +138,6 @@ test('generateKeyPair, encryption.registerKey/listKeys, decryptScanItem on a rea
   } finally {
     await box.agent.stop();
     await server.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
