@@ -6,12 +6,11 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PDFDocument } from 'pdf-lib';
-import { type BoxAgent, SimScanner, createPrinterDriver } from '@boxhub/agent';
+import { type BoxAgent, SimScanner, createPrinterDriver, tempStateDir } from '@boxhub/agent';
 import type { Boxhub } from '@boxhub/sdk';
 import { eventually, startTestServer, type TestServer } from '@boxhub/server/testing/harness.ts';
 import { startTcpProxy, type TcpProxy } from '@boxhub/server/testing/tcp-proxy.ts';
 import { startIppEvePrinter, type IppEvePrinter } from '../../agent/test/ippeveprinter.ts';
-import { tempDirUntilExit } from '@boxhub/agent/store/temp-state-dir.ts';
 import { rigSdk, peerBox } from './fixtures.ts';
 
 let t: TestServer;
@@ -95,7 +94,7 @@ const jobsNamed = async (task: string) => {
 };
 
 test("strict duplex: printed_pages is the printer's own count, blank back included (3 pages → 4 sides)", async () => {
-  const stateDir = tempDirUntilExit('boxhub-box-');
+  const stateDir = tempStateDir();
   const box = await startBox(stateDir);
   try {
     const before = printer.received().length;
@@ -111,7 +110,7 @@ test("strict duplex: printed_pages is the printer's own count, blank back includ
 });
 
 test('cancel half-way: the job stops at a sheet, the task ends cancelled with the sides printed', async () => {
-  const stateDir = tempDirUntilExit('boxhub-box-');
+  const stateDir = tempStateDir();
   const box = await startBox(stateDir);
   try {
     const uuid = await print(10, { strict: true });
@@ -134,7 +133,7 @@ test('cancel half-way: the job stops at a sheet, the task ends cancelled with th
 });
 
 test('a box restarted mid-job follows the job the printer has instead of printing it again', async () => {
-  const stateDir = tempDirUntilExit('boxhub-box-');
+  const stateDir = tempStateDir();
   const first = await startBox(stateDir);
   const before = printer.received().length;
   const uuid = await print(6, { strict: true });
@@ -154,7 +153,7 @@ test('a box restarted mid-job follows the job the printer has instead of printin
 });
 
 test('a server restart mid-job and a repeated print.start: printed once, every event applied once', async () => {
-  const stateDir = tempDirUntilExit('boxhub-box-');
+  const stateDir = tempStateDir();
   const box = await startBox(stateDir);
   const before = printer.received().length;
   const uuid = await print(4, { strict: true });

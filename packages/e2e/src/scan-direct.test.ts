@@ -9,7 +9,7 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { eventually } from '@boxhub/server/testing/harness.ts';
 import { decryptDirectPage, decryptScanItem, generateKeyPair, type Body } from '@boxhub/sdk';
-import { tempDirUntilExit } from '@boxhub/agent/store/temp-state-dir.ts';
+import { tempStateDir } from '@boxhub/agent';
 import { startRig, type Rig, type RigBox } from './fixtures.ts';
 import { selfSignedCert, startDirectReceiver, type DirectMode, type TestDirectReceiver } from './direct-receiver.ts';
 
@@ -348,7 +348,7 @@ describe('the box keeps pages until they are acknowledged', () => {
   test('a box restarted while the receiver is down sends the same batches again, then scan.end', async () => {
     const rx = await receiver('http1');
     rx.answer = (req, res) => refuse(503)(req, res);
-    const stateDir = tempDirUntilExit('boxhub-box-');
+    const stateDir = tempStateDir();
     let again: RigBox | undefined;
     try {
       const box = await rig.box({ stateDir, direct: { retry: { giveUpMs: 60_000 } } });

@@ -5,13 +5,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { createSimulatedBox } from '@boxhub/agent';
+import { createSimulatedBox, tempStateDir } from '@boxhub/agent';
 import { type Boxhub, CallbackReceiver } from '@boxhub/sdk';
 import { eventually, startTestServer } from '@boxhub/server/testing/harness.ts';
 import { parseState } from '@boxhub/server/modules/devices/view.ts';
 import { startReceiver } from '@boxhub/server/testing/receiver.ts';
 import { startTcpProxy } from '@boxhub/server/testing/tcp-proxy.ts';
-import { tempDirUntilExit } from '@boxhub/agent/store/temp-state-dir.ts';
 import { rigSdk, startRig } from './fixtures.ts';
 
 const waitForFinish = (sdk: Boxhub, client_uuid: string, scan_uuid: string, timeoutMs = 15_000) =>
@@ -89,7 +88,7 @@ test('every server node stops while a box scans: after the restart each item and
 
 test('a box power-cycled mid-scan delivers the items it had made and reports the scan interrupted', async () => {
   const rig = await startRig();
-  const stateDir = tempDirUntilExit('boxhub-box-');
+  const stateDir = tempStateDir();
   try {
     const box = await rig.box({ stateDir, scanner: 'sim:?ppm=240' });
     await rig.load(box, 40);

@@ -15,7 +15,7 @@ export function tempStateDir(): string {
 }
 
 /** Makes a `<prefix>*` directory under the system's temporary directory that is removed when this
- *  process exits (the agent's tests use it for their fixtures' files too). */
+ *  process exits (the agent's and the e2e tests use it for their fixtures' files too). */
 export function tempDirUntilExit(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   if (made.size === 0) process.once('exit', removeAll);
