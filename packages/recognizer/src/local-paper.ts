@@ -39,6 +39,12 @@ function spreadOfDifference(a: Float32Array, b: Float32Array): number {
 const OFFSETS = [0.45, 0.7] as const;
 /** Share of the paper map's level by which the ring must depart from it somewhere to be used. */
 export const MIN_DEPARTURE = 0.04;
+/**
+ * A band's edge between a side's two offsets (`side`): the nearer one reads darker than the
+ * farther by `depth` of the paper at the median, and its readings' interquartile range is
+ * under `even` of it.
+ */
+export const OFFSET_EDGE = { depth: 0.08, even: 0.04 } as const;
 /** Half the printed outline's width. */
 const OUTLINE_HALF = 0.15;
 
@@ -69,15 +75,40 @@ function side(
   streaks: Uint8Array,
 ): Float32Array {
   const raw = new Float32Array(n);
+  const near = new Float32Array(n);
+  const apart: number[] = [];
   for (let i = 0; i < n; i++) {
     let m = NaN;
     for (const o of OFFSETS) {
       const [u, v] = at(i / (n - 1), o);
       const g = grey(img, h, cx, cy, u, v, streaks);
       if (!Number.isNaN(g)) m = Number.isNaN(m) ? g : Math.max(m, g);
+      if (o === OFFSETS[0]) near[i] = g;
+      else if (!Number.isNaN(g) && !Number.isNaN(near[i]!)) apart.push(g - near[i]!);
     }
     raw[i] = m;
   }
+  // The lightest of the two offsets keeps a mark's overflow off the ring, which is a few points.
+  // A band's edge running along the side between the offsets darkens the nearer one all along:
+  // the lightest is then the paper beside the band, not the paper at the area's edge, and the
+  // other sides' ends, which are in the band, disagree with it at the corners; the patch carried
+  // a paper lighter than the band into the area's part on it. On C's clean tuning card 4 500 000
+  // at 150 dpi a stripe along the feed 3 mm wide at 0.7-0.75 of the light so made an eraser's
+  // residue read filled (docs/cards.md, section 8, "Wide streaks and stripes along the feed").
+  // Where most of the side's nearer points are darker than the farther ones by a band's depth,
+  // and evenly (a band's edge along the side; a mark lying along it, as on the golden corpus's
+  // degraded scans, is uneven), the side is read on the nearer offset.
+  apart.sort((a, b) => a - b);
+  const even = Array.from(near)
+    .filter((g) => !Number.isNaN(g))
+    .sort((a, b) => a - b);
+  const paper = Math.max(...raw.filter((g) => !Number.isNaN(g)));
+  if (
+    apart.length > n / 2 &&
+    apart[apart.length >> 1]! > OFFSET_EDGE.depth * paper &&
+    even[Math.floor(even.length * 0.75)]! - even[Math.floor(even.length * 0.25)]! < OFFSET_EDGE.even * paper
+  )
+    for (let i = 0; i < n; i++) if (!Number.isNaN(near[i]!)) raw[i] = near[i]!;
   // The median of five neighbours: a stroke or speck up to two points wide goes, a band's
   // edge stays where it is.
   const out = new Float32Array(n);

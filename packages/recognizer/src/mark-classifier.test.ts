@@ -9,10 +9,10 @@ import {
   greyThroughPaper,
   judgeGreysThroughPaper,
   pageFills,
-  patchOnly,
+  notByItsMean,
   RIM,
   residueSplit,
-  rimPatchShare,
+  rimShare,
   type PageFills,
 } from './mark-classifier.ts';
 import { evidence, type MarkEvidence } from './mark-evidence.ts';
@@ -542,15 +542,37 @@ test('ink spreading: where most empty areas show a patch along their rim, a patc
   });
   // A spread page: 60 % of its quiet areas with a 1.2 mm² patch at 0.175 (the outline grown in).
   const spread = Array.from({ length: 40 }, (_, i) => (i % 5 < 3 ? quiet(1.2, 0.175) : quiet(0, 0)));
-  assert.ok(rimPatchShare(spread) >= RIM.rimPatchPage);
+  assert.ok(rimShare(spread) >= RIM.rimPatchPage);
   // A clean page: one such patch in 40.
   const clean = Array.from({ length: 40 }, (_, i) => (i === 0 ? quiet(1.2, 0.175) : quiet(0, 0)));
-  assert.ok(rimPatchShare(clean) < RIM.rimPatchPage);
+  assert.ok(rimShare(clean) < RIM.rimPatchPage);
   // The empty area the spread page's patch would have called filled: told only by its patch.
   const rimFill = quiet(1.8, 0.176);
   assert.equal(classify(rimFill, page200).state, 'filled');
-  assert.equal(patchOnly(rimFill), true);
-  assert.equal(patchOnly({ ...rimFill, stroke: 6.7, solid: 0.6 }), false);
+  assert.equal(notByItsMean(rimFill), true);
+  assert.equal(notByItsMean({ ...rimFill, stroke: 6.7, solid: 0.6 }), false);
+});
+
+test('ink spreading at 150 dpi: where most empty areas show a short arc of the grown outline, a stroke alone tells no fill', () => {
+  // As on C's tuning card 4 507 505 (sheet 1 back, heavy ink spreading, 150 dpi): of 119 quiet
+  // areas, 87 % measured a "stroke" of 1.1-3.6 mm on the sampled ellipse's edge and no patch, so
+  // the share of patches was 0 and the page was not known as spread; 17 empty areas read filled.
+  const arc = (stroke: number): MarkEvidence => ({
+    solid: 0.002,
+    peak: 0.025,
+    stroke,
+    cover: 0,
+    blob: 0,
+    blobContrast: 0,
+  });
+  const page = Array.from({ length: 40 }, (_, i) => (i % 8 < 7 ? arc(1.1 + (i % 7) * 0.35) : arc(0)));
+  assert.ok(rimShare(page) >= RIM.rimPatchPage, `share ${rimShare(page)}`);
+  const filledByArc = arc(2.6);
+  assert.equal(classify(filledByArc, page200).state, 'filled', 'alone, the arc reads as a stroke');
+  assert.equal(notByItsMean(filledByArc), true);
+  // A page with a pen hand's ticks on a tenth of its areas is no such page.
+  const ticks = Array.from({ length: 40 }, (_, i) => (i % 10 === 0 ? arc(5) : arc(0)));
+  assert.ok(rimShare(ticks) < RIM.rimPatchPage);
 });
 
 test("where the other side shows through strongly, a dark hand's residue darkened by the print behind it is no fill", () => {

@@ -427,21 +427,28 @@ export function splitOf(vals: readonly number[]): ResidueSplit | null {
 
 /**
  * Ink spreading into the paper (a printer's or copier's toner running) grows every printed
- * outline into its area: empty areas then show a patch along their rim as dark as a small light
- * mark. `rimPatchShare` is the share of a page's quiet areas (a mean under `rimQuietSolid`, no
- * stroke) with a patch of `emptyBlob` mm² at least `rimPatchContrast` darker than their paper;
- * from `rimPatchPage` (and `rimQuietMin` quiet areas) a fill told only by a patch is uncertain
- * on that page. On generator C's 200-dpi tuning pages: heavy ink spreading 0.59-0.60 (one empty
- * area read filled by its 1.8 mm² patch at 0.176), heavy bleed-through up to 0.12, every other
- * class up to 0.008.
+ * outline into its area: empty areas then show, along their rim, a patch as dark as a small light
+ * mark or, at 150 dpi, where the grown outline is a thin arc on the sampled ellipse's edge, a
+ * "stroke" of 1-3.6 mm. `rimShare` is the share of a page's quiet areas (a mean under
+ * `rimQuietSolid`) with a stroke (`emptyStroke`) or a patch of `emptyBlob` mm² at least
+ * `rimPatchContrast` darker than their paper; from `rimPatchPage` (and `rimQuietMin` quiet
+ * areas) a fill not told by its mean is uncertain on that page. On generator C's tuning pages:
+ * heavy ink spreading 0.15-0.87 at 150 dpi and 0.2-0.86 at 200 dpi; every other class up to
+ * 0.095 (heavy toner) at 150 dpi and 0.15 (heavy bleed-through) at 200. Before strokes counted,
+ * the share of one such page at 150 dpi was 0 and 17 of its empty areas read filled by their
+ * arc (docs/cards.md, section 8, "Ink spreading at 150 dpi"); at 200 dpi one empty area read
+ * filled by its 1.8 mm² patch at 0.176 before patches did.
  */
 export const RIM = { rimQuietSolid: 0.03, rimPatchContrast: 0.15, rimPatchPage: 0.25, rimQuietMin: 10 } as const;
 
-/** The share of a page's quiet areas with a patch on them (`RIM`), or 0 with too few quiet areas. */
-export function rimPatchShare(ev: readonly MarkEvidence[]): number {
-  const quiet = ev.filter((e) => e.solid < RIM.rimQuietSolid && e.stroke < THRESHOLDS.emptyStroke);
+/** The share of a page's quiet areas with a stroke or a patch on them (`RIM`), or 0 with too few quiet areas. */
+export function rimShare(ev: readonly MarkEvidence[]): number {
+  const quiet = ev.filter((e) => e.solid < RIM.rimQuietSolid);
   if (quiet.length < RIM.rimQuietMin) return 0;
-  const rim = quiet.filter((e) => e.blob >= THRESHOLDS.emptyBlob && e.blobContrast >= RIM.rimPatchContrast);
+  const rim = quiet.filter(
+    (e) =>
+      e.stroke >= THRESHOLDS.emptyStroke || (e.blob >= THRESHOLDS.emptyBlob && e.blobContrast >= RIM.rimPatchContrast),
+  );
   return rim.length / quiet.length;
 }
 
@@ -485,9 +492,9 @@ export function judgeGreysThroughPaper(
   });
 }
 
-/** Whether a fill is told only by a patch (no stroke of a mark's length, a mean under the filled one). */
-export function patchOnly(e: MarkEvidence): boolean {
-  return e.stroke < THRESHOLDS.filledStroke && e.solid < THRESHOLDS.filledSolid;
+/** Whether a fill is told by something other than its mean (a stroke or a patch: on a page whose outlines have grown into its areas, `RIM`, the grown outline makes either). */
+export function notByItsMean(e: MarkEvidence): boolean {
+  return e.solid < THRESHOLDS.filledSolid;
 }
 
 function ramp(v: number, lo: number, hi: number): number {

@@ -225,6 +225,43 @@ test('two ADF streaks one pixel apart (two pixels and five wide) are both left o
   assert.equal(s.mask[815], 0);
 });
 
+test('an ADF streak 13 pixels wide at half the light is left out whole, its edges too', () => {
+  // Found before only in its middle (its edge columns' references lay inside it): the edges left
+  // in drew two lines through every area of the column (docs/cards.md, section 8, "Wide streaks
+  // and stripes along the feed").
+  const img = page(230, (x) => {
+    const c = Math.floor(x * PXMM);
+    return c >= 800 && c <= 812 ? 115 : undefined;
+  });
+  const s = findStreaks(img);
+  for (let x = 800; x <= 812; x++) assert.equal(s.mask[x], 1, `column ${x}`);
+  assert.equal(s.mask[795], 0);
+  assert.equal(s.mask[818], 0);
+  assert.ok(Math.abs(s.gain[806]! - 0.5) < 0.02, `gain ${s.gain[806]}`);
+});
+
+test("a stripe along the feed whose edge lies between the two offsets of an area's ring: that side is read on the nearer one, and the area's part on the stripe is paper", () => {
+  // The area's left ring is read 0.45 and 0.7 mm outside its outline (x = 95.9 and 95.65 mm); a
+  // stripe 30 % darker from x = 95.8 to 98.5 mm covers the nearer offset and the area's left part.
+  // The lightest of the two was the paper beside the stripe, the top and bottom sides' ends were
+  // in it, and the patch carried a paper between the two into the area: its part on the stripe
+  // measured as a patch (C's clean tuning card 4 500 000 at 150 dpi, an eraser's residue read filled).
+  const img = page(230, (x, y) => {
+    const q = ((x - 100) / 3.5) ** 2 + ((y - 100) / 2.2) ** 2;
+    return (Math.abs(Math.sqrt(q) - 1) * 2.8 < 0.15 ? 64 : 230) * (x >= 95.8 && x < 98.5 ? 0.7 : 1);
+  });
+  const h = identity();
+  const local = localPaper(img, h, 100, 100, 7, 4.4, PXMM, noStreaks, (g) => g, 230);
+  assert.ok(local, 'the ring is read');
+  assert.ok(Math.abs(local(-2.5, 0) - 161) < 8, `paper on the stripe ${local(-2.5, 0)}`);
+  assert.ok(Math.abs(local(2, 0) - 230) < 8, `paper beside it ${local(2, 0)}`);
+  const paper = buildPaperMap(shrink(img, 4), 4, 16);
+  const plain = sampleArea(img, h, paper, 20, noStreaks, 100, 100, 7, 4.4, PXMM);
+  const lv = { ...pageLevels(Array(8).fill({ ...plain, mean: 0, sd: 0.01, outline: 0.7 }), PXMM), baseline: 0 };
+  const judged = evidence(sampleArea(img, h, paper, 20, noStreaks, 100, 100, 7, 4.4, PXMM, local), lv);
+  assert.ok(Math.abs(judged.solid) < 0.02 && judged.blob < THRESHOLDS.emptyBlob, JSON.stringify(judged));
+});
+
 test('a blank back under a cast shadow is blank; a page with print on it under the same shadow is not', () => {
   const shade = (x: number, y: number) => (x + 0.4 * y < 120 ? 110 : 235);
   assert.equal(isBlank(shrink(page(235, shade), 4)), true);

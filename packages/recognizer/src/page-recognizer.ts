@@ -25,9 +25,9 @@ import {
   classifyAreas,
   fillsOf,
   judgeGreysThroughPaper,
-  patchOnly,
+  notByItsMean,
   RIM,
-  rimPatchShare,
+  rimShare,
   splitGreys,
   splitOf,
   THRESHOLDS,
@@ -365,11 +365,12 @@ export async function recognizeGrey(
     if (diagnostics) diagnostics.speckImage = speckImage;
     judgeSpecks(d, areaEvidence, seen.samples, quality, levels, speckImage);
     note?.('specks');
-    // Where the print's outlines have grown into most empty areas (ink spreading), a patch is
-    // what every area shows: a fill told only by one is uncertain (mark-classifier.ts, RIM).
-    if (rimPatchShare(areaEvidence) >= RIM.rimPatchPage)
+    // Where the print's outlines have grown into most empty areas (ink spreading), a patch or a
+    // short arc is what every area shows: a fill not told by its mean is uncertain
+    // (mark-classifier.ts, RIM).
+    if (rimShare(areaEvidence) >= RIM.rimPatchPage)
       d.forEach((x, i) => {
-        if (x.state === 'filled' && patchOnly(areaEvidence[i]!)) x.state = 'uncertain';
+        if (x.state === 'filled' && notByItsMean(areaEvidence[i]!)) x.state = 'uncertain';
       });
     note?.('rim');
     // What a streak hid is no proof of paper: an area with ink under one is not empty (looked

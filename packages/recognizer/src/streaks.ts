@@ -55,6 +55,7 @@ export function findStreaks(img: GreyImage): Streaks {
     if (run >= 4) for (let k = x - run; k < x; k++) mask[k] = 1;
     run = 0;
   }
+  extendToEdges(mask, sums);
   const gain = new Float32Array(W).fill(1);
   if (rows === 0) return { mask: new Uint8Array(W), gain };
   // JPEG smears a one-pixel line into its neighbours, a little too faint to be found but dark
@@ -75,4 +76,38 @@ export function findStreaks(img: GreyImage): Streaks {
     gain[x] = ref > 0 ? Math.min(1, Math.max(0.2, sums[x]! / ref)) : 1;
   }
   return { mask: wide, gain };
+}
+
+/**
+ * A streak 12-15 pixels wide is found only in its middle: its edge columns have their
+ * reference columns inside it. Left in the samples, those edges are lines through every area
+ * they cross: on C's clean tuning cards at 150 dpi a streak 13 pixels wide at half the light
+ * read 54 empty areas filled (docs/cards.md, section 8, "Wide streaks"). Each found run is
+ * grown outwards while the next column is 5 % darker than the lightest of the six beyond it:
+ * over a streak's sharp edge, not along the gradual change of printed content; at most the
+ * run's own width plus two columns on each side.
+ */
+function extendToEdges(mask: Uint8Array, sums: Uint32Array): void {
+  const W = mask.length;
+  const lightest = (from: number, step: -1 | 1) => {
+    let m = 0;
+    for (let k = 1; k <= 6; k++) {
+      const x = from + k * step;
+      if (x >= 0 && x < W) m = Math.max(m, sums[x]!);
+    }
+    return m;
+  };
+  const runs: Array<[number, number]> = [];
+  for (let x = 0; x < W; x++) {
+    if (!mask[x]) continue;
+    let b = x;
+    while (b + 1 < W && mask[b + 1]) b++;
+    runs.push([x, b]);
+    x = b;
+  }
+  for (const [a, b] of runs) {
+    const cap = b - a + 3;
+    for (let x = a - 1; x >= 0 && a - x <= cap && sums[x]! < 0.95 * lightest(x, -1); x--) mask[x] = 1;
+    for (let x = b + 1; x < W && x - b <= cap && sums[x]! < 0.95 * lightest(x, 1); x++) mask[x] = 1;
+  }
 }
