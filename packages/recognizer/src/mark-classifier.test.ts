@@ -6,6 +6,7 @@ import { INNER, strokeRadius, type AreaSample } from './area-sampler.ts';
 import {
   classify,
   classifyAreas,
+  fillsOf,
   greyThroughPaper,
   judgeGreysThroughPaper,
   pageFills,
@@ -620,4 +621,17 @@ test('where the other side shows through strongly, its print behind an area is n
   // The hand's own fills stay filled (its faintest on such pages measured 0.43 of the show-through).
   assert.ok(on.slice(0, 10).every((d) => d.state === 'filled'));
   assert.equal(greyThroughPaper(fill(0.169), fills, 0.39), false);
+});
+
+test("a side whose upper quarter of uniform marks is a pen's or a dark pencil's is no light hand, even with a light median", () => {
+  // C's scratch card 6 102 010 at 300 dpi (light bands along the feed), sheet 2 front: a mixed
+  // student's four faint pencil fills, a half fill, a pencil and a pen fill. Taken for a light
+  // hand (median 0.17, fills from 0.55 of it), its eraser's residue of 0.096 read filled.
+  const fills = fillsOf([0.141, 0.153, 0.153, 0.172, 0.517, 0.528, 0.857]);
+  assert.equal(fills.hand, 'mixed', JSON.stringify(fills));
+  const residue: MarkEvidence = { solid: 0.096, peak: 0.115, stroke: 0, cover: 1, blob: 0, blobContrast: 0 };
+  assert.notEqual(classify(residue, page200, fills).state, 'filled');
+  assert.equal(classify(residue, page200, { hand: 'light', level: 0.172 }).state, 'filled', 'as a light hand it was');
+  // A light hand whose half fill or two run darker is still one.
+  assert.equal(fillsOf([0.15, 0.17, 0.19, 0.2, 0.22, 0.25, 0.45]).hand, 'light');
 });
