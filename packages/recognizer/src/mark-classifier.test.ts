@@ -632,6 +632,8 @@ test("a side whose upper quarter of uniform marks is a pen's or a dark pencil's 
   const residue: MarkEvidence = { solid: 0.096, peak: 0.115, stroke: 0, cover: 1, blob: 0, blobContrast: 0 };
   assert.notEqual(classify(residue, page200, fills).state, 'filled');
   assert.equal(classify(residue, page200, { hand: 'light', level: 0.172 }).state, 'filled', 'as a light hand it was');
-  // A light hand whose half fill or two run darker is still one.
+  // A light hand whose half fill or two run darker is still one, and so is one whose fills
+  // measure up to 0.42 (A's and B's light hands draw up to 0.3; grain and scan add).
   assert.equal(fillsOf([0.15, 0.17, 0.19, 0.2, 0.22, 0.25, 0.45]).hand, 'light');
+  assert.equal(fillsOf([0.2, 0.22, 0.25, 0.28, 0.3, 0.36, 0.4, 0.42]).hand, 'light');
 });

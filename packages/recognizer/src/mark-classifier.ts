@@ -58,6 +58,8 @@ export const THRESHOLDS = {
    */
   lightFloor: 0.11,
   lightHand: 0.32,
+  /** …and the upper quarter of them under this: a quarter of a pen's or dark pencil's fills (0.45 and darker) is no light hand. */
+  lightUpper: 0.45,
   lightFactor: 0.55,
   lightMin: 0.09,
   lightEmpty: 0.6,
@@ -194,12 +196,12 @@ export function fillsOf(marks: readonly number[]): PageFills {
   if (marks.length < T.minFills) return { hand: 'unknown', level: 0 };
   const median = quantile(marks, 0.5);
   // A light hand fills lightly: not a page whose upper quarter of uniform marks is a pen's or a
-  // dark pencil's. On C's scratch card 6 102 010 at 300 dpi (light bands along the feed) a mixed
-  // student's side of four faint pencil fills (0.14-0.17), a half fill, a pencil and a pen fill
-  // (0.52-0.86) had its median at 0.17 and, taken for a light hand, read an eraser's residue of
-  // 0.096 filled, over 0.55 of that median (docs/cards.md, section 8, "Generator C, fourteenth
-  // round").
-  if (median < T.lightHand && quantile(marks, 0.75) < T.lightHand) return { hand: 'light', level: median };
+  // dark pencil's (`lightUpper`). On C's scratch card 6 102 010 at 300 dpi (light bands along
+  // the feed) a mixed student's side of four faint pencil fills (0.14-0.17), a half fill, a
+  // pencil and a pen fill (0.52-0.86) had its median at 0.17 and, taken for a light hand, read an
+  // eraser's residue of 0.096 filled, over 0.55 of that median (docs/cards.md, section 8,
+  // "Generator C, fourteenth round").
+  if (median < T.lightHand && quantile(marks, 0.75) < T.lightUpper) return { hand: 'light', level: median };
   const cluster = marks.filter((v) => v >= 0.5 * median);
   const outliers =
     cluster.length === 0
