@@ -3,8 +3,8 @@
 // sensor) from 0.3 to 8 mm wide and from 0.5 to 0.88 of the light, laid over C's tuning cards
 // (`tune.ts` renders them into .tmp/degrade-cache/ first) at six places across the page, each side
 // read alone. C's own streaks are at most five pixels wide and its bands along the feed at most
-// 20 % deep; this sweep is what found the silent errors of docs/cards.md, section 8, "Wide
-// streaks and stripes along the feed". Never on the evaluation's cards.
+// 20 % deep; this sweep is what found the silent errors of docs/cards.md, section 8, "Generator
+// C, fourteenth round". Never on the evaluation's cards.
 //   npx tsx bench/recognizer/degrade/stripe-sweep.ts <dpi> [cards] [--offset=N] [--widths=mm,..] [--gains=g,..]
 import { existsSync, readFileSync } from 'node:fs';
 import { decodeGrey } from '../../../packages/recognizer/src/grey-image.ts';

@@ -94,7 +94,7 @@ function side(
   // other sides' ends, which are in the band, disagree with it at the corners; the patch carried
   // a paper lighter than the band into the area's part on it. On C's clean tuning card 4 500 000
   // at 150 dpi a stripe along the feed 3 mm wide at 0.7-0.75 of the light so made an eraser's
-  // residue read filled (docs/cards.md, section 8, "Wide streaks and stripes along the feed").
+  // residue read filled (docs/cards.md, section 8, "Generator C, fourteenth round").
   // Where most of the side's nearer points are darker than the farther ones by a band's depth,
   // and evenly (a band's edge along the side; a mark lying along it, as on the golden corpus's
   // degraded scans, is uneven), the side is read on the nearer offset.

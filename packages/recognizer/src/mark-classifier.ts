@@ -444,7 +444,7 @@ export function splitOf(vals: readonly number[]): ResidueSplit | null {
  * heavy ink spreading 0.15-0.87 at 150 dpi and 0.2-0.86 at 200 dpi; every other class up to
  * 0.095 (heavy toner) at 150 dpi and 0.15 (heavy bleed-through) at 200. Before strokes counted,
  * the share of one such page at 150 dpi was 0 and 17 of its empty areas read filled by their
- * arc (docs/cards.md, section 8, "Ink spreading at 150 dpi"); at 200 dpi one empty area read
+ * arc (docs/cards.md, section 8, "Generator C, fourteenth round"); at 200 dpi one empty area read
  * filled by its 1.8 mm² patch at 0.176 before patches did.
  */
 export const RIM = { rimQuietSolid: 0.03, rimPatchContrast: 0.15, rimPatchPage: 0.25, rimQuietMin: 10 } as const;

@@ -227,8 +227,8 @@ test('two ADF streaks one pixel apart (two pixels and five wide) are both left o
 
 test('an ADF streak 13 pixels wide at half the light is left out whole, its edges too', () => {
   // Found before only in its middle (its edge columns' references lay inside it): the edges left
-  // in drew two lines through every area of the column (docs/cards.md, section 8, "Wide streaks
-  // and stripes along the feed").
+  // in drew two lines through every area of the column (docs/cards.md, section 8, "Generator C,
+  // fourteenth round").
   const img = page(230, (x) => {
     const c = Math.floor(x * PXMM);
     return c >= 800 && c <= 812 ? 115 : undefined;

@@ -82,7 +82,7 @@ export function findStreaks(img: GreyImage): Streaks {
  * A streak 12-15 pixels wide is found only in its middle: its edge columns have their
  * reference columns inside it. Left in the samples, those edges are lines through every area
  * they cross: on C's clean tuning cards at 150 dpi a streak 13 pixels wide at half the light
- * read 54 empty areas filled (docs/cards.md, section 8, "Wide streaks"). Each found run is
+ * read 54 empty areas filled (docs/cards.md, section 8, "Generator C, fourteenth round"). Each found run is
  * grown outwards while the next column is 5 % darker than the lightest of the six beyond it:
  * over a streak's sharp edge, not along the gradual change of printed content; at most the
  * run's own width plus two columns on each side.
