@@ -83,15 +83,17 @@ export function findStreaks(img: GreyImage): Streaks {
  * reference columns inside it. Left in the samples, those edges are lines through every area
  * they cross: on C's clean tuning cards at 150 dpi a streak 13 pixels wide at half the light
  * read 54 empty areas filled (docs/cards.md, section 8, "Generator C, fourteenth round"). Each found run is
- * grown outwards while the next column is 5 % darker than the lightest of the six beyond it:
- * over a streak's sharp edge, not along the gradual change of printed content; at most the
- * run's own width plus two columns on each side.
+ * grown outwards while the next column is darker than `darker` of the lightest of the `beyond`
+ * columns past it: over a streak's sharp edge, not along the gradual change of printed content;
+ * at most the run's own width plus `extra` columns on each side.
  */
+const EDGE_GROWTH = { darker: 0.95, beyond: 6, extra: 2 } as const;
+
 function extendToEdges(mask: Uint8Array, sums: Uint32Array): void {
   const W = mask.length;
   const lightest = (from: number, step: -1 | 1) => {
     let m = 0;
-    for (let k = 1; k <= 6; k++) {
+    for (let k = 1; k <= EDGE_GROWTH.beyond; k++) {
       const x = from + k * step;
       if (x >= 0 && x < W) m = Math.max(m, sums[x]!);
     }
@@ -106,8 +108,9 @@ function extendToEdges(mask: Uint8Array, sums: Uint32Array): void {
     x = b;
   }
   for (const [a, b] of runs) {
-    const cap = b - a + 3;
-    for (let x = a - 1; x >= 0 && a - x <= cap && sums[x]! < 0.95 * lightest(x, -1); x--) mask[x] = 1;
-    for (let x = b + 1; x < W && x - b <= cap && sums[x]! < 0.95 * lightest(x, 1); x++) mask[x] = 1;
+    const cap = b - a + 1 + EDGE_GROWTH.extra;
+    const edge = (x: number, step: -1 | 1) => sums[x]! < EDGE_GROWTH.darker * lightest(x, step);
+    for (let x = a - 1; x >= 0 && a - x <= cap && edge(x, -1); x--) mask[x] = 1;
+    for (let x = b + 1; x < W && x - b <= cap && edge(x, 1); x++) mask[x] = 1;
   }
 }
