@@ -82,10 +82,10 @@ export function findStreaks(img: GreyImage): Streaks {
  * A streak 12-15 pixels wide is found only in its middle: its edge columns have their
  * reference columns inside it. Left in the samples, those edges are lines through every area
  * they cross: on C's clean tuning cards at 150 dpi a streak 13 pixels wide at half the light
- * read 54 empty areas filled (docs/cards.md, section 8, "Generator C, fourteenth round"). Each found run is
- * grown outwards while the next column is darker than `darker` of the lightest of the `beyond`
- * columns past it: over a streak's sharp edge, not along the gradual change of printed content;
- * at most the run's own width plus `extra` columns on each side.
+ * read 54 empty areas filled (docs/cards.md, section 8, "Generator C, fourteenth round"). Each
+ * found run is grown outwards while the next column is darker than `darker` of the lightest of
+ * the `beyond` columns past it: over a streak's sharp edge, not along the gradual change of
+ * printed content; at most the run's own width plus `extra` columns on each side.
  */
 const EDGE_GROWTH = { darker: 0.95, beyond: 6, extra: 2 } as const;
 
@@ -107,9 +107,9 @@ function extendToEdges(mask: Uint8Array, sums: Uint32Array): void {
     runs.push([x, b]);
     x = b;
   }
+  const edge = (x: number, step: -1 | 1) => sums[x]! < EDGE_GROWTH.darker * lightest(x, step);
   for (const [a, b] of runs) {
     const cap = b - a + 1 + EDGE_GROWTH.extra;
-    const edge = (x: number, step: -1 | 1) => sums[x]! < EDGE_GROWTH.darker * lightest(x, step);
     for (let x = a - 1; x >= 0 && a - x <= cap && edge(x, -1); x--) mask[x] = 1;
     for (let x = b + 1; x < W && x - b <= cap && edge(x, 1); x++) mask[x] = 1;
   }
