@@ -637,3 +637,26 @@ test("a side whose upper quarter of uniform marks is a pen's or a dark pencil's 
   assert.equal(fillsOf([0.15, 0.17, 0.19, 0.2, 0.22, 0.25, 0.45]).hand, 'light');
   assert.equal(fillsOf([0.2, 0.22, 0.25, 0.28, 0.3, 0.36, 0.4, 0.42]).hand, 'light');
 });
+
+test("on a page of low contrast a mixed side's faint fill is not read empty, by the empty threshold or by the gap", () => {
+  // C's scratch card 6 109 500 at 300 dpi (heavy low contrast, 75 grey levels from paper to
+  // print), sheet 3 front: a mixed student's side whose uniform greys are all faint pencil fills,
+  // 0.103 and 0.106 below the gap that the page's greys leave at 0.106|0.134.
+  const dark = [0.9, 0.85, 0.8, 0.6, 0.55, 0.5, 0.45, 0.25, 0.22].map((d) => grey(d));
+  const page = [...dark, ...[0.103, 0.106, 0.134, 0.136, 0.15, 0.158, 0.191].map((d) => grey(d)), grey(0.02), grey(0)];
+  const fills = pageFills(page);
+  assert.equal(fills.hand, 'mixed', JSON.stringify(fills));
+  const split = residueSplit(page, fills);
+  assert.ok(split && split.below === 0.106 && split.above === 0.134, JSON.stringify(split));
+  const low: PageLevels = { ...page200, pxmm: 11.81, contrast: 75 };
+  const full: PageLevels = { ...page200, pxmm: 11.81, contrast: 210 };
+  assert.equal(classify(grey(0.106), full, fills, split).state, 'empty', 'at full contrast the gap decides');
+  assert.equal(classify(grey(0.106), low, fills, split).state, 'uncertain');
+  // Card 6 109 518, sheet 3 front (82 levels): a faint fill of 0.098, under the empty threshold.
+  assert.equal(classify(grey(0.098), full, fills).state, 'empty');
+  assert.equal(classify(grey(0.098), { ...low, contrast: 82 }, fills).state, 'uncertain');
+  // Well below the lightest faint fill a grey is still an erasure's, and a light hand's page is
+  // judged against its own fills as before.
+  assert.equal(classify(grey(0.06), low, fills, split).state, 'empty');
+  assert.equal(classify(grey(0.098), low, { hand: 'light', level: 0.3 }).state, 'empty');
+});

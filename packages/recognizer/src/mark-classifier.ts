@@ -166,6 +166,19 @@ export const THRESHOLDS = {
   splitRunStep: 0.3,
   splitWideEmptyMax: 0.125,
   splitWideFilledMin: 0.125,
+  /**
+   * A page of low contrast: under `lowContrast` grey levels from paper to print, a faint pencil
+   * fill measures as light as an eraser's residue. On generator C's scratch pages of heavy low
+   * contrast at 300 dpi (75-82 levels) mixed students' faint fills measured 0.098-0.106 and were
+   * read empty, under the empty threshold or below the page's gap; at full contrast none measured
+   * under 0.111, and on pages of 100-150 levels none under 0.12. There a uniform grey on a side
+   * of mixed instruments (or too few fills to know its hand) is empty only below
+   * `lowContrastEmpty`, a fifth under the lightest faint fill seen: above it, by the empty
+   * threshold or by the gap, it is uncertain (docs/cards.md, section 8, "Generator C, fifteenth
+   * round"). Shadows and the bad photocopy reach under 150 levels too (down to 78 and 130).
+   */
+  lowContrast: 150,
+  lowContrastEmpty: 0.08,
 } as const;
 
 /** How this student fills, from the page's uniform marks (fills, not strokes). */
@@ -293,7 +306,15 @@ export function classify(
   // count as a trace only from `lightBlobContrast`.
   const lightFrom =
     hand === 'light' ? Math.max(Math.min(emptySolid + 0.01, T.lightMin), T.lightFactor * fills!.level) : Infinity;
-  const emptyBelow = hand === 'light' ? Math.min(emptySolid, T.lightEmpty * fills!.level) : emptySolid;
+  // A mixed or unknown hand's faint fill on a page of low contrast measures as an erasure does
+  // (`lowContrast`): empty only well below it.
+  const faded = (hand === 'mixed' || hand === 'unknown') && (lv.contrast ?? Infinity) < T.lowContrast;
+  const emptyBelow =
+    hand === 'light'
+      ? Math.min(emptySolid, T.lightEmpty * fills!.level)
+      : faded
+        ? Math.min(emptySolid, T.lowContrastEmpty)
+        : emptySolid;
   if (behindPrint && !trace && ev.solid >= lightFrom + T.behindPrintAllowance) return { state: 'filled', score: 1 };
   if (behindPrint && ev.solid < T.residueMax)
     return !keep && ev.cover < T.emptyCover && ev.solid < emptyBelow ? { state: 'empty', score: 0 } : uncertain;
@@ -323,7 +344,12 @@ export function classify(
     return { state: 'filled', score: 1 };
   if (!keep && ev.cover < T.emptyCover && ev.solid < emptyBelow) return { state: 'empty', score: 0 };
   if (split && hand === 'mixed' && !lowRes && !trace) {
-    if (!keep && ev.solid <= split.below && ev.solid <= (split.belowRun ? T.splitWideEmptyMax : T.splitEmptyMax))
+    if (
+      !keep &&
+      !faded &&
+      ev.solid <= split.below &&
+      ev.solid <= (split.belowRun ? T.splitWideEmptyMax : T.splitEmptyMax)
+    )
       return { state: 'empty', score: 0 };
     if (
       ev.solid >= split.above &&

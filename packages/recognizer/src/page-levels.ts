@@ -15,6 +15,12 @@ export interface PageLevels {
   line: number;
   /** Scan resolution, pixels per millimetre. */
   pxmm: number;
+  /**
+   * Grey levels from the paper to the print (page-quality.ts, `contrast`), where the page's
+   * condition was measured: a faint fill measures lighter on a page of low contrast
+   * (mark-classifier.ts, `lowContrast`).
+   */
+  contrast?: number;
 }
 
 /** The q-quantile of sorted values (nearest rank below). */

@@ -269,8 +269,12 @@ export async function recognizeGrey(
   });
   // The page's own levels, from its areas (most of them empty) and, apart, its student-number
   // cells (another size, and mostly empty too).
-  const levels = pageLevels(areaSamples.length >= 8 ? areaSamples : [...areaSamples, ...cellSamples], pxmm);
-  const cellLevels = cellSamples.length >= 8 ? pageLevels(cellSamples, pxmm) : levels;
+  const levels = {
+    ...pageLevels(areaSamples.length >= 8 ? areaSamples : [...areaSamples, ...cellSamples], pxmm),
+    contrast: quality.contrast,
+  };
+  const cellLevels =
+    cellSamples.length >= 8 ? { ...pageLevels(cellSamples, pxmm), contrast: quality.contrast } : levels;
   const misplaced = areaSamples.length >= 8 ? misregistration(levels) : null;
   if (misplaced) {
     if (diagnostics) Object.assign(diagnostics, { levels });
