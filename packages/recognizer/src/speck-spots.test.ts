@@ -175,7 +175,10 @@ test("a spot on the ellipse's edge is a dot only from twice the margins' largest
  * at (15, 15) mm, 0.3 mm wide, grey 30) and `ink(u, v)` (mm from the area's centre: the grey
  * there, or null), sampled as the recognizer samples it (sampleArea).
  */
-function scanned(ink: (u: number, v: number) => number | null): { sample: AreaSample; page: SpeckImage } {
+function scanned(
+  ink: (u: number, v: number) => number | null,
+  local?: (u: number, v: number) => number,
+): { sample: AreaSample; page: SpeckImage } {
   const n = Math.round(30 * PXMM);
   const data = new Uint8Array(n * n).fill(235);
   for (let y = 0; y < n; y++)
@@ -200,7 +203,7 @@ function scanned(ink: (u: number, v: number) => number | null): { sample: AreaSa
     corners.map((c) => ({ x: (c.x * n) / 30, y: (c.y * n) / 30 })),
   )!;
   const streaks = new Uint8Array(n);
-  const sample = sampleArea(img, h, { level: () => 235 }, 20, streaks, 15, 15, W, H, PXMM);
+  const sample = sampleArea(img, h, { level: () => 235 }, 20, streaks, 15, 15, W, H, PXMM, local);
   return { sample, page: { img, black: 20, pxmm: PXMM, streaks } };
 }
 
@@ -267,4 +270,29 @@ test('on a speckled page two specks side by side make no stroke: a fill told by 
   assert.equal(decide({ ...speckled, speckSize: 0.5 }), 'filled');
   // Unbounded margin specks tell no size: the usual limit.
   assert.equal(shortOnSpecks({ speckSize: Number.POSITIVE_INFINITY }), THRESHOLDS.shortStroke);
+});
+
+test('a patch whose darkest spot ends in the image as a speck does is no half fill: a ring darkened by a speck lightens part of the area, and the bare rest joins the patch', () => {
+  // C's scratch card 6 105 513 at 300 dpi (heavy toner): another speck on the ring made the
+  // paper carried inside 25 levels too dark over the area's upper part, which read lighter than
+  // the rest; the bare rest and a speck 1.2 mm across in it measured one patch over 6 mm².
+  const spoilt = (_u: number, v: number) => (v < -0.2 ? 210 : 235);
+  const speck = scanned(disc(0.8, 0.7, 0.6, 40), spoilt);
+  const ev = [evidence(speck.sample, lv)];
+  assert.ok(ev[0]!.blob >= SPECK.patchBeyond, JSON.stringify(ev[0]));
+  const d = () => ev.map((e) => classify(e, lv, pageFills(ev)));
+  const without = d();
+  assert.equal(without[0]!.state, 'filled', 'by the patch');
+  judgeSpecks(without, ev, [speck.sample], speckled, lv);
+  assert.equal(without[0]!.state, 'filled', 'without the image, a patch that large keeps its fill');
+  const followed = d();
+  judgeSpecks(followed, ev, [speck.sample], speckled, lv, speck.page);
+  assert.equal(followed[0]!.state, 'uncertain', 'followed in the image, it is a speck');
+  // A half fill of pencil on the same ring runs on in the image: it keeps its fill.
+  const half = scanned((u, v) => (((u + 1.3) / 1.8) ** 2 + (v / 1.6) ** 2 <= 1 ? 175 : null), spoilt);
+  const hev = [evidence(half.sample, lv)];
+  const hd = hev.map((e) => classify(e, lv, pageFills(hev)));
+  assert.equal(hd[0]!.state, 'filled');
+  judgeSpecks(hd, hev, [half.sample], speckled, lv, half.page);
+  assert.equal(hd[0]!.state, 'filled');
 });

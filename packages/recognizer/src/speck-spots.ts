@@ -218,9 +218,21 @@ export function shortOnSpecks(q: Pick<PageQuality, 'speckSize'>): number {
  * Whether a fill's patch is far larger than any speck (`SPECK.patchBeyond`): on a page cautious
  * for its specks alone (not for the other side showing through, whose fills make patches that
  * large), such a fill is not made uncertain. A half fill measured 8-10 mm² on C's tuning pages.
+ * The patch is measured on the area's samples against its paper, and a ring of paper that a
+ * speck on it darkened makes part of the area read lighter than the rest: the rest, bare paper,
+ * then joins the speck's patch. So the patch's darkest spot is also followed in the image
+ * (`grownInImage`): where it ends there as a speck does (`SPECK.maxArea`), the patch is no
+ * proof. On C's scratch card 6 105 513 at 300 dpi (heavy toner) a speck of 1.28 mm² wholly
+ * inside an empty area, with another speck on its ring, measured a patch of 10.6 mm² at 0.184
+ * and read filled (docs/cards.md, section 8, "Generator C, fifteenth round"). A half fill runs
+ * on in the image past the reach of a speck.
  */
-export function beyondSpecks(e: MarkEvidence): boolean {
-  return e.blob >= SPECK.patchBeyond;
+export function beyondSpecks(e: MarkEvidence, s: AreaSample, lv: PageLevels, page?: SpeckImage): boolean {
+  if (e.blob < SPECK.patchBeyond) return false;
+  const spots = spotsOf(s, lv).spots;
+  if (!page || spots.length === 0) return true;
+  const p = spots.reduce((a, b) => (b.area > a.area ? b : a));
+  return grownInImage(s, p, page) > SPECK.maxArea;
 }
 
 /**
@@ -248,7 +260,8 @@ export function judgeSpecks(
     if (
       d.state === 'filled' &&
       // What is plainly larger than a speck is no speck, where only specks make the page cautious.
-      (strongShowThrough(q) || !(beyondSpecks(e) || dotBeyondSpecks(samples[i]!, lv, q.speckSize, e.stroke))) &&
+      (strongShowThrough(q) ||
+        !(beyondSpecks(e, samples[i]!, lv, page) || dotBeyondSpecks(samples[i]!, lv, q.speckSize, e.stroke))) &&
       e.stroke < shortOnSpecks(q) &&
       (e.solid < T.filledSolid || solidApartFromSpecks(samples[i]!, lv.baseline) < T.filledSolid)
     )
