@@ -175,9 +175,9 @@ export const THRESHOLDS = {
    * of mixed instruments (or too few fills to know its hand) is empty only below
    * `lowContrastEmpty`, a fifth under the lightest faint fill seen: above it, by the empty
    * threshold or by the gap, it is uncertain (docs/cards.md, section 8, "Generator C, fifteenth
-   * round"). 120 levels, not 150: generator A's mixed pages measure 118-150 levels, and at 150
-   * their erasures went to review (7 more areas uncertain on A's tuning pages); heavy shadows
-   * reach under 120 too (down to 78).
+   * round"). 120 levels, not 150: generator A's pages reach down to 118 levels, and from 150
+   * its mixed pages' erasures went to review (7 more areas uncertain on A's tuning pages);
+   * heavy shadows reach under 120 too (down to 78).
    */
   lowContrast: 120,
   lowContrastEmpty: 0.08,

@@ -229,8 +229,9 @@ export function shortOnSpecks(q: Pick<PageQuality, 'speckSize'>): number {
  */
 export function beyondSpecks(e: MarkEvidence, s: AreaSample, lv: PageLevels, page?: SpeckImage): boolean {
   if (e.blob < SPECK.patchBeyond) return false;
+  if (!page) return true;
   const spots = spotsOf(s, lv).spots;
-  if (!page || spots.length === 0) return true;
+  if (spots.length === 0) return true;
   const p = spots.reduce((a, b) => (b.area > a.area ? b : a));
   return grownInImage(s, p, page) > SPECK.maxArea;
 }
