@@ -269,12 +269,11 @@ export async function recognizeGrey(
   });
   // The page's own levels, from its areas (most of them empty) and, apart, its student-number
   // cells (another size, and mostly empty too).
-  const levels = {
-    ...pageLevels(areaSamples.length >= 8 ? areaSamples : [...areaSamples, ...cellSamples], pxmm),
-    contrast: quality.contrast,
-  };
-  const cellLevels =
-    cellSamples.length >= 8 ? { ...pageLevels(cellSamples, pxmm), contrast: quality.contrast } : levels;
+  // Each with the page's contrast, which moves what a faint fill measures (mark-classifier.ts,
+  // `lowContrast`).
+  const levelsOf = (samples: AreaSample[]) => ({ ...pageLevels(samples, pxmm), contrast: quality.contrast });
+  const levels = levelsOf(areaSamples.length >= 8 ? areaSamples : [...areaSamples, ...cellSamples]);
+  const cellLevels = cellSamples.length >= 8 ? levelsOf(cellSamples) : levels;
   const misplaced = areaSamples.length >= 8 ? misregistration(levels) : null;
   if (misplaced) {
     if (diagnostics) Object.assign(diagnostics, { levels });
