@@ -52,7 +52,7 @@ export function isBlank(thumb: GreyImage): boolean {
     // writing lie inside the sheet, away from its edge.
     const local = localPaper(thumb);
     const inked = new Uint8Array(n);
-    for (let k = 0; k < n; k++) if (data[k]! < local(k) * DARK) inked[k] = 1;
+    for (let k = 0; k < n; k++) if (data[k]! < local[k]! * DARK) inked[k] = 1;
     const edge = borderConnected(inked, W, H);
     let ink = 0;
     for (let k = 0; k < n; k++) if (inked[k] && !edge[k]) ink++;
@@ -72,7 +72,7 @@ export function isBlank(thumb: GreyImage): boolean {
   // shadow or a lighting gradient over a blank back darkens its paper, not into ink.
   const local = localPaper(thumb);
   let ink = 0;
-  for (let k = 0; k < n; k++) if (!backing[k] && data[k]! < Math.min(paper, local(k)) * DARK) ink++;
+  for (let k = 0; k < n; k++) if (!backing[k] && data[k]! < Math.min(paper, local[k]!) * DARK) ink++;
   return ink / sheet < MAX_INK;
 }
 
@@ -134,18 +134,20 @@ function borderConnected(mask: Uint8Array, W: number, H: number): Uint8Array {
  * about 12 mm across is not paper; a shadow's edge, longer, stays where it is), then the
  * darkest of the blocks around.
  */
-function localPaper(t: GreyImage): (k: number) => number {
+function localPaper(t: GreyImage): Uint8Array {
   const B = 4,
     R = 3;
   const bw = Math.ceil(t.width / B),
     bh = Math.ceil(t.height / B);
   const blocks = new Uint8Array(bw * bh);
-  for (let y = 0; y < t.height; y++)
+  for (let y = 0; y < t.height; y++) {
+    const row = Math.floor(y / B) * bw;
     for (let x = 0; x < t.width; x++) {
-      const i = Math.floor(y / B) * bw + Math.floor(x / B);
+      const i = row + Math.floor(x / B);
       const v = t.data[y * t.width + x]!;
       if (v > blocks[i]!) blocks[i] = v;
     }
+  }
   const pass = (src: Uint8Array, max: boolean, dx: number, dy: number) => {
     const out = new Uint8Array(bw * bh);
     for (let y = 0; y < bh; y++)
@@ -177,7 +179,13 @@ function localPaper(t: GreyImage): (k: number) => number {
         }
       near[y * bw + x] = m;
     }
-  return (k) => near[Math.floor(Math.floor(k / t.width) / B) * bw + Math.floor((k % t.width) / B)]!;
+  // Per pixel, as the callers read it for every pixel of the thumbnail.
+  const out = new Uint8Array(t.width * t.height);
+  for (let y = 0; y < t.height; y++) {
+    const row = Math.floor(y / B) * bw;
+    for (let x = 0; x < t.width; x++) out[y * t.width + x] = near[row + Math.floor(x / B)]!;
+  }
+  return out;
 }
 
 function percentile(data: Uint8Array, q: number): number {

@@ -1,6 +1,7 @@
 // Finds the four corner fiducials: connected components on a ~50-dpi thumbnail inside each
 // corner window (nothing else is printed there, page-frame.ts), then a sub-pixel centroid on
 // the full image. The larger top-left square gives the orientation without any code.
+import { runningExtreme } from './running-extreme.ts';
 import type { GreyImage } from './grey-image.ts';
 import { CORNER_KEEP_OUT, FIDUCIAL_INSET, FIDUCIAL_LARGE, FIDUCIAL_SMALL, PAGE, type Corner } from './page-frame.ts';
 import type { Pt } from './homography.ts';
@@ -185,31 +186,6 @@ function plainRefine(
     }
   }
   return { x: x0 + sx / c + 0.5, y: y0 + sy / c + 0.5, areaPx: c, black };
-}
-
-/** Separable running maximum (or minimum) over ±r pixels of a w×h window. */
-function runningExtreme(src: Float32Array, w: number, h: number, r: number, max: boolean): Float32Array {
-  const tmp = new Float32Array(w * h),
-    out = new Float32Array(w * h);
-  for (let y = 0; y < h; y++)
-    for (let x = 0; x < w; x++) {
-      let m = max ? -Infinity : Infinity;
-      for (let k = Math.max(0, x - r); k <= Math.min(w - 1, x + r); k++) {
-        const v = src[y * w + k]!;
-        m = max ? Math.max(v, m) : Math.min(v, m);
-      }
-      tmp[y * w + x] = m;
-    }
-  for (let y = 0; y < h; y++)
-    for (let x = 0; x < w; x++) {
-      let m = max ? -Infinity : Infinity;
-      for (let k = Math.max(0, y - r); k <= Math.min(h - 1, y + r); k++) {
-        const v = tmp[k * w + x]!;
-        m = max ? Math.max(v, m) : Math.min(v, m);
-      }
-      out[y * w + x] = m;
-    }
-  return out;
 }
 
 /**
