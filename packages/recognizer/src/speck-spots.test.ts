@@ -288,6 +288,21 @@ test('a patch whose darkest spot ends in the image as a speck does is no half fi
   const followed = d();
   judgeSpecks(followed, ev, [speck.sample], speckled, lv, speck.page);
   assert.equal(followed[0]!.state, 'uncertain', 'followed in the image, it is a speck');
+  // C's scratch card 5 105 507 at 200 dpi (heavy toner): a speck larger than `SPECK.maxArea`
+  // (1.50 mm² in the image) made such a patch too. It ends within a speck's reach: no proof.
+  const larger = scanned(disc(0.8, 0.7, 0.7, 40), spoilt);
+  const lev = [evidence(larger.sample, lv)];
+  assert.ok(lev[0]!.blob >= SPECK.patchBeyond, JSON.stringify(lev[0]));
+  const grown = grownInImage(
+    larger.sample,
+    spotsOf(larger.sample, lv).spots.reduce((a, b) => (b.area > a.area ? b : a)),
+    larger.page,
+  );
+  assert.ok(grown > SPECK.maxArea && Number.isFinite(grown), `grown ${grown}`);
+  const ld = lev.map((e) => classify(e, lv, pageFills(lev)));
+  assert.equal(ld[0]!.state, 'filled', 'by the patch');
+  judgeSpecks(ld, lev, [larger.sample], speckled, lv, larger.page);
+  assert.equal(ld[0]!.state, 'uncertain', 'followed in the image, it ends as a compact spot');
   // A half fill of pencil on the same ring runs on in the image: it keeps its fill.
   const half = scanned((u, v) => (((u + 1.3) / 1.8) ** 2 + (v / 1.6) ** 2 <= 1 ? 175 : null), spoilt);
   const hev = [evidence(half.sample, lv)];

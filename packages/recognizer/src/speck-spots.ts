@@ -221,11 +221,15 @@ export function shortOnSpecks(q: Pick<PageQuality, 'speckSize'>): number {
  * The patch is measured on the area's samples against its paper, and a ring of paper that a
  * speck on it darkened makes part of the area read lighter than the rest: the rest, bare paper,
  * then joins the speck's patch. So the patch's darkest spot is also followed in the image
- * (`grownInImage`): where it ends there as a speck does (`SPECK.maxArea`), the patch is no
- * proof. On C's scratch card 6 105 513 at 300 dpi (heavy toner) a speck of 1.28 mm² wholly
- * inside an empty area, with another speck on its ring, measured a patch of 10.6 mm² at 0.184
- * and read filled (docs/cards.md, section 8, "Generator C, fifteenth round"). A half fill runs
- * on in the image past the reach of a speck.
+ * (`grownInImage`): where it ends there, within a speck's reach (1.5 mm from its start,
+ * margin-specks.ts), the patch is no proof: a compact spot is judged as a dot is
+ * (`dotBeyondSpecks`). On C's scratch card 6 105 513 at 300 dpi (heavy toner) a speck of
+ * 1.28 mm² wholly inside an empty area, with another speck on its ring, measured a patch of
+ * 10.6 mm² at 0.184 and read filled (docs/cards.md, section 8, "Generator C, fifteenth round");
+ * until the sixteenth round the patch was proof from a spot of `SPECK.maxArea`, and on scratch
+ * card 5 105 507 at 200 dpi a speck that grew to 1.50 mm² made a patch of 10.2 mm² at 0.172
+ * in an empty area: read filled. Every half fill on C's speckled scratch pages at 200 and
+ * 300 dpi (54) ran on in the image; empty areas' spots ended at up to 1.50 mm².
  */
 export function beyondSpecks(e: MarkEvidence, s: AreaSample, lv: PageLevels, page?: SpeckImage): boolean {
   if (e.blob < SPECK.patchBeyond) return false;
@@ -233,7 +237,7 @@ export function beyondSpecks(e: MarkEvidence, s: AreaSample, lv: PageLevels, pag
   const spots = spotsOf(s, lv).spots;
   if (spots.length === 0) return true;
   const p = spots.reduce((a, b) => (b.area > a.area ? b : a));
-  return grownInImage(s, p, page) > SPECK.maxArea;
+  return !Number.isFinite(grownInImage(s, p, page));
 }
 
 /**
