@@ -79,7 +79,7 @@ function deepestDip(p: Float32Array, half: number): { dip: number } {
   const n = p.length;
   let dip = 0;
   // The ±`half` windows slide one sample a step, each kept sorted (measured: sorting both
-  // windows afresh at every sample took a quarter of a page's recognition).
+  // windows afresh at every sample took about a sixth of a card side's recognition).
   const left = new SortedWindow(half),
     right = new SortedWindow(half);
   for (let k = 1; k <= Math.min(n - 1, half); k++) right.add(p[k]!);
@@ -109,7 +109,8 @@ const MARGIN_COLUMNS = [
 function small(values: ArrayLike<number>, q: number): number {
   // Sorted by insertion in a typed array (a few dozen values; the paper map's few hundred by the
   // typed array's numeric sort): this runs for every step of every margin profile, where
-  // filtering and sorting a plain array with a comparator took a tenth of a page's recognition.
+  // filtering and sorting a plain array with a comparator took about a tenth of a card side's
+  // recognition.
   const v = new Float64Array(values.length);
   let n = 0;
   for (let i = 0; i < values.length; i++) {
