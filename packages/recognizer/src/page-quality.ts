@@ -107,19 +107,15 @@ const MARGIN_COLUMNS = [
 
 /** The q-quantile of a few grey values (NaN left out). */
 function small(values: ArrayLike<number>, q: number): number {
-  // Sorted by insertion in a typed array (a few dozen values; the paper map's few hundred by the
-  // typed array's numeric sort): this runs for every step of every margin profile, where
-  // filtering and sorting a plain array with a comparator took about a tenth of a card side's
-  // recognition.
+  // Sorted by insertion in a typed array: this runs for every step of every margin profile (a
+  // few dozen values), where filtering and sorting a plain array with a comparator took about a
+  // tenth of a card side's recognition; the paper map's few hundred values, once a page, cost
+  // little more.
   const v = new Float64Array(values.length);
   let n = 0;
   for (let i = 0; i < values.length; i++) {
     const x = values[i]!;
     if (Number.isNaN(x)) continue;
-    if (values.length > 64) {
-      v[n++] = x;
-      continue;
-    }
     let j = n++;
     while (j > 0 && v[j - 1]! > x) {
       v[j] = v[j - 1]!;
@@ -127,9 +123,7 @@ function small(values: ArrayLike<number>, q: number): number {
     }
     v[j] = x;
   }
-  if (n === 0) return Number.NaN;
-  const sorted = values.length > 64 ? v.subarray(0, n).sort() : v;
-  return sorted[Math.min(n - 1, Math.floor(q * n))]!;
+  return n === 0 ? Number.NaN : v[Math.min(n - 1, Math.floor(q * n))]!;
 }
 
 /**

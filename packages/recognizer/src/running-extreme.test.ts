@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runningExtreme } from './running-extreme.ts';
+import { mulberry32 } from './synthetic/random.ts';
 
 function naive(src: Float32Array, w: number, h: number, r: number, max: boolean): Float32Array {
   const pick = max ? Math.max : Math.min;
@@ -23,12 +24,7 @@ function naive(src: Float32Array, w: number, h: number, r: number, max: boolean)
 }
 
 test('the running maximum and minimum equal each window scanned, for radii below and beyond the window', () => {
-  // A linear congruential generator (Numerical Recipes' constants), so that a failure repeats.
-  let seed = 11;
-  const next = () => {
-    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-    return seed / 4294967296;
-  };
+  const next = mulberry32(11);
   for (const [w, h] of [
     [1, 1],
     [7, 3],

@@ -2,20 +2,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SortedWindow } from './sorted-window.ts';
-
-/** A small deterministic generator (mulberry32), so that a failure repeats. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from './synthetic/random.ts';
 
 test('a window sliding over a profile gives the quantile of its values sorted afresh, repeated values included', () => {
-  const next = random(7);
+  const next = mulberry32(7);
   for (const half of [1, 3, 24]) {
     // Grey levels, so that values repeat, as a margin profile's do.
     const p = Array.from({ length: 300 }, () => Math.floor(next() * 12) + 240);
