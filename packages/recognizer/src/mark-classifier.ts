@@ -394,12 +394,14 @@ function isTrace(ev: MarkEvidence, hand: PageFills['hand'], behindPrint = false)
 
 /**
  * The gap between a mixed page's erasures (at most `below` dark) and its faint fills (at least
- * `above`); `belowRun` / `aboveRun`: the gap is wide and the page's greys on that side run up
- * to it in small steps (`splitWideGap`, `splitRunStep`).
+ * `above`); `wide`: the gap is wide enough to be trusted further (`splitWideGap`, and no second
+ * gap as wide near it); `belowRun` / `aboveRun`: it is wide and the page's greys on that side
+ * run up to it in small steps (`splitRunStep`).
  */
 export interface ResidueSplit {
   below: number;
   above: number;
+  wide: boolean;
   belowRun: boolean;
   aboveRun: boolean;
 }
@@ -458,7 +460,29 @@ export function splitOf(vals: readonly number[]): ResidueSplit | null {
       rivals++;
   }
   const wide = gap >= T.splitWideGap && rivals === 0;
-  return { below, above, belowRun: wide && near(best - 2, below), aboveRun: wide && near(best + 1, above) };
+  return { below, above, wide, belowRun: wide && near(best - 2, below), aboveRun: wide && near(best + 1, above) };
+}
+
+/**
+ * A student's gap (`splitOf` over the greys of all of its sides) as one side may use it: the
+ * greys that run up to it must be that side's own. One scan puts a page's residues and faint
+ * fills through one tone curve and one paper, so on one page a grey beside the gap with a
+ * neighbour a small step away belongs to that neighbour's cluster; a neighbour on another side
+ * came through another page's damage and tells nothing of it. On generator C's scratch seed
+ * 4 601 502 (heavy bands across the feed, 150 dpi) an eraser's residue measured 0.132 on a
+ * banded side, the edge of its student's gap (0.091 | 0.132), beside another side's faint fill
+ * of 0.133: taken as one cluster with it, it read filled (docs/cards.md, section 8, "Generator
+ * C, seventeenth round"). So on `greys` (the side's own, sorted) the run holds where the side's
+ * nearest grey beyond the gap's edge lies within a small step of the edge and its next one
+ * within a small step of that.
+ */
+export function runsOn(split: ResidueSplit, greys: readonly number[]): ResidueSplit {
+  const step = THRESHOLDS.splitRunStep * (split.above - split.below);
+  const up = greys.filter((g) => g >= split.above);
+  const down = greys.filter((g) => g <= split.below).reverse();
+  const runs = (v: number[], edge: number) =>
+    v.length >= 2 && Math.abs(v[0]! - edge) <= step && Math.abs(v[1]! - v[0]!) <= step;
+  return { ...split, belowRun: split.wide && runs(down, split.below), aboveRun: split.wide && runs(up, split.above) };
 }
 
 /**

@@ -3,7 +3,16 @@
 // are judged again with the gap between residue and faint fills over all of its sides.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { classify, fillsOf, pageFills, residueSplit, splitGreys, splitOf, uniformMarks } from './mark-classifier.ts';
+import {
+  classify,
+  fillsOf,
+  pageFills,
+  residueSplit,
+  runsOn,
+  splitGreys,
+  splitOf,
+  uniformMarks,
+} from './mark-classifier.ts';
 import type { MarkEvidence } from './mark-evidence.ts';
 import type { PageLevels } from './page-levels.ts';
 import type { PageReading } from './page-recognizer.ts';
@@ -27,6 +36,14 @@ const grey = (solid: number): MarkEvidence => ({
 const empty = (): MarkEvidence => ({ solid: 0.005, peak: 0.04, stroke: 0, cover: 0, blob: 0, blobContrast: 0 });
 /** A mixed hand's clear fills: pen and pencil, uneven (not one instrument). */
 const MIXED_FILLS = [0.8, 0.8, 0.8, 0.45, 0.45, 0.45].map(grey);
+/**
+ * A front whose one uniform grey, an eraser's residue of 0.108, its side alone cannot call (no
+ * gap among its greys: the other one, a light fill of 0.23, lies above the band), and a back
+ * whose residues (0.090, 0.094) and faint fills (0.132, 0.136) show a gap: over both sides the
+ * gap lies from 0.108 to 0.132, and the residue, at most 0.11, is empty by its usual limits.
+ */
+const RESIDUE_FRONT = [...MIXED_FILLS, grey(0.108), grey(0.23), empty()];
+const GAP_BACK = [...MIXED_FILLS, grey(0.09), grey(0.094), grey(0.132), grey(0.136), empty()];
 
 type Ok = Extract<PageReading, { status: 'ok' }>;
 
@@ -68,9 +85,9 @@ function readSide(ev: MarkEvidence[], side: 'front' | 'back', levels = LEVELS_20
 const states = (r: PageReading) => (r.status === 'ok' ? r.areas.map((a) => a.state) : []);
 
 test("an area with the other side's QR code taken out (show-through.ts) is not judged again by the student's gap", () => {
-  // The same front and back as below, the front's residue at 0.118 marked as one whose QR code
-  // behind was taken out: the student's second look leaves it as its side left it.
-  const ev = [...MIXED_FILLS, grey(0.118), grey(0.148), empty()];
+  // RESIDUE_FRONT and GAP_BACK, the front's residue marked as one whose QR code behind was taken
+  // out: the student's second look leaves it as its side left it.
+  const ev = RESIDUE_FRONT;
   const front = readSide(ev, 'front');
   const apart = ev.map((_, i) => i === 6);
   const e = front.evidence!;
@@ -88,7 +105,7 @@ test("an area with the other side's QR code taken out (show-through.ts) is not j
     ),
   };
   assert.deepEqual(kept.evidence!.open, undefined, 'nothing left to judge again');
-  const back = readSide([...MIXED_FILLS, grey(0.11), grey(0.114), grey(0.152), empty()], 'back');
+  const back = readSide(GAP_BACK, 'back');
   assert.equal(states(poolStudent([front, back])[0]!)[6], 'empty', 'judged again when not marked');
   assert.equal(states(poolStudent([kept, back])[0]!)[6], 'uncertain', 'not judged again when marked');
 });
@@ -99,12 +116,9 @@ test('the split functions give what residueSplit and pageFills give', () => {
   assert.deepEqual(splitOf(splitGreys(ev)), residueSplit(ev, pageFills(ev)));
 });
 
-test("a residue left uncertain on one side is empty once the student's other side shows its greys running up to the gap", () => {
-  // Front alone: a gap of 0.03 between 0.118 and 0.148 with no greys running up to it: the usual
-  // limits (empty only up to 0.11) leave 0.118 uncertain. Back: residues at 0.110 and 0.114 and a
-  // faint fill at 0.152: over both sides the gap is wide and both of its sides run up to it.
-  const front = readSide([...MIXED_FILLS, grey(0.118), grey(0.148), empty()], 'front');
-  const back = readSide([...MIXED_FILLS, grey(0.11), grey(0.114), grey(0.152), empty()], 'back');
+test("a residue left uncertain on one side is empty against the gap over all of the student's sides", () => {
+  const front = readSide(RESIDUE_FRONT, 'front');
+  const back = readSide(GAP_BACK, 'back');
   assert.equal(front.evidence?.open?.fills.hand, 'mixed');
   assert.deepEqual(states(front).slice(6), ['uncertain', 'filled', 'empty']);
   const [f, b] = poolStudent([front, back]);
@@ -116,21 +130,56 @@ test("a residue left uncertain on one side is empty once the student's other sid
   assert.deepEqual(a, { chapter: 1, index: 7, state: 'empty', score: 0 });
 });
 
+test("the student's wide gap reaches further only where the side's own greys run up to it", () => {
+  // Front alone: residues 0.112 and 0.118 and a faint fill 0.148, and a grey of 0.080 that makes
+  // a second gap as wide (0.080 | 0.112): which gap parts the two is open, 0.112 and 0.118 are
+  // uncertain. The back's greys (0.090, 0.100, 0.152, 0.160) fill the lower gap: over both sides
+  // one wide gap (0.118 | 0.148), and the front's own residues run up to it: empty up to 0.125.
+  const front = readSide([...MIXED_FILLS, grey(0.08), grey(0.112), grey(0.118), grey(0.148)], 'front');
+  const back = readSide([...MIXED_FILLS, grey(0.09), grey(0.1), grey(0.152), grey(0.16)], 'back');
+  assert.deepEqual(states(front).slice(6), ['empty', 'uncertain', 'uncertain', 'filled']);
+  assert.deepEqual(states(poolStudent([front, back])[0]!).slice(6), ['empty', 'empty', 'empty', 'filled']);
+  // A residue of 0.118 alone on its side, beside a gap whose greys run up to it on the other
+  // side only, stays uncertain: that run came through another page (generator C's scratch seed
+  // 4 601 502, where an eraser's residue of 0.132 on a banded side so read filled beside another
+  // side's faint fill of 0.133; docs/cards.md, section 8, "Generator C, seventeenth round").
+  const lone = readSide([...MIXED_FILLS, grey(0.118), grey(0.148), empty()], 'front');
+  const runs = readSide([...MIXED_FILLS, grey(0.11), grey(0.114), grey(0.152), empty()], 'back');
+  const split = splitOf([...lone.evidence!.greys, ...runs.evidence!.greys].sort((x, y) => x - y));
+  assert.ok(split?.belowRun, 'over both sides the greys run up to the gap');
+  assert.deepEqual(states(lone).slice(6), ['uncertain', 'filled', 'empty']);
+  assert.deepEqual(states(poolStudent([lone, runs])[0]!).slice(6), ['uncertain', 'filled', 'empty']);
+  // On one side the run is the side's own: runsOn gives what splitOf gives.
+  for (const g of [lone, runs, front, back].map((r) => r.evidence!.greys)) {
+    const own = splitOf(g);
+    if (own) assert.deepEqual(runsOn(own, g), own);
+  }
+});
+
 test("a faint fill left uncertain on one side is filled once the student's other side shows the gap below it", () => {
-  // Front alone has one grey (0.128): no gap, uncertain. Back: residues 0.090, 0.094 and faint
-  // fills 0.132, 0.136: over both sides a gap of 0.034 with greys running up to it on each side.
-  const front = readSide([...MIXED_FILLS, grey(0.128)], 'front');
-  const back = readSide([...MIXED_FILLS, grey(0.09), grey(0.094), grey(0.132), grey(0.136)], 'back');
+  // Front alone has one grey (0.140): no gap, uncertain. Back: residues 0.090, 0.094 and faint
+  // fills 0.132, 0.136: over both sides a gap of 0.038 below it, and 0.140 is a fill by the
+  // usual limit (0.135).
+  const front = readSide([...MIXED_FILLS, grey(0.14)], 'front');
+  const back = readSide(GAP_BACK, 'back');
   assert.deepEqual(states(front).slice(6), ['uncertain']);
   const [f] = poolStudent([front, back]);
   assert.deepEqual(states(f!).slice(6), ['filled']);
   // The other order (scan order may put any side first) gives the same.
   assert.deepEqual(states(poolStudent([back, front])[1]!).slice(6), ['filled']);
+  // One of 0.128 is a fill only from the wide limit (0.125), where the front's own greys run up
+  // to the gap: alone beside it, uncertain; with a neighbour of its own a small step away, filled.
+  assert.deepEqual(states(poolStudent([readSide([...MIXED_FILLS, grey(0.128)], 'front'), back])[0]!).slice(6), [
+    'uncertain',
+  ]);
+  const pair = readSide([...MIXED_FILLS, grey(0.128), grey(0.131)], 'front');
+  assert.deepEqual(states(pair).slice(6), ['uncertain', 'uncertain']);
+  assert.deepEqual(states(poolStudent([pair, back])[0]!).slice(6), ['filled', 'filled']);
 });
 
 test('only uncertain areas change: the JSON of a stored reading is enough, and decided areas stay as they are', () => {
-  const front = readSide([...MIXED_FILLS, grey(0.118), grey(0.148)], 'front');
-  const back = readSide([...MIXED_FILLS, grey(0.11), grey(0.114), grey(0.152)], 'back');
+  const front = readSide(RESIDUE_FRONT, 'front');
+  const back = readSide(GAP_BACK, 'back');
   // A decided area whose evidence would now read otherwise is never touched: mark it "filled"
   // while the residue's evidence stays in `open` (as if a later rule had decided it).
   const forced: Ok = {
@@ -139,13 +188,18 @@ test('only uncertain areas change: the JSON of a stored reading is enough, and d
   };
   assert.deepEqual(states(poolStudent([forced, back])[0]!), states(forced));
   const stored = JSON.parse(JSON.stringify([front, back])) as PageReading[];
-  assert.deepEqual(states(poolStudent(stored)[0]!).slice(6), ['empty', 'filled']);
+  assert.deepEqual(states(poolStudent(stored)[0]!).slice(6), ['empty', 'filled', 'empty']);
 });
 
 test('nothing changes with one side, below 150 dpi, without evidence, or when the student is not a mixed hand', () => {
-  const frontEv = [...MIXED_FILLS, grey(0.118), grey(0.148)];
-  const backEv = [...MIXED_FILLS, grey(0.11), grey(0.114), grey(0.152)];
+  const frontEv = RESIDUE_FRONT;
+  const backEv = GAP_BACK;
   const front = readSide(frontEv, 'front');
+  assert.notDeepEqual(
+    states(poolStudent([front, readSide(backEv, 'back')])[0]!),
+    states(front),
+    'with both: judged again',
+  );
   assert.deepEqual(states(poolStudent([front])[0]!), states(front), 'one side alone: as judged');
   // At 100 dpi a faint fill can measure as low as a residue: no split there, nothing kept open.
   const low = readSide(frontEv, 'front', LEVELS_100);
@@ -165,27 +219,30 @@ test('nothing changes with one side, below 150 dpi, without evidence, or when th
     ],
     'back',
   );
-  assert.equal(fillsOf([...front.evidence!.marks, ...even.evidence!.marks].sort((a, b) => a - b)).hand, 'dark');
-  assert.deepEqual(states(poolStudent([front, even])[0]!), states(front));
+  // (A front of pen and pencil fills and the residue, without the light fill.)
+  const few = readSide([...MIXED_FILLS, grey(0.108), empty()], 'front');
+  assert.equal(states(few)[6], 'uncertain');
+  assert.equal(fillsOf([...few.evidence!.marks, ...even.evidence!.marks].sort((a, b) => a - b)).hand, 'dark');
+  assert.deepEqual(states(poolStudent([few, even])[0]!), states(few));
   // Blank and unreadable pages are passed through.
   const blank: PageReading = { status: 'blank', ms: 1 };
   assert.deepEqual(poolStudent([blank, front]), [blank, front]);
 });
 
 test('the assembler reports a finished student with its sides judged together', () => {
-  const layout = duplexLayout([9, 9]);
-  const front: Ok = { ...readSide([...MIXED_FILLS, grey(0.118), grey(0.148)], 'front'), qrcode: 'q', student_id: 'S1' };
-  const back = readSide([...MIXED_FILLS, grey(0.11), grey(0.114), grey(0.152)], 'back');
+  const layout = duplexLayout([9, 11]);
+  const front: Ok = { ...readSide(RESIDUE_FRONT, 'front'), qrcode: 'q', student_id: 'S1' };
+  const back = readSide(GAP_BACK, 'back');
   const a = new StudentAssembler(createLayoutSet([layout]));
   a.push({ paper_number: 1, page_number: 1, front: true, item_id: 1 }, front);
   a.push({ paper_number: 1, page_number: 2, front: false, item_id: 1 }, back);
   const [r] = a.end();
   assert.equal(r!.error_code, 0);
-  // Front: fills 1-6 and the faint fill 8; its residue 7 (uncertain alone) is empty. Back: fills
-  // 1-6 and the faint fill 9; its residues 7 and 8 empty.
+  // Front: fills 1-6 and the light fill 8; its residue 7 (uncertain alone) is empty. Back: fills
+  // 1-6 and the faint fills 9 and 10; its residues 7 and 8 empty.
   assert.deepEqual(r!.result!.fills, [
     [1, 2, 3, 4, 5, 6, 8],
-    [1, 2, 3, 4, 5, 6, 9],
+    [1, 2, 3, 4, 5, 6, 9, 10],
   ]);
   assert.deepEqual(r!.result!.uncertain, [[], []]);
 });
@@ -230,7 +287,7 @@ test("an area the page's condition made uncertain is not judged again for the st
   // page's strong show-through made it uncertain (speck-spots.ts). The student's second look,
   // which has a gap to judge with, must leave it so.
   const patch: MarkEvidence = { solid: 0.016, peak: 0.061, stroke: 0, cover: 0, blob: 2.3, blobContrast: 0.188 };
-  const ev = [...MIXED_FILLS, grey(0.118), patch, empty()];
+  const ev = [...MIXED_FILLS, grey(0.108), patch, empty()];
   const alone = readSide(ev, 'front');
   assert.deepEqual(states(alone).slice(6), ['uncertain', 'filled', 'empty']);
   const final = alone.areas.map((a, i) => (i === 7 ? { ...a, state: 'uncertain' as const } : a));
@@ -250,7 +307,7 @@ test("an area the page's condition made uncertain is not judged again for the st
       withAlone ? alone.areas.map((a) => a.state) : undefined,
     ),
   });
-  const back = readSide([...MIXED_FILLS, grey(0.11), grey(0.114), grey(0.152), empty()], 'back');
+  const back = readSide(GAP_BACK, 'back');
   // The residue (uncertain by its own evidence) is still judged again; the patch stays uncertain.
   assert.deepEqual(states(poolStudent([side(true), back])[0]!).slice(6), ['empty', 'uncertain', 'empty']);
   // Judged by its evidence alone, as before this rule, it would be read filled: a silent error.
@@ -317,8 +374,8 @@ test("a side of too few fills to know its hand is judged again as the mixed stud
   const back = readSide([...MIXED_FILLS, grey(0.09), grey(0.094), grey(0.132), grey(0.136), empty()], 'back');
   assert.deepEqual(states(poolStudent([short, back])[0]!).slice(2), ['filled', 'empty']);
   assert.deepEqual(states(poolStudent([back, short])[1]!).slice(2), ['filled', 'empty'], 'in either order');
-  // And a residue of 0.118 there is empty once the student's residues run up to a wide gap above it.
-  const shortResidue = readSide([grey(0.8), grey(0.45), grey(0.118), empty()], 'front');
+  // And a residue of 0.108 there is empty against the student's gap above it.
+  const shortResidue = readSide([grey(0.8), grey(0.45), grey(0.108), empty()], 'front');
   assert.deepEqual(states(shortResidue).slice(2), ['uncertain', 'empty']);
   const back2 = readSide([...MIXED_FILLS, grey(0.105), grey(0.11), grey(0.15), grey(0.155), empty()], 'back');
   assert.deepEqual(states(poolStudent([shortResidue, back2])[0]!).slice(2), ['empty', 'empty']);

@@ -2,7 +2,8 @@
 // Each side is judged alone first (mark-classifier.ts); a side of mixed instruments leaves an
 // area uncertain when its own greys show no trusted gap between the student's erasures and
 // faint fills. All of the student's sides together hold more of those greys, so the gap is found
-// (and found wide, with the greys running up to it) more often. When the student is finished
+// (and found wide) more often; whether the greys run up to it, which lets the gap reach further,
+// is asked of each side's own greys (mark-classifier.ts, `runsOn`). When the student is finished
 // (StudentAssembler), the areas each side left uncertain are judged again against the gap of
 // all its sides; on such a side only uncertain areas can change, and only to filled or empty. A side that looked
 // like one dark, even hand called its faint uniform greys an eraser's residue: when the student's
@@ -13,6 +14,7 @@
 import {
   classify,
   fillsOf,
+  runsOn,
   solidLimits,
   splitOf,
   THRESHOLDS,
@@ -125,11 +127,13 @@ export function poolStudent<R extends PageReading>(readings: readonly R[]): R[] 
     // against the student's gap (its uniform fills, few as they are, count among the student's).
     const asStudent = dark || fills.hand === 'unknown';
     if (!dark && !split) return r;
+    // The student's gap, with the greys running up to it looked for on this side only (`runsOn`).
+    const own = split && runsOn(split, r.evidence.greys);
     let areas: Ok['areas'] | undefined;
     for (const o of open) {
       const a = r.areas[o.i];
       if (a?.state !== 'uncertain' && !(dark && a?.state === 'empty')) continue;
-      const d = classify(o.ev, levels, asStudent ? { hand: 'mixed', level: student.level } : fills, split, o.behind);
+      const d = classify(o.ev, levels, asStudent ? { hand: 'mixed', level: student.level } : fills, own, o.behind);
       // A fill the page's condition would not let its evidence make is uncertain (fifth round).
       if (d.state === 'filled' && o.noFill) d.state = 'uncertain';
       if (d.state === a.state) continue;
