@@ -52,6 +52,7 @@ import { isBlank } from './blank-page.ts';
 import { encodeQr, type ModuleMatrix } from './codes.ts';
 import { qrBehind, takeOutQrBehind, type ShowThrough } from './show-through.ts';
 import { readBubbleNumber } from './student-number.ts';
+import { judgeRimPatches } from './rim-patch.ts';
 import { judgeSpecks, type SpeckImage } from './speck-spots.ts';
 import type { Layout, LayoutSide } from './layout.ts';
 import type { LayoutSet } from './layout-store.ts';
@@ -375,6 +376,9 @@ export async function recognizeGrey(
       d.forEach((x, i) => {
         if (x.state === 'filled' && notByItsMean(areaEvidence[i]!)) x.state = 'uncertain';
       });
+    // Elsewhere, a quiet area (its mean bare paper) filled only by a patch that lies along the
+    // sampled ellipse's edge: a grown outline's arc (rim-patch.ts).
+    judgeRimPatches(d, areaEvidence, seen.samples, levels);
     note?.('rim');
     // What a streak hid is no proof of paper: an area with ink under one is not empty (looked
     // for only in the areas called empty, on a page with a streak; streak-ink.ts).

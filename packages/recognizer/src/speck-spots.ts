@@ -65,6 +65,8 @@ interface Spot {
   edge: boolean;
   /** Its darkest grid cell (index into the sample's grid). */
   cell: number;
+  /** Its cell nearest the centre, as a share of the sampled ellipse's radius along its direction (0 centre, 1 edge). */
+  reach: number;
 }
 
 /**
@@ -90,6 +92,7 @@ export function spotsOf(s: AreaSample, lv: PageLevels): { spots: Spot[]; rest: n
       j1 = -1,
       n = 0,
       edge = false,
+      reach = Infinity,
       cell = k;
     inSpot[k] = 1;
     stack.push(k);
@@ -99,6 +102,10 @@ export function spotsOf(s: AreaSample, lv: PageLevels): { spots: Spot[]; rest: n
         j = (q - i) / cols;
       n++;
       if (sm[q]! > sm[cell]!) cell = q;
+      const u = (i + 0.5) / cols - 0.5,
+        v = (j + 0.5) / rows - 0.5;
+      const rho = 2 * Math.hypot(u, v);
+      if (rho < reach) reach = rho;
       i0 = Math.min(i0, i);
       i1 = Math.max(i1, i);
       j0 = Math.min(j0, j);
@@ -117,7 +124,7 @@ export function spotsOf(s: AreaSample, lv: PageLevels): { spots: Spot[]; rest: n
           }
         }
     }
-    spots.push({ area: n * step * step, side: Math.max(i1 - i0 + 1, j1 - j0 + 1) * step, edge, cell });
+    spots.push({ area: n * step * step, side: Math.max(i1 - i0 + 1, j1 - j0 + 1) * step, edge, cell, reach });
   }
   let sum = 0,
     n = 0;

@@ -1,0 +1,102 @@
+// A grown outline's arc along the sampled ellipse's edge (rim-patch.ts), on made-up darkness
+// grids (no images): a quiet area filled only by such a patch is uncertain; a dot, a half fill,
+// a mark told by its mean or by a stroke keep their fill.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { INNER, strokeRadius, type AreaSample } from './area-sampler.ts';
+import { RIM, THRESHOLDS } from './mark-classifier.ts';
+import { evidence } from './mark-evidence.ts';
+import type { PageLevels } from './page-levels.ts';
+import { judgeRimPatches, patchOnRim, RIM_REACH } from './rim-patch.ts';
+import { mulberry32 } from './synthetic/random.ts';
+
+const W = 7,
+  H = 4.4,
+  PXMM = 7.87;
+const lv: PageLevels = { baseline: 0, noise: 0.02, spread: 0.004, line: 0.65, pxmm: PXMM };
+const rx = strokeRadius(W / 2, PXMM),
+  ry = strokeRadius(H / 2, PXMM);
+
+/** A 7 × 4.4 mm area at 200 dpi: darkness `paint(u, v)` (mm from the centre) plus noise. */
+function area(paint: (u: number, v: number) => number, seed = 5): AreaSample {
+  const rnd = mulberry32(seed);
+  const step = 1 / PXMM;
+  const cols = Math.round((2 * rx) / step),
+    rows = Math.round((2 * ry) / step);
+  const grid = new Float32Array(cols * rows).fill(NaN),
+    inner = new Uint8Array(cols * rows);
+  let n = 0,
+    sum = 0;
+  for (let j = 0; j < rows; j++)
+    for (let i = 0; i < cols; i++) {
+      const u = -rx + (i + 0.5) * ((2 * rx) / cols),
+        v = -ry + (j + 0.5) * ((2 * ry) / rows);
+      if ((u * u) / (rx * rx) + (v * v) / (ry * ry) > 1) continue;
+      const k = paint(u, v) + 0.02 * (rnd() + rnd() + rnd() + rnd() - 2) * Math.sqrt(3);
+      grid[j * cols + i] = k;
+      if ((u * u) / ((W / 2) * INNER) ** 2 + (v * v) / ((H / 2) * INNER) ** 2 <= 1) {
+        inner[j * cols + i] = 1;
+        n++;
+        sum += k;
+      }
+    }
+  return { grid, cols, rows, step: (2 * rx) / cols, inner, mean: sum / n, sd: 0.02, outline: 0.6 };
+}
+
+/** The outline grown into the area along its upper edge: 0.6 mm deep, 4.8 mm long, at `dark`. */
+const arc =
+  (dark: number, ground = 0) =>
+  (u: number, v: number) =>
+    v <= -ry + 0.6 && Math.abs(u) <= 2.4 ? dark : ground;
+/** A disc of darkness `dark`, radius `r` mm, centred at (cx, cy). */
+const dot = (cx: number, cy: number, r: number, dark: number) => (u: number, v: number) =>
+  (u - cx) ** 2 + (v - cy) ** 2 <= r * r ? dark : 0;
+
+test("a patch along the sampled ellipse's edge lies on its rim; a dot, even off-centre, and a half fill reach further in", () => {
+  assert.ok(patchOnRim(area(arc(0.25)), lv));
+  // Generator B's smallest dot (1.6 mm across) as far off-centre as it places one.
+  assert.ok(!patchOnRim(area(dot(0.85 * (W / 2 - 0.8), 0, 0.8, 0.8)), lv));
+  assert.ok(!patchOnRim(area(dot(0, 0.85 * (H / 2 - 0.64), 0.8, 0.8)), lv));
+  assert.ok(
+    !patchOnRim(
+      area((u) => (u >= -0.3 ? 0.25 : 0)),
+      lv,
+    ),
+  );
+  assert.ok(
+    !patchOnRim(
+      area(() => 0),
+      lv,
+    ),
+    'no patch',
+  );
+  assert.ok(RIM_REACH > 0.54, "beyond the reach of B's dots on C's tuning pages");
+});
+
+test('a quiet area filled only by a patch on its rim is uncertain; a dot, a mean or a stroke keeps its fill', () => {
+  const rim = area(arc(0.25));
+  const dotted = area(dot(1.5, 0.2, 0.8, 0.8));
+  // The same arc over a light hand's faint fill: its mean is no bare paper.
+  const greyed = area(arc(0.35, 0.08));
+  // A line across the area: a stroke tells its fill.
+  const line = area((u, v) => Math.max(arc(0.25)(u, v), Math.abs(v - 0.3 * u) <= 0.25 && Math.abs(u) <= 2 ? 0.8 : 0));
+  const samples = [rim, dotted, greyed, line];
+  const ev = samples.map((s) => evidence(s, lv));
+  assert.ok(ev[0]!.solid < RIM.rimQuietSolid && ev[0]!.stroke < THRESHOLDS.filledStroke, JSON.stringify(ev[0]));
+  assert.ok(
+    ev[0]!.blob >= THRESHOLDS.filledBlob,
+    `the arc is a patch a light hand's page calls a fill: ${ev[0]!.blob}`,
+  );
+  assert.ok(ev[2]!.solid >= RIM.rimQuietSolid, JSON.stringify(ev[2]));
+  assert.ok(ev[3]!.stroke >= THRESHOLDS.filledStroke, JSON.stringify(ev[3]));
+  const decided = samples.map(() => ({ state: 'filled' as const, score: 1 }));
+  judgeRimPatches(decided, ev, samples, lv);
+  assert.deepEqual(
+    decided.map((d) => d.state),
+    ['uncertain', 'filled', 'filled', 'filled'],
+  );
+  // Only fills change.
+  const empty = [{ state: 'empty' as const, score: 0 }];
+  judgeRimPatches(empty, [ev[0]!], [rim], lv);
+  assert.equal(empty[0]!.state, 'empty');
+});

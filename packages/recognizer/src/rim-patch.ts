@@ -1,0 +1,50 @@
+// A patch lying along the sampled ellipse's edge in an area whose mean is bare paper
+// (docs/cards.md, section 5, step 4): what ink spreading leaves of a grown outline, not a fill.
+// The rim rule (mark-classifier.ts, `RIM`) makes every fill told by a patch or a short arc
+// uncertain on a page where a quarter of the quiet areas show one; on a page where the print
+// spread less, a few areas still show the outline's arc, and a light hand's page calls a patch
+// of 1.5 mm² a fill from 0.14 of contrast. On generator C's scratch seed 4 607 520 (heavy ink
+// spreading, 150 dpi, a rim share of 0.14) an empty area's arc of 1.53 mm² at 0.150, 3 mm
+// along the edge and reaching in to 0.65 of the radius, so read filled (docs/cards.md,
+// section 8, "Generator C, seventeenth round"). A person's dot or half fill reaches further in:
+// generator B's dots to at most 0.54 of the radius on C's tuning pages, its half fills to the
+// centre.
+import type { AreaSample } from './area-sampler.ts';
+import { type AreaState, RIM, THRESHOLDS } from './mark-classifier.ts';
+import type { MarkEvidence } from './mark-evidence.ts';
+import type { PageLevels } from './page-levels.ts';
+import { spotsOf } from './speck-spots.ts';
+
+/** A patch whose cell nearest the centre lies at least this share of the sampled ellipse's radius out lies along its edge. */
+export const RIM_REACH = 0.6;
+
+/** Whether the area's largest patch (as `spotsOf` grows it) lies along the sampled ellipse's edge, from `RIM_REACH` out. */
+export function patchOnRim(s: AreaSample, lv: PageLevels): boolean {
+  const { spots } = spotsOf(s, lv);
+  if (spots.length === 0) return false;
+  const p = spots.reduce((a, b) => (b.area > a.area ? b : a));
+  return p.reach >= RIM_REACH;
+}
+
+/**
+ * The decisions of a side's areas, changed in place: a quiet area (its mean under
+ * `RIM.rimQuietSolid`) filled with no stroke, whose largest patch lies along the sampled
+ * ellipse's edge (`patchOnRim`), is uncertain.
+ */
+export function judgeRimPatches(
+  decided: Array<{ state: AreaState; score: number }>,
+  ev: readonly MarkEvidence[],
+  samples: readonly AreaSample[],
+  lv: PageLevels,
+): void {
+  decided.forEach((d, i) => {
+    const e = ev[i]!;
+    if (
+      d.state === 'filled' &&
+      e.solid < RIM.rimQuietSolid &&
+      e.stroke < THRESHOLDS.filledStroke &&
+      patchOnRim(samples[i]!, lv)
+    )
+      d.state = 'uncertain';
+  });
+}
