@@ -16,6 +16,7 @@ import {
 import type { MarkEvidence } from './mark-evidence.ts';
 import type { PageLevels } from './page-levels.ts';
 import type { PageReading } from './page-recognizer.ts';
+import type { PageQuality } from './page-quality.ts';
 import { poolStudent, sideEvidence } from './student-pool.ts';
 import { StudentAssembler } from './student-assembler.ts';
 import { createLayoutSet } from './layout-store.ts';
@@ -46,6 +47,21 @@ const RESIDUE_FRONT = [...MIXED_FILLS, grey(0.108), grey(0.23), empty()];
 const GAP_BACK = [...MIXED_FILLS, grey(0.09), grey(0.094), grey(0.132), grey(0.136), empty()];
 
 type Ok = Extract<PageReading, { status: 'ok' }>;
+
+/** A page's condition with nothing to note (its `local` set per test). */
+const EVEN: PageQuality = {
+  bandsAcross: 0.01,
+  bandsAlong: 0.01,
+  uneven: 0.02,
+  steep: 0.01,
+  contrast: 200,
+  blurMm: 0.2,
+  blockiness: 1.2,
+  specks: 0,
+  speckSize: 0,
+  showThrough: 0,
+  local: 0,
+};
 
 /** One side read as page-recognizer.ts reads it, from its areas' evidence (`noFill`: the page's condition would not let those areas be filled). */
 function readSide(ev: MarkEvidence[], side: 'front' | 'back', levels = LEVELS_200, noFill?: boolean[]): Ok {
@@ -149,6 +165,21 @@ test("the student's wide gap reaches further only where the side's own greys run
   assert.ok(split?.belowRun, 'over both sides the greys run up to the gap');
   assert.deepEqual(states(lone).slice(6), ['uncertain', 'filled', 'empty']);
   assert.deepEqual(states(poolStudent([lone, runs])[0]!).slice(6), ['uncertain', 'filled', 'empty']);
+  // Sides of even paper (no band or step measured, `PageQuality.local` 0) went through one
+  // paper's measure: their greys run up to the gap together, as one page's do. Where either is
+  // banded, the residue's side has only its own greys to run with.
+  const paper = (r: Ok, local: number): Ok => ({ ...r, quality: { ...EVEN, local } });
+  assert.deepEqual(states(poolStudent([paper(lone, 0), paper(runs, 0)])[0]!).slice(6), ['empty', 'filled', 'empty']);
+  assert.deepEqual(states(poolStudent([paper(lone, 0.3), paper(runs, 0)])[0]!).slice(6), [
+    'uncertain',
+    'filled',
+    'empty',
+  ]);
+  assert.deepEqual(states(poolStudent([paper(lone, 0), paper(runs, 0.3)])[0]!).slice(6), [
+    'uncertain',
+    'filled',
+    'empty',
+  ]);
   // On one side the run is the side's own: runsOn gives what splitOf gives.
   for (const g of [lone, runs, front, back].map((r) => r.evidence!.greys)) {
     const own = splitOf(g);
@@ -168,10 +199,21 @@ test("a faint fill left uncertain on one side is filled once the student's other
   // The other order (scan order may put any side first) gives the same.
   assert.deepEqual(states(poolStudent([back, front])[1]!).slice(6), ['filled']);
   // One of 0.128 is a fill only from the wide limit (0.125), where the front's own greys run up
-  // to the gap: alone beside it, uncertain; with a neighbour of its own a small step away, filled.
+  // to the gap (or, on even paper, the greys of the student's sides of even paper): alone beside
+  // it, uncertain; with a neighbour of its own a small step away, filled.
   assert.deepEqual(states(poolStudent([readSide([...MIXED_FILLS, grey(0.128)], 'front'), back])[0]!).slice(6), [
     'uncertain',
   ]);
+  const single = readSide([...MIXED_FILLS, grey(0.128)], 'front');
+  assert.deepEqual(
+    states(
+      poolStudent([
+        { ...single, quality: EVEN },
+        { ...back, quality: EVEN },
+      ])[0]!,
+    ).slice(6),
+    ['filled'],
+  );
   const pair = readSide([...MIXED_FILLS, grey(0.128), grey(0.131)], 'front');
   assert.deepEqual(states(pair).slice(6), ['uncertain', 'uncertain']);
   assert.deepEqual(states(poolStudent([pair, back])[0]!).slice(6), ['filled', 'filled']);

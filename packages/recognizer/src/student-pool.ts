@@ -3,7 +3,8 @@
 // area uncertain when its own greys show no trusted gap between the student's erasures and
 // faint fills. All of the student's sides together hold more of those greys, so the gap is found
 // (and found wide) more often; whether the greys run up to it, which lets the gap reach further,
-// is asked of each side's own greys (mark-classifier.ts, `runsOn`). When the student is finished
+// is asked of each side's own greys, or of the greys of every side of even paper where the side
+// is one (mark-classifier.ts, `runsOn`). When the student is finished
 // (StudentAssembler), the areas each side left uncertain are judged again against the gap of
 // all its sides; on such a side only uncertain areas can change, and only to filled or empty. A side that looked
 // like one dark, even hand called its faint uniform greys an eraser's residue: when the student's
@@ -115,6 +116,20 @@ export function poolStudent<R extends PageReading>(readings: readonly R[]): R[] 
   const student = fillsOf(merged((e) => e.marks));
   if (student.hand !== 'mixed') return [...readings];
   const split = splitOf(merged((e) => e.greys));
+  // Sides whose areas were judged against the paper map alone (no band or step measured:
+  // `PageQuality.local` 0): their greys went through one paper's measure, as one page's do, and
+  // may run up to the student's gap together. Where the page's paper changes (bands, a shadow's
+  // edge), an area's grey carries the error of its ring's paper: on generator C's scratch seed
+  // 4 601 502 (heavy bands across, 150 dpi) a band's edges ran just outside an area's outline,
+  // its ring's upper and lower sides read the lighter paper beyond, and an eraser's residue of
+  // about 0.09 measured 0.132; beside another side's faint fill of 0.133 it read filled
+  // (docs/cards.md, section 8, "Generator C, seventeenth round"). Such a side's greys run only
+  // with its own.
+  const even = (r: Ok) => r.quality?.local === 0;
+  const evenGreys = sides
+    .filter(even)
+    .flatMap((r) => r.evidence!.greys)
+    .sort((a, b) => a - b);
   return readings.map((r) => {
     if (r.status !== 'ok' || !r.evidence?.open) return r;
     const { fills, levels, areas: open } = r.evidence.open;
@@ -127,8 +142,9 @@ export function poolStudent<R extends PageReading>(readings: readonly R[]): R[] 
     // against the student's gap (its uniform fills, few as they are, count among the student's).
     const asStudent = dark || fills.hand === 'unknown';
     if (!dark && !split) return r;
-    // The student's gap, with the greys running up to it looked for on this side only (`runsOn`).
-    const own = split && runsOn(split, r.evidence.greys);
+    // The student's gap, with the greys running up to it looked for on this side (`runsOn`), or
+    // on every side of even paper where this one is too.
+    const own = split && runsOn(split, even(r) ? evenGreys : r.evidence.greys);
     let areas: Ok['areas'] | undefined;
     for (const o of open) {
       const a = r.areas[o.i];
