@@ -7,8 +7,9 @@
 // spreading, 150 dpi, a rim share of 0.14) an empty area's arc of 1.53 mm² at 0.150, 3 mm
 // along the edge and reaching in to 0.65 of the radius, so read filled (docs/cards.md,
 // section 8, "Generator C, seventeenth round"). A person's dot or half fill reaches further in:
-// generator B's dots to at most 0.54 of the radius on C's tuning pages, its half fills to the
-// centre.
+// of the areas C's tuning pages read filled by a patch alone (no stroke, a mean under 0.155),
+// generator B's dots reached in to 0.54 of the radius or nearer, its half fills to within 0.18
+// of the centre (one of each further out was uncertain already).
 import type { AreaSample } from './area-sampler.ts';
 import { type AreaState, RIM, THRESHOLDS } from './mark-classifier.ts';
 import type { MarkEvidence } from './mark-evidence.ts';
