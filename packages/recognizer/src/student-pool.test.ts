@@ -146,7 +146,7 @@ test("a residue left uncertain on one side is empty against the gap over all of 
   assert.deepEqual(a, { chapter: 1, index: 7, state: 'empty', score: 0 });
 });
 
-test("the student's wide gap reaches further only where the side's own greys run up to it", () => {
+test("the student's wide gap reaches further only where greys run up to it on the side itself, or on the student's sides of even paper", () => {
   // Front alone: residues 0.112 and 0.118 and a faint fill 0.148, and a grey of 0.080 that makes
   // a second gap as wide (0.080 | 0.112): which gap parts the two is open, 0.112 and 0.118 are
   // uncertain. The back's greys (0.090, 0.100, 0.152, 0.160) fill the lower gap: over both sides
