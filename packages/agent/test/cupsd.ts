@@ -51,16 +51,18 @@ export function debianPolicy(): string {
   return ['DefaultAuthType Basic', ...blocks].join('\n');
 }
 
+// The private-access directives belong to a policy (cupsd.conf(5)); since Debian's CUPS
+// 2.4.2-3+deb12u10 cupsd refuses them at the top level ("Unknown directive") and exits.
 const OPEN_POLICY = `DefaultAuthType None
-JobPrivateAccess all
-JobPrivateValues none
-SubscriptionPrivateAccess all
-SubscriptionPrivateValues none
 <Location />
   Order allow,deny
   Allow all
 </Location>
 <Policy default>
+  JobPrivateAccess all
+  JobPrivateValues none
+  SubscriptionPrivateAccess all
+  SubscriptionPrivateValues none
   <Limit All>
     Order deny,allow
   </Limit>
