@@ -3,45 +3,10 @@
 // a mark told by its mean or by a stroke keep their fill.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { INNER, strokeRadius, type AreaSample } from './area-sampler.ts';
 import { RIM, THRESHOLDS } from './mark-classifier.ts';
 import { evidence } from './mark-evidence.ts';
-import type { PageLevels } from './page-levels.ts';
 import { judgeRimPatches, patchOnRim, RIM_REACH } from './rim-patch.ts';
-import { mulberry32 } from './synthetic/random.ts';
-
-const W = 7,
-  H = 4.4,
-  PXMM = 7.87;
-const lv: PageLevels = { baseline: 0, noise: 0.02, spread: 0.004, line: 0.65, pxmm: PXMM };
-const rx = strokeRadius(W / 2, PXMM),
-  ry = strokeRadius(H / 2, PXMM);
-
-/** A 7 × 4.4 mm area at 200 dpi: darkness `paint(u, v)` (mm from the centre) plus noise. */
-function area(paint: (u: number, v: number) => number, seed = 5): AreaSample {
-  const rnd = mulberry32(seed);
-  const step = 1 / PXMM;
-  const cols = Math.round((2 * rx) / step),
-    rows = Math.round((2 * ry) / step);
-  const grid = new Float32Array(cols * rows).fill(NaN),
-    inner = new Uint8Array(cols * rows);
-  let n = 0,
-    sum = 0;
-  for (let j = 0; j < rows; j++)
-    for (let i = 0; i < cols; i++) {
-      const u = -rx + (i + 0.5) * ((2 * rx) / cols),
-        v = -ry + (j + 0.5) * ((2 * ry) / rows);
-      if ((u * u) / (rx * rx) + (v * v) / (ry * ry) > 1) continue;
-      const k = paint(u, v) + 0.02 * (rnd() + rnd() + rnd() + rnd() - 2) * Math.sqrt(3);
-      grid[j * cols + i] = k;
-      if ((u * u) / ((W / 2) * INNER) ** 2 + (v * v) / ((H / 2) * INNER) ** 2 <= 1) {
-        inner[j * cols + i] = 1;
-        n++;
-        sum += k;
-      }
-    }
-  return { grid, cols, rows, step: (2 * rx) / cols, inner, mean: sum / n, sd: 0.02, outline: 0.6 };
-}
+import { area, H, lv, ry, W } from './testing/made-up-area.ts';
 
 /** The outline grown into the area along its upper edge: 0.6 mm deep, 4.8 mm long, at `dark`. */
 const arc =

@@ -3,12 +3,11 @@
 // is not; a half fill's patch keeps its fill where only specks make the page cautious.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { INNER, sampleArea, strokeRadius, type AreaSample } from './area-sampler.ts';
+import { sampleArea, type AreaSample } from './area-sampler.ts';
 import type { GreyImage } from './grey-image.ts';
 import { solveHomography } from './homography.ts';
 import { classify, pageFills, THRESHOLDS } from './mark-classifier.ts';
 import { evidence } from './mark-evidence.ts';
-import type { PageLevels } from './page-levels.ts';
 import type { PageQuality } from './page-quality.ts';
 import {
   dotBeyondSpecks,
@@ -21,41 +20,7 @@ import {
   type SpeckImage,
 } from './speck-spots.ts';
 
-const W = 7,
-  H = 4.4,
-  PXMM = 7.87;
-const lv: PageLevels = { baseline: 0, noise: 0.02, spread: 0.004, line: 0.65, pxmm: PXMM };
-const rx = strokeRadius(W / 2, PXMM),
-  ry = strokeRadius(H / 2, PXMM);
-
-/** A 7 × 4.4 mm area at 200 dpi: darkness `paint(u, v)` (mm from the centre) plus noise. */
-function area(paint: (u: number, v: number) => number, seed = 5): AreaSample {
-  const step = 1 / PXMM;
-  const cols = Math.round((2 * rx) / step),
-    rows = Math.round((2 * ry) / step);
-  const grid = new Float32Array(cols * rows).fill(NaN),
-    inner = new Uint8Array(cols * rows);
-  const rnd = () => {
-    seed = (seed * 1103515245 + 12345) >>> 0;
-    return seed / 2 ** 32;
-  };
-  let n = 0,
-    sum = 0;
-  for (let j = 0; j < rows; j++)
-    for (let i = 0; i < cols; i++) {
-      const u = -rx + (i + 0.5) * ((2 * rx) / cols),
-        v = -ry + (j + 0.5) * ((2 * ry) / rows);
-      if ((u * u) / (rx * rx) + (v * v) / (ry * ry) > 1) continue;
-      const k = paint(u, v) + 0.02 * (rnd() + rnd() + rnd() + rnd() - 2) * Math.sqrt(3);
-      grid[j * cols + i] = k;
-      if ((u * u) / ((W / 2) * INNER) ** 2 + (v * v) / ((H / 2) * INNER) ** 2 <= 1) {
-        inner[j * cols + i] = 1;
-        n++;
-        sum += k;
-      }
-    }
-  return { grid, cols, rows, step: (2 * rx) / cols, inner, mean: sum / n, sd: 0.02, outline: 0.6 };
-}
+import { area, H, lv, PXMM, rx, ry, W } from './testing/made-up-area.ts';
 
 /** A disc (or ellipse) of darkness `dark` centred at (cx, cy), radii `a` × `b` mm, on `ground`. */
 const spot =
