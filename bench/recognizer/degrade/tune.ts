@@ -155,8 +155,12 @@ for (const dpi of dpis)
       // The student's hand and uniform greys: each side's evidence merged as poolStudent merges it.
       const sides = readings.flatMap((r) => (r.status === 'ok' && r.evidence ? [r.evidence] : []));
       const studentHand = fillsOf(sides.flatMap((e) => e.marks).sort((a, b) => a - b)).hand;
-      // With --list: those greys, where the gap between residue and faint fills is looked for.
-      if (list && pooled.some((r) => r.status === 'ok' && r.areas.some((a) => a.state === 'uncertain'))) {
+      // With --list: those greys, where the gap between residue and faint fills is looked for, on a
+      // student whose sides alone or together left an area uncertain.
+      if (
+        list &&
+        [...pooled, ...readings].some((r) => r.status === 'ok' && r.areas.some((a) => a.state === 'uncertain'))
+      ) {
         const show = (greys: number[]) => {
           const sp = splitOf(greys);
           return `${greys.map((g) => g.toFixed(3)).join(' ')} split ${sp ? `${sp.below.toFixed(3)}|${sp.above.toFixed(3)}${sp.belowRun ? ' belowRun' : ''}${sp.aboveRun ? ' aboveRun' : ''}` : 'none'}`;

@@ -475,6 +475,20 @@ test("a mixed page's wide gap decides the greys that run up to it, not a grey al
   assert.ok(!reachingSplit || (!reachingSplit.belowRun && !reachingSplit.aboveRun), JSON.stringify(reachingSplit));
   assert.equal(classify(grey(0.122), page200, pageFills(reaching), reachingSplit).state, 'uncertain');
   assert.equal(classify(grey(0.118), page200, pageFills(reaching), reachingSplit).state, 'uncertain');
+  // Two greys a small step apart under a wide gap (0.115 | 0.150), 0.021 above the next (0.091):
+  // they run only with each other, inside the band, not down to a grey the usual limits call
+  // empty; they may be the lightest fills, and stay uncertain (generator C's scratch seed
+  // 6 111 538, where they were two faint pencil fills; docs/cards.md, section 8, "Generator C,
+  // eighteenth round"). With one more grey (0.104) the run reaches the residues: empty.
+  const pair = [...dark, grey(0.15), grey(0.16), grey(0.175), grey(0.115), grey(0.112), grey(0.091), grey(0.084)];
+  const pairSplit = residueSplit(pair, pageFills(pair));
+  assert.ok(pairSplit?.wide && pairSplit.below === 0.115 && !pairSplit.belowRun, JSON.stringify(pairSplit));
+  assert.equal(classify(grey(0.112), page200, pageFills(pair), pairSplit).state, 'uncertain');
+  assert.equal(classify(grey(0.115), page200, pageFills(pair), pairSplit).state, 'uncertain');
+  const reached = [...pair, grey(0.104)];
+  const reachedSplit = residueSplit(reached, pageFills(reached));
+  assert.ok(reachedSplit?.belowRun, JSON.stringify(reachedSplit));
+  assert.equal(classify(grey(0.115), page200, pageFills(reached), reachedSplit).state, 'empty');
 });
 
 test("on a dark hand's page a uniform grey's noise grown into a 'stroke' does not make it filled", () => {

@@ -396,7 +396,8 @@ function isTrace(ev: MarkEvidence, hand: PageFills['hand'], behindPrint = false)
  * The gap between a mixed page's erasures (at most `below` dark) and its faint fills (at least
  * `above`); `wide`: the gap is wide enough to be trusted further (`splitWideGap`, and no second
  * gap as wide near it); `belowRun` / `aboveRun`: it is wide and the page's greys on that side
- * run up to it in small steps (`splitRunStep`).
+ * run up to it in small steps (`splitRunStep`), below it from greys the usual limit calls empty
+ * (`runsOn`).
  */
 export interface ResidueSplit {
   below: number;
@@ -442,10 +443,6 @@ export function splitOf(vals: readonly number[]): ResidueSplit | null {
     above = vals[best]!,
     gap = above - below;
   if (gap < T.splitGap) return null;
-  // Whether the neighbour beyond the gap's edge is within a small step of it: the edge is then
-  // part of its side's cluster, not a grey alone between the two.
-  const near = (j: number, edge: number) =>
-    j >= 0 && j < vals.length && Math.abs(vals[j]! - edge) <= T.splitRunStep * gap;
   // Another wide gap near the band (two clusters of greys above the residue, or below the
   // fills) leaves open which of them parts residue from fills: then neither is trusted further.
   // Near: its middle up to `splitWideHigh` and its upper edge above `splitWideLow` (a gap reaching
@@ -460,29 +457,52 @@ export function splitOf(vals: readonly number[]): ResidueSplit | null {
       rivals++;
   }
   const wide = gap >= T.splitWideGap && rivals === 0;
-  return { below, above, wide, belowRun: wide && near(best - 2, below), aboveRun: wide && near(best + 1, above) };
+  return runsOn({ below, above, wide, belowRun: false, aboveRun: false }, vals);
 }
 
 /**
- * A student's gap (`splitOf` over the greys of all of its sides) as one side may use it: the
- * greys that run up to it must be that side's own. One scan puts a page's residues and faint
- * fills through one tone curve and one paper, so on one page a grey beside the gap with a
- * neighbour a small step away belongs to that neighbour's cluster; a neighbour on another side
- * came through another page's damage and tells nothing of it. On generator C's scratch seed
- * 4 601 502 (heavy bands across the feed, 150 dpi) an eraser's residue measured 0.132 on a
- * banded side, the edge of its student's gap (0.091 | 0.132), beside another side's faint fill
- * of 0.133: taken as one cluster with it, it read filled (docs/cards.md, section 8, "Generator
- * C, seventeenth round"). So on `greys` (the side's own, sorted) the run holds where the side's
- * nearest grey beyond the gap's edge lies within a small step of the edge and its next one
- * within a small step of that.
+ * Whether the greys run up to a wide gap (`ResidueSplit`'s `belowRun` / `aboveRun`) on `greys`
+ * (sorted): a page's own, in `splitOf`, or, for a student's gap (`splitOf` over the greys of all
+ * of its sides), one side's, in the student's second look (student-pool.ts). The run holds where
+ * the nearest grey beyond the gap's edge lies within a small step (`splitRunStep` of the gap) of
+ * the edge and its next one within a small step of that; below the gap, the run must go on in
+ * such steps down to a grey the usual limit calls empty (`splitEmptyMax`).
+ *
+ * One side's own: one scan puts a page's residues and faint fills through one tone curve and one
+ * paper, so on one page a grey beside the gap with a neighbour a small step away belongs to that
+ * neighbour's cluster; a neighbour on another side came through another page's damage and tells
+ * nothing of it. On generator C's scratch seed 4 601 502 (heavy bands across the feed, 150 dpi)
+ * an eraser's residue measured 0.132 on a banded side, the edge of its student's gap (0.091 |
+ * 0.132), beside another side's faint fill of 0.133: taken as one cluster with it, it read filled
+ * (docs/cards.md, section 8, "Generator C, seventeenth round").
+ *
+ * Down to the usual limit: greys that run only with each other inside the band, where a faint
+ * fill measures as an eraser's residue does, may be the lightest fills. On generator C's scratch
+ * seed 6 111 538 (heavy geometry, 300 dpi) two faint pencil fills of 0.112 and 0.115, a small step
+ * apart and 0.021 above the next grey (0.091), lay under a wide gap (0.115 | 0.150) and read
+ * empty (docs/cards.md, section 8, "Generator C, eighteenth round"). Above the gap the run is not
+ * asked to reach the usual fill limit (`splitFilledMin`): on C's tuning pages that cost faint
+ * fills of 0.126-0.130 and no error was seen there.
  */
 export function runsOn(split: ResidueSplit, greys: readonly number[]): ResidueSplit {
-  const step = THRESHOLDS.splitRunStep * (split.above - split.below);
+  const T = THRESHOLDS;
+  const step = T.splitRunStep * (split.above - split.below);
   const up = greys.filter((g) => g >= split.above);
   const down = greys.filter((g) => g <= split.below).reverse();
-  const runs = (v: number[], edge: number) =>
-    v.length >= 2 && Math.abs(v[0]! - edge) <= step && Math.abs(v[1]! - v[0]!) <= step;
-  return { ...split, belowRun: split.wide && runs(down, split.below), aboveRun: split.wide && runs(up, split.above) };
+  // The greys beyond the edge, nearest first: how many of them run on from it in small steps.
+  const run = (v: number[], edge: number) => {
+    if (v.length === 0 || Math.abs(v[0]! - edge) > step) return [];
+    let k = 1;
+    while (k < v.length && Math.abs(v[k]! - v[k - 1]!) <= step) k++;
+    return v.slice(0, k);
+  };
+  const below = run(down, split.below);
+  const above = run(up, split.above);
+  return {
+    ...split,
+    belowRun: split.wide && below.length >= 2 && below.at(-1)! <= T.splitEmptyMax,
+    aboveRun: split.wide && above.length >= 2,
+  };
 }
 
 /**

@@ -147,14 +147,15 @@ test("a residue left uncertain on one side is empty against the gap over all of 
 });
 
 test("the student's wide gap reaches further only where greys run up to it on the side itself, or on the student's sides of even paper", () => {
-  // Front alone: residues 0.112 and 0.118 and a faint fill 0.148, and a grey of 0.080 that makes
-  // a second gap as wide (0.080 | 0.112): which gap parts the two is open, 0.112 and 0.118 are
-  // uncertain. The back's greys (0.090, 0.100, 0.152, 0.160) fill the lower gap: over both sides
-  // one wide gap (0.118 | 0.148), and the front's own residues run up to it: empty up to 0.125.
-  const front = readSide([...MIXED_FILLS, grey(0.08), grey(0.112), grey(0.118), grey(0.148)], 'front');
-  const back = readSide([...MIXED_FILLS, grey(0.09), grey(0.1), grey(0.152), grey(0.16)], 'back');
-  assert.deepEqual(states(front).slice(6), ['empty', 'uncertain', 'uncertain', 'filled']);
-  assert.deepEqual(states(poolStudent([front, back])[0]!).slice(6), ['empty', 'empty', 'empty', 'filled']);
+  // Front alone: residues 0.104, 0.110 and 0.116 and a faint fill 0.148, and a grey of 0.070
+  // that makes a second gap as wide (0.070 | 0.104): which gap parts the two is open, 0.116 is
+  // uncertain. The back's greys (0.085, 0.095, 0.150, 0.158) fill the lower gap: over both sides
+  // one wide gap (0.116 | 0.148), and the front's own residues run up to it from 0.110, empty by
+  // the usual limit: empty up to 0.125.
+  const front = readSide([...MIXED_FILLS, grey(0.07), grey(0.104), grey(0.11), grey(0.116), grey(0.148)], 'front');
+  const back = readSide([...MIXED_FILLS, grey(0.085), grey(0.095), grey(0.15), grey(0.158)], 'back');
+  assert.deepEqual(states(front).slice(6), ['empty', 'empty', 'empty', 'uncertain', 'filled']);
+  assert.deepEqual(states(poolStudent([front, back])[0]!).slice(6), ['empty', 'empty', 'empty', 'empty', 'filled']);
   // A residue of 0.118 alone on its side, beside a gap whose greys run up to it on the other
   // side only, stays uncertain: that run came through another page (generator C's scratch seed
   // 4 601 502, where an eraser's residue of 0.132 on a banded side so read filled beside another
@@ -185,6 +186,33 @@ test("the student's wide gap reaches further only where greys run up to it on th
     const own = splitOf(g);
     if (own) assert.deepEqual(runsOn(own, g), own);
   }
+});
+
+test("greys that run up to the student's gap from inside the band, not from greys the usual limits call empty, are not its residue", () => {
+  // Generator C's scratch seed 6 111 538 (heavy geometry, 300 dpi; docs/cards.md, section 8,
+  // "Generator C, eighteenth round"): the front's two faint pencil fills, 0.112 and 0.115, lie
+  // under a wide gap (0.115 | 0.150) over the student's three sides of even paper, a small step
+  // apart, and 0.021 above the next grey (0.091, another side's residue). Taken as the top of the
+  // residues they read empty; they run only with each other, inside the band, where a faint fill
+  // measures as an eraser's residue does, and stay uncertain.
+  const even = (r: Ok): Ok => ({ ...r, quality: EVEN });
+  const front = even(readSide([...MIXED_FILLS, ...[0.052, 0.068, 0.112, 0.115, 0.15, 0.228].map(grey)], 'front'));
+  const back = even(readSide([...MIXED_FILLS, ...[0.04, 0.041, 0.205, 0.225].map(grey)], 'back'));
+  const third = even(
+    readSide(
+      [...MIXED_FILLS, ...[0.04, 0.044, 0.048, 0.057, 0.058, 0.061, 0.084, 0.091, 0.16, 0.175].map(grey)],
+      'back',
+    ),
+  );
+  const greys = [front, back, third].flatMap((r) => r.evidence!.greys).sort((x, y) => x - y);
+  const split = splitOf(greys)!;
+  assert.deepEqual([split.below, split.above, split.wide], [0.115, 0.15, true]);
+  assert.deepEqual(states(front).slice(8, 10), ['uncertain', 'uncertain'], 'alone: a second gap (0.068 | 0.112)');
+  assert.equal(runsOn(split, greys).belowRun, false, 'the run 0.115, 0.112 ends at 0.091, above the usual limit');
+  assert.deepEqual(states(poolStudent([front, back, third])[0]!).slice(8, 10), ['uncertain', 'uncertain']);
+  // Where the run goes on to a grey the usual limits call empty (0.104), it is the residues' top.
+  const runs = even(readSide([...MIXED_FILLS, ...[0.052, 0.068, 0.104, 0.112, 0.115, 0.15, 0.228].map(grey)], 'front'));
+  assert.deepEqual(states(poolStudent([runs, back, third])[0]!).slice(9, 11), ['empty', 'empty']);
 });
 
 test("a faint fill left uncertain on one side is filled once the student's other side shows the gap below it", () => {
