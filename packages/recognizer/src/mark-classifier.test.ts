@@ -491,6 +491,24 @@ test("a mixed page's wide gap decides the greys that run up to it, not a grey al
   assert.equal(classify(grey(0.115), page200, pageFills(reached), reachedSplit).state, 'empty');
 });
 
+test("a page's only two greys make no gap between residue and faint fills", () => {
+  // Pen and pencil fills, all darker than the greys' window (0.3).
+  const dark = [0.95, 0.9, 0.9, 0.85, 0.85, 0.8, 0.6, 0.55, 0.5, 0.45, 0.4, 0.35].flatMap((d) => [grey(d), grey(d)]);
+  // Generator C's scratch seed 5 101 036 (light bands across the feed, 200 dpi): two erasures,
+  // 0.107 and 0.136; the gap between them read the second filled (docs/cards.md, section 8,
+  // "Generator C, eighteenth round").
+  const two = [...dark, grey(0.107), grey(0.136)];
+  const fills = pageFills(two);
+  assert.equal(fills.hand, 'mixed', JSON.stringify(fills));
+  assert.equal(residueSplit(two, fills), null);
+  assert.equal(classify(grey(0.136), page200, fills, residueSplit(two, fills)).state, 'uncertain');
+  // A third grey beside one of them makes a cluster, and the gap holds again.
+  const three = [...two, grey(0.1)];
+  const split = residueSplit(three, pageFills(three));
+  assert.ok(split && split.below > 0.106 && split.above > 0.135, JSON.stringify(split));
+  assert.equal(classify(grey(0.136), page200, pageFills(three), split).state, 'filled');
+});
+
 test("on a dark hand's page a uniform grey's noise grown into a 'stroke' does not make it filled", () => {
   const dark: PageFills = { hand: 'dark', level: 0.45 };
   // A heavy residue on a noisy 200-dpi scan: 4 mm of "stroke", its darkest tenth only 1.35 times its mean.

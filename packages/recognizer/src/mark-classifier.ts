@@ -438,7 +438,12 @@ export function splitOf(vals: readonly number[]): ResidueSplit | null {
     const inWindow = mid <= T.splitHigh && (mid >= T.splitLow || (mid >= T.splitWideLow && width >= T.splitWideGap));
     if (inWindow && (best < 0 || width > vals[best]! - vals[best - 1]!)) best = i;
   }
-  if (best < 0) return null;
+  // Between a page's only two greys a gap is just their distance: it says nothing of which is
+  // an erasure. On generator C's scratch seed 5 101 036 (light bands across the feed, 200 dpi) a
+  // dark, even hand's side held two erasures, 0.107 and 0.136 (the second counted among its
+  // marks, so the side read as mixed): the gap between them read the second filled
+  // (docs/cards.md, section 8, "Generator C, eighteenth round").
+  if (best < 0 || vals.length < 3) return null;
   const below = vals[best - 1]!,
     above = vals[best]!,
     gap = above - below;

@@ -1,12 +1,13 @@
 // A grown outline's arc along the sampled ellipse's edge (rim-patch.ts), on made-up darkness
-// grids (no images): a quiet area filled only by such a patch is uncertain; a dot, a half fill,
-// a mark told by its mean or by a stroke keep their fill.
+// grids (no images): a quiet area filled only by such a patch, or by a stroke that is such an arc,
+// is uncertain; a dot, a half fill, a mark told by its mean or by a stroke through the area keep
+// their fill.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RIM, THRESHOLDS } from './mark-classifier.ts';
 import { evidence } from './mark-evidence.ts';
 import { judgeRimPatches, patchOnRim, RIM_REACH } from './rim-patch.ts';
-import { area, H, lv, ry, W } from './testing/made-up-area.ts';
+import { area, H, lv, rx, ry, W } from './testing/made-up-area.ts';
 
 /** The outline grown into the area along its upper edge: 0.6 mm deep, 4.8 mm long, at `dark`. */
 const arc =
@@ -64,4 +65,25 @@ test('a quiet area filled only by a patch on its rim is uncertain; a dot, a mean
   const empty = [{ state: 'empty' as const, score: 0 }];
   judgeRimPatches(empty, [ev[0]!], [rim], lv);
   assert.equal(empty[0]!.state, 'empty');
+});
+
+test("a quiet area filled by a stroke that runs along the sampled ellipse's edge is uncertain; a stroke through the area keeps its fill", () => {
+  // The sampled ellipse sits off the printed outline (generator C's scratch seed 5 104 545, heavy
+  // low ink, 200 dpi): the outline's arc, 0.3 mm deep and 6 mm long along the upper edge,
+  // measures as a stroke.
+  const crescent = (u: number, v: number) =>
+    v < 0 && Math.abs(u) <= 3 && Math.sqrt((u * u) / (rx * rx) + (v * v) / (ry * ry)) >= 1 - 0.3 / ry ? 0.5 : 0;
+  const offOutline = area(crescent);
+  // A faint, thin tick through the middle (its mean bare paper too).
+  const tick = (u: number, v: number) => (Math.abs(v - 0.5 * u) <= 0.1 && Math.abs(u) <= 1.4 ? 0.5 : 0);
+  const ticked = area(tick);
+  const samples = [offOutline, ticked];
+  const ev = samples.map((s) => evidence(s, lv));
+  for (const e of ev) assert.ok(e.solid < RIM.rimQuietSolid && e.stroke >= THRESHOLDS.filledStroke, JSON.stringify(e));
+  const decided = samples.map(() => ({ state: 'filled' as const, score: 1 }));
+  judgeRimPatches(decided, ev, samples, lv);
+  assert.deepEqual(
+    decided.map((d) => d.state),
+    ['uncertain', 'filled'],
+  );
 });

@@ -19,10 +19,15 @@ import { spotsOf } from './speck-spots.ts';
 /** A patch whose cell nearest the centre lies at least this share of the sampled ellipse's radius out lies along its edge. */
 export const RIM_REACH = 0.6;
 
-/** Whether the area's largest patch (as `spotsOf` grows it) lies along the sampled ellipse's edge, from `RIM_REACH` out. */
-export function patchOnRim(s: AreaSample, lv: PageLevels): boolean {
+/**
+ * Whether the area's largest patch (as `spotsOf` grows it) lies along the sampled ellipse's edge,
+ * from `RIM_REACH` out; with `every`, whether all of its patches do (nothing of the area's ink
+ * reaches further in).
+ */
+export function patchOnRim(s: AreaSample, lv: PageLevels, every = false): boolean {
   const { spots } = spotsOf(s, lv);
   if (spots.length === 0) return false;
+  if (every) return spots.every((p) => p.reach >= RIM_REACH);
   const p = spots.reduce((a, b) => (b.area > a.area ? b : a));
   return p.reach >= RIM_REACH;
 }
@@ -30,7 +35,13 @@ export function patchOnRim(s: AreaSample, lv: PageLevels): boolean {
 /**
  * The decisions of a side's areas, changed in place: a quiet area (its mean under
  * `RIM.rimQuietSolid`) filled with no stroke, whose largest patch lies along the sampled
- * ellipse's edge (`patchOnRim`), is uncertain.
+ * ellipse's edge (`patchOnRim`), is uncertain; so is one filled by a stroke whose every patch
+ * lies along the edge. A person's tick or cross runs through the area; the printed outline, where
+ * the sampled ellipse sits off it, runs along the edge: on generator C's scratch seed 5 104 545
+ * (heavy low ink, 200 dpi) one part of a page's areas was sampled about 0.55 mm off their
+ * outlines, whose arcs measured as strokes of 2.4-3.6 mm, and six empty areas of a dark hand's
+ * page read filled (the page's rim share was 0.12, that part's 0.24; docs/cards.md, section 8,
+ * "Generator C, eighteenth round").
  */
 export function judgeRimPatches(
   decided: Array<{ state: AreaState; score: number }>,
@@ -43,8 +54,7 @@ export function judgeRimPatches(
     if (
       d.state === 'filled' &&
       e.solid < RIM.rimQuietSolid &&
-      e.stroke < THRESHOLDS.filledStroke &&
-      patchOnRim(samples[i]!, lv)
+      patchOnRim(samples[i]!, lv, e.stroke >= THRESHOLDS.filledStroke)
     )
       d.state = 'uncertain';
   });

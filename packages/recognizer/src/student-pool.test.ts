@@ -156,29 +156,36 @@ test("the student's wide gap reaches further only where greys run up to it on th
   const back = readSide([...MIXED_FILLS, grey(0.085), grey(0.095), grey(0.15), grey(0.158)], 'back');
   assert.deepEqual(states(front).slice(6), ['empty', 'empty', 'empty', 'uncertain', 'filled']);
   assert.deepEqual(states(poolStudent([front, back])[0]!).slice(6), ['empty', 'empty', 'empty', 'empty', 'filled']);
-  // A residue of 0.118 alone on its side, beside a gap whose greys run up to it on the other
-  // side only, stays uncertain: that run came through another page (generator C's scratch seed
+  // A residue of 0.118 alone on its side (the next, 0.090, far below), beside a gap whose greys
+  // run up to it on the other side only, stays uncertain: that run came through another page (generator C's scratch seed
   // 4 601 502, where an eraser's residue of 0.132 on a banded side so read filled beside another
   // side's faint fill of 0.133; docs/cards.md, section 8, "Generator C, seventeenth round").
-  const lone = readSide([...MIXED_FILLS, grey(0.118), grey(0.148), empty()], 'front');
+  const lone = readSide([...MIXED_FILLS, grey(0.118), grey(0.148), empty(), grey(0.09)], 'front');
   const runs = readSide([...MIXED_FILLS, grey(0.11), grey(0.114), grey(0.152), empty()], 'back');
   const split = splitOf([...lone.evidence!.greys, ...runs.evidence!.greys].sort((x, y) => x - y));
   assert.ok(split?.belowRun, 'over both sides the greys run up to the gap');
-  assert.deepEqual(states(lone).slice(6), ['uncertain', 'filled', 'empty']);
-  assert.deepEqual(states(poolStudent([lone, runs])[0]!).slice(6), ['uncertain', 'filled', 'empty']);
+  assert.deepEqual(states(lone).slice(6), ['uncertain', 'filled', 'empty', 'empty']);
+  assert.deepEqual(states(poolStudent([lone, runs])[0]!).slice(6), ['uncertain', 'filled', 'empty', 'empty']);
   // Sides of even paper (no band or step measured, `PageQuality.local` 0) went through one
   // paper's measure: their greys run up to the gap together, as one page's do. Where either is
   // banded, the residue's side has only its own greys to run with.
   const paper = (r: Ok, local: number): Ok => ({ ...r, quality: { ...EVEN, local } });
-  assert.deepEqual(states(poolStudent([paper(lone, 0), paper(runs, 0)])[0]!).slice(6), ['empty', 'filled', 'empty']);
+  assert.deepEqual(states(poolStudent([paper(lone, 0), paper(runs, 0)])[0]!).slice(6), [
+    'empty',
+    'filled',
+    'empty',
+    'empty',
+  ]);
   assert.deepEqual(states(poolStudent([paper(lone, 0.3), paper(runs, 0)])[0]!).slice(6), [
     'uncertain',
     'filled',
+    'empty',
     'empty',
   ]);
   assert.deepEqual(states(poolStudent([paper(lone, 0), paper(runs, 0.3)])[0]!).slice(6), [
     'uncertain',
     'filled',
+    'empty',
     'empty',
   ]);
   // On one side the run is the side's own: runsOn gives what splitOf gives.
