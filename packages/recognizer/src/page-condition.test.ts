@@ -144,6 +144,7 @@ function paperMap(img: GreyImage) {
 
 const good: PageQuality = {
   speckSize: 0,
+  speckMeasured: 0,
   bandsAcross: 0.01,
   bandsAlong: 0.01,
   uneven: 0.05,
@@ -305,6 +306,28 @@ test("toner specks are counted in the margins by the page's contrast, a band is 
       : undefined;
   });
   assert.equal(measureBands(dusty, h, PXMM, noStreaks, flat, 20).specks, 0);
+});
+
+test("a margin speck that runs on leaves the page's specks unbounded; the largest measured beside it is kept", () => {
+  const h = identity();
+  const map = paperMap(page(230));
+  const flat = (x: number, y: number) => map.level(x, y);
+  // The twelve specks of the test above, and a smear 0.6 mm wide running 5 mm down the left margin.
+  const specks = Array.from({ length: 12 }, (_, k) => ({ x: k % 2 ? 8 : 202, y: 50 + 17 * k }));
+  const seen = measureBands(
+    page(230, (x, y) =>
+      specks.some((s) => Math.hypot(x - s.x, y - s.y) < 0.4) || (Math.abs(x - 8) < 0.3 && y > 243 && y < 248)
+        ? 230 - 0.42 * 210
+        : undefined,
+    ),
+    h,
+    PXMM,
+    noStreaks,
+    flat,
+    20,
+  );
+  assert.equal(seen.speckSize, Number.POSITIVE_INFINITY);
+  assert.ok(seen.speckMeasured > 0.4 && seen.speckMeasured < 0.8, `largest measured ${seen.speckMeasured} mm²`);
 });
 
 test('a speck on an erasure is left out of the mean a fill is told by; a fill keeps its mean', () => {

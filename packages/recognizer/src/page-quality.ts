@@ -29,6 +29,11 @@ export interface PageQuality {
   /** The largest of those specks, mm² (margin-specks.ts); 0 without specks, Infinity when one could not be measured. */
   speckSize: number;
   /**
+   * The largest speck that could be measured, mm² (0 without one): where another ran on
+   * (`speckSize` Infinity), what the page's specks reach at least (speck-spots.ts, `shortOnSpecks`).
+   */
+  speckMeasured: number;
+  /**
    * How strongly the other side of a duplex sheet shows through (share of its black): its large
    * corner mark, mirrored, lies around this side's top-right one; 0 on single-sided cards.
    */
@@ -142,7 +147,7 @@ export function measureBands(
   streaks: Uint8Array,
   paperLevel: (x: number, y: number) => number,
   black: number,
-): Pick<PageQuality, 'bandsAcross' | 'bandsAlong' | 'uneven' | 'steep' | 'specks' | 'speckSize'> {
+): Pick<PageQuality, 'bandsAcross' | 'bandsAlong' | 'uneven' | 'steep' | 'specks' | 'speckSize' | 'speckMeasured'> {
   // `apply` inlined (the same arithmetic): this runs for every sample of the four margins.
   const [h0, h1, h2, h3, h4, h5, h6, h7, h8] = Array.from(h);
   const at = (u: number, v: number) => {
@@ -155,7 +160,8 @@ export function measureBands(
   const half = Math.round(12 / step);
   let dark = 0,
     seen = 0,
-    speckSize = 0;
+    speckSize = 0,
+    speckMeasured = 0;
   // Whether the page point (u, v) lies in a dark spot at least half a millimetre across: at
   // least five of the nine points of a 3 × 3 grid a quarter millimetre apart around it are
   // darker than `under` (a grain of dust, a pixel or two smeared by the JPEG, darkens one or two).
@@ -191,10 +197,9 @@ export function measureBands(
         ) {
           dark++;
           const q = down ? apply(h, across[i]!, t) : apply(h, t, across[i]!);
-          speckSize = Math.max(
-            speckSize,
-            speckArea(img, Math.round(q.x - 0.5), Math.round(q.y - 0.5), ref, black, pxmm, streaks),
-          );
+          const size = speckArea(img, Math.round(q.x - 0.5), Math.round(q.y - 0.5), ref, black, pxmm, streaks);
+          speckSize = Math.max(speckSize, size);
+          if (Number.isFinite(size)) speckMeasured = Math.max(speckMeasured, size);
         }
       }
     }
@@ -265,6 +270,7 @@ export function measureBands(
     steep: steps[4] ?? 0,
     specks: seen > 0 ? dark / ((seen * step * step) / 100) : 0,
     speckSize,
+    speckMeasured,
   };
 }
 

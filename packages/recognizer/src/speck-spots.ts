@@ -212,13 +212,18 @@ export function dotBeyondSpecks(s: AreaSample, lv: PageLevels, speckSize: number
  * (twice the width of a disc of `speckSize`), and at least `shortStroke`. On C's tuning pages of
  * heavy toner at 200 dpi (cards 12-39, eleventh round) two specks touching in an empty area
  * measured a 3.2 mm stroke on a page whose largest margin speck was 2.29 mm² (1.7 mm across):
- * read filled. Where the margins' specks are unbounded (a speck running on for 1.5 mm) their
- * size tells nothing and `shortStroke` holds.
+ * read filled. Where a margin speck runs on (1.5 mm from where it was found: `speckSize` is
+ * Infinity) the largest speck that could be measured (`speckMeasured`) holds: the page's specks
+ * reach at least that. Until the nineteenth round `shortStroke` held there, lower than on a page
+ * whose every speck was measured, and on C's scratch seed 5 105 539 (heavy toner, 200 dpi) two
+ * specks touching in an empty area, a stroke of 2.7 mm on a page whose measured specks reached
+ * 2.47 mm² (3.5 mm for two), read filled (docs/cards.md, section 8, "Generator C, nineteenth
+ * round").
  */
-export function shortOnSpecks(q: Pick<PageQuality, 'speckSize'>): number {
+export function shortOnSpecks(q: Pick<PageQuality, 'speckSize' | 'speckMeasured'>): number {
   const T = THRESHOLDS;
-  if (!Number.isFinite(q.speckSize)) return T.shortStroke;
-  return Math.max(T.shortStroke, 4 * Math.sqrt(q.speckSize / Math.PI));
+  const size = Number.isFinite(q.speckSize) ? q.speckSize : q.speckMeasured;
+  return Math.max(T.shortStroke, 4 * Math.sqrt(size / Math.PI));
 }
 
 /**

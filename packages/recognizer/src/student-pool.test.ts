@@ -59,6 +59,7 @@ const EVEN: PageQuality = {
   blockiness: 1.2,
   specks: 0,
   speckSize: 0,
+  speckMeasured: 0,
   showThrough: 0,
   local: 0,
 };
