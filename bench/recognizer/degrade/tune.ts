@@ -5,7 +5,8 @@
 // evaluation seeds (run.ts).
 //   npx tsx bench/recognizer/degrade/tune.ts [cards per set] [dpi,dpi] [class,class] [--list] [--offset=N] [--crops=DIR]
 // With --list, each spot an area holds is shown as mm²/mm across, an edge spot with its size
-// followed in the image (speck-spots.ts, `grownInImage`); --crops=DIR writes each listed area's
+// followed in the image (speck-spots.ts, `grownInImage`), then r and how far out its cell
+// nearest the centre lies (share of the radius, rim-patch.ts); --crops=DIR writes each listed area's
 // neighbourhood there as a PNG, 6 times magnified, to look at.
 // --offset=N shifts every seed by N: scratch pages at a resolution whose own tuning seeds are
 // another resolution's evaluation cards (300 dpi), refused where a seed would land on one.
@@ -175,7 +176,7 @@ for (const dpi of dpis)
         const r = pooled[k]!;
         const raw = readings[k]!;
         const q = diag.quality
-          ? `bands ${diag.quality.bandsAcross.toFixed(3)}/${diag.quality.bandsAlong.toFixed(3)} uneven ${diag.quality.uneven.toFixed(2)} steep ${diag.quality.steep.toFixed(2)} contrast ${diag.quality.contrast.toFixed(0)} blur ${diag.quality.blurMm.toFixed(2)} block ${diag.quality.blockiness.toFixed(2)} specks ${diag.quality.specks.toFixed(2)} (largest ${(diag.quality.speckSize ?? Number.NaN).toFixed(2)} mm²) show ${diag.quality.showThrough.toFixed(2)} local ${diag.quality.local.toFixed(2)}`
+          ? `bands ${diag.quality.bandsAcross.toFixed(3)}/${diag.quality.bandsAlong.toFixed(3)} uneven ${diag.quality.uneven.toFixed(2)} steep ${diag.quality.steep.toFixed(2)} contrast ${diag.quality.contrast.toFixed(0)} blur ${diag.quality.blurMm.toFixed(2)} block ${diag.quality.blockiness.toFixed(2)} specks ${diag.quality.specks.toFixed(2)} (largest ${(diag.quality.speckSize ?? Number.NaN).toFixed(2)} mm², measured ${(diag.quality.speckMeasured ?? Number.NaN).toFixed(2)}) show ${diag.quality.showThrough.toFixed(2)} local ${diag.quality.local.toFixed(2)}`
           : '';
         if (s.truth === null) {
           blanks++;
@@ -203,7 +204,7 @@ for (const dpi of dpis)
             const sample = diag.samples?.[i];
             const sp = sample && diag.levels ? spotsOf(sample, diag.levels) : null;
             const spots = sp
-              ? ` spots ${sp.spots.map((p) => `${p.area.toFixed(2)}/${p.side.toFixed(1)}${p.edge ? `E${diag.speckImage ? `(${grownInImage(sample!, p, diag.speckImage).toFixed(2)})` : ''}` : ''}`).join(',')} rest ${sp.rest.toFixed(3)}`
+              ? ` spots ${sp.spots.map((p) => `${p.area.toFixed(2)}/${p.side.toFixed(1)}${p.edge ? `E${diag.speckImage ? `(${grownInImage(sample!, p, diag.speckImage).toFixed(2)})` : ''}` : ''}r${p.reach.toFixed(2)}`).join(',')} rest ${sp.rest.toFixed(3)}`
               : '';
             if (crops && sample?.place && diag.speckImage)
               await writeCrop(

@@ -6,7 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RIM, THRESHOLDS } from './mark-classifier.ts';
 import { evidence } from './mark-evidence.ts';
-import { judgeRimPatches, patchOnRim, RIM_REACH } from './rim-patch.ts';
+import { judgeRimPatches, LONG_ARC, patchOnRim, RIM_REACH } from './rim-patch.ts';
+import { spotsOf } from './speck-spots.ts';
 import { area, H, lv, rx, ry, W } from './testing/made-up-area.ts';
 
 /** The outline grown into the area along its upper edge: 0.6 mm deep, 4.8 mm long, at `dark`. */
@@ -86,4 +87,30 @@ test("a quiet area filled by a stroke that runs along the sampled ellipse's edge
     decided.map((d) => d.state),
     ['uncertain', 'filled'],
   );
+});
+
+test('a long arc that ink spreading grew further in lies on the rim too; a dot as far in, or one as long, does not', () => {
+  // Generator C's scratch seed 4 607 542 (heavy ink spreading, 150 dpi): the outline grown
+  // inwards along the upper edge, 5.9 mm long, out from 0.55 of the radius, faint (0.15). Every
+  // empty area of such a page shows it, so the page's empty level (its baseline) holds it and
+  // the area's mean is bare paper.
+  const grown = (u: number, v: number) =>
+    v < 0 && Math.abs(u) <= 2.95 && Math.sqrt((u * u) / (rx * rx) + (v * v) / (ry * ry)) >= 0.55 ? 0.15 : 0;
+  const arcArea = area(grown);
+  const page = { ...lv, baseline: arcArea.mean };
+  const [p] = spotsOf(arcArea, page).spots;
+  assert.ok(p && p.reach < RIM_REACH && p.reach >= LONG_ARC.reach && p.side >= LONG_ARC.side, JSON.stringify(p));
+  const ev = evidence(arcArea, page);
+  assert.ok(ev.solid < RIM.rimQuietSolid && ev.stroke < THRESHOLDS.filledStroke, JSON.stringify(ev));
+  assert.ok(patchOnRim(arcArea, page));
+  const decided = [{ state: 'filled' as const, score: 1 }];
+  judgeRimPatches(decided, [ev], [arcArea], page);
+  assert.equal(decided[0]!.state, 'uncertain');
+  // Generator B's largest small dot (2.6 mm across) out from where the arc reaches in (cut by the
+  // edge, as only such a dot can be), and a dot as long as the arc reaching near the centre.
+  const far = area(dot(0, -(0.55 * ry + 1.3), 1.3, 0.3));
+  const [q] = spotsOf(far, lv).spots;
+  assert.ok(q && q.reach >= LONG_ARC.reach && q.reach < RIM_REACH && q.side < LONG_ARC.side, JSON.stringify(q));
+  assert.ok(!patchOnRim(far, lv));
+  assert.ok(!patchOnRim(area(dot(0, -0.4, 2.1, 0.3)), lv));
 });

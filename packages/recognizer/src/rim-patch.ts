@@ -20,16 +20,31 @@ import { spotsOf } from './speck-spots.ts';
 export const RIM_REACH = 0.6;
 
 /**
- * Whether the area's largest patch (as `spotsOf` grows it) lies along the sampled ellipse's edge,
- * from `RIM_REACH` out; with `every`, whether all of its patches do (nothing of the area's ink
- * reaches further in).
+ * A patch at least `side` mm long (bounding box) whose cell nearest the centre lies at least
+ * `reach` of the radius out lies along the edge too: the arc of an outline that the ink's
+ * spreading grew inwards. No dot is that long (generator B's are 1.6-2.6 mm across), and a half
+ * fill reaches within 0.18 of the centre. On generator C's scratch seed 4 607 542 (heavy ink
+ * spreading, 150 dpi, a rim share under the page rule's 0.25) two empty areas' arcs of 3.3 and
+ * 4.1 mm², 5.9 mm along the upper edge and reaching in to 0.58 and 0.53 of the radius, read
+ * filled (docs/cards.md, section 8, "Generator C, nineteenth round").
+ */
+export const LONG_ARC = { side: 4, reach: 0.45 } as const;
+
+/** Whether a patch lies along the sampled ellipse's edge: from `RIM_REACH` out, or a long arc (`LONG_ARC`). */
+function onRim(p: { reach: number; side: number }): boolean {
+  return p.reach >= RIM_REACH || (p.side >= LONG_ARC.side && p.reach >= LONG_ARC.reach);
+}
+
+/**
+ * Whether the area's largest patch (as `spotsOf` grows it) lies along the sampled ellipse's edge
+ * (`onRim`); with `every`, whether all of its patches do (nothing of the area's ink reaches
+ * further in).
  */
 export function patchOnRim(s: AreaSample, lv: PageLevels, every = false): boolean {
   const { spots } = spotsOf(s, lv);
   if (spots.length === 0) return false;
-  if (every) return spots.every((p) => p.reach >= RIM_REACH);
-  const p = spots.reduce((a, b) => (b.area > a.area ? b : a));
-  return p.reach >= RIM_REACH;
+  if (every) return spots.every(onRim);
+  return onRim(spots.reduce((a, b) => (b.area > a.area ? b : a)));
 }
 
 /**
