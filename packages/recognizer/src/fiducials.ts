@@ -129,14 +129,14 @@ function plainRefine(
   cx: number,
   cy: number,
   halfPx: number,
-): { x: number; y: number; areaPx: number; black: number } {
+): { x: number; y: number; areaPx: number; black: number; widthPx: number; heightPx: number } {
   const x0 = Math.max(0, Math.floor(cx - halfPx)),
     x1 = Math.min(img.width, Math.ceil(cx + halfPx));
   const y0 = Math.max(0, Math.floor(cy - halfPx)),
     y1 = Math.min(img.height, Math.ceil(cy + halfPx));
   const w = x1 - x0,
     h = y1 - y0;
-  if (w <= 0 || h <= 0) return { x: cx, y: cy, areaPx: 0, black: 0 };
+  if (w <= 0 || h <= 0) return { x: cx, y: cy, areaPx: 0, black: 0, widthPx: 0, heightPx: 0 };
   const hist = new Uint32Array(256);
   for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) hist[img.data[y * img.width + x]!]!++;
   const n = w * h;
@@ -163,13 +163,17 @@ function plainRefine(
         seed = (y - y0) * w + (x - x0);
       }
     }
-  if (seed < 0 || best >= thr) return { x: cx, y: cy, areaPx: 0, black };
+  if (seed < 0 || best >= thr) return { x: cx, y: cy, areaPx: 0, black, widthPx: 0, heightPx: 0 };
   const seen = new Uint8Array(w * h);
   const stack = [seed];
   seen[seed] = 1;
   let sx = 0,
     sy = 0,
-    c = 0;
+    c = 0,
+    minX = w,
+    maxX = -1,
+    minY = h,
+    maxY = -1;
   while (stack.length) {
     const k = stack.pop()!;
     const x = k % w,
@@ -177,6 +181,10 @@ function plainRefine(
     sx += x;
     sy += y;
     c++;
+    if (x < minX) minX = x;
+    if (x > maxX) maxX = x;
+    if (y < minY) minY = y;
+    if (y > maxY) maxY = y;
     for (const kk of [x > 0 ? k - 1 : -1, x < w - 1 ? k + 1 : -1, y > 0 ? k - w : -1, y < h - 1 ? k + w : -1]) {
       if (kk < 0 || seen[kk]) continue;
       if (img.data[(y0 + Math.floor(kk / w)) * img.width + x0 + (kk % w)]! < thr) {
@@ -185,7 +193,14 @@ function plainRefine(
       }
     }
   }
-  return { x: x0 + sx / c + 0.5, y: y0 + sy / c + 0.5, areaPx: c, black };
+  return {
+    x: x0 + sx / c + 0.5,
+    y: y0 + sy / c + 0.5,
+    areaPx: c,
+    black,
+    widthPx: maxX - minX + 1,
+    heightPx: maxY - minY + 1,
+  };
 }
 
 /**
@@ -419,8 +434,25 @@ function plainFind(
   const areaMm2 = r.areaPx / (pxmm * pxmm);
   // A square partly hidden by a folded or torn corner passes the thumbnail's shape test but
   // its centroid is off by up to a millimetre, which would shift every area near that corner:
-  // a fiducial is used only when its full-resolution area is that of a whole square.
-  return wholeSquare(areaMm2) ? { x: r.x, y: r.y, areaMm2, black: r.black } : null;
+  // a fiducial is used only when its full-resolution area is that of a whole square, and its
+  // shape a square's (`squareShape`).
+  return wholeSquare(areaMm2) && squareShape(r.widthPx, r.heightPx)
+    ? { x: r.x, y: r.y, areaMm2, black: r.black }
+    : null;
+}
+
+/**
+ * Whether a found mark's bounding box is a square's: its sides within 15 % of each other (a
+ * square turned by 3° or scanned at a scale of 95-105 % either way stays within a few per cent).
+ * Lines where the toner ran short can cut the large square (81 mm²) into pieces, and its middle
+ * piece, 9 × 4.3 mm, has the area of a whole small one: on generator C's scratch seed 5 104 545
+ * (heavy low ink, 200 dpi) it was taken for one, its centre 0.63 mm off the square's, and one
+ * chapter's areas were sampled about 0.55 mm off their outlines (docs/cards.md, section 8,
+ * "Generator C, nineteenth round"). Such a mark is found again as the flat-fielded window finds
+ * it, which bridges the lines (`flatFind`).
+ */
+function squareShape(widthPx: number, heightPx: number): boolean {
+  return Math.max(widthPx, heightPx) <= 1.15 * Math.min(widthPx, heightPx);
 }
 
 /**

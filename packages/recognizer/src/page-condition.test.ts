@@ -206,6 +206,29 @@ test('corner marks are found under a cast shadow across a corner and through a l
   assert.equal(findFiducials(faded, shrink(faded, 4), 4).length, 4);
 });
 
+test('the large corner mark cut into three by lines where the toner ran short is found whole, not as its middle piece', () => {
+  // Two faded lines 0.3 mm wide across every mark, 1.7 mm under its top edge and 1.5 mm under
+  // its centre (generator C's scratch seed 5 104 545, heavy low ink): the large square's middle
+  // piece, 9 × 4.3 mm, has a small square's area.
+  const cut = page(230, (x, y) => {
+    for (const c of CORNERS) {
+      const p = fiducialCentre(c),
+        s = fiducialSize(c) / 2;
+      if (Math.abs(x - p.x) <= s && Math.abs(y - p.y) <= s)
+        return Math.abs(y - (p.y - s + 1.7)) < 0.15 || Math.abs(y - (p.y + 1.5)) < 0.15 ? 170 : 20;
+    }
+    return undefined;
+  });
+  const found = findFiducials(cut, shrink(cut, 4), 4);
+  assert.equal(found.length, 4);
+  for (const f of found) {
+    const c = fiducialCentre(f.imageCorner);
+    const off = Math.hypot(f.x / PXMM - c.x, f.y / PXMM - c.y);
+    assert.ok(off < 0.15, `${f.imageCorner}: ${off.toFixed(2)} mm off its centre, ${f.areaMm2.toFixed(1)} mm²`);
+  }
+  assert.ok(found.find((f) => f.imageCorner === 'tl')!.areaMm2 > 70, 'the large square whole');
+});
+
 test('an ADF streak seven pixels wide is left out whole', () => {
   const img = page(230, (x) => (Math.abs(x * PXMM - 800.5) < 3.5 ? 120 : undefined));
   const s = findStreaks(img);
