@@ -446,7 +446,7 @@ function plainFind(
  * square turned by 3° or scanned at a scale of 95-105 % either way stays within a few per cent).
  * Lines where the toner ran short can cut the large square (81 mm²) into pieces, and its middle
  * piece, 9 × 4.3 mm, has the area of a whole small one: on generator C's scratch seed 5 104 545
- * (heavy low ink, 200 dpi) it was taken for one, its centre 0.63 mm off the square's, and one
+ * (heavy low ink, 200 dpi) it was taken for one, its centre 0.65 mm off the square's, and one
  * chapter's areas were sampled about 0.55 mm off their outlines (docs/cards.md, section 8,
  * "Generator C, nineteenth round"). Such a mark is found again as the flat-fielded window finds
  * it, which bridges the lines (`flatFind`).
