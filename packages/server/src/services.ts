@@ -97,7 +97,7 @@ export function createServices(repos: Repositories, deps: ServiceDeps, settings:
     ...(settings.dataVersion ? { dataVersion: settings.dataVersion } : {}),
     onTouchError: (err) => settings.onError?.(err, 'recording the last use of an API key'),
   });
-  const devices = new DeviceService(repos.devices, clock);
+  const devices = new DeviceService(repos.devices, clock, jobs);
   const control = new ControlService(devices, repos.devices, gateway, clock);
   const callbacks = new CallbackService(repos.callbacks, jobs, clock, settings.callbacks);
   const e2eKeys = new E2eKeyService(repos.e2eKeys, clock);
@@ -115,7 +115,7 @@ export function createServices(repos: Repositories, deps: ServiceDeps, settings:
   const lifecycle = new TaskLifecycle({ tasks: repos.tasks, jobs, blobs: deps.blobs, clock, log: deps.log });
   gateway.onState((uuid, state) => lifecycle.reconcile(uuid, state));
   deps.events.beforeFirst = (trx, task, now) => lifecycle.acknowledge(trx, task, now);
-  devices.onUnbind((appId, uuid) => lifecycle.endForApp(appId, uuid));
+  devices.onUnbind((appId, uuid, createdBefore) => lifecycle.endForApp(appId, uuid, createdBefore));
   // Every task kind (modules/kinds.ts): built from its declaration, its box events, requests
   // and hooks registered. Scan create seals a task's direct secret; the recognition receiver opens it.
   const kindContext: KindContext = {

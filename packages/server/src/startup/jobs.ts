@@ -39,6 +39,7 @@ export async function registerJobs(d: JobStepDeps): Promise<CallbackRetentionDep
   const { config, services, jobRunner, clock, log, metrics } = d;
   jobRunner.register(services.lifecycle.expiryHandler());
   jobRunner.register(services.lifecycle.unackedHandler());
+  jobRunner.register(services.devices.unboundHandler());
   // Each task kind's jobs, as its declaration lists them (modules/kinds.ts).
   for (const handler of services.kinds.jobs) jobRunner.register(handler);
   jobRunner.register(services.deviceEvents.handler());

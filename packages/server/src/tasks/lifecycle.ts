@@ -154,13 +154,16 @@ export class TaskLifecycle {
   /**
    * Ends the application's active scan and print tasks on a device (docs/tasks.md, "Ownership
    * ends with the binding"): each with the kind's unbound code and its final callback to its
-   * own application, then the box is told to drop them. Returns how many ended.
+   * own application, then the box is told to drop them (`createdBefore`: only tasks created
+   * before then, those of an earlier binding). Returns how many ended.
    */
-  async endForApp(appId: string, device: string): Promise<number> {
+  async endForApp(appId: string, device: string, createdBefore?: number): Promise<number> {
     const { tasks, clock } = this.d;
     const ended = new Map<string, string[]>();
     await transact(tasks.db, async (trx) => {
+      ended.clear(); // a transaction run again after a conflict starts over
       for (const t of await tasks.active(trx, device, undefined, appId)) {
+        if (createdBefore !== undefined && t.created_at >= createdBefore) continue;
         const hooks = this.hooks.get(t.kind);
         if (!hooks || !this.onBox.has(t.kind)) continue;
         await hooks.end(trx, t, 'unbind', clock.now());

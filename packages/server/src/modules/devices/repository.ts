@@ -135,16 +135,25 @@ export class DeviceRepository {
   }
 
   /** Unbinds a device of this application, dropping its name and settings. */
-  async unbind(uuid: string, appId: string): Promise<boolean> {
-    const r = await this.changed(uuid, () =>
-      this.db
-        .updateTable('devices')
-        .set({ app_id: null, name: null, remark: null, active_at: null })
-        .where('uuid', '=', uuid)
-        .where('app_id', '=', appId)
-        .executeTakeFirst(),
+  /**
+   * Removes the binding; false when the device is not bound to the application. `also` writes,
+   * in the same transaction, what must exist exactly when the binding is gone (DeviceService.unbind:
+   * the job that ends the application's late tasks there).
+   */
+  async unbind(uuid: string, appId: string, also?: (trx: Transaction<Database>) => Promise<void>): Promise<boolean> {
+    return this.changed(uuid, () =>
+      transact(this.db, async (trx) => {
+        const r = await trx
+          .updateTable('devices')
+          .set({ app_id: null, name: null, remark: null, active_at: null })
+          .where('uuid', '=', uuid)
+          .where('app_id', '=', appId)
+          .executeTakeFirst();
+        if (r.numUpdatedRows !== 1n) return false;
+        await also?.(trx);
+        return true;
+      }),
     );
-    return r.numUpdatedRows === 1n;
   }
 
   async edit(uuid: string, appId: string, name: string, remark: string | undefined): Promise<boolean> {

@@ -5,8 +5,11 @@ import { randomUUID } from 'node:crypto';
 import { ApiError, type api, messageOf } from '@boxhub/protocol';
 import type { Clock } from '../../clock.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
-import type { DeviceRow } from '../../db/schema.ts';
 import { newDeviceSecret, sha256 } from '../../secrets.ts';
+import type { Transaction } from 'kysely';
+import type { Database, DeviceRow } from '../../db/schema.ts';
+import type { Jobs } from '../../jobs/jobs.ts';
+import type { JobHandler } from '../../jobs/runner.ts';
 import type { DeviceRepository } from './repository.ts';
 import { toClient } from './view.ts';
 
@@ -45,8 +48,18 @@ export interface CredentialHooks {
   disconnect?: (uuid: string) => void;
 }
 
-/** Ends what an application had running on a box it unbinds. */
-export type UnbindHook = (appId: string, uuid: string) => Promise<unknown>;
+/**
+ * Ends what an application had running on a box it unbinds: every such task, or (`createdBefore`)
+ * only those created before that time, when the application has bound the box again since.
+ */
+export type UnbindHook = (appId: string, uuid: string, createdBefore?: number) => Promise<unknown>;
+
+/**
+ * The second round of an unbind (DeviceService.unbind), ref `<device uuid>/<application id>`:
+ * written with the binding's removal, so a task created while the unbind ran is ended even when
+ * the round cannot run at once (a dependency down): the job is tried again until it can.
+ */
+export const UNBOUND_JOB = 'device.unbound';
 
 /** Stored instead of a hash when a box's secret is revoked: no secret hashes to it. */
 export const REVOKED_SECRET = 'revoked';
@@ -55,9 +68,12 @@ export class DeviceService {
   private readonly repo: DeviceRepository;
   private readonly clock: Clock;
   private readonly unbindHooks: UnbindHook[] = [];
-  constructor(repo: DeviceRepository, clock: Clock) {
+  /** Where unbind schedules its second round; absent for the operator's offline commands (admin.ts), which never unbind. */
+  private readonly jobs: Pick<Jobs, 'schedule'> | undefined;
+  constructor(repo: DeviceRepository, clock: Clock, jobs?: Pick<Jobs, 'schedule'>) {
     this.repo = repo;
     this.clock = clock;
+    this.jobs = jobs;
   }
 
   /** Provisions a box (operator action). The secret is returned once; only its hash is kept. */
@@ -184,13 +200,40 @@ export class DeviceService {
   /**
    * Unbinds, ending the application's tasks on the box (docs/tasks.md, "Ownership ends with the
    * binding"): before the binding goes, so a failure leaves the box bound and the call can be
-   * repeated, and again after, for a task created while this ran.
+   * repeated; and again after, for a task created while this ran, by a job written with the
+   * binding's removal. Once the binding is gone the call has succeeded: a second round answered
+   * inline could fail after it, and the caller, told to retry, would meet 30002 (the chaos soak).
    */
   async unbind(appId: string, uuid: string): Promise<void> {
+    if (!this.jobs) throw new Error('unbind needs the jobs table (DeviceService built without it)');
+    const jobs = this.jobs;
     await this.bound(appId, uuid);
     for (const end of this.unbindHooks) await end(appId, uuid);
-    if (!(await this.repo.unbind(uuid, appId))) throw notFound(uuid);
-    for (const end of this.unbindHooks) await end(appId, uuid);
+    const later = (trx: Transaction<Database>) =>
+      jobs.schedule(trx, { kind: UNBOUND_JOB, ref: `${uuid}/${appId}`, runAt: this.clock.now() });
+    if (!(await this.repo.unbind(uuid, appId, later))) throw notFound(uuid);
+  }
+
+  /**
+   * The unbind's second round: ends the application's tasks on the box. When the application has
+   * bound the box again since, only the tasks created before that binding are the old one's.
+   * A failure throws: the job is tried again when its lease ends.
+   */
+  unboundHandler(): JobHandler {
+    return {
+      kind: UNBOUND_JOB,
+      concurrency: 4,
+      leaseMs: 30_000,
+      run: async (job) => {
+        const cut = job.ref.indexOf('/');
+        const uuid = job.ref.slice(0, cut);
+        const appId = job.ref.slice(cut + 1);
+        const d = await this.repo.findByUuid(uuid);
+        const rebound = d?.app_id === appId ? (d.active_at ?? undefined) : undefined;
+        for (const end of this.unbindHooks) await end(appId, uuid, rebound);
+        return { next: 'done' };
+      },
+    };
   }
 
   async edit(appId: string, body: api.EditBody): Promise<void> {
