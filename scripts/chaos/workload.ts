@@ -208,8 +208,8 @@ export async function runWorkload(dep: Deployment, rng: Rng, untilMs: number): P
         // once, the binding was removed and ending the box's tasks a second time, inline, met a
         // dependency down; the next unbinds answered 30002 and the checker found box 12's
         // scan/current refused (CI, 2026-12-01). The server now answers success once the
-        // binding is gone (that round is a job: docs/tasks.md), but a commit whose answer was
-        // lost with the database still leaves a 10503 unsure.
+        // binding is gone (a second round that fails is left to a job: docs/tasks.md), but a
+        // commit whose answer was lost with the database still leaves a 10503 unsure.
         const answered = e instanceof BoxhubError && e.kind === 'api';
         const done = answered && e.code === DEVICE_NOT_FOUND && unbindUnsure.has(b.index);
         if (!done) {

@@ -97,7 +97,7 @@ export function createServices(repos: Repositories, deps: ServiceDeps, settings:
     ...(settings.dataVersion ? { dataVersion: settings.dataVersion } : {}),
     onTouchError: (err) => settings.onError?.(err, 'recording the last use of an API key'),
   });
-  const devices = new DeviceService(repos.devices, clock, jobs);
+  const devices = new DeviceService(repos.devices, clock, { jobs, log: deps.log });
   const control = new ControlService(devices, repos.devices, gateway, clock);
   const callbacks = new CallbackService(repos.callbacks, jobs, clock, settings.callbacks);
   const e2eKeys = new E2eKeyService(repos.e2eKeys, clock);

@@ -7,6 +7,7 @@ import type { Clock } from '../../clock.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { newDeviceSecret, sha256 } from '../../secrets.ts';
 import type { Transaction } from 'kysely';
+import type { Logger } from 'pino';
 import type { Database, DeviceRow } from '../../db/schema.ts';
 import type { Jobs } from '../../jobs/jobs.ts';
 import type { JobHandler } from '../../jobs/runner.ts';
@@ -55,11 +56,13 @@ export interface CredentialHooks {
 export type UnbindHook = (appId: string, uuid: string, createdBefore?: number) => Promise<unknown>;
 
 /**
- * The second round of an unbind (DeviceService.unbind), ref `<device uuid>/<application id>`:
- * written with the binding's removal, so a task created while the unbind ran is ended even when
- * the round cannot run at once (a dependency down): the job is tried again until it can.
+ * The second round of an unbind (DeviceService.unbind) where it could not run inline, ref
+ * `<device uuid>/<application id>`: written with the binding's removal, due `UNBOUND_AFTER_MS`
+ * later and cancelled once the round ran inline, so a task created while the unbind ran is ended
+ * even when a dependency was down: the job is tried again until it can.
  */
 export const UNBOUND_JOB = 'device.unbound';
+export const UNBOUND_AFTER_MS = 10_000;
 
 /** Stored instead of a hash when a box's secret is revoked: no secret hashes to it. */
 export const REVOKED_SECRET = 'revoked';
@@ -69,11 +72,17 @@ export class DeviceService {
   private readonly clock: Clock;
   private readonly unbindHooks: UnbindHook[] = [];
   /** Where unbind schedules its second round; absent for the operator's offline commands (admin.ts), which never unbind. */
-  private readonly jobs: Pick<Jobs, 'schedule'> | undefined;
-  constructor(repo: DeviceRepository, clock: Clock, jobs?: Pick<Jobs, 'schedule'>) {
+  private readonly jobs: Pick<Jobs, 'schedule' | 'cancel' | 'db'> | undefined;
+  private readonly log: Pick<Logger, 'warn'> | undefined;
+  constructor(
+    repo: DeviceRepository,
+    clock: Clock,
+    o: { jobs?: Pick<Jobs, 'schedule' | 'cancel' | 'db'>; log?: Pick<Logger, 'warn'> } = {},
+  ) {
     this.repo = repo;
     this.clock = clock;
-    this.jobs = jobs;
+    this.jobs = o.jobs;
+    this.log = o.log;
   }
 
   /** Provisions a box (operator action). The secret is returned once; only its hash is kept. */
@@ -200,18 +209,27 @@ export class DeviceService {
   /**
    * Unbinds, ending the application's tasks on the box (docs/tasks.md, "Ownership ends with the
    * binding"): before the binding goes, so a failure leaves the box bound and the call can be
-   * repeated; and again after, for a task created while this ran, by a job written with the
-   * binding's removal. Once the binding is gone the call has succeeded: a second round answered
-   * inline could fail after it, and the caller, told to retry, would meet 30002 (the chaos soak).
+   * repeated; and again after, for a task created while this ran (its create committed after the
+   * first round read), before answering. Once the binding is gone the call has succeeded: where
+   * that second round fails (a dependency down), the caller told to retry would meet 30002 (the
+   * chaos soak), so the `device.unbound` job written with the binding's removal runs it instead.
    */
   async unbind(appId: string, uuid: string): Promise<void> {
     if (!this.jobs) throw new Error('unbind needs the jobs table (DeviceService built without it)');
     const jobs = this.jobs;
     await this.bound(appId, uuid);
     for (const end of this.unbindHooks) await end(appId, uuid);
+    const ref = `${uuid}/${appId}`;
     const later = (trx: Transaction<Database>) =>
-      jobs.schedule(trx, { kind: UNBOUND_JOB, ref: `${uuid}/${appId}`, runAt: this.clock.now() });
+      jobs.schedule(trx, { kind: UNBOUND_JOB, ref, runAt: this.clock.now() + UNBOUND_AFTER_MS });
     if (!(await this.repo.unbind(uuid, appId, later))) throw notFound(uuid);
+    try {
+      for (const end of this.unbindHooks) await end(appId, uuid);
+      // Ran: every task of the application's there has ended, also any an earlier unbind's job was for.
+      await jobs.cancel(jobs.db, UNBOUND_JOB, ref);
+    } catch (err) {
+      this.log?.warn({ err, device: uuid }, 'unbound, but its tasks could not all be ended yet: the job will end them');
+    }
   }
 
   /**
