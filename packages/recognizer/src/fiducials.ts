@@ -1,6 +1,7 @@
 // Finds the four corner fiducials: connected components on a ~50-dpi thumbnail inside each
 // corner window (nothing else is printed there, page-frame.ts), then a sub-pixel centroid on
 // the full image. The larger top-left square gives the orientation without any code.
+import { cutMark } from './cut-mark.ts';
 import { runningExtreme } from './running-extreme.ts';
 import type { GreyImage } from './grey-image.ts';
 import { CORNER_KEEP_OUT, FIDUCIAL_INSET, FIDUCIAL_LARGE, FIDUCIAL_SMALL, PAGE, type Corner } from './page-frame.ts';
@@ -373,7 +374,8 @@ export function findFiducials(
     const ey = bottom ? thumb.height - FIDUCIAL_INSET * tmm : FIDUCIAL_INSET * tmm;
     const found =
       plainFind(img, thumb, factor, tmm, pxmm, wx0, wy0, win, ex, ey) ??
-      flatFind(img, thumb, factor, tmm, pxmm, wx0, wy0, win, ex, ey, skip, streaks);
+      flatFind(img, thumb, factor, tmm, pxmm, wx0, wy0, win, ex, ey, skip, streaks) ??
+      cutFind(img, thumb, factor, tmm, pxmm, wx0, wy0, win, ex, ey);
     if (!found) continue;
     out.push({ imageCorner: corner, ...found });
   }
@@ -496,6 +498,45 @@ function flatFind(
   );
   const areaMm2 = r.areaPx / (pxmm * pxmm);
   return wholeSquare(areaMm2) ? { x: r.x, y: r.y, areaMm2, black: r.black } : null;
+}
+
+/**
+ * The last try: a mark cut by the image's border (a page enlarged and turned past the scan's
+ * edge), whole again from the three sides left (cut-mark.ts). Only dark regions of the window
+ * that reach the image's border are looked at; the one whose square lies nearest the expected
+ * place is taken.
+ */
+function cutFind(
+  img: GreyImage,
+  thumb: GreyImage,
+  factor: number,
+  tmm: number,
+  pxmm: number,
+  wx0: number,
+  wy0: number,
+  win: number,
+  ex: number,
+  ey: number,
+): Found | null {
+  let best: Found | null = null,
+    bestD = Infinity;
+  for (const b of plainBlobs(thumb, wx0, wy0, wx0 + win, wy0 + win)) {
+    if (!(b.x0 === 0 || b.y0 === 0 || b.x1 === thumb.width - 1 || b.y1 === thumb.height - 1)) continue;
+    const longest = Math.max(b.x1 - b.x0 + 1, b.y1 - b.y0 + 1) / tmm;
+    if (longest < FIDUCIAL_SMALL * 0.6 || longest > FIDUCIAL_LARGE * 1.45) continue;
+    const m = cutMark(
+      img,
+      { x0: b.x0 * factor, y0: b.y0 * factor, x1: (b.x1 + 1) * factor, y1: (b.y1 + 1) * factor },
+      pxmm,
+    );
+    if (!m) continue;
+    const d = Math.hypot(m.x / factor - ex, m.y / factor - ey);
+    if (d < bestD) {
+      bestD = d;
+      best = { x: m.x, y: m.y, areaMm2: m.side ** 2, black: m.black };
+    }
+  }
+  return best;
 }
 
 export interface PageFrame {
