@@ -232,6 +232,32 @@ async function swappedSheets(): Promise<Case> {
 }
 
 /** A clean scan (JPEG) damaged after the fact, in the image's own millimetres: what a damaged copier or ADF adds. */
+/**
+ * Pages enlarged by 5 %, turned and moved so that corner marks run past the image's edges, as a
+ * copier's enlargement or a skewed feed leaves them (cut-mark.ts): each side loses part of two
+ * marks, the large one among them on two sides.
+ */
+async function cutCornerMarks(): Promise<Case> {
+  const { layout, cards } = await planTemplate(example);
+  const r = mulberry32(909);
+  const b = new Builder(true);
+  const expected: StudentResult[] = [];
+  const effects: ScanEffects[] = [
+    { dpi: 200, rotationDeg: -2.5, scale: 1.05, offsetMm: { x: -3, y: -3 }, blurMm: 0.08, noise: 4, jpegQuality: 70 },
+    { dpi: 300, rotationDeg: 2.5, scale: 1.05, offsetMm: { x: -4, y: 4 }, blurMm: 0.06, noise: 4, jpegQuality: 75 },
+    { dpi: 300, rotationDeg: -2.5, scale: 1.05, offsetMm: { x: 3, y: 3 }, upsideDown: true, blurMm: 0.06, noise: 5, jpegQuality: 70 },
+    { dpi: 150, rotationDeg: 2.8, scale: 1.04, offsetMm: { x: -4, y: -3 }, blurMm: 0.1, noise: 4, jpegQuality: 80 },
+  ];
+  let i = 0;
+  for (let st = 0; st < 2; st++) {
+    const card = fillCard(layout, cards[0]!, r, EASY);
+    const used: PageSource[] = [];
+    for (const s of card.sides) used.push(await b.add(s.ops, s.marks, effects[i++]!));
+    expected.push(ok(layout, card, used));
+  }
+  return { name: 'cut-corner-marks', duplex: true, layout, pages: b.pages, expected };
+}
+
 async function damaged(jpeg: Uint8Array, dpi: number, d: Partial<Damage>, light?: (xMm: number, yMm: number) => number): Promise<Uint8Array> {
   const { data, info } = await sharp(jpeg).toColourspace('b-w').raw().toBuffer({ resolveWithObject: true });
   let g: Grey = { data: new Uint8Array(data.buffer, data.byteOffset, info.width * info.height), width: info.width, height: info.height };
@@ -299,8 +325,9 @@ void bandAt;
 const all = process.argv.includes('--all');
 const frozen = all ? [cleanDuplex(), barcodeTwoSheets(), failures()] : [];
 // `--degraded`: only the case of printer, ADF and copier damage (the others stay as they are).
-const only = process.argv.includes('--degraded') ? [degradedScans()] : null;
-for (const c of await Promise.all(only ?? [...frozen, hardRotated(), lightHand(), thinStrokes100(), barcode100BlankBacks(), swappedSheets(), degradedScans()])) {
+// `--cut`: only the case of corner marks cut by the image's border.
+const only = process.argv.includes('--degraded') ? [degradedScans()] : process.argv.includes('--cut') ? [cutCornerMarks()] : null;
+for (const c of await Promise.all(only ?? [...frozen, hardRotated(), lightHand(), thinStrokes100(), barcode100BlankBacks(), swappedSheets(), degradedScans(), cutCornerMarks()])) {
   const dir = join(here, c.name);
   await rm(dir, { recursive: true, force: true });
   await mkdir(join(dir, 'layout'), { recursive: true });
