@@ -4,7 +4,16 @@
 import { cutMark } from './cut-mark.ts';
 import { runningExtreme } from './running-extreme.ts';
 import type { GreyImage } from './grey-image.ts';
-import { CORNER_KEEP_OUT, FIDUCIAL_INSET, FIDUCIAL_LARGE, FIDUCIAL_SMALL, PAGE, type Corner } from './page-frame.ts';
+import {
+  CORNER_KEEP_OUT,
+  CORNERS,
+  FIDUCIAL_INSET,
+  FIDUCIAL_LARGE,
+  FIDUCIAL_SMALL,
+  fiducialCentre,
+  PAGE,
+  type Corner,
+} from './page-frame.ts';
 import type { Pt } from './homography.ts';
 
 export interface FoundFiducial {
@@ -364,22 +373,70 @@ export function findFiducials(
   const skip = new Uint8Array(thumb.width + 1);
   for (let x = 0; x < streaks.length; x++) if (streaks[x]) skip[Math.min(thumb.width, Math.floor(x / factor))] = 1;
   const win = Math.round(CORNER_KEEP_OUT * tmm);
+  // The three searches in a square window of the thumbnail (top-left corner, side), nearest (ex, ey).
+  const search = (wx0: number, wy0: number, side: number, ex: number, ey: number) =>
+    plainFind(img, thumb, factor, tmm, pxmm, wx0, wy0, side, ex, ey) ??
+    flatFind(img, thumb, factor, tmm, pxmm, wx0, wy0, side, ex, ey, skip, streaks) ??
+    cutFind(img, thumb, factor, tmm, pxmm, wx0, wy0, side, ex, ey);
   const out: FoundFiducial[] = [];
-  for (const corner of ['tl', 'tr', 'bl', 'br'] as const) {
+  for (const corner of CORNERS) {
     const right = corner === 'tr' || corner === 'br';
     const bottom = corner === 'bl' || corner === 'br';
     const wx0 = right ? thumb.width - win : 0,
       wy0 = bottom ? thumb.height - win : 0;
     const ex = right ? thumb.width - FIDUCIAL_INSET * tmm : FIDUCIAL_INSET * tmm;
     const ey = bottom ? thumb.height - FIDUCIAL_INSET * tmm : FIDUCIAL_INSET * tmm;
-    const found =
-      plainFind(img, thumb, factor, tmm, pxmm, wx0, wy0, win, ex, ey) ??
-      flatFind(img, thumb, factor, tmm, pxmm, wx0, wy0, win, ex, ey, skip, streaks) ??
-      cutFind(img, thumb, factor, tmm, pxmm, wx0, wy0, win, ex, ey);
+    const found = search(wx0, wy0, win, ex, ey);
     if (!found) continue;
     out.push({ imageCorner: corner, ...found });
   }
+  if (out.length !== 2) return out;
+  // Two found: the page lies far from where the corner windows expect it (shrunk and moved by
+  // the feed, a mark across the window's inner edge). The two place the others as a turned and
+  // scaled page would (the marks' rectangle is the same upside down); each is looked for in a
+  // window of ±`PREDICTED_REACH` mm around that place.
+  for (const corner of CORNERS) {
+    if (out.some((f) => f.imageCorner === corner)) continue;
+    const p = predicted(out, corner, factor);
+    const half = Math.round(PREDICTED_REACH * tmm),
+      side = 2 * half;
+    if (side > thumb.width || side > thumb.height) continue;
+    const wx0 = Math.min(thumb.width - side, Math.max(0, Math.round(p.x) - half)),
+      wy0 = Math.min(thumb.height - side, Math.max(0, Math.round(p.y) - half));
+    const found = search(wx0, wy0, side, p.x, p.y);
+    if (found) out.push({ imageCorner: corner, ...found });
+  }
   return out;
+}
+
+/**
+ * How far from its predicted place a mark is looked for: a page sheared by up to 1° puts it up
+ * to 4.7 mm from where two marks place it (267 mm apart), and half a large mark is 4.5 mm; the
+ * window stays within the 17 mm around every mark where nothing else is printed (the 32 mm
+ * corner keep-out, page-frame.ts). On generator C's tuning pages of heavy skew and scale, a page
+ * shrunk and moved by up to 10 mm put two of its marks across the corner windows' inner edges
+ * (150 dpi, seeds 4 511 508 and 4 511 511; 200 dpi, seed 5 011 504; docs/cards.md, section 8,
+ * "Generator C, twentieth round").
+ */
+const PREDICTED_REACH = 12;
+
+/** Where a missing mark lies (thumbnail pixels), from two found ones and the marks' rectangle (a similarity: turn, scale, move). */
+function predicted(two: readonly FoundFiducial[], corner: Corner, factor: number): Pt {
+  const [a, b] = two as [FoundFiducial, FoundFiducial];
+  const pa = fiducialCentre(a.imageCorner),
+    pb = fiducialCentre(b.imageCorner),
+    pc = fiducialCentre(corner);
+  // As complex numbers: image = k · page + m, k = (ib - ia) / (pb - pa).
+  const dx = pb.x - pa.x,
+    dy = pb.y - pa.y,
+    ix = (b.x - a.x) / factor,
+    iy = (b.y - a.y) / factor;
+  const d2 = dx * dx + dy * dy;
+  const kr = (ix * dx + iy * dy) / d2,
+    ki = (iy * dx - ix * dy) / d2;
+  const ux = pc.x - pa.x,
+    uy = pc.y - pa.y;
+  return { x: a.x / factor + kr * ux - ki * uy, y: a.y / factor + ki * ux + kr * uy };
 }
 
 /** The square nearest the expected place among a window's blobs that have a corner mark's size and shape. */
